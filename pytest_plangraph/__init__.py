@@ -1,0 +1,24 @@
+"""pytest-plangraph: decide from evidence, never from anyone's word, which plan steps are done.
+
+This module stays light on purpose: every pytest run imports the plugin module, and with it this
+package. The Python API (:class:`PlanGraph`) is imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0.dev0"
+
+if TYPE_CHECKING:
+    from .api import PlanGraph
+
+__all__ = ["PlanGraph", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PlanGraph":
+        from .api import PlanGraph
+
+        return PlanGraph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

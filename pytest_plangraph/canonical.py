@@ -1,0 +1,27 @@
+"""Canonical JSON and sha256 digests: the identity of plans, criteria, evidence and events.
+
+Two values that mean the same thing must give the same digest, so the canonical form sorts keys,
+uses no whitespace and encodes text as UTF-8. Everything that is content-addressed goes through
+:func:`digest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_json(value: Any) -> str:
+    """Return the canonical JSON text of *value* (sorted keys, no whitespace, UTF-8 kept)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(value: Any) -> str:
+    """Return the hex sha256 of the canonical JSON of *value*."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Return the hex sha256 of raw bytes."""
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,75 @@
+"""The one error hierarchy of pytest-plangraph.
+
+::
+
+    PlangraphError              anything a person can act on; the CLI prints it and exits 2
+     ├── PlanError              a plan file that cannot be read or does not fit the format
+     ├── StoreError             the evidence store cannot be opened, read or appended to
+     │    └── ConflictError     a write refused by optimistic concurrency (exit 1, not 2)
+     ├── GitError               a git operation failed (not a repository, unknown revision …)
+     ├── VerifierError          a verifier is misconfigured or unknown
+     └── UsageError             a command line or API call that names something that is not there
+
+Third-party errors are wrapped once, at the boundary that meets them, with ``raise … from exc``.
+Anything else that escapes is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class PlangraphError(Exception):
+    """Root of every error pytest-plangraph raises on purpose."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in a plan file, with where it is and what was expected."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        field = f" {self.path}:" if self.path else ""
+        return f"{where}:{field} {self.message}"
+
+
+class PlanError(PlangraphError):
+    """A plan file that cannot be read; carries one :class:`Problem` per defect."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class StoreError(PlangraphError):
+    """The evidence store cannot be opened, read or appended to."""
+
+
+class ConflictError(StoreError):
+    """A write was refused because the store moved on (``PLAN_VERSION_CONFLICT``)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, reason: str = "PLAN_VERSION_CONFLICT") -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+class GitError(PlangraphError):
+    """A git operation failed."""
+
+
+class VerifierError(PlangraphError):
+    """A verifier is unknown or its settings are wrong."""
+
+
+class UsageError(PlangraphError):
+    """A request names a node, criterion or option that does not exist."""

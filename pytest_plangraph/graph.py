@@ -1,0 +1,135 @@
+"""Pure graph operations over a plan: indexes, topological order, cycles and closures.
+
+Edges read "``to`` depends on ``from``". Order uses :mod:`graphlib`, with ties broken by the
+position of nodes in the plan file so every listing is stable.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .model import PROPAGATING_EDGES, Edge, Node, Plan
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Indexes of one plan. Build with :meth:`of`; ids that repeat keep their first node."""
+
+    plan: Plan
+    nodes: dict[str, Node]
+    index: dict[str, int]
+    children: dict[str, list[str]]
+    incoming: dict[str, list[Edge]] = field(default_factory=dict)
+    outgoing: dict[str, list[Edge]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plan: Plan) -> Graph:
+        """Index *plan*."""
+        nodes: dict[str, Node] = {}
+        for node in plan.nodes:
+            nodes.setdefault(node.id, node)
+        index = {node_id: i for i, node_id in enumerate(nodes)}
+        children: dict[str, list[str]] = {node_id: [] for node_id in nodes}
+        for node in nodes.values():
+            if node.parent in children:
+                children[node.parent].append(node.id)
+        incoming: dict[str, list[Edge]] = {node_id: [] for node_id in nodes}
+        outgoing: dict[str, list[Edge]] = {node_id: [] for node_id in nodes}
+        for edge in plan.edges:
+            if edge.from_ in nodes and edge.to in nodes:
+                outgoing[edge.from_].append(edge)
+                incoming[edge.to].append(edge)
+        return cls(plan, nodes, index, children, incoming, outgoing)
+
+    def prerequisites(self, node_id: str) -> list[str]:
+        """Upstream nodes of strong, active requires/consumes/validates edges into *node_id*."""
+        return _unique(e.from_ for e in self.incoming.get(node_id, ()) if e.propagates)
+
+    def dependents(self, node_id: str) -> list[str]:
+        """Downstream nodes reached by strong, active propagating edges out of *node_id*."""
+        return _unique(e.to for e in self.outgoing.get(node_id, ()) if e.propagates)
+
+    def conflicts(self, node_id: str) -> list[str]:
+        """Nodes joined to *node_id* by an active conflicts edge, in either direction."""
+        edges = [*self.incoming.get(node_id, ()), *self.outgoing.get(node_id, ())]
+        return _unique(
+            e.to if e.from_ == node_id else e.from_
+            for e in edges
+            if e.type == "conflicts" and e.status == "active"
+        )
+
+    def downstream_closure(self, start: Iterable[str]) -> list[str]:
+        """*start* and every node reachable from it by propagating edges, in topological order."""
+        seen = _reach(start, self.dependents)
+        return [n for n in self.topological_order() if n in seen]
+
+    def upstream_closure(self, start: Iterable[str]) -> list[str]:
+        """*start* and every node it transitively depends on, in topological order."""
+        seen = _reach(start, self.prerequisites)
+        return [n for n in self.topological_order() if n in seen]
+
+    def topological_order(self) -> list[str]:
+        """Upstream before downstream over active requires/consumes/validates edges.
+
+        Falls back to plan order for nodes on a cycle (lint reports the cycle).
+        """
+        sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+        for node_id in self.nodes:
+            sorter.add(node_id, *self._dependency_sources(node_id))
+        try:
+            sorter.prepare()
+        except graphlib.CycleError:
+            return list(self.nodes)
+        order: list[str] = []
+        while sorter.is_active():
+            ready = sorted(sorter.get_ready(), key=self.index.__getitem__)
+            order.extend(ready)
+            sorter.done(*ready)
+        return order
+
+    def find_cycle(self) -> list[str] | None:
+        """One dependency cycle as ``[a, b, …, a]``, or None."""
+        sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+        for node_id in self.nodes:
+            sorter.add(node_id, *self._dependency_sources(node_id))
+        try:
+            sorter.prepare()
+        except graphlib.CycleError as exc:
+            cycle: list[str] = exc.args[1]
+            return cycle
+        return None
+
+    def ancestors(self, node_id: str) -> list[str]:
+        """Parents of *node_id*, nearest first; stops at a hierarchy cycle."""
+        chain: list[str] = []
+        current = self.nodes[node_id].parent if node_id in self.nodes else None
+        while current in self.nodes and current not in chain and current != node_id:
+            chain.append(current)
+            current = self.nodes[current].parent
+        return chain
+
+    def _dependency_sources(self, node_id: str) -> list[str]:
+        return _unique(
+            e.from_
+            for e in self.incoming.get(node_id, ())
+            if e.type in PROPAGATING_EDGES and e.status == "active" and e.from_ != node_id
+        )
+
+
+def _reach(start: Iterable[str], step: Callable[[str], list[str]]) -> set[str]:
+    seen: set[str] = set()
+    queue = deque(start)
+    while queue:
+        node_id = queue.popleft()
+        if node_id in seen:
+            continue
+        seen.add(node_id)
+        queue.extend(step(node_id))
+    return seen
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,321 @@
+"""Pydantic models of the plan format and of evidence and events (pure, no I/O).
+
+A plan is a set of :class:`Node` with acceptance :class:`Criterion` and typed :class:`Edge`.
+Every model is frozen and forbids unknown fields, so a typo in a plan is an error, not a silent
+default. Edges read "``to`` depends on ``from``" for every type: staleness flows from ``from`` to
+``to``. Digests are computed from the normalised model, so key order, quoting, comments,
+whitespace and spelled-out defaults never change them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
+
+from .canonical import digest
+
+FORMAT_VERSION = 1
+"""Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
+
+NodeKind = Literal["objective", "step", "milestone"]
+EdgeType = Literal["requires", "consumes", "validates", "conflicts", "related", "contains"]
+Strength = Literal["strong", "weak"]
+Effect = Literal["read", "write", "irreversible"]
+Outcome = Literal["passed", "failed", "error"]
+
+PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
+BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class TestVerifier(_Frozen):
+    """Passes when every pytest test mapped to the criterion passed (``tests`` patterns and/or
+    ``@pytest.mark.criterion`` markers)."""
+
+    __test__ = False
+    type: Literal["test"]
+    tests: list[Annotated[str, Field(min_length=1)]] = []
+
+
+class SchemaVerifier(_Frozen):
+    """Passes when ``artifact`` (JSON or YAML) validates against the JSON Schema ``schema``."""
+
+    type: Literal["schema"]
+    schema_path: str = Field(alias="schema", min_length=1)
+    artifact: str = Field(min_length=1)
+
+
+class ArtifactVerifier(_Frozen):
+    """Passes when ``path`` exists, optionally with a pinned ``sha256`` and ``min_bytes``."""
+
+    type: Literal["artifact"]
+    path: str = Field(min_length=1)
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    min_bytes: Annotated[int, Field(ge=0)] | None = None
+
+
+class ApprovalVerifier(_Frozen):
+    """Satisfied by an ``approve`` event bound to the node's current input digest."""
+
+    type: Literal["approval"]
+    role: str | None = None
+
+
+class PluginVerifier(BaseModel):
+    """A verifier type added by a plugin; its settings are checked by that plugin."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    type: Annotated[str, Field(pattern=ID_PATTERN)]
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings other than ``type``."""
+        return dict(self.model_extra or {})
+
+
+def _verifier_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in BUILTIN_VERIFIERS else "plugin"
+
+
+Verifier = Annotated[
+    Annotated[TestVerifier, Tag("test")]
+    | Annotated[SchemaVerifier, Tag("schema")]
+    | Annotated[ArtifactVerifier, Tag("artifact")]
+    | Annotated[ApprovalVerifier, Tag("approval")]
+    | Annotated[PluginVerifier, Tag("plugin")],
+    Discriminator(_verifier_tag),
+]
+
+
+class Criterion(_Frozen):
+    """One acceptance criterion of a node, checked by exactly one verifier."""
+
+    id: Id
+    assertion: str = ""
+    required: bool = True
+    verifier: Verifier
+
+
+class Node(_Frozen):
+    """An objective, step or milestone of the plan, with its contract fields (DESIGN §3.3)."""
+
+    id: Id
+    kind: NodeKind = "step"
+    title: str = ""
+    parent: Id | None = None
+    outputs: list[Annotated[str, Field(min_length=1)]] = []
+    acceptance: list[Criterion] = []
+    constraints: list[str] = []
+    risk: str | None = None
+    owner: str | None = None
+    cancelled: bool = False
+    effect: Effect = "read"
+    compensate: str | None = None
+    idempotent: bool = False
+    max_retry: Annotated[int, Field(ge=0)] = 2
+    timeout_s: Annotated[float, Field(gt=0)] | None = None
+    inputs: dict[str, str] = {}
+    outputs_schema: dict[str, str] = {}
+
+    def criterion(self, criterion_id: str) -> Criterion | None:
+        """Return the criterion with this id, or None."""
+        return next((c for c in self.acceptance if c.id == criterion_id), None)
+
+
+class Edge(_Frozen):
+    """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
+
+    from_: Id = Field(alias="from")
+    to: Id
+    type: EdgeType
+    strength: Strength = "strong"
+    artifacts: list[Annotated[str, Field(min_length=1)]] | None = None
+    source: str = "declared"
+    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
+    status: Literal["active", "proposed", "inactive"] = "active"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_strength(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "strength" not in data and data.get("type") == "related":
+            return {**data, "strength": "weak"}
+        return data
+
+    @property
+    def propagates(self) -> bool:
+        """True when a change of ``from`` invalidates ``to`` (strong, active, propagating type)."""
+        return (
+            self.status == "active" and self.strength == "strong" and self.type in PROPAGATING_EDGES
+        )
+
+
+class Plan(_Frozen):
+    """A whole plan file."""
+
+    plangraph: Literal[1] = Field(
+        description="Format version of the plan file; must be 1.",
+    )
+    plan: Id
+    title: str = ""
+    description: str = ""
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+
+    def node(self, node_id: str) -> Node | None:
+        """Return the node with this id (the first one if ids repeat), or None."""
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the canonical form: the plan's identity."""
+        return plan_digest(self)
+
+
+def canonical_plan(plan: Plan) -> dict[str, Any]:
+    """The normalised JSON form of a plan: defaults dropped, nodes and edges in a fixed order."""
+    data = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    data["plangraph"] = plan.plangraph
+    data["nodes"] = sorted(data.get("nodes", []), key=lambda n: n["id"])
+    data["edges"] = sorted(
+        data.get("edges", []), key=lambda e: (e["from"], e["to"], e["type"], digest(e))
+    )
+    return data
+
+
+def plan_digest(plan: Plan) -> str:
+    """sha256 over :func:`canonical_plan`."""
+    return digest(canonical_plan(plan))
+
+
+def criterion_digest(node_id: str, criterion: Criterion) -> str:
+    """sha256 of a criterion's canonical definition, bound to its node id."""
+    body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
+    return digest({"node": node_id, "criterion": body})
+
+
+# --- evidence and events (DESIGN §4, §9) ------------------------------------------------------
+
+
+class PlanRef(_Frozen):
+    """Which plan (id, store-numbered version, digest) a record was made against."""
+
+    id: str
+    version: int
+    digest: str
+
+
+class GitInfo(_Frozen):
+    """Where the repository stood when evidence was recorded."""
+
+    commit: str | None = None
+    dirty: bool = False
+    branch: str | None = None
+
+
+class RunInfo(_Frozen):
+    """The verification run that produced a record."""
+
+    id: str
+    started: str
+    finished: str
+    python: str
+    pytest: str | None = None
+    plugin: str
+    ci: dict[str, str] = {}
+
+
+class Evidence(_Frozen):
+    """An immutable verdict of one verifier for one criterion (DESIGN §4).
+
+    ``id`` is the sha256 of the canonical record without ``id``; build records with
+    :meth:`create` so the id is always right.
+    """
+
+    id: str
+    plan: PlanRef
+    node: str
+    criterion: str
+    criterion_digest: str
+    input_digest: str
+    verifier: str
+    outcome: Outcome
+    reason: str | None = None
+    details: dict[str, Any] = {}
+    subjects: dict[str, str] = {}
+    git: GitInfo = GitInfo()
+    run: RunInfo
+    recorded_by: str
+
+    @classmethod
+    def create(cls, **fields: Any) -> Evidence:
+        """Build a record and compute its content address."""
+        draft = cls.model_validate({**fields, "id": ""})
+        return draft.model_copy(update={"id": evidence_id(draft)})
+
+    @property
+    def ref(self) -> str:
+        """``node/criterion``."""
+        return f"{self.node}/{self.criterion}"
+
+
+def evidence_id(record: Evidence) -> str:
+    """Content address of an evidence record: sha256 of it without ``id``."""
+    return digest(record.model_dump(mode="json", exclude={"id"}))
+
+
+EventKind = Literal[
+    "evidence",  # payload: an Evidence record
+    "claim",  # a claimed completion: payload {}
+    "approval",  # payload {"input_digest", "note", "role"}
+    "revoke",  # an approval withdrawn
+    "cancel",  # the node is cancelled
+    "retry",  # a person grants a fresh retry budget after RETRY_BUDGET_EXHAUSTED
+    "change",  # an observed change: payload {"path", "change", "old", "new", "commit"}
+]
+
+
+class Event(_Frozen):
+    """One append-only entry of the store. Status is derived from these, never stored.
+
+    ``id`` addresses the content (everything but the chain fields), so merging stores is a
+    union; ``seq``, ``prev``, ``hash`` and ``signature`` belong to one store's chain.
+    """
+
+    id: str = ""
+    seq: int = 0
+    kind: EventKind
+    node: str | None = None
+    criterion: str | None = None
+    at: str
+    by: str
+    plan_digest: str
+    payload: dict[str, Any] = {}
+    idempotency_key: str | None = None
+    prev: str = ""
+    hash: str = ""
+    signature: str | None = None
+
+    def content(self) -> dict[str, Any]:
+        """The content-addressed part: everything but id and the chain fields."""
+        return self.model_dump(mode="json", exclude={"id", "seq", "prev", "hash", "signature"})
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """The evidence record carried by an ``evidence`` event."""
+        return Evidence.model_validate(self.payload) if self.kind == "evidence" else None

@@ -1,0 +1,338 @@
+"""Reading plan files (YAML or JSON) into models, with file positions for every message.
+
+YAML is composed with the safe loader and walked by hand, so that duplicate keys are caught and
+the position of every field is known; nothing is ever constructed from tags. pydantic errors are
+turned into one :class:`~pytest_plangraph.errors.Problem` per defect, located by the field path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .errors import PlanError, Problem
+from .model import Plan
+
+MAX_PLAN_BYTES = 10 * 1024 * 1024
+"""Plans larger than this are refused before parsing (a plan is text a person reads)."""
+MAX_YAML_NODES = 2_000_000
+"""Guards against alias bombs: a plan expanding to more values than this is refused."""
+
+FieldPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A plan with the file it came from and the position of each field path."""
+
+    plan: Plan
+    file: str
+    positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, compare=False)
+
+    def location(self, path: FieldPath) -> str:
+        """``file:line:column`` of the deepest known prefix of *path*."""
+        for end in range(len(path), -1, -1):
+            pos = self.positions.get(path[:end])
+            if pos:
+                return f"{self.file}:{pos[0]}:{pos[1]}"
+        return self.file
+
+    def node_path(self, node_id: str) -> FieldPath:
+        """Field path of the first node with this id."""
+        for index, node in enumerate(self.plan.nodes):
+            if node.id == node_id:
+                return ("nodes", index)
+        return ()
+
+
+def format_path(path: FieldPath) -> str:
+    """``nodes[2].acceptance[0].verifier`` from ``("nodes", 2, "acceptance", 0, "verifier")``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def load_plan(path: Path, display: str | None = None) -> LoadedPlan:
+    """Read and validate a plan file; raise :class:`PlanError` listing every problem."""
+    name = display or str(path)
+    data, positions = _read(path, name)
+    return validate_plan(data, name, positions)
+
+
+def validate_plan(
+    data: Any, name: str, positions: dict[FieldPath, tuple[int, int]] | None = None
+) -> LoadedPlan:
+    """Turn already-parsed data into a :class:`LoadedPlan` or a :class:`PlanError`."""
+    positions = positions or {}
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else type(data).__name__
+        raise PlanError(
+            [Problem(name, 1, 1, "", f"expected a mapping with 'plangraph: 1', got {kind}")]
+        )
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:
+        loaded = LoadedPlan(Plan(plangraph=1, plan="x"), name, positions)
+        raise PlanError([_problem(loaded, data, err) for err in exc.errors()]) from None
+    return LoadedPlan(plan, name, positions)
+
+
+def _read(path: Path, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_PLAN_BYTES:
+            raise PlanError(
+                [
+                    Problem(
+                        name,
+                        0,
+                        0,
+                        "",
+                        f"plan file is {size / 1e6:.1f} MB; the limit is "
+                        f"{MAX_PLAN_BYTES // (1024 * 1024)} MB — split the plan or check the path",
+                    )
+                ]
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise PlanError(
+            [Problem(name, 0, 0, "", "plan file not found; pass the plan's path or create it")]
+        ) from None
+    except IsADirectoryError:
+        raise PlanError([Problem(name, 0, 0, "", "is a directory, not a plan file")]) from None
+    except OSError as exc:
+        raise PlanError([Problem(name, 0, 0, "", f"cannot read: {exc.strerror}")]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PlanError(
+            [Problem(name, 0, 0, "", f"not UTF-8 text (byte {exc.start}); save it as UTF-8")]
+        ) from None
+    if not text.strip():
+        raise PlanError(
+            [Problem(name, 1, 1, "", "file is empty; a plan starts with 'plangraph: 1'")]
+        )
+    if path.suffix.lower() == ".json":
+        return _read_json(text, name)
+    return _read_yaml(text, name)
+
+
+def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key)
+            seen[key] = value
+        return seen
+
+    try:
+        data = json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise PlanError(
+            [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
+        ) from None
+    except _DuplicateKeyError as exc:
+        raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
+    try:  # JSON is (nearly) YAML: borrow the YAML walker for positions only
+        _, positions = _read_yaml(text, name)
+    except PlanError:
+        positions = {}
+    return data, positions
+
+
+class _DuplicateKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, {}
+        walker = _Walker(loader, name)
+        return walker.value(root, ()), walker.positions
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        what = exc.problem or exc.context or "syntax error"
+        raise PlanError([Problem(name, line, col, "", f"YAML syntax error: {what}")]) from None
+    except yaml.YAMLError as exc:
+        raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
+    finally:
+        loader.dispose()
+
+
+class _Walker:
+    """Builds plain data from a composed YAML tree, recording positions, refusing duplicates."""
+
+    def __init__(self, loader: yaml.SafeLoader, name: str) -> None:
+        self.loader = loader
+        self.name = name
+        self.positions: dict[FieldPath, tuple[int, int]] = {}
+        self.count = 0
+
+    def value(self, node: yaml.Node, path: FieldPath) -> Any:
+        self.count += 1
+        if self.count > MAX_YAML_NODES:
+            raise PlanError(
+                [Problem(self.name, 0, 0, "", "plan expands to too many values (alias bomb?)")]
+            )
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.loader.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: FieldPath) -> dict[Any, Any]:
+        self.loader.flatten_mapping(node)
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.loader.construct_object(key_node, deep=True)
+            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise PlanError(
+                    [
+                        Problem(
+                            self.name,
+                            where[0],
+                            where[1],
+                            format_path(path),
+                            "keys must be plain text",
+                        )
+                    ]
+                )
+            key_path = (*path, str(key))
+            if key in result:
+                raise PlanError(
+                    [
+                        Problem(
+                            self.name,
+                            where[0],
+                            where[1],
+                            format_path(key_path),
+                            f"duplicate key {key!r}; each key may appear once in a mapping",
+                        )
+                    ]
+                )
+            self.positions[key_path] = where
+            result[key] = self.value(value_node, key_path)
+            self.positions[key_path] = where
+        return result
+
+
+_MESSAGES = {
+    "missing": "required field is missing",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "string_type": "expected text",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+}
+
+
+def _problem(loaded: LoadedPlan, data: Any, err: Any) -> Problem:
+    path = _data_path(data, err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        message = f"unknown field {path[-1]!r}{_allowed_hint(data, path)}"
+    elif kind == "missing":
+        missing = err["loc"][-1]
+        message = f"required field {missing!r} is missing"
+        path = (*path, str(missing)) if path[-1:] != (missing,) else path
+    elif kind == "literal_error":
+        message = f"expected {err['ctx']['expected']}, got {err.get('input')!r}"
+    elif kind == "string_pattern_mismatch":
+        message = (
+            f"{err.get('input')!r} is not a valid id: use letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    else:
+        base = _MESSAGES.get(kind, err["msg"])
+        got = err.get("input")
+        message = f"{base}, got {type(got).__name__} {got!r}" if kind in _MESSAGES else base
+    where = loaded.location(path).removeprefix(loaded.file + ":")
+    line, col = (int(x) for x in where.split(":")) if where != loaded.file else (0, 0)
+    return Problem(loaded.file, line, col, format_path(path), message)
+
+
+_VERIFIER_TAGS = frozenset({"test", "schema", "artifact", "approval", "plugin"})
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:
+    """Drop pydantic's union tags from *loc*, keeping only steps that exist in the data."""
+    path: list[str | int] = []
+    current = data
+    for index, step in enumerate(loc):
+        if index and loc[index - 1] == "verifier" and step in _VERIFIER_TAGS:
+            continue
+        if isinstance(current, dict) and step in current:
+            path.append(step)
+            current = current[step]
+        elif isinstance(current, list) and isinstance(step, int) and step < len(current):
+            path.append(step)
+            current = current[step]
+        elif isinstance(current, dict) and step == loc[-1]:
+            path.append(step)
+            break
+    return tuple(path)
+
+
+def _allowed_hint(data: Any, path: FieldPath) -> str:
+    owner = _owner_model(path, data)
+    if owner is None:
+        return ""
+    names = sorted((f.alias or n) for n, f in owner.model_fields.items())
+    return f"; allowed: {', '.join(names)}"
+
+
+def _owner_model(path: FieldPath, data: Any) -> Any:
+    from .model import (
+        ApprovalVerifier,
+        ArtifactVerifier,
+        Criterion,
+        Edge,
+        Node,
+        SchemaVerifier,
+        TestVerifier,
+    )
+
+    parent = [p for p in path[:-1] if not isinstance(p, int)]
+    if not parent:
+        return Plan
+    last = parent[-1]
+    if last == "verifier":
+        current = data
+        for step in path[:-1]:
+            current = current[step]
+        verifiers = {
+            "test": TestVerifier,
+            "schema": SchemaVerifier,
+            "artifact": ArtifactVerifier,
+            "approval": ApprovalVerifier,
+        }
+        return verifiers.get(str(current.get("type"))) if isinstance(current, dict) else None
+    return {"nodes": Node, "edges": Edge, "acceptance": Criterion}.get(str(last))
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the plan format, generated from the models."""
+    schema = Plan.model_json_schema(by_alias=True, mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://pytest-plangraph.readthedocs.io/plangraph.schema.json",
+        **schema,
+    }
