@@ -1,0 +1,128 @@
+"""The pytest entry point of pytest-plangraph: options, the ``criterion`` marker and the switch.
+
+Every pytest run in an environment that has pytest-plangraph installed imports this module, so it
+imports nothing heavy (no plan models, YAML, git, jsonschema, SQLite or coverage). Only when
+``--plangraph`` is given does :func:`pytest_configure` import and register one
+:class:`~pytest_plangraph.pytest_session.PlangraphSession`, which holds the run's state and does
+the work; the hooks here stay a few lines each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .pytest_fixture import PlangraphFixture
+    from .pytest_session import PlangraphSession
+
+SESSION_KEY: pytest.StashKey[PlangraphSession] = pytest.StashKey()
+"""Where the running :class:`PlangraphSession` is kept in ``config.stash``."""
+
+PLAN_SUFFIXES = (".yaml", ".yml", ".json")
+MARKER = (
+    "criterion(*refs): the test verifies these acceptance criteria of the plan, each written "
+    "'node-id/criterion-id' (pytest-plangraph)"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``--plangraph*`` options and the ``plangraph_plan`` ini key."""
+    group = parser.getgroup("plangraph", "plan graph evidence (pytest-plangraph)")
+    group.addoption(
+        "--plangraph",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PLAN",
+        help="record the run's verdicts as evidence for the plan's acceptance criteria and "
+        "print the plan's state. PLAN defaults to the plangraph_plan ini value, else "
+        "plangraph.yaml at the rootdir. A following argument that is not a .yaml/.yml/.json "
+        "file is taken as a test path, not as PLAN.",
+    )
+    group.addoption(
+        "--plangraph-store",
+        metavar="PATH",
+        default=None,
+        help="evidence store to write (default: .plangraph/store.db under the repository "
+        "root, or $PLANGRAPH_STORE).",
+    )
+    group.addoption(
+        "--plangraph-gate",
+        action="store_true",
+        default=False,
+        help="fail the session (exit 1) when a claimed node, or a --plangraph-require node, "
+        "is not completed after the run. Without it the exit code is pytest's own.",
+    )
+    group.addoption(
+        "--plangraph-require",
+        action="append",
+        default=[],
+        metavar="NODE",
+        help="a node that must be completed after the run (repeatable); checked by "
+        "--plangraph-gate and shown in the summary.",
+    )
+    group.addoption(
+        "--plangraph-coverage",
+        action="store_true",
+        default=False,
+        help="learn which source files each criterion's tests execute and bind them as "
+        "evidence subjects.",
+    )
+    parser.addini(
+        "plangraph_plan",
+        help="plan file used by --plangraph, relative to the rootdir (default plangraph.yaml).",
+        default="plangraph.yaml",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file."""
+    split_plan_argument(args)
+
+
+def split_plan_argument(args: list[str]) -> None:
+    """Rewrite ``--plangraph X`` to ``--plangraph= X`` (in place) when X is not a plan file."""
+    for index, arg in enumerate(args[:-1]):
+        if arg != "--plangraph":
+            continue
+        following = args[index + 1]
+        if following.startswith("-"):
+            continue
+        if "::" in following or Path(following).suffix.lower() not in PLAN_SUFFIXES:
+            args[index] = "--plangraph="
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker always; start the session object only under ``--plangraph``."""
+    config.addinivalue_line("markers", MARKER)
+    if config.getoption("plangraph") is None:
+        if config.getoption("plangraph_gate") or config.getoption("plangraph_require"):
+            raise pytest.UsageError("--plangraph-gate and --plangraph-require need --plangraph")
+        return
+    from .pytest_session import PlangraphSession
+
+    session = PlangraphSession.start(config)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, "plangraph-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the session object (its store connection) when there is one."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        del config.stash[SESSION_KEY]
+        config.pluginmanager.unregister(session)
+        session.close()
+
+
+@pytest.fixture
+def plangraph(request: pytest.FixtureRequest) -> PlangraphFixture:
+    """The plan under test, and ``plangraph.artifact(path)`` to bind a file the test produced
+    as a subject of this test's evidence."""
+    from .pytest_fixture import PlangraphFixture
+
+    return PlangraphFixture.for_request(request, request.config.stash.get(SESSION_KEY, None))
