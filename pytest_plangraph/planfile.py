@@ -179,13 +179,28 @@ class _Walker:
         self.name = name
         self.positions: dict[FieldPath, tuple[int, int]] = {}
         self.count = 0
+        self.memo: dict[int, tuple[Any, int]] = {}
 
     def value(self, node: yaml.Node, path: FieldPath) -> Any:
-        self.count += 1
+        seen = self.memo.get(id(node))
+        if seen is not None:  # an alias: count its expansion without walking it again
+            self.count += seen[1]
+            self._check_count()
+            return seen[0]
+        start = self.count
+        result = self._build(node, path)
+        self.memo[id(node)] = (result, self.count - start)
+        return result
+
+    def _check_count(self) -> None:
         if self.count > MAX_YAML_NODES:
             raise PlanError(
                 [Problem(self.name, 0, 0, "", "plan expands to too many values (alias bomb?)")]
             )
+
+    def _build(self, node: yaml.Node, path: FieldPath) -> Any:
+        self.count += 1
+        self._check_count()
         self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)

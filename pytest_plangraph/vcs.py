@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import GitError, UsageError
 from .paths import is_glob, normalize, path_problem
 
 _CHUNK = 1024 * 1024
@@ -106,3 +106,33 @@ def read_text(workspace: Workspace, rel: str) -> str:
 def environ_flag(name: str) -> bool:
     """True when the environment variable *name* is set to a true-ish value."""
     return os.environ.get(name, "").lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class GitState:
+    """Where the repository stands: commit (None before the first commit or outside git),
+    branch (None when detached), and whether tracked or untracked files differ from HEAD."""
+
+    commit: str | None
+    branch: str | None
+    dirty: bool
+    is_repo: bool
+
+
+def git_state(root: Path) -> GitState:
+    """The git state of the repository at *root*; outside git, an empty state (hash-only mode)."""
+    import git  # GitPython is imported only when evidence is made
+
+    try:
+        repo = git.Repo(root, search_parent_directories=False)
+    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+        return GitState(None, None, False, False)
+    try:
+        commit = repo.head.commit.hexsha if repo.head.is_valid() else None
+        branch = None if repo.head.is_detached else repo.active_branch.name
+        dirty = repo.is_dirty(untracked_files=True)
+    except (git.exc.GitError, ValueError, TypeError) as exc:
+        raise GitError(f"cannot read the git state of {root}: {exc}") from exc
+    finally:
+        repo.close()
+    return GitState(commit, branch, dirty, True)

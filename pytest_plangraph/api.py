@@ -1,0 +1,397 @@
+"""The Python API: one object over a repository's plan, store and files.
+
+Agent runtimes, the CLI and the pytest plugin all go through :class:`PlanGraph`::
+
+    graph = PlanGraph.open(Path("."))
+    decision = graph.claim("step-token-endpoint", by="agent-42")
+    if decision.verdict == "FAILED":
+        print(decision.reasons)
+
+Status is never stored: every call derives it from the plan, the store's events and the current
+hashes of the files involved.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import platform
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .errors import UsageError
+from .graph import Graph
+from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
+from .planfile import LoadedPlan, load_plan
+from .state import GateDecision, PlanState, Snapshot, derive, gate, input_digests, needed_paths
+from .vcs import Workspace, find_root, git_state
+
+if TYPE_CHECKING:
+    from .lint import Finding
+    from .store import Store
+    from .verifiers import Registry
+
+DEFAULT_PLAN = "plangraph.yaml"
+DEFAULT_STORE = ".plangraph/store.db"
+CI_VARIABLES = (
+    "CI",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_ATTEMPT",
+    "GITHUB_SHA",
+    "GITHUB_REF",
+    "GITHUB_WORKFLOW",
+    "GITLAB_CI",
+    "CI_PIPELINE_ID",
+    "CI_JOB_ID",
+    "BUILDKITE_BUILD_ID",
+    "CIRCLE_BUILD_NUM",
+    "JENKINS_URL",
+    "BUILD_ID",
+)
+
+
+def now() -> str:
+    """The current UTC time in ISO 8601 with microseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def actor() -> str:
+    """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name."""
+    if name := os.environ.get("PLANGRAPH_ACTOR"):
+        return name
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def run_info(started: str, finished: str, pytest_version: str | None = None) -> RunInfo:
+    """A :class:`RunInfo` for a verification run with a fresh id and the CI variables set."""
+    ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
+    return RunInfo(
+        id=uuid.uuid4().hex,
+        started=started,
+        finished=finished,
+        python=platform.python_version(),
+        pytest=pytest_version,
+        plugin=__version__,
+        ci=ci,
+    )
+
+
+def git_info(root: Path) -> GitInfo:
+    """Commit, branch and dirty flag of the repository at *root* (empty outside git)."""
+    state = git_state(root)
+    return GitInfo(commit=state.commit, dirty=state.dirty, branch=state.branch)
+
+
+def resolve_paths(
+    root: Path | None, plan: Path | None, store: Path | None
+) -> tuple[Path, Path, Path]:
+    """Repository root, plan file and store file from what the caller gave (any may be None)."""
+    if plan is not None and root is None:
+        root = find_root(plan.resolve().parent)
+    root = find_root(Path.cwd()) if root is None else root.resolve()
+    plan_path = plan.resolve() if plan is not None else root / DEFAULT_PLAN
+    if store is None and (env := os.environ.get("PLANGRAPH_STORE")):
+        store = Path(env)
+    store_path = store.resolve() if store is not None else root / DEFAULT_STORE
+    return root, plan_path, store_path
+
+
+class PlanGraph:
+    """A repository's plan, evidence store and files, with status derived on demand."""
+
+    def __init__(self, root: Path, loaded: LoadedPlan, store_path: Path) -> None:
+        self.root = root
+        self.workspace = Workspace.at(root)
+        self.loaded = loaded
+        self.plan: Plan = loaded.plan
+        self.graph = Graph.of(loaded.plan)
+        self.store_path = store_path
+        self._store: Store | None = None
+
+    @classmethod
+    def open(
+        cls, root: Path | None = None, *, plan: Path | None = None, store: Path | None = None
+    ) -> PlanGraph:
+        """Load the plan (``plangraph.yaml`` at the repository root unless *plan* is given)."""
+        root, plan_path, store_path = resolve_paths(root, plan, store)
+        try:
+            display = plan_path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            display = str(plan_path)
+        return cls(root, load_plan(plan_path, display), store_path)
+
+    # --- resources ---------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The evidence store, opened (and created) on first use."""
+        if self._store is None:
+            from .store import Store
+
+            self._store = Store.open(self.store_path)
+        return self._store
+
+    @property
+    def registry(self) -> Registry:
+        """The verifier types of the built-ins and every installed plugin."""
+        from .plugins import get_registry
+
+        return get_registry()
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> PlanGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def lint(self) -> list[Finding]:
+        """Lint findings of the plan, with file checks against this repository."""
+        from .lint import lint_plan
+        from .lintfiles import WorkspaceFileCheck
+
+        registry = self.registry
+        return lint_plan(
+            self.loaded,
+            verifier_types=registry.names(),
+            files=WorkspaceFileCheck(self.workspace, registry),
+        )
+
+    def events(self) -> list[Event]:
+        """Every event of the store, in order."""
+        return self.store.events()
+
+    def snapshot(self, events: Sequence[Event] | None = None) -> Snapshot:
+        """Current hashes of every file the plan and the evidence depend on."""
+        events = self.events() if events is None else events
+        outputs = {
+            node.id: tuple(self.workspace.expand(node.outputs))
+            for node in self.graph.nodes.values()
+        }
+        paths = needed_paths(self.graph, events, outputs)
+        return Snapshot(files=self.workspace.hashes(paths), outputs=outputs)
+
+    def status(self) -> PlanState:
+        """The derived state of every node."""
+        events = self.events()
+        return derive(self.graph, events, self.snapshot(events))
+
+    def plan_ref(self) -> PlanRef:
+        """Plan id, store-numbered version and digest (registers a digest seen the first time)."""
+        digest = self.plan.digest
+        version = self.store.register_plan(digest, self.plan.plan)
+        return PlanRef(id=self.plan.plan, version=version, digest=digest)
+
+    def claims(self) -> set[str]:
+        """Nodes that have been claimed as done."""
+        return {e.node for e in self.store.events(kinds=["claim"]) if e.node}
+
+    def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
+        """The completion gate's decision for *node*."""
+        self.require_node(node)
+        return gate(self.graph, state or self.status(), node)
+
+    # --- checks of names ---------------------------------------------------------------------
+
+    def require_node(self, node: str) -> None:
+        """Raise :class:`UsageError` unless *node* is in the plan."""
+        if node not in self.graph.nodes:
+            raise UsageError(f"unknown node {node!r}; {_choices(self.graph.nodes)}")
+
+    def require_criterion(self, node: str, criterion: str) -> None:
+        """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
+        self.require_node(node)
+        if self.graph.nodes[node].criterion(criterion) is None:
+            ids = [c.id for c in self.graph.nodes[node].acceptance]
+            raise UsageError(f"node {node!r} has no criterion {criterion!r}; {_choices(ids)}")
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def make_evidence(
+        self,
+        node: str,
+        criterion: str,
+        *,
+        outcome: str,
+        reason: str | None,
+        details: Mapping[str, Any],
+        subjects: Mapping[str, str | None],
+        run: RunInfo,
+        recorded_by: str,
+        snapshot: Snapshot | None = None,
+        plan: PlanRef | None = None,
+        git: GitInfo | None = None,
+    ) -> Evidence:
+        """Build an evidence record bound to the plan, the criterion, the node's input digest,
+        the git state and the sha256 of every subject (the node's own files are added here)."""
+        self.require_criterion(node, criterion)
+        snapshot = snapshot or self.snapshot()
+        definition = self.graph.nodes[node].criterion(criterion)
+        assert definition is not None
+        own = self.node_files(node, snapshot)
+        hashes = {path: snapshot.files.get(path) or self.workspace.hash_file(path) for path in own}
+        hashes.update(subjects)
+        return Evidence.create(
+            plan=plan or self.plan_ref(),
+            node=node,
+            criterion=criterion,
+            criterion_digest=criterion_digest(node, definition),
+            input_digest=input_digests(self.graph, snapshot)[node],
+            verifier=definition.verifier.type,
+            outcome=outcome,
+            reason=reason,
+            details=dict(details),
+            subjects={path: digest for path, digest in hashes.items() if digest is not None},
+            git=git or git_info(self.root),
+            run=run,
+            recorded_by=recorded_by,
+        )
+
+    def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
+        """The node's outputs and the files it consumes from upstream."""
+        from .state import consumed_files
+
+        return sorted(
+            {*snapshot.outputs.get(node, ()), *consumed_files(self.graph, node, snapshot)}
+        )
+
+    def record(
+        self, evidence: Sequence[Evidence], *, expected_plan_version: int | None = None
+    ) -> list[Event]:
+        """Append evidence records to the store; plugins hear of each one."""
+        at = now()
+        events = [
+            Event(
+                kind="evidence",
+                node=record.node,
+                criterion=record.criterion,
+                at=at,
+                by=record.recorded_by,
+                plan_digest=record.plan.digest,
+                payload=record.model_dump(mode="json"),
+            )
+            for record in evidence
+        ]
+        stored = self.store.append_many(events, expected_plan_version=expected_plan_version)
+        from .plugins import get_plugin_manager
+
+        hook = get_plugin_manager().hook
+        for record in evidence:
+            hook.plangraph_evidence_recorded(evidence=record, store_path=str(self.store_path))
+        return stored
+
+    def append(
+        self,
+        kind: str,
+        node: str,
+        *,
+        by: str,
+        criterion: str | None = None,
+        payload: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+        expected_plan_version: int | None = None,
+    ) -> Event:
+        """Append one event of *kind* about *node*."""
+        self.plan_ref()
+        event = Event.model_validate(
+            {
+                "kind": kind,
+                "node": node,
+                "criterion": criterion,
+                "at": now(),
+                "by": by,
+                "plan_digest": self.plan.digest,
+                "payload": dict(payload or {}),
+                "idempotency_key": idempotency_key,
+            }
+        )
+        return self.store.append(event, expected_plan_version=expected_plan_version)
+
+    def claim(
+        self,
+        node: str,
+        *,
+        by: str,
+        idempotency_key: str | None = None,
+        expected_plan_version: int | None = None,
+    ) -> GateDecision:
+        """Record that *by* claims *node* is done, and answer with the gate's decision."""
+        self.require_node(node)
+        self.append(
+            "claim",
+            node,
+            by=by,
+            idempotency_key=idempotency_key,
+            expected_plan_version=expected_plan_version,
+        )
+        decision = self.gate(node)
+        from .plugins import get_plugin_manager
+
+        get_plugin_manager().hook.plangraph_gate_decision(decision=decision)
+        return decision
+
+    def approve(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
+        """Record an approval of an ``approval`` criterion, bound to the node's input digest."""
+        definition = self._approval(node, criterion)
+        digest = input_digests(self.graph, self.snapshot())[node]
+        payload = {"input_digest": digest, "note": note, "role": definition}
+        return self.append("approval", node, criterion=criterion, by=by, payload=payload)
+
+    def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
+        """Withdraw the approval of an ``approval`` criterion."""
+        self._approval(node, criterion)
+        return self.append("revoke", node, criterion=criterion, by=by, payload={"note": note})
+
+    def allow_retry(self, node: str, *, by: str, note: str = "") -> Event:
+        """Grant a node whose retry budget is spent a fresh budget (a person's decision)."""
+        self.require_node(node)
+        return self.append("retry", node, by=by, payload={"note": note})
+
+    def cancel(self, node: str, *, by: str, note: str = "") -> Event:
+        """Cancel a node: it no longer needs to be completed."""
+        self.require_node(node)
+        return self.append("cancel", node, by=by, payload={"note": note})
+
+    def _approval(self, node: str, criterion: str) -> str | None:
+        self.require_criterion(node, criterion)
+        definition = self.graph.nodes[node].criterion(criterion)
+        assert definition is not None
+        if definition.verifier.type != "approval":
+            raise UsageError(
+                f"{node}/{criterion} is verified by {definition.verifier.type!r}, not by approval; "
+                "only approval criteria can be approved"
+            )
+        role: str | None = getattr(definition.verifier, "role", None)
+        return role
+
+    def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
+        """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
+        from .verify import run_verifiers
+
+        selected = list(nodes)
+        for node in selected:
+            self.require_node(node)
+        evidence = run_verifiers(self, selected or None, by=by or actor())
+        if evidence:
+            self.record(evidence)
+        return evidence
+
+
+def _choices(names: Iterable[str]) -> str:
+    names = sorted(names)
+    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
+    return f"known: {shown}" if names else "the plan has none"

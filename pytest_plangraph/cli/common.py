@@ -1,0 +1,85 @@
+"""What every ``plangraph`` subcommand shares: common options, opening the repository, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..model import FORMAT_VERSION
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+
+
+def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = True) -> Any:
+    """A parent parser with ``--format``, ``--plan``, ``--store`` and ``--root``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--format", choices=formats, default="text", help="output format (default: text)"
+    )
+    if plan:
+        parent.add_argument(
+            "--plan",
+            type=Path,
+            metavar="PATH",
+            help="plan file (default: plangraph.yaml at the repository root)",
+        )
+    parent.add_argument(
+        "--store",
+        type=Path,
+        metavar="PATH",
+        help="evidence store (default: .plangraph/store.db at the repository root, "
+        "or $PLANGRAPH_STORE)",
+    )
+    parent.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="repository root (default: the nearest directory above holding .git)",
+    )
+    return parent
+
+
+def open_graph(args: argparse.Namespace) -> PlanGraph:
+    """Open the repository named by the common options."""
+    from ..api import PlanGraph
+
+    return PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
+
+
+class Output:
+    """Writes a command's result as text or as JSON carrying ``"format": 1``."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    @property
+    def json(self) -> bool:
+        """True when the user asked for JSON."""
+        return self.fmt == "json"
+
+    def emit(self, data: dict[str, Any], text: str) -> None:
+        """Print *data* as JSON or *text* as is."""
+        if self.json:
+            print(json.dumps({"format": FORMAT_VERSION, **data}, indent=2, ensure_ascii=False))
+        elif text:
+            print(text)
+
+    def error(self, message: str, **extra: Any) -> None:
+        """Report an error on stderr (and as JSON on stdout when JSON was asked for)."""
+        print(f"plangraph: error: {message}", file=sys.stderr)
+        if self.json and extra:
+            print(json.dumps({"format": FORMAT_VERSION, "error": message, **extra}, indent=2))
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """A plain left-aligned text table."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""``plangraph lint`` and ``plangraph schema``: the plan file itself."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import Output, common_options
+
+
+def register(commands: Any) -> None:
+    """Add the plan subcommands."""
+    lint = commands.add_parser(
+        "lint",
+        parents=[common_options(plan=False)],
+        help="check the plan's structure, types and side effects",
+        description="Check the plan against every lint rule (docs/lint-codes.md). "
+        "Exit 0 when clean or warnings only, 1 on any error, 2 when the plan cannot be read.",
+    )
+    lint.add_argument(
+        "plan", nargs="?", type=Path, metavar="PLAN", help="plan file (default: plangraph.yaml)"
+    )
+    lint.set_defaults(handler=_lint)
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of the plan format",
+        description="Print the JSON Schema of plan files (for editors and validators).",
+    )
+    schema.set_defaults(handler=_schema, format="json")
+
+
+def _lint(args: argparse.Namespace, out: Output) -> int:
+    from ..api import PlanGraph
+    from ..lint import has_errors
+
+    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
+        findings = graph.lint()
+        data = {"plan": graph.plan.plan, "findings": [f.to_json() for f in findings]}
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    lines = [f"{f.location}: {f.severity} {f.code}{_node(f.node)}: {f.hint}" for f in findings]
+    lines.append(f"{data['plan']}: {errors} error(s), {warnings} warning(s)")
+    out.emit(data, "\n".join(lines))
+    return 1 if has_errors(findings) else 0
+
+
+def _node(node: str | None) -> str:
+    return f" [{node}]" if node else ""
+
+
+def _schema(args: argparse.Namespace, out: Output) -> int:
+    from ..planfile import plan_json_schema
+
+    print(json.dumps(plan_json_schema(), indent=2, ensure_ascii=False))
+    return 0

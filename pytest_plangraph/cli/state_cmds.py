@@ -1,0 +1,213 @@
+"""``status``, ``verify``, ``claim``, ``approve``, ``revoke``, ``retry``, ``cancel``,
+``history``: evidence and the gate."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .common import Output, common_options, open_graph, table
+
+if TYPE_CHECKING:
+    from ..state import NodeState, Reason
+
+
+def register(commands: Any) -> None:
+    """Add the evidence and gate subcommands."""
+    common = common_options()
+    status = commands.add_parser(
+        "status",
+        parents=[common],
+        help="the state table of every node",
+        description="Derive every node's status from the plan, the evidence and the files now.",
+    )
+    status.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a claimed node is not completed or a once-satisfied node no longer is",
+    )
+    status.set_defaults(handler=_status)
+
+    verify = commands.add_parser(
+        "verify",
+        parents=[common],
+        help="run the schema, artifact and plug-in verifiers and record evidence",
+        description="Run every verifier that needs no pytest (test criteria are verified by "
+        "`pytest --plangraph`; approvals by `plangraph approve`).",
+    )
+    verify.add_argument("nodes", nargs="*", metavar="NODE", help="only these nodes")
+    verify.add_argument("--by", help="who records the evidence (default: $PLANGRAPH_ACTOR)")
+    verify.set_defaults(handler=_verify)
+
+    claim = commands.add_parser(
+        "claim",
+        parents=[common],
+        help="claim a node is done; the gate answers",
+        description="Record a claim and print the gate's decision. Exit 0 when the node is "
+        "completed, 1 when the claim is refused.",
+    )
+    claim.add_argument("node", metavar="NODE")
+    claim.add_argument("--by", required=True, help="who claims it (a person or an agent)")
+    claim.add_argument("--idempotency-key", help="the same key twice records one claim")
+    claim.add_argument(
+        "--expected-plan-version",
+        type=int,
+        metavar="N",
+        help="refuse (PLAN_VERSION_CONFLICT, exit 1) unless the store's plan version is N",
+    )
+    claim.set_defaults(handler=_claim)
+
+    for name, helptext in (
+        ("approve", "approve an approval criterion (bound to the node's current inputs)"),
+        ("revoke", "withdraw an approval"),
+    ):
+        sub = commands.add_parser(name, parents=[common], help=helptext, description=helptext)
+        sub.add_argument("ref", metavar="NODE/CRITERION")
+        sub.add_argument("--by", required=True, help="who approves")
+        sub.add_argument("--note", default="", help="why")
+        sub.set_defaults(handler=_approve if name == "approve" else _revoke)
+
+    for name, helptext in (
+        ("retry", "give a node whose retry budget is spent a fresh budget"),
+        ("cancel", "cancel a node: it no longer needs to be completed"),
+    ):
+        sub = commands.add_parser(name, parents=[common], help=helptext, description=helptext)
+        sub.add_argument("node", metavar="NODE")
+        sub.add_argument("--by", required=True, help="who decides")
+        sub.add_argument("--note", default="", help="why")
+        sub.set_defaults(handler=_retry if name == "retry" else _cancel)
+
+    history = commands.add_parser(
+        "history",
+        parents=[common],
+        help="a node's events and its status after each",
+        description="Replay the store's log for one node.",
+    )
+    history.add_argument("node", metavar="NODE")
+    history.set_defaults(handler=_history)
+
+
+def _status(args: argparse.Namespace, out: Output) -> int:
+    with open_graph(args) as graph:
+        state = graph.status()
+        plan = graph.plan_ref()
+        claimed = graph.claims()
+    nodes = list(state.nodes.values())
+    data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
+    rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
+    out.emit(data, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
+    if not args.check:
+        return 0
+    return 1 if any(_check_fails(n, n.id in claimed) for n in nodes) else 0
+
+
+def _check_fails(node: NodeState, claimed: bool) -> bool:
+    if node.status in ("completed", "cancelled"):
+        return False
+    if claimed or node.status == "stale":
+        return True
+    required = [c for c in node.criteria if c.required]
+    return bool(required) and all(c.state in ("valid", "stale") for c in required)
+
+
+def _count(node: NodeState) -> str:
+    required = [c for c in node.criteria if c.required]
+    return f"{sum(c.state == 'valid' for c in required)}/{len(required)}"
+
+
+def _reasons(reasons: tuple[Reason, ...]) -> str:
+    return "; ".join(r.message or r.code for r in reasons[:3]) + (" …" if len(reasons) > 3 else "")
+
+
+def _verify(args: argparse.Namespace, out: Output) -> int:
+    with open_graph(args) as graph:
+        evidence = graph.verify(args.nodes, by=args.by)
+    rows = [[e.ref, e.verifier, e.outcome, e.reason or "", e.id[:12]] for e in evidence]
+    text = table(rows, ["criterion", "verifier", "outcome", "reason", "evidence"])
+    if not evidence:
+        text = "nothing to verify: no schema, artifact or plug-in criteria selected"
+    out.emit({"evidence": [e.model_dump(mode="json") for e in evidence]}, text)
+    return 1 if any(e.outcome != "passed" for e in evidence) else 0
+
+
+def _claim(args: argparse.Namespace, out: Output) -> int:
+    with open_graph(args) as graph:
+        decision = graph.claim(
+            args.node,
+            by=args.by,
+            idempotency_key=args.idempotency_key,
+            expected_plan_version=args.expected_plan_version,
+        )
+    lines = [f"{decision.node}: {decision.verdict} (status {decision.status})"]
+    lines += [f"  - {r.code}: {r.message}" for r in decision.reasons]
+    lines += [f"  evidence {e}" for e in decision.evidence]
+    out.emit(decision.to_json(), "\n".join(lines))
+    return 0 if decision.verdict == "PASSED" else 1
+
+
+def _split(ref: str) -> tuple[str, str]:
+    from ..errors import UsageError
+
+    node, _, criterion = ref.partition("/")
+    if not node or not criterion:
+        raise UsageError(f"expected NODE/CRITERION, got {ref!r}")
+    return node, criterion
+
+
+def _approve(args: argparse.Namespace, out: Output) -> int:
+    node, criterion = _split(args.ref)
+    with open_graph(args) as graph:
+        event = graph.approve(node, criterion, by=args.by, note=args.note)
+    out.emit(_event_json(event), f"approved {args.ref} by {args.by} (event {event.id[:12]})")
+    return 0
+
+
+def _revoke(args: argparse.Namespace, out: Output) -> int:
+    node, criterion = _split(args.ref)
+    with open_graph(args) as graph:
+        event = graph.revoke(node, criterion, by=args.by, note=args.note)
+    out.emit(_event_json(event), f"revoked {args.ref} by {args.by} (event {event.id[:12]})")
+    return 0
+
+
+def _retry(args: argparse.Namespace, out: Output) -> int:
+    with open_graph(args) as graph:
+        event = graph.allow_retry(args.node, by=args.by, note=args.note)
+    out.emit(_event_json(event), f"{args.node}: retry budget renewed by {args.by}")
+    return 0
+
+
+def _cancel(args: argparse.Namespace, out: Output) -> int:
+    with open_graph(args) as graph:
+        event = graph.cancel(args.node, by=args.by, note=args.note)
+    out.emit(_event_json(event), f"{args.node}: cancelled by {args.by}")
+    return 0
+
+
+def _event_json(event: Any) -> dict[str, Any]:
+    data: dict[str, Any] = event.model_dump(mode="json")
+    return {"event": data}
+
+
+def _history(args: argparse.Namespace, out: Output) -> int:
+    from ..state import history
+
+    with open_graph(args) as graph:
+        graph.require_node(args.node)
+        events = graph.events()
+        replay = history(graph.graph, events, graph.snapshot(events), args.node)
+    rows = [
+        [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e), status]
+        for e, status in replay
+    ]
+    data = {
+        "node": args.node,
+        "events": [{**_event_json(e)["event"], "status_after": s} for e, s in replay],
+    }
+    text = table(rows, ["seq", "at", "event", "criterion", "by", "outcome", "status after"])
+    out.emit(data, text if rows else f"{args.node}: no events yet")
+    return 0
+
+
+def _outcome(event: Any) -> str:
+    return str(event.payload.get("outcome", "")) if event.kind == "evidence" else ""

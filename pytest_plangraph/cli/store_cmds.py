@@ -1,0 +1,167 @@
+"""``audit``, ``export`` and ``merge``: the store as a record others can check."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .common import Output, common_options, open_graph
+
+_AGE = re.compile(r"^(\d+)([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def register(commands: Any) -> None:
+    """Add the store subcommands."""
+    audit = commands.add_parser(
+        "audit",
+        parents=[common_options()],
+        help="verify the hash chain and find phantom completions and stale evidence",
+        description="Verify the store's hash chain and signatures, list claims without valid "
+        "evidence (phantom completions) and stale or too old evidence. Exit 1 on any finding.",
+    )
+    audit.add_argument(
+        "--max-age",
+        metavar="AGE",
+        help="also report evidence older than AGE (e.g. 12h, 7d, 2w)",
+    )
+    audit.set_defaults(handler=_audit)
+    export = commands.add_parser(
+        "export",
+        parents=[common_options(formats=("jsonl",), plan=False)],
+        help="write every event as JSON Lines",
+        description="Write the store's events, chain fields included, one JSON object a line.",
+    )
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
+    export.set_defaults(handler=_export)
+    merge = commands.add_parser(
+        "merge",
+        parents=[common_options(plan=False)],
+        help="union other stores (e.g. CI shards) into this one",
+        description="Append the events of each STORE that this store lacks. Every input's chain "
+        "is verified first; a tampered input is refused by name and nothing is written.",
+    )
+    merge.add_argument("sources", nargs="+", type=Path, metavar="STORE")
+    merge.set_defaults(handler=_merge)
+
+
+def parse_age(text: str) -> timedelta:
+    """``12h`` → 12 hours; raise :class:`UsageError` on anything else."""
+    match = _AGE.match(text.strip())
+    if not match:
+        raise UsageError(f"--max-age {text!r}: expected a number and a unit s, m, h, d or w (7d)")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _audit(args: argparse.Namespace, out: Output) -> int:
+    max_age = parse_age(args.max_age) if args.max_age else None
+    with open_graph(args) as graph:
+        chain = [
+            vars(p) if not hasattr(p, "to_json") else p.to_json() for p in graph.store.verify()
+        ]
+        state = graph.status()
+        claims = graph.store.events(kinds=["claim"])
+        events = graph.events()
+    phantoms = _phantoms(claims, state)
+    stale = [
+        {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
+        for n in state.nodes.values()
+        for c in n.criteria
+        if c.state == "stale"
+    ]
+    old = _too_old(events, state, max_age) if max_age else []
+    data = {"chain": chain, "phantom_completions": phantoms, "stale": stale, "too_old": old}
+    out.emit(data, _audit_text(data))
+    return 1 if any(data.values()) else 0
+
+
+def _phantoms(claims: list[Any], state: Any) -> list[dict[str, Any]]:
+    found = []
+    for event in claims:
+        node = state.nodes.get(event.node)
+        if node is not None and node.status not in ("completed", "cancelled"):
+            found.append(
+                {
+                    "node": event.node,
+                    "claim": event.id,
+                    "by": event.by,
+                    "at": event.at,
+                    "status": node.status,
+                }
+            )
+    return found
+
+
+def _codes(reasons: Any) -> list[str]:
+    return [r.code for r in reasons]
+
+
+def _too_old(events: list[Any], state: Any, max_age: timedelta) -> list[dict[str, Any]]:
+    limit = datetime.now(timezone.utc) - max_age
+    used = {c.evidence for n in state.nodes.values() for c in n.criteria if c.state == "valid"}
+    found = []
+    for event in events:
+        if event.kind != "evidence" or event.payload.get("id") not in used:
+            continue
+        finished = datetime.fromisoformat(event.payload["run"]["finished"])
+        if finished < limit:
+            found.append(
+                {
+                    "node": event.node,
+                    "criterion": event.criterion,
+                    "evidence": event.payload["id"],
+                    "recorded": event.payload["run"]["finished"],
+                }
+            )
+    return found
+
+
+def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
+    lines = []
+    for problem in data["chain"]:
+        lines.append(f"chain: {problem.get('code')}: {problem.get('message')}")
+    for p in data["phantom_completions"]:
+        lines.append(
+            f"phantom completion: {p['node']} claimed by {p['by']} at {p['at'][:19]} "
+            f"is {p['status']}"
+        )
+    for s in data["stale"]:
+        lines.append(f"stale: {s['node']}/{s['criterion']} ({', '.join(s['reasons'])})")
+    for o in data["too_old"]:
+        lines.append(f"too old: {o['node']}/{o['criterion']} recorded {o['recorded'][:19]}")
+    if not lines:
+        return "audit: chain intact, no phantom completions, no stale evidence"
+    count = sum(len(v) for v in data.values())
+    return "\n".join([*lines, f"audit: {count} finding(s)"])
+
+
+def _export(args: argparse.Namespace, out: Output) -> int:
+    from ..api import resolve_paths
+    from ..store import Store
+
+    _, _, store_path = resolve_paths(args.root, None, args.store)
+    with Store.open(store_path, create=False) as store:
+        if args.output is None:
+            count = store.export_jsonl(sys.stdout)
+        else:
+            with args.output.open("w", encoding="utf-8") as handle:
+                count = store.export_jsonl(handle)
+    print(f"exported {count} event(s)", file=sys.stderr)
+    return 0
+
+
+def _merge(args: argparse.Namespace, out: Output) -> int:
+    from ..api import resolve_paths
+    from ..store import Store
+
+    _, _, store_path = resolve_paths(args.root, None, args.store)
+    with Store.open(store_path) as store:
+        result = store.merge(args.sources)
+    data = result.to_json() if hasattr(result, "to_json") else vars(result)
+    out.emit({"merge": data}, f"merged into {store_path}: {data}")
+    return 0

@@ -1,0 +1,37 @@
+"""File-backed lint checks: symlinks out of the root and verifier settings read from disk.
+
+Lint itself is pure; this adapter gives it what only the repository and the installed verifier
+types can answer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .model import Criterion, Node
+from .vcs import Workspace
+
+if TYPE_CHECKING:
+    from .verifiers import Registry
+
+
+class WorkspaceFileCheck:
+    """Answers lint's file questions from a :class:`Workspace` and the verifier registry."""
+
+    def __init__(self, workspace: Workspace, registry: Registry) -> None:
+        self.workspace = workspace
+        self.registry = registry
+
+    def escapes(self, path: str) -> bool:
+        """True when *path* resolves outside the repository (e.g. through a symlink)."""
+        return self.workspace.escapes(path)
+
+    def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
+        """What is wrong with the criterion's verifier settings (empty for unknown types)."""
+        from .verifiers import settings_of
+
+        kind = criterion.verifier.type
+        if kind not in self.registry.names():
+            return []
+        verifier_type = self.registry.get(kind)
+        return list(verifier_type.config_problems(settings_of(criterion.verifier), self.workspace))

@@ -1,0 +1,160 @@
+"""Loading plan files: positions, bad input, YAML and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_plangraph.errors import PlanError
+from pytest_plangraph.planfile import MAX_PLAN_BYTES, format_path, load_plan
+
+GOOD = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: a
+    outputs: [out/a.txt]
+    acceptance:
+      - id: c1
+        verifier: {type: artifact, path: out/a.txt}
+  - id: b
+edges:
+  - {from: a, to: b, type: consumes}
+"""
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(PlanError) as info:
+        load_plan(path, "plan.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def test_loads_a_good_plan_with_defaults(write_plan):
+    loaded = load_plan(write_plan(GOOD))
+    assert [n.id for n in loaded.plan.nodes] == ["a", "b"]
+    assert loaded.plan.nodes[1].kind == "step"
+    assert loaded.plan.edges[0].strength == "strong"
+    assert loaded.plan.nodes[0].acceptance[0].required is True
+    assert loaded.location(("nodes", 1)) .endswith(":9:5")
+
+
+def test_related_edges_default_to_weak(write_plan):
+    text = GOOD.replace("type: consumes", "type: related")
+    assert load_plan(write_plan(text)).plan.edges[0].strength == "weak"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "plan.yaml:1:1: file is empty; a plan starts with 'plangraph: 1'"),
+        ("plangraph: 1\nplan: [unclosed\n", "plan.yaml:3:1: YAML syntax error"),
+        ("- just\n- a list\n", "plan.yaml:1:1: expected a mapping with 'plangraph: 1', got list"),
+        (
+            "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    outputs: out.txt\n",
+            "plan.yaml:5:5: nodes[0].outputs: expected a list, got str 'out.txt'",
+        ),
+        (
+            "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    colour: red\n",
+            "plan.yaml:5:5: nodes[0].colour: unknown field 'colour'; allowed: acceptance,",
+        ),
+        (
+            "plangraph: 1\nplan: p\nplan: q\n",
+            "plan.yaml:3:1: plan: duplicate key 'plan'; each key may appear once in a mapping",
+        ),
+        ("plangraph: 2\nplan: p\n", "plan.yaml:1:1: plangraph: expected 1, got 2"),
+        (
+            "plangraph: 1\nplan: p\nnodes:\n  - id: 'bad id'\n",
+            "plan.yaml:4:5: nodes[0].id: 'bad id' is not a valid id",
+        ),
+        (
+            "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    acceptance:\n      - id: c\n"
+            "        verifier: {type: schema, artifact: x.json}\n",
+            "plan.yaml:7:9: nodes[0].acceptance[0].verifier.schema: required field 'schema'",
+        ),
+        (
+            "plangraph: 1\nplan: p\nedges:\n  - {from: a, to: b, type: needs}\n",
+            "plan.yaml:4:22: edges[0].type: expected 'requires', 'consumes'",
+        ),
+    ],
+    ids=[
+        "empty",
+        "syntax",
+        "not-a-mapping",
+        "scalar-for-list",
+        "unknown-field",
+        "duplicate-key",
+        "format-version",
+        "bad-id",
+        "missing-setting",
+        "bad-edge-type",
+    ],
+)
+def test_bad_input_gives_one_located_message(write_plan, text, expected):
+    found = problems(write_plan(text or "\n"))
+    assert any(p.startswith(expected) for p in found), found
+
+
+def test_every_problem_is_reported_once(write_plan):
+    text = "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    kind: task\n  - id: b\n    risk: [1]\n"
+    found = problems(write_plan(text))
+    assert len(found) == 2
+    assert found[0].startswith("plan.yaml:5:5: nodes[0].kind: expected 'objective'")
+    assert found[1].startswith("plan.yaml:7:5: nodes[1].risk:")
+
+
+def test_a_huge_file_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as handle:
+        handle.write(b"plangraph: 1\nplan: p\n# ")
+        handle.truncate(MAX_PLAN_BYTES + 1)
+    found = problems(path)
+    assert found[0].startswith("plan.yaml: plan file is 10.5 MB; the limit is 10 MB")
+
+
+def test_a_missing_file(tmp_path):
+    assert problems(tmp_path / "nope.yaml") == [
+        "plan.yaml: plan file not found; pass the plan's path or create it"
+    ]
+
+
+def test_yaml_tags_never_construct_objects(write_plan):
+    found = problems(write_plan("plangraph: 1\nplan: !!python/object:os.system ls\n"))
+    assert "YAML" in found[0]
+
+
+def test_alias_bomb_is_refused(write_plan):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 8)]
+    found = problems(write_plan("\n".join(lines) + "\n"))
+    assert "too many values" in found[0]
+
+
+def test_json_plans_load_the_same_and_keep_positions(tmp_path, write_plan):
+    yaml_plan = load_plan(write_plan(GOOD)).plan
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(yaml_plan.model_dump(mode="json", by_alias=True), indent=2))
+    assert load_plan(path).plan == yaml_plan
+    path.write_text('{"plangraph": 1, "plan": "p",\n "nodes": [{"id": "a", "oops": 1}]}')
+    found = problems(path)
+    assert found == [
+        "plan.yaml:2:24: nodes[0].oops: unknown field 'oops'; allowed: acceptance, cancelled, "
+        "compensate, constraints, effect, id, idempotent, inputs, kind, max_retry, outputs, "
+        "outputs_schema, owner, parent, risk, timeout_s, title"
+    ]
+
+
+def test_json_duplicate_keys_and_syntax(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text('{"plangraph": 1, "plan": "p", "plan": "q"}')
+    assert "duplicate key 'plan'" in problems(path)[0]
+    path.write_text('{"plangraph": 1,\n "plan": }')
+    assert problems(path)[0].startswith("plan.yaml:2:10: invalid JSON: Expecting value")
+
+
+def test_format_path():
+    assert format_path(("nodes", 2, "acceptance", 0, "verifier")) == (
+        "nodes[2].acceptance[0].verifier"
+    )
+    assert format_path(()) == ""
