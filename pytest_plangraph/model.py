@@ -79,7 +79,14 @@ class PluginVerifier(BaseModel):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    type: Annotated[str, Field(pattern=ID_PATTERN)]
+    type: Annotated[
+        str,
+        Field(
+            pattern=ID_PATTERN,
+            description="A verifier type registered by an installed plugin.",
+            json_schema_extra={"not": {"enum": list(BUILTIN_VERIFIERS)}},
+        ),
+    ]
 
     @property
     def settings(self) -> dict[str, Any]:

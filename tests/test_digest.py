@@ -1,0 +1,105 @@
+"""Plan and criterion digests: the identity of a plan survives formatting, not meaning."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_plangraph.model import criterion_digest
+from pytest_plangraph.planfile import load_plan
+
+BASE = """
+plangraph: 1
+plan: auth-login
+nodes:
+  - id: step-a
+    outputs: [src/a.json]
+    acceptance:
+      - id: ac-1
+        assertion: the schema is valid
+        verifier: {type: schema, schema: src/a.json, artifact: fixtures/a.json}
+  - id: step-b
+edges:
+  - {from: step-a, to: step-b, type: consumes}
+"""
+
+REFORMATTED = """
+# the same plan, written differently
+plan: "auth-login"
+plangraph: 1
+edges:
+  - type: consumes
+    to: step-b
+    from: 'step-a'
+    strength: strong        # the default, spelled out
+nodes:
+  - id: step-b
+    kind: step
+  - acceptance:
+      - verifier:
+          artifact: fixtures/a.json
+          type: schema
+          schema: src/a.json
+        assertion: "the schema is valid"
+        id: ac-1
+        required: true
+    outputs:
+      - src/a.json
+    id: step-a
+"""
+
+
+def digests(write_plan, text):
+    plan = load_plan(write_plan(text)).plan
+    node = plan.node("step-a")
+    assert node is not None
+    return plan.digest, criterion_digest("step-a", node.acceptance[0])
+
+
+def test_reformatted_plan_has_the_same_digests(write_plan):
+    assert digests(write_plan, BASE) == digests(write_plan, REFORMATTED)
+
+
+def test_json_and_yaml_forms_agree(tmp_path, write_plan):
+    plan = load_plan(write_plan(BASE)).plan
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json(by_alias=True))
+    assert load_plan(path).plan.digest == plan.digest
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("the schema is valid", "the schema is valid and strict"),
+        ("artifact: fixtures/a.json}", "artifact: fixtures/b.json}"),
+        ("type: schema, schema: src/a.json", "type: schema, schema: src/b.json"),
+        ("id: ac-1", "id: ac-2"),
+    ],
+    ids=["assertion", "artifact-setting", "schema-setting", "criterion-id"],
+)
+def test_a_changed_criterion_changes_both_digests(write_plan, old, new):
+    before = digests(write_plan, BASE)
+    after = digests(write_plan, BASE.replace(old, new))
+    assert before[0] != after[0]
+    assert before[1] != after[1]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("type: consumes}", "type: requires}"),
+        ("outputs: [src/a.json]", "outputs: [src/a.json, src/c.json]"),
+        ("  - id: step-b\n", "  - id: step-b\n    title: B\n"),
+    ],
+    ids=["edge-type", "outputs", "title"],
+)
+def test_structure_changes_the_plan_digest_only(write_plan, old, new):
+    before = digests(write_plan, BASE)
+    after = digests(write_plan, BASE.replace(old, new))
+    assert before[0] != after[0]
+    assert before[1] == after[1]
+
+
+def test_optional_flag_changes_the_criterion_digest(write_plan):
+    text = BASE.replace("assertion: the schema is valid", "assertion: the schema is valid\n"
+                        "        required: false")
+    assert digests(write_plan, BASE)[1] != digests(write_plan, text)[1]
