@@ -1,0 +1,275 @@
+"""Verifier types and their registry: what turns a criterion into a verdict.
+
+A verifier *type* (``schema``, ``artifact``, a plug-in's ``linecount`` …) checks its settings for
+lint and runs one criterion into a :class:`VerifierResult`. Types reach the :class:`Registry`
+through the ``plangraph_verifier_types`` hook (:mod:`pytest_plangraph.hookspecs`); the built-ins
+are registered the same way, by an internal plugin of :mod:`pytest_plangraph.plugins`.
+
+Two built-in types are never *run* by the registry: ``test`` criteria are verified by the pytest
+plugin, which maps tests to criteria itself, and ``approval`` criteria are satisfied by an
+``approve`` event. Both have ``runs_in_pytest = False``; :meth:`Registry.run_safely` answers
+``error``/``NOT_RUNNABLE`` for them instead of running anything.
+
+This module imports nothing heavy: jsonschema and YAML are imported inside the verifiers that
+need them, when they run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from ..errors import VerifierError
+from ..paths import is_glob, path_problem
+
+if TYPE_CHECKING:
+    from ..model import Criterion, Node
+    from ..vcs import Workspace
+
+# Reason codes of verifier results (DESIGN §4); the pytest plugin adds TEST_* codes of its own.
+ARTIFACT_MISSING = "ARTIFACT_MISSING"
+ARTIFACT_UNREADABLE = "ARTIFACT_UNREADABLE"
+SCHEMA_MISSING = "SCHEMA_MISSING"
+SCHEMA_INVALID = "SCHEMA_INVALID"
+SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
+PATH_OUTSIDE_ROOT = "PATH_OUTSIDE_ROOT"
+HASH_MISMATCH = "HASH_MISMATCH"
+TOO_SMALL = "TOO_SMALL"
+VERIFIER_CRASHED = "VERIFIER_CRASHED"
+NOT_RUNNABLE = "NOT_RUNNABLE"
+UNKNOWN_VERIFIER = "UNKNOWN_VERIFIER"
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class VerifierResult:
+    """The verdict of one verifier run on one criterion.
+
+    ``details`` holds plain JSON values only (it travels on xdist reports and into evidence);
+    ``subjects`` are the repository-relative paths the verdict depended on — the caller hashes
+    them before and after the run and binds the hashes into the evidence.
+    """
+
+    outcome: Literal["passed", "failed", "error"]
+    reason: str | None = None
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    subjects: tuple[str, ...] = ()
+
+
+class VerdictError(Exception):
+    """Raised inside a verifier to end its run early with *result* (not a crash)."""
+
+    def __init__(self, result: VerifierResult) -> None:
+        self.result = result
+        super().__init__(result.message)
+
+
+@runtime_checkable
+class VerifierType(Protocol):
+    """What a plugin registers through ``plangraph_verifier_types``.
+
+    ``name`` is the ``type:`` written in plans. ``runs_in_pytest`` is True for types that run as
+    pytest items of their own (and under ``plangraph verify``); False for ``test`` and
+    ``approval``, which are not run by the registry. A type may also define
+    ``subjects(settings) -> list[str]``: the paths it will read, known before it runs (see
+    :meth:`Registry.declared_subjects`).
+    """
+
+    name: str
+    runs_in_pytest: bool
+
+    def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
+        """One message per problem in *settings* (for lint's ``VERIFIER_CONFIG``)."""
+        ...
+
+    def run(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
+        """Check *criterion* of *node* against the files of *workspace*."""
+        ...
+
+
+def settings_of(verifier: Any) -> dict[str, Any]:
+    """The settings of a verifier model (or mapping) as plain JSON values, without ``type``.
+
+    Field aliases are used, so a schema verifier gives ``{"schema": …, "artifact": …}``.
+    """
+    if isinstance(verifier, Mapping):
+        data = dict(verifier)
+    else:
+        data = verifier.model_dump(mode="json", by_alias=True)
+    data.pop("type", None)
+    return data
+
+
+def builtin_types() -> list[VerifierType]:
+    """Fresh instances of the four built-in verifier types."""
+    from .approval import ApprovalType
+    from .artifact import ArtifactType
+    from .schema import SchemaType
+    from .test import TestType
+
+    return [TestType(), SchemaType(), ArtifactType(), ApprovalType()]
+
+
+class Registry:
+    """Verifier types by name, with the plugin that registered each.
+
+    A name registered by two plugins is kept out and :meth:`get` explains the clash, so one
+    bad installation breaks only the criteria that use that name.
+    """
+
+    def __init__(self, sources: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        """Build from ``(plugin name, types it returned)`` pairs; raise VerifierError on a
+        value that is not a verifier type."""
+        self._types: dict[str, VerifierType] = {}
+        self._origin: dict[str, list[str]] = {}
+        for plugin, types in sources:
+            for vtype in types:
+                _check_type(vtype, plugin)
+                self._origin.setdefault(vtype.name, []).append(plugin)
+                self._types.setdefault(vtype.name, vtype)
+
+    @classmethod
+    def builtin(cls) -> Registry:
+        """A registry of the built-in types only (no plugins loaded)."""
+        return cls([("plangraph-builtins", builtin_types())])
+
+    def names(self) -> list[str]:
+        """Every registered type name, sorted (clashing names included)."""
+        return sorted(self._types)
+
+    def get(self, name: str) -> VerifierType:
+        """The type called *name*; VerifierError when unknown or registered twice."""
+        origin = self._origin.get(name)
+        if origin is None:
+            known = ", ".join(self.names())
+            raise VerifierError(f"unknown verifier type {name!r}; known types: {known}")
+        if len(origin) > 1:
+            raise VerifierError(
+                f"verifier type {name!r} is registered by several plugins ({', '.join(origin)});"
+                " uninstall or block all but one"
+            )
+        return self._types[name]
+
+    def runnable(self, name: str) -> bool:
+        """True when criteria of type *name* are run by :meth:`run_safely`."""
+        return self.get(name).runs_in_pytest
+
+    def declared_subjects(self, criterion: Criterion) -> list[str]:
+        """Paths the criterion's verifier will read, known before it runs ([] if it says none)."""
+        vtype = self.get(criterion.verifier.type)
+        declare = getattr(vtype, "subjects", None)
+        if declare is None:
+            return []
+        return [str(p) for p in declare(settings_of(criterion.verifier))]
+
+    def config_problems(self, criterion: Criterion, workspace: Workspace) -> list[str]:
+        """The type's problems with the criterion's settings; a crash becomes one problem.
+
+        Raises VerifierError for an unknown type (lint reports that as ``UNKNOWN_VERIFIER``).
+        """
+        vtype = self.get(criterion.verifier.type)
+        try:
+            return [
+                str(p) for p in vtype.config_problems(settings_of(criterion.verifier), workspace)
+            ]
+        except Exception as exc:  # a plug-in's bug must not stop lint
+            return [f"verifier {vtype.name!r} crashed checking its settings: {_describe(exc)}"]
+
+    def run_safely(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
+        """Run the criterion's verifier; never raises for anything the verifier does.
+
+        Unknown types, non-runnable types, crashes and malformed results all become outcome
+        ``error`` with a reason code and a message a person can act on.
+        """
+        try:
+            vtype = self.get(criterion.verifier.type)
+        except VerifierError as exc:
+            return VerifierResult("error", UNKNOWN_VERIFIER, str(exc))
+        if not vtype.runs_in_pytest:
+            return not_runnable(vtype.name)
+        try:
+            result = vtype.run(node, criterion, workspace)
+        except VerdictError as stop:
+            result = stop.result
+        except Exception as exc:  # a third-party bug is that criterion's error, not ours
+            return VerifierResult(
+                "error",
+                VERIFIER_CRASHED,
+                f"verifier {vtype.name!r} crashed: {_describe(exc)}",
+                {"exception": type(exc).__name__},
+            )
+        return _checked(result, vtype.name)
+
+
+def path_setting_problems(
+    settings: Mapping[str, Any], keys: Iterable[str], workspace: Workspace
+) -> list[str]:
+    """Problems of the path settings *keys*: each must name one file inside the repository."""
+    problems: list[str] = []
+    for key in keys:
+        value = settings.get(key)
+        if not isinstance(value, str) or not value:
+            problems.append(f"{key}: expected a path relative to the repository root")
+        elif why := path_problem(value):
+            problems.append(f"{key}: {value!r}: {why}")
+        elif is_glob(value):
+            problems.append(f"{key}: {value!r} is a glob pattern; name one file")
+        elif workspace.escapes(value):
+            problems.append(f"{key}: {value!r} resolves outside the repository root (symlink)")
+    return problems
+
+
+def not_runnable(name: str) -> VerifierResult:
+    """The answer for criteria that no verifier run can satisfy (``test``, ``approval``)."""
+    how = {
+        "approval": "are satisfied by `plangraph approve`",
+        "test": "are verified by running `pytest --plangraph`",
+    }.get(name, "are not run by the registry")
+    return VerifierResult("error", NOT_RUNNABLE, f"{name} criteria {how}, not run")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _check_type(vtype: Any, plugin: str) -> None:
+    if not isinstance(vtype, VerifierType):
+        raise VerifierError(
+            f"plugin {plugin!r} returned {vtype!r} from plangraph_verifier_types, which is not a"
+            " verifier type (it needs name, runs_in_pytest, config_problems and run)"
+        )
+    if not isinstance(vtype.name, str) or not _NAME.match(vtype.name):
+        raise VerifierError(
+            f"plugin {plugin!r} registered a verifier with a bad name {vtype.name!r}"
+        )
+
+
+def _checked(result: Any, name: str) -> VerifierResult:
+    """The result itself when it is well formed, else an error result saying what is wrong."""
+    problem = _result_problem(result)
+    if problem is None:
+        assert isinstance(result, VerifierResult)
+        return result
+    return VerifierResult("error", VERIFIER_CRASHED, f"verifier {name!r} {problem}")
+
+
+def _result_problem(result: Any) -> str | None:
+    if not isinstance(result, VerifierResult):
+        return f"returned {type(result).__name__}, not a VerifierResult"
+    if result.outcome not in ("passed", "failed", "error"):
+        return f"returned the outcome {result.outcome!r}"
+    if not isinstance(result.details, dict):
+        return f"returned details of type {type(result.details).__name__}, not a mapping"
+    if not all(isinstance(s, str) and s for s in result.subjects):
+        return "returned subjects that are not paths"
+    try:
+        json.dumps(result.details, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return f"returned details that are not plain JSON ({exc})"
+    return None

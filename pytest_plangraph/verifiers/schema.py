@@ -1,0 +1,300 @@
+"""The ``schema`` verifier: an artifact (JSON or YAML) validated against a JSON Schema file.
+
+Files ending in ``.yaml``/``.yml`` are read as YAML (safely, and with dates kept as strings, as
+JSON would have them); anything else as JSON. ``$ref`` to other schema files resolves relative
+to the schema file, inside the repository only — nothing is ever fetched from the network.
+Formats (``email``, ``date`` …) are checked. jsonschema is imported when a schema is checked,
+never at import time.
+
+Reasons: ``SCHEMA_MISSING``/``SCHEMA_INVALID`` (outcome ``error``: the check itself is broken),
+``ARTIFACT_MISSING``/``ARTIFACT_UNREADABLE``/``SCHEMA_VIOLATION`` (outcome ``failed``),
+``PATH_OUTSIDE_ROOT`` for a file that resolves outside the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from . import (
+    ARTIFACT_MISSING,
+    ARTIFACT_UNREADABLE,
+    PATH_OUTSIDE_ROOT,
+    SCHEMA_INVALID,
+    SCHEMA_MISSING,
+    SCHEMA_VIOLATION,
+    VerdictError,
+    VerifierResult,
+    path_setting_problems,
+    settings_of,
+)
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+    from ..model import Criterion, Node
+    from ..vcs import Workspace
+
+MAX_ERRORS = 10
+"""At most this many violations are listed; the count says how many there were."""
+_MAX_TEXT = 300
+_YAML_SUFFIXES = (".yaml", ".yml")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class _Role:
+    """How a problem with a file is judged: a broken schema is an error of the check, a broken
+    artifact is a failure of the criterion."""
+
+    outcome: Literal["failed", "error"]
+    missing: str
+    unreadable: str
+
+
+_SCHEMA = _Role("error", SCHEMA_MISSING, SCHEMA_INVALID)
+_ARTIFACT = _Role("failed", ARTIFACT_MISSING, ARTIFACT_UNREADABLE)
+
+
+class SchemaType:
+    """Built-in ``schema`` verifier type (settings ``schema``, ``artifact``)."""
+
+    name = "schema"
+    runs_in_pytest = True
+
+    def subjects(self, settings: Mapping[str, Any]) -> list[str]:
+        """The schema and the artifact (files reached through ``$ref`` are added when run)."""
+        return [str(settings["schema"]), str(settings["artifact"])]
+
+    def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
+        """Bad paths, and a schema file that is missing or not a valid JSON Schema."""
+        problems = path_setting_problems(settings, ("schema", "artifact"), workspace)
+        if not problems:
+            try:
+                _compile(workspace, settings["schema"], _Refs(workspace, settings["schema"]))
+            except VerdictError as stop:
+                problems.append(stop.result.message)
+        return problems
+
+    def run(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
+        """Validate the artifact; subjects are the schema, the artifact and any ``$ref`` files."""
+        settings = settings_of(criterion.verifier)
+        refs = _Refs(workspace, settings["schema"])
+        try:
+            result = _validate(workspace, settings["schema"], settings["artifact"], refs)
+        except VerdictError as stop:
+            result = stop.result
+        subjects = dict.fromkeys([settings["schema"], settings["artifact"], *refs.read])
+        return replace(result, subjects=tuple(subjects))
+
+
+def load_document(workspace: Workspace, rel: str) -> Any:
+    """The parsed content of a JSON or YAML file (``.yaml``/``.yml``) in *workspace*.
+
+    Raises :class:`VerdictError` with outcome ``failed`` and ``ARTIFACT_MISSING``,
+    ``ARTIFACT_UNREADABLE`` or ``PATH_OUTSIDE_ROOT``.
+    """
+    return _load(workspace, rel, _ARTIFACT)
+
+
+def parse_document(data: bytes, name: str) -> Any:
+    """Parse JSON, or YAML when *name* ends in ``.yaml``/``.yml``; ValueError naming *name*."""
+    import yaml
+
+    try:
+        if name.lower().endswith(_YAML_SUFFIXES):
+            return yaml.load(data, Loader=_yaml_loader())
+        return json.loads(data)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{name}: not valid YAML: {_short(str(exc))}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text: {exc.reason}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{name}: not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ValueError(f"{name}: nested too deeply to read") from exc
+
+
+@functools.cache
+def _yaml_loader() -> Any:
+    """A safe loader that leaves timestamps as strings, as a JSON artifact would have them."""
+    import yaml
+
+    class _JsonLikeLoader(yaml.SafeLoader):
+        pass
+
+    _JsonLikeLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(":timestamp")]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return _JsonLikeLoader
+
+
+def _stop(role: _Role, reason: str, message: str) -> VerdictError:
+    return VerdictError(VerifierResult(role.outcome, reason, message))
+
+
+def _load(workspace: Workspace, rel: str, role: _Role) -> Any:
+    if workspace.escapes(rel):
+        raise _stop(role, PATH_OUTSIDE_ROOT, f"{rel} resolves outside the repository root")
+    try:
+        data = (workspace.root / rel).read_bytes()
+    except FileNotFoundError:
+        raise _stop(role, role.missing, f"{rel} does not exist") from None
+    except (IsADirectoryError, NotADirectoryError):
+        raise _stop(role, role.missing, f"{rel} is not a file") from None
+    except OSError as exc:
+        raise _stop(role, role.unreadable, f"{rel} cannot be read: {exc.strerror}") from None
+    try:
+        return parse_document(data, rel)
+    except ValueError as exc:
+        raise _stop(role, role.unreadable, str(exc)) from None
+
+
+class _Refs:
+    """Resolves ``$ref`` to files next to the schema, and remembers what it read or refused."""
+
+    def __init__(self, workspace: Workspace, schema_rel: str) -> None:
+        self.workspace = workspace
+        self.base = posixpath.dirname(schema_rel)
+        self.read: list[str] = []
+        self.failure: VerdictError | None = None
+
+    def registry(self) -> Any:
+        """A referencing registry that retrieves through this object."""
+        import referencing
+
+        return referencing.Registry(retrieve=self.retrieve)  # type: ignore[call-arg]
+
+    def retrieve(self, uri: str) -> Any:
+        """The schema file named by a relative *uri*; remote URIs are refused."""
+        import referencing
+        import referencing.jsonschema
+
+        if urlsplit(uri).scheme:
+            self.failure = _stop(
+                _SCHEMA,
+                SCHEMA_INVALID,
+                f"$ref {uri!r} is not fetched: keep referenced schemas in the repository"
+                " and refer to them by relative path",
+            )
+            raise self.failure
+        rel = posixpath.normpath(posixpath.join(self.base, uri))
+        try:
+            contents = _load(self.workspace, rel, _SCHEMA)
+        except VerdictError as stop:
+            self.failure = stop
+            raise
+        self.read.append(rel)
+        spec = referencing.jsonschema.DRAFT202012
+        return referencing.Resource.from_contents(contents, default_specification=spec)
+
+
+def _compile(workspace: Workspace, schema_rel: str, refs: _Refs) -> Validator:
+    from jsonschema import exceptions
+
+    schema = _load(workspace, schema_rel, _SCHEMA)
+    if not isinstance(schema, (dict, bool)):
+        kind = type(schema).__name__
+        raise _stop(
+            _SCHEMA, SCHEMA_INVALID, f"{schema_rel}: a JSON Schema is an object, not {kind}"
+        )
+    cls = _validator_class(schema, schema_rel)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where = json_path(exc.absolute_path)
+        message = f"{schema_rel}: not a valid JSON Schema: {where}: {_short(exc.message)}"
+        raise _stop(_SCHEMA, SCHEMA_INVALID, message) from None
+    validator: Validator = cls(schema, registry=refs.registry(), format_checker=cls.FORMAT_CHECKER)
+    return validator
+
+
+def _validator_class(schema: dict[str, Any] | bool, schema_rel: str) -> Any:
+    """The validator of the schema's ``$schema`` dialect (2020-12 when it names none)."""
+    from jsonschema import validators
+
+    if not isinstance(schema, dict) or "$schema" not in schema:
+        return validators.Draft202012Validator
+    cls = validators.validator_for(schema, default=None)  # type: ignore[arg-type]
+    if cls is None:
+        message = (
+            f"{schema_rel}: unknown $schema {schema['$schema']!r}; name a JSON Schema draft such"
+            " as 'https://json-schema.org/draft/2020-12/schema', or leave $schema out"
+        )
+        raise _stop(_SCHEMA, SCHEMA_INVALID, message)
+    return cls
+
+
+def _validate(
+    workspace: Workspace, schema_rel: str, artifact_rel: str, refs: _Refs
+) -> VerifierResult:
+    import referencing.exceptions
+
+    validator = _compile(workspace, schema_rel, refs)
+    instance = _load(workspace, artifact_rel, _ARTIFACT)
+    try:
+        errors = list(validator.iter_errors(instance))
+    except referencing.exceptions.Unresolvable as exc:
+        if refs.failure is not None:
+            raise refs.failure from None
+        message = f"{schema_rel}: cannot resolve $ref: {_short(str(exc))}"
+        raise _stop(_SCHEMA, SCHEMA_INVALID, message) from None
+    if not errors:
+        return VerifierResult("passed", message=f"{artifact_rel} conforms to {schema_rel}")
+    return _violations(artifact_rel, errors)
+
+
+def _violations(artifact_rel: str, errors: list[ValidationError]) -> VerifierResult:
+    from jsonschema.exceptions import best_match
+
+    best = best_match(errors)
+    assert best is not None
+    top = best
+    while top.parent is not None:
+        top = top.parent
+    rest = sorted((e for e in errors if e is not top), key=lambda e: json_path(e.absolute_path))
+    shown = [best, *rest][:MAX_ERRORS]
+    entries = [
+        {
+            "path": json_path(e.absolute_path),
+            "message": _short(e.message),
+            "keyword": str(e.validator),
+            "schema_path": _pointer(e.absolute_schema_path),
+        }
+        for e in shown
+    ]
+    lines = [f"{artifact_rel}: {entry['path']}: {entry['message']}" for entry in entries]
+    if len(errors) > len(shown):
+        lines.append(f"... and {len(errors) - len(shown)} more")
+    details = {"errors": entries, "count": len(errors)}
+    return VerifierResult("failed", SCHEMA_VIOLATION, "\n".join(lines), details)
+
+
+def json_path(parts: Iterable[str | int]) -> str:
+    """``$.users[0].email`` from ``["users", 0, "email"]`` (odd keys as ``$["a b"]``)."""
+    text = "$"
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            text += f".{part}"
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return text
+
+
+def _pointer(parts: Iterable[str | int]) -> str:
+    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "#/" + "/".join(escaped)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
