@@ -1,0 +1,163 @@
+"""Turning one pytest run's outcomes into evidence records (DESIGN §4).
+
+:class:`RunResults` holds what the controller heard (the mapping, each test's report phases,
+each verifier item's verdict, the artifacts tests declared); :func:`decide` folds it into one
+verdict per criterion, or the reason it was not verified; :class:`EvidenceBuilder` binds each
+verdict to subjects and their sha256 through :meth:`PlanGraph.make_evidence`, voiding a record
+whose subjects changed while the session ran (``ARTIFACT_CHANGED_DURING_RUN``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping as MappingABC
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .pytest_mapping import Mapping
+from .pytest_verdicts import (
+    DESELECTED,
+    NOT_RUN,
+    Phase,
+    Unverified,
+    Verdict,
+    criterion_verdict,
+    fold_phases,
+)
+
+if TYPE_CHECKING:
+    from .api import PlanGraph
+    from .model import Evidence, GitInfo, PlanRef, RunInfo
+    from .state import Snapshot
+
+CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
+
+
+@dataclass
+class RunResults:
+    """What the controller collected during the run, keyed by repository-relative test id."""
+
+    phases: dict[str, list[Phase]] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[str, list[str]] = field(default_factory=dict)
+
+    def outcome(self, test_id: str) -> str | None:
+        """The test's outcome, None when it has not finished (or never ran)."""
+        return fold_phases(self.phases.get(test_id, ()))
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A criterion's verdict in this run with its details and the paths it depends on."""
+
+    node: str
+    criterion: str
+    verdict: Verdict
+    details: dict[str, Any]
+    subjects: dict[str, str | None]
+    """path → sha256 before the run (None: unknown, or missing then)."""
+    produced: tuple[str, ...] = ()
+    """Artifacts the tests declared: made by the run, so never 'changed during' it."""
+
+
+def decide(mapping: Mapping, results: RunResults) -> tuple[list[Decided], dict[str, Unverified]]:
+    """One :class:`Decided` per verified criterion, and why each other one was not verified."""
+    decided: list[Decided] = []
+    skipped: dict[str, Unverified] = {}
+    for ref, tests in mapping.criteria.items():
+        outcomes = {t: results.outcome(t) for t in tests.tests}
+        verdict = criterion_verdict(
+            outcomes,
+            unmatched=tests.unmatched,
+            deselected=tests.deselected,
+            complete=mapping.complete,
+        )
+        if isinstance(verdict, Unverified):
+            skipped[ref] = verdict
+            continue
+        details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
+        if tests.unmatched:
+            details["unmatched"] = tests.unmatched
+        produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
+        subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
+        subjects.update(dict.fromkeys(produced))
+        node, _, criterion = ref.partition("/")
+        decided.append(Decided(node, criterion, verdict, details, subjects, tuple(produced)))
+    for ref in mapping.verifiers_deselected:
+        skipped[ref] = Unverified(DESELECTED)
+    for ref, item_id in mapping.verifiers.items():
+        found = results.verdicts.get(item_id)
+        if found is None:
+            skipped[ref] = Unverified(NOT_RUN)
+        else:
+            decided.append(_verifier_decided(ref, found))
+    return decided, skipped
+
+
+def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
+    details = dict(verdict.get("details") or {})
+    if verdict.get("message"):
+        details.setdefault("message", verdict["message"])
+    node, _, criterion = ref.partition("/")
+    return Decided(
+        node,
+        criterion,
+        Verdict(verdict["outcome"], verdict.get("reason")),
+        details,
+        dict(verdict.get("subjects") or {}),
+    )
+
+
+@dataclass
+class EvidenceBuilder:
+    """Builds the records of one run against one end-of-run snapshot."""
+
+    graph: PlanGraph
+    snapshot: Snapshot
+    before: dict[str, str | None]
+    """sha256 of the plan's files when the session started."""
+    run: RunInfo
+    plan: PlanRef
+    git: GitInfo
+    recorded_by: str
+    _hashes: dict[str, str | None] = field(default_factory=dict)
+
+    def build(self, item: Decided) -> Evidence:
+        """The record for *item*; voided when a subject changed during the run."""
+        subjects = {path: self._hash(path) for path in item.subjects}
+        evidence = self._make(item, item.verdict, item.details, subjects)
+        started = {**self.before, **item.subjects}
+        moved = sorted(
+            path
+            for path, digest in evidence.subjects.items()
+            if path in started and path not in item.produced and started[path] != digest
+        )
+        if not moved:
+            return evidence
+        details = {**item.details, "changed_during_run": moved}
+        return self._make(item, Verdict("error", CHANGED_DURING_RUN), details, subjects)
+
+    def _make(
+        self,
+        item: Decided,
+        verdict: Verdict,
+        details: dict[str, Any],
+        subjects: dict[str, str | None],
+    ) -> Evidence:
+        return self.graph.make_evidence(
+            item.node,
+            item.criterion,
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            details=details,
+            subjects=subjects,
+            run=self.run,
+            recorded_by=self.recorded_by,
+            snapshot=self.snapshot,
+            plan=self.plan,
+            git=self.git,
+        )
+
+    def _hash(self, path: str) -> str | None:
+        if path not in self._hashes:
+            self._hashes[path] = self.graph.workspace.hash_file(path)
+        return self._hashes[path]

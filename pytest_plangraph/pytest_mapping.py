@@ -1,0 +1,196 @@
+"""Which collected tests verify which criteria: ``criterion`` markers and ``tests:`` patterns.
+
+The mapping is computed where the items are (the only process in a serial run, every worker under
+xdist) and kept as plain built-in values, so a worker can hand it to the controller through
+``workeroutput`` unchanged. Test ids are node ids relative to the repository root, the same form
+the plan's ``tests:`` patterns use.
+
+A pattern matches a test id when it is the id itself, a prefix of it ending at ``::`` or at the
+parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
+``tests/test_a.py::test_x[1]``), or an :func:`fnmatch.fnmatchcase` pattern such as
+``tests/test_login.py::*``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+import pytest
+
+from .model import Plan, TestVerifier
+from .paths import is_glob
+
+
+@dataclass
+class CriterionTests:
+    """The tests of one ``test`` criterion in this run."""
+
+    tests: list[str] = field(default_factory=list)
+    deselected: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Mapping:
+    """Tests ↔ criteria of one collection, in plain values (see module docstring)."""
+
+    criteria: dict[str, CriterionTests] = field(default_factory=dict)
+    tests: dict[str, list[str]] = field(default_factory=dict)
+    verifiers: dict[str, str] = field(default_factory=dict)
+    verifiers_deselected: list[str] = field(default_factory=list)
+    test_files: dict[str, str] = field(default_factory=dict)
+    file_subjects: dict[str, list[str]] = field(default_factory=dict)
+    hashes: dict[str, str | None] = field(default_factory=dict)
+    complete: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain built-in values (safe for execnet)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Mapping:
+        """Inverse of :meth:`to_dict`."""
+        criteria = {ref: CriterionTests(**value) for ref, value in data["criteria"].items()}
+        return cls(**{**data, "criteria": criteria})
+
+    def subjects_of(self, test_ids: Iterable[str]) -> list[str]:
+        """Test files and the conftest.py files above them, for these tests."""
+        files = {self.test_files[t] for t in test_ids if t in self.test_files}
+        return sorted({p for f in files for p in self.file_subjects.get(f, [f])})
+
+
+def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
+    """``node/criterion`` → its ``tests:`` patterns, for every test criterion of live nodes."""
+    found: dict[str, list[str]] = {}
+    for node in plan.nodes:
+        if node.cancelled:
+            continue
+        for criterion in node.acceptance:
+            if isinstance(criterion.verifier, TestVerifier):
+                found[f"{node.id}/{criterion.id}"] = list(criterion.verifier.tests)
+    return found
+
+
+def marker_refs(item: pytest.Item) -> list[str]:
+    """Every argument of every ``criterion`` marker on *item* (class and module marks too)."""
+    refs: list[str] = []
+    for mark in item.iter_markers("criterion"):
+        refs.extend(str(arg) if not isinstance(arg, str) else arg for arg in mark.args)
+    return refs
+
+
+def ref_problems(refs: Iterable[str], plan: Plan) -> list[str]:
+    """One message per marker reference that names no test criterion of *plan*."""
+    problems: list[str] = []
+    for ref in refs:
+        if message := _ref_problem(ref, plan):
+            problems.append(message)
+    return problems
+
+
+def _ref_problem(ref: str, plan: Plan) -> str | None:
+    node_id, slash, criterion_id = ref.partition("/")
+    if not slash or not node_id or not criterion_id:
+        return f"criterion marker {ref!r}: write 'node-id/criterion-id'"
+    node = plan.node(node_id)
+    if node is None:
+        nodes = [n.id for n in plan.nodes]
+        return f"criterion marker {ref!r}: unknown node {node_id!r}; {_choices(node_id, nodes)}"
+    criterion = node.criterion(criterion_id)
+    if criterion is None:
+        ids = [c.id for c in node.acceptance]
+        return (
+            f"criterion marker {ref!r}: node {node_id!r} has no criterion {criterion_id!r}; "
+            f"{_choices(criterion_id, ids)}"
+        )
+    if criterion.verifier.type != "test":
+        tests = [c.id for c in node.acceptance if c.verifier.type == "test"]
+        return (
+            f"criterion marker {ref!r} is verified by {criterion.verifier.type!r}, not by tests; "
+            f"test criteria of {node_id!r}: {', '.join(tests) or 'none'}"
+        )
+    return None
+
+
+def _choices(name: str, known: Sequence[str]) -> str:
+    if not known:
+        return "there are none"
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{hint}valid: {', '.join(known)}"
+
+
+class PatternIndex:
+    """Finds the criteria whose ``tests:`` patterns match a test id, without trying every
+    pattern on every test (exact ids and prefixes are dictionary lookups)."""
+
+    def __init__(self, patterns: dict[str, list[str]]) -> None:
+        self.exact: dict[str, list[tuple[str, str]]] = {}
+        self.globs: list[tuple[str, str]] = []
+        for ref, refs_patterns in patterns.items():
+            for pattern in refs_patterns:
+                self.exact.setdefault(pattern, []).append((ref, pattern))
+                if is_glob(pattern):
+                    self.globs.append((ref, pattern))
+
+    def match(self, test_id: str) -> list[tuple[str, str]]:
+        """``(ref, pattern)`` pairs matching *test_id*."""
+        hits = [hit for key in _prefixes(test_id) for hit in self.exact.get(key, ())]
+        hits.extend(hit for hit in self.globs if fnmatchcase(test_id, hit[1]))
+        return list(dict.fromkeys(hits))
+
+
+def _prefixes(test_id: str) -> list[str]:
+    keys = [test_id]
+    base = test_id.split("[", 1)[0]
+    if base != test_id:
+        keys.append(base)
+    parts = base.split("::")
+    keys.extend("::".join(parts[:i]) for i in range(1, len(parts)))
+    return keys
+
+
+@dataclass
+class MappingBuilder:
+    """Accumulates selected and deselected tests into a :class:`Mapping`."""
+
+    plan: Plan
+    prefix: str = ""
+    complete: bool = True
+    mapping: Mapping = field(default_factory=Mapping)
+
+    def __post_init__(self) -> None:
+        patterns = patterns_by_criterion(self.plan)
+        self.index = PatternIndex(patterns)
+        self.matched: set[str] = set()
+        self.mapping.complete = self.complete
+        self.mapping.criteria = {ref: CriterionTests() for ref in patterns}
+
+    def test_id(self, nodeid: str) -> str:
+        """The repository-relative id of a pytest node id."""
+        return self.prefix + nodeid
+
+    def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
+        """Map one test; returns the refs it verifies."""
+        refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
+        for ref, pattern in self.index.match(test_id):
+            self.matched.add(pattern)
+            refs.append(ref)
+        refs = list(dict.fromkeys(refs))
+        for ref in refs:
+            entry = self.mapping.criteria[ref]
+            (entry.tests if selected else entry.deselected).append(test_id)
+        if refs and selected:
+            self.mapping.tests[test_id] = refs
+            self.mapping.test_files[test_id] = file
+        return refs
+
+    def finish(self) -> Mapping:
+        """Record the patterns that matched nothing and return the mapping."""
+        for ref, patterns in patterns_by_criterion(self.plan).items():
+            self.mapping.criteria[ref].unmatched = [p for p in patterns if p not in self.matched]
+        return self.mapping

@@ -1,0 +1,377 @@
+"""The state of one ``pytest --plangraph`` run, registered as a plugin by ``pytest_configure``.
+
+Three roles share this class. In a serial run one process does everything. Under pytest-xdist a
+*worker* collects, maps tests to criteria, runs verifier items and attaches plain values to its
+reports and its ``workeroutput``; the *controller* never collects, hears the reports, and is the
+only process that opens the store. Roles are told apart by ``config.workerinput``.
+
+At session start the controller lints the plan (errors are a usage error), registers the plan in
+the store and derives the state before the run; at session end it builds one evidence record per
+verified criterion, appends them, derives the state again and asks the gate about claimed and
+required nodes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .api import PlanGraph, actor, git_info, now, run_info
+from .errors import PlangraphError
+from .model import Criterion, Node
+from .pytest_evidence import EvidenceBuilder, RunResults, decide
+from .pytest_fixture import ARTIFACT_PROPERTY
+from .pytest_items import PlanFile, VerifierItem
+from .pytest_mapping import Mapping, MappingBuilder, marker_refs, ref_problems
+from .state import derive
+from .summary import Outcome, RunReport, write_summary
+from .verify import runnable_criteria
+
+if TYPE_CHECKING:
+    from .state import PlanState, Snapshot
+    from .verifiers import Registry
+
+CRITERION_PROPERTY = "plangraph_criterion"
+RUN_PROPERTY = "plangraph_run"
+
+
+class PlangraphSession:
+    """One run's plan, mapping, results and (on the controller) store."""
+
+    def __init__(self, config: pytest.Config, graph: PlanGraph) -> None:
+        self.config = config
+        self.graph = graph
+        self.worker = hasattr(config, "workerinput")
+        worker_input: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
+        self.partial: bool = worker_input.get("plangraph_partial", _partial_args(config))
+        self.prefix = _prefix(graph, config.rootpath)
+        self.plan_path = plan_path(config)
+        self.mapping: Mapping | None = None
+        self.results = RunResults()
+        self.deselected: list[pytest.Item] = []
+        self.collection_failed = False
+        self.report: RunReport | None = None
+        self._registry: Registry | None = None
+        self._conftests: dict[str, list[str]] = {}
+
+    @classmethod
+    def start(cls, config: pytest.Config) -> PlangraphSession:
+        """Load the plan; on the controller also lint it and open the store (usage errors)."""
+        plan, store = plan_path(config), _store_path(config)
+        graph: PlanGraph | None = None
+        try:
+            graph = PlanGraph.open(plan=plan, store=store)
+            session = cls(config, graph)
+            if not session.worker:
+                session._start_controller()
+        except PlangraphError as exc:
+            if graph is not None:
+                graph.close()
+            raise pytest.UsageError(f"--plangraph: {exc}") from None
+        return session
+
+    def _start_controller(self) -> None:
+        errors = [f for f in self.graph.lint() if f.severity == "error"]
+        if errors:
+            lines = "\n".join(str(f) for f in errors)
+            raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
+        for node in self.config.getoption("plangraph_require"):
+            self.graph.require_node(node)
+        self.started = now()
+        self.plan_ref = self.graph.plan_ref()
+        self.before_snapshot, self.before = self._derive()
+
+    def _derive(self) -> tuple[Snapshot, PlanState]:
+        events = self.graph.events()
+        snapshot = self.graph.snapshot(events)
+        return snapshot, derive(self.graph.graph, events, snapshot)
+
+    def close(self) -> None:
+        """Close the store connection."""
+        self.graph.close()
+
+    # --- used by the verifier items ----------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The verifier registry, built once per run."""
+        if self._registry is None:
+            self._registry = self.graph.registry
+        return self._registry
+
+    def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
+        """Criteria that run as verifier items, in topological order."""
+        return runnable_criteria(self.graph, None)
+
+    def criterion_line(self, node_id: str, criterion_id: str) -> int | None:
+        """0-based line of the criterion in the plan file, when known."""
+        node = self.graph.graph.nodes[node_id]
+        index = next(i for i, c in enumerate(node.acceptance) if c.id == criterion_id)
+        path = (*self.graph.loaded.node_path(node_id), "acceptance", index)
+        position = self.graph.loaded.positions.get(path)
+        return position[0] - 1 if position else None
+
+    def run_verifier(self, node: Node, criterion: Criterion) -> dict[str, Any]:
+        """Run one verifier; its verdict in plain values, with subjects hashed before it ran."""
+        workspace = self.graph.workspace
+        try:
+            declared = self.registry.declared_subjects(criterion)
+        except PlangraphError:
+            declared = []
+        before = {path: workspace.hash_file(path) for path in declared}
+        result = self.registry.run_safely(node, criterion, workspace)
+        for path in result.subjects:
+            before.setdefault(path, workspace.hash_file(path))
+        return {
+            "outcome": result.outcome,
+            "reason": result.reason,
+            "message": result.message,
+            "details": dict(result.details),
+            "subjects": {p: h for p, h in before.items() if p in result.subjects},
+        }
+
+    # --- collection (serial run and workers) -------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> PlanFile | None:
+        """Collect the plan file into verifier items when a run reaches it."""
+        if file_path == self.plan_path:
+            return PlanFile.from_parent(parent, path=file_path)
+        return None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """Turn a ``criterion`` marker naming no test criterion into a collection error."""
+        report = yield
+        if report.passed and report.result:
+            problems = [
+                f"{item.nodeid}: {problem}"
+                for item in report.result
+                if isinstance(item, pytest.Item)
+                for problem in ref_problems(marker_refs(item), self.graph.plan)
+            ]
+            if problems:
+                report.outcome = "failed"
+                report.longrepr = "\n".join(problems)
+                report.result = []
+        return report
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A collection error makes the collection partial (no TEST_NOT_FOUND)."""
+        if report.failed:
+            self.collection_failed = True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[Any]) -> None:
+        """Add the verifier items when the plan file was not collected as a path (before any
+        ``-k``/``-m`` deselection sees the items)."""
+        if self.partial or any(isinstance(item, VerifierItem) for item in items):
+            return
+        plan_file = PlanFile.from_parent(session, path=self.plan_path)
+        items.extend(session.genitems(plan_file))
+
+    @pytest.hookimpl
+    def pytest_deselected(self, items: Iterable[pytest.Item]) -> None:
+        """Remember deselected items: their criteria are not verified in this run."""
+        self.deselected.extend(items)
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Map the final selection to criteria; a worker hands it to the controller."""
+        builder = MappingBuilder(
+            self.graph.plan, self.prefix, complete=not (self.partial or self.collection_failed)
+        )
+        for selected, items in ((True, session.items), (False, self.deselected)):
+            for item in items:
+                self._map(builder, item, selected=selected)
+        self.mapping = builder.finish()
+        if self.worker:
+            workeroutput: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput["plangraph"] = self.mapping.to_dict()
+
+    def _map(self, builder: MappingBuilder, item: pytest.Item, *, selected: bool) -> None:
+        test_id = builder.test_id(item.nodeid)
+        if isinstance(item, VerifierItem):
+            if selected:
+                builder.mapping.verifiers[item.ref] = test_id
+                item.user_properties.append((CRITERION_PROPERTY, item.ref))
+                item.user_properties.append((RUN_PROPERTY, self.run_id))
+            else:
+                builder.mapping.verifiers_deselected.append(item.ref)
+            return
+        file = self._relative(item.path)
+        refs = builder.add(item, test_id, file or "", selected=selected)
+        if refs and selected and file:
+            self._bind_files(builder.mapping, file)
+            item.user_properties.extend((CRITERION_PROPERTY, ref) for ref in refs)
+            item.user_properties.append((RUN_PROPERTY, self.run_id))
+
+    def _bind_files(self, mapping: Mapping, file: str) -> None:
+        if file in mapping.file_subjects:
+            return
+        paths = [*self._conftests_of(file.rpartition("/")[0]), file]
+        mapping.file_subjects[file] = paths
+        for path in paths:
+            mapping.hashes.setdefault(path, self.graph.workspace.hash_file(path))
+
+    def _conftests_of(self, directory: str) -> list[str]:
+        if directory not in self._conftests:
+            parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
+            own = f"{directory}/conftest.py" if directory else "conftest.py"
+            here = [own] if (self.graph.root / own).is_file() else []
+            self._conftests[directory] = [*parent, *here]
+        return self._conftests[directory]
+
+    def _relative(self, path: Path) -> str | None:
+        try:
+            return self.graph.workspace.relative(path)
+        except PlangraphError:
+            return None
+
+    # --- running -----------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Put a verifier item's verdict on its call report (plain values: xdist-safe)."""
+        report = yield
+        if isinstance(item, VerifierItem) and call.when == "call" and item.verdict is not None:
+            report.plangraph_verdict = item.verdict  # type: ignore[attr-defined]
+        return report
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect each phase's outcome, verifier verdicts and declared artifacts."""
+        if self.worker:
+            return
+        test_id = self.prefix + report.nodeid
+        xfail = hasattr(report, "wasxfail")
+        self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
+        verdict = getattr(report, "plangraph_verdict", None)
+        if verdict is not None:
+            self.results.verdicts[test_id] = verdict
+        for name, value in report.user_properties:
+            if name == ARTIFACT_PROPERTY:
+                self.results.artifacts.setdefault(test_id, []).append(str(value))
+
+    # --- xdist controller --------------------------------------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Tell each worker the run id and whether the run's paths are partial."""
+        node.workerinput["plangraph_run"] = self.run_id
+        node.workerinput["plangraph_partial"] = self.partial
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Take the mapping from the first worker that finished collecting."""
+        data = getattr(node, "workeroutput", {}).get("plangraph")
+        if data is not None and self.mapping is None:
+            self.mapping = Mapping.from_dict(data)
+
+    # --- session end (controller) ------------------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Record the evidence, derive the new state and apply the gate."""
+        if self.worker or self.config.option.collectonly:
+            return
+        try:
+            self.report = self._finish()
+        except PlangraphError as exc:
+            self.report = RunReport(error=f"evidence was not recorded: {exc}")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        passing = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if self.report.refusals and self.report.gate and session.exitstatus in passing:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _finish(self) -> RunReport:
+        decided, unverified = decide(self.mapping or Mapping(), self.results)
+        snapshot = self.graph.snapshot()
+        builder = EvidenceBuilder(
+            graph=self.graph,
+            snapshot=snapshot,
+            before=dict(self.before_snapshot.files),
+            run=run_info(self.started, now(), pytest.__version__).model_copy(
+                update={"id": self.run_id}
+            ),
+            plan=self.plan_ref,
+            git=git_info(self.graph.root),
+            recorded_by=actor(),
+        )
+        evidence = [builder.build(item) for item in decided]
+        if evidence:
+            self.graph.record(evidence)
+        _, after = self._derive()
+        decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
+        gated = bool(self.config.getoption("plangraph_gate"))
+        if gated:
+            from .plugins import get_plugin_manager
+
+            for decision in decisions:
+                get_plugin_manager().hook.plangraph_gate_decision(decision=decision)
+        outcomes = [Outcome(e.ref, e.outcome, e.reason) for e in evidence]
+        return RunReport(
+            before=self.before,
+            after=after,
+            plan=self.plan_ref,
+            recorded=outcomes,
+            unverified={ref: u.reason for ref, u in unverified.items()},
+            decisions=decisions,
+            gate=gated,
+        )
+
+    def _gated_nodes(self) -> list[str]:
+        """Claimed nodes still in the plan and required nodes, in topological order."""
+        wanted = self.graph.claims() | set(self.config.getoption("plangraph_require"))
+        return [n for n in self.graph.graph.topological_order() if n in wanted]
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The ``plangraph`` section: state table, changes of this run, gate refusals."""
+        if self.report is not None:
+            write_summary(terminalreporter, self.report, self.config.get_verbosity())
+
+
+def plan_path(config: pytest.Config) -> Path:
+    """The plan file: ``--plangraph=PLAN`` (from the invocation dir), else the
+    ``plangraph_plan`` ini value (from the rootdir)."""
+    value: str = config.getoption("plangraph")
+    if value:
+        return (config.invocation_params.dir / value).resolve()
+    return (config.rootpath / str(config.getini("plangraph_plan"))).resolve()
+
+
+def _store_path(config: pytest.Config) -> Path | None:
+    value = config.getoption("plangraph_store")
+    return (config.invocation_params.dir / value).resolve() if value else None
+
+
+def _prefix(graph: PlanGraph, rootdir: Path) -> str:
+    """What turns a node id (relative to the rootdir) into a repository-relative test id."""
+    try:
+        relative = graph.workspace.relative(rootdir)
+    except PlangraphError:
+        return ""
+    return "" if relative == "." else f"{relative}/"
+
+
+def _partial_args(config: pytest.Config) -> bool:
+    """True when the command line narrowed the collection (paths, ``--lf``, ``--sw``)."""
+    source = config.args_source
+    if source == pytest.Config.ArgsSource.ARGS:
+        return True
+    invocation = config.invocation_params.dir
+    if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
+        return True
+    return any(config.getoption(name, False) for name in ("lf", "stepwise"))

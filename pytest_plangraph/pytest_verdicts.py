@@ -1,0 +1,101 @@
+"""From pytest report phases to test outcomes, and from test outcomes to a criterion's verdict.
+
+Pure functions over plain values, so the rules read as a table and are tested as one. A test's
+outcome folds its setup, call and teardown reports; a criterion's verdict folds its tests'
+outcomes. ``None`` means "not decided in this run" (interrupted, deselected, not collected): no
+evidence is recorded for it, and the summary says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+Phase = tuple[str, str, bool]
+"""``(when, outcome, wasxfail)`` of one report: ``("call", "skipped", True)`` is an xfail."""
+
+TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+def fold_phases(phases: Iterable[Phase]) -> str | None:
+    """The outcome of one test from its reports, or None when it did not finish.
+
+    A failure in setup or teardown is ``error``; in the call (including a strict xpass) it is
+    ``failed``. A passing call counts only once its teardown passed too.
+    """
+    seen = {when: (outcome, xfail) for when, outcome, xfail in phases}
+    failed = [when for when, (outcome, _) in seen.items() if outcome == "failed"]
+    if failed:
+        return "failed" if "call" in failed else "error"
+    for when in ("setup", "call"):
+        outcome, xfail = seen.get(when, ("", False))
+        if outcome == "skipped":
+            return "xfailed" if xfail else "skipped"
+    if "call" not in seen or "teardown" not in seen:
+        return None
+    return "xpassed" if seen["call"][1] else "passed"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A criterion's verdict in this run: an evidence outcome and its reason code."""
+
+    outcome: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """Why a criterion gets no evidence from this run (shown in the summary)."""
+
+    reason: str
+
+
+NOT_RUN = "NOT_RUN"
+"""Some of its tests were selected but did not finish (``-x``, interruption, collection error)."""
+DESELECTED = "DESELECTED"
+"""Some of its tests or its verifier item were deselected (``-k``, ``-m``, ``--lf`` …)."""
+NOT_COLLECTED = "NOT_COLLECTED"
+"""The run collected only part of the suite (explicit paths) and none of its tests."""
+
+# First match wins: a failure is a fact even in a partial run; a pass needs the whole set.
+_NEGATIVE = (
+    ("failed", Verdict("failed", "TEST_FAILED")),
+    ("error", Verdict("error", "TEST_ERROR")),
+)
+_NOT_PASSING = (
+    ("xfailed", Verdict("failed", "TEST_XFAILED")),
+    ("xpassed", Verdict("error", "TEST_XPASSED")),
+    ("skipped", Verdict("error", "TEST_SKIPPED")),
+)
+
+
+def criterion_verdict(
+    outcomes: Mapping[str, str | None],
+    *,
+    unmatched: Iterable[str] = (),
+    deselected: Iterable[str] = (),
+    complete: bool = True,
+) -> Verdict | Unverified:
+    """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
+
+    *unmatched* are plan patterns that matched no collected test; *deselected* are matched tests
+    left out of this run; *complete* says the whole suite was collected.
+    """
+    unmatched, deselected = list(unmatched), list(deselected)
+    if complete and (unmatched or not (outcomes or deselected)):
+        return Verdict("error", "TEST_NOT_FOUND")
+    values = set(outcomes.values())
+    for outcome, verdict in _NEGATIVE:
+        if outcome in values:
+            return verdict
+    if deselected:
+        return Unverified(DESELECTED)
+    if not outcomes or unmatched:
+        return Unverified(NOT_COLLECTED)
+    if None in values:
+        return Unverified(NOT_RUN)
+    for outcome, verdict in _NOT_PASSING:
+        if outcome in values:
+            return verdict
+    return Verdict("passed")
