@@ -1,0 +1,441 @@
+"""Lint rules (DESIGN §3.4): one broken fixture plan per code, a clean plan, and focused cases."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pytest_plangraph.lint import LINT_CODES, Finding, has_errors, lint_plan
+from pytest_plangraph.model import Criterion, Node, SchemaVerifier
+from pytest_plangraph.planfile import load_plan
+from pytest_plangraph.vcs import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_FIXTURES = ROOT / "fixtures" / "lint"
+APPROVED = [{"id": "ac-1", "verifier": {"type": "approval"}}]
+
+
+class _Files:
+    """A real :class:`FileCheck` over a directory: symlinks and schema files on disk."""
+
+    def __init__(self, root: Path) -> None:
+        self.workspace = Workspace.at(root)
+
+    def escapes(self, path: str) -> bool:
+        return self.workspace.escapes(path)
+
+    def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
+        verifier = criterion.verifier
+        if not isinstance(verifier, SchemaVerifier):
+            return []
+        target = self.workspace.root / verifier.schema_path
+        if not target.is_file():
+            return [f"schema file {verifier.schema_path} does not exist"]
+        try:
+            schema = json.loads(target.read_text(encoding="utf-8"))
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except (ValueError, jsonschema.SchemaError) as exc:
+            return [f"{verifier.schema_path} is not a valid JSON Schema: {exc}"]
+        return []
+
+
+def _fixture(code: str) -> str:
+    return code.lower().replace("_", "-")
+
+
+def _lint_fixture(name: str) -> list[Finding]:
+    loaded = load_plan(LINT_FIXTURES / f"{name}.yaml", display=f"{name}.yaml")
+    return lint_plan(loaded, files=_Files(LINT_FIXTURES))
+
+
+def _lint(
+    tmp_path: Path, nodes: Sequence[Any], edges: Sequence[Any] = (), **options: Any
+) -> list[Finding]:
+    path = tmp_path / "plan.json"
+    body = {"plangraph": 1, "plan": "p", "nodes": nodes, "edges": list(edges)}
+    path.write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return lint_plan(load_plan(path, display="plan.json"), **options)
+
+
+def _step(node_id: str, **fields: Any) -> dict[str, Any]:
+    return {"id": node_id, "acceptance": APPROVED, **fields}
+
+
+def _edge(source: str, target: str, kind: str = "requires", **fields: Any) -> dict[str, Any]:
+    return {"from": source, "to": target, "type": kind, **fields}
+
+
+def _codes(findings: list[Finding]) -> list[str]:
+    return [finding.code for finding in findings]
+
+
+# (node, line) of every finding each fixture must give, in report order
+EXPECTED: dict[str, list[tuple[str, int]]] = {
+    "DUPLICATE_ID": [("step-a", 8), ("step-b", 14)],
+    "MISSING_DEP": [("step-a", 6), ("step-b", 10), ("step-b", 14)],
+    "SELF_EDGE": [("step-a", 9)],
+    "CYCLE": [("a", 11)],
+    "HIERARCHY_CYCLE": [("step-a", 6)],
+    "UNREACHABLE": [("step-stray", 11)],
+    "ORPHAN_MILESTONE": [("milestone-beta", 8)],
+    "CONTAINS_EDGE": [("step-part", 14)],
+    "UNDECLARED_EDGE": [("step-login", 11)],
+    "TYPE_MISMATCH": [("step-login", 11), ("step-login", 12)],
+    "UNKNOWN_ARTIFACT": [("step-deploy", 18)],
+    "UNKNOWN_VERIFIER": [("step-a", 8)],
+    "VERIFIER_CONFIG": [("step-a", 8), ("step-a", 12)],
+    "PATH_OUTSIDE_ROOT": [("step-a", 7), ("step-a", 8)],
+    "NO_ACCEPTANCE": [("step-a", 10)],
+    "NO_COMPENSATION": [("step-migrate", 6)],
+    "RETRY_WITHOUT_IDEMPOTENCY": [("step-email", 6), ("step-charge", 12)],
+    "IRREVERSIBLE_NOT_LAST": [("step-notify", 19)],
+    "CONFLICT_REQUIRED": [("step-c", 11)],
+}
+
+
+def test_every_code_has_a_fixture_and_an_expectation() -> None:
+    names = {path.stem for path in LINT_FIXTURES.glob("*.yaml")}
+    assert names == {"clean"} | {_fixture(code) for code in LINT_CODES}
+    assert set(EXPECTED) == set(LINT_CODES)
+
+
+@pytest.mark.parametrize("code", sorted(LINT_CODES))
+def test_broken_fixture_gives_its_code(code: str) -> None:
+    name = _fixture(code)
+    findings = _lint_fixture(name)
+    assert {f.code for f in findings} == {code}
+    where = [(f.node, f.location.split(":")[1]) for f in findings]
+    assert where == [(node, str(line)) for node, line in EXPECTED[code]]
+    assert all(f.location.startswith(f"{name}.yaml:") for f in findings)
+    assert all(f.severity == LINT_CODES[code][0] for f in findings)
+    assert all(f.node and f.node in f.hint for f in findings)
+
+
+def test_clean_fixture_has_no_findings() -> None:
+    assert _lint_fixture("clean") == []
+
+
+def test_design_example_plan_is_clean(tmp_path: Path) -> None:
+    plan = tmp_path / "plangraph.yaml"
+    plan.write_text(
+        textwrap.dedent(
+            """\
+            plangraph: 1
+            plan: auth-login
+            nodes:
+              - {id: objective-auth, kind: objective, title: JWT login}
+              - id: step-user-schema
+                parent: objective-auth
+                outputs: [src/auth/user_schema.json]
+                acceptance:
+                  - id: ac-schema-valid
+                    verifier: {type: schema, schema: src/auth/user_schema.json,
+                               artifact: fixtures/user.json}
+              - id: step-token-endpoint
+                parent: objective-auth
+                outputs: [src/auth/login.py]
+                acceptance:
+                  - {id: ac-http-200, verifier: {type: test, tests: ["tests/test_login.py::t"]}}
+                  - {id: ac-invalid-401, verifier: {type: test}}
+                  - {id: ac-security-review, verifier: {type: approval, role: security}}
+            edges:
+              - {from: step-user-schema, to: step-token-endpoint, type: consumes}
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert lint_plan(load_plan(plan)) == []
+
+
+# --- structure --------------------------------------------------------------------------------
+
+
+def test_cycle_hint_prints_the_whole_cycle_from_the_first_node(tmp_path: Path) -> None:
+    nodes = [_step("a"), _step("b"), _step("c")]
+    edges = [_edge("b", "c"), _edge("c", "a", "consumes"), _edge("a", "b", "validates")]
+    [finding] = _lint(tmp_path, nodes, edges)
+    assert (finding.code, finding.node) == ("CYCLE", "a")
+    assert "a -> b -> c -> a" in finding.hint
+    text = (tmp_path / "plan.json").read_text(encoding="utf-8").splitlines()
+    closing = next(n for n, line in enumerate(text, 1) if '"from": "c"' in line)
+    assert finding.location.startswith(f"plan.json:{closing - 1}:")  # the edge c -> a
+
+
+@pytest.mark.parametrize(
+    "back",
+    [
+        {"strength": "weak"},
+        {"status": "inactive"},
+        {"status": "proposed"},
+        {"type": "related"},
+    ],
+)
+def test_weak_inactive_and_non_dependency_edges_make_no_cycle(
+    tmp_path: Path, back: dict[str, Any]
+) -> None:
+    edges = [_edge("a", "b"), {**_edge("b", "a"), **back}]
+    assert _lint(tmp_path, [_step("a"), _step("b")], edges) == []
+
+
+def test_every_disjoint_cycle_is_reported(tmp_path: Path) -> None:
+    nodes = [_step(n) for n in "abcd"]
+    edges = [_edge("a", "b"), _edge("b", "a"), _edge("d", "c"), _edge("c", "d")]
+    findings = _lint(tmp_path, nodes, edges)
+    assert _codes(findings) == ["CYCLE", "CYCLE"]
+    assert ["a -> b -> a" in findings[0].hint, "c -> d -> c" in findings[1].hint] == [True, True]
+
+
+def test_self_parent_is_a_hierarchy_cycle_and_nodes_below_are_not(tmp_path: Path) -> None:
+    nodes = [_step("a", parent="a"), _step("b", parent="a")]
+    [finding] = _lint(tmp_path, nodes)
+    assert (finding.code, finding.node) == ("HIERARCHY_CYCLE", "a")
+    assert "a -> a" in finding.hint
+
+
+def test_unreachable_names_the_root_of_a_stray_subtree(tmp_path: Path) -> None:
+    nodes = [
+        {"id": "goal", "kind": "objective"},
+        {"id": "m", "kind": "milestone"},
+        _step("s1", parent="m"),
+        _step("s2", parent="s1"),
+    ]
+    [finding] = _lint(tmp_path, nodes)
+    assert (finding.code, finding.node) == ("UNREACHABLE", "m")
+    assert "(and the 2 nodes under it)" in finding.hint
+    assert "goal" in finding.hint
+
+
+def test_a_missing_parent_is_not_also_unreachable(tmp_path: Path) -> None:
+    nodes = [{"id": "goal", "kind": "objective"}, _step("s", parent="gaol")]
+    [finding] = _lint(tmp_path, nodes)
+    assert finding.code == "MISSING_DEP"
+    assert "did you mean 'goal'?" in finding.hint
+
+
+def test_plans_without_objectives_have_no_unreachable_nodes(tmp_path: Path) -> None:
+    assert _lint(tmp_path, [_step("a"), _step("b")]) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "orphan"), [("requires", False), ("validates", False), ("related", True)]
+)
+def test_milestone_gathers_work_through_dependency_edges(
+    tmp_path: Path, kind: str, orphan: bool
+) -> None:
+    nodes = [_step("a"), {"id": "m", "kind": "milestone"}]
+    findings = _lint(tmp_path, nodes, [_edge("a", "m", kind)])
+    assert _codes(findings) == (["ORPHAN_MILESTONE"] if orphan else [])
+
+
+# --- types ------------------------------------------------------------------------------------
+
+
+def test_input_references_may_name_dotted_node_ids(tmp_path: Path) -> None:
+    nodes = [
+        _step("api.v2", outputs_schema={"token": "str"}),
+        _step("client", inputs={"token": "api.v2.outputs.token"}),
+    ]
+    assert _lint(tmp_path, nodes, [_edge("api.v2", "client", "consumes")]) == []
+
+
+@pytest.mark.parametrize(
+    ("edge", "declared"),
+    [
+        (_edge("src", "dst", "consumes", strength="weak"), True),
+        (_edge("src", "dst", "validates"), True),
+        (_edge("src", "dst", "consumes", status="inactive"), False),
+        (_edge("src", "dst", "related"), False),
+        (_edge("dst", "src", "consumes"), False),
+    ],
+)
+def test_an_input_needs_an_active_dependency_edge_into_its_node(
+    tmp_path: Path, edge: dict[str, Any], declared: bool
+) -> None:
+    nodes = [
+        _step("src", outputs_schema={"x": "int"}),
+        _step("dst", inputs={"x": "src.outputs.x"}),
+    ]
+    findings = _lint(tmp_path, nodes, [edge])
+    assert _codes(findings) == ([] if declared else ["UNDECLARED_EDGE"])
+    assert all("{from: src, to: dst, type: consumes}" in f.hint for f in findings)
+
+
+def test_a_node_reading_its_own_outputs_is_told_to_repoint_the_input(tmp_path: Path) -> None:
+    nodes = [_step("a", outputs_schema={"x": "int"}, inputs={"x": "a.outputs.x"})]
+    [finding] = _lint(tmp_path, nodes)
+    assert finding.code == "UNDECLARED_EDGE"
+    assert "cannot take its own outputs" in finding.hint
+
+
+@pytest.mark.parametrize("reference", ["src.outputs.", ".outputs.x", "src.x", "src.outputs"])
+def test_a_malformed_reference_is_a_type_mismatch(tmp_path: Path, reference: str) -> None:
+    nodes = [_step("src", outputs_schema={"x": "int"}), _step("dst", inputs={"x": reference})]
+    [finding] = _lint(tmp_path, nodes, [_edge("src", "dst", "consumes")])
+    assert finding.code == "TYPE_MISMATCH"
+    assert "node-id.outputs.field" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("outputs", "artifact", "known"),
+    [
+        (["build/app.whl"], "build/app.whl", True),
+        (["build/app.whl"], "./build/app.whl", True),
+        (["dist/*.whl"], "dist/pkg-1.0.whl", True),
+        (["dist/"], "dist/sub/pkg.whl", True),
+        (["dist"], "dist/pkg.whl", True),
+        (["dist/*.whl"], "dist/*.whl", True),
+        (["dist/*.whl"], "dist/pkg.tar.gz", False),
+        (["dist"], "distribution/pkg.whl", False),
+        ([], "anything.txt", False),
+    ],
+)
+def test_consumed_artifacts_must_be_outputs_of_from(
+    tmp_path: Path, outputs: list[str], artifact: str, known: bool
+) -> None:
+    nodes = [_step("build", outputs=outputs), _step("ship")]
+    edges = [_edge("build", "ship", "consumes", artifacts=[artifact])]
+    findings = _lint(tmp_path, nodes, edges)
+    assert _codes(findings) == ([] if known else ["UNKNOWN_ARTIFACT"])
+
+
+def test_a_plugin_verifier_is_known_once_its_type_is_registered(tmp_path: Path) -> None:
+    criterion = {"id": "ac-1", "verifier": {"type": "model-review", "model": "m"}}
+    nodes = [{"id": "a", "acceptance": [criterion]}]
+    [finding] = _lint(tmp_path, nodes)
+    assert finding.code == "UNKNOWN_VERIFIER"
+    types = ("test", "schema", "artifact", "approval", "model-review")
+    assert _lint(tmp_path, nodes, verifier_types=types) == []
+
+
+def test_an_invalid_schema_file_is_a_verifier_config_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.schema.json").write_text('{"type": 12}', encoding="utf-8")
+    verifier = {"type": "schema", "schema": "bad.schema.json", "artifact": "data.json"}
+    nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
+    [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
+    assert finding.code == "VERIFIER_CONFIG"
+    assert finding.hint.startswith("a/ac-1: bad.schema.json is not a valid JSON Schema")
+    assert _lint(tmp_path, nodes) == []  # without file checks nothing is read
+
+
+def test_a_verifier_path_outside_the_root_is_reported_once(tmp_path: Path) -> None:
+    verifier = {"type": "schema", "schema": "../s.json", "artifact": "a.json"}
+    nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
+    [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
+    assert finding.code == "PATH_OUTSIDE_ROOT"
+    assert "'../s.json'" in finding.hint
+
+
+def test_a_symlink_out_of_the_root_is_outside_the_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    edges = [_edge("a", "b", "consumes", artifacts=["link/secret.txt"])]
+    nodes = [_step("a", outputs=["link/secret.txt", "inside.txt"]), _step("b")]
+    findings = _lint(root, nodes, edges, files=_Files(root))
+    assert _codes(findings) == ["PATH_OUTSIDE_ROOT", "PATH_OUTSIDE_ROOT"]
+    assert [f.node for f in findings] == ["a", "b"]
+    assert "symlink" in findings[0].hint
+    assert _lint(root, nodes, edges) == []
+
+
+def test_test_pattern_paths_are_checked_by_their_file_part(tmp_path: Path) -> None:
+    verifier = {"type": "test", "tests": ["../tests/test_x.py::test_y", "tests/t.py::test_z"]}
+    nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
+    [finding] = _lint(tmp_path, nodes)
+    assert finding.code == "PATH_OUTSIDE_ROOT"
+    assert "'../tests/test_x.py'" in finding.hint
+
+
+# --- side effects and integrity ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "codes"),
+    [
+        ({"effect": "write", "compensate": "undo", "idempotent": True}, []),
+        ({"effect": "write", "compensate": "undo", "max_retry": 0}, []),
+        ({"effect": "write", "idempotent": True}, ["NO_COMPENSATION"]),
+        ({"effect": "write"}, ["NO_COMPENSATION", "RETRY_WITHOUT_IDEMPOTENCY"]),
+        ({"effect": "irreversible", "max_retry": 0}, []),
+        ({"effect": "read", "max_retry": 5}, []),
+    ],
+)
+def test_side_effect_contract(tmp_path: Path, fields: dict[str, Any], codes: list[str]) -> None:
+    assert _codes(_lint(tmp_path, [_step("a", **fields)])) == codes
+
+
+def test_irreversible_rules_follow_only_strong_active_dependencies(tmp_path: Path) -> None:
+    nodes = [_step("drop", effect="irreversible", max_retry=0), _step("after")]
+    for edge in (_edge("drop", "after", strength="weak"), _edge("drop", "after", "related")):
+        assert _lint(tmp_path, nodes, [edge]) == []
+    [finding] = _lint(tmp_path, nodes, [_edge("drop", "after", "validates")])
+    assert (finding.code, finding.node) == ("IRREVERSIBLE_NOT_LAST", "after")
+
+
+def test_conflicts_between_independent_nodes_are_fine(tmp_path: Path) -> None:
+    nodes = [_step("a"), _step("b"), _step("c")]
+    edges = [
+        _edge("a", "b"),
+        _edge("c", "b", "conflicts"),
+        _edge("b", "a", "conflicts", status="inactive"),
+    ]
+    assert _lint(tmp_path, nodes, edges) == []
+
+
+def test_conflict_with_a_direct_prerequisite(tmp_path: Path) -> None:
+    nodes = [_step("a"), _step("b")]
+    [finding] = _lint(tmp_path, nodes, [_edge("a", "b"), _edge("a", "b", "conflicts")])
+    assert (finding.code, finding.node) == ("CONFLICT_REQUIRED", "b")
+    assert "(a -> b)" in finding.hint
+
+
+# --- the finding API --------------------------------------------------------------------------
+
+
+def test_findings_are_sorted_by_line_then_code_and_extra_ones_merge_in() -> None:
+    extra = Finding("IMPLICIT_DEPENDENCY", "warning", "step-c", "add an edge", "x.yaml:11:1")
+    loaded = load_plan(LINT_FIXTURES / "cycle.yaml", display="cycle.yaml")
+    findings = lint_plan(loaded, extra=[extra, extra])
+    assert _codes(findings) == ["CYCLE", "IMPLICIT_DEPENDENCY"]
+    lines = [int(f.location.split(":")[1]) for f in _lint_fixture("retry-without-idempotency")]
+    assert lines == sorted(lines)
+
+
+def test_lint_is_deterministic() -> None:
+    runs = [[f.to_json() for f in _lint_fixture(_fixture(code))] for code in ("MISSING_DEP",) * 2]
+    assert runs[0] == runs[1]
+
+
+def test_to_json_has_exactly_the_contract_fields() -> None:
+    [finding] = _lint_fixture("self-edge")
+    assert finding.to_json() == {
+        "code": "SELF_EDGE",
+        "severity": "error",
+        "node": "step-a",
+        "hint": finding.hint,
+        "location": "self-edge.yaml:9:5",
+    }
+    assert str(finding).startswith("self-edge.yaml:9:5: error SELF_EDGE [step-a]: requires edge")
+
+
+def test_has_errors_ignores_warnings() -> None:
+    warning = Finding("NO_ACCEPTANCE", "warning", "a", "add one", "p.yaml:1:1")
+    error = Finding("CYCLE", "error", "a", "a -> a", "p.yaml:1:1")
+    assert not has_errors([warning])
+    assert has_errors([warning, error])
+    assert not has_errors([])
+
+
+def test_docs_list_every_code_with_its_severity() -> None:
+    text = (ROOT / "docs" / "lint-codes.md").read_text(encoding="utf-8")
+    for code, (severity, _) in LINT_CODES.items():
+        assert re.search(rf"^\| `{code}` \| {severity} \|", text, re.M), code
+        assert f"## `{code}`" in text, code
