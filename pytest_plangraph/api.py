@@ -235,9 +235,14 @@ class PlanGraph:
         snapshot: Snapshot | None = None,
         plan: PlanRef | None = None,
         git: GitInfo | None = None,
+        digests: Mapping[str, str] | None = None,
     ) -> Evidence:
         """Build an evidence record bound to the plan, the criterion, the node's input digest,
-        the git state and the sha256 of every subject (the node's own files are added here)."""
+        the git state and the sha256 of every subject (the node's own files are added here).
+
+        Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
+        making many records at once, so they are computed once.
+        """
         self.require_criterion(node, criterion)
         snapshot = snapshot or self.snapshot()
         definition = self.graph.nodes[node].criterion(criterion)
@@ -250,7 +255,7 @@ class PlanGraph:
             node=node,
             criterion=criterion,
             criterion_digest=criterion_digest(node, definition),
-            input_digest=input_digests(self.graph, snapshot)[node],
+            input_digest=(digests or input_digests(self.graph, snapshot))[node],
             verifier=definition.verifier.type,
             outcome=outcome,
             reason=reason,

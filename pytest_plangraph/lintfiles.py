@@ -28,10 +28,6 @@ class WorkspaceFileCheck:
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""
-        from .verifiers import settings_of
-
-        kind = criterion.verifier.type
-        if kind not in self.registry.names():
+        if criterion.verifier.type not in self.registry.names():
             return []
-        verifier_type = self.registry.get(kind)
-        return list(verifier_type.config_problems(settings_of(criterion.verifier), self.workspace))
+        return list(self.registry.config_problems(criterion, self.workspace))

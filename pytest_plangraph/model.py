@@ -9,6 +9,7 @@ whitespace and spelled-out defaults never change them.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from .canonical import digest
+from .canonical import canonical_json, digest
 
 FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
@@ -187,7 +188,7 @@ class Plan(_Frozen):
         """Return the node with this id (the first one if ids repeat), or None."""
         return next((n for n in self.nodes if n.id == node_id), None)
 
-    @property
+    @cached_property
     def digest(self) -> str:
         """sha256 of the canonical form: the plan's identity."""
         return plan_digest(self)
@@ -199,7 +200,7 @@ def canonical_plan(plan: Plan) -> dict[str, Any]:
     data["plangraph"] = plan.plangraph
     data["nodes"] = sorted(data.get("nodes", []), key=lambda n: n["id"])
     data["edges"] = sorted(
-        data.get("edges", []), key=lambda e: (e["from"], e["to"], e["type"], digest(e))
+        data.get("edges", []), key=lambda e: (e["from"], e["to"], e["type"], canonical_json(e))
     )
     return data
 

@@ -69,7 +69,7 @@ def validate_plan(
     data: Any, name: str, positions: dict[FieldPath, tuple[int, int]] | None = None
 ) -> LoadedPlan:
     """Turn already-parsed data into a :class:`LoadedPlan` or a :class:`PlanError`."""
-    positions = positions or {}
+    positions = {} if positions is None else positions
     if not isinstance(data, dict):
         kind = "nothing" if data is None else type(data).__name__
         raise PlanError(
@@ -140,11 +140,26 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         ) from None
     except _DuplicateKeyError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
-    try:  # JSON is (nearly) YAML: borrow the YAML walker for positions only
-        _, positions = _read_yaml(text, name)
-    except PlanError:
-        positions = {}
-    return data, positions
+    return data, _LazyPositions(text, name)
+
+
+class _LazyPositions(dict[FieldPath, tuple[int, int]]):
+    """Positions in a JSON plan, found only when a message needs one (parsing JSON as YAML
+    for positions costs far more than reading it)."""
+
+    def __init__(self, text: str, name: str) -> None:
+        super().__init__()
+        self._text: str | None = text
+        self._name = name
+
+    def get(self, key: FieldPath, default: Any = None) -> Any:
+        if self._text is not None:
+            text, self._text = self._text, None
+            try:  # JSON is (nearly) YAML: borrow the YAML walker for positions
+                self.update(_read_yaml(text, self._name)[1])
+            except PlanError:
+                pass
+        return super().get(key, default)
 
 
 class _DuplicateKeyError(Exception):
@@ -152,8 +167,11 @@ class _DuplicateKeyError(Exception):
         self.key = key
 
 
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+
 def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
-    loader = yaml.SafeLoader(text)
+    loader = _SafeLoader(text)
     try:
         root = loader.get_single_node()
         if root is None:
@@ -174,7 +192,7 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
 class _Walker:
     """Builds plain data from a composed YAML tree, recording positions, refusing duplicates."""
 
-    def __init__(self, loader: yaml.SafeLoader, name: str) -> None:
+    def __init__(self, loader: Any, name: str) -> None:
         self.loader = loader
         self.name = name
         self.positions: dict[FieldPath, tuple[int, int]] = {}

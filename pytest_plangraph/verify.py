@@ -35,14 +35,17 @@ def runnable_criteria(graph: PlanGraph, nodes: list[str] | None) -> list[tuple[N
 def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list[Evidence]:
     """Run the verifiers and return one evidence record per criterion (not yet recorded)."""
     from .api import git_info, now, run_info
+    from .state import input_digests
 
     started = now()
     snapshot = graph.snapshot()
     plan = graph.plan_ref()
     git = git_info(graph.root)
+    digests = input_digests(graph.graph, snapshot)
     verdicts: list[tuple[Node, Criterion, VerifierResult, dict[str, str | None]]] = []
     for node, criterion in runnable_criteria(graph, nodes):
-        before = {p: _current(graph, snapshot, p) for p in _declared(criterion)}
+        declared = graph.registry.declared_subjects(criterion)
+        before = {p: _current(graph, snapshot, p) for p in declared}
         result = graph.registry.run_safely(node, criterion, graph.workspace)
         for path in result.subjects:
             before.setdefault(path, graph.workspace.hash_file(path))
@@ -71,18 +74,10 @@ def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list
                 snapshot=snapshot,
                 plan=plan,
                 git=git,
+                digests=digests,
             )
         )
     return evidence
-
-
-def _declared(criterion: Criterion) -> list[str]:
-    settings = criterion.verifier.model_dump(by_alias=True)
-    return [
-        str(settings[key])
-        for key in ("schema", "artifact", "path")
-        if isinstance(settings.get(key), str)
-    ]
 
 
 def _current(graph: PlanGraph, snapshot: Snapshot, path: str) -> str | None:
