@@ -9,6 +9,7 @@ whose subjects changed while the session ran (``ARTIFACT_CHANGED_DURING_RUN``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .pytest_mapping import Mapping
 from .pytest_verdicts import (
     DESELECTED,
+    NOT_COLLECTED,
     NOT_RUN,
     Phase,
     Unverified,
@@ -59,8 +61,14 @@ class Decided:
     """Artifacts the tests declared: made by the run, so never 'changed during' it."""
 
 
-def decide(mapping: Mapping, results: RunResults) -> tuple[list[Decided], dict[str, Unverified]]:
-    """One :class:`Decided` per verified criterion, and why each other one was not verified."""
+def decide(
+    mapping: Mapping, results: RunResults, runnable: Iterable[str] = ()
+) -> tuple[list[Decided], dict[str, Unverified]]:
+    """One :class:`Decided` per verified criterion, and why each other one was not verified.
+
+    *runnable* are the refs of criteria a verifier item could check: those the run did not
+    collect are reported ``NOT_COLLECTED``.
+    """
     decided: list[Decided] = []
     skipped: dict[str, Unverified] = {}
     for ref, tests in mapping.criteria.items():
@@ -82,6 +90,9 @@ def decide(mapping: Mapping, results: RunResults) -> tuple[list[Decided], dict[s
         subjects.update(dict.fromkeys(produced))
         node, _, criterion = ref.partition("/")
         decided.append(Decided(node, criterion, verdict, details, subjects, tuple(produced)))
+    for ref in runnable:
+        if ref not in mapping.verifiers:
+            skipped[ref] = Unverified(NOT_COLLECTED)
     for ref in mapping.verifiers_deselected:
         skipped[ref] = Unverified(DESELECTED)
     for ref, item_id in mapping.verifiers.items():

@@ -296,20 +296,9 @@ class PlangraphSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _finish(self) -> RunReport:
-        decided, unverified = decide(self.mapping or Mapping(), self.results)
-        snapshot = self.graph.snapshot()
-        builder = EvidenceBuilder(
-            graph=self.graph,
-            snapshot=snapshot,
-            before=dict(self.before_snapshot.files),
-            run=run_info(self.started, now(), pytest.__version__).model_copy(
-                update={"id": self.run_id}
-            ),
-            plan=self.plan_ref,
-            git=git_info(self.graph.root),
-            recorded_by=actor(),
-        )
-        evidence = [builder.build(item) for item in decided]
+        runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
+        decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
+        evidence = [self._builder().build(item) for item in decided] if decided else []
         if evidence:
             self.graph.record(evidence)
         _, after = self._derive()
@@ -329,6 +318,18 @@ class PlangraphSession:
             unverified={ref: u.reason for ref, u in unverified.items()},
             decisions=decisions,
             gate=gated,
+        )
+
+    def _builder(self) -> EvidenceBuilder:
+        run = run_info(self.started, now(), pytest.__version__)
+        return EvidenceBuilder(
+            graph=self.graph,
+            snapshot=self.graph.snapshot(),
+            before=dict(self.before_snapshot.files),
+            run=run.model_copy(update={"id": self.run_id}),
+            plan=self.plan_ref,
+            git=git_info(self.graph.root),
+            recorded_by=actor(),
         )
 
     def _gated_nodes(self) -> list[str]:

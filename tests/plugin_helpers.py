@@ -1,0 +1,100 @@
+"""Small projects for end-to-end tests of ``pytest --plangraph`` with the ``pytester`` fixture."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+# Imported here, before any in-process pytester run: pytester drops the modules a run imported
+# when it ends, and libyaml's C loader keeps the classes of the first `yaml` import, so a plan
+# loaded in a later run would meet a second, different `yaml` package.
+import pytest_plangraph.api  # noqa: F401
+from pytest_plangraph.model import Evidence
+from pytest_plangraph.store import Store
+
+PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-a
+    outputs: [src/a.py]
+    acceptance:
+      - id: ac-marked
+        verifier: {type: test}
+      - id: ac-pattern
+        verifier: {type: test, tests: ["tests/test_a.py::test_pattern*"]}
+  - id: step-b
+    outputs: [out/b.txt]
+    acceptance:
+      - id: ac-exists
+        verifier: {type: artifact, path: out/b.txt}
+edges:
+  - {from: step-a, to: step-b, type: requires}
+"""
+
+TESTS = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked():
+    assert True
+
+def test_pattern_one():
+    assert True
+
+def test_unmapped():
+    assert True
+"""
+
+
+def make_project(
+    pytester: pytest.Pytester,
+    plan: str = PLAN,
+    tests: str = TESTS,
+    files: dict[str, str] | None = None,
+) -> Path:
+    """Write a plan, ``tests/test_a.py`` and *files* into ``pytester.path`` and commit them."""
+    root = pytester.path
+    contents = {
+        "plangraph.yaml": plan,
+        "tests/test_a.py": tests,
+        "src/a.py": "A = 1\n",
+        "out/b.txt": "b\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests\n",
+        ".gitignore": ".plangraph/\n",
+        **(files or {}),
+    }
+    for name, text in contents.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def evidence(root: Path, store: str = ".plangraph/store.db") -> list[Evidence]:
+    """Every evidence record in the project's store, in order."""
+    with Store.open(root / store) as opened:
+        return [e.evidence for e in opened.events() if e.evidence is not None]
+
+
+def latest(root: Path, store: str = ".plangraph/store.db") -> dict[str, Evidence]:
+    """The latest evidence record per ``node/criterion``."""
+    return {record.ref: record for record in evidence(root, store)}
+
+
+def section(output: str) -> list[str]:
+    """The lines of the ``plangraph`` summary section (up to the final pytest line)."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if " plangraph " in line and "===" in line)
+    end = next((i for i in range(start + 1, len(lines)) if _FINAL_LINE.match(lines[i])), len(lines))
+    return lines[start + 1 : end]
+
+
+_FINAL_LINE = re.compile(r"^(=+ .*|\d+ \w+.* in [\d.]+s.*)$")
