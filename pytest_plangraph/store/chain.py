@@ -1,0 +1,139 @@
+"""The hash chain and signatures over events (pure: values in, values out).
+
+For the event at position ``seq`` of a store::
+
+    id        = sha256(canonical_json(event.content()))        content address, same in every store
+    prev      = hash of the event at seq - 1, or "" for the first event
+    hash      = sha256((prev + id).encode("utf-8"))             hex digests, concatenated as text
+    signature = HMAC-SHA256(key, hash.encode("utf-8")) hex    only when a signing key is set
+
+Editing an event's content changes its id (``CONTENT_TAMPERED``); fixing up the id breaks its hash,
+fixing the hash breaks the next event's ``prev`` (``CHAIN_BROKEN``); rewriting the whole tail is
+caught by the signatures when a key is set (``BAD_SIGNATURE``). Removing the last events cannot be
+seen from the chain alone; exported copies and merged stores keep them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ..canonical import digest
+from ..model import Event
+
+SIGNING_KEY_ENV = "PLANGRAPH_SIGNING_KEY"
+
+CHAIN_BROKEN = "CHAIN_BROKEN"
+CONTENT_TAMPERED = "CONTENT_TAMPERED"
+BAD_SIGNATURE = "BAD_SIGNATURE"
+UNSIGNED = "UNSIGNED"
+APPEND_ONLY_DISABLED = "APPEND_ONLY_DISABLED"
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    """One finding of :func:`verify_events` / ``Store.verify``; ``seq`` 0 means the whole store."""
+
+    seq: int
+    event_id: str
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+def signing_key_from_env() -> bytes | None:
+    """The key in ``PLANGRAPH_SIGNING_KEY`` (UTF-8), or None when it is unset or empty."""
+    value = os.environ.get(SIGNING_KEY_ENV)
+    return value.encode("utf-8") if value else None
+
+
+def event_id(event: Event) -> str:
+    """The content address of an event: sha256 of the canonical JSON of ``event.content()``."""
+    return digest(event.content())
+
+
+def chain_hash(prev: str, content_id: str) -> str:
+    """``sha256(prev + id)`` as hex."""
+    return hashlib.sha256((prev + content_id).encode("utf-8")).hexdigest()
+
+
+def sign(key: bytes, link_hash: str) -> str:
+    """``HMAC-SHA256(key, hash)`` as hex."""
+    return hmac.new(key, link_hash.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def seal(
+    event: Event, seq: int, prev: str, key: bytes | None, content_id: str | None = None
+) -> Event:
+    """The event as stored at position *seq* after *prev*, with id, hash and signature filled.
+
+    *content_id* saves recomputing an id the caller already has; it must be ``event_id(event)``.
+    """
+    content_id = content_id or event_id(event)
+    link = chain_hash(prev, content_id)
+    return event.model_copy(
+        update={
+            "id": content_id,
+            "seq": seq,
+            "prev": prev,
+            "hash": link,
+            "signature": sign(key, link) if key is not None else None,
+        }
+    )
+
+
+class Link(NamedTuple):
+    """The chain fields of one stored event, taken as they are (even from a damaged row)."""
+
+    seq: int
+    id: str
+    prev: str
+    hash: str
+    signature: str | None
+
+    @classmethod
+    def of(cls, event: Event) -> Link:
+        """The link of a stored event."""
+        return cls(event.seq, event.id, event.prev, event.hash, event.signature)
+
+
+def check_link(
+    event: Link, computed_id: str | None, expected_prev: str, key: bytes | None
+) -> list[ChainProblem]:
+    """Problems of one stored event. *computed_id* is None when its content could not be read."""
+    problems: list[ChainProblem] = []
+    where = f"event {event.seq} ({event.id[:12] or 'no id'})"
+
+    def add(code: str, message: str) -> None:
+        problems.append(ChainProblem(event.seq, event.id, code, f"{where}: {message}"))
+
+    if computed_id is None:
+        add(CONTENT_TAMPERED, "its content cannot be read; it was edited outside plangraph")
+    elif computed_id != event.id:
+        add(CONTENT_TAMPERED, "its content does not match its id; it was edited after recording")
+    if event.prev != expected_prev:
+        add(CHAIN_BROKEN, "its prev does not match the hash of the event before it")
+    if event.hash != chain_hash(event.prev, event.id):
+        add(CHAIN_BROKEN, "its hash is not sha256(prev + id)")
+    if key is not None:
+        if not event.signature:
+            add(UNSIGNED, "it has no signature although a signing key is set")
+        elif not hmac.compare_digest(event.signature.encode(), sign(key, event.hash).encode()):
+            add(BAD_SIGNATURE, "its signature does not match (wrong key or forged event)")
+    return problems
+
+
+def verify_events(events: Iterable[Event], key: bytes | None) -> list[ChainProblem]:
+    """Check ids, the chain and (with *key*) signatures of events in chain order."""
+    problems: list[ChainProblem] = []
+    prev = ""
+    for event in events:
+        problems.extend(check_link(Link.of(event), event_id(event), prev, key))
+        prev = event.hash
+    return problems

@@ -1,0 +1,104 @@
+"""Moving events between stores: JSON Lines export and the pieces of a merge (pure).
+
+Export format (``plangraph export``): UTF-8 JSON Lines, one event per line in chain order, each line
+the canonical JSON of the event with every field — content, ``id``, ``seq``, ``prev``, ``hash`` and
+``signature`` — plus ``"format": 1``. There is no header line, so every line is an event and the
+file can be split, grepped or streamed; :func:`verify_events` checks an export's chain exactly as
+``Store.verify`` checks a store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from ..canonical import canonical_json
+from ..errors import StoreError
+from ..model import FORMAT_VERSION, Event
+
+__all__ = ["MergeResult", "PlanVersion", "new_plans", "read_jsonl", "union", "write_jsonl"]
+
+
+@dataclass(frozen=True)
+class PlanVersion:
+    """A plan digest the store has seen and the version number it gave it."""
+
+    digest: str
+    plan_id: str
+    version: int
+    first_seen: str
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What ``Store.merge`` did: events added, events already present, plan versions added."""
+
+    added: int
+    skipped: int
+    plans_added: int
+
+
+def write_jsonl(events: Iterable[Event], out: TextIO) -> int:
+    """Write *events* as JSON Lines to *out*; return how many were written."""
+    count = 0
+    for event in events:
+        out.write(canonical_json({"format": FORMAT_VERSION, **event.model_dump(mode="json")}))
+        out.write("\n")
+        count += 1
+    return count
+
+
+def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
+    """Parse an export written by :func:`write_jsonl` (blank lines are ignored)."""
+    events = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if data.pop("format", None) != FORMAT_VERSION:
+                raise ValueError(f'expected "format": {FORMAT_VERSION}')
+            events.append(Event.model_validate(data))
+        except (ValueError, AttributeError, ValidationError) as exc:
+            raise StoreError(f"{source}:{number}: not a plangraph event line: {exc}") from exc
+    return events
+
+
+def union(sources: Sequence[Sequence[Event]], ids: set[str], keys: set[str]) -> list[Event]:
+    """Events of *sources* not already present, once each, in (at, id) order.
+
+    An event is present when its content id is in *ids* or its idempotency key is in *keys*;
+    the same key twice is one event, even when the two came from different shards.
+    """
+    fresh: dict[str, Event] = {}
+    keys = set(keys)
+    for event in sorted((e for events in sources for e in events), key=lambda e: (e.at, e.id)):
+        if event.id in ids or event.id in fresh:
+            continue
+        if event.idempotency_key is not None:
+            if event.idempotency_key in keys:
+                continue
+            keys.add(event.idempotency_key)
+        fresh[event.id] = event
+    return list(fresh.values())
+
+
+def new_plans(sources: Sequence[Sequence[PlanVersion]], known: set[str]) -> list[PlanVersion]:
+    """Plan digests of *sources* not in *known*, once each, in order of first appearance.
+
+    Order is by ``first_seen``, then by the order of the sources, then by the source's own
+    number; the caller gives them the next free version numbers in that order.
+    """
+    ranked = sorted(
+        ((index, plan) for index, plans in enumerate(sources) for plan in plans),
+        key=lambda item: (item[1].first_seen, item[0], item[1].version),
+    )
+    fresh: dict[str, PlanVersion] = {}
+    for _, plan in ranked:
+        if plan.digest not in known and plan.digest not in fresh:
+            fresh[plan.digest] = plan
+    return list(fresh.values())

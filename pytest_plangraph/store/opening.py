@@ -1,0 +1,80 @@
+"""Opening a store file: the connection, the schema check, creation and migration.
+
+The order matters: the schema version is read before anything is written, so a foreign or newer
+file is refused untouched; only then is WAL switched on and the schema created or migrated, inside
+one transaction that a second process opening the same new file waits for.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import StoreError
+from . import schema
+from .faults import UNTOUCHED
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another process's transaction before giving up."""
+
+
+def connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit) with the busy timeout."""
+    mode = "ro" if readonly else "rwc"
+    uri = f"file:{quote(str(path))}?mode={mode}"
+    con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    return con
+
+
+def make_parent(path: Path) -> None:
+    """Create the store's directory, or say why it cannot be."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the directory of the store at {path}: {exc.strerror} — pass --store "
+            "to put the store elsewhere"
+        ) from exc
+
+
+def schema_version(con: sqlite3.Connection, path: Path) -> int | None:
+    """The schema version of a plangraph store, None for an empty database; refuse a foreign one."""
+    application_id = con.execute("PRAGMA application_id").fetchone()[0]
+    if application_id == 0 and not con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        return None
+    foreign = f"the store at {path} is an SQLite database, but not a plangraph store. {UNTOUCHED}"
+    if application_id != schema.APPLICATION_ID:
+        raise StoreError(f"{foreign} Pass --store to use another file.")
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None or not str(row[0]).isdigit():
+        raise StoreError(f"{foreign} (it has no schema version). Pass --store to use another file.")
+    return int(row[0])
+
+
+def upgrade(
+    con: sqlite3.Connection, path: Path, version: int | None, migrations: dict[int, str]
+) -> None:
+    """Create the schema in an empty database, or migrate an older one, inside a transaction."""
+    if version is None:
+        for statement in schema.statements(schema.SCHEMA):
+            con.execute(statement)
+        con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
+        con.execute("INSERT INTO meta (key, value) VALUES ('created', ?)", (now(),))
+    else:
+        for target in range(version + 1, schema.SCHEMA_VERSION + 1):
+            if target not in migrations:
+                raise StoreError(f"the store at {path} has schema {version}; no migration found")
+            for statement in schema.statements(migrations[target]):
+                con.execute(statement)
+    con.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+        (str(schema.SCHEMA_VERSION),),
+    )
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with microseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")

@@ -1,0 +1,109 @@
+"""The store's SQL schema, its version and the migrations between versions.
+
+This is the only place that says what the tables look like. Every store file carries our
+``PRAGMA application_id`` (so a foreign SQLite file is recognised and refused) and, in the ``meta``
+table, the schema version it was written with. An older store is migrated in place, one version at a
+time, inside one transaction; a newer one is refused and left untouched.
+
+Schema versions:
+
+1. Event log with hash chain and signatures, plan versions, file-hash cache.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+SCHEMA_VERSION = 1
+"""Version of the schema written by this release (history above)."""
+
+APPLICATION_ID = 0x504C4752
+"""``PRAGMA application_id`` of a plangraph store: ASCII ``PLGR``."""
+
+SCHEMA = """
+-- Key/value facts about the store itself. schema_version is the one that matters.
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- The append-only event log. seq orders the chain; id is the sha256 of the event's content
+-- (see chain.py), so the same event recorded in two stores has the same id and merging is a union.
+-- prev is the hash of the event before (empty for the first), hash = sha256(prev + id), and
+-- signature = HMAC-SHA256(key, hash) when PLANGRAPH_SIGNING_KEY is set.
+CREATE TABLE events (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    kind            TEXT NOT NULL,
+    node            TEXT,
+    criterion       TEXT,
+    at              TEXT NOT NULL,
+    by_             TEXT NOT NULL,
+    plan_digest     TEXT NOT NULL,
+    payload         TEXT NOT NULL,          -- canonical JSON
+    idempotency_key TEXT UNIQUE,            -- NULL for events without one
+    prev            TEXT NOT NULL,
+    hash            TEXT NOT NULL,
+    signature       TEXT                    -- NULL when no signing key was set
+);
+CREATE INDEX events_node ON events (node);
+CREATE INDEX events_kind ON events (kind);
+
+-- Nothing rewrites history. Someone with the sqlite3 shell can drop these triggers, which is why
+-- the chain exists: Store.verify() (plangraph audit) finds any edited or removed event.
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'plangraph events are append-only: an event cannot be changed');
+END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'plangraph events are append-only: an event cannot be deleted');
+END;
+
+-- Plan digests this store has seen, numbered 1, 2, 3 ... in the order they were first seen.
+CREATE TABLE plans (
+    digest     TEXT PRIMARY KEY,
+    plan_id    TEXT NOT NULL,
+    version    INTEGER NOT NULL UNIQUE,
+    first_seen TEXT NOT NULL                -- ISO 8601, UTC
+);
+
+-- sha256 of files keyed by their stat, so unchanged files are not read again. recorded_ns lets
+-- the hashing layer apply git's racy-clean rule (an mtime not older than the record is untrusted).
+CREATE TABLE file_cache (
+    path        TEXT PRIMARY KEY,
+    inode       INTEGER NOT NULL,
+    mtime_ns    INTEGER NOT NULL,
+    ctime_ns    INTEGER NOT NULL,
+    size        INTEGER NOT NULL,
+    sha256      TEXT NOT NULL,
+    recorded_ns INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: dict[int, str] = {}
+"""SQL that upgrades a store from version ``n - 1`` to version ``n``, keyed by ``n``.
+
+Version 1 is the first, so there is nothing to migrate yet. A migration only adds (tables,
+columns, indexes); it never drops events.
+"""
+
+TRIGGERS = ("events_no_update", "events_no_delete")
+"""Triggers that keep the event table append-only."""
+
+
+def statements(script: str) -> Iterator[str]:
+    """Split an SQL script into complete statements (trigger bodies stay whole).
+
+    ``executescript`` would commit any open transaction, so scripts run statement by statement
+    inside the caller's transaction.
+    """
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+    if pending.strip() and not pending.strip().startswith("--"):
+        yield pending.strip()

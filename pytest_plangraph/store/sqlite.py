@@ -1,0 +1,384 @@
+"""The SQLite evidence store: an append-only, hash-chained event log (the only SQL in the project).
+
+Every write is one ``BEGIN IMMEDIATE`` transaction, so concurrent processes take turns (waiting up
+to the busy timeout) and each reads the chain's tail inside its own transaction; a process killed
+midway, a full disk or a refused write leaves exactly the events that were there before. The file
+runs in WAL mode. See ``schema.py`` for the tables and ``chain.py`` for the hash formula.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from ..errors import ConflictError, StoreError
+from ..model import Event
+from . import schema
+from .chain import (
+    APPEND_ONLY_DISABLED,
+    ChainProblem,
+    check_link,
+    event_id,
+    seal,
+    signing_key_from_env,
+)
+from .exchange import MergeResult, PlanVersion, new_plans, union, write_jsonl
+from .faults import UNTOUCHED, check_file, translate
+from .opening import connect, make_parent, now, schema_version, upgrade
+from .rows import (
+    COLUMNS,
+    INSERT_EVENT,
+    add_plan,
+    content_id,
+    event_row,
+    paused_gc,
+    row_event,
+    row_link,
+)
+
+DEFAULT_STORE = ".plangraph/store.db"
+"""Where the store lives, relative to the repository root."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A file's sha256 together with the stat it was computed for."""
+
+    path: str
+    inode: int
+    mtime_ns: int
+    ctime_ns: int
+    size: int
+    sha256: str
+    recorded_ns: int
+
+
+class Store:
+    """An open evidence store. Use :meth:`open`; close it (or use ``with``) when done."""
+
+    def __init__(
+        self, path: Path, con: sqlite3.Connection, key: bytes | None, readonly: bool
+    ) -> None:
+        self.path = path
+        self._con: sqlite3.Connection | None = con
+        self._key = key
+        self.readonly = readonly
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        create: bool = True,
+        signing_key: bytes | None = None,
+        readonly: bool = False,
+    ) -> Store:
+        """Open the store at *path*, creating it (and its directory) when *create* is set.
+
+        *signing_key* defaults to ``PLANGRAPH_SIGNING_KEY``. A foreign, damaged or newer store
+        raises :class:`StoreError` and is never changed; an older one is migrated in place.
+        """
+        path = Path(path)
+        key = signing_key if signing_key is not None else signing_key_from_env()
+        if not path.exists():
+            if readonly or not create:
+                raise StoreError(f"there is no store at {path}; pass --store to name another")
+            make_parent(path)
+        check_file(path)
+        try:
+            con = connect(path, readonly)
+        except sqlite3.Error as exc:
+            raise translate(exc, path, readonly=readonly) from exc
+        store = cls(path, con, key, readonly)
+        try:
+            store._prepare()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def signing(self) -> bool:
+        """True when events are signed (and signatures checked) with a key."""
+        return self._key is not None
+
+    def _prepare(self) -> None:
+        # one read transaction: another process may be creating the schema at this moment, and
+        # two separate reads could see the tables without the application id that comes with them
+        with self._reading() as con:
+            con.execute("BEGIN")
+            try:
+                version = schema_version(con, self.path)
+            finally:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+        if version is not None and version > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"the store at {self.path} was written by a newer pytest-plangraph (store schema "
+                f"{version}; this version reads up to {schema.SCHEMA_VERSION}). {UNTOUCHED} "
+                "Upgrade pytest-plangraph, or pass --store to use another file."
+            )
+        if self.readonly:
+            if version != schema.SCHEMA_VERSION:
+                raise StoreError(f"the store at {self.path} must be opened writable first")
+            return
+        with self._reading() as con:
+            con.execute("PRAGMA journal_mode=WAL")
+        if version != schema.SCHEMA_VERSION:
+            with self._transaction() as con:
+                upgrade(con, self.path, schema_version(con, self.path), schema.MIGRATIONS)
+
+    # --- transactions ------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            raise StoreError(f"the store at {self.path} is closed")
+        return self._con
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        try:
+            yield self._connection()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, readonly=self.readonly) from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self.readonly:
+            raise StoreError(f"the store at {self.path} was opened read-only; nothing was written")
+        con = self._connection()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            yield con
+            con.execute("COMMIT")
+        except BaseException as exc:
+            if con.in_transaction:
+                # the original error says more than a failed rollback would
+                with suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise translate(exc, self.path) from exc
+            raise
+
+    # --- events ------------------------------------------------------------------------------
+
+    def append(self, event: Event, *, expected_plan_version: int | None = None) -> Event:
+        """Append one event and return it as stored (id, seq, prev, hash, signature filled).
+
+        An event whose idempotency key or content id is already stored is not written again:
+        the stored one is returned. *expected_plan_version* must equal the latest registered
+        plan version, else :class:`ConflictError` (``PLAN_VERSION_CONFLICT``).
+        """
+        return self.append_many([event], expected_plan_version=expected_plan_version)[0]
+
+    def append_many(
+        self, events: Sequence[Event], *, expected_plan_version: int | None = None
+    ) -> list[Event]:
+        """Append several events in one transaction (all or none); see :meth:`append`."""
+        stored: list[Event] = []
+        if not events:
+            return stored
+        with self._transaction() as con:
+            checked = expected_plan_version is None
+            for event in events:
+                content_id = event_id(event)
+                existing = self._existing(con, content_id, event.idempotency_key)
+                if existing is None and not checked:
+                    self._check_plan_version(con, expected_plan_version)
+                    checked = True
+                stored.append(existing or self._insert(con, event, content_id))
+        return stored
+
+    def _existing(self, con: sqlite3.Connection, content_id: str, key: str | None) -> Event | None:
+        if key is not None:
+            query = f"SELECT {COLUMNS} FROM events WHERE idempotency_key = ?"
+            row = con.execute(query, (key,)).fetchone()
+            if row is not None:
+                return self._event(row)
+        row = con.execute(f"SELECT {COLUMNS} FROM events WHERE id = ?", (content_id,)).fetchone()
+        return None if row is None else self._event(row)
+
+    def _check_plan_version(self, con: sqlite3.Connection, expected: int | None) -> None:
+        latest = con.execute("SELECT max(version) FROM plans").fetchone()[0]
+        if latest != expected:
+            have = f"version {latest}" if latest is not None else "no plan version"
+            raise ConflictError(
+                f"PLAN_VERSION_CONFLICT: the write expected plan version {expected}, but the "
+                f"store at {self.path} has {have}; reload the plan and retry"
+            )
+
+    def _insert(self, con: sqlite3.Connection, event: Event, content_id: str) -> Event:
+        tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (tail[0] + 1, tail[1]) if tail else (1, "")
+        sealed = seal(event, seq, prev, self._key, content_id)
+        con.execute(INSERT_EVENT, event_row(sealed))
+        return sealed
+
+    def events(
+        self,
+        *,
+        node: str | None = None,
+        kinds: Collection[str] | None = None,
+        after_seq: int = 0,
+    ) -> list[Event]:
+        """Stored events in chain order, optionally only those of *node* / of *kinds*."""
+        where, params = ["seq > ?"], [after_seq]
+        if node is not None:
+            where.append("node = ?")
+            params.append(node)  # type: ignore[arg-type]
+        if kinds is not None:
+            if not kinds:
+                return []
+            where.append(f"kind IN ({', '.join('?' * len(kinds))})")
+            params.extend(kinds)  # type: ignore[arg-type]
+        query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq"
+        with self._reading() as con:
+            rows = con.execute(query, params).fetchall()
+        with paused_gc():
+            return [self._event(row) for row in rows]
+
+    def count(self) -> int:
+        """How many events the store holds."""
+        with self._reading() as con:
+            return int(con.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def _event(self, row: Sequence[Any]) -> Event:
+        try:
+            return row_event(row)
+        except (ValueError, ValidationError) as exc:
+            raise StoreError(
+                f"event {row[0]} of the store at {self.path} cannot be read ({exc}); it was "
+                "edited outside plangraph — run plangraph audit"
+            ) from exc
+
+    # --- plans -------------------------------------------------------------------------------
+
+    def register_plan(self, digest: str, plan_id: str) -> int:
+        """The version number of plan *digest*, numbering it (1, 2, 3 …) when it is new."""
+        known = self.plan_version(digest)
+        if known is not None:
+            return known
+        with self._transaction() as con:
+            return add_plan(con, PlanVersion(digest, plan_id, 0, now()))
+
+    def plan_version(self, digest: str) -> int | None:
+        """The version number of plan *digest*, or None when this store has not seen it."""
+        with self._reading() as con:
+            row = con.execute("SELECT version FROM plans WHERE digest = ?", (digest,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def latest_plan_version(self) -> int | None:
+        """The highest plan version registered, or None when none is."""
+        with self._reading() as con:
+            row = con.execute("SELECT max(version) FROM plans").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def plans(self) -> list[PlanVersion]:
+        """Every registered plan digest, by version."""
+        with self._reading() as con:
+            rows = con.execute(
+                "SELECT digest, plan_id, version, first_seen FROM plans ORDER BY version"
+            ).fetchall()
+        return [PlanVersion(*row) for row in rows]
+
+    # --- audit, export, merge ----------------------------------------------------------------
+
+    def verify(self) -> list[ChainProblem]:
+        """Recompute every id, the chain and (with a key) the signatures; problems in seq order.
+
+        Store-wide problems (the append-only triggers removed) come last with ``seq`` 0.
+        """
+        with self._reading() as con:
+            rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
+            triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        problems: list[ChainProblem] = []
+        prev = ""
+        with paused_gc():
+            for row in rows:
+                link = row_link(row)
+                problems.extend(check_link(link, content_id(row), prev, self._key))
+                prev = link.hash
+        if missing := [t for t in schema.TRIGGERS if t not in triggers]:
+            message = f"the append-only triggers {', '.join(missing)} were removed by hand"
+            problems.append(ChainProblem(0, "", APPEND_ONLY_DISABLED, message))
+        return problems
+
+    def export_jsonl(self, out: TextIO) -> int:
+        """Write every event as JSON Lines (format in ``exchange.py``); return the count."""
+        return write_jsonl(self.events(), out)
+
+    def merge(self, sources: Sequence[Path]) -> MergeResult:
+        """Union the events of other stores into this one, re-chained here (idempotent).
+
+        Each source's chain is verified first; a source that fails is refused by name and
+        nothing is written. Plan digests new to this store are numbered in order of first
+        appearance.
+        """
+        loaded = [self._load_source(Path(source)) for source in sources]
+        with self._transaction() as con:
+            known = {row[0] for row in con.execute("SELECT digest FROM plans")}
+            plans = new_plans([plans for _, plans in loaded], known)
+            for plan in plans:
+                add_plan(con, plan)
+            ids = {row[0] for row in con.execute("SELECT id FROM events")}
+            keys = {row[0] for row in con.execute("SELECT idempotency_key FROM events")} - {None}
+            fresh = union([events for events, _ in loaded], ids, keys)
+            for event in fresh:
+                self._insert(con, event, event.id)  # verified by _load_source
+        total = sum(len(events) for events, _ in loaded)
+        return MergeResult(added=len(fresh), skipped=total - len(fresh), plans_added=len(plans))
+
+    def _load_source(self, source: Path) -> tuple[list[Event], list[PlanVersion]]:
+        with Store.open(source, create=False, readonly=True, signing_key=self._key) as other:
+            problems = [p for p in other.verify() if p.seq > 0]
+            if problems:
+                raise StoreError(
+                    f"refusing to merge {source}: its chain does not verify ({len(problems)} "
+                    f"problem(s), first: {problems[0]}); nothing was merged"
+                )
+            return other.events(), other.plans()
+
+    # --- file-hash cache ---------------------------------------------------------------------
+
+    def cache_get(self, path: str) -> CacheEntry | None:
+        """The cached hash record of *path* (repository-relative), or None."""
+        with self._reading() as con:
+            row = con.execute(
+                "SELECT path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns "
+                "FROM file_cache WHERE path = ?",
+                (path,),
+            ).fetchone()
+        return None if row is None else CacheEntry(*row)
+
+    def cache_put(self, *entries: CacheEntry) -> None:
+        """Record (or replace) hash records, all in one transaction."""
+        with self._transaction() as con:
+            con.executemany(
+                "INSERT OR REPLACE INTO file_cache "
+                "(path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (e.path, e.inode, e.mtime_ns, e.ctime_ns, e.size, e.sha256, e.recorded_ns)
+                    for e in entries
+                ],
+            )
