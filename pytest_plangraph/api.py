@@ -31,6 +31,7 @@ from .state import GateDecision, PlanState, Snapshot, derive, gate, input_digest
 from .vcs import Workspace, find_root, git_state
 
 if TYPE_CHECKING:
+    from .impact import ImpactReport
     from .lint import Finding
     from .store import Store
     from .verifiers import Registry
@@ -394,6 +395,41 @@ class PlanGraph:
         if evidence:
             self.record(evidence)
         return evidence
+
+    def impact(self, since: str | None = None) -> ImpactReport:
+        """What changed and what it invalidates (DESIGN §6). With *since*: the diff from that
+        revision to the working tree, no store needed (a store's evidence ids and claims are
+        used when one exists). Without: every evidence subject against the files now."""
+        from .impact import diff_impact, evidence_impact, observed_changes
+        from .vcs import changed_paths, commits_since, last_commits
+
+        events = self.events() if since is None or self.store_path.exists() else []
+        snapshot = self.snapshot(events)
+        state = derive(self.graph, events, snapshot)
+        if since is not None:
+            changes = changed_paths(self.root, since)
+            commits = last_commits(self.root, since, [c.path for c in changes])
+            store = Path(os.path.relpath(self.store_path, self.root)).as_posix()
+            return diff_impact(
+                self.graph,
+                changes,
+                outputs=snapshot.outputs,
+                events=events,
+                state=state if events else None,
+                commits=commits,
+                ignore=(store,),
+            )
+        observed = observed_changes(self.graph, events, snapshot.files)
+        commits, notes = commits_since(self.root, [(o.change.path, o.since) for o in observed])
+        return evidence_impact(
+            self.graph,
+            observed,
+            state,
+            outputs=snapshot.outputs,
+            events=events,
+            commits=commits,
+            notes=notes,
+        )
 
 
 def _choices(names: Iterable[str]) -> str:

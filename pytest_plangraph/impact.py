@@ -1,0 +1,459 @@
+"""Invalidation and the impact report (DESIGN §6), pure: changed paths in, consequences out.
+
+Two entry points build an :class:`ImpactReport`:
+
+* :func:`diff_impact` — what a set of changed paths (a git diff) *would* invalidate. Every node
+  the paths reach, and everything downstream of it over strong, active ``requires``/``consumes``/
+  ``validates`` edges, is invalidated when it has acceptance criteria. No store is needed; when
+  a state is given, the entries carry the ids of the evidence that would go stale.
+* :func:`evidence_impact` — what the recorded evidence says now: the changed paths are the
+  evidence subjects whose current sha256 differs from the recorded one, and the invalidated
+  nodes are exactly those with a stale criterion in the derived state (a node re-verified after
+  the change is not invalidated again).
+
+A path reaches a node directly through the node's ``outputs`` (as written — a file, a directory
+or a glob — and as expanded), the ``artifacts`` of strong consumes edges into it, its verifier
+files (schema, artifact, path, the file part of ``tests:`` patterns) and its evidence subjects.
+Each invalidated node carries reason chains back to the changed path, e.g.
+``UPSTREAM_CHANGED via step-user-schema ← ARTIFACT_CHANGED src/auth/user_schema.json (commit
+abc1234)``. Weak edges and ``related`` edges out of an invalidated node give review notices;
+a claimed node that is not invalidated itself but waits on an invalidated strong prerequisite or
+child is ``blocked``. Conflicts are the gate's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any
+
+from .graph import Graph
+from .model import PROPAGATING_EDGES, Criterion, Event, SchemaVerifier
+from .paths import is_glob, normalize, path_problem
+from .vcs import Change
+
+if TYPE_CHECKING:
+    from .state import CriterionState, PlanState
+
+MAX_REASONS = 10
+"""Reason chains kept per invalidated node; the rest are counted in a last ``… N more``."""
+MAX_SOURCES = 3
+"""Directly changed upstream nodes followed per node (the nearest ones)."""
+
+
+@dataclass(frozen=True)
+class ChangedPath:
+    """One changed path, the nodes it reaches directly, and what is known of the change."""
+
+    path: str
+    change: str
+    nodes: tuple[str, ...]
+    old_path: str | None = None
+    commit: str | None = None
+    old: str | None = None
+    new: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "change", "nodes"}``."""
+        return {"path": self.path, "change": self.change, "nodes": list(self.nodes)}
+
+
+@dataclass(frozen=True)
+class Invalidated:
+    """A node whose evidence is (or would be) stale, with the reason chains and the changed
+    paths they lead back to."""
+
+    node: str
+    evidence: tuple[str, ...]
+    reasons: tuple[str, ...]
+    paths: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"node", "evidence", "reasons"}``."""
+        return {"node": self.node, "evidence": list(self.evidence), "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A node to review or a blocked node, and why."""
+
+    node: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"node", "reason"}``."""
+        return {"node": self.node, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ImpactReport:
+    """changed → invalidated → review recommended → blocked; *notes* are said once to a person
+    (hash-only mode, an evidence commit lost to a rebase) and are not part of the JSON."""
+
+    changed: tuple[ChangedPath, ...]
+    invalidated: tuple[Invalidated, ...]
+    review_recommended: tuple[Notice, ...]
+    blocked: tuple[Notice, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the ``impact`` command prints it (without ``"format"``)."""
+        return {
+            "changed": [c.to_json() for c in self.changed],
+            "invalidated": [i.to_json() for i in self.invalidated],
+            "review_recommended": [n.to_json() for n in self.review_recommended],
+            "blocked": [n.to_json() for n in self.blocked],
+        }
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A change seen by comparing an evidence subject with the file now."""
+
+    change: Change
+    old: str
+    new: str | None
+    since: str | None
+
+
+# --- entry points ----------------------------------------------------------------------------
+
+
+def diff_impact(
+    graph: Graph,
+    changes: Sequence[Change],
+    *,
+    outputs: Mapping[str, Sequence[str]] | None = None,
+    events: Sequence[Event] = (),
+    state: PlanState | None = None,
+    commits: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> ImpactReport:
+    """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files,
+    *events* give evidence subjects, *state* evidence ids and claims, *commits* the commit
+    that last changed each path; paths starting with one of *ignore* (the store) are left out."""
+    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
+    kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
+    changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
+    walk = _Walk(graph, changed)
+    affected = [n for n in walk.order if graph.nodes[n].acceptance]
+    invalidated = [
+        Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
+        for n in affected
+    ]
+    return _report(graph, changed, invalidated, state, notes)
+
+
+def evidence_impact(
+    graph: Graph,
+    observed: Sequence[Observed],
+    state: PlanState,
+    *,
+    outputs: Mapping[str, Sequence[str]] | None = None,
+    events: Sequence[Event] = (),
+    commits: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
+) -> ImpactReport:
+    """What the recorded evidence says: *observed* subject changes (see
+    :func:`observed_changes`) explain the stale criteria of *state*."""
+    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
+    changed = [
+        _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
+        for o in observed
+    ]
+    walk = _Walk(graph, changed)
+    invalidated = []
+    for node_id, node_state in state.nodes.items():
+        stale = [c for c in node_state.criteria if c.state == "stale"]
+        if not stale:
+            continue
+        reasons, paths = walk.reasons(node_id) if node_id in walk.reached else ((), ())
+        extra = _state_reasons(stale, skip_artifacts=bool(reasons))
+        evidence = _evidence_ids(state, node_id, stale_only=True)
+        invalidated.append(Invalidated(node_id, evidence, (*reasons, *extra), paths))
+    return _report(graph, changed, invalidated, state, notes)
+
+
+def observed_changes(
+    graph: Graph, events: Sequence[Event], files: Mapping[str, str | None]
+) -> list[Observed]:
+    """Subjects of the latest evidence of each criterion whose current sha256 (in *files*)
+    differs from the recorded one, sorted by path; *since* is that evidence's commit."""
+    found: dict[str, Observed] = {}
+    for payload in _latest(graph, events).values():
+        commit = (payload.get("git") or {}).get("commit")
+        for path, old in (payload.get("subjects") or {}).items():
+            new = files.get(path)
+            if new != old and path not in found:
+                change = Change(path, "deleted") if new is None else Change(path, "modified")
+                found[path] = Observed(change, old, new, commit)
+    return [found[p] for p in sorted(found)]
+
+
+def latest_subjects(graph: Graph, events: Sequence[Event]) -> dict[str, set[str]]:
+    """The subject paths of each node's latest evidence per criterion."""
+    subjects: dict[str, set[str]] = {}
+    for (node_id, _), payload in _latest(graph, events).items():
+        subjects.setdefault(node_id, set()).update(payload.get("subjects") or {})
+    return subjects
+
+
+def _latest(graph: Graph, events: Sequence[Event]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for event in events:
+        if event.kind != "evidence":
+            continue
+        node_id = event.node or str(event.payload.get("node", ""))
+        if node_id in graph.nodes:
+            latest[(node_id, event.criterion or str(event.payload.get("criterion", "")))] = (
+                event.payload
+            )
+    return latest
+
+
+# --- paths to nodes --------------------------------------------------------------------------
+
+
+@dataclass
+class PathIndex:
+    """Which nodes a path reaches directly. A plain path also matches as a directory; a
+    consumed artifact remembers its upstream node (a change it shares with that node is
+    reported as coming from upstream)."""
+
+    exact: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    globs: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        graph: Graph,
+        outputs: Mapping[str, Sequence[str]],
+        subjects: Mapping[str, Iterable[str]],
+    ) -> PathIndex:
+        """The index of *graph* with expanded *outputs* and evidence *subjects*."""
+        index = cls()
+        for node_id, node in graph.nodes.items():
+            for pattern in (*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())):
+                index.add(pattern, node_id)
+            for criterion in node.acceptance:
+                for pattern in verifier_paths(criterion):
+                    index.add(pattern, node_id)
+            for edge in graph.incoming.get(node_id, ()):
+                if edge.type == "consumes" and edge.propagates:
+                    for pattern in edge.artifacts or ():
+                        index.add(pattern, node_id, upstream=edge.from_)
+        return index
+
+    def add(self, pattern: str, node_id: str, upstream: str | None = None) -> None:
+        """Let *pattern* (a path, a directory or a glob) reach *node_id*."""
+        if path_problem(pattern):
+            return
+        if is_glob(pattern):
+            self.globs.append((pattern, node_id, upstream))
+            return
+        self.exact.setdefault(normalize(pattern).rstrip("/"), {}).setdefault(node_id, upstream)
+
+    def nodes(self, path: str) -> dict[str, str | None]:
+        """The nodes *path* reaches directly (node → upstream node of a consumed artifact)."""
+        found: dict[str, str | None] = {}
+        parts = path.split("/")
+        for depth in range(len(parts), 0, -1):
+            for node_id, upstream in self.exact.get("/".join(parts[:depth]), {}).items():
+                found.setdefault(node_id, upstream)
+        for pattern, node_id, upstream in self.globs:
+            if fnmatchcase(path, pattern):
+                found.setdefault(node_id, upstream)
+        return {n: u for n, u in found.items() if u is None or u not in found}
+
+
+def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
+    """Files a criterion's verifier reads: schema and artifact, the artifact path, the file
+    part of each ``tests:`` pattern."""
+    verifier = criterion.verifier
+    if isinstance(verifier, SchemaVerifier):
+        return (verifier.schema_path, verifier.artifact)
+    if verifier.type == "artifact":
+        return (str(getattr(verifier, "path", "")),)
+    if verifier.type == "test":
+        tests: list[str] = getattr(verifier, "tests", [])
+        return tuple(dict.fromkeys(t.split("::", 1)[0] for t in tests))
+    return ()
+
+
+def _changed(
+    index: PathIndex,
+    change: Change,
+    commit: str | None,
+    old: str | None = None,
+    new: str | None = None,
+) -> ChangedPath:
+    reached = dict(index.nodes(change.path))
+    if change.old_path is not None:
+        for node_id, upstream in index.nodes(change.old_path).items():
+            reached.setdefault(node_id, upstream)
+    return ChangedPath(
+        change.path, change.change, tuple(reached), change.old_path, commit, old, new
+    )
+
+
+def describe(changed: ChangedPath) -> str:
+    """``ARTIFACT_CHANGED path (details)`` or ``ARTIFACT_DELETED path (details)``."""
+    code = "ARTIFACT_DELETED" if changed.change == "deleted" else "ARTIFACT_CHANGED"
+    details = []
+    if changed.change == "renamed":
+        details.append(f"renamed from {changed.old_path}")
+    elif changed.change in ("added", "untracked"):
+        details.append(changed.change)
+    if changed.commit:
+        details.append(f"commit {changed.commit[:7]}")
+    return f"{code} {changed.path}" + (f" ({', '.join(details)})" if details else "")
+
+
+# --- walking the graph -----------------------------------------------------------------------
+
+
+class _Walk:
+    """Directly reached nodes, everything downstream of them over strong edges, and for each
+    node the nearest directly reached upstream nodes with the path to them."""
+
+    def __init__(self, graph: Graph, changed: Sequence[ChangedPath]) -> None:
+        self.direct: dict[str, list[ChangedPath]] = {}
+        for entry in changed:
+            for node_id in entry.nodes:
+                self.direct.setdefault(node_id, []).append(entry)
+        closure = graph.downstream_closure(n for n in graph.nodes if n in self.direct)
+        self.order = closure
+        self.reached = set(closure)
+        self.sources: dict[str, dict[str, tuple[str, ...]]] = {}
+        for node_id in closure:
+            self.sources[node_id] = self._nearest(graph, node_id)
+
+    def _nearest(self, graph: Graph, node_id: str) -> dict[str, tuple[str, ...]]:
+        """Directly reached upstream nodes → the nodes between (nearest upstream first)."""
+        best: dict[str, tuple[str, ...]] = {}
+        for upstream in graph.prerequisites(node_id):
+            if upstream not in self.reached:
+                continue
+            candidates = dict(self.sources.get(upstream, {}))
+            if upstream in self.direct:
+                candidates[upstream] = ()
+            for source, between in candidates.items():
+                path = (upstream, *between)
+                if source not in best or len(path) < len(best[source]):
+                    best[source] = path
+        ranked = sorted(best.items(), key=lambda item: len(item[1]))
+        return dict(ranked[:MAX_SOURCES])
+
+    def reasons(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The reason chains of *node_id* and the changed paths they end at."""
+        chains: list[str] = []
+        paths: list[str] = []
+        for entry in self.direct.get(node_id, ()):
+            chains.append(describe(entry))
+            paths.append(entry.path)
+        for source, between in self.sources.get(node_id, {}).items():
+            via = " ← ".join(between)
+            for entry in self.direct[source]:
+                chains.append(f"UPSTREAM_CHANGED via {via} ← {describe(entry)}")
+                paths.append(entry.path)
+        if len(chains) > MAX_REASONS:
+            chains[MAX_REASONS:] = [f"… {len(chains) - MAX_REASONS} more"]
+        return tuple(chains), tuple(dict.fromkeys(paths))
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def _report(
+    graph: Graph,
+    changed: Sequence[ChangedPath],
+    invalidated: Sequence[Invalidated],
+    state: PlanState | None,
+    notes: Sequence[str],
+) -> ImpactReport:
+    gone = {i.node for i in invalidated}
+    return ImpactReport(
+        tuple(changed),
+        tuple(invalidated),
+        tuple(_reviews(graph, invalidated, gone)),
+        tuple(_blocked(graph, gone, state)),
+        tuple(notes),
+    )
+
+
+def _reviews(graph: Graph, invalidated: Sequence[Invalidated], gone: set[str]) -> list[Notice]:
+    """Targets of weak and ``related`` edges out of invalidated nodes (related: both ways)."""
+    notices: dict[str, Notice] = {}
+    for entry in invalidated:
+        source = entry.node
+        edges = [*graph.outgoing.get(source, ()), *graph.incoming.get(source, ())]
+        for edge in edges:
+            if edge.status != "active" or edge.propagates or edge.type == "conflicts":
+                continue
+            outgoing = edge.from_ == source
+            if not outgoing and edge.type != "related":
+                continue
+            other = edge.to if outgoing else edge.from_
+            if other in gone or other in notices or other == source:
+                continue
+            kind = f"{edge.strength} {edge.type}" if edge.type in PROPAGATING_EDGES else "related"
+            cause = f" ({entry.reasons[0]})" if entry.reasons else ""
+            reason = f"REVIEW_RECOMMENDED {kind} edge with {source}, which is invalidated{cause}"
+            notices[other] = Notice(other, reason)
+    return [notices[n] for n in graph.nodes if n in notices]
+
+
+def _blocked(graph: Graph, gone: set[str], state: PlanState | None) -> list[Notice]:
+    """Claimed nodes, not invalidated themselves, that wait on an invalidated strong
+    prerequisite or (objectives and milestones) an invalidated child."""
+    if state is None:
+        return []
+    blocked: list[Notice] = []
+    for node_id, node_state in state.nodes.items():
+        if not node_state.claimed or node_id in gone:
+            continue
+        upstream = [p for p in graph.prerequisites(node_id) if p in gone]
+        children = [c for c in _descendants(graph, node_id) if c in gone]
+        if upstream:
+            blocked.append(Notice(node_id, f"PREREQUISITE_INVALIDATED {', '.join(upstream)}"))
+        elif children:
+            blocked.append(Notice(node_id, f"CHILD_INVALIDATED {', '.join(children)}"))
+    return blocked
+
+
+def _descendants(graph: Graph, node_id: str) -> list[str]:
+    found: list[str] = []
+    queue = list(graph.children.get(node_id, ()))
+    while queue:
+        child = queue.pop(0)
+        if child not in found and child != node_id:
+            found.append(child)
+            queue.extend(graph.children.get(child, ()))
+    return found
+
+
+def _evidence_ids(state: PlanState | None, node_id: str, *, stale_only: bool) -> tuple[str, ...]:
+    if state is None or node_id not in state.nodes:
+        return ()
+    return tuple(
+        c.evidence
+        for c in state.nodes[node_id].criteria
+        if c.evidence and (c.state == "stale" or not stale_only)
+    )
+
+
+def _state_reasons(stale: Sequence[CriterionState], *, skip_artifacts: bool) -> list[str]:
+    """Reasons of stale criteria that the changed paths do not explain (a changed criterion,
+    an input that is not a subject), as ``CODE criterion: detail``."""
+    covered = {"ARTIFACT_CHANGED", "ARTIFACT_DELETED", "UPSTREAM_CHANGED"}
+    reasons: list[str] = []
+    for criterion in stale:
+        for reason in criterion.reasons:
+            if skip_artifacts and reason.code in covered:
+                continue
+            detail = reason.data.get("path") or reason.data.get("node") or ""
+            text = f"{reason.code} {criterion.id}" + (f": {detail}" if detail else "")
+            reasons.append(text)
+    return list(dict.fromkeys(reasons))
