@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import ConflictError, PlangraphError
-from . import plan_cmds, state_cmds, store_cmds
+from . import impact_cmds, plan_cmds, state_cmds, store_cmds
 from .common import Output
 
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (plan_cmds, state_cmds, store_cmds):
+    for module in (plan_cmds, state_cmds, store_cmds, impact_cmds):
         module.register(commands)
     return parser
 

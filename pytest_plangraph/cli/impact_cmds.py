@@ -1,0 +1,154 @@
+"""``impact``: what changed, what it invalidates, what to review, what is blocked (DESIGN §6).
+
+Without ``--since`` the store's evidence is compared with the files now (working tree
+included); ``--apply`` then records each observed change as a ``change`` event on every node
+it invalidates, so ``history`` shows when and why the node went stale. With ``--since REV``
+no store is needed: the diff ``REV..HEAD`` plus the working tree says what would be
+invalidated — a pull-request preview. ``--format markdown`` suits ``$GITHUB_STEP_SUMMARY``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..canonical import digest
+from ..errors import UsageError
+from .common import Output, common_options, open_graph, table
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from ..impact import ChangedPath, ImpactReport
+
+
+def register(commands: Any) -> None:
+    """Add the ``impact`` subcommand."""
+    impact = commands.add_parser(
+        "impact",
+        parents=[common_options(formats=("text", "json", "markdown"))],
+        help="what changed and which evidence it invalidates",
+        description="Map changed paths to the plan's nodes and follow strong edges downstream. "
+        "Without --since, the store's evidence is compared with the files now; with --since "
+        "REV, the diff REV..HEAD plus the working tree is judged without a store.",
+    )
+    impact.add_argument(
+        "--since", metavar="REV", help="judge the diff from REV (e.g. origin/main) instead"
+    )
+    impact.add_argument("--check", action="store_true", help="exit 1 when anything is invalidated")
+    impact.add_argument(
+        "--apply",
+        action="store_true",
+        help="record the observed changes as events (not with --since)",
+    )
+    impact.set_defaults(handler=_impact)
+
+
+def _impact(args: argparse.Namespace, out: Output) -> int:
+    if args.apply and args.since is not None:
+        raise UsageError(
+            "--apply records changes observed against the store's evidence; "
+            "it cannot be combined with --since"
+        )
+    with open_graph(args) as graph:
+        report = graph.impact(args.since)
+        applied = apply(graph, report) if args.apply else 0
+    for note in report.notes:
+        print(f"plangraph: note: {note}", file=sys.stderr)
+    text = markdown(report) if args.format == "markdown" else plain(report)
+    if args.apply and not out.json:
+        text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
+    out.emit(report.to_json(), text)
+    return 1 if args.check and report.invalidated else 0
+
+
+def apply(graph: PlanGraph, report: ImpactReport) -> int:
+    """Record a ``change`` event for each (invalidated node, changed path behind it); the same
+    observation twice is one event. Returns how many events were new."""
+    from ..api import actor
+
+    by_path = {c.path: c for c in report.changed}
+    who = actor()
+    before = len(graph.events())
+    for entry in report.invalidated:
+        for path in entry.paths:
+            payload = _payload(by_path[path])
+            key = digest({"kind": "change", "node": entry.node, **payload})
+            graph.append("change", entry.node, by=who, payload=payload, idempotency_key=key)
+    return len(graph.events()) - before
+
+
+def _payload(changed: ChangedPath) -> dict[str, Any]:
+    return {
+        "path": changed.path,
+        "change": changed.change,
+        "old": changed.old,
+        "new": changed.new,
+        "commit": changed.commit,
+    }
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def plain(report: ImpactReport) -> str:
+    """The report as text."""
+    reaching = [c for c in report.changed if c.nodes]
+    lines = [f"changed: {len(report.changed)} path(s), {len(reaching)} reach the plan"]
+    rows = [[c.change, _shown(c), ", ".join(c.nodes)] for c in reaching]
+    if rows:
+        lines.append(_indent(table(rows, ["change", "path", "nodes"])))
+    lines.append(f"invalidated: {len(report.invalidated)} node(s)")
+    for entry in report.invalidated:
+        evidence = ", ".join(e[:12] for e in entry.evidence) or "no evidence yet"
+        lines.append(f"  {entry.node} ({evidence})")
+        lines += [f"    - {reason}" for reason in entry.reasons]
+    for title, notices in (
+        ("review recommended", report.review_recommended),
+        ("blocked", report.blocked),
+    ):
+        if notices:
+            lines.append(f"{title}: {len(notices)} node(s)")
+            lines += [f"  {n.node}: {n.reason}" for n in notices]
+    return "\n".join(lines)
+
+
+def markdown(report: ImpactReport) -> str:
+    """The report as GitHub-flavoured Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
+    count = len(report.invalidated)
+    verdict = f"**{count} node(s) invalidated**" if count else "**Nothing invalidated**"
+    lines = ["## plangraph impact", "", f"{verdict} by {len(report.changed)} changed path(s)."]
+    reaching = [c for c in report.changed if c.nodes]
+    if reaching:
+        lines += ["", "| change | path | nodes |", "| --- | --- | --- |"]
+        lines += [
+            f"| {c.change} | `{_cell(_shown(c))}` | {_cell(', '.join(c.nodes))} |" for c in reaching
+        ]
+    if report.invalidated:
+        lines += ["", "### Invalidated", "", "| node | evidence | reasons |", "| --- | --- | --- |"]
+        for entry in report.invalidated:
+            evidence = " ".join(f"`{e[:12]}`" for e in entry.evidence) or "—"
+            reasons = "<br>".join(_cell(r) for r in entry.reasons)
+            lines.append(f"| {_cell(entry.node)} | {evidence} | {reasons} |")
+    for title, notices in (
+        ("Review recommended", report.review_recommended),
+        ("Blocked", report.blocked),
+    ):
+        if notices:
+            lines += ["", f"### {title}", ""]
+            lines += [f"- **{_cell(n.node)}**: {_cell(n.reason)}" for n in notices]
+    return "\n".join(lines)
+
+
+def _shown(changed: ChangedPath) -> str:
+    if changed.old_path:
+        return f"{changed.old_path} → {changed.path}"
+    return changed.path
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())
