@@ -333,14 +333,12 @@ def commits_since(
     """For (path, evidence commit) pairs: the newest commit since the evidence commit that
     changed each path, and notes for a person. Outside git, or for an evidence commit no
     longer in the history of ``HEAD`` (a rebase), paths get no commit and a note says so."""
+    if not (root / ".git").exists():
+        return {}, ["not a git repository: changes are found by file hashes alone"]
     wanted: dict[str, list[str]] = {}
     for path, since in pairs:
         if since:
             wanted.setdefault(since, []).append(path)
-    if not wanted:
-        return {}, []
-    if not (root / ".git").exists():
-        return {}, ["not a git repository: changes are found by file hashes alone"]
     commits: dict[str, str] = {}
     notes: list[str] = []
     for since, paths in wanted.items():
