@@ -65,15 +65,23 @@ def main() -> None:
         step("An agent claims the token endpoint is done: refused, no evidence yet")
         run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent", expect=(1,))
 
-        if _plugin_ready():
-            step("pytest --plangraph turns the test run into evidence")
-            run(project, "pytest", "--plangraph", "-q")
-            step("Claim again: still refused, the security approval is missing")
-            run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent", expect=(1,))
-            step("Security approves; now the gate accepts the claim")
-            run(project, "plangraph", "approve", "step-token-endpoint/ac-security-review",
-                "--by", "security-lead", "--note", "token handling reviewed")
-            run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent")
+        step("pytest --plangraph turns the test run into evidence")
+        run(project, "pytest", "--plangraph")
+        step("Claim again: still refused, the security approval is missing")
+        run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent", expect=(1,))
+        step("Security approves; now the gate accepts the claim")
+        run(
+            project,
+            "plangraph",
+            "approve",
+            "step-token-endpoint/ac-security-review",
+            "--by",
+            "security-lead",
+            "--note",
+            "token handling reviewed",
+        )
+        run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent")
+        run(project, "plangraph", "status")
 
         step("Change the upstream schema: evidence downstream goes stale")
         schema = project / "src/auth/user_schema.json"
@@ -84,15 +92,6 @@ def main() -> None:
         step("Audit: the hash chain is intact; stale evidence and phantom claims are listed")
         run(project, "plangraph", "audit", expect=(1,))
     print("\ndemo finished: every command answered as expected")
-
-
-def _plugin_ready() -> bool:
-    """True once the pytest plugin records evidence (it is built in stages)."""
-    try:
-        from pytest_plangraph import pytest_session  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 if __name__ == "__main__":

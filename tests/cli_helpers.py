@@ -1,11 +1,14 @@
-"""Running the real ``plangraph`` command in a subprocess."""
+"""Running the ``plangraph`` command: as a real subprocess, or in-process through ``main``."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,11 +29,50 @@ class Result:
         return json.loads(self.out)
 
 
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    full = {**os.environ, "PLANGRAPH_ACTOR": "tester", **(env or {})}
+    for name in ("PLANGRAPH_STORE", "PLANGRAPH_SIGNING_KEY"):
+        if name not in (env or {}):
+            full.pop(name, None)
+    return full
+
+
 def plangraph(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Result:
-    """Run ``plangraph ARGS`` in *cwd*."""
-    full_env = {**os.environ, "PLANGRAPH_ACTOR": "tester", **(env or {})}
-    full_env.pop("PLANGRAPH_STORE", None) if "PLANGRAPH_STORE" not in (env or {}) else None
+    """Run the installed ``plangraph`` console script in *cwd*."""
     proc = subprocess.run(
-        [str(PLANGRAPH), *args], cwd=cwd, env=full_env, capture_output=True, text=True, check=False
+        [str(PLANGRAPH), *args],
+        cwd=cwd,
+        env=_environment(env),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def plangraph_main(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    """Run ``pytest_plangraph.cli.main(args)`` in this process, in *cwd* (fast)."""
+    from pytest_plangraph.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with _inside(cwd, _environment(env)), contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse usage errors
+                code = int(exc.code or 0)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _inside(cwd: Path, env: dict[str, str]) -> Iterator[None]:
+    old_cwd, old_env = Path.cwd(), dict(os.environ)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)

@@ -74,23 +74,28 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         for c in n.criteria
         if c.state == "stale"
     ]
-    old = _too_old(events, state, max_age) if max_age else []
+    old = _too_old(events, state, max_age) if max_age is not None else []
     data = {"chain": chain, "phantom_completions": phantoms, "stale": stale, "too_old": old}
     out.emit(data, _audit_text(data))
     return 1 if any(data.values()) else 0
 
 
 def _phantoms(claims: list[Any], state: Any) -> list[dict[str, Any]]:
-    found = []
+    """One entry per claimed node that is not completed now, with its latest claim."""
+    latest: dict[str, tuple[Any, int]] = {}
     for event in claims:
-        node = state.nodes.get(event.node)
+        latest[event.node] = (event, latest.get(event.node, (None, 0))[1] + 1)
+    found = []
+    for node_id, (event, count) in latest.items():
+        node = state.nodes.get(node_id)
         if node is not None and node.status not in ("completed", "cancelled"):
             found.append(
                 {
-                    "node": event.node,
+                    "node": node_id,
                     "claim": event.id,
                     "by": event.by,
                     "at": event.at,
+                    "claims": count,
                     "status": node.status,
                 }
             )
@@ -127,8 +132,8 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(f"chain: {problem.get('code')}: {problem.get('message')}")
     for p in data["phantom_completions"]:
         lines.append(
-            f"phantom completion: {p['node']} claimed by {p['by']} at {p['at'][:19]} "
-            f"is {p['status']}"
+            f"phantom completion: {p['node']} is {p['status']}, last claimed by {p['by']} "
+            f"at {p['at'][:19]} ({p['claims']} claim(s))"
         )
     for s in data["stale"]:
         lines.append(f"stale: {s['node']}/{s['criterion']} ({', '.join(s['reasons'])})")

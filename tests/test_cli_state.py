@@ -1,0 +1,228 @@
+"""verify / status / claim / approve / revoke / history / audit / export / merge on the JWT-login
+sample in a real git repository: through ``main`` in-process, and the console script for a few."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from cli_helpers import plangraph, plangraph_main
+
+STORE = Path(".plangraph/store.db")
+TOKEN = "step-token-endpoint"
+
+
+@pytest.fixture
+def jwt(project) -> Path:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    return root
+
+
+def statuses(root: Path, *extra: str) -> dict[str, str]:
+    result = plangraph_main(root, "status", "--format", "json", *extra)
+    assert result.code in (0, 1), result.err
+    return {n["id"]: n["status"] for n in result.json()["nodes"]}
+
+
+def record_token_tests(root: Path) -> None:
+    """Record passing evidence for the two test criteria by running pytest --plangraph."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_verify_records_schema_evidence_and_status_shows_it(jwt):
+    data = plangraph_main(jwt, "status", "--format", "json").json()
+    assert data["format"] == 1
+    assert data["plan"]["id"] == "auth-login" and data["plan"]["version"] == 1
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert [n["id"] for n in data["nodes"]] == ["objective-auth", "step-user-schema", TOKEN]
+    schema = nodes["step-user-schema"]
+    assert schema["status"] == "completed"
+    assert schema["criteria"][0]["state"] == "valid"
+    assert nodes[TOKEN]["status"] == "ready"
+    states = {c["id"]: c["state"] for c in nodes[TOKEN]["criteria"]}
+    assert states == {
+        "ac-http-200": "missing",
+        "ac-invalid-401": "missing",
+        "ac-security-review": "awaiting_approval",
+    }
+
+
+def test_claim_is_refused_until_evidence_and_approval_exist(jwt):
+    refused = plangraph(jwt, "claim", TOKEN, "--by", "agent", "--format", "json")
+    assert refused.code == 1
+    decision = refused.json()
+    assert decision["verdict"] == "FAILED" and decision["node"] == TOKEN
+    assert {r["code"] for r in decision["reasons"]} >= {"CRITERION_MISSING", "APPROVAL_MISSING"}
+
+    record_token_tests(jwt)
+    still = plangraph_main(jwt, "claim", TOKEN, "--by", "agent", "--format", "json")
+    assert still.code == 1
+    assert [r["code"] for r in still.json()["reasons"]] == ["APPROVAL_MISSING"]
+    assert still.json()["status"] == "awaiting_approval"
+
+    ok = plangraph_main(
+        jwt, "approve", f"{TOKEN}/ac-security-review", "--by", "sec", "--note", "ok"
+    )
+    assert ok.code == 0, ok.err
+    accepted = plangraph_main(jwt, "claim", TOKEN, "--by", "agent", "--format", "json")
+    assert accepted.code == 0
+    assert accepted.json()["verdict"] == "PASSED"
+    assert len(accepted.json()["evidence"]) == 3
+    assert statuses(jwt)["objective-auth"] == "completed"
+
+    assert plangraph_main(jwt, "revoke", f"{TOKEN}/ac-security-review", "--by", "sec").code == 0
+    assert statuses(jwt)[TOKEN] == "awaiting_approval"
+
+
+def test_an_edited_artifact_turns_the_node_and_its_downstream_stale(jwt):
+    record_token_tests(jwt)
+    plangraph_main(jwt, "approve", f"{TOKEN}/ac-security-review", "--by", "sec")
+    assert plangraph_main(jwt, "claim", TOKEN, "--by", "agent").code == 0
+    assert plangraph_main(jwt, "status", "--check").code == 0
+
+    schema = jwt / "src/auth/user_schema.json"
+    schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
+    data = plangraph_main(jwt, "status", "--format", "json").json()
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert nodes["step-user-schema"]["status"] == "stale"
+    assert nodes[TOKEN]["status"] == "stale"
+    own = nodes["step-user-schema"]["criteria"][0]["reasons"]
+    assert own[0]["code"] == "ARTIFACT_CHANGED"
+    assert own[0]["path"] == "src/auth/user_schema.json"
+    downstream = {r["code"] for c in nodes[TOKEN]["criteria"] for r in c["reasons"]}
+    assert "UPSTREAM_CHANGED" in downstream
+    check = plangraph_main(jwt, "status", "--check")
+    assert check.code == 1
+
+
+def test_status_check_fails_for_a_claimed_node_that_is_not_completed(jwt):
+    assert plangraph_main(jwt, "status", "--check").code == 0
+    plangraph_main(jwt, "claim", TOKEN, "--by", "agent")
+    assert plangraph_main(jwt, "status", "--check").code == 1
+
+
+def test_history_replays_the_node(jwt):
+    plangraph_main(jwt, "claim", "step-user-schema", "--by", "agent")
+    result = plangraph_main(jwt, "history", "step-user-schema", "--format", "json")
+    assert result.code == 0
+    events = result.json()["events"]
+    assert [e["kind"] for e in events] == ["evidence", "claim"]
+    assert [e["status_after"] for e in events] == ["completed", "completed"]
+
+
+def test_audit_is_clean_then_catches_a_hand_edited_event(jwt):
+    clean = plangraph_main(jwt, "audit")
+    assert clean.code == 0, clean.out
+    assert "chain intact" in clean.out
+    with sqlite3.connect(jwt / STORE) as con:
+        con.execute("DROP TRIGGER events_no_update")
+        con.execute("UPDATE events SET by_ = 'mallory' WHERE seq = 1")
+    con.close()
+    result = plangraph_main(jwt, "audit", "--format", "json")
+    assert result.code == 1
+    codes = {(p["seq"], p["code"]) for p in result.json()["chain"]}
+    assert (1, "CONTENT_TAMPERED") in codes
+
+
+def test_audit_lists_phantom_completions(jwt):
+    plangraph_main(jwt, "claim", TOKEN, "--by", "agent-7")
+    data = plangraph_main(jwt, "audit", "--format", "json").json()
+    assert [(p["node"], p["by"]) for p in data["phantom_completions"]] == [(TOKEN, "agent-7")]
+
+
+def test_audit_max_age(jwt):
+    assert plangraph_main(jwt, "audit", "--max-age", "1h").code == 0
+    stale = plangraph_main(jwt, "audit", "--max-age", "0s", "--format", "json")
+    assert stale.code == 1
+    assert stale.json()["too_old"][0]["criterion"] == "ac-schema-valid"
+    bad = plangraph_main(jwt, "audit", "--max-age", "soon")
+    assert bad.code == 2 and "--max-age 'soon'" in bad.err
+
+
+def test_export_and_merge_round_trip(jwt, tmp_path):
+    out = tmp_path / "events.jsonl"
+    assert plangraph_main(jwt, "export", "--output", str(out)).code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [e["kind"] for e in lines] == ["evidence"]
+    assert {"prev", "hash", "id"} <= set(lines[0])
+
+    other = tmp_path / "shard.db"
+    plangraph_main(jwt, "claim", TOKEN, "--by", "shard", "--store", str(other))
+    merged = plangraph_main(jwt, "merge", str(other), "--format", "json")
+    assert merged.code == 0, merged.err
+    assert merged.json()["merge"]["added"] == 1
+    again = plangraph_main(jwt, "merge", str(other), "--format", "json")
+    assert again.json()["merge"]["added"] == 0
+    assert plangraph_main(jwt, "audit", "--format", "json").json()["chain"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("claim", "no-such-node", "--by", "x"), "unknown node 'no-such-node'; known: "),
+        (("approve", f"{TOKEN}/nope", "--by", "x"), "has no criterion 'nope'; known: ac-http-200"),
+        (("approve", f"{TOKEN}/ac-http-200", "--by", "x"), "only approval criteria"),
+        (("approve", "just-a-node", "--by", "x"), "expected NODE/CRITERION"),
+        (("history", "ghost"), "unknown node 'ghost'"),
+    ],
+)
+def test_bad_names_exit_2_and_keep_the_store(jwt, args, message):
+    before = (jwt / STORE).read_bytes()
+    result = plangraph(jwt, *args)
+    assert result.code == 2
+    assert message in result.err
+    assert "Traceback" not in result.err
+    assert (jwt / STORE).read_bytes() == before
+
+
+def test_plan_version_conflict_is_refused_with_exit_1(jwt):
+    result = plangraph_main(
+        jwt, "claim", TOKEN, "--by", "a", "--expected-plan-version", "7", "--format", "json"
+    )
+    assert result.code == 1
+    assert result.json()["reason"] == "PLAN_VERSION_CONFLICT"
+    assert (
+        plangraph_main(jwt, "claim", TOKEN, "--by", "a", "--expected-plan-version", "1").code == 1
+    )
+
+
+def test_idempotency_key_records_one_claim(jwt):
+    for _ in range(2):
+        plangraph_main(jwt, "claim", TOKEN, "--by", "a", "--idempotency-key", "k1")
+    events = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
+    assert [e["kind"] for e in events] == ["claim"]
+
+
+def test_a_corrupt_store_is_refused_and_left_alone(jwt):
+    (jwt / STORE).write_bytes(b"this is not sqlite" * 100)
+    for stale in ("-wal", "-shm"):
+        Path(str(jwt / STORE) + stale).unlink(missing_ok=True)
+    result = plangraph(jwt, "status")
+    assert result.code == 2
+    assert str(STORE.name) in result.err and "Traceback" not in result.err
+    assert (jwt / STORE).read_bytes() == b"this is not sqlite" * 100
+
+
+def test_signed_store_and_wrong_key(jwt, tmp_path):
+    store = str(tmp_path / "signed.db")
+    env = {"PLANGRAPH_SIGNING_KEY": "k1"}
+    plangraph_main(jwt, "verify", "--store", store, env=env)
+    assert plangraph_main(jwt, "audit", "--store", store, env=env).code == 0
+    wrong = plangraph_main(
+        jwt, "audit", "--store", store, "--format", "json", env={"PLANGRAPH_SIGNING_KEY": "k2"}
+    )
+    assert wrong.code == 1
+    assert {p["code"] for p in wrong.json()["chain"]} == {"BAD_SIGNATURE"}
