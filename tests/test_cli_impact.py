@@ -1,0 +1,191 @@
+"""``plangraph impact`` in real git repositories: ``main(argv)`` in process for speed, and
+the installed command once for the exit code and stderr of a bad revision."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_helpers import Result
+from cli_helpers import plangraph as installed
+from conftest import FIXTURES, git
+
+from pytest_plangraph.cli import main
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def plangraph(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``plangraph ARGS`` run in *cwd* by ``main(argv)``."""
+    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
+    monkeypatch.delenv("PLANGRAPH_STORE", raising=False)
+
+    def run(cwd: Path, *args: str) -> Result:
+        capsys.readouterr()
+        monkeypatch.chdir(cwd)
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+DOWNSTREAM = ["T5", "T6", "T7", "T8", "T9", "T10", "T11", "T12"]
+
+
+def _change_t5(root: Path, *, commit: bool = True) -> str:
+    (root / "out/t5.txt").write_text("step 5, rewritten\n")
+    if not commit:
+        return ""
+    git(root, "commit", "-q", "-am", "rewrite t5")
+    return git(root, "rev-parse", "--short=7", "HEAD").strip()
+
+
+def _invalidated(data: dict[str, object]) -> list[str]:
+    entries = data["invalidated"]
+    assert isinstance(entries, list)
+    return [entry["node"] for entry in entries]
+
+
+def test_since_previews_exactly_t5_to_t12_without_a_store(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    short = _change_t5(root)
+
+    result = plangraph(root, "impact", "--since", "HEAD~1", "--format", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["format"] == 1
+    assert list(data) == ["format", "changed", "invalidated", "review_recommended", "blocked"]
+    assert _invalidated(data) == DOWNSTREAM
+    assert data["changed"] == [{"path": "out/t5.txt", "change": "modified", "nodes": ["T5"]}]
+    t12 = data["invalidated"][-1]
+    assert t12["evidence"] == []
+    assert t12["reasons"] == [
+        f"UPSTREAM_CHANGED via T10 ← T8 ← T6 ← T5 ← ARTIFACT_CHANGED out/t5.txt (commit {short})"
+    ]
+    assert not (root / ".plangraph").exists()
+    assert plangraph(root, "impact", "--since", "HEAD~1", "--check").code == 1
+    assert plangraph(root, "impact", "--since", "HEAD", "--check").code == 0
+
+
+def test_evidence_goes_stale_and_apply_records_changes(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    assert plangraph(root, "verify").code == 0
+    assert plangraph(root, "impact", "--check").code == 0
+    short = _change_t5(root)
+
+    result = plangraph(root, "impact", "--format", "json", "--check")
+    assert result.code == 1, result.err
+    data = result.json()
+    assert _invalidated(data) == DOWNSTREAM
+    assert all(len(entry["evidence"]) == 1 for entry in data["invalidated"])
+    assert data["invalidated"][0]["reasons"] == [f"ARTIFACT_CHANGED out/t5.txt (commit {short})"]
+    assert data["invalidated"][1]["reasons"] == [
+        f"UPSTREAM_CHANGED via T5 ← ARTIFACT_CHANGED out/t5.txt (commit {short})"
+    ]
+
+    applied = plangraph(root, "impact", "--apply")
+    assert applied.code == 0, applied.err
+    assert applied.out.rstrip().endswith("recorded 8 change events")
+    assert plangraph(root, "impact", "--apply").out.rstrip().endswith("recorded 0 change events")
+    history = plangraph(root, "history", "T12", "--format", "json").json()
+    changes = [e for e in history["events"] if e["kind"] == "change"]
+    assert len(changes) == 1
+    assert changes[0]["payload"]["path"] == "out/t5.txt"
+    assert changes[0]["payload"]["change"] == "modified"
+    assert changes[0]["payload"]["commit"].startswith(short)
+    assert changes[0]["status_after"] == "stale"
+
+
+def test_reverified_node_is_no_longer_invalidated(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    assert plangraph(root, "verify").code == 0
+    _change_t5(root, commit=False)
+    assert plangraph(root, "verify", "T5", "T6", "T7").code == 0
+
+    data = plangraph(root, "impact", "--format", "json").json()
+    assert _invalidated(data) == ["T8", "T9", "T10", "T11", "T12"]
+    assert data["changed"] == []
+    assert data["invalidated"][0]["reasons"] == ["UPSTREAM_CHANGED ac-out: T6"]
+
+
+def test_markdown_for_a_step_summary(plangraph: Run, project: Callable[[str], Path]) -> None:
+    root = project("jwt-login")
+    schema = root / "src/auth/user_schema.json"
+    schema.write_text(schema.read_text().replace("}", "} ", 1))
+    git(root, "commit", "-q", "-am", "touch the schema")
+    short = git(root, "rev-parse", "--short=7", "HEAD").strip()
+
+    result = plangraph(root, "impact", "--since", "HEAD~1", "--format", "markdown")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0] == "## plangraph impact"
+    assert "**2 node(s) invalidated** by 1 changed path(s)." in lines
+    assert "| modified | `src/auth/user_schema.json` | step-user-schema |" in lines
+    assert (
+        "| step-token-endpoint | — | UPSTREAM_CHANGED via step-user-schema ← ARTIFACT_CHANGED "
+        f"src/auth/user_schema.json (commit {short}) |"
+    ) in lines
+
+
+def test_nothing_changed_in_markdown(plangraph: Run, project: Callable[[str], Path]) -> None:
+    root = project("seed-000")
+    result = plangraph(root, "impact", "--since", "HEAD", "--format", "markdown", "--check")
+    assert result.code == 0
+    assert "**Nothing invalidated** by 0 changed path(s)." in result.out
+
+
+def test_rebased_evidence_commit_falls_back_to_hashes(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    assert plangraph(root, "verify").code == 0
+    git(root, "commit", "-q", "--amend", "-m", "initial, reworded")
+    _change_t5(root)
+
+    result = plangraph(root, "impact", "--format", "json")
+    assert result.code == 0
+    assert "is not in the history of HEAD (rebased or dropped)" in result.err
+    data = result.json()
+    assert _invalidated(data) == DOWNSTREAM
+    assert data["invalidated"][0]["reasons"] == ["ARTIFACT_CHANGED out/t5.txt"]
+
+
+def test_outside_git_is_hash_only(plangraph: Run, tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    shutil.copytree(FIXTURES / "seed-000", root)
+    assert plangraph(root, "verify", "--root", ".").code == 0
+    (root / "out/t5.txt").unlink()
+
+    result = plangraph(root, "impact", "--root", ".", "--format", "json")
+    assert result.code == 0
+    assert result.err.count("not a git repository") == 1
+    data = result.json()
+    assert _invalidated(data) == DOWNSTREAM
+    assert data["invalidated"][0]["reasons"] == ["ARTIFACT_DELETED out/t5.txt"]
+    assert data["changed"] == [{"path": "out/t5.txt", "change": "deleted", "nodes": ["T5"]}]
+    since = plangraph(root, "impact", "--root", ".", "--since", "HEAD")
+    assert since.code == 2
+    assert "is not a git repository" in since.err
+
+
+def test_bad_revision_and_bad_options_exit_2(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    bad = installed(root, "impact", "--since", "no-such-branch")
+    assert bad.code == 2
+    assert bad.err.startswith("plangraph: error: unknown revision 'no-such-branch'")
+    assert "Traceback" not in bad.err
+    mixed = plangraph(root, "impact", "--since", "HEAD", "--apply")
+    assert mixed.code == 2
+    assert "--apply" in mixed.err
