@@ -55,12 +55,15 @@ def plangraph_main(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
     from pytest_plangraph.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with _inside(cwd, _environment(env)), contextlib.redirect_stdout(out):
-        with contextlib.redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse usage errors
-                code = int(exc.code or 0)
+    with (
+        _inside(cwd, _environment(env)),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
     return Result(code, out.getvalue(), err.getvalue())
 
 
