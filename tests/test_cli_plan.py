@@ -104,7 +104,10 @@ def test_missing_plan_exits_2(tmp_path):
 def test_schema_prints_the_docs_copy(tmp_path):
     result = plangraph(tmp_path, "schema")
     assert result.code == 0
-    assert result.out == (Path(__file__).resolve().parents[1] / "docs/plangraph.schema.json").read_text()
+    assert (
+        result.out
+        == (Path(__file__).resolve().parents[1] / "docs/plangraph.schema.json").read_text()
+    )
 
 
 def test_usage_errors_exit_2(tmp_path):
