@@ -218,12 +218,13 @@ def _latest(graph: Graph, events: Sequence[Event]) -> dict[tuple[str, str], Mapp
 
 @dataclass
 class PathIndex:
-    """Which nodes a path reaches directly. A plain path also matches as a directory; a
-    consumed artifact remembers its upstream node (a change it shares with that node is
-    reported as coming from upstream)."""
+    """Which nodes a path reaches directly. A plain path also matches as a directory. A node
+    whose strong prerequisite the same path reaches is left out: the change reaches it from
+    upstream (a consumed artifact, a shared file), and its reason chain says so."""
 
-    exact: dict[str, dict[str, str | None]] = field(default_factory=dict)
-    globs: list[tuple[str, str, str | None]] = field(default_factory=list)
+    prerequisites: dict[str, list[str]]
+    exact: dict[str, list[str]] = field(default_factory=dict)
+    globs: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -233,7 +234,7 @@ class PathIndex:
         subjects: Mapping[str, Iterable[str]],
     ) -> PathIndex:
         """The index of *graph* with expanded *outputs* and evidence *subjects*."""
-        index = cls()
+        index = cls({n: graph.prerequisites(n) for n in graph.nodes})
         for node_id, node in graph.nodes.items():
             for pattern in (*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())):
                 index.add(pattern, node_id)
@@ -243,29 +244,29 @@ class PathIndex:
             for edge in graph.incoming.get(node_id, ()):
                 if edge.type == "consumes" and edge.propagates:
                     for pattern in edge.artifacts or ():
-                        index.add(pattern, node_id, upstream=edge.from_)
+                        index.add(pattern, node_id)
         return index
 
-    def add(self, pattern: str, node_id: str, upstream: str | None = None) -> None:
+    def add(self, pattern: str, node_id: str) -> None:
         """Let *pattern* (a path, a directory or a glob) reach *node_id*."""
         if path_problem(pattern):
             return
         if is_glob(pattern):
-            self.globs.append((pattern, node_id, upstream))
+            self.globs.append((pattern, node_id))
             return
-        self.exact.setdefault(normalize(pattern).rstrip("/"), {}).setdefault(node_id, upstream)
+        nodes = self.exact.setdefault(normalize(pattern).rstrip("/"), [])
+        if node_id not in nodes:
+            nodes.append(node_id)
 
-    def nodes(self, path: str) -> dict[str, str | None]:
-        """The nodes *path* reaches directly (node → upstream node of a consumed artifact)."""
-        found: dict[str, str | None] = {}
-        parts = path.split("/")
-        for depth in range(len(parts), 0, -1):
-            for node_id, upstream in self.exact.get("/".join(parts[:depth]), {}).items():
-                found.setdefault(node_id, upstream)
-        for pattern, node_id, upstream in self.globs:
-            if fnmatchcase(path, pattern):
-                found.setdefault(node_id, upstream)
-        return {n: u for n, u in found.items() if u is None or u not in found}
+    def nodes(self, *paths: str) -> list[str]:
+        """The nodes *paths* reach directly."""
+        found: dict[str, None] = {}
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(len(parts), 0, -1):
+                found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
+            found.update((n, None) for pattern, n in self.globs if fnmatchcase(path, pattern))
+        return [n for n in found if not any(p in found for p in self.prerequisites[n])]
 
 
 def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
@@ -289,10 +290,8 @@ def _changed(
     old: str | None = None,
     new: str | None = None,
 ) -> ChangedPath:
-    reached = dict(index.nodes(change.path))
-    if change.old_path is not None:
-        for node_id, upstream in index.nodes(change.old_path).items():
-            reached.setdefault(node_id, upstream)
+    paths = (change.path,) if change.old_path is None else (change.path, change.old_path)
+    reached = index.nodes(*paths)
     return ChangedPath(
         change.path, change.change, tuple(reached), change.old_path, commit, old, new
     )
