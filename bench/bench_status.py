@@ -12,16 +12,18 @@ Run: ``.venv/bin/python bench/bench_status.py [--sizes 500,1000,5000]``
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import yaml
 
-from pytest_plangraph.api import PlanGraph, now
+from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.model import Event
 
 EDGES_PER_NODE = 3
@@ -59,15 +61,23 @@ def _fill_store(root: Path) -> None:
         records = graph.verify(by="bench")  # one evidence record per node
         digest = graph.plan.digest
         extra = []
-        at = now()
+        start = datetime.now(timezone.utc)
         per_node = EVENTS_PER_NODE - 1
-        for record in records:
+        for n, record in enumerate(records):
             for k in range(per_node):
+                at = (start + timedelta(microseconds=n * per_node + k)).isoformat()
                 kind = "claim" if k % 3 == 0 else "evidence"
                 payload = record.model_dump(mode="json") if kind == "evidence" else {}
                 extra.append(
-                    Event(kind=kind, node=record.node, criterion=record.criterion, at=at,
-                          by="bench", plan_digest=digest, payload=payload)
+                    Event(
+                        kind=kind,
+                        node=record.node,
+                        criterion=record.criterion,
+                        at=at,
+                        by="bench",
+                        plan_digest=digest,
+                        payload=payload,
+                    )
                 )
         graph.store.append_many(extra)
 
@@ -106,14 +116,19 @@ def main() -> None:
             with PlanGraph.open(root) as graph:
                 events = graph.store.count()
                 edge_count = len(graph.plan.edges)
-            t_status = timed(lambda: status(root), args.rounds)
-            t_claim = timed(lambda: claim(root, f"n{size // 2}"), args.rounds)
+            t_status = timed(functools.partial(status, root), args.rounds)
+            t_claim = timed(functools.partial(claim, root, f"n{size // 2}"), args.rounds)
             rows.append((size, edge_count, events, t_status, t_claim))
-            print(f"nodes={size:>6} edges={edge_count:>6} events={events:>6} "
-                  f"status={t_status:.3f}s claim={t_claim:.3f}s", flush=True)
+            print(
+                f"nodes={size:>6} edges={edge_count:>6} events={events:>6} "
+                f"status={t_status:.3f}s claim={t_claim:.3f}s",
+                flush=True,
+            )
     small, large = rows[0], rows[-1]
-    print(f"size ratio {large[0] / small[0]:.1f}x: status grew {large[3] / small[3]:.1f}x, "
-          f"claim grew {large[4] / small[4]:.1f}x (linear = size ratio)")
+    print(
+        f"size ratio {large[0] / small[0]:.1f}x: status grew {large[3] / small[3]:.1f}x, "
+        f"claim grew {large[4] / small[4]:.1f}x (linear = size ratio)"
+    )
     print(f"status at {large[0]} nodes: {large[3]:.3f}s (target < 1 s)")
     sys.exit(0)
 

@@ -126,7 +126,8 @@ class PlanGraph:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
             display = str(plan_path)
-        return cls(root, load_plan(plan_path, display), store_path)
+        cache = store_path.parent / "cache"
+        return cls(root, load_plan(plan_path, display, cache_dir=cache), store_path)
 
     # --- resources ---------------------------------------------------------------------------
 

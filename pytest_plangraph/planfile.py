@@ -7,7 +7,10 @@ turned into one :class:`~pytest_plangraph.errors.Problem` per defect, located by
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ from .model import Plan
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads)."""
+CACHE_MIN_BYTES = 64 * 1024
+"""YAML plans smaller than this parse fast enough to skip the parse cache."""
 MAX_YAML_NODES = 2_000_000
 """Guards against alias bombs: a plan expanding to more values than this is refused."""
 
@@ -58,10 +63,17 @@ def format_path(path: FieldPath) -> str:
     return text
 
 
-def load_plan(path: Path, display: str | None = None) -> LoadedPlan:
-    """Read and validate a plan file; raise :class:`PlanError` listing every problem."""
+def load_plan(
+    path: Path, display: str | None = None, *, cache_dir: Path | None = None
+) -> LoadedPlan:
+    """Read and validate a plan file; raise :class:`PlanError` listing every problem.
+
+    With *cache_dir*, the parsed data of a large plan is kept there as JSON under the sha256 of
+    the file's bytes: YAML parsing is the slowest part of reading a big plan, and the same bytes
+    always parse to the same data. Positions are then found only when a message needs one.
+    """
     name = display or str(path)
-    data, positions = _read(path, name)
+    data, positions = _read(path, name, cache_dir)
     return validate_plan(data, name, positions)
 
 
@@ -83,7 +95,9 @@ def validate_plan(
     return LoadedPlan(plan, name, positions)
 
 
-def _read(path: Path, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+def _read(
+    path: Path, name: str, cache_dir: Path | None
+) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
     try:
         size = path.stat().st_size
         if size > MAX_PLAN_BYTES:
@@ -120,7 +134,27 @@ def _read(path: Path, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]
         )
     if path.suffix.lower() == ".json":
         return _read_json(text, name)
-    return _read_yaml(text, name)
+    if cache_dir is None or len(raw) < CACHE_MIN_BYTES:
+        return _read_yaml(text, name)
+    cached = cache_dir / f"plan-{hashlib.sha256(raw).hexdigest()}.json"
+    try:
+        return json.loads(cached.read_text(encoding="utf-8")), _LazyPositions(text, name)
+    except (OSError, ValueError):
+        data, positions = _read_yaml(text, name)
+    _write_cache(cached, data)
+    return data, positions
+
+
+def _write_cache(path: Path, data: Any) -> None:
+    """Keep parsed plan data; a cache that cannot be written is simply not kept."""
+    try:
+        body = json.dumps(data, ensure_ascii=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(body, encoding="utf-8")
+        os.replace(partial, path)
+    except (OSError, TypeError, ValueError):
+        return
 
 
 def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
@@ -144,8 +178,8 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
 
 
 class _LazyPositions(dict[FieldPath, tuple[int, int]]):
-    """Positions in a JSON plan, found only when a message needs one (parsing JSON as YAML
-    for positions costs far more than reading it)."""
+    """Positions in a plan read the fast way, found only when a message needs one (walking the
+    text as YAML for positions costs far more than reading the data)."""
 
     def __init__(self, text: str, name: str) -> None:
         super().__init__()
@@ -155,10 +189,8 @@ class _LazyPositions(dict[FieldPath, tuple[int, int]]):
     def get(self, key: FieldPath, default: Any = None) -> Any:
         if self._text is not None:
             text, self._text = self._text, None
-            try:  # JSON is (nearly) YAML: borrow the YAML walker for positions
+            with contextlib.suppress(PlanError):  # JSON is (nearly) YAML: borrow its walker
                 self.update(_read_yaml(text, self._name)[1])
-            except PlanError:
-                pass
         return super().get(key, default)
 
 

@@ -37,7 +37,7 @@ def test_loads_a_good_plan_with_defaults(write_plan):
     assert loaded.plan.nodes[1].kind == "step"
     assert loaded.plan.edges[0].strength == "strong"
     assert loaded.plan.nodes[0].acceptance[0].required is True
-    assert loaded.location(("nodes", 1)) .endswith(":9:5")
+    assert loaded.location(("nodes", 1)).endswith(":9:5")
 
 
 def test_related_edges_default_to_weak(write_plan):
@@ -158,3 +158,20 @@ def test_format_path():
         "nodes[2].acceptance[0].verifier"
     )
     assert format_path(()) == ""
+
+
+def test_large_yaml_plans_are_cached_by_content(tmp_path):
+    nodes = "".join(f"  - id: n{i}\n    title: {'x' * 60}\n" for i in range(1200))
+    path = tmp_path / "plan.yaml"
+    path.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}")
+    cache = tmp_path / "cache"
+    first = load_plan(path, cache_dir=cache)
+    [cached] = cache.glob("plan-*.json")
+    assert json.loads(cached.read_text())["nodes"][5]["id"] == "n5"
+    second = load_plan(path, cache_dir=cache)
+    assert second.plan == first.plan
+    assert second.location(("nodes", 3)) == first.location(("nodes", 3)) == f"{path}:10:5"
+    path.write_text(path.read_text().replace("id: n5\n", "id: n5\n    colour: red\n"))
+    with pytest.raises(PlanError) as info:
+        load_plan(path, cache_dir=cache)
+    assert "nodes[5].colour: unknown field" in str(info.value)

@@ -38,7 +38,7 @@ from .rows import (
     content_id,
     event_row,
     paused_gc,
-    row_event,
+    row_event_fast,
     row_link,
 )
 
@@ -264,7 +264,7 @@ class Store:
 
     def _event(self, row: Sequence[Any]) -> Event:
         try:
-            return row_event(row)
+            return row_event_fast(row)
         except (ValueError, ValidationError) as exc:
             raise StoreError(
                 f"event {row[0]} of the store at {self.path} cannot be read ({exc}); it was "
