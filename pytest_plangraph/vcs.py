@@ -8,16 +8,44 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .errors import GitError, UsageError
 from .paths import is_glob, normalize, path_problem
 
 _CHUNK = 1024 * 1024
+
+RACY_NS = 2_000_000_000
+"""git's racy-clean guard, with room for coarse file-system clocks: a cached hash is trusted
+only for a file whose mtime is more than this much older than the moment it was hashed."""
+
+
+class HashRecord(NamedTuple):
+    """A file's sha256 with the stat it was computed for and when (``time_ns``)."""
+
+    path: str
+    inode: int
+    mtime_ns: int
+    ctime_ns: int
+    size: int
+    sha256: str
+    recorded_ns: int
+
+
+class HashCache(Protocol):
+    """Where hashes are kept between runs (the store's ``file_cache`` table)."""
+
+    def cache_get(self, path: str) -> Any:
+        """The record of *path* (fields of :class:`HashRecord`), or None."""
+
+    def cache_put(self, *entries: Any) -> None:
+        """Keep these :class:`HashRecord` entries, replacing older ones."""
 
 
 def find_root(start: Path) -> Path:
@@ -69,9 +97,40 @@ class Workspace:
             return None
         return digest.hexdigest()
 
-    def hashes(self, paths: Iterable[str]) -> dict[str, str | None]:
-        """sha256 of each path (None for missing ones)."""
-        return {rel: self.hash_file(rel) for rel in sorted(set(paths))}
+    def hashes(self, paths: Iterable[str], cache: HashCache | None = None) -> dict[str, str | None]:
+        """sha256 of each path (None for missing ones). With *cache*, a file whose inode,
+        mtime, ctime and size match its record, and that is not racily clean, is not read."""
+        if cache is None:
+            return {rel: self.hash_file(rel) for rel in sorted(set(paths))}
+        fresh: list[HashRecord] = []
+        found = {rel: self._cached(rel, cache, fresh) for rel in sorted(set(paths))}
+        if fresh:
+            cache.cache_put(*fresh)
+        return found
+
+    def _cached(self, rel: str, cache: HashCache, fresh: list[HashRecord]) -> str | None:
+        if self.escapes(rel):
+            return None
+        try:
+            info = os.stat(self.root / rel)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
+        entry = cache.cache_get(rel)
+        if (
+            entry is not None
+            and (entry.inode, entry.mtime_ns, entry.ctime_ns, entry.size) == key
+            and info.st_mtime_ns + RACY_NS < entry.recorded_ns
+        ):
+            cached: str = entry.sha256
+            return cached
+        recorded = time.time_ns()
+        sha = self.hash_file(rel)
+        if sha is not None:
+            fresh.append(HashRecord(rel, *key, sha, recorded))
+        return sha
 
     def expand(self, patterns: Iterable[str]) -> list[str]:
         """Files named by *patterns*: a directory gives every file under it, a glob its

@@ -1,15 +1,23 @@
-"""vcs.py against real git repositories: changed paths, commits, revisions, faults."""
+"""vcs.py against real git repositories (changed paths, commits, revisions, faults) and the
+hash cache in a real store."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import git
 
 from pytest_plangraph.errors import GitError
+from pytest_plangraph.store import Store
 from pytest_plangraph.vcs import (
+    RACY_NS,
     Change,
+    Workspace,
     changed_paths,
     commits_since,
     git_state,
@@ -196,3 +204,36 @@ def test_commits_since_outside_git_is_hash_only(tmp_path: Path) -> None:
     commits, notes = commits_since(tmp_path, [("a.txt", "abc1234")])
     assert commits == {}
     assert notes == ["not a git repository: changes are found by file hashes alone"]
+
+
+def test_hash_cache_skips_unchanged_files_and_rehashes_racy_ones(tmp_path: Path) -> None:
+    root = tmp_path / "files"
+    _write(root, {"a.txt": "alpha\n", "dir/b é.txt": "beta\n"})
+    old = time.time_ns() - 10 * RACY_NS
+    os.utime(root / "a.txt", ns=(old, old))
+    workspace = Workspace.at(root)
+    real = hashlib.sha256(b"alpha\n").hexdigest()
+
+    with Store.open(tmp_path / "store.db") as store:
+        first = workspace.hashes(["a.txt", "dir/b é.txt", "missing.txt"], cache=store)
+        assert first == {
+            "a.txt": real,
+            "dir/b é.txt": hashlib.sha256(b"beta\n").hexdigest(),
+            "missing.txt": None,
+        }
+        entry = store.cache_get("a.txt")
+        assert entry is not None
+        assert (entry.sha256, entry.size, entry.mtime_ns) == (real, 6, old)
+
+        # a record whose stat matches and that is clearly newer than the file is trusted
+        store.cache_put(replace(entry, sha256="0" * 64, recorded_ns=old + 2 * RACY_NS))
+        assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == "0" * 64
+        # racily clean: recorded too soon after the mtime, so the file is read again
+        store.cache_put(replace(entry, sha256="0" * 64, recorded_ns=old + RACY_NS // 2))
+        assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == real
+        assert store.cache_get("a.txt") != entry  # and the fresh record replaces it
+
+        (root / "a.txt").write_text("alpha, longer\n")
+        changed = workspace.hashes(["a.txt"], cache=store)["a.txt"]
+        assert changed == hashlib.sha256(b"alpha, longer\n").hexdigest()
+        assert workspace.hashes(["a.txt"]) == {"a.txt": changed}
