@@ -137,7 +137,7 @@ def diff_impact(
     index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
     kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
     changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
-    walk = _Walk(graph, changed)
+    walk = _Walk(graph, index, changed)
     affected = [n for n in walk.order if graph.nodes[n].acceptance]
     invalidated = [
         Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
@@ -163,7 +163,7 @@ def evidence_impact(
         _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
         for o in observed
     ]
-    walk = _Walk(graph, changed)
+    walk = _Walk(graph, index, changed)
     invalidated = []
     for node_id, node_state in state.nodes.items():
         stale = [c for c in node_state.criteria if c.state == "stale"]
@@ -234,7 +234,7 @@ class PathIndex:
         subjects: Mapping[str, Iterable[str]],
     ) -> PathIndex:
         """The index of *graph* with expanded *outputs* and evidence *subjects*."""
-        index = cls({n: graph.prerequisites(n) for n in graph.nodes})
+        index = cls({n: [p for p in graph.prerequisites(n) if p != n] for n in graph.nodes})
         for node_id, node in graph.nodes.items():
             for pattern in (*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())):
                 index.add(pattern, node_id)
@@ -317,22 +317,36 @@ class _Walk:
     """Directly reached nodes, everything downstream of them over strong edges, and for each
     node the nearest directly reached upstream nodes with the path to them."""
 
-    def __init__(self, graph: Graph, changed: Sequence[ChangedPath]) -> None:
+    def __init__(self, graph: Graph, index: PathIndex, changed: Sequence[ChangedPath]) -> None:
         self.direct: dict[str, list[ChangedPath]] = {}
         for entry in changed:
             for node_id in entry.nodes:
                 self.direct.setdefault(node_id, []).append(entry)
-        closure = graph.downstream_closure(n for n in graph.nodes if n in self.direct)
-        self.order = closure
-        self.reached = set(closure)
+        self.prerequisites = index.prerequisites
+        self.reached = self._reach()
+        self.order = [n for n in graph.topological_order() if n in self.reached]
         self.sources: dict[str, dict[str, tuple[str, ...]]] = {}
-        for node_id in closure:
-            self.sources[node_id] = self._nearest(graph, node_id)
+        for node_id in self.order:
+            self.sources[node_id] = self._nearest(node_id)
 
-    def _nearest(self, graph: Graph, node_id: str) -> dict[str, tuple[str, ...]]:
+    def _reach(self) -> set[str]:
+        dependents: dict[str, list[str]] = {}
+        for node_id, upstream in self.prerequisites.items():
+            for prerequisite in upstream:
+                dependents.setdefault(prerequisite, []).append(node_id)
+        seen: set[str] = set()
+        stack = list(self.direct)
+        while stack:
+            node_id = stack.pop()
+            if node_id not in seen:
+                seen.add(node_id)
+                stack.extend(dependents.get(node_id, ()))
+        return seen
+
+    def _nearest(self, node_id: str) -> dict[str, tuple[str, ...]]:
         """Directly reached upstream nodes → the nodes between (nearest upstream first)."""
         best: dict[str, tuple[str, ...]] = {}
-        for upstream in graph.prerequisites(node_id):
+        for upstream in self.prerequisites[node_id]:
             if upstream not in self.reached:
                 continue
             candidates = dict(self.sources.get(upstream, {}))
