@@ -299,12 +299,16 @@ def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
 
 @contextmanager
 def _open(root: Path) -> Iterator[Any]:
-    import git
-
+    try:
+        import git
+    except ImportError as exc:  # GitPython refuses to load without a git executable
+        raise GitError(f"git cannot be run: {exc}") from exc
     try:
         repo = git.Repo(root, search_parent_directories=False)
     except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
         raise GitError(f"{root} is not a git repository") from exc
+    except git.exc.GitError as exc:
+        raise GitError(f"cannot open the git repository at {root}: {exc}") from exc
     try:
         yield repo
     finally:
@@ -318,8 +322,8 @@ def _git(repo: Any, command: str, *args: str) -> str:
         output: str = getattr(repo.git, command.replace("-", "_"))(
             *args, strip_newline_in_stdout=False
         )
-    except git.exc.GitCommandError as exc:
-        detail = str(exc.stderr or exc).strip()
+    except git.exc.GitError as exc:
+        detail = str(getattr(exc, "stderr", "") or exc).strip()
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
     return output
 

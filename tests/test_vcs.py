@@ -237,3 +237,27 @@ def test_hash_cache_skips_unchanged_files_and_rehashes_racy_ones(tmp_path: Path)
         changed = workspace.hashes(["a.txt"], cache=store)["a.txt"]
         assert changed == hashlib.sha256(b"alpha, longer\n").hexdigest()
         assert workspace.hashes(["a.txt"]) == {"a.txt": changed}
+
+
+def test_submodule(repo: Path, tmp_path: Path) -> None:
+    library = _repo(tmp_path / "library", {"lib.py": "x = 1\n"})
+    git(
+        repo,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        f"file://{library}",
+        "vendor/lib",
+    )
+    _commit(repo, "add the submodule")
+    sub = repo / "vendor/lib"
+    (sub / "lib.py").write_text("x = 2\n")
+    (sub / "new file ü.py").write_text("y = 1\n")
+
+    assert changed_paths(sub, "HEAD") == [
+        Change("lib.py", "modified"),
+        Change("new file ü.py", "untracked"),
+    ]
+    assert git_state(sub).dirty
