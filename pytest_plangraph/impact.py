@@ -236,15 +236,14 @@ class PathIndex:
         """The index of *graph* with expanded *outputs* and evidence *subjects*."""
         index = cls({n: [p for p in graph.prerequisites(n) if p != n] for n in graph.nodes})
         for node_id, node in graph.nodes.items():
-            for pattern in (*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())):
-                index.add(pattern, node_id)
+            patterns = [*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())]
             for criterion in node.acceptance:
-                for pattern in verifier_paths(criterion):
-                    index.add(pattern, node_id)
+                patterns.extend(verifier_paths(criterion))
             for edge in graph.incoming.get(node_id, ()):
                 if edge.type == "consumes" and edge.propagates:
-                    for pattern in edge.artifacts or ():
-                        index.add(pattern, node_id)
+                    patterns.extend(edge.artifacts or ())
+            for pattern in dict.fromkeys(patterns):
+                index.add(pattern, node_id)
         return index
 
     def add(self, pattern: str, node_id: str) -> None:
