@@ -25,6 +25,7 @@ from .pytest_verdicts import (
     criterion_verdict,
     fold_phases,
 )
+from .state import input_digests
 
 if TYPE_CHECKING:
     from .api import PlanGraph
@@ -132,6 +133,9 @@ class EvidenceBuilder:
     recorded_by: str
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.digests = input_digests(self.graph.graph, self.snapshot)
+
     def build(self, item: Decided) -> Evidence:
         """The record for *item*; voided when a subject changed during the run."""
         subjects = {path: self._hash(path) for path in item.subjects}
@@ -166,6 +170,7 @@ class EvidenceBuilder:
             snapshot=self.snapshot,
             plan=self.plan,
             git=self.git,
+            digests=self.digests,
         )
 
     def _hash(self, path: str) -> str | None:

@@ -26,12 +26,14 @@ from .model import Criterion, Node
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
+from .pytest_junit import attach_evidence
 from .pytest_mapping import Mapping, MappingBuilder, marker_refs, ref_problems
 from .state import derive
 from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
 
 if TYPE_CHECKING:
+    from .model import Evidence
     from .state import PlanState, Snapshot
     from .verifiers import Registry
 
@@ -58,6 +60,7 @@ class PlangraphSession:
         self.report: RunReport | None = None
         self._registry: Registry | None = None
         self._conftests: dict[str, list[str]] = {}
+        self._relatives: dict[Path, str | None] = {}
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -231,10 +234,12 @@ class PlangraphSession:
         return self._conftests[directory]
 
     def _relative(self, path: Path) -> str | None:
-        try:
-            return self.graph.workspace.relative(path)
-        except PlangraphError:
-            return None
+        if path not in self._relatives:
+            try:
+                self._relatives[path] = self.graph.workspace.relative(path)
+            except PlangraphError:
+                self._relatives[path] = None
+        return self._relatives[path]
 
     # --- running -----------------------------------------------------------------------------
 
@@ -280,7 +285,7 @@ class PlangraphSession:
 
     # --- session end (controller) ------------------------------------------------------------
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before the JUnit XML report is written
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Record the evidence, derive the new state and apply the gate."""
         if self.worker or self.config.option.collectonly:
@@ -298,9 +303,11 @@ class PlangraphSession:
     def _finish(self) -> RunReport:
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
         decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
-        evidence = [self._builder().build(item) for item in decided] if decided else []
+        builder = self._builder() if decided else None
+        evidence = [builder.build(item) for item in decided] if builder else []
         if evidence:
             self.graph.record(evidence)
+            attach_evidence(self.config, self._tests_of(evidence))
         _, after = self._derive()
         decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
@@ -319,6 +326,17 @@ class PlangraphSession:
             decisions=decisions,
             gate=gated,
         )
+
+    def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
+        """pytest node id → ids of the evidence its outcome went into."""
+        mapping = self.mapping or Mapping()
+        found: dict[str, list[str]] = {}
+        for record in evidence:
+            entry = mapping.criteria.get(record.ref)
+            tests = entry.tests if entry else [mapping.verifiers.get(record.ref, "")]
+            for test_id in tests:
+                found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
+        return found
 
     def _builder(self) -> EvidenceBuilder:
         run = run_info(self.started, now(), pytest.__version__)

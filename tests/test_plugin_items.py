@@ -62,14 +62,17 @@ def test_junit_xml_carries_the_criterion_and_the_run(pytester: pytest.Pytester) 
         ]
         for case in cases
     }
-    run_id = latest(root)["step-b/ac-exists"].run.id
+    records = latest(root)
+    run_id = records["step-b/ac-exists"].run.id
     assert props[("plangraph.yaml", "step-b/ac-exists")] == [
         ("plangraph_criterion", "step-b/ac-exists"),
         ("plangraph_run", run_id),
+        ("plangraph_evidence", records["step-b/ac-exists"].id),
     ]
     assert props[("tests.test_a", "test_marked")] == [
         ("plangraph_criterion", "step-a/ac-marked"),
         ("plangraph_run", run_id),
+        ("plangraph_evidence", records["step-a/ac-marked"].id),
     ]
     assert props[("tests.test_a", "test_unmapped")] == []
 

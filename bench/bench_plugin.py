@@ -1,0 +1,109 @@
+"""Benchmark: what ``pytest --plangraph`` costs on a suite of 2,000 trivial tests.
+
+The generated project has 100 nodes of 5 test criteria each (500 criteria); every test carries
+one ``criterion`` marker, 4 tests per criterion, in 20 files, in a fresh git repository.
+Commands run alternately, several rounds, each in a fresh process, and the script prints the
+median wall time of each and the ratios:
+
+* ``--plangraph`` against plain ``pytest`` (target ≤ 1.10), a fresh store every round;
+* the plugin installed but not enabled against ``-p no:plangraph`` (target ≤ 1.02);
+* the same two with ``-n 2`` when pytest-xdist is installed.
+
+Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NODES, CRITERIA, FILES, TESTS_PER_FILE = 100, 5, 20, 100
+BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
+def build(root: Path) -> None:
+    """Write the plan, sources and tests, and commit them."""
+    nodes = []
+    for n in range(NODES):
+        criteria = "\n".join(
+            f"      - {{id: ac-{c}, verifier: {{type: test}}}}" for c in range(CRITERIA)
+        )
+        nodes.append(f"  - id: step-{n}\n    outputs: [src/m{n}.py]\n    acceptance:\n{criteria}")
+    (root / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: bench\nnodes:\n" + "\n".join(nodes) + "\n", encoding="utf-8"
+    )
+    (root / "src").mkdir()
+    (root / "tests").mkdir()
+    for n in range(NODES):
+        (root / "src" / f"m{n}.py").write_text(f"X = {n}\n", encoding="utf-8")
+    for f in range(FILES):
+        lines = ["import pytest", ""]
+        for t in range(TESTS_PER_FILE):
+            ref = (f * TESTS_PER_FILE + t) % (NODES * CRITERIA)
+            lines.append(
+                f'@pytest.mark.criterion("step-{ref // CRITERIA}/ac-{ref % CRITERIA}")\n'
+                f"def test_{t}():\n    assert True\n"
+            )
+        (root / "tests" / f"test_f{f}.py").write_text("\n".join(lines), encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
+    (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-q", "-m", "bench"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+
+
+def timed(root: Path, args: list[str]) -> float:
+    """Wall time of one pytest run in *root* (a fresh store each time)."""
+    shutil.rmtree(root / ".plangraph", ignore_errors=True)
+    start = time.perf_counter()
+    proc = subprocess.run([*BASE, *args], cwd=root, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the project, time every variant alternately and print medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    rounds = parser.parse_args(argv).rounds
+    variants = {
+        # The marker is registered by hand, as a project without the plugin would.
+        "disabled (-p no:plangraph)": ["-p", "no:plangraph", "-o", "markers=criterion"],
+        "installed, not enabled": [],
+        "--plangraph": ["--plangraph"],
+    }
+    if importlib.util.find_spec("xdist"):
+        variants["-n 2"] = ["-n", "2"]
+        variants["-n 2 --plangraph"] = ["-n", "2", "--plangraph"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root)
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for name, args in variants.items():
+                times[name].append(timed(root, args))
+    median = {name: statistics.median(values) for name, values in times.items()}
+    for name, value in median.items():
+        print(f"{name:<28} {value:6.2f} s (median of {rounds})")
+    enabled = median["--plangraph"] / median["installed, not enabled"]
+    print(f"ratio --plangraph / installed:      {enabled:.3f}")
+    print(
+        "ratio installed / disabled:         "
+        f"{median['installed, not enabled'] / median['disabled (-p no:plangraph)']:.3f}"
+    )
+    if "-n 2" in median:
+        parallel = median["-n 2 --plangraph"] / median["-n 2"]
+        print(f"ratio -n 2 --plangraph / -n 2:      {parallel:.3f}")
+
+
+if __name__ == "__main__":
+    main()
