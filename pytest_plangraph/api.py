@@ -338,10 +338,14 @@ class PlanGraph:
     ) -> GateDecision:
         """Record that *by* claims *node* is done, and answer with the gate's decision."""
         self.require_node(node)
+        # The verdict at claim time goes into the claim itself: the retry budget counts refused
+        # claims, and only now are the files as they were when the claim was made.
+        verdict = self.gate(node).verdict
         self.append(
             "claim",
             node,
             by=by,
+            payload={"verdict": verdict},
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
