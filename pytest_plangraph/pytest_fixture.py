@@ -53,7 +53,7 @@ class PlangraphFixture:
             return self._session.graph.plan
         if self._plan is None:
             from .planfile import load_plan
-            from .pytest_session import plan_path
+            from .pytest_config import plan_path
 
             try:
                 self._plan = load_plan(plan_path(self._item.config)).plan

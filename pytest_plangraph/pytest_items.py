@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .errors import PlangraphError
 from .plugin import SESSION_KEY
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from .model import Criterion, Node
+    from .planfile import LoadedPlan
+    from .vcs import Workspace
+    from .verifiers import Registry
 
 
 class VerifierFailedError(Exception):
@@ -60,7 +64,10 @@ class VerifierItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the verifier; fail with its reason unless it passed."""
-        self.verdict = self.config.stash[SESSION_KEY].run_verifier(self.plan_node, self.criterion)
+        session = self.config.stash[SESSION_KEY]
+        self.verdict = run_verifier(
+            session.registry, session.graph.workspace, self.plan_node, self.criterion
+        )
         if self.verdict["outcome"] != "passed":
             raise VerifierFailedError(self.verdict)
 
@@ -81,5 +88,34 @@ class VerifierItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Point at the criterion's line in the plan file."""
-        session = self.config.stash[SESSION_KEY]
-        return self.path, session.criterion_line(self.plan_node.id, self.criterion.id), self.ref
+        loaded = self.config.stash[SESSION_KEY].graph.loaded
+        return self.path, criterion_line(loaded, self.plan_node, self.criterion), self.ref
+
+
+def criterion_line(loaded: LoadedPlan, node: Node, criterion: Criterion) -> int | None:
+    """0-based line of *criterion* in the plan file, when known."""
+    index = node.acceptance.index(criterion)
+    position = loaded.positions.get((*loaded.node_path(node.id), "acceptance", index))
+    return position[0] - 1 if position else None
+
+
+def run_verifier(
+    registry: Registry, workspace: Workspace, node: Node, criterion: Criterion
+) -> dict[str, Any]:
+    """Run one verifier; its verdict in plain values (they travel on xdist reports), with the
+    sha256 of its subjects taken before it ran."""
+    try:
+        declared = registry.declared_subjects(criterion)
+    except PlangraphError:
+        declared = []
+    before = {path: workspace.hash_file(path) for path in declared}
+    result = registry.run_safely(node, criterion, workspace)
+    for path in result.subjects:
+        before.setdefault(path, workspace.hash_file(path))
+    return {
+        "outcome": result.outcome,
+        "reason": result.reason,
+        "message": result.message,
+        "details": dict(result.details),
+        "subjects": {p: h for p, h in before.items() if p in result.subjects},
+    }

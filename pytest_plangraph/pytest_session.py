@@ -23,6 +23,7 @@ import pytest
 from .api import PlanGraph, actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
+from .pytest_config import partial_args, plan_path, store_path
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
@@ -50,7 +51,7 @@ class PlangraphSession:
         self.worker = hasattr(config, "workerinput")
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
-        self.partial: bool = worker_input.get("plangraph_partial", _partial_args(config))
+        self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
         self.prefix = _prefix(graph, config.rootpath)
         self.plan_path = plan_path(config)
         self.mapping: Mapping | None = None
@@ -65,7 +66,7 @@ class PlangraphSession:
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
         """Load the plan; on the controller also lint it and open the store (usage errors)."""
-        plan, store = plan_path(config), _store_path(config)
+        plan, store = plan_path(config), store_path(config)
         graph: PlanGraph | None = None
         try:
             graph = PlanGraph.open(plan=plan, store=store)
@@ -110,33 +111,6 @@ class PlangraphSession:
     def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
         """Criteria that run as verifier items, in topological order."""
         return runnable_criteria(self.graph, None)
-
-    def criterion_line(self, node_id: str, criterion_id: str) -> int | None:
-        """0-based line of the criterion in the plan file, when known."""
-        node = self.graph.graph.nodes[node_id]
-        index = next(i for i, c in enumerate(node.acceptance) if c.id == criterion_id)
-        path = (*self.graph.loaded.node_path(node_id), "acceptance", index)
-        position = self.graph.loaded.positions.get(path)
-        return position[0] - 1 if position else None
-
-    def run_verifier(self, node: Node, criterion: Criterion) -> dict[str, Any]:
-        """Run one verifier; its verdict in plain values, with subjects hashed before it ran."""
-        workspace = self.graph.workspace
-        try:
-            declared = self.registry.declared_subjects(criterion)
-        except PlangraphError:
-            declared = []
-        before = {path: workspace.hash_file(path) for path in declared}
-        result = self.registry.run_safely(node, criterion, workspace)
-        for path in result.subjects:
-            before.setdefault(path, workspace.hash_file(path))
-        return {
-            "outcome": result.outcome,
-            "reason": result.reason,
-            "message": result.message,
-            "details": dict(result.details),
-            "subjects": {p: h for p, h in before.items() if p in result.subjects},
-        }
 
     # --- collection (serial run and workers) -------------------------------------------------
 
@@ -362,20 +336,6 @@ class PlangraphSession:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
 
 
-def plan_path(config: pytest.Config) -> Path:
-    """The plan file: ``--plangraph=PLAN`` (from the invocation dir), else the
-    ``plangraph_plan`` ini value (from the rootdir)."""
-    value: str = config.getoption("plangraph")
-    if value:
-        return (config.invocation_params.dir / value).resolve()
-    return (config.rootpath / str(config.getini("plangraph_plan"))).resolve()
-
-
-def _store_path(config: pytest.Config) -> Path | None:
-    value = config.getoption("plangraph_store")
-    return (config.invocation_params.dir / value).resolve() if value else None
-
-
 def _prefix(graph: PlanGraph, rootdir: Path) -> str:
     """What turns a node id (relative to the rootdir) into a repository-relative test id."""
     try:
@@ -383,14 +343,3 @@ def _prefix(graph: PlanGraph, rootdir: Path) -> str:
     except PlangraphError:
         return ""
     return "" if relative == "." else f"{relative}/"
-
-
-def _partial_args(config: pytest.Config) -> bool:
-    """True when the command line narrowed the collection (paths, ``--lf``, ``--sw``)."""
-    source = config.args_source
-    if source == pytest.Config.ArgsSource.ARGS:
-        return True
-    invocation = config.invocation_params.dir
-    if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
-        return True
-    return any(config.getoption(name, False) for name in ("lf", "stepwise"))
