@@ -76,6 +76,7 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
     if verbosity >= 0 and report.after is not None:
         lines.extend(_table(report.after, verbose=verbosity > 0))
     lines.extend(_changes(report))
+    lines.extend(_still_stale(report))
     lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))
@@ -146,6 +147,18 @@ def _changes(report: RunReport) -> list[Line]:
     if not lines:
         return [[("no node changed status in this run", {})]]
     return [[("changed in this run:", {"bold": True})], *lines]
+
+
+def _still_stale(report: RunReport) -> list[Line]:
+    """Stale nodes that were already stale before the run, with why (changes show the rest)."""
+    if report.before is None or report.after is None:
+        return []
+    lines: list[Line] = []
+    for node_id, node in report.after.nodes.items():
+        old = report.before.nodes.get(node_id)
+        if node.status == "stale" and old is not None and old.status == "stale":
+            lines.append([(f"  {node_id}: {_reasons_text(node.reasons)}", {})])
+    return [[("stale, to verify again:", {"bold": True, "red": True})], *lines] if lines else []
 
 
 def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from plugin_helpers import PLAN, evidence, make_project, section
 
 from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.hookspecs import hookimpl
+from pytest_plangraph.plugins import get_plugin_manager
 
 APPROVAL_PLAN = PLAN.replace(
     "        verifier: {type: artifact, path: out/b.txt}",
@@ -106,3 +109,29 @@ def test_an_unwritable_store_is_a_usage_error(pytester: pytest.Pytester) -> None
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.str().startswith("ERROR: --plangraph:")
     assert "Traceback" not in result.stderr.str()
+
+
+class _DecisionRecorder:
+    def __init__(self) -> None:
+        self.decisions: list[tuple[str, str]] = []
+
+    @hookimpl
+    def plangraph_gate_decision(self, decision: Any) -> None:
+        self.decisions.append((decision.node, decision.verdict))
+
+
+def test_gate_decisions_reach_plugins(pytester: pytest.Pytester) -> None:
+    make_project(pytester, plan=APPROVAL_PLAN)
+    recorder = _DecisionRecorder()
+    manager = get_plugin_manager()
+    manager.register(recorder, name="decision-recorder")
+    try:
+        pytester.runpytest(
+            "--plangraph",
+            "--plangraph-gate",
+            "--plangraph-require=step-a",
+            "--plangraph-require=step-b",
+        )
+    finally:
+        manager.unregister(name="decision-recorder")
+    assert recorder.decisions == [("step-a", "PASSED"), ("step-b", "FAILED")]

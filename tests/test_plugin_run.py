@@ -285,3 +285,14 @@ def test_an_output_changed_during_the_run_voids_the_evidence(pytester: pytest.Py
     record = latest(root)["step-a/ac-marked"]
     assert (record.outcome, record.reason) == ("error", "ARTIFACT_CHANGED_DURING_RUN")
     assert record.details["changed_during_run"] == ["src/a.py"]
+
+
+def test_the_summary_says_which_nodes_are_stale_and_why(pytester: pytest.Pytester) -> None:
+    root = make_project(pytester)
+    pytester.runpytest("--plangraph")
+    (root / "src" / "a.py").write_text("A = 2\n", encoding="utf-8")
+    lines = section(pytester.runpytest("--plangraph", "-k", "ac-exists").stdout.str())
+    assert lines[2].split() == ["step-a", "stale", "0/2"]
+    start = lines.index("stale, to verify again:")
+    assert lines[start + 1].startswith("  step-a: ac-marked: ")
+    assert "src/a.py" in lines[start + 1]
