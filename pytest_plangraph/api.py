@@ -185,7 +185,7 @@ class PlanGraph:
             for node in self.graph.nodes.values()
         }
         paths = needed_paths(self.graph, events, outputs)
-        return Snapshot(files=self.workspace.hashes(paths), outputs=outputs)
+        return Snapshot(files=self.workspace.hashes(paths, cache=self.store), outputs=outputs)
 
     def status(self) -> PlanState:
         """The derived state of every node."""

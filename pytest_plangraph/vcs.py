@@ -6,8 +6,10 @@ the package sees only paths relative to the root and hex digests.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import posixpath
 import stat
 import time
 from collections.abc import Iterable, Iterator
@@ -58,6 +60,14 @@ def find_root(start: Path) -> Path:
     return start
 
 
+@functools.lru_cache(maxsize=8192)
+def _inside(root: Path, rel: str) -> bool:
+    """True when *rel* under *root* resolves inside it. Directories are resolved once per
+    process (hashing thousands of files would otherwise resolve the same parents each time)."""
+    target = (root / rel).resolve()
+    return target == root or root in target.parents
+
+
 @dataclass(frozen=True)
 class Workspace:
     """Files under one repository root, addressed by relative POSIX paths."""
@@ -80,8 +90,11 @@ class Workspace:
         """True when *rel* is not a clean relative path or a symlink resolves outside the root."""
         if path_problem(rel):
             return True
-        target = (self.root / rel).resolve()
-        return target != self.root and self.root not in target.parents
+        parent = posixpath.dirname(normalize(rel))
+        if parent and not _inside(self.root, parent):
+            return True
+        full = self.root / rel
+        return full.is_symlink() and not _inside(self.root, rel)
 
     def hash_file(self, rel: str) -> str | None:
         """sha256 of the file at *rel*, or None when it is missing, not a file, or escapes."""
