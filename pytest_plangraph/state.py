@@ -1,0 +1,522 @@
+"""Status derivation (DESIGN §4, §5), pure: plan, events and current file hashes in, states out.
+
+Nothing stores a status; :func:`derive` computes every node's status from the plan
+(:class:`~pytest_plangraph.graph.Graph`), the store's events in order, and a :class:`Snapshot`
+of current sha256s, so it can never disagree with them.
+
+Decisions worth knowing:
+
+* The latest evidence event per (node, criterion) counts. A failed or errored latest verdict is
+  ``failed`` even when its subjects changed since: it has to be run again either way. Approval
+  criteria are decided by ``approval``/``revoke`` events only.
+* ``UPSTREAM_CHANGED`` names each strong prerequisite whose input digest is no longer the one it
+  had when the evidence was recorded, read from that prerequisite's own latest evidence or
+  approval before it. A prerequisite with no such record counts as changed when it drifted from
+  its latest record, or — never verified — when one of its prerequisites did. When neither a
+  subject, the criterion nor a prerequisite explains a changed input digest, the reason is
+  ``INPUT_CHANGED`` (an output that is not a subject, or a sibling criterion's definition).
+* An approval bound to an older input digest is ``stale`` with ``APPROVAL_STALE``, plus
+  ``UPSTREAM_CHANGED`` for the prerequisites that changed since it was given.
+* A claim counts against the retry budget when the gate refused it. A verdict recorded in the
+  claim's payload (``{"verdict": "PASSED"|"FAILED"}``) is taken as is; otherwise the whole gate
+  is replayed at the moment of the claim — events up to it, but the *current* file hashes,
+  since older contents are not known (see :func:`~pytest_plangraph.gate.replay_claims`).
+* A cancelled prerequisite is not completed: its dependents wait until the plan drops the edge.
+"""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import UsageError
+from .gate import (
+    PARENT_KINDS,
+    Completion,
+    CriterionStatus,
+    GateDecision,
+    Links,
+    Reason,
+    Snapshot,
+    Tick,
+    consumed_files,
+    criterion_digests,
+    final_completion,
+    gate,
+    input_digests,
+    judge,
+    needed_paths,
+    replay_claims,
+    upstream_reason,
+    validity,
+)
+from .graph import Graph
+from .model import Criterion, Event
+
+__all__ = [
+    "CriterionState",
+    "CriterionStatus",
+    "GateDecision",
+    "NodeState",
+    "NodeStatus",
+    "PlanState",
+    "Reason",
+    "Snapshot",
+    "consumed_files",
+    "derive",
+    "gate",
+    "history",
+    "input_digests",
+    "needed_paths",
+    "validity",
+]
+
+NodeStatus = Literal[
+    "cancelled",
+    "completed",
+    "stale",
+    "failed",
+    "blocked",
+    "awaiting_approval",
+    "awaiting_verification",
+    "in_progress",
+    "ready",
+    "pending",
+]
+
+
+@dataclass(frozen=True)
+class CriterionState:
+    """The state of one criterion and the evidence (or approval event) that decides it."""
+
+    id: str
+    required: bool
+    state: CriterionStatus
+    evidence: str | None
+    reasons: tuple[Reason, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The criterion entry of ``plangraph status --format json``."""
+        return {
+            "id": self.id,
+            "required": self.required,
+            "state": self.state,
+            "evidence": self.evidence,
+            "reasons": [r.to_json() for r in self.reasons],
+        }
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A node's derived status, the reasons its gate fails, and its criteria."""
+
+    id: str
+    kind: str
+    status: NodeStatus
+    reasons: tuple[Reason, ...]
+    criteria: tuple[CriterionState, ...]
+    claimed: bool = False
+    failed_claims: int = 0
+
+    @property
+    def satisfied(self) -> int:
+        """Required criteria in state ``valid``."""
+        return sum(1 for c in self.criteria if c.required and c.state == "valid")
+
+    @property
+    def required_count(self) -> int:
+        """Required criteria."""
+        return sum(1 for c in self.criteria if c.required)
+
+    def to_json(self) -> dict[str, Any]:
+        """The node entry of ``plangraph status --format json``."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status,
+            "reasons": [r.to_json() for r in self.reasons],
+            "criteria": [c.to_json() for c in self.criteria],
+            "satisfied": self.satisfied,
+            "required_count": self.required_count,
+        }
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """Every node's state, in topological order, and the input digests they were judged by."""
+
+    nodes: dict[str, NodeState]
+    input_digests: dict[str, str]
+
+
+# --- derivation ------------------------------------------------------------------------------
+
+
+def derive(
+    graph: Graph, events: Sequence[Event], snapshot: Snapshot, *, until_seq: int | None = None
+) -> PlanState:
+    """The state of every node from the plan, the events (in store order) and current hashes.
+
+    With *until_seq*, only events whose ``seq`` is at most that count (a replay).
+    """
+    if until_seq is not None:
+        events = [e for e in events if e.seq <= until_seq]
+    with _collector_paused():
+        return _Derivation(_Context.of(graph, snapshot), events).result()
+
+
+def history(
+    graph: Graph, events: Sequence[Event], snapshot: Snapshot, node_id: str
+) -> list[tuple[Event, str]]:
+    """Each event of *node_id* with the node's status right after it (replayed from the log)."""
+    if node_id not in graph.nodes:
+        raise UsageError(f"unknown node {node_id!r}")
+    with _collector_paused():
+        context = _Context.of(graph, snapshot)
+        return [
+            (event, _Derivation(context, events[: i + 1]).result().nodes[node_id].status)
+            for i, event in enumerate(events)
+            if _node_of(event) == node_id
+        ]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # A derivation allocates many small containers and no reference cycles; with a large
+    # event log in memory, each full collection it would trigger walks every event again.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _node_of(event: Event) -> str | None:
+    return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What does not depend on events: the plan's criteria, links and input digests."""
+
+    graph: Graph
+    snapshot: Snapshot
+    order: list[str]
+    links: Links
+    criteria: dict[tuple[str, str], tuple[Criterion, str]]
+    digests: dict[str, str]
+
+    @classmethod
+    def of(cls, graph: Graph, snapshot: Snapshot) -> _Context:
+        order = graph.topological_order()
+        digests = criterion_digests(graph)
+        criteria: dict[tuple[str, str], tuple[Criterion, str]] = {}
+        for node_id, node in graph.nodes.items():
+            for criterion in node.acceptance:
+                key = (node_id, criterion.id)
+                criteria.setdefault(key, (criterion, digests[key]))
+        inputs = input_digests(graph, snapshot, criteria=digests, order=order)
+        return cls(graph, snapshot, order, Links.of(graph), criteria, inputs)
+
+    def verdict(
+        self,
+        key: tuple[str, str],
+        record: Mapping[str, Any],
+        culprits: Callable[[], Sequence[str]],
+    ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
+        """Judge an evidence payload of criterion *key* against the current plan and files."""
+        return judge(
+            record,
+            criterion_digest=self.criteria[key][1],
+            input_digest=self.digests[key[0]],
+            files=self.snapshot.files,
+            culprits=culprits,
+        )
+
+
+class _Ledger:
+    """What the events say, indexed: the latest verdicts, cancels, claims and replay ticks.
+
+    The log is read once; only the latest evidence per criterion is parsed later.
+    """
+
+    def __init__(self, context: _Context, events: Sequence[Event]) -> None:
+        self.events = events
+        self.evidence: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
+        self.approvals: dict[tuple[str, str], tuple[int, Event]] = {}
+        self.cancels: dict[str, Event] = {}
+        self.claimed: set[str] = set()
+        self.ticks: list[Tick] = []
+        self._on_record: dict[str, list[tuple[int, str]]] | None = None
+        self._read_all(context, any(e.kind == "claim" and _verdict_of(e) is None for e in events))
+
+    def _read_all(self, context: _Context, judge_all: bool) -> None:
+        # Claims without a recorded verdict are judged by replay, which needs every verdict on
+        # the way (ticks). Evidence is most of the log, so it is read inline.
+        criteria, evidence, ticks, last_claim = context.criteria, self.evidence, self.ticks, 0
+        for pos, event in enumerate(self.events):
+            if event.kind != "evidence":
+                tick = self._read(context, pos, event, judge_all)
+                if tick is not None:
+                    ticks.append(tick)
+                    last_claim = len(ticks) if tick.kind in _CLAIM_TICKS else last_claim
+                continue
+            payload = event.payload
+            node_id = event.node or str(payload.get("node", ""))
+            key = (node_id, event.criterion or str(payload.get("criterion", "")))
+            found = criteria.get(key)
+            if found is None or found[0].verifier.type == "approval":
+                continue
+            evidence[key] = (pos, payload)
+            if judge_all:
+                ok = context.verdict(key, payload, tuple)[0] == "valid"
+                ticks.append(Tick("criterion", node_id, key[1], ok))
+        del ticks[last_claim:]
+
+    def _read(self, context: _Context, pos: int, event: Event, judge_all: bool) -> Tick | None:
+        """Index one event other than evidence; return its replay tick, if any."""
+        kind, node_id = event.kind, event.node or ""
+        if kind in ("approval", "revoke"):
+            key = (node_id, event.criterion or "")
+            found = context.criteria.get(key)
+            if found is None or found[0].verifier.type != "approval":
+                return None
+            self.approvals[key] = (pos, event)
+            bound = event.payload.get("input_digest")
+            ok = kind == "approval" and bound == context.digests[node_id]
+            return Tick("criterion", node_id, key[1], ok) if judge_all else None
+        if node_id not in context.graph.nodes or kind == "change":
+            return None
+        if kind == "claim":
+            self.claimed.add(node_id)
+            verdict = _verdict_of(event)
+            if verdict is None:
+                return Tick("claim", node_id)
+            return Tick("verdict", node_id, ok=verdict)
+        if kind == "cancel":
+            self.cancels.setdefault(node_id, event)
+            return Tick("cancel", node_id)
+        return Tick("retry", node_id)
+
+    def active(self) -> set[str]:
+        """Nodes with evidence or an approval in force."""
+        approved = {key[0] for key, (_, e) in self.approvals.items() if e.kind == "approval"}
+        return {key[0] for key in self.evidence} | approved
+
+    def on_record(self) -> dict[str, list[tuple[int, str]]]:
+        """Per node, the input digests on record (evidence and approvals) in log order."""
+        if self._on_record is None:
+            index: dict[str, list[tuple[int, str]]] = {}
+            for pos, event in enumerate(self.events):
+                if event.kind in ("evidence", "approval"):
+                    node_id = event.node or str(event.payload.get("node", ""))
+                    digest = str(event.payload.get("input_digest", ""))
+                    index.setdefault(node_id, []).append((pos, digest))
+            self._on_record = index
+        return self._on_record
+
+
+_CLAIM_TICKS = frozenset({"claim", "verdict", "retry"})
+
+
+def _verdict_of(claim: Event) -> bool | None:
+    """The gate verdict recorded with a claim (True = passed), or None when it has none."""
+    verdict = claim.payload.get("verdict")
+    return verdict == "PASSED" if verdict in ("PASSED", "FAILED") else None
+
+
+class _Derivation:
+    """One derivation: index the events, judge every criterion, then every node."""
+
+    def __init__(self, context: _Context, events: Sequence[Event]) -> None:
+        graph = context.graph
+        self.context = context
+        self.ledger = _Ledger(context, events)
+        self._drifted: dict[str, bool] | None = None
+        self.criteria = {
+            n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance)
+            for n in context.order
+        }
+        self.completion = Completion(
+            context.links,
+            {n: [c.id for c in node.acceptance if c.required] for n, node in graph.nodes.items()},
+            [n for n, node in graph.nodes.items() if node.cancelled],
+        )
+        self.refused = replay_claims(context.links, self.completion, self.ledger.ticks)
+        for node_id, states in self.criteria.items():
+            for state in states:
+                self.completion.set_ok(node_id, state.id, state.state == "valid")
+        for node_id in self.ledger.cancels:
+            self.completion.cancel(node_id)
+        final = final_completion(context.links, self.completion)
+        self.completed = {n for n, done in final.done.items() if done}
+        self.active = self.ledger.active()
+        for node_id in list(self.active):
+            self.active.update(graph.ancestors(node_id))
+
+    def result(self) -> PlanState:
+        """The state of every node, in topological order."""
+        nodes = {n: self._node(n) for n in self.context.order}
+        return PlanState(nodes, dict(self.context.digests))
+
+    # criteria
+
+    def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
+        if criterion.verifier.type == "approval":
+            state, evidence, reasons = self._approval(node_id, criterion.id)
+            return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
+        found = self.ledger.evidence.get((node_id, criterion.id))
+        if found is None:
+            missing = Reason("CRITERION_MISSING", "no evidence recorded")
+            return CriterionState(criterion.id, criterion.required, "missing", None, (missing,))
+        pos, payload = found
+        state, reasons = self.context.verdict(
+            (node_id, criterion.id), payload, lambda: self._culprits(node_id, pos)
+        )
+        evidence = str(payload.get("id", "")) or None
+        return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
+
+    def _approval(
+        self, node_id: str, criterion_id: str
+    ) -> tuple[CriterionStatus, str | None, tuple[Reason, ...]]:
+        found = self.ledger.approvals.get((node_id, criterion_id))
+        if found is None:
+            return "awaiting_approval", None, (Reason("APPROVAL_MISSING", "no approval recorded"),)
+        pos, event = found
+        if event.kind == "revoke":
+            revoked = Reason(
+                "APPROVAL_REVOKED", f"approval revoked by {event.by}", {"by": event.by}
+            )
+            return "awaiting_approval", None, (revoked,)
+        bound = str(event.payload.get("input_digest", ""))
+        current = self.context.digests[node_id]
+        if bound == current:
+            return "valid", event.id, ()
+        stale = Reason(
+            "APPROVAL_STALE",
+            f"approved by {event.by} for inputs that changed since",
+            {"by": event.by, "old": bound, "new": current},
+        )
+        upstream = (upstream_reason(p) for p in self._culprits(node_id, pos))
+        return "stale", event.id, (stale, *upstream)
+
+    def _culprits(self, node_id: str, pos: int) -> list[str]:
+        """Strong prerequisites whose input digest changed since the record at *pos*."""
+        return [p for p in self.context.links.prerequisites[node_id] if self._changed(p, pos)]
+
+    def _changed(self, node_id: str, pos: int) -> bool:
+        recorded = self.ledger.on_record().get(node_id, [])
+        before = bisect_left(recorded, pos, key=lambda entry: entry[0])
+        if before:
+            return recorded[before - 1][1] != self.context.digests[node_id]
+        return self._drift()[node_id]
+
+    def _drift(self) -> dict[str, bool]:
+        """Nodes whose digest moved off their latest record (or, never verified, upstream's)."""
+        if self._drifted is None:
+            drifted: dict[str, bool] = {}
+            for node_id in self.context.order:
+                recorded = self.ledger.on_record().get(node_id)
+                drifted[node_id] = (
+                    recorded[-1][1] != self.context.digests[node_id]
+                    if recorded
+                    else any(
+                        drifted.get(p, False) for p in self.context.links.prerequisites[node_id]
+                    )
+                )
+            self._drifted = drifted
+        return self._drifted
+
+    # nodes
+
+    def _node(self, node_id: str) -> NodeState:
+        node = self.context.graph.nodes[node_id]
+        criteria = self.criteria[node_id]
+        refused = self.refused.get(node_id, 0)
+        reasons = tuple(self._reasons(node_id, criteria, refused))
+        status = self._status(node_id, criteria, {r.code for r in reasons})
+        claimed = node_id in self.ledger.claimed
+        return NodeState(node_id, node.kind, status, reasons, criteria, claimed, refused)
+
+    def _reasons(
+        self, node_id: str, criteria: tuple[CriterionState, ...], refused: int
+    ) -> list[Reason]:
+        """Why the gate fails for *node_id* (empty when it is completed)."""
+        graph, node = self.context.graph, self.context.graph.nodes[node_id]
+        if node_id in self.completion.cancelled:
+            return [self._cancelled(node_id)]
+        if node_id in self.completed:
+            return []
+        reasons = [
+            reason.for_criterion(c.id)
+            for c in criteria
+            if c.required and c.state != "valid"
+            for reason in c.reasons
+        ]
+        reasons += [
+            _link("PREREQUISITE_NOT_COMPLETED", p, f"strong prerequisite {p} is not completed")
+            for p in self.context.links.prerequisites[node_id]
+            if p not in self.completed
+        ]
+        reasons += [
+            _link("CONFLICT_COMPLETED", q, f"conflicts with {q}, which passes its gate")
+            for q in self.completion.conflict_partners(node_id)
+        ]
+        if node.kind in PARENT_KINDS:
+            reasons += [
+                _link("CHILD_NOT_COMPLETED", c, f"child {c} is not completed")
+                for c in graph.children[node_id]
+                if c not in self.completed and c not in self.completion.cancelled
+            ]
+        if refused > node.max_retry:
+            reasons.append(
+                Reason(
+                    "RETRY_BUDGET_EXHAUSTED",
+                    f"{refused} claims refused since the last retry grant (max_retry "
+                    f"{node.max_retry}); a person must grant a retry",
+                    {"refused": refused, "max_retry": node.max_retry},
+                )
+            )
+        return reasons
+
+    def _cancelled(self, node_id: str) -> Reason:
+        event = self.ledger.cancels.get(node_id)
+        if self.context.graph.nodes[node_id].cancelled or event is None:
+            return Reason("CANCELLED", "cancelled in the plan", {"by": None})
+        return Reason("CANCELLED", f"cancelled by {event.by}", {"by": event.by})
+
+    def _status(
+        self, node_id: str, criteria: tuple[CriterionState, ...], codes: set[str]
+    ) -> NodeStatus:
+        """The first status that matches, in the precedence of DESIGN §5."""
+        if node_id in self.completion.cancelled:
+            return "cancelled"
+        if node_id in self.completed:
+            return "completed"
+        open_states = {c.state for c in criteria if c.required and c.state != "valid"}
+        if "stale" in open_states:
+            return "stale"
+        if "failed" in open_states:
+            return "failed"
+        claimed = node_id in self.ledger.claimed
+        engaged = claimed or node_id in self.active
+        waiting = "PREREQUISITE_NOT_COMPLETED" in codes
+        if codes & {"CONFLICT_COMPLETED", "RETRY_BUDGET_EXHAUSTED"} or (engaged and waiting):
+            return "blocked"
+        if open_states == {"awaiting_approval"}:
+            return "awaiting_approval"
+        if claimed:
+            return "awaiting_verification"
+        if node_id in self.active:
+            return "in_progress"
+        return "pending" if waiting else "ready"
+
+
+def _link(code: str, node_id: str, message: str) -> Reason:
+    return Reason(code, message, {"node": node_id})

@@ -1,0 +1,459 @@
+"""gate.py: input digests and paths, evidence validity, the gate's decision, conflicts, the
+retry budget, and claims judged by replay (checked against a fresh derivation per claim)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from test_state import APPROVAL, World, crit, edge, make_graph, node
+
+from pytest_plangraph.errors import UsageError
+from pytest_plangraph.gate import Completion, Links, final_completion
+from pytest_plangraph.model import Evidence, criterion_digest
+from pytest_plangraph.state import (
+    Snapshot,
+    consumed_files,
+    derive,
+    gate,
+    input_digests,
+    needed_paths,
+    validity,
+)
+
+
+def _ab(**b_extra: Any) -> World:
+    return World(make_graph([node("A"), node("B", **b_extra)], [edge("A", "B")]))
+
+
+def test_a_passing_gate_names_the_evidence_it_used() -> None:
+    world = World(make_graph([node("A", crit("ac"), crit("review", APPROVAL))]))
+    record = world.verify("A")
+    approval = world.approve("A", "review")
+    decision = gate(world.graph, world.state(), "A")
+    assert decision.to_json() == {
+        "node": "A",
+        "verdict": "PASSED",
+        "status": "completed",
+        "reasons": [],
+        "evidence": [record.id, approval.id],
+    }
+
+
+def test_a_refused_gate_says_why() -> None:
+    world = _ab()
+    record = world.verify("B")
+    decision = gate(world.graph, world.state(), "B").to_json()
+    assert (decision["verdict"], decision["status"], decision["evidence"]) == (
+        "FAILED",
+        "blocked",
+        [record.id],
+    )
+    assert decision["reasons"] == [
+        {
+            "code": "PREREQUISITE_NOT_COMPLETED",
+            "message": "strong prerequisite A is not completed",
+            "node": "A",
+        }
+    ]
+
+
+def test_the_gate_refuses_an_unknown_node() -> None:
+    world = _ab()
+    with pytest.raises(UsageError, match="unknown node 'Z'"):
+        gate(world.graph, world.state(), "Z")
+
+
+# --- input digests and paths -----------------------------------------------------------------
+
+CHAIN = make_graph([node("A"), node("B"), node("C")], [edge("A", "B"), edge("B", "C")])
+
+
+@pytest.mark.parametrize(
+    ("edge_extra", "propagates"),
+    [
+        ({}, True),
+        ({"type": "consumes"}, True),
+        ({"type": "validates"}, True),
+        ({"strength": "weak"}, False),
+        ({"type": "related"}, False),
+        ({"type": "conflicts"}, False),
+        ({"status": "proposed"}, False),
+        ({"status": "inactive"}, False),
+    ],
+)
+def test_a_changed_output_moves_the_digests_downstream_only_over_strong_edges(
+    edge_extra: dict[str, Any], propagates: bool
+) -> None:
+    graph = make_graph([node("A"), node("B"), node("Z")], [{**edge("A", "B"), **edge_extra}])
+    world = World(graph)
+    before = input_digests(graph, world.snapshot())
+    world.files["out/A.txt"] = "changed"
+    after = input_digests(graph, world.snapshot())
+    assert before["A"] != after["A"]
+    assert (before["B"] != after["B"]) is propagates
+    assert before["Z"] == after["Z"]
+
+
+def test_digests_are_deterministic_and_transitive() -> None:
+    world = World(CHAIN)
+    first = input_digests(CHAIN, world.snapshot())
+    assert first == input_digests(CHAIN, world.snapshot())
+    assert len(set(first.values())) == 3
+    world.files["out/A.txt"] = "changed"
+    assert all(input_digests(CHAIN, world.snapshot())[n] != first[n] for n in "ABC")
+
+
+def test_a_criterion_edit_changes_the_digest_and_criterion_order_does_not() -> None:
+    one, two = crit("one"), crit("two")
+    digest = input_digests(make_graph([node("A", one, two)]), Snapshot({}))["A"]
+    assert input_digests(make_graph([node("A", two, one)]), Snapshot({}))["A"] == digest
+    edited = crit("two", assertion="something else")
+    assert input_digests(make_graph([node("A", one, edited)]), Snapshot({}))["A"] != digest
+
+
+def test_a_missing_output_differs_from_a_present_one() -> None:
+    graph = make_graph([node("A")])
+    present = input_digests(graph, Snapshot({"out/A.txt": "h"}))["A"]
+    assert input_digests(graph, Snapshot({"out/A.txt": None}))["A"] != present
+
+
+def test_status_and_events_never_enter_the_digest() -> None:
+    world = World(CHAIN)
+    before = world.state().input_digests
+    world.verify_all()
+    world.add("claim", "C")
+    assert world.state().input_digests == before == input_digests(CHAIN, world.snapshot())
+
+
+UPSTREAM_FILES = ("out/a.json", "out/b.json", "out/sub/c.txt")
+
+
+@pytest.mark.parametrize(
+    ("edge_extra", "expected"),
+    [
+        ({}, list(UPSTREAM_FILES)),
+        ({"artifacts": ["out/a.json"]}, ["out/a.json"]),
+        ({"artifacts": ["out/*.json"]}, ["out/a.json", "out/b.json"]),
+        ({"artifacts": ["out/sub"]}, ["out/sub/c.txt"]),
+        ({"artifacts": ["out/not-made.txt"]}, ["out/not-made.txt"]),
+        ({"artifacts": ["out/*.csv"]}, []),
+        ({"strength": "weak"}, []),
+        ({"type": "requires"}, []),
+    ],
+)
+def test_consumed_files(edge_extra: dict[str, Any], expected: list[str]) -> None:
+    consumes = {**edge("up", "down", "consumes"), **edge_extra}
+    graph = make_graph([node("up", outputs=list(UPSTREAM_FILES)), node("down")], [consumes])
+    snapshot = Snapshot({}, {"up": UPSTREAM_FILES})
+    assert consumed_files(graph, "down", snapshot) == expected
+
+
+def test_needed_paths_lists_every_file_a_snapshot_must_hash() -> None:
+    schema = {"type": "schema", "schema": "schemas/user.json", "artifact": "fixtures/user.json"}
+    artifact = {"type": "artifact", "path": "dist/app.whl"}
+    graph = make_graph(
+        [
+            node("up", outputs=["build/"]),
+            node("down", crit("s", schema), crit("a", artifact), outputs=["out/down.txt"]),
+        ],
+        [edge("up", "down", "consumes", artifacts=["build/lib.so"])],
+    )
+    world = World(graph)
+    world.add("evidence", "down", "s", {"subjects": {"tests/test_x.py": "h", "conftest.py": "h"}})
+    outputs = {"up": ("build/lib.so", "build/main.o")}
+    assert needed_paths(graph, world.events, outputs) == {
+        "build/lib.so",
+        "build/main.o",
+        "out/down.txt",
+        "schemas/user.json",
+        "fixtures/user.json",
+        "dist/app.whl",
+        "tests/test_x.py",
+        "conftest.py",
+    }
+
+
+# --- validity of one record ------------------------------------------------------------------
+
+
+def _judge(world: World, record: Evidence, **kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
+    definition = world.graph.nodes[record.node].criterion(record.criterion)
+    assert definition is not None
+    state, reasons = validity(
+        record,
+        current_criterion_digest=criterion_digest(record.node, definition),
+        snapshot=world.snapshot(),
+        current_input_digest=input_digests(world.graph, world.snapshot())[record.node],
+        graph=world.graph,
+        **kwargs,
+    )
+    return state, [r.to_json() for r in reasons]
+
+
+def test_validity_of_a_fresh_passed_record() -> None:
+    world = World(CHAIN)
+    assert _judge(world, world.evidence("B")) == ("valid", [])
+
+
+@pytest.mark.parametrize(("outcome", "reason"), [("failed", None), ("error", "TEST_NOT_FOUND")])
+def test_validity_of_a_failed_record(outcome: str, reason: str | None) -> None:
+    world = World(CHAIN)
+    record = world.evidence("B", outcome=outcome, reason=reason)
+    world.files["out/B.txt"] = "changed"  # still failed: the verdict has to be rerun anyway
+    state, reasons = _judge(world, record)
+    assert state == "failed"
+    assert reasons == [
+        {
+            "code": "EVIDENCE_FAILED",
+            "message": reasons[0]["message"],
+            "outcome": outcome,
+            "reason": reason,
+            "evidence": record.id,
+        }
+    ]
+    assert (reason or outcome) in reasons[0]["message"]
+
+
+def test_validity_names_a_changed_and_a_deleted_subject() -> None:
+    world = World(CHAIN, {"src/b.py": "h-b"})
+    record = world.evidence("B", subjects={"out/B.txt": "h-out/B.txt", "src/b.py": "h-b"})
+    world.files.update({"out/B.txt": "new", "src/b.py": None})
+    state, reasons = _judge(world, record)
+    assert state == "stale"
+    assert [(r["code"], r["path"], r["old"], r.get("new")) for r in reasons] == [
+        ("ARTIFACT_CHANGED", "out/B.txt", "h-out/B.txt", "new"),
+        ("ARTIFACT_DELETED", "src/b.py", "h-b", None),
+    ]
+
+
+def test_validity_sees_a_criterion_change() -> None:
+    world = World(CHAIN)
+    record = world.evidence("B", criterion_digest="0" * 64)
+    state, reasons = _judge(world, record)
+    assert (state, [r["code"] for r in reasons]) == ("stale", ["CRITERION_CHANGED"])
+    assert reasons[0]["old"] == "0" * 64
+
+
+def test_validity_names_the_changed_upstream_node_when_told_which() -> None:
+    world = World(CHAIN)
+    record = world.evidence("B")
+    world.files["out/A.txt"] = "changed"
+    told = _judge(world, record, changed_upstream=lambda n: n == "A")
+    assert told[0] == "stale"
+    assert [(r["code"], r["node"]) for r in told[1]] == [("UPSTREAM_CHANGED", "A")]
+    untold = _judge(world, record)
+    assert [r["code"] for r in untold[1]] == ["INPUT_CHANGED"]
+
+
+# --- conflicts -------------------------------------------------------------------------------
+
+
+def _rivals(**extra: Any) -> World:
+    return World(make_graph([node("A"), node("B")], [edge("A", "B", "conflicts", **extra)]))
+
+
+def test_two_conflicting_nodes_that_both_pass_block_each_other() -> None:
+    world = _rivals()
+    world.verify_all()
+    assert world.statuses() == {"A": "blocked", "B": "blocked"}
+    assert [r.data for r in world.state().nodes["A"].reasons] == [{"node": "B"}]
+    world.add("cancel", "B")
+    assert world.statuses() == {"A": "completed", "B": "cancelled"}
+
+
+def test_a_weak_or_inactive_conflicts_edge() -> None:
+    weak = _rivals(strength="weak")
+    weak.verify_all()
+    assert weak.statuses() == {"A": "blocked", "B": "blocked"}  # conflicts ignore strength
+    inactive = _rivals(status="inactive")
+    inactive.verify_all()
+    assert inactive.statuses() == {"A": "completed", "B": "completed"}
+
+
+def test_a_conflict_blocks_what_depends_on_the_blocked_node() -> None:
+    graph = make_graph(
+        [node("A"), node("B"), node("C")],
+        [edge("A", "B", "conflicts"), edge("B", "C")],
+    )
+    world = World(graph)
+    world.verify_all()
+    assert world.statuses() == {"A": "blocked", "B": "blocked", "C": "blocked"}
+    assert world.codes("C") == ["PREREQUISITE_NOT_COMPLETED"]
+
+
+def test_completion_counts_follow_changing_verdicts() -> None:
+    graph = make_graph([node("A"), node("B"), node("C")], [edge("A", "B"), edge("B", "C")])
+    required = {n: ["ac"] for n in "ABC"}
+    raw = Completion(Links.of(graph), required, [])
+    for node_id in "CBA":
+        raw.set_ok(node_id, "ac", True)
+    assert raw.done == {"A": True, "B": True, "C": True}
+    raw.set_ok("A", "ac", False)
+    assert raw.done == {"A": False, "B": False, "C": False}
+    raw.set_ok("A", "ac", True)
+    raw.set_ok("B", "not-a-criterion", False)  # ignored: only required criteria count
+    assert all(final_completion(Links.of(graph), raw).done.values())
+    raw.cancel("B")
+    assert final_completion(Links.of(graph), raw).done == {"A": True, "B": False, "C": False}
+
+
+def test_completion_runs_down_a_long_chain_without_recursion() -> None:
+    ids = [f"N{i}" for i in range(3000)]
+    graph = make_graph(
+        [node(n) for n in ids], [edge(ids[i - 1], ids[i]) for i in range(1, len(ids))]
+    )
+    raw = Completion(Links.of(graph), {n: ["ac"] for n in ids}, [])
+    for node_id in reversed(ids):
+        raw.set_ok(node_id, "ac", True)
+    assert all(raw.done.values())
+    raw.set_ok("N0", "ac", False)
+    assert not any(raw.done.values())
+
+
+# --- the retry budget ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("max_retry", "claims", "refused", "status"),
+    [
+        (2, 2, 2, "awaiting_verification"),
+        (2, 3, 3, "blocked"),
+        (1, 2, 2, "blocked"),
+        (0, 1, 1, "blocked"),
+        (0, 0, 0, "ready"),
+    ],
+)
+def test_refused_claims_spend_the_retry_budget(
+    max_retry: int, claims: int, refused: int, status: str
+) -> None:
+    world = _ab(max_retry=max_retry)
+    world.verify("A")
+    for _ in range(claims):
+        world.add("claim", "B")
+    state = world.state().nodes["B"]
+    assert (state.failed_claims, state.status, state.claimed) == (refused, status, claims > 0)
+    exhausted = [r.data for r in state.reasons if r.code == "RETRY_BUDGET_EXHAUSTED"]
+    assert exhausted == (
+        [{"refused": refused, "max_retry": max_retry}] if status == "blocked" else []
+    )
+
+
+def test_a_retry_grant_restores_the_budget() -> None:
+    world = _ab(max_retry=0)
+    world.verify("A")
+    world.add("claim", "B")
+    assert world.statuses()["B"] == "blocked"
+    world.add("retry", "B")
+    state = world.state().nodes["B"]
+    assert (state.status, state.failed_claims) == ("awaiting_verification", 0)
+
+
+def test_a_claim_is_judged_at_the_moment_it_was_made() -> None:
+    world = _ab(max_retry=0)
+    world.add("claim", "B")  # refused: nothing verified yet
+    world.add("retry", "B")
+    world.verify_all()
+    world.add("claim", "B")  # accepted
+    world.add("claim", "A")  # accepted
+    state = world.state()
+    assert [(s.status, s.failed_claims) for s in state.nodes.values()] == [
+        ("completed", 0),
+        ("completed", 0),
+    ]
+
+
+def test_a_claim_before_the_prerequisite_passed_is_refused() -> None:
+    world = _ab(max_retry=0)
+    world.verify("B")
+    world.add("claim", "B")
+    world.verify("A")
+    state = world.state().nodes["B"]
+    assert (state.status, state.failed_claims) == ("completed", 1)  # completed wins
+
+
+def test_an_exhausted_budget_blocks_even_with_partial_evidence() -> None:
+    world = World(make_graph([node("B", crit("one"), crit("two"), max_retry=1)]))
+    world.add("claim", "B")
+    world.add("claim", "B")
+    world.verify("B", "one")
+    assert (world.statuses()["B"], world.codes("B")) == (
+        "blocked",
+        ["CRITERION_MISSING", "RETRY_BUDGET_EXHAUSTED"],
+    )
+
+
+def test_a_verdict_recorded_with_the_claim_is_trusted() -> None:
+    world = _ab(max_retry=0)
+    world.verify_all()
+    world.add("claim", "B", payload={"verdict": "FAILED"})
+    world.add("claim", "A", payload={"verdict": "PASSED"})
+    assert [s.failed_claims for s in world.state().nodes.values()] == [0, 1]
+
+
+def test_a_claim_on_a_cancelled_node_is_refused() -> None:
+    world = _ab(max_retry=0)
+    world.verify_all()
+    world.add("cancel", "B")
+    world.add("claim", "B")
+    state = world.state().nodes["B"]
+    assert (state.status, state.failed_claims) == ("cancelled", 1)
+
+
+# --- the incremental replay agrees with deriving the log afresh at every claim ----------------
+
+
+def _random_world(rng: random.Random) -> World:
+    ids = [f"N{i}" for i in range(7)]
+    nodes = []
+    for i, node_id in enumerate(ids):
+        extra: dict[str, Any] = {"max_retry": rng.choice([0, 1, 2])}
+        if i and rng.random() < 0.3:
+            extra["parent"] = ids[rng.randrange(i)]
+        kind = rng.choice(["step", "step", "objective", "milestone"])
+        criteria = [crit("a"), crit("b", required=rng.random() < 0.7)]
+        nodes.append(node(node_id, *criteria, kind=kind, **extra))
+    edges = [
+        edge(ids[i], ids[j], rng.choice(["requires", "consumes", "validates"]),
+             strength=rng.choice(["strong", "strong", "weak"]))
+        for j in range(len(ids)) for i in range(j) if rng.random() < 0.2
+    ]  # fmt: skip
+    if rng.random() < 0.5:
+        edges.append(edge(*rng.sample(ids, 2), "conflicts"))
+    return World(make_graph(nodes, edges))
+
+
+def _random_log(world: World, rng: random.Random) -> None:
+    ids = list(world.graph.nodes)
+    for _ in range(60):
+        node_id, roll = rng.choice(ids), rng.random()
+        if roll < 0.6:
+            outcome = "failed" if rng.random() < 0.1 else "passed"
+            world.verify(node_id, rng.choice(["a", "b"]), outcome=outcome)
+        elif roll < 0.9:
+            world.add("claim", node_id)
+        elif roll < 0.95:
+            world.add("retry", node_id)
+        elif roll < 0.97:
+            world.add("cancel", node_id)
+        else:
+            world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_claims_replayed_incrementally_match_a_fresh_derivation_per_claim(seed: int) -> None:
+    rng = random.Random(seed)
+    world = _random_world(rng)
+    _random_log(world, rng)
+    snapshot = world.snapshot()
+    expected: dict[str, int] = {}
+    for i, event in enumerate(world.events):
+        if event.kind == "retry":
+            expected[event.node or ""] = 0
+        elif event.kind == "claim":
+            before = derive(world.graph, world.events[:i], snapshot).nodes[event.node or ""]
+            refused = before.status != "completed"
+            expected[event.node or ""] = expected.get(event.node or "", 0) + refused
+    state = world.state()
+    assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
