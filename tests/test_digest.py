@@ -100,6 +100,7 @@ def test_structure_changes_the_plan_digest_only(write_plan, old, new):
 
 
 def test_optional_flag_changes_the_criterion_digest(write_plan):
-    text = BASE.replace("assertion: the schema is valid", "assertion: the schema is valid\n"
-                        "        required: false")
+    text = BASE.replace(
+        "assertion: the schema is valid", "assertion: the schema is valid\n        required: false"
+    )
     assert digests(write_plan, BASE)[1] != digests(write_plan, text)[1]
