@@ -185,7 +185,9 @@ class PlanGraph:
             for node in self.graph.nodes.values()
         }
         paths = needed_paths(self.graph, events, outputs)
-        return Snapshot(files=self.workspace.hashes(paths, cache=self.store), outputs=outputs)
+        # the hash cache lives in the store; a command that needs no store does not create one
+        cache = self.store if self._store is not None or self.store_path.exists() else None
+        return Snapshot(files=self.workspace.hashes(paths, cache=cache), outputs=outputs)
 
     def status(self) -> PlanState:
         """The derived state of every node."""
