@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -83,15 +84,49 @@ def main() -> None:
         run(project, "plangraph", "claim", "step-token-endpoint", "--by", "agent")
         run(project, "plangraph", "status")
 
-        step("Change the upstream schema: evidence downstream goes stale")
+        step("Change the upstream schema and commit: what does it invalidate, and why?")
         schema = project / "src/auth/user_schema.json"
         schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
         run(project, "git", "commit", "-qam", "relax the username rule")
+        run(project, "plangraph", "impact", expect=(0,))
         run(project, "plangraph", "status", "--check", expect=(1,))
 
-        step("Audit: the hash chain is intact; stale evidence and phantom claims are listed")
+        step("The gate refuses the stale completion until the affected criteria are verified")
+        run(
+            project, "pytest", "--plangraph", "--plangraph-gate", "-q", "-k", "success", expect=(1,)
+        )
+        run(project, "plangraph", "verify")
+        run(project, "pytest", "--plangraph", "--plangraph-gate", "-q", expect=(1,))
+        step("The approval was bound to the old inputs: security approves again")
+        run(
+            project,
+            "plangraph",
+            "approve",
+            "step-token-endpoint/ac-security-review",
+            "--by",
+            "security-lead",
+            "--note",
+            "re-reviewed after the schema change",
+        )
+        run(project, "pytest", "--plangraph", "--plangraph-gate", "-q")
+
+        step("Audit: chain intact; then an event edited by hand in the SQLite file is caught")
+        run(project, "plangraph", "audit")
+        _tamper(project / ".plangraph/store.db")
         run(project, "plangraph", "audit", expect=(1,))
     print("\ndemo finished: every command answered as expected")
+
+
+def _tamper(store: Path) -> None:
+    """Edit one recorded event behind the store's back, as someone with sqlite3 could."""
+    print(
+        f"$ sqlite3 {store.name}  # drop the append-only trigger, rewrite who claimed", flush=True
+    )
+    con = sqlite3.connect(store)
+    with con:
+        con.execute("DROP TRIGGER events_no_update")
+        con.execute("UPDATE events SET by_ = 'somebody-else' WHERE kind = 'claim'")
+    con.close()
 
 
 if __name__ == "__main__":
