@@ -29,13 +29,13 @@ from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
 from .pytest_junit import attach_evidence
 from .pytest_mapping import Mapping, MappingBuilder, marker_refs, ref_problems
-from .state import derive
+from .state import Snapshot, derive, needed_paths
 from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
 
 if TYPE_CHECKING:
     from .model import Evidence
-    from .state import PlanState, Snapshot
+    from .state import PlanState
     from .verifiers import Registry
 
 CRITERION_PROPERTY = "plangraph_criterion"
@@ -88,12 +88,19 @@ class PlangraphSession:
             self.graph.require_node(node)
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
-        self.before_snapshot, self.before = self._derive()
+        self.before_events = self.graph.events()
+        self.before_snapshot = self.graph.snapshot(self.before_events)
+        self.before = derive(self.graph.graph, self.before_events, self.before_snapshot)
 
-    def _derive(self) -> tuple[Snapshot, PlanState]:
+    def _after(self, end: Snapshot, evidence: Iterable[Evidence]) -> PlanState:
+        """The state after recording, hashing only what *end* and the new records lack."""
         events = self.graph.events()
-        snapshot = self.graph.snapshot(events)
-        return snapshot, derive(self.graph.graph, events, snapshot)
+        files = dict(end.files)
+        for record in evidence:
+            files.update(record.subjects)
+        missing = needed_paths(self.graph.graph, events, end.outputs) - files.keys()
+        files.update(self.graph.workspace.hashes(missing))
+        return derive(self.graph.graph, events, Snapshot(files=files, outputs=end.outputs))
 
     def close(self) -> None:
         """Close the store connection."""
@@ -277,12 +284,13 @@ class PlangraphSession:
     def _finish(self) -> RunReport:
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
         decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
-        builder = self._builder() if decided else None
+        end = self.graph.snapshot(self.before_events)
+        builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         if evidence:
             self.graph.record(evidence)
             attach_evidence(self.config, self._tests_of(evidence))
-        _, after = self._derive()
+        after = self._after(end, evidence)
         decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:
@@ -312,11 +320,11 @@ class PlangraphSession:
                 found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
         return found
 
-    def _builder(self) -> EvidenceBuilder:
+    def _builder(self, end: Snapshot) -> EvidenceBuilder:
         run = run_info(self.started, now(), pytest.__version__)
         return EvidenceBuilder(
             graph=self.graph,
-            snapshot=self.graph.snapshot(),
+            snapshot=end,
             before=dict(self.before_snapshot.files),
             run=run.model_copy(update={"id": self.run_id}),
             plan=self.plan_ref,
