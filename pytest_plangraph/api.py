@@ -342,8 +342,10 @@ class PlanGraph:
         self.require_node(node)
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
-        verdict = self.gate(node).verdict
-        self.append(
+        events = self.events()
+        snapshot = self.snapshot(events)
+        verdict = gate(self.graph, derive(self.graph, events, snapshot), node).verdict
+        claim = self.append(
             "claim",
             node,
             by=by,
@@ -351,7 +353,9 @@ class PlanGraph:
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        decision = self.gate(node)
+        if claim.seq > (events[-1].seq if events else 0):
+            events = [*events, claim]
+        decision = gate(self.graph, derive(self.graph, events, snapshot), node)
         from .plugins import get_plugin_manager
 
         get_plugin_manager().hook.plangraph_gate_decision(decision=decision)
