@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import resource
 import shutil
 import statistics
 import subprocess
@@ -59,15 +60,22 @@ def build(root: Path) -> None:
         subprocess.run(["git", *args], cwd=root, check=True)
 
 
-def timed(root: Path, args: list[str]) -> float:
-    """Wall time of one pytest run in *root* (a fresh store each time)."""
+def timed(root: Path, args: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, workers included) of one pytest run in *root*,
+    with a fresh store each time. CPU time is the steadier figure on a busy machine."""
     shutil.rmtree(root / ".plangraph", ignore_errors=True)
+    before = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([*BASE, *args], cwd=root, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
-    return elapsed
+    return elapsed, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,22 +95,26 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root)
-        times: dict[str, list[float]] = {name: [] for name in variants}
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
         for _ in range(rounds):
             for name, args in variants.items():
-                times[name].append(timed(root, args))
-    median = {name: statistics.median(values) for name, values in times.items()}
-    for name, value in median.items():
-        print(f"{name:<28} {value:6.2f} s (median of {rounds})")
-    enabled = median["--plangraph"] / median["installed, not enabled"]
-    print(f"ratio --plangraph / installed:      {enabled:.3f}")
-    print(
-        "ratio installed / disabled:         "
-        f"{median['installed, not enabled'] / median['disabled (-p no:plangraph)']:.3f}"
-    )
-    if "-n 2" in median:
-        parallel = median["-n 2 --plangraph"] / median["-n 2"]
-        print(f"ratio -n 2 --plangraph / -n 2:      {parallel:.3f}")
+                runs[name].append(timed(root, args))
+    wall = {name: statistics.median(r[0] for r in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(r[1] for r in values) for name, values in runs.items()}
+    print(f"{'median of ' + str(rounds) + ' rounds':<28} {'wall':>8} {'cpu':>8}")
+    for name in variants:
+        print(f"{name:<28} {wall[name]:7.2f}s {cpu[name]:7.2f}s")
+    pairs = [
+        ("--plangraph / installed", "--plangraph", "installed, not enabled"),
+        ("installed / disabled", "installed, not enabled", "disabled (-p no:plangraph)"),
+    ]
+    if "-n 2" in variants:
+        pairs.append(("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"))
+    for label, top, bottom in pairs:
+        print(
+            f"ratio {label:<26} wall {wall[top] / wall[bottom]:.3f}  "
+            f"cpu {cpu[top] / cpu[bottom]:.3f}"
+        )
 
 
 if __name__ == "__main__":
