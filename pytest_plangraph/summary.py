@@ -202,6 +202,8 @@ def _refusals(report: RunReport) -> list[Line]:
         )
     elif report.gate and report.decisions:
         lines.append([("plangraph gate: every claimed or required node is completed", {})])
+    elif report.gate:
+        lines.append([("plangraph gate: no node is claimed or required", {})])
     return lines
 
 

@@ -172,6 +172,9 @@ def test_quiet_summary_has_no_table_and_says_what_failed() -> None:
         "plangraph gate: 1 claimed or required node(s) not completed; the session fails",
     ]
     assert render(RunReport(error="store is locked"), 0)[0][0][1] == {"red": True, "bold": True}
+    assert render(RunReport(gate=True), -1)[-1] == [
+        ("plangraph gate: no node is claimed or required", {})
+    ]
 
 
 def test_a_pytest_run_without_plangraph_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
