@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import UsageError
+from .gate import LoggedEvent
 from .graph import Graph
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
 from .planfile import LoadedPlan, load_plan
@@ -177,21 +178,23 @@ class PlanGraph:
         """Every event of the store, in order."""
         return self.store.events()
 
-    def snapshot(self, events: Sequence[Event] | None = None) -> Snapshot:
+    def snapshot(self, events: Sequence[LoggedEvent] | None = None) -> Snapshot:
         """Current hashes of every file the plan and the evidence depend on."""
         events = self.events() if events is None else events
+        stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         outputs = {
-            node.id: tuple(self.workspace.expand(node.outputs))
+            node.id: tuple(self.workspace.expand(node.outputs, stats))
             for node in self.graph.nodes.values()
         }
         paths = needed_paths(self.graph, events, outputs)
         # the hash cache lives in the store; a command that needs no store does not create one
         cache = self.store if self._store is not None or self.store_path.exists() else None
-        return Snapshot(files=self.workspace.hashes(paths, cache=cache), outputs=outputs)
+        files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        return Snapshot(files=files, outputs=outputs)
 
     def status(self) -> PlanState:
         """The derived state of every node."""
-        events = self.events()
+        events = self.store.log()
         return derive(self.graph, events, self.snapshot(events))
 
     def plan_ref(self) -> PlanRef:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .canonical import digest
 from .errors import UsageError
@@ -31,7 +31,6 @@ from .graph import Graph
 from .model import (
     ArtifactVerifier,
     Criterion,
-    Event,
     Evidence,
     Node,
     SchemaVerifier,
@@ -41,6 +40,27 @@ from .paths import is_glob
 
 if TYPE_CHECKING:
     from .state import PlanState
+
+
+class LoggedEvent(Protocol):
+    """What derivation reads of an event: a stored :class:`~pytest_plangraph.model.Event`, or
+    the lighter row :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def criterion(self) -> str | None: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+
 
 CriterionStatus = Literal["valid", "stale", "failed", "missing", "awaiting_approval"]
 
@@ -112,7 +132,7 @@ def _select(artifacts: Sequence[str], upstream: Sequence[str]) -> list[str]:
 
 
 def needed_paths(
-    graph: Graph, events: Sequence[Event], outputs: Mapping[str, tuple[str, ...]]
+    graph: Graph, events: Sequence[LoggedEvent], outputs: Mapping[str, tuple[str, ...]]
 ) -> set[str]:
     """Every path a :class:`Snapshot` must hash: expanded outputs, consumed artifacts, verifier
     files (schema, artifact, path) and the subjects of every evidence event."""
@@ -123,9 +143,13 @@ def needed_paths(
         paths.update(consumed_files(graph, node_id, snapshot))
         for criterion in node.acceptance:
             paths.update(_verifier_files(criterion))
+    seen: set[int] = set()  # the store's log shares equal subjects between events
     for event in events:
         if event.kind == "evidence":
-            paths.update(event.payload.get("subjects") or {})
+            subjects = event.payload.get("subjects")
+            if subjects and id(subjects) not in seen:
+                seen.add(id(subjects))
+                paths.update(subjects)
     return paths
 
 

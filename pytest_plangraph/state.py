@@ -30,8 +30,8 @@ import gc
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 from .errors import UsageError
 from .gate import (
@@ -40,6 +40,7 @@ from .gate import (
     CriterionStatus,
     GateDecision,
     Links,
+    LoggedEvent,
     Reason,
     Snapshot,
     Tick,
@@ -47,6 +48,7 @@ from .gate import (
     criterion_digests,
     final_completion,
     gate,
+    holds,
     input_digests,
     judge,
     needed_paths,
@@ -55,7 +57,7 @@ from .gate import (
     validity,
 )
 from .graph import Graph
-from .model import Criterion, Event
+from .model import Criterion
 
 __all__ = [
     "CriterionState",
@@ -156,12 +158,21 @@ class PlanState:
 # --- derivation ------------------------------------------------------------------------------
 
 
+E = TypeVar("E", bound=LoggedEvent)
+
+
 def derive(
-    graph: Graph, events: Sequence[Event], snapshot: Snapshot, *, until_seq: int | None = None
+    graph: Graph,
+    events: Sequence[LoggedEvent],
+    snapshot: Snapshot,
+    *,
+    until_seq: int | None = None,
 ) -> PlanState:
     """The state of every node from the plan, the events (in store order) and current hashes.
 
-    With *until_seq*, only events whose ``seq`` is at most that count (a replay).
+    *events* are the store's :class:`~pytest_plangraph.model.Event` objects or the lighter
+    rows of ``Store.log()``. With *until_seq*, only events whose ``seq`` is at most that count
+    (a replay).
     """
     if until_seq is not None:
         events = [e for e in events if e.seq <= until_seq]
@@ -170,8 +181,8 @@ def derive(
 
 
 def history(
-    graph: Graph, events: Sequence[Event], snapshot: Snapshot, node_id: str
-) -> list[tuple[Event, str]]:
+    graph: Graph, events: Sequence[E], snapshot: Snapshot, node_id: str
+) -> list[tuple[E, str]]:
     """Each event of *node_id* with the node's status right after it (replayed from the log)."""
     if node_id not in graph.nodes:
         raise UsageError(f"unknown node {node_id!r}")
@@ -197,7 +208,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _node_of(event: Event) -> str | None:
+def _node_of(event: LoggedEvent) -> str | None:
     return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
 
 
@@ -211,6 +222,7 @@ class _Context:
     links: Links
     criteria: dict[tuple[str, str], tuple[Criterion, str]]
     digests: dict[str, str]
+    held: dict[tuple[Any, ...], bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, graph: Graph, snapshot: Snapshot) -> _Context:
@@ -223,6 +235,28 @@ class _Context:
                 criteria.setdefault(key, (criterion, digests[key]))
         inputs = input_digests(graph, snapshot, criteria=digests, order=order)
         return cls(graph, snapshot, order, Links.of(graph), criteria, inputs)
+
+    def holds(self, key: tuple[str, str], record: Mapping[str, Any]) -> bool:
+        """Whether an evidence payload of criterion *key* is valid now (remembered per verdict
+        fields: the store's log shares equal subjects between events, so a criterion verified
+        again and again with nothing changed is judged once)."""
+        subjects = record.get("subjects")
+        memo = (
+            key,
+            record.get("outcome"),
+            record.get("criterion_digest"),
+            record.get("input_digest"),
+            id(subjects),
+        )
+        found = self.held.get(memo)
+        if found is None:
+            found = self.held[memo] = holds(
+                record,
+                criterion_digest=self.criteria[key][1],
+                input_digest=self.digests[key[0]],
+                files=self.snapshot.files,
+            )
+        return found
 
     def verdict(
         self,
@@ -246,11 +280,11 @@ class _Ledger:
     The log is read once; only the latest evidence per criterion is parsed later.
     """
 
-    def __init__(self, context: _Context, events: Sequence[Event]) -> None:
+    def __init__(self, context: _Context, events: Sequence[LoggedEvent]) -> None:
         self.events = events
         self.evidence: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
-        self.approvals: dict[tuple[str, str], tuple[int, Event]] = {}
-        self.cancels: dict[str, Event] = {}
+        self.approvals: dict[tuple[str, str], tuple[int, LoggedEvent]] = {}
+        self.cancels: dict[str, LoggedEvent] = {}
         self.claimed: set[str] = set()
         self.ticks: list[Tick] = []
         self._on_record: dict[str, list[tuple[int, str]]] | None = None
@@ -275,11 +309,12 @@ class _Ledger:
                 continue
             evidence[key] = (pos, payload)
             if judge_all:
-                ok = context.verdict(key, payload, tuple)[0] == "valid"
-                ticks.append(Tick("criterion", node_id, key[1], ok))
+                ticks.append(Tick("criterion", node_id, key[1], context.holds(key, payload)))
         del ticks[last_claim:]
 
-    def _read(self, context: _Context, pos: int, event: Event, judge_all: bool) -> Tick | None:
+    def _read(
+        self, context: _Context, pos: int, event: LoggedEvent, judge_all: bool
+    ) -> Tick | None:
         """Index one event other than evidence; return its replay tick, if any."""
         kind, node_id = event.kind, event.node or ""
         if kind in ("approval", "revoke"):
@@ -325,7 +360,7 @@ class _Ledger:
 _CLAIM_TICKS = frozenset({"claim", "verdict", "retry"})
 
 
-def _verdict_of(claim: Event) -> bool | None:
+def _verdict_of(claim: LoggedEvent) -> bool | None:
     """The gate verdict recorded with a claim (True = passed), or None when it has none."""
     verdict = claim.payload.get("verdict")
     return verdict == "PASSED" if verdict in ("PASSED", "FAILED") else None
@@ -334,7 +369,7 @@ def _verdict_of(claim: Event) -> bool | None:
 class _Derivation:
     """One derivation: index the events, judge every criterion, then every node."""
 
-    def __init__(self, context: _Context, events: Sequence[Event]) -> None:
+    def __init__(self, context: _Context, events: Sequence[LoggedEvent]) -> None:
         graph = context.graph
         self.context = context
         self.ledger = _Ledger(context, events)

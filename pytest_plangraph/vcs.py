@@ -12,7 +12,7 @@ import os
 import posixpath
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +48,9 @@ class HashCache(Protocol):
 
     def cache_put(self, *entries: Any) -> None:
         """Keep these :class:`HashRecord` entries, replacing older ones."""
+
+    def cache_many(self, paths: Collection[str]) -> Mapping[str, Any]:
+        """The records of those *paths* that have one, by path (one query for all)."""
 
 
 def find_root(start: Path) -> Path:
@@ -110,28 +113,36 @@ class Workspace:
             return None
         return digest.hexdigest()
 
-    def hashes(self, paths: Iterable[str], cache: HashCache | None = None) -> dict[str, str | None]:
+    def hashes(
+        self,
+        paths: Iterable[str],
+        cache: HashCache | None = None,
+        *,
+        stats: Mapping[str, os.stat_result] | None = None,
+    ) -> dict[str, str | None]:
         """sha256 of each path (None for missing ones). With *cache*, a file whose inode,
-        mtime, ctime and size match its record, and that is not racily clean, is not read."""
+        mtime, ctime and size match its record, and that is not racily clean, is not read.
+
+        *stats* are ``lstat`` results already taken (by :meth:`expand`), not taken again.
+        """
+        wanted = sorted(set(paths))
         if cache is None:
-            return {rel: self.hash_file(rel) for rel in sorted(set(paths))}
+            return {rel: self.hash_file(rel) for rel in wanted}
+        records = cache.cache_many(wanted)
+        known = stats or {}
         fresh: list[HashRecord] = []
-        found = {rel: self._cached(rel, cache, fresh) for rel in sorted(set(paths))}
+        found = {rel: self._cached(rel, records.get(rel), known.get(rel), fresh) for rel in wanted}
         if fresh:
             cache.cache_put(*fresh)
         return found
 
-    def _cached(self, rel: str, cache: HashCache, fresh: list[HashRecord]) -> str | None:
-        if self.escapes(rel):
-            return None
-        try:
-            info = os.stat(self.root / rel)
-        except OSError:
-            return None
-        if not stat.S_ISREG(info.st_mode):
+    def _cached(
+        self, rel: str, entry: Any, info: os.stat_result | None, fresh: list[HashRecord]
+    ) -> str | None:
+        info = self._regular(rel, info)
+        if info is None:
             return None
         key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-        entry = cache.cache_get(rel)
         if (
             entry is not None
             and (entry.inode, entry.mtime_ns, entry.ctime_ns, entry.size) == key
@@ -145,9 +156,33 @@ class Workspace:
             fresh.append(HashRecord(rel, *key, sha, recorded))
         return sha
 
-    def expand(self, patterns: Iterable[str]) -> list[str]:
+    def _regular(self, rel: str, info: os.stat_result | None) -> os.stat_result | None:
+        """The stat of the regular file at *rel*, or None when it is missing, something else,
+        or escapes (the checks of :meth:`escapes`, with one ``lstat`` unless *info* is one)."""
+        if path_problem(rel):
+            return None
+        parent = posixpath.dirname(normalize(rel))
+        if parent and not _inside(self.root, parent):
+            return None
+        full = os.path.join(self.root, rel)
+        try:
+            info = os.lstat(full) if info is None else info
+            if stat.S_ISLNK(info.st_mode):
+                if not _inside(self.root, rel):
+                    return None
+                info = os.stat(full)
+        except OSError:
+            return None
+        return info if stat.S_ISREG(info.st_mode) else None
+
+    def expand(
+        self, patterns: Iterable[str], stats: dict[str, os.stat_result] | None = None
+    ) -> list[str]:
         """Files named by *patterns*: a directory gives every file under it, a glob its
-        matches; a plain path that does not exist is kept (its absence is a change too)."""
+        matches; a plain path that does not exist is kept (its absence is a change too).
+
+        The ``lstat`` of each plain path that is not a directory goes into *stats* (for
+        :meth:`hashes`)."""
         found: set[str] = set()
         for pattern in patterns:
             if path_problem(pattern):
@@ -156,11 +191,18 @@ class Workspace:
                 found.update(self._files(self.root.glob(pattern)))
                 continue
             rel = normalize(pattern)
-            target = self.root / rel
-            if target.is_dir():
-                found.update(self._files(target.rglob("*")))
-            else:
-                found.add(rel)
+            full = os.path.join(self.root, rel)
+            try:
+                info: os.stat_result | None = os.lstat(full)
+            except OSError:
+                info = None
+            linked = info is not None and stat.S_ISLNK(info.st_mode) and os.path.isdir(full)
+            if linked or (info is not None and stat.S_ISDIR(info.st_mode)):
+                found.update(self._files((self.root / rel).rglob("*")))
+                continue
+            found.add(rel)
+            if info is not None and stats is not None:
+                stats[rel] = info
         return sorted(found)
 
     def _files(self, candidates: Iterable[Path]) -> Iterable[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from pydantic import ValidationError
 
@@ -90,6 +90,75 @@ def row_event_fast(row: Sequence[Any]) -> Event:
         hash=link,
         signature=signature,
     )
+
+
+class LogEvent(NamedTuple):
+    """An event as status derivation reads it (see :data:`LOG_QUERY`): the fields of
+    :class:`~pytest_plangraph.model.Event` that derivation uses, with an evidence payload cut
+    down to :data:`VERDICT_FIELDS` and ``id``."""
+
+    seq: int
+    id: str
+    kind: str
+    node: str | None
+    criterion: str | None
+    by: str
+    payload: Mapping[str, Any]
+
+
+VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
+"""The fields of an evidence record that decide its verdict (besides its ``id``)."""
+
+LOG_QUERY = f"""
+SELECT seq, id, kind,
+       CASE WHEN kind = 'evidence' THEN coalesce(node, json_extract(payload, '$.node'))
+            ELSE node END,
+       CASE WHEN kind = 'evidence' THEN coalesce(criterion, json_extract(payload, '$.criterion'))
+            ELSE criterion END,
+       by_,
+       CASE WHEN kind = 'evidence' THEN json_extract(payload, '$.id') END,
+       CASE WHEN kind = 'evidence'
+            THEN json_extract(payload, {", ".join(f"'$.{name}'" for name in VERDICT_FIELDS)})
+            ELSE payload END
+FROM events WHERE seq > ? ORDER BY seq
+"""
+"""Every event for derivation. SQLite's JSON functions pick the verdict fields out of each
+evidence payload (one JSON array), so the bulk of the log never becomes Python objects."""
+
+
+def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
+    """The :class:`LogEvent` of each row of :data:`LOG_QUERY` (ValueError on a damaged row).
+
+    Equal texts are decoded once and share one object (payloads are read, never changed): a
+    criterion verified again with nothing changed repeats the same verdict fields.
+    """
+    verdicts: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    events: list[LogEvent] = []
+    for seq, id_, kind, node, criterion, by, record_id, text in rows:
+        decoded = verdicts if kind == "evidence" else others
+        data = decoded.get(text)
+        if data is None:
+            data = decoded[text] = _decode(kind, text)
+        if kind == "evidence":
+            data = dict(data, id=record_id)
+        events.append(LogEvent(seq, id_, kind, node, criterion, by, data))
+    return events
+
+
+def _decode(kind: str, text: Any) -> Mapping[str, Any]:
+    if kind not in _KINDS or not isinstance(text, str):
+        raise ValueError(f"unknown event kind {kind!r} or damaged payload")
+    data = json.loads(text)
+    if kind == "evidence":
+        if not isinstance(data, list) or len(data) != len(VERDICT_FIELDS):
+            raise ValueError("damaged evidence payload")
+        data = dict(zip(VERDICT_FIELDS, data, strict=True))
+        if not isinstance(data["subjects"], (dict, type(None))):
+            raise ValueError("damaged evidence subjects")
+    elif not isinstance(data, dict):
+        raise ValueError("damaged payload")
+    return data
 
 
 def row_link(row: Sequence[Any]) -> Link:

@@ -8,6 +8,7 @@ runs in WAL mode. See ``schema.py`` for the tables and ``chain.py`` for the hash
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -34,9 +35,12 @@ from .opening import connect, make_parent, now, schema_version, upgrade
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
+    LOG_QUERY,
+    LogEvent,
     add_plan,
     content_id,
     event_row,
+    log_events,
     paused_gc,
     row_event_fast,
     row_link,
@@ -57,6 +61,9 @@ class CacheEntry:
     size: int
     sha256: str
     recorded_ns: int
+
+
+_CACHE_COLUMNS = "path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns"
 
 
 class Store:
@@ -257,6 +264,19 @@ class Store:
         with paused_gc():
             return [self._event(row) for row in rows]
 
+    def log(self, *, after_seq: int = 0) -> Sequence[Event | LogEvent]:
+        """Every event in chain order, as much as status derivation reads of it: evidence
+        payloads carry only their id and verdict fields (:class:`~.rows.LogEvent`).
+
+        A row that cannot be read this way is read again by :meth:`events`, whose error names
+        the event.
+        """
+        try:
+            with self._reading() as con, paused_gc():
+                return log_events(con.execute(LOG_QUERY, (after_seq,)))
+        except (ValueError, StoreError):
+            return self.events(after_seq=after_seq)
+
     def count(self) -> int:
         """How many events the store holds."""
         with self._reading() as con:
@@ -364,11 +384,20 @@ class Store:
         """The cached hash record of *path* (repository-relative), or None."""
         with self._reading() as con:
             row = con.execute(
-                "SELECT path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns "
-                "FROM file_cache WHERE path = ?",
+                f"SELECT {_CACHE_COLUMNS} FROM file_cache WHERE path = ?",
                 (path,),
             ).fetchone()
         return None if row is None else CacheEntry(*row)
+
+    def cache_many(self, paths: Collection[str]) -> dict[str, CacheEntry]:
+        """The cached hash records of those *paths* that have one, by path (one query)."""
+        with self._reading() as con:
+            rows = con.execute(
+                f"SELECT {_CACHE_COLUMNS} FROM file_cache "
+                "WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(paths)),),
+            ).fetchall()
+        return {row[0]: CacheEntry(*row) for row in rows}
 
     def cache_put(self, *entries: CacheEntry) -> None:
         """Record (or replace) hash records, all in one transaction."""

@@ -1,0 +1,94 @@
+"""Status from the store's light log (``Store.log``) equals status from full events, the
+batched hash-cache read, and a damaged row still named by the error."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.errors import StoreError
+from pytest_plangraph.state import PlanState, derive, history
+from pytest_plangraph.store import CacheEntry, Store
+
+TOKEN = "step-token-endpoint"
+SCHEMA = "step-user-schema"
+
+
+def _table(state: PlanState) -> list[tuple[object, ...]]:
+    return [(n.to_json(), n.claimed, n.failed_claims) for n in state.nodes.values()]
+
+
+@pytest.fixture
+def jwt(project) -> Path:
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        graph.verify(by="tester")
+        graph.append("claim", SCHEMA, by="agent")  # an older claim: no verdict recorded
+        graph.claim(TOKEN, by="agent")
+        graph.approve(TOKEN, "ac-security-review", by="sec")
+    return root
+
+
+def test_status_from_the_log_equals_status_from_events(jwt):
+    schema = jwt / "src/auth/user_schema.json"
+    for step in ("as verified", "after an edit"):
+        with PlanGraph.open(jwt) as graph:
+            events, log = graph.events(), graph.store.log()
+            assert [e.seq for e in log] == [e.seq for e in events], step
+            snapshot = graph.snapshot(events)
+            assert graph.snapshot(log) == snapshot
+            full = derive(graph.graph, events, snapshot)
+            light = derive(graph.graph, log, snapshot)
+            assert _table(light) == _table(full), step
+            assert _table(graph.status()) == _table(full), step
+            replayed = [status for _, status in history(graph.graph, log, snapshot, SCHEMA)]
+            assert replayed == [s for _, s in history(graph.graph, events, snapshot, SCHEMA)]
+        schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
+    assert full.nodes[SCHEMA].status == "stale"
+    codes = {r.code for c in full.nodes[TOKEN].criteria for r in c.reasons}
+    assert "APPROVAL_STALE" in codes and "UPSTREAM_CHANGED" in codes
+
+
+def test_the_log_keeps_only_the_verdict_fields_of_evidence(jwt):
+    with Store.open(jwt / ".plangraph/store.db") as store:
+        evidence = [e for e in store.log() if e.kind == "evidence"]
+        full = [e for e in store.events() if e.kind == "evidence"]
+    assert evidence and len(evidence) == len(full)
+    for light, event in zip(evidence, full, strict=True):
+        assert set(light.payload) == {
+            "id",
+            "outcome",
+            "reason",
+            "criterion_digest",
+            "input_digest",
+            "subjects",
+        }
+        assert {k: event.payload[k] for k in light.payload} == dict(light.payload)
+        assert (light.node, light.criterion, light.by) == (event.node, event.criterion, event.by)
+
+
+def test_a_damaged_payload_is_named_by_the_log_too(jwt):
+    with sqlite3.connect(jwt / ".plangraph/store.db") as con:
+        con.execute("DROP TRIGGER events_no_update")
+        con.execute("UPDATE events SET payload = '{\"broken' WHERE seq = 1")
+    con.close()
+    with Store.open(jwt / ".plangraph/store.db") as store, pytest.raises(StoreError) as caught:
+        store.log()
+    assert "event " in str(caught.value) and "plangraph audit" in str(caught.value)
+
+
+def test_cache_many_reads_the_records_that_exist(tmp_path):
+    with Store.open(tmp_path / "store.db") as store:
+        store.cache_put(
+            CacheEntry("a.txt", 1, 2, 3, 4, "a" * 64, 5),
+            CacheEntry("b c.txt", 6, 7, 8, 9, "b" * 64, 10),
+        )
+        found = store.cache_many(["a.txt", "b c.txt", "missing.txt"])
+        assert found == {
+            "a.txt": CacheEntry("a.txt", 1, 2, 3, 4, "a" * 64, 5),
+            "b c.txt": CacheEntry("b c.txt", 6, 7, 8, 9, "b" * 64, 10),
+        }
+        assert store.cache_many([]) == {}
