@@ -39,7 +39,6 @@ class Mapping:
     """Tests ↔ criteria of one collection, in plain values (see module docstring)."""
 
     criteria: dict[str, CriterionTests] = field(default_factory=dict)
-    tests: dict[str, list[str]] = field(default_factory=dict)
     verifiers: dict[str, str] = field(default_factory=dict)
     verifiers_deselected: list[str] = field(default_factory=list)
     test_files: dict[str, str] = field(default_factory=dict)
@@ -164,11 +163,11 @@ class MappingBuilder:
     mapping: Mapping = field(default_factory=Mapping)
 
     def __post_init__(self) -> None:
-        patterns = patterns_by_criterion(self.plan)
-        self.index = PatternIndex(patterns)
+        self.patterns = patterns_by_criterion(self.plan)
+        self.index = PatternIndex(self.patterns)
         self.matched: set[str] = set()
         self.mapping.complete = self.complete
-        self.mapping.criteria = {ref: CriterionTests() for ref in patterns}
+        self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
 
     def test_id(self, nodeid: str) -> str:
         """The repository-relative id of a pytest node id."""
@@ -185,12 +184,11 @@ class MappingBuilder:
             entry = self.mapping.criteria[ref]
             (entry.tests if selected else entry.deselected).append(test_id)
         if refs and selected:
-            self.mapping.tests[test_id] = refs
             self.mapping.test_files[test_id] = file
         return refs
 
     def finish(self) -> Mapping:
         """Record the patterns that matched nothing and return the mapping."""
-        for ref, patterns in patterns_by_criterion(self.plan).items():
+        for ref, patterns in self.patterns.items():
             self.mapping.criteria[ref].unmatched = [p for p in patterns if p not in self.matched]
         return self.mapping
