@@ -229,10 +229,19 @@ def test_an_unknown_marker_reference_is_a_collection_error(pytester: pytest.Pyte
     assert evidence(root) == []
 
 
-def test_the_marker_is_known_without_plangraph(pytester: pytest.Pytester) -> None:
-    make_project(pytester)
+def test_marker_and_fixture_work_without_plangraph(pytester: pytest.Pytester) -> None:
+    tests = """
+        import pytest
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_marked(plangraph):
+            assert not plangraph.active
+            assert plangraph.plan.nodes[0].id == "step-a"
+            assert plangraph.artifact("out/b.txt") == "out/b.txt"
+    """
+    make_project(pytester, tests=tests)
     result = pytester.runpytest("--strict-markers", "-W", "error")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=1)
     assert " plangraph " not in result.stdout.str()
     assert not (pytester.path / ".plangraph").exists()
 
