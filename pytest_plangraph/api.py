@@ -13,6 +13,7 @@ hashes of the files involved.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import platform
@@ -71,11 +72,14 @@ def actor() -> str:
         return "unknown"
 
 
-def run_info(started: str, finished: str, pytest_version: str | None = None) -> RunInfo:
-    """A :class:`RunInfo` for a verification run with a fresh id and the CI variables set."""
+def run_info(
+    started: str, finished: str, pytest_version: str | None = None, run_id: str | None = None
+) -> RunInfo:
+    """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
+    CI variables that are set."""
     ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
     return RunInfo(
-        id=uuid.uuid4().hex,
+        id=run_id or uuid.uuid4().hex,
         started=started,
         finished=finished,
         python=platform.python_version(),
@@ -139,6 +143,7 @@ class PlanGraph:
             from .store import Store
 
             self._store = Store.open(self.store_path)
+            _ignore_store_dir(self.store_path)
         return self._store
 
     @property
@@ -444,6 +449,18 @@ class PlanGraph:
             commits=commits,
             notes=notes,
         )
+
+
+def _ignore_store_dir(store_path: Path) -> None:
+    """Keep git from calling the tree dirty because of the store: the default store directory
+    gets a ``.gitignore`` of ``*`` (never overwritten; a read-only directory is left alone)."""
+    directory = store_path.parent
+    if directory.name != ".plangraph":
+        return
+    marker = directory / ".gitignore"
+    with contextlib.suppress(OSError):
+        if not marker.exists():
+            marker.write_text("# evidence store of pytest-plangraph\n*\n", encoding="utf-8")
 
 
 def _choices(names: Iterable[str]) -> str:

@@ -321,12 +321,12 @@ class PlangraphSession:
         return found
 
     def _builder(self, end: Snapshot) -> EvidenceBuilder:
-        run = run_info(self.started, now(), pytest.__version__)
+        run = run_info(self.started, now(), pytest.__version__, run_id=self.run_id)
         return EvidenceBuilder(
             graph=self.graph,
             snapshot=end,
             before=dict(self.before_snapshot.files),
-            run=run.model_copy(update={"id": self.run_id}),
+            run=run,
             plan=self.plan_ref,
             git=git_info(self.graph.root),
             recorded_by=actor(),

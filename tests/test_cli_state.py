@@ -226,3 +226,15 @@ def test_signed_store_and_wrong_key(jwt, tmp_path):
     )
     assert wrong.code == 1
     assert {p["code"] for p in wrong.json()["chain"]} == {"BAD_SIGNATURE"}
+
+
+def test_the_store_does_not_make_the_tree_dirty(jwt):
+    from conftest import git
+
+    assert git(jwt, "status", "--porcelain") == ""
+    assert (jwt / ".plangraph/.gitignore").read_text().splitlines()[-1] == "*"
+    exported = plangraph_main(jwt, "export")
+    record = json.loads(exported.out.splitlines()[0])["payload"]
+    assert record["git"]["dirty"] is False
+    assert record["git"]["branch"] == "main"
+    assert record["git"]["commit"] == git(jwt, "rev-parse", "HEAD").strip()
