@@ -29,7 +29,16 @@ from .gate import LoggedEvent
 from .graph import Graph
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
 from .planfile import LoadedPlan, load_plan
-from .state import GateDecision, PlanState, Snapshot, derive, gate, input_digests, needed_paths
+from .state import (
+    GateDecision,
+    PlanState,
+    Snapshot,
+    collector_paused,
+    derive,
+    gate,
+    input_digests,
+    needed_paths,
+)
 from .vcs import Workspace, find_root, git_state
 
 if TYPE_CHECKING:
@@ -199,8 +208,11 @@ class PlanGraph:
 
     def status(self) -> PlanState:
         """The derived state of every node."""
-        events = self.store.log()
-        return derive(self.graph, events, self.snapshot(events))
+        # Reading, hashing and deriving make no reference cycles; a collection triggered in
+        # between would walk every event read so far, again and again.
+        with collector_paused():
+            events = self.store.log()
+            return derive(self.graph, events, self.snapshot(events))
 
     def plan_ref(self) -> PlanRef:
         """Plan id, store-numbered version and digest (registers a digest seen the first time)."""

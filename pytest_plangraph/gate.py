@@ -20,21 +20,22 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from .canonical import digest
 from .errors import UsageError
 from .graph import Graph
 from .model import (
     ArtifactVerifier,
     Criterion,
+    Edge,
     Evidence,
     Node,
     SchemaVerifier,
-    criterion_digest,
 )
 from .paths import is_glob
 
@@ -103,14 +104,20 @@ class Reason:
 # --- paths and input digests -----------------------------------------------------------------
 
 
-def consumed_files(graph: Graph, node_id: str, snapshot: Snapshot) -> list[str]:
+def consumed_files(
+    graph: Graph, node_id: str, snapshot: Snapshot, *, links: Links | None = None
+) -> list[str]:
     """Files of upstream nodes that *node_id* consumes over strong, active consumes edges:
     the edge's ``artifacts`` (a path, a directory or an fnmatch glob over the upstream
-    outputs), or all upstream outputs when the edge names none."""
+    outputs), or all upstream outputs when the edge names none. *links* (of *graph*) saves
+    looking the edges up again."""
+    edges = (
+        [e for e in graph.incoming.get(node_id, ()) if e.type == "consumes" and e.propagates]
+        if links is None
+        else links.consumes.get(node_id, ())
+    )
     files: list[str] = []
-    for edge in graph.incoming.get(node_id, ()):
-        if edge.type != "consumes" or not edge.propagates:
-            continue
+    for edge in edges:
         upstream = snapshot.outputs_of(graph.nodes[edge.from_])
         files.extend(upstream if edge.artifacts is None else _select(edge.artifacts, upstream))
     return list(dict.fromkeys(files))
@@ -138,9 +145,10 @@ def needed_paths(
     files (schema, artifact, path) and the subjects of every evidence event."""
     snapshot = Snapshot({}, outputs)
     paths: set[str] = set()
+    links = Links.of(graph)
     for node_id, node in graph.nodes.items():
         paths.update(snapshot.outputs_of(node))
-        paths.update(consumed_files(graph, node_id, snapshot))
+        paths.update(consumed_files(graph, node_id, snapshot, links=links))
         for criterion in node.acceptance:
             paths.update(_verifier_files(criterion))
     seen: set[int] = set()  # the store's log shares equal subjects between events
@@ -168,34 +176,51 @@ def input_digests(
     *,
     criteria: Mapping[tuple[str, str], str] | None = None,
     order: Sequence[str] | None = None,
+    links: Links | None = None,
 ) -> dict[str, str]:
     """Each node's input digest (DESIGN §5), computed upstream first.
 
-    *criteria* (from :func:`criterion_digests`) and *order* (the topological order) may be
-    passed when the caller already has them.
+    *criteria* (from :func:`criterion_digests`), *order* (the topological order) and *links*
+    (:meth:`Links.of` the graph) may be passed when the caller already has them.
     """
     criteria = criterion_digests(graph) if criteria is None else criteria
+    links = Links.of(graph) if links is None else links
+    files_now = snapshot.files
     digests: dict[str, str] = {}
     for node_id in graph.topological_order() if order is None else order:
         node = graph.nodes[node_id]
-        files = {*snapshot.outputs_of(node), *consumed_files(graph, node_id, snapshot)}
-        digests[node_id] = digest(
+        files = {*snapshot.outputs_of(node), *consumed_files(graph, node_id, snapshot, links=links)}
+        digests[node_id] = _digest(
             {
                 "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},
-                "files": {path: snapshot.files.get(path) for path in files},
-                "upstream": {p: digests.get(p) for p in graph.prerequisites(node_id)},
+                "files": {path: files_now.get(path) for path in files},
+                "upstream": {p: digests.get(p) for p in links.prerequisites[node_id]},
             }
         )
     return digests
 
 
 def criterion_digests(graph: Graph) -> dict[tuple[str, str], str]:
-    """The digest of every criterion of the plan, keyed by (node id, criterion id)."""
+    """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
+    values as :func:`~pytest_plangraph.model.criterion_digest`."""
     digests: dict[tuple[str, str], str] = {}
     for node_id, node in graph.nodes.items():
         for criterion in node.acceptance:
-            digests.setdefault((node_id, criterion.id), criterion_digest(node_id, criterion))
+            key = (node_id, criterion.id)
+            if key not in digests:
+                body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+                body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
+                digests[key] = _digest({"node": node_id, "criterion": body})
     return digests
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""The encoder of :func:`~pytest_plangraph.canonical.canonical_json`, built once."""
+
+
+def _digest(value: Any) -> str:
+    """:func:`~pytest_plangraph.canonical.digest`, without building an encoder per call."""
+    return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()
 
 
 # --- evidence validity -----------------------------------------------------------------------
@@ -316,28 +341,62 @@ PARENT_KINDS = frozenset({"objective", "milestone"})
 @dataclass(frozen=True)
 class Links:
     """The adjacency the gate walks, computed once per plan: strong prerequisites and
-    dependents, conflicts-edge partners, and the parent (objective or milestone) that waits
-    for each child."""
+    dependents, conflicts-edge partners, the parent (objective or milestone) that waits
+    for each child, and each node's strong incoming ``consumes`` edges."""
 
     prerequisites: dict[str, list[str]]
     dependents: dict[str, list[str]]
     conflicts: dict[str, list[str]]
     parent: dict[str, str]
+    consumes: dict[str, list[Edge]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, graph: Graph) -> Links:
-        """The links of *graph*."""
+        """The links of *graph* (the same lists as its ``prerequisites``, ``dependents`` and
+        ``conflicts``), in one pass over the edges; kept for the graph last asked about."""
+        if _LAST_LINKS and _LAST_LINKS[0][0] is graph:
+            return _LAST_LINKS[0][1]
+        links = cls._build(graph)
+        _LAST_LINKS[:] = [(graph, links)]
+        return links
+
+    @classmethod
+    def _build(cls, graph: Graph) -> Links:
         nodes = graph.nodes
         parent: dict[str, str] = {}
         for node_id, node in nodes.items():
             if node.parent in nodes and nodes[node.parent].kind in PARENT_KINDS:
                 parent[node_id] = nodes[node.parent].id
+        prerequisites: dict[str, dict[str, None]] = {n: {} for n in nodes}
+        dependents: dict[str, dict[str, None]] = {n: {} for n in nodes}
+        conflicts: dict[str, dict[str, None]] = {n: {} for n in nodes}
+        consumes: dict[str, list[Edge]] = {}
+        for node_id in nodes:  # incoming edges in graph order, as graph.prerequisites reads
+            for edge in graph.incoming.get(node_id, ()):
+                if edge.propagates:
+                    prerequisites[node_id][edge.from_] = None
+                    if edge.type == "consumes":
+                        consumes.setdefault(node_id, []).append(edge)
+        for node_id in nodes:
+            for edge in graph.outgoing.get(node_id, ()):
+                if edge.propagates:
+                    dependents[node_id][edge.to] = None
+        for node_id in nodes:
+            for edge in (*graph.incoming.get(node_id, ()), *graph.outgoing.get(node_id, ())):
+                if edge.type == "conflicts" and edge.status == "active":
+                    conflicts[node_id][edge.to if edge.from_ == node_id else edge.from_] = None
         return cls(
-            {n: graph.prerequisites(n) for n in nodes},
-            {n: graph.dependents(n) for n in nodes},
-            {n: graph.conflicts(n) for n in nodes},
+            {n: list(p) for n, p in prerequisites.items()},
+            {n: list(d) for n, d in dependents.items()},
+            {n: list(c) for n, c in conflicts.items()},
             parent,
+            consumes,
         )
+
+
+_LAST_LINKS: list[tuple[Graph, Links]] = []
+"""The last graph :meth:`Links.of` was asked about, and its links (a graph is never changed
+once built, and one command asks several times: paths, input digests, derivation)."""
 
 
 class Completion:
@@ -422,8 +481,7 @@ def final_completion(links: Links, raw: Completion) -> Completion:
     return final
 
 
-@dataclass(frozen=True)
-class Tick:
+class Tick(NamedTuple):
     """One step of a claim replay: a criterion verdict, a cancel, a retry grant, a claim to
     judge, or a claim whose gate verdict was recorded with it (``verdict``, ``ok`` = passed)."""
 

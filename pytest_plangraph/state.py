@@ -68,6 +68,7 @@ __all__ = [
     "PlanState",
     "Reason",
     "Snapshot",
+    "collector_paused",
     "consumed_files",
     "derive",
     "gate",
@@ -176,7 +177,7 @@ def derive(
     """
     if until_seq is not None:
         events = [e for e in events if e.seq <= until_seq]
-    with _collector_paused():
+    with collector_paused():
         return _Derivation(_Context.of(graph, snapshot), events).result()
 
 
@@ -186,7 +187,7 @@ def history(
     """Each event of *node_id* with the node's status right after it (replayed from the log)."""
     if node_id not in graph.nodes:
         raise UsageError(f"unknown node {node_id!r}")
-    with _collector_paused():
+    with collector_paused():
         context = _Context.of(graph, snapshot)
         return [
             (event, _Derivation(context, events[: i + 1]).result().nodes[node_id].status)
@@ -196,9 +197,12 @@ def history(
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    # A derivation allocates many small containers and no reference cycles; with a large
-    # event log in memory, each full collection it would trigger walks every event again.
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (re-entrant: restores the state it found).
+
+    A derivation allocates many small containers and no reference cycles; with a large event
+    log in memory, each full collection it would trigger walks every event again.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -222,6 +226,7 @@ class _Context:
     links: Links
     criteria: dict[tuple[str, str], tuple[Criterion, str]]
     digests: dict[str, str]
+    approvals: frozenset[tuple[str, str]]
     held: dict[tuple[Any, ...], bool] = field(default_factory=dict)
 
     @classmethod
@@ -233,8 +238,10 @@ class _Context:
             for criterion in node.acceptance:
                 key = (node_id, criterion.id)
                 criteria.setdefault(key, (criterion, digests[key]))
-        inputs = input_digests(graph, snapshot, criteria=digests, order=order)
-        return cls(graph, snapshot, order, Links.of(graph), criteria, inputs)
+        links = Links.of(graph)
+        inputs = input_digests(graph, snapshot, criteria=digests, order=order, links=links)
+        approvals = {key for key, (c, _) in criteria.items() if c.verifier.type == "approval"}
+        return cls(graph, snapshot, order, links, criteria, inputs, frozenset(approvals))
 
     def holds(self, key: tuple[str, str], record: Mapping[str, Any]) -> bool:
         """Whether an evidence payload of criterion *key* is valid now (remembered per verdict
@@ -294,6 +301,7 @@ class _Ledger:
         # Claims without a recorded verdict are judged by replay, which needs every verdict on
         # the way (ticks). Evidence is most of the log, so it is read inline.
         criteria, evidence, ticks, last_claim = context.criteria, self.evidence, self.ticks, 0
+        approvals = context.approvals
         for pos, event in enumerate(self.events):
             if event.kind != "evidence":
                 tick = self._read(context, pos, event, judge_all)
@@ -304,8 +312,7 @@ class _Ledger:
             payload = event.payload
             node_id = event.node or str(payload.get("node", ""))
             key = (node_id, event.criterion or str(payload.get("criterion", "")))
-            found = criteria.get(key)
-            if found is None or found[0].verifier.type == "approval":
+            if key not in criteria or key in approvals:
                 continue
             evidence[key] = (pos, payload)
             if judge_all:
@@ -319,8 +326,7 @@ class _Ledger:
         kind, node_id = event.kind, event.node or ""
         if kind in ("approval", "revoke"):
             key = (node_id, event.criterion or "")
-            found = context.criteria.get(key)
-            if found is None or found[0].verifier.type != "approval":
+            if key not in context.approvals:
                 return None
             self.approvals[key] = (pos, event)
             bound = event.payload.get("input_digest")
