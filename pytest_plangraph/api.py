@@ -176,8 +176,10 @@ class PlanGraph:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def lint(self) -> list[Finding]:
-        """Lint findings of the plan, with file checks against this repository."""
+    def lint(self, *, run_data: bool = True) -> list[Finding]:
+        """Lint findings of the plan, with file checks against this repository; with
+        *run_data*, also ``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence
+        (read only when a store exists: lint never creates one)."""
         from .lint import lint_plan
         from .lintfiles import WorkspaceFileCheck
 
@@ -186,7 +188,19 @@ class PlanGraph:
             self.loaded,
             verifier_types=registry.names(),
             files=WorkspaceFileCheck(self.workspace, registry),
+            extra=self._coverage_findings() if run_data else (),
         )
+
+    def _coverage_findings(self) -> list[Finding]:
+        from .lint_coverage import executed_by_node, implicit_dependencies
+
+        if self._store is None and not self.store_path.exists():
+            return []
+        executed = executed_by_node(self.store.events(kinds=["evidence"]))
+        if not executed:
+            return []
+        outputs = {n.id: self.workspace.expand(n.outputs) for n in self.graph.nodes.values()}
+        return implicit_dependencies(self.graph, executed, outputs, loaded=self.loaded)
 
     def events(self) -> list[Event]:
         """Every event of the store, in order."""

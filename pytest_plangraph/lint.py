@@ -46,8 +46,16 @@ LINT_CODES: dict[str, tuple[Severity, str]] = {
     "RETRY_WITHOUT_IDEMPOTENCY": ("warning", "a non-read, non-idempotent step may be retried"),
     "IRREVERSIBLE_NOT_LAST": ("error", "a reversible step depends on an irreversible one"),
     "CONFLICT_REQUIRED": ("error", "two nodes conflict although one depends on the other"),
+    "IMPLICIT_DEPENDENCY": (
+        "warning",
+        "a node's tests executed another node's output and no edge joins the two (coverage)",
+    ),
 }
 """Every lint code with its severity and a one-line description."""
+
+RUN_DATA_CODES = frozenset({"IMPLICIT_DEPENDENCY"})
+"""Codes found from the data of a run (``pytest --plangraph-coverage``), not from the plan file
+alone: :func:`lint_plan` reports them only when the caller passes them in ``extra``."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ the work; the hooks here stay a few lines each.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,8 +69,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--plangraph-coverage",
         action="store_true",
         default=False,
-        help="learn which source files each criterion's tests execute and bind them as "
-        "evidence subjects.",
+        help="learn which source files (inside the repository) each criterion's tests execute, "
+        "bind them as evidence subjects and keep them for `plangraph lint` "
+        "(IMPLICIT_DEPENDENCY). Reuses pytest-cov's measurement when --cov is active.",
     )
     parser.addini(
         "plangraph_plan",
@@ -78,10 +80,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
-    """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file."""
+# a wrapper runs before every plain implementation, pytest-cov's (which builds its Coverage) too
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str]
+) -> Generator[None, object, object]:
+    """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file; under
+    ``--plangraph-coverage`` make coverage.py use a core that records per-test contexts."""
     split_plan_argument(args)
+    if "--plangraph-coverage" in args:
+        from .pytest_coverage import force_ctrace
+
+        force_ctrace(early_config)
+    return (yield)
 
 
 def split_plan_argument(args: list[str]) -> None:
@@ -102,6 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("plangraph") is None:
         if config.getoption("plangraph_gate") or config.getoption("plangraph_require"):
             raise pytest.UsageError("--plangraph-gate and --plangraph-require need --plangraph")
+        if config.getoption("plangraph_coverage"):
+            raise pytest.UsageError("--plangraph-coverage needs --plangraph")
         return
     from .pytest_session import PlangraphSession
 
@@ -112,6 +125,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Close the session object (its store connection) when there is one."""
+    if config.getoption("plangraph_coverage", False):
+        from .pytest_coverage import restore_core
+
+        restore_core(config)
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         del config.stash[SESSION_KEY]

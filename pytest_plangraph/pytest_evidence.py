@@ -42,6 +42,8 @@ class RunResults:
     phases: dict[str, list[Phase]] = field(default_factory=dict)
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
     artifacts: dict[str, list[str]] = field(default_factory=dict)
+    coverage: dict[str, list[str]] | None = None
+    """Test id → files it executed, under ``--plangraph-coverage`` (else None)."""
 
     def outcome(self, test_id: str) -> str | None:
         """The test's outcome, None when it has not finished (or never ran)."""
@@ -60,6 +62,8 @@ class Decided:
     """path → sha256 before the run (None: unknown, or missing then)."""
     produced: tuple[str, ...] = ()
     """Artifacts the tests declared: made by the run, so never 'changed during' it."""
+    executed: tuple[str, ...] = ()
+    """Source files the tests executed (coverage): hashed at the end of the run."""
 
 
 def decide(
@@ -89,8 +93,15 @@ def decide(
         produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
         subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
         subjects.update(dict.fromkeys(produced))
+        executed = _executed(results, tests.tests)
+        if executed is not None:
+            details["coverage"] = executed
         node, _, criterion = ref.partition("/")
-        decided.append(Decided(node, criterion, verdict, details, subjects, tuple(produced)))
+        decided.append(
+            Decided(
+                node, criterion, verdict, details, subjects, tuple(produced), tuple(executed or ())
+            )
+        )
     for ref in runnable:
         if ref not in mapping.verifiers:
             skipped[ref] = Unverified(NOT_COLLECTED)
@@ -103,6 +114,13 @@ def decide(
         else:
             decided.append(_verifier_decided(ref, found))
     return decided, skipped
+
+
+def _executed(results: RunResults, tests: Iterable[str]) -> list[str] | None:
+    """The sorted files *tests* executed; None when coverage was not measured."""
+    if results.coverage is None:
+        return None
+    return sorted({path for test in tests for path in results.coverage.get(test, ())})
 
 
 def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
@@ -138,7 +156,10 @@ class EvidenceBuilder:
 
     def build(self, item: Decided) -> Evidence:
         """The record for *item*; voided when a subject changed during the run."""
-        subjects = {path: self._hash(path) for path in item.subjects}
+        # executed files are learned only now: compared with the start only when the plan
+        # already named them (their "before" is then known)
+        paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
+        subjects = {path: self._hash(path) for path in paths}
         evidence = self._make(item, item.verdict, item.details, subjects)
         started = {**self.before, **item.subjects}
         moved = sorted(

@@ -24,6 +24,7 @@ from .api import PlanGraph, actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
 from .pytest_config import partial_args, plan_path, store_path
+from .pytest_coverage import WORKER_KEY, CoverageRecorder
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
@@ -62,6 +63,7 @@ class PlangraphSession:
         self._registry: Registry | None = None
         self._conftests: dict[str, list[str]] = {}
         self._relatives: dict[Path, str | None] = {}
+        self.coverage: CoverageRecorder | None = None
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -71,6 +73,8 @@ class PlangraphSession:
         try:
             graph = PlanGraph.open(plan=plan, store=store)
             session = cls(config, graph)
+            if config.getoption("plangraph_coverage"):
+                session._start_coverage()
             if not session.worker:
                 session._start_controller()
         except PlangraphError as exc:
@@ -80,7 +84,7 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        errors = [f for f in self.graph.lint() if f.severity == "error"]
+        errors = [f for f in self.graph.lint(run_data=False) if f.severity == "error"]
         if errors:
             lines = "\n".join(str(f) for f in errors)
             raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
@@ -91,6 +95,22 @@ class PlangraphSession:
         self.before_events = self.graph.events()
         self.before_snapshot = self.graph.snapshot(self.before_events)
         self.before = derive(self.graph.graph, self.before_events, self.before_snapshot)
+
+    def _start_coverage(self) -> None:
+        """Register the per-test coverage recorder (``--plangraph-coverage``)."""
+        self.results.coverage = {}
+        self.coverage = CoverageRecorder(self.config, self.graph.root, self._mapped)
+        self.config.pluginmanager.register(self.coverage, "plangraph-coverage")
+
+    def _mapped(self, nodeid: str) -> bool:
+        """True when the test verifies a criterion in this run."""
+        return self.mapping is not None and self.prefix + nodeid in self.mapping.test_files
+
+    def _add_coverage(self, executed: dict[str, list[str]] | None) -> None:
+        """Take a process's {node id: [paths]} into the results (as repository test ids)."""
+        if executed and self.results.coverage is not None:
+            for nodeid, paths in executed.items():
+                self.results.coverage[self.prefix + nodeid] = list(paths)
 
     def _after(self, end: Snapshot, evidence: Iterable[Evidence]) -> PlanState:
         """The state after recording, hashing only what *end* and the new records lack."""
@@ -103,7 +123,10 @@ class PlangraphSession:
         return derive(self.graph.graph, events, Snapshot(files=files, outputs=end.outputs))
 
     def close(self) -> None:
-        """Close the store connection."""
+        """Close the store connection (and unregister the coverage recorder)."""
+        if self.coverage is not None:
+            self.config.pluginmanager.unregister(self.coverage)
+            self.coverage = None
         self.graph.close()
 
     # --- used by the verifier items ----------------------------------------------------------
@@ -263,6 +286,7 @@ class PlangraphSession:
         data = getattr(node, "workeroutput", {}).get("plangraph")
         if data is not None and self.mapping is None:
             self.mapping = Mapping.from_dict(data)
+        self._add_coverage(getattr(node, "workeroutput", {}).get(WORKER_KEY))
 
     # --- session end (controller) ------------------------------------------------------------
 
@@ -282,6 +306,8 @@ class PlangraphSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _finish(self) -> RunReport:
+        if self.coverage is not None:
+            self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
         decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
         end = self.graph.snapshot(self.before_events)

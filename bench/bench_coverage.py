@@ -1,0 +1,157 @@
+"""Benchmark: the cost of ``pytest --plangraph --plangraph-coverage``, ``pytest --cov`` beside it.
+
+The generated project has 50 nodes of 4 test criteria each (200 criteria) and 1,000 tests in 20
+files; every test calls code of its node's module and of a shared helper module (a loop of a few
+hundred lines executed), so tracing has real work to do. Commands run alternately, several
+rounds, each in a fresh process with a fresh store, and the script prints the median wall and
+CPU time of each and the ratios measured in the same run:
+
+* ``--plangraph --plangraph-coverage`` against plain ``pytest`` and against ``--plangraph``;
+* ``pytest --cov=src`` against plain ``pytest`` (reference: what coverage alone costs);
+* ``--plangraph --plangraph-coverage --cov=src`` against ``--cov=src`` (pytest-cov's
+  measurement reused).
+
+Run: ``.venv/bin/python bench/bench_coverage.py [--rounds 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NODES, CRITERIA, FILES, TESTS_PER_FILE = 50, 4, 20, 50
+BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+MODULE = """
+from helper import scale
+
+
+def work(n):
+    total = 0
+    for i in range(n):
+        total += scale(i) % 7
+    return total
+"""
+HELPER = """
+def scale(x):
+    return x * 3 + 1
+"""
+
+
+def build(root: Path) -> None:
+    """Write the plan, sources and tests, and commit them."""
+    nodes = []
+    for n in range(NODES):
+        criteria = "\n".join(
+            f"      - {{id: ac-{c}, verifier: {{type: test}}}}" for c in range(CRITERIA)
+        )
+        nodes.append(f"  - id: step-{n}\n    outputs: [src/m{n}.py]\n    acceptance:\n{criteria}")
+    (root / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: bench\nnodes:\n" + "\n".join(nodes) + "\n", encoding="utf-8"
+    )
+    (root / "src").mkdir()
+    (root / "tests").mkdir()
+    (root / "src" / "helper.py").write_text(HELPER, encoding="utf-8")
+    for n in range(NODES):
+        (root / "src" / f"m{n}.py").write_text(MODULE, encoding="utf-8")
+    for f in range(FILES):
+        (root / "tests" / f"test_f{f}.py").write_text(_test_file(f), encoding="utf-8")
+    (root / "pytest.ini").write_text(
+        "[pytest]\ntestpaths = tests\npythonpath = src\n", encoding="utf-8"
+    )
+    (root / ".gitignore").write_text(".plangraph/\n.coverage*\n", encoding="utf-8")
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-q", "-m", "bench"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+
+
+def _test_file(f: int) -> str:
+    lines = ["import pytest", ""]
+    for t in range(TESTS_PER_FILE):
+        ref = (f * TESTS_PER_FILE + t) % (NODES * CRITERIA)
+        node = ref // CRITERIA
+        lines.append(
+            f"import m{node}\n\n"
+            f'@pytest.mark.criterion("step-{node}/ac-{ref % CRITERIA}")\n'
+            f"def test_{t}():\n    assert m{node}.work(300) >= 0\n"
+        )
+    return "\n".join(lines)
+
+
+def timed(root: Path, args: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one pytest run in *root*, fresh store."""
+    shutil.rmtree(root / ".plangraph", ignore_errors=True)
+    before = _children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run([*BASE, *args], cwd=root, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
+    return elapsed, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def variants() -> dict[str, list[str]]:
+    """Name → pytest arguments of each timed command."""
+    found = {
+        "pytest": [],
+        "--plangraph": ["--plangraph"],
+        "--plangraph --plangraph-coverage": ["--plangraph", "--plangraph-coverage"],
+    }
+    if importlib.util.find_spec("pytest_cov"):
+        found["--cov=src"] = ["--cov=src"]
+        found["--plangraph-coverage --cov=src"] = [
+            "--plangraph",
+            "--plangraph-coverage",
+            "--cov=src",
+        ]
+    return found
+
+
+RATIOS = [
+    ("coverage / pytest", "--plangraph --plangraph-coverage", "pytest"),
+    ("coverage / --plangraph", "--plangraph --plangraph-coverage", "--plangraph"),
+    ("--cov / pytest (reference)", "--cov=src", "pytest"),
+    ("coverage + --cov / --cov", "--plangraph-coverage --cov=src", "--cov=src"),
+]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the project, time every variant alternately and print medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    rounds = parser.parse_args(argv).rounds
+    commands = variants()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(rounds):
+            for name, args in commands.items():
+                runs[name].append(timed(root, args))
+    wall = {name: statistics.median(r[0] for r in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(r[1] for r in values) for name, values in runs.items()}
+    print(f"{'median of ' + str(rounds) + ' rounds':<34} {'wall':>8} {'cpu':>8}")
+    for name in commands:
+        print(f"{name:<34} {wall[name]:7.2f}s {cpu[name]:7.2f}s")
+    for label, top, bottom in RATIOS:
+        if top in wall and bottom in wall:
+            print(
+                f"ratio {label:<28} wall {wall[top] / wall[bottom]:.3f}  "
+                f"cpu {cpu[top] / cpu[bottom]:.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""Per-test coverage for ``pytest --plangraph --plangraph-coverage`` (DESIGN §4, §6).
+
+:class:`CoverageRecorder` is registered beside the session object in every process that runs
+tests (the only one in a serial run, each worker under pytest-xdist). Around each test mapped to
+a criterion it switches coverage.py to a *dynamic context* named after the test's node id, and
+back to the empty context afterwards; when the test loop ends it reads, per test, which source
+files executed at least one line, keeping only files inside the repository (never the standard
+library, site-packages or a virtual environment, wherever they live). A worker hands the result
+to the controller as plain lists through ``workeroutput``; only the controller writes evidence.
+
+Which coverage.py object measures:
+
+* With pytest-cov active (``--cov``), its own ``Coverage`` object is reused, so ``--cov`` users
+  keep their full report; the plugin only switches its context around mapped tests. pytest-cov's
+  ``--cov-context=test`` labels (``node-id|setup``, ``|run``, ``|teardown``) are understood too.
+  What the plugin learns is then limited to what ``--cov`` measures.
+* Otherwise the recorder starts its own ``Coverage`` (no data file, no configuration file)
+  limited to the repository, at the first mapped test.
+
+Dynamic contexts need a tracing core: the ``sysmon`` core records only the first context that
+runs a line. :func:`force_ctrace` sets ``COVERAGE_CORE=ctrace`` before pytest-cov builds its
+``Coverage`` object (the plugin calls it from ``pytest_load_initial_conftests``) and
+:func:`restore_core` undoes it when pytest ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import sysconfig
+from collections.abc import Callable, Generator, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from coverage import Coverage
+
+CORE_VARIABLE = "COVERAGE_CORE"
+WORKER_KEY = "plangraph_coverage"
+"""The ``workeroutput`` key a worker's {node id: [paths]} travels under."""
+PHASES = ("|setup", "|run", "|teardown")
+"""Suffixes of pytest-cov's ``--cov-context=test`` labels."""
+THIRD_PARTY_DIRS = ("site-packages", "dist-packages")
+
+_SAVED_CORE: pytest.StashKey[str | None] = pytest.StashKey()
+
+
+def force_ctrace(config: pytest.Config) -> None:
+    """Make every ``Coverage`` built from now on use the ``ctrace`` core (remember the old
+    ``COVERAGE_CORE`` in *config* for :func:`restore_core`)."""
+    if _SAVED_CORE in config.stash:
+        return
+    config.stash[_SAVED_CORE] = os.environ.get(CORE_VARIABLE)
+    os.environ[CORE_VARIABLE] = "ctrace"
+
+
+def restore_core(config: pytest.Config) -> None:
+    """Put ``COVERAGE_CORE`` back as it was before :func:`force_ctrace`."""
+    if _SAVED_CORE not in config.stash:
+        return
+    saved = config.stash[_SAVED_CORE]
+    del config.stash[_SAVED_CORE]
+    if saved is None:
+        os.environ.pop(CORE_VARIABLE, None)
+    else:
+        os.environ[CORE_VARIABLE] = saved
+
+
+class CoverageRecorder:
+    """Measures the tests that *wanted* accepts, each in its own coverage context."""
+
+    def __init__(self, config: pytest.Config, root: Path, wanted: Callable[[str], bool]) -> None:
+        self.config = config
+        self.root = root.resolve()
+        self.wanted = wanted
+        self.executed: dict[str, list[str]] | None = None
+        """pytest node id → repository-relative files it executed (after the test loop)."""
+        self._cov: Coverage | None = None
+        self._own = False
+        self._tests: set[str] = set()
+        self._excluded = _excluded_dirs(self.root)
+
+    # --- hooks -------------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        """Run a mapped test (setup, call and teardown) in the context named after it."""
+        if not self.wanted(item.nodeid):
+            return (yield)
+        cov = self._coverage()
+        self._tests.add(item.nodeid)
+        cov.switch_context(item.nodeid)
+        try:
+            return (yield)
+        finally:
+            cov.switch_context("")
+
+    # inner to pytest-cov's wrapper: read its data before it stops, saves and combines
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Read what each test executed when the loop ends; a worker sends it on."""
+        try:
+            return (yield)
+        finally:
+            self.executed = self.collect()
+            workeroutput: dict[str, Any] | None = getattr(self.config, "workeroutput", None)
+            if workeroutput is not None:
+                workeroutput[WORKER_KEY] = self.executed
+
+    # --- measuring ---------------------------------------------------------------------------
+
+    def _coverage(self) -> Coverage:
+        if self._cov is None:
+            self._cov = self._borrowed() or self._start_own()
+        return self._cov
+
+    def _borrowed(self) -> Coverage | None:
+        """pytest-cov's running ``Coverage`` object, when ``--cov`` is active."""
+        plugin = self.config.pluginmanager.getplugin("_cov")
+        controller = getattr(plugin, "cov_controller", None)
+        cov: Coverage | None = getattr(controller, "cov", None)
+        return cov
+
+    def _start_own(self) -> Coverage:
+        from coverage import Coverage
+        from coverage.exceptions import CoverageException
+
+        omit = [f"{d}/*" for d in self._excluded] + [f"*/{d}/*" for d in THIRD_PARTY_DIRS]
+        cov = Coverage(data_file=None, config_file=False, include=[f"{self.root}/*"], omit=omit)
+        with contextlib.suppress(CoverageException):  # older coverage.py: COVERAGE_CORE does
+            cov.set_option("run:core", "ctrace")
+        cov.start()
+        self._own = True
+        return cov
+
+    def collect(self) -> dict[str, list[str]]:
+        """Node id → sorted repository-relative files its contexts executed (stops our own
+        ``Coverage``; a borrowed one keeps running for pytest-cov)."""
+        cov = self._cov
+        if cov is None:
+            return {}
+        if self._own:
+            cov.stop()
+        else:
+            cov.switch_context("")
+        data = cov.get_data()
+        found: dict[str, set[str]] = {test: set() for test in self._tests}
+        static = cov.config.context
+        for filename in data.measured_files():
+            rel = self.relative(filename)
+            if rel is None:
+                continue
+            contexts = set(chain.from_iterable(data.contexts_by_lineno(filename).values()))
+            for context in contexts:
+                test = self._test_of(context, static)
+                if test is not None:
+                    found[test].add(rel)
+        if self._own:
+            cov.erase()
+        return {test: sorted(paths) for test, paths in sorted(found.items())}
+
+    def _test_of(self, context: str, static: str | None) -> str | None:
+        """The measured test a context label belongs to (ours or pytest-cov's), else None."""
+        if static and context.startswith(f"{static}|"):
+            context = context[len(static) + 1 :]
+        if context in self._tests:
+            return context
+        for phase in PHASES:
+            if context.endswith(phase) and context[: -len(phase)] in self._tests:
+                return context[: -len(phase)]
+        return None
+
+    def relative(self, filename: str) -> str | None:
+        """The repository-relative path of a measured file, None when it does not count."""
+        return repository_file(filename, self.root, self._excluded)
+
+
+def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) -> str | None:
+    """*filename* relative to *root* (resolved), or None when it is not an existing file
+    inside the repository, or lies in *excluded*, site-packages or dist-packages."""
+    path = Path(filename)
+    if not path.is_absolute() or not path.is_file():
+        return None
+    resolved = path.resolve()
+    if any(resolved.is_relative_to(d) for d in excluded):
+        return None
+    try:
+        rel = resolved.relative_to(root)
+    except ValueError:
+        return None
+    if any(part in THIRD_PARTY_DIRS for part in rel.parts):
+        return None
+    return rel.as_posix()
+
+
+def _excluded_dirs(root: Path) -> list[Path]:
+    """The interpreter's prefixes (a virtual environment) and install directories, except
+    those that hold the whole repository."""
+    names = ("stdlib", "platstdlib", "purelib", "platlib")
+    found = {sysconfig.get_paths().get(name) for name in names}
+    found.update({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    dirs = {Path(d).resolve() for d in found if d}
+    return sorted(d for d in dirs if not root.is_relative_to(d))

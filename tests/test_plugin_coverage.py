@@ -1,0 +1,255 @@
+"""``pytest --plangraph --plangraph-coverage``: executed files become evidence subjects, lint
+proposes the edges coverage saw, pytest-cov keeps its report, xdist learns the same."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import coverage  # noqa: F401  (imported before any in-process run, which drops what it imports)
+import pytest
+from cli_helpers import plangraph_main
+from plugin_helpers import evidence, latest, make_project
+
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.graph import Graph
+from pytest_plangraph.lint_coverage import executed_by_node, implicit_dependencies
+from pytest_plangraph.model import Plan
+from pytest_plangraph.pytest_coverage import force_ctrace, repository_file, restore_core
+
+PLAN = """
+plangraph: 1
+plan: cov
+nodes:
+  - id: step-lib
+    outputs: [src/lib/core.py]
+    acceptance:
+      - id: ac-lib
+        verifier: {type: test, tests: ["tests/test_lib.py"]}
+  - id: step-app
+    outputs: [src/app/main.py]
+    acceptance:
+      - id: ac-app
+        verifier: {type: test, tests: ["tests/test_app.py::test_run"]}
+"""
+
+FILES = {
+    "src/lib/__init__.py": "",
+    "src/lib/core.py": "def double(x):\n    return 2 * x\n",
+    "src/helper.py": "def inc(x):\n    return x + 1\n",
+    "src/unused.py": "def never():\n    return 0\n",
+    "src/app/__init__.py": "",
+    "src/app/main.py": """
+        from helper import inc
+        from lib.core import double
+
+        def run(x):
+            return inc(double(x))
+        """,
+    "tests/test_lib.py": """
+        from lib.core import double
+
+        def test_double():
+            assert double(2) == 4
+        """,
+    "tests/test_app.py": """
+        import json
+
+        import outside_mod
+        from app.main import run
+
+        def test_run():
+            assert json.loads(json.dumps(run(2))) == 5
+            assert outside_mod.triple(1) == 3
+
+        def test_unmapped():
+            assert True
+        """,
+    "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src ../outside-{name}\n",
+}
+
+
+def coverage_project(pytester: pytest.Pytester, plan: str = PLAN) -> Path:
+    """The project above, with a module outside the repository on ``sys.path``."""
+    outside = pytester.path.parent / f"outside-{pytester.path.name}"
+    outside.mkdir()
+    (outside / "outside_mod.py").write_text("def triple(x):\n    return 3 * x\n")
+    files = {**FILES, "pytest.ini": FILES["pytest.ini"].format(name=pytester.path.name)}
+    return make_project(pytester, plan=plan, tests="", files=files)
+
+
+def test_an_executed_file_no_plan_entry_names_makes_the_evidence_stale(
+    pytester: pytest.Pytester,
+) -> None:
+    root = coverage_project(pytester)
+    pytester.runpytest("--plangraph", "--plangraph-coverage").assert_outcomes(passed=3)
+    records = latest(root)
+    app, lib = records["step-app/ac-app"], records["step-lib/ac-lib"]
+    assert app.details["coverage"] == [
+        "src/app/main.py",
+        "src/helper.py",
+        "src/lib/core.py",
+        "tests/test_app.py",
+    ]
+    assert lib.details["coverage"] == ["src/lib/core.py", "tests/test_lib.py"]
+    assert set(app.subjects) == {*app.details["coverage"], "tests/test_app.py"}
+    assert all((root / path).is_file() for path in app.subjects)
+    (root / "src/helper.py").write_text("def inc(x):\n    return x + 2\n")
+    with PlanGraph.open(root) as graph:
+        nodes = graph.status().nodes
+    assert nodes["step-lib"].status == "completed"
+    assert nodes["step-app"].status == "stale"
+    assert "src/helper.py" in str(nodes["step-app"].reasons)
+
+
+def test_without_the_option_executed_files_are_not_subjects(pytester: pytest.Pytester) -> None:
+    root = coverage_project(pytester)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3)
+    app = latest(root)["step-app/ac-app"]
+    assert "coverage" not in app.details
+    assert "src/helper.py" not in app.subjects
+
+
+def test_the_option_needs_plangraph(pytester: pytest.Pytester) -> None:
+    coverage_project(pytester)
+    result = pytester.runpytest("--plangraph-coverage")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--plangraph-coverage needs --plangraph*"])
+
+
+def test_lint_proposes_the_edge_coverage_saw(pytester: pytest.Pytester) -> None:
+    root = coverage_project(pytester)
+    assert plangraph_main(root, "lint").code == 0
+    assert not (root / ".plangraph").exists()  # lint creates no store
+    pytester.runpytest("--plangraph", "--plangraph-coverage").assert_outcomes(passed=3)
+    result = plangraph_main(root, "lint", "--format", "json")
+    assert result.code == 0
+    (finding,) = result.json()["findings"]
+    assert finding["code"] == "IMPLICIT_DEPENDENCY"
+    assert finding["severity"] == "warning"
+    assert finding["node"] == "step-app"
+    assert finding["location"] == "plangraph.yaml:9:5"
+    assert (
+        "{from: step-lib, to: step-app, type: consumes, source: coverage, confidence: 1.0, "
+        "status: proposed}" in finding["hint"]
+    )
+    assert "src/lib/core.py" in finding["hint"]
+    edge = finding["hint"].rpartition("add ")[2]  # the proposed edge, as written
+    (root / "plangraph.yaml").write_text(textwrap.dedent(PLAN).lstrip() + f"edges:\n  - {edge}\n")
+    assert plangraph_main(root, "lint", "--format", "json").json()["findings"] == []
+
+
+def test_two_workers_and_pytest_cov_learn_what_a_serial_run_learns(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("pytest_cov")
+    pytest.importorskip("xdist")
+    root = coverage_project(pytester)
+    serial = ".plangraph/serial.db"
+    pytester.runpytest("--plangraph", "--plangraph-coverage", f"--plangraph-store={serial}")
+    parallel = ".plangraph/parallel.db"
+    result = pytester.runpytest_subprocess(
+        *("--plangraph", "--plangraph-coverage", f"--plangraph-store={parallel}", "-n", "2"),
+        *("--cov=src", "--cov-report=term-missing"),
+    )
+    result.assert_outcomes(passed=3)
+    result.stdout.re_match_lines(  # pytest-cov's whole report, unused files included
+        [r".*coverage: platform.*", r"src/helper\.py +2 +0 +100%", r"src/unused\.py +2 +2 +0%.*"]
+    )
+
+    def learned(store: str) -> dict[str, tuple[list[str], list[str]]]:
+        """What each criterion learned under src/ (all that --cov=src measures)."""
+        return {
+            r.ref: (
+                [p for p in r.details["coverage"] if p.startswith("src/")],
+                sorted(p for p in r.subjects if p.startswith("src/")),
+            )
+            for r in evidence(root, store)
+        }
+
+    assert learned(parallel) == learned(serial)
+    assert learned(parallel)["step-app/ac-app"][0] == [
+        "src/app/main.py",
+        "src/helper.py",
+        "src/lib/core.py",
+    ]
+
+
+def test_only_files_inside_the_repository_count(tmp_path: Path) -> None:
+    root, venv, elsewhere = tmp_path / "repo", tmp_path / "repo" / ".venv", tmp_path / "else"
+    files = [
+        root / "src" / "a.py",
+        venv / "lib" / "x.py",
+        root / "vendor" / "site-packages" / "y.py",
+        elsewhere / "z.py",
+    ]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / "link.py").symlink_to(elsewhere / "z.py")
+    found = [repository_file(str(path), root, [venv]) for path in files]
+    assert found == ["src/a.py", None, None, None]
+    assert repository_file(str(root / "link.py"), root) is None
+    assert repository_file(str(root / "missing.py"), root) is None
+    assert repository_file("<string>", root) is None
+
+
+GRAPH = Graph.of(
+    Plan.model_validate(
+        {
+            "plangraph": 1,
+            "plan": "p",
+            "nodes": [{"id": n} for n in ("a", "b", "c", "d")],
+            "edges": [
+                {"from": "a", "to": "b", "type": "requires"},
+                {"from": "b", "to": "c", "type": "requires"},
+                {"from": "d", "to": "c", "type": "related"},
+            ],
+        }
+    )
+)
+OUTPUTS = {"a": ["a.py"], "b": ["b.py"], "c": ["c.py", "shared.py"], "d": ["d.py", "shared.py"]}
+
+
+@pytest.mark.parametrize(
+    ("executed", "expected"),
+    [
+        ({"c": ["a.py", "b.py", "c.py", "d.py"]}, []),  # upstream, direct, own, joined by related
+        ({"b": ["c.py"]}, []),  # c depends on b: an edge joins them
+        ({"a": ["b.py", "d.py"]}, [("a", "{from: d, to: a")]),  # b depends on a: joined
+        ({"b": ["shared.py", "other.py"]}, [("b", "{from: d, to: b")]),  # b -> c joins c
+        ({"gone": ["a.py"]}, []),  # a node no longer in the plan
+    ],
+)
+def test_implicit_dependencies(
+    executed: dict[str, list[str]], expected: list[tuple[str, str]]
+) -> None:
+    findings = implicit_dependencies(GRAPH, executed, OUTPUTS)
+    assert [(f.node, f.hint.split("add ")[1][:15]) for f in findings] == expected
+    assert all(f.code == "IMPLICIT_DEPENDENCY" and f.severity == "warning" for f in findings)
+
+
+def test_lint_reads_the_latest_coverage_of_each_criterion(pytester: pytest.Pytester) -> None:
+    root = coverage_project(pytester)
+    pytester.runpytest("--plangraph", "--plangraph-coverage").assert_outcomes(passed=3)
+    pytester.runpytest("--plangraph", "-k", "test_double").assert_outcomes(passed=1)
+    with PlanGraph.open(root) as graph:
+        events = [e for e in graph.store.events() if e.evidence is not None]
+    assert len(events) == 3  # the second run's evidence of step-lib carries no coverage
+    assert executed_by_node(events) == {
+        "step-app": ["src/app/main.py", "src/helper.py", "src/lib/core.py", "tests/test_app.py"],
+        "step-lib": ["src/lib/core.py", "tests/test_lib.py"],
+    }
+
+
+def test_the_ctrace_core_is_forced_and_restored(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COVERAGE_CORE", "sysmon")
+    config = pytester.parseconfig()
+    force_ctrace(config)
+    force_ctrace(config)  # twice: the first saved value is kept
+    assert os.environ["COVERAGE_CORE"] == "ctrace"
+    restore_core(config)
+    assert os.environ["COVERAGE_CORE"] == "sysmon"
