@@ -1,8 +1,5 @@
 """Evidence validity and the completion gate (DESIGN §4, §5), pure.
 
-* :func:`input_digests` — each node's input digest, the Merkle DAG of §5: its criteria digests,
-  the current hashes of its outputs and of the files it consumes over strong ``consumes`` edges,
-  and the input digests of its strong prerequisites. Content only, never status.
 * :func:`validity` — whether one evidence record still holds, with the reason codes of §4.
 * :class:`Completion` — which nodes pass. For every node it counts what still stands between it
   and completion (required criteria without a valid verdict, a cancel, strong prerequisites
@@ -16,70 +13,59 @@
 * :func:`replay_claims` judges each claim by the whole gate as it stood when the claim was
   made, keeping both layers current event by event (for the retry budget).
 * :func:`gate` — the decision returned to a claim.
+
+Snapshots, input digests and the plan's links live in :mod:`pytest_plangraph.inputs` and are
+re-exported here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .errors import UsageError
 from .graph import Graph
-from .model import (
-    ArtifactVerifier,
-    Criterion,
-    Edge,
-    Evidence,
-    Node,
-    SchemaVerifier,
+from .inputs import (
+    PARENT_KINDS,
+    Links,
+    LoggedEvent,
+    Snapshot,
+    consumed_files,
+    criterion_digests,
+    input_digests,
+    needed_paths,
 )
-from .paths import is_glob
+from .model import Evidence
 
 if TYPE_CHECKING:
     from .state import PlanState
 
 
-class LoggedEvent(Protocol):
-    """What derivation reads of an event: a stored :class:`~pytest_plangraph.model.Event`, or
-    the lighter row :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def node(self) -> str | None: ...
-    @property
-    def criterion(self) -> str | None: ...
-    @property
-    def by(self) -> str: ...
-    @property
-    def payload(self) -> Mapping[str, Any]: ...
-
+__all__ = [
+    "PARENT_KINDS",
+    "Completion",
+    "CriterionStatus",
+    "GateDecision",
+    "Links",
+    "LoggedEvent",
+    "Reason",
+    "Snapshot",
+    "Tick",
+    "consumed_files",
+    "criterion_digests",
+    "final_completion",
+    "gate",
+    "holds",
+    "input_digests",
+    "judge",
+    "needed_paths",
+    "replay_claims",
+    "upstream_reason",
+    "validity",
+]
 
 CriterionStatus = Literal["valid", "stale", "failed", "missing", "awaiting_approval"]
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Current file hashes (None = missing) and each node's outputs expanded to files.
-
-    It must hold every path of :func:`needed_paths`; a path it lacks counts as missing.
-    A node absent from ``outputs`` uses its ``outputs`` from the plan as plain paths.
-    """
-
-    files: Mapping[str, str | None]
-    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def outputs_of(self, node: Node) -> tuple[str, ...]:
-        """The files *node* produces."""
-        return self.outputs.get(node.id, tuple(node.outputs))
 
 
 @dataclass(frozen=True)
@@ -99,128 +85,6 @@ class Reason:
         return Reason(
             self.code, f"{criterion_id}: {self.message}", {"criterion": criterion_id, **self.data}
         )
-
-
-# --- paths and input digests -----------------------------------------------------------------
-
-
-def consumed_files(
-    graph: Graph, node_id: str, snapshot: Snapshot, *, links: Links | None = None
-) -> list[str]:
-    """Files of upstream nodes that *node_id* consumes over strong, active consumes edges:
-    the edge's ``artifacts`` (a path, a directory or an fnmatch glob over the upstream
-    outputs), or all upstream outputs when the edge names none. *links* (of *graph*) saves
-    looking the edges up again."""
-    edges = (
-        [e for e in graph.incoming.get(node_id, ()) if e.type == "consumes" and e.propagates]
-        if links is None
-        else links.consumes.get(node_id, ())
-    )
-    files: list[str] = []
-    for edge in edges:
-        upstream = snapshot.outputs_of(graph.nodes[edge.from_])
-        files.extend(upstream if edge.artifacts is None else _select(edge.artifacts, upstream))
-    return list(dict.fromkeys(files))
-
-
-def _select(artifacts: Sequence[str], upstream: Sequence[str]) -> list[str]:
-    chosen: list[str] = []
-    for artifact in artifacts:
-        folder = artifact.rstrip("/") + "/"
-        matches = [
-            f
-            for f in upstream
-            if f == artifact
-            or f.startswith(folder)
-            or (is_glob(artifact) and fnmatchcase(f, artifact))
-        ]
-        chosen.extend(matches or ([] if is_glob(artifact) else [artifact]))
-    return chosen
-
-
-def needed_paths(
-    graph: Graph, events: Sequence[LoggedEvent], outputs: Mapping[str, tuple[str, ...]]
-) -> set[str]:
-    """Every path a :class:`Snapshot` must hash: expanded outputs, consumed artifacts, verifier
-    files (schema, artifact, path) and the subjects of every evidence event."""
-    snapshot = Snapshot({}, outputs)
-    paths: set[str] = set()
-    links = Links.of(graph)
-    for node_id, node in graph.nodes.items():
-        paths.update(snapshot.outputs_of(node))
-        paths.update(consumed_files(graph, node_id, snapshot, links=links))
-        for criterion in node.acceptance:
-            paths.update(_verifier_files(criterion))
-    seen: set[int] = set()  # the store's log shares equal subjects between events
-    for event in events:
-        if event.kind == "evidence":
-            subjects = event.payload.get("subjects")
-            if subjects and id(subjects) not in seen:
-                seen.add(id(subjects))
-                paths.update(subjects)
-    return paths
-
-
-def _verifier_files(criterion: Criterion) -> tuple[str, ...]:
-    verifier = criterion.verifier
-    if isinstance(verifier, SchemaVerifier):
-        return (verifier.schema_path, verifier.artifact)
-    if isinstance(verifier, ArtifactVerifier):
-        return (verifier.path,)
-    return ()
-
-
-def input_digests(
-    graph: Graph,
-    snapshot: Snapshot,
-    *,
-    criteria: Mapping[tuple[str, str], str] | None = None,
-    order: Sequence[str] | None = None,
-    links: Links | None = None,
-) -> dict[str, str]:
-    """Each node's input digest (DESIGN §5), computed upstream first.
-
-    *criteria* (from :func:`criterion_digests`), *order* (the topological order) and *links*
-    (:meth:`Links.of` the graph) may be passed when the caller already has them.
-    """
-    criteria = criterion_digests(graph) if criteria is None else criteria
-    links = Links.of(graph) if links is None else links
-    files_now = snapshot.files
-    digests: dict[str, str] = {}
-    for node_id in graph.topological_order() if order is None else order:
-        node = graph.nodes[node_id]
-        files = {*snapshot.outputs_of(node), *consumed_files(graph, node_id, snapshot, links=links)}
-        digests[node_id] = _digest(
-            {
-                "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},
-                "files": {path: files_now.get(path) for path in files},
-                "upstream": {p: digests.get(p) for p in links.prerequisites[node_id]},
-            }
-        )
-    return digests
-
-
-def criterion_digests(graph: Graph) -> dict[tuple[str, str], str]:
-    """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
-    values as :func:`~pytest_plangraph.model.criterion_digest`."""
-    digests: dict[tuple[str, str], str] = {}
-    for node_id, node in graph.nodes.items():
-        for criterion in node.acceptance:
-            key = (node_id, criterion.id)
-            if key not in digests:
-                body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-                body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
-                digests[key] = _digest({"node": node_id, "criterion": body})
-    return digests
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-"""The encoder of :func:`~pytest_plangraph.canonical.canonical_json`, built once."""
-
-
-def _digest(value: Any) -> str:
-    """:func:`~pytest_plangraph.canonical.digest`, without building an encoder per call."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()
 
 
 # --- evidence validity -----------------------------------------------------------------------
@@ -332,71 +196,6 @@ def upstream_reason(node_id: str) -> Reason:
 
 
 # --- the gate ---------------------------------------------------------------------------------
-
-
-PARENT_KINDS = frozenset({"objective", "milestone"})
-"""Node kinds that are completed only when all their non-cancelled children are."""
-
-
-@dataclass(frozen=True)
-class Links:
-    """The adjacency the gate walks, computed once per plan: strong prerequisites and
-    dependents, conflicts-edge partners, the parent (objective or milestone) that waits
-    for each child, and each node's strong incoming ``consumes`` edges."""
-
-    prerequisites: dict[str, list[str]]
-    dependents: dict[str, list[str]]
-    conflicts: dict[str, list[str]]
-    parent: dict[str, str]
-    consumes: dict[str, list[Edge]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, graph: Graph) -> Links:
-        """The links of *graph* (the same lists as its ``prerequisites``, ``dependents`` and
-        ``conflicts``), in one pass over the edges; kept for the graph last asked about."""
-        if _LAST_LINKS and _LAST_LINKS[0][0] is graph:
-            return _LAST_LINKS[0][1]
-        links = cls._build(graph)
-        _LAST_LINKS[:] = [(graph, links)]
-        return links
-
-    @classmethod
-    def _build(cls, graph: Graph) -> Links:
-        nodes = graph.nodes
-        parent: dict[str, str] = {}
-        for node_id, node in nodes.items():
-            if node.parent in nodes and nodes[node.parent].kind in PARENT_KINDS:
-                parent[node_id] = nodes[node.parent].id
-        prerequisites: dict[str, dict[str, None]] = {n: {} for n in nodes}
-        dependents: dict[str, dict[str, None]] = {n: {} for n in nodes}
-        conflicts: dict[str, dict[str, None]] = {n: {} for n in nodes}
-        consumes: dict[str, list[Edge]] = {}
-        for node_id in nodes:  # incoming edges in graph order, as graph.prerequisites reads
-            for edge in graph.incoming.get(node_id, ()):
-                if edge.propagates:
-                    prerequisites[node_id][edge.from_] = None
-                    if edge.type == "consumes":
-                        consumes.setdefault(node_id, []).append(edge)
-        for node_id in nodes:
-            for edge in graph.outgoing.get(node_id, ()):
-                if edge.propagates:
-                    dependents[node_id][edge.to] = None
-        for node_id in nodes:
-            for edge in (*graph.incoming.get(node_id, ()), *graph.outgoing.get(node_id, ())):
-                if edge.type == "conflicts" and edge.status == "active":
-                    conflicts[node_id][edge.to if edge.from_ == node_id else edge.from_] = None
-        return cls(
-            {n: list(p) for n, p in prerequisites.items()},
-            {n: list(d) for n, d in dependents.items()},
-            {n: list(c) for n, c in conflicts.items()},
-            parent,
-            consumes,
-        )
-
-
-_LAST_LINKS: list[tuple[Graph, Links]] = []
-"""The last graph :meth:`Links.of` was asked about, and its links (a graph is never changed
-once built, and one command asks several times: paths, input digests, derivation)."""
 
 
 class Completion:

@@ -22,15 +22,20 @@ Decisions worth knowing:
   is replayed at the moment of the claim — events up to it, but the *current* file hashes,
   since older contents are not known (see :func:`~pytest_plangraph.gate.replay_claims`).
 * A cancelled prerequisite is not completed: its dependents wait until the plan drops the edge.
+
+The events may be full :class:`~pytest_plangraph.model.Event` objects or the light rows of
+``Store.log()`` (evidence payloads cut down to their verdict fields): derivation reads only what
+:class:`~pytest_plangraph.inputs.LoggedEvent` names. The plan's context and the indexed log are
+built in :mod:`pytest_plangraph.ledger`.
 """
 
 from __future__ import annotations
 
 import gc
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from .errors import UsageError
@@ -39,24 +44,20 @@ from .gate import (
     Completion,
     CriterionStatus,
     GateDecision,
-    Links,
     LoggedEvent,
     Reason,
     Snapshot,
-    Tick,
     consumed_files,
-    criterion_digests,
     final_completion,
     gate,
-    holds,
     input_digests,
-    judge,
     needed_paths,
     replay_claims,
     upstream_reason,
     validity,
 )
 from .graph import Graph
+from .ledger import Context, Ledger
 from .model import Criterion
 
 __all__ = [
@@ -178,7 +179,7 @@ def derive(
     if until_seq is not None:
         events = [e for e in events if e.seq <= until_seq]
     with collector_paused():
-        return _Derivation(_Context.of(graph, snapshot), events).result()
+        return _Derivation(Context.of(graph, snapshot), events).result()
 
 
 def history(
@@ -188,7 +189,7 @@ def history(
     if node_id not in graph.nodes:
         raise UsageError(f"unknown node {node_id!r}")
     with collector_paused():
-        context = _Context.of(graph, snapshot)
+        context = Context.of(graph, snapshot)
         return [
             (event, _Derivation(context, events[: i + 1]).result().nodes[node_id].status)
             for i, event in enumerate(events)
@@ -216,169 +217,13 @@ def _node_of(event: LoggedEvent) -> str | None:
     return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
 
 
-@dataclass(frozen=True)
-class _Context:
-    """What does not depend on events: the plan's criteria, links and input digests."""
-
-    graph: Graph
-    snapshot: Snapshot
-    order: list[str]
-    links: Links
-    criteria: dict[tuple[str, str], tuple[Criterion, str]]
-    digests: dict[str, str]
-    approvals: frozenset[tuple[str, str]]
-    held: dict[tuple[Any, ...], bool] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, graph: Graph, snapshot: Snapshot) -> _Context:
-        order = graph.topological_order()
-        digests = criterion_digests(graph)
-        criteria: dict[tuple[str, str], tuple[Criterion, str]] = {}
-        for node_id, node in graph.nodes.items():
-            for criterion in node.acceptance:
-                key = (node_id, criterion.id)
-                criteria.setdefault(key, (criterion, digests[key]))
-        links = Links.of(graph)
-        inputs = input_digests(graph, snapshot, criteria=digests, order=order, links=links)
-        approvals = {key for key, (c, _) in criteria.items() if c.verifier.type == "approval"}
-        return cls(graph, snapshot, order, links, criteria, inputs, frozenset(approvals))
-
-    def holds(self, key: tuple[str, str], record: Mapping[str, Any]) -> bool:
-        """Whether an evidence payload of criterion *key* is valid now (remembered per verdict
-        fields: the store's log shares equal subjects between events, so a criterion verified
-        again and again with nothing changed is judged once)."""
-        subjects = record.get("subjects")
-        memo = (
-            key,
-            record.get("outcome"),
-            record.get("criterion_digest"),
-            record.get("input_digest"),
-            id(subjects),
-        )
-        found = self.held.get(memo)
-        if found is None:
-            found = self.held[memo] = holds(
-                record,
-                criterion_digest=self.criteria[key][1],
-                input_digest=self.digests[key[0]],
-                files=self.snapshot.files,
-            )
-        return found
-
-    def verdict(
-        self,
-        key: tuple[str, str],
-        record: Mapping[str, Any],
-        culprits: Callable[[], Sequence[str]],
-    ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
-        """Judge an evidence payload of criterion *key* against the current plan and files."""
-        return judge(
-            record,
-            criterion_digest=self.criteria[key][1],
-            input_digest=self.digests[key[0]],
-            files=self.snapshot.files,
-            culprits=culprits,
-        )
-
-
-class _Ledger:
-    """What the events say, indexed: the latest verdicts, cancels, claims and replay ticks.
-
-    The log is read once; only the latest evidence per criterion is parsed later.
-    """
-
-    def __init__(self, context: _Context, events: Sequence[LoggedEvent]) -> None:
-        self.events = events
-        self.evidence: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
-        self.approvals: dict[tuple[str, str], tuple[int, LoggedEvent]] = {}
-        self.cancels: dict[str, LoggedEvent] = {}
-        self.claimed: set[str] = set()
-        self.ticks: list[Tick] = []
-        self._on_record: dict[str, list[tuple[int, str]]] | None = None
-        self._read_all(context, any(e.kind == "claim" and _verdict_of(e) is None for e in events))
-
-    def _read_all(self, context: _Context, judge_all: bool) -> None:
-        # Claims without a recorded verdict are judged by replay, which needs every verdict on
-        # the way (ticks). Evidence is most of the log, so it is read inline.
-        criteria, evidence, ticks, last_claim = context.criteria, self.evidence, self.ticks, 0
-        approvals = context.approvals
-        for pos, event in enumerate(self.events):
-            if event.kind != "evidence":
-                tick = self._read(context, pos, event, judge_all)
-                if tick is not None:
-                    ticks.append(tick)
-                    last_claim = len(ticks) if tick.kind in _CLAIM_TICKS else last_claim
-                continue
-            payload = event.payload
-            node_id = event.node or str(payload.get("node", ""))
-            key = (node_id, event.criterion or str(payload.get("criterion", "")))
-            if key not in criteria or key in approvals:
-                continue
-            evidence[key] = (pos, payload)
-            if judge_all:
-                ticks.append(Tick("criterion", node_id, key[1], context.holds(key, payload)))
-        del ticks[last_claim:]
-
-    def _read(
-        self, context: _Context, pos: int, event: LoggedEvent, judge_all: bool
-    ) -> Tick | None:
-        """Index one event other than evidence; return its replay tick, if any."""
-        kind, node_id = event.kind, event.node or ""
-        if kind in ("approval", "revoke"):
-            key = (node_id, event.criterion or "")
-            if key not in context.approvals:
-                return None
-            self.approvals[key] = (pos, event)
-            bound = event.payload.get("input_digest")
-            ok = kind == "approval" and bound == context.digests[node_id]
-            return Tick("criterion", node_id, key[1], ok) if judge_all else None
-        if node_id not in context.graph.nodes or kind == "change":
-            return None
-        if kind == "claim":
-            self.claimed.add(node_id)
-            verdict = _verdict_of(event)
-            if verdict is None:
-                return Tick("claim", node_id)
-            return Tick("verdict", node_id, ok=verdict)
-        if kind == "cancel":
-            self.cancels.setdefault(node_id, event)
-            return Tick("cancel", node_id)
-        return Tick("retry", node_id)
-
-    def active(self) -> set[str]:
-        """Nodes with evidence or an approval in force."""
-        approved = {key[0] for key, (_, e) in self.approvals.items() if e.kind == "approval"}
-        return {key[0] for key in self.evidence} | approved
-
-    def on_record(self) -> dict[str, list[tuple[int, str]]]:
-        """Per node, the input digests on record (evidence and approvals) in log order."""
-        if self._on_record is None:
-            index: dict[str, list[tuple[int, str]]] = {}
-            for pos, event in enumerate(self.events):
-                if event.kind in ("evidence", "approval"):
-                    node_id = event.node or str(event.payload.get("node", ""))
-                    digest = str(event.payload.get("input_digest", ""))
-                    index.setdefault(node_id, []).append((pos, digest))
-            self._on_record = index
-        return self._on_record
-
-
-_CLAIM_TICKS = frozenset({"claim", "verdict", "retry"})
-
-
-def _verdict_of(claim: LoggedEvent) -> bool | None:
-    """The gate verdict recorded with a claim (True = passed), or None when it has none."""
-    verdict = claim.payload.get("verdict")
-    return verdict == "PASSED" if verdict in ("PASSED", "FAILED") else None
-
-
 class _Derivation:
     """One derivation: index the events, judge every criterion, then every node."""
 
-    def __init__(self, context: _Context, events: Sequence[LoggedEvent]) -> None:
+    def __init__(self, context: Context, events: Sequence[LoggedEvent]) -> None:
         graph = context.graph
         self.context = context
-        self.ledger = _Ledger(context, events)
+        self.ledger = Ledger(context, events)
         self._drifted: dict[str, bool] | None = None
         self.criteria = {
             n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance)

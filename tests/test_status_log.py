@@ -3,13 +3,17 @@ batched hash-cache read, and a damaged row still named by the error."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from pathlib import Path
 
 import pytest
+from test_gate import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
+from pytest_plangraph.inputs import Links, criterion_digests
+from pytest_plangraph.model import criterion_digest
 from pytest_plangraph.state import PlanState, derive, history
 from pytest_plangraph.store import CacheEntry, Store
 
@@ -92,3 +96,24 @@ def test_cache_many_reads_the_records_that_exist(tmp_path):
             "b c.txt": CacheEntry("b c.txt", 6, 7, 8, 9, "b" * 64, 10),
         }
         assert store.cache_many([]) == {}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_links_and_criterion_digests_agree_with_the_graph_and_the_model(seed: int) -> None:
+    world = _random_world(random.Random(seed))
+    graph = world.graph
+    links = Links.of(graph)
+    assert Links.of(graph) is links  # asked again for the same graph: kept
+    for node_id, node in graph.nodes.items():
+        assert links.prerequisites[node_id] == graph.prerequisites(node_id)
+        assert links.dependents[node_id] == graph.dependents(node_id)
+        assert links.conflicts[node_id] == graph.conflicts(node_id)
+        for criterion in node.acceptance:
+            expected = criterion_digest(node_id, criterion)
+            assert criterion_digests(graph)[(node_id, criterion.id)] == expected
+    consumes = {n: [e.from_ for e in edges] for n, edges in links.consumes.items()}
+    assert consumes == {
+        n: [e.from_ for e in graph.incoming[n] if e.type == "consumes" and e.propagates]
+        for n in graph.nodes
+        if any(e.type == "consumes" and e.propagates for e in graph.incoming[n])
+    }
