@@ -99,7 +99,10 @@ class CoverageRecorder:
         try:
             return (yield)
         finally:
-            cov.switch_context("")
+            # each switch writes the data measured so far: when a mapped test follows, its own
+            # switch ends this context (only pytest's code, not measured, runs in between)
+            if nextitem is None or not self.wanted(nextitem.nodeid):
+                cov.switch_context("")
 
     # inner to pytest-cov's wrapper: read its data before it stops, saves and combines
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -200,10 +203,10 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
 
 
 def _excluded_dirs(root: Path) -> list[Path]:
-    """The interpreter's prefixes (a virtual environment) and install directories, except
-    those that hold the whole repository."""
+    """The interpreter's prefixes (a virtual environment), its install directories and this
+    package (its hooks run inside every test), except directories that hold the repository."""
     names = ("stdlib", "platstdlib", "purelib", "platlib")
     found = {sysconfig.get_paths().get(name) for name in names}
-    found.update({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    found.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parent)})
     dirs = {Path(d).resolve() for d in found if d}
     return sorted(d for d in dirs if not root.is_relative_to(d))
