@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import UsageError
+from .errors import ConflictError, PlanError, UsageError
 from .gate import LoggedEvent
 from .graph import Graph
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
@@ -135,7 +135,11 @@ class PlanGraph:
         cls, root: Path | None = None, *, plan: Path | None = None, store: Path | None = None
     ) -> PlanGraph:
         """Load the plan (``plangraph.yaml`` at the repository root unless *plan* is given)."""
-        root, plan_path, store_path = resolve_paths(root, plan, store)
+        root, plan_path, store_path = resolve_paths(
+            None if root is None else Path(root),
+            None if plan is None else Path(plan),
+            None if store is None else Path(store),
+        )
         try:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
@@ -173,6 +177,19 @@ class PlanGraph:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def check_plan(self) -> None:
+        """Raise :class:`PlanError` when lint finds errors in the plan: nothing is judged,
+        claimed or recorded against a plan that lint rejects (a mistyped edge would otherwise
+        silently drop a prerequisite)."""
+        errors = [f for f in self.lint(run_data=False) if f.severity == "error"]
+        if errors:
+            from .errors import Problem
+
+            problems = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in errors]
+            raise PlanError(
+                [*problems, Problem(self.loaded.file, 0, 0, "", "fix these first (plangraph lint)")]
+            )
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -348,8 +365,17 @@ class PlanGraph:
         idempotency_key: str | None = None,
         expected_plan_version: int | None = None,
     ) -> Event:
-        """Append one event of *kind* about *node*."""
-        self.plan_ref()
+        """Append one event of *kind* about *node*.
+
+        *expected_plan_version* is the plan version the writer decided against; when the plan
+        now in the repository has another version, the write is refused (``ConflictError``).
+        """
+        current = self.plan_ref().version
+        if expected_plan_version is not None and expected_plan_version != current:
+            raise ConflictError(
+                f"refused: the writer expected plan version {expected_plan_version}, but the "
+                f"plan in the repository is version {current}; reload the plan and decide again"
+            )
         event = Event.model_validate(
             {
                 "kind": kind,
@@ -362,7 +388,7 @@ class PlanGraph:
                 "idempotency_key": idempotency_key,
             }
         )
-        return self.store.append(event, expected_plan_version=expected_plan_version)
+        return self.store.append(event)
 
     def claim(
         self,
@@ -405,6 +431,13 @@ class PlanGraph:
     def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
         """Withdraw the approval of an ``approval`` criterion."""
         self._approval(node, criterion)
+        decisions = [
+            e.kind
+            for e in self.store.events(node=node, kinds=["approval", "revoke"])
+            if e.criterion == criterion
+        ]
+        if not decisions or decisions[-1] != "approval":
+            raise UsageError(f"{node}/{criterion} has no approval in force to revoke")
         return self.append("revoke", node, criterion=criterion, by=by, payload={"note": note})
 
     def allow_retry(self, node: str, *, by: str, note: str = "") -> Event:

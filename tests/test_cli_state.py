@@ -238,3 +238,59 @@ def test_the_store_does_not_make_the_tree_dirty(jwt):
     assert record["git"]["dirty"] is False
     assert record["git"]["branch"] == "main"
     assert record["git"]["commit"] == git(jwt, "rev-parse", "HEAD").strip()
+
+
+def test_a_plan_with_lint_errors_is_refused_before_anything_is_recorded(project):
+    root = project("seed-000")
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text().replace("{from: T3, to: T5", "{from: T3x, to: T5"))
+    for args in (("claim", "T5", "--by", "agent"), ("verify", "T5"), ("status",)):
+        result = plangraph_main(root, *args)
+        assert result.code == 2, args
+        assert "MISSING_DEP" in result.err and "fix these first (plangraph lint)" in result.err
+    assert not (root / ".plangraph" / "store.db").exists()
+
+
+def test_status_check_catches_completed_turned_failed(jwt):
+    assert plangraph_main(jwt, "status", "--check").code == 0
+    (jwt / "fixtures/user.json").write_text('{"username": 5}')
+    assert plangraph_main(jwt, "verify").code == 1
+    result = plangraph_main(jwt, "status", "--check")
+    assert result.code == 1
+    assert "step-user-schema was satisfied by evidence before and is failed now" in result.err
+
+
+def test_expected_plan_version_is_the_version_of_the_plan_in_the_repository(jwt):
+    plan = jwt / "plangraph.yaml"
+    original = plan.read_text()
+    plan.write_text(original.replace("title: JWT login", "title: JWT login v2"))
+    assert plangraph_main(jwt, "status").code == 0  # registers version 2
+    plan.write_text(original)  # back to version 1
+    stale = plangraph_main(jwt, "claim", TOKEN, "--by", "a", "--expected-plan-version", "2")
+    assert stale.code == 1
+    assert "plan in the repository is version 1" in stale.err
+    ok = plangraph_main(
+        jwt, "claim", TOKEN, "--by", "a", "--expected-plan-version", "1", "--format", "json"
+    )
+    assert ok.json()["node"] == TOKEN
+
+
+def test_revoke_needs_an_approval_in_force(jwt):
+    ref = f"{TOKEN}/ac-security-review"
+    result = plangraph_main(jwt, "revoke", ref, "--by", "sec", "--format", "json")
+    assert result.code == 2
+    assert "has no approval in force to revoke" in result.err
+    assert result.json() == {"format": 1, "error": f"{ref} has no approval in force to revoke"}
+
+
+def test_export_to_an_unwritable_place_exits_2(jwt, tmp_path):
+    result = plangraph_main(jwt, "export", "--output", str(tmp_path / "missing" / "x.jsonl"))
+    assert result.code == 2
+    assert "cannot write" in result.err and "No such file or directory" in result.err
+
+
+def test_verify_text_says_why_a_criterion_failed(jwt):
+    (jwt / "fixtures/user.json").write_text('{"username": 5}')
+    result = plangraph_main(jwt, "verify")
+    assert result.code == 1
+    assert "step-user-schema/ac-schema-valid: fixtures/user.json: $" in result.out

@@ -44,10 +44,16 @@ def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = 
 
 
 def open_graph(args: argparse.Namespace) -> PlanGraph:
-    """Open the repository named by the common options."""
+    """Open the repository named by the common options; a plan with lint errors is refused."""
     from ..api import PlanGraph
 
-    return PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
+    graph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
+    try:
+        graph.check_plan()
+    except BaseException:
+        graph.close()
+        raise
+    return graph
 
 
 class Output:
@@ -71,7 +77,7 @@ class Output:
     def error(self, message: str, **extra: Any) -> None:
         """Report an error on stderr (and as JSON on stdout when JSON was asked for)."""
         print(f"plangraph: error: {message}", file=sys.stderr)
-        if self.json and extra:
+        if self.json:
             print(json.dumps({"format": FORMAT_VERSION, "error": message, **extra}, indent=2))
 
 

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, open_graph, table
 
 if TYPE_CHECKING:
-    from ..state import NodeState, Reason
+    from ..model import Event
+    from ..state import NodeState, PlanState, Reason
 
 
 def register(commands: Any) -> None:
@@ -89,25 +91,40 @@ def register(commands: Any) -> None:
 
 def _status(args: argparse.Namespace, out: Output) -> int:
     with open_graph(args) as graph:
+        events = graph.events()
         state = graph.status()
         plan = graph.plan_ref()
-        claimed = graph.claims()
     nodes = list(state.nodes.values())
     data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
     rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
     out.emit(data, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
     if not args.check:
         return 0
-    return 1 if any(_check_fails(n, n.id in claimed) for n in nodes) else 0
+    failing = _check_failures(state, events)
+    for node_id, why in failing:
+        print(f"status --check: {node_id} {why}", file=sys.stderr)
+    return 1 if failing else 0
 
 
-def _check_fails(node: NodeState, claimed: bool) -> bool:
-    if node.status in ("completed", "cancelled"):
-        return False
-    if claimed or node.status == "stale":
-        return True
-    required = [c for c in node.criteria if c.required]
-    return bool(required) and all(c.state in ("valid", "stale") for c in required)
+def _check_failures(state: PlanState, events: list[Event]) -> list[tuple[str, str]]:
+    """Nodes that fail ``status --check``: claimed but not completed, or completed once (every
+    required criterion had passing evidence or an approval at some point) but not now."""
+    claimed = {e.node for e in events if e.kind == "claim"}
+    passed = {
+        (e.node, e.criterion)
+        for e in events
+        if e.kind == "approval" or (e.kind == "evidence" and e.payload.get("outcome") == "passed")
+    }
+    failing = []
+    for node in state.nodes.values():
+        if node.status in ("completed", "cancelled"):
+            continue
+        required = [c.id for c in node.criteria if c.required]
+        if node.id in claimed:
+            failing.append((node.id, f"is claimed but {node.status}"))
+        elif required and all((node.id, c) in passed for c in required):
+            failing.append((node.id, f"was satisfied by evidence before and is {node.status} now"))
+    return failing
 
 
 def _count(node: NodeState) -> str:
@@ -124,6 +141,9 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
         evidence = graph.verify(args.nodes, by=args.by)
     rows = [[e.ref, e.verifier, e.outcome, e.reason or "", e.id[:12]] for e in evidence]
     text = table(rows, ["criterion", "verifier", "outcome", "reason", "evidence"])
+    for record in evidence:
+        if record.outcome != "passed" and record.details.get("message"):
+            text += f"\n{record.ref}: {record.details['message']}"
     if not evidence:
         text = "nothing to verify: no schema, artifact or plug-in criteria selected"
     out.emit({"evidence": [e.model_dump(mode="json") for e in evidence]}, text)

@@ -154,8 +154,11 @@ def _export(args: argparse.Namespace, out: Output) -> int:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
-            with args.output.open("w", encoding="utf-8") as handle:
-                count = store.export_jsonl(handle)
+            try:
+                with args.output.open("w", encoding="utf-8") as handle:
+                    count = store.export_jsonl(handle)
+            except OSError as exc:
+                raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
     print(f"exported {count} event(s)", file=sys.stderr)
     return 0
 
@@ -168,5 +171,6 @@ def _merge(args: argparse.Namespace, out: Output) -> int:
     with Store.open(store_path) as store:
         result = store.merge(args.sources)
     data = result.to_json() if hasattr(result, "to_json") else vars(result)
-    out.emit({"merge": data}, f"merged into {store_path}: {data}")
+    text = f"merged into {store_path}: " + ", ".join(f"{k} {v}" for k, v in data.items())
+    out.emit({"merge": data}, text)
     return 0
