@@ -98,9 +98,13 @@ def run_info(
     )
 
 
-def git_info(root: Path) -> GitInfo:
-    """Commit, branch and dirty flag of the repository at *root* (empty outside git)."""
-    state = git_state(root)
+def git_info(root: Path, store: Path | None = None) -> GitInfo:
+    """Commit, branch and dirty flag of the repository at *root* (empty outside git); the
+    *store* file and its journal files inside the repository never count as changes."""
+    ignore: tuple[str, ...] = ()
+    if store is not None and store.is_relative_to(root):
+        ignore = (store.relative_to(root).as_posix(),)
+    state = git_state(root, ignore)
     return GitInfo(commit=state.commit, dirty=state.dirty, branch=state.branch)
 
 
@@ -316,7 +320,7 @@ class PlanGraph:
             reason=reason,
             details=dict(details),
             subjects={path: digest for path, digest in hashes.items() if digest is not None},
-            git=git or git_info(self.root),
+            git=git or git_info(self.root, self.store_path),
             run=run,
             recorded_by=recorded_by,
         )

@@ -235,9 +235,15 @@ class GitState:
     is_repo: bool
 
 
-def git_state(root: Path) -> GitState:
-    """The git state of the repository at *root*; outside git, an empty state (hash-only mode)."""
+def git_state(root: Path, ignore: Iterable[str] = ()) -> GitState:
+    """The git state of the repository at *root*; outside git, an empty state (hash-only mode).
+
+    Untracked files under the *ignore* prefixes (the evidence store and its journal files) do
+    not make the tree dirty: recording evidence must not change the verdict on the tree.
+    """
     import git  # GitPython is imported only when evidence is made
+
+    prefixes = tuple(ignore)
 
     try:
         repo = git.Repo(root, search_parent_directories=False)
@@ -246,7 +252,9 @@ def git_state(root: Path) -> GitState:
     try:
         commit = repo.head.commit.hexsha if repo.head.is_valid() else None
         branch = None if repo.head.is_detached else repo.active_branch.name
-        dirty = repo.is_dirty(untracked_files=True)
+        dirty = repo.is_dirty(untracked_files=False) or any(
+            not path.startswith(prefixes) for path in repo.untracked_files
+        )
     except (git.exc.GitError, ValueError, TypeError) as exc:
         raise GitError(f"cannot read the git state of {root}: {exc}") from exc
     finally:

@@ -40,7 +40,7 @@ def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list
     started = now()
     snapshot = graph.snapshot()
     plan = graph.plan_ref()
-    git = git_info(graph.root)
+    git = git_info(graph.root, graph.store_path)
     digests = input_digests(graph.graph, snapshot)
     verdicts: list[tuple[Node, Criterion, VerifierResult, dict[str, str | None]]] = []
     for node, criterion in runnable_criteria(graph, nodes):

@@ -294,3 +294,15 @@ def test_verify_text_says_why_a_criterion_failed(jwt):
     result = plangraph_main(jwt, "verify")
     assert result.code == 1
     assert "step-user-schema/ac-schema-valid: fixtures/user.json: $" in result.out
+
+
+def test_a_store_kept_elsewhere_in_the_repository_is_not_a_change(project):
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify", "--store", "evidence/store.db").code == 0
+    exported = plangraph_main(root, "export", "--store", "evidence/store.db")
+    record = json.loads(exported.out.splitlines()[0])["payload"]
+    assert record["git"]["dirty"] is False
+    (root / "notes.txt").write_text("an untracked file is a change\n")
+    plangraph_main(root, "verify", "--store", "evidence/store.db")
+    exported = plangraph_main(root, "export", "--store", "evidence/store.db")
+    assert json.loads(exported.out.splitlines()[-1])["payload"]["git"]["dirty"] is True
