@@ -29,7 +29,7 @@ import contextlib
 import os
 import sys
 import sysconfig
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,27 +161,30 @@ class CoverageRecorder:
                 continue
             contexts = set(chain.from_iterable(data.contexts_by_lineno(filename).values()))
             for context in contexts:
-                test = self._test_of(context, static)
+                test = context_test(context, self._tests, static)
                 if test is not None:
                     found[test].add(rel)
         if self._own:
             cov.erase()
         return {test: sorted(paths) for test, paths in sorted(found.items())}
 
-    def _test_of(self, context: str, static: str | None) -> str | None:
-        """The measured test a context label belongs to (ours or pytest-cov's), else None."""
-        if static and context.startswith(f"{static}|"):
-            context = context[len(static) + 1 :]
-        if context in self._tests:
-            return context
-        for phase in PHASES:
-            if context.endswith(phase) and context[: -len(phase)] in self._tests:
-                return context[: -len(phase)]
-        return None
-
     def relative(self, filename: str) -> str | None:
         """The repository-relative path of a measured file, None when it does not count."""
         return repository_file(filename, self.root, self._excluded)
+
+
+def context_test(context: str, tests: Collection[str], static: str | None = None) -> str | None:
+    """The measured test (node id) a coverage context label belongs to, else None: our labels
+    are node ids, pytest-cov's ``--cov-context=test`` ones end in ``|setup``, ``|run`` or
+    ``|teardown``, and a static context (``[run] context``) comes first, joined by ``|``."""
+    if static and context.startswith(f"{static}|"):
+        context = context[len(static) + 1 :]
+    if context in tests:
+        return context
+    for phase in PHASES:
+        if context.endswith(phase) and context[: -len(phase)] in tests:
+            return context[: -len(phase)]
+    return None
 
 
 def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) -> str | None:

@@ -16,7 +16,12 @@ from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.graph import Graph
 from pytest_plangraph.lint_coverage import executed_by_node, implicit_dependencies
 from pytest_plangraph.model import Plan
-from pytest_plangraph.pytest_coverage import force_ctrace, repository_file, restore_core
+from pytest_plangraph.pytest_coverage import (
+    context_test,
+    force_ctrace,
+    repository_file,
+    restore_core,
+)
 
 PLAN = """
 plangraph: 1
@@ -254,3 +259,20 @@ def test_the_ctrace_core_is_forced_and_restored(
     assert os.environ["COVERAGE_CORE"] == "ctrace"
     restore_core(config)
     assert os.environ["COVERAGE_CORE"] == "sysmon"
+
+
+@pytest.mark.parametrize(
+    ("context", "static", "expected"),
+    [
+        ("tests/t.py::test_a", None, "tests/t.py::test_a"),  # the plugin's own label
+        ("tests/t.py::test_a|run", None, "tests/t.py::test_a"),  # pytest-cov --cov-context=test
+        ("tests/t.py::test_a|teardown", None, "tests/t.py::test_a"),
+        ("ci|tests/t.py::test_a|setup", "ci", "tests/t.py::test_a"),  # a static context first
+        ("tests/t.py::test_b[x|run]", None, "tests/t.py::test_b[x|run]"),
+        ("tests/t.py::test_c|run", None, None),  # not a measured test
+        ("", None, None),
+    ],
+)
+def test_context_labels_name_their_test(context: str, static: str | None, expected: str) -> None:
+    tests = {"tests/t.py::test_a", "tests/t.py::test_b[x|run]"}
+    assert context_test(context, tests, static) == expected
