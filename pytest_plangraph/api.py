@@ -241,6 +241,13 @@ class PlanGraph:
         files = self.workspace.hashes(paths, cache=cache, stats=stats)
         return Snapshot(files=files, outputs=outputs)
 
+    def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
+        """Each node's outputs as files (directories and globs expanded), nothing hashed."""
+        return {
+            node.id: tuple(self.workspace.expand(node.outputs))
+            for node in self.graph.nodes.values()
+        }
+
     def status(self) -> PlanState:
         """The derived state of every node."""
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
@@ -486,21 +493,24 @@ class PlanGraph:
         from .vcs import changed_paths, commits_since, last_commits
 
         events = self.events() if since is None or self.store_path.exists() else []
-        snapshot = self.snapshot(events)
-        state = derive(self.graph, events, snapshot)
         if since is not None:
             changes = changed_paths(self.root, since)
             commits = last_commits(self.root, since, [c.path for c in changes])
             store = Path(os.path.relpath(self.store_path, self.root)).as_posix()
+            # without evidence the diff alone decides: no file needs hashing, no status
+            outputs = self.expanded_outputs()
+            state = derive(self.graph, events, self.snapshot(events)) if events else None
             return diff_impact(
                 self.graph,
                 changes,
-                outputs=snapshot.outputs,
+                outputs=outputs,
                 events=events,
-                state=state if events else None,
+                state=state,
                 commits=commits,
                 ignore=(store,),
             )
+        snapshot = self.snapshot(events)
+        state = derive(self.graph, events, snapshot)
         observed = observed_changes(self.graph, events, snapshot.files)
         commits, notes = commits_since(self.root, [(o.change.path, o.since) for o in observed])
         return evidence_impact(
