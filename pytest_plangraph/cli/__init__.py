@@ -9,6 +9,7 @@ is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    # A short-lived process that builds large object graphs (plans, logs): fewer, later
+    # collections save the repeated full-heap scans; memory is released at exit anyway.
+    gc.set_threshold(200_000, 50, 50)
     parser = build_parser()
     args = parser.parse_args(argv)
     out = Output(getattr(args, "format", "text"))
