@@ -35,9 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    # A short-lived process that builds large object graphs (plans, logs): fewer, later
-    # collections save the repeated full-heap scans; memory is released at exit anyway.
-    gc.set_threshold(200_000, 50, 50)
     parser = build_parser()
     args = parser.parse_args(argv)
     out = Output(getattr(args, "format", "text"))
@@ -60,4 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script entry point."""
+    # A short-lived process that builds large object graphs (plans, logs): fewer, later
+    # collections save the repeated full-heap scans; memory is released at exit anyway.
+    gc.set_threshold(200_000, 50, 50)
     sys.exit(main())
