@@ -93,13 +93,18 @@ def decide(
         produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
         subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
         subjects.update(dict.fromkeys(produced))
-        executed = _executed(results, tests.tests)
-        if executed is not None:
-            details["coverage"] = executed
+        if results.coverage is not None:
+            details.update(_coverage_details(results.coverage, outcomes))
         node, _, criterion = ref.partition("/")
         decided.append(
             Decided(
-                node, criterion, verdict, details, subjects, tuple(produced), tuple(executed or ())
+                node,
+                criterion,
+                verdict,
+                details,
+                subjects,
+                tuple(produced),
+                tuple(details.get("coverage", ())),
             )
         )
     for ref in runnable:
@@ -116,11 +121,15 @@ def decide(
     return decided, skipped
 
 
-def _executed(results: RunResults, tests: Iterable[str]) -> list[str] | None:
-    """The sorted files *tests* executed; None when coverage was not measured."""
-    if results.coverage is None:
-        return None
-    return sorted({path for test in tests for path in results.coverage.get(test, ())})
+def _coverage_details(
+    coverage: MappingABC[str, list[str]], outcomes: MappingABC[str, str | None]
+) -> dict[str, list[str]]:
+    """``coverage``: the sorted files the tests executed; ``coverage_missing``: tests that ran
+    but whose coverage never arrived (a worker lost before it reported)."""
+    details = {"coverage": sorted({p for t in outcomes for p in coverage.get(t, ())})}
+    if lost := [t for t, outcome in outcomes.items() if outcome and t not in coverage]:
+        details["coverage_missing"] = lost
+    return details
 
 
 def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:

@@ -22,6 +22,8 @@ from pytest_plangraph.pytest_coverage import (
     repository_file,
     restore_core,
 )
+from pytest_plangraph.pytest_evidence import RunResults, decide
+from pytest_plangraph.pytest_mapping import CriterionTests, Mapping
 
 PLAN = """
 plangraph: 1
@@ -276,3 +278,21 @@ def test_the_ctrace_core_is_forced_and_restored(
 def test_context_labels_name_their_test(context: str, static: str | None, expected: str) -> None:
     tests = {"tests/t.py::test_a", "tests/t.py::test_b[x|run]"}
     assert context_test(context, tests, static) == expected
+
+
+def test_decide_joins_the_files_of_a_criterions_tests() -> None:
+    passed = [("setup", "passed", False), ("call", "passed", False), ("teardown", "passed", False)]
+    mapping = Mapping(
+        criteria={"n/c": CriterionTests(tests=["t::a", "t::b", "t::lost"])},
+        test_files={"t::a": "t.py", "t::b": "t.py", "t::lost": "t.py"},
+    )
+    results = RunResults(
+        phases={"t::a": passed, "t::b": passed, "t::lost": passed},
+        coverage={"t::a": ["src/x.py", "t.py"], "t::b": ["src/y.py", "src/x.py"]},
+    )
+    (decided,), _ = decide(mapping, results)
+    assert decided.details["coverage"] == ["src/x.py", "src/y.py", "t.py"]
+    assert decided.details["coverage_missing"] == ["t::lost"]  # its worker never reported
+    assert decided.executed == ("src/x.py", "src/y.py", "t.py")
+    (without,), _ = decide(mapping, RunResults(phases=results.phases))
+    assert "coverage" not in without.details and without.executed == ()
