@@ -148,7 +148,7 @@ def test_lint_proposes_the_edge_coverage_saw(pytester: pytest.Pytester) -> None:
     assert plangraph_main(root, "lint", "--format", "json").json()["findings"] == []
 
 
-def test_two_workers_and_pytest_cov_learn_what_a_serial_run_learns(
+def test_pytest_cov_keeps_its_report_and_its_workers_learn_the_same(
     pytester: pytest.Pytester,
 ) -> None:
     pytest.importorskip("pytest_cov")
@@ -182,6 +182,22 @@ def test_two_workers_and_pytest_cov_learn_what_a_serial_run_learns(
         "src/helper.py",
         "src/lib/core.py",
     ]
+
+
+def test_two_workers_measuring_on_their_own_learn_the_same(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    root = coverage_project(pytester)
+    serial, parallel = ".plangraph/serial.db", ".plangraph/parallel.db"
+    pytester.runpytest("--plangraph", "--plangraph-coverage", f"--plangraph-store={serial}")
+    pytester.runpytest_subprocess(
+        "--plangraph", "--plangraph-coverage", f"--plangraph-store={parallel}", "-n", "2"
+    ).assert_outcomes(passed=3)
+
+    def learned(store: str) -> dict[str, tuple[object, dict[str, str]]]:
+        return {r.ref: (r.details["coverage"], r.subjects) for r in evidence(root, store)}
+
+    assert learned(parallel) == learned(serial)
+    assert "tests/test_lib.py" in learned(parallel)["step-lib/ac-lib"][1]
 
 
 def test_only_files_inside_the_repository_count(tmp_path: Path) -> None:
