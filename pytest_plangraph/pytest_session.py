@@ -354,7 +354,7 @@ class PlangraphSession:
             before=dict(self.before_snapshot.files),
             run=run,
             plan=self.plan_ref,
-            git=git_info(self.graph.root),
+            git=git_info(self.graph.root, self.graph.store_path),
             recorded_by=actor(),
         )
 
