@@ -127,7 +127,7 @@ class PlanGraph:
 
     def __init__(self, root: Path, loaded: LoadedPlan, store_path: Path) -> None:
         self.root = root
-        self.workspace = Workspace.at(root)
+        self.workspace = Workspace.at(root, _store_files(root, store_path))
         self.loaded = loaded
         self.plan: Plan = loaded.plan
         self.graph = Graph.of(loaded.plan)
@@ -522,6 +522,14 @@ class PlanGraph:
             commits=commits,
             notes=notes,
         )
+
+
+def _store_files(root: Path, store_path: Path) -> list[str]:
+    """The store file and its SQLite journal files, relative to *root* when inside it."""
+    if not store_path.is_relative_to(root):
+        return []
+    rel = store_path.relative_to(root).as_posix()
+    return [rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"]
 
 
 def _ignore_store_dir(store_path: Path) -> None:

@@ -65,9 +65,14 @@ def find_root(start: Path) -> Path:
 
 @functools.lru_cache(maxsize=8192)
 def _inside(root: Path, rel: str) -> bool:
-    """True when *rel* under *root* resolves inside it. Directories are resolved once per
-    process (hashing thousands of files would otherwise resolve the same parents each time)."""
-    target = (root / rel).resolve()
+    """True when *rel* under *root* resolves inside it (a symlink loop does not). Cached so a
+    batch of thousands of files resolves each parent once; every batch (:meth:`Workspace.hashes`,
+    :meth:`Workspace.expand`) starts with an empty cache, so a directory swapped for a symlink
+    between two batches is seen."""
+    try:
+        target = (root / rel).resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return False
     return target == root or root in target.parents
 
 
@@ -76,11 +81,13 @@ class Workspace:
     """Files under one repository root, addressed by relative POSIX paths."""
 
     root: Path
+    ignored: frozenset[str] = frozenset()
+    """Files never taken as outputs (the evidence store and its journal files)."""
 
     @classmethod
-    def at(cls, root: Path) -> Workspace:
+    def at(cls, root: Path, ignored: Iterable[str] = ()) -> Workspace:
         """A workspace rooted at *root* (resolved)."""
-        return cls(root.resolve())
+        return cls(root.resolve(), frozenset(ignored))
 
     def relative(self, path: Path) -> str:
         """The root-relative POSIX form of an absolute or cwd-relative *path*."""
@@ -100,8 +107,9 @@ class Workspace:
         return full.is_symlink() and not _inside(self.root, rel)
 
     def hash_file(self, rel: str) -> str | None:
-        """sha256 of the file at *rel*, or None when it is missing, not a file, or escapes."""
-        if self.escapes(rel):
+        """sha256 of the file at *rel*, or None when it is missing, not a regular file (a FIFO
+        would block), or escapes."""
+        if self._regular(rel, None) is None:
             return None
         path = self.root / rel
         try:
@@ -126,6 +134,7 @@ class Workspace:
         *stats* are ``lstat`` results already taken (by :meth:`expand`), not taken again.
         """
         wanted = sorted(set(paths))
+        _inside.cache_clear()
         if cache is None:
             return {rel: self.hash_file(rel) for rel in wanted}
         records = cache.cache_many(wanted)
@@ -184,11 +193,13 @@ class Workspace:
         The ``lstat`` of each plain path that is not a directory goes into *stats* (for
         :meth:`hashes`)."""
         found: set[str] = set()
+        _inside.cache_clear()
         for pattern in patterns:
             if path_problem(pattern):
                 continue
             if is_glob(pattern):
-                found.update(self._files(self.root.glob(pattern)))
+                for match in self.root.glob(pattern):  # `dir/**` matches directories only
+                    found.update(self._files(match.rglob("*") if match.is_dir() else [match]))
                 continue
             rel = normalize(pattern)
             full = os.path.join(self.root, rel)
@@ -208,7 +219,10 @@ class Workspace:
     def _files(self, candidates: Iterable[Path]) -> Iterable[str]:
         for candidate in candidates:
             rel = candidate.relative_to(self.root).as_posix()
-            if candidate.is_file() and ".git" not in rel.split("/") and not self.escapes(rel):
+            parts = rel.split("/")
+            if ".git" in parts or ".plangraph" in parts or rel in self.ignored:
+                continue
+            if candidate.is_file() and not self.escapes(rel):
                 yield rel
 
 

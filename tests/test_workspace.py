@@ -1,0 +1,65 @@
+"""Workspace: expanding outputs and hashing files safely (real files in tmp_path)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_plangraph.vcs import Workspace
+
+
+def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
+    (tmp_path / "out/sub").mkdir(parents=True)
+    (tmp_path / "out/a.txt").write_text("a")
+    (tmp_path / "out/sub/b.txt").write_text("b")
+    workspace = Workspace.at(tmp_path)
+    assert workspace.expand(["out/**"]) == ["out/a.txt", "out/sub/b.txt"]
+    assert workspace.expand(["out/**/*.txt"]) == ["out/a.txt", "out/sub/b.txt"]
+
+
+def test_the_store_is_never_an_output(tmp_path: Path) -> None:
+    (tmp_path / ".plangraph").mkdir()
+    (tmp_path / ".plangraph/store.db").write_text("x")
+    (tmp_path / "artifacts").mkdir()
+    (tmp_path / "artifacts/x.db").write_text("x")
+    (tmp_path / "artifacts/x.db-wal").write_text("x")
+    (tmp_path / "artifacts/report.txt").write_text("r")
+    workspace = Workspace.at(tmp_path, ["artifacts/x.db", "artifacts/x.db-wal"])
+    assert workspace.expand(["."]) == ["artifacts/report.txt"]
+
+
+def test_a_symlink_loop_is_refused_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    workspace = Workspace.at(tmp_path)
+    assert workspace.escapes("loop1")
+    assert workspace.hash_file("loop1") is None
+    assert workspace.hashes(["loop1/x"]) == {"loop1/x": None}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_fifo_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    workspace = Workspace.at(tmp_path)
+    assert workspace.hash_file("pipe") is None
+    assert workspace.hashes(["pipe"]) == {"pipe": None}
+
+
+def test_a_directory_swapped_for_a_symlink_out_is_seen_by_the_next_batch(
+    tmp_path: Path,
+) -> None:
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "out").mkdir(parents=True)
+    outside.mkdir()
+    (root / "out/f.txt").write_text("inside")
+    (outside / "f.txt").write_text("secret")
+    workspace = Workspace.at(root)
+    digest = hashlib.sha256(b"inside").hexdigest()
+    assert workspace.hashes(["out/f.txt"]) == {"out/f.txt": digest}
+    (root / "out/f.txt").unlink()
+    (root / "out").rmdir()
+    (root / "out").symlink_to(outside)
+    assert workspace.hashes(["out/f.txt"]) == {"out/f.txt": None}
