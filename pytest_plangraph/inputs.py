@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -81,10 +82,10 @@ class Links:
     def of(cls, graph: Graph) -> Links:
         """The links of *graph* (the same lists as its ``prerequisites``, ``dependents`` and
         ``conflicts``), in one pass over the edges; kept for the graph last asked about."""
-        if _LAST_LINKS and _LAST_LINKS[0][0] is graph:
+        if _LAST_LINKS and _LAST_LINKS[0][0]() is graph:
             return _LAST_LINKS[0][1]
         links = cls._build(graph)
-        _LAST_LINKS[:] = [(graph, links)]
+        _LAST_LINKS[:] = [(weakref.ref(graph, _forget), links)]
         return links
 
     @classmethod
@@ -121,9 +122,15 @@ class Links:
         )
 
 
-_LAST_LINKS: list[tuple[Graph, Links]] = []
+_LAST_LINKS: list[tuple[weakref.ref[Graph], Links]] = []
 """The last graph :meth:`Links.of` was asked about, and its links (a graph is never changed
-once built, and one command asks several times: paths, input digests, derivation)."""
+once built, and one command asks several times: paths, input digests, derivation). Only a
+weak reference: the links go when the graph does, so a large plan is not kept alive."""
+
+
+def _forget(gone: weakref.ref[Graph]) -> None:
+    if _LAST_LINKS and _LAST_LINKS[0][0] is gone:
+        _LAST_LINKS.clear()
 
 
 def consumed_files(

@@ -3,8 +3,10 @@ batched hash-cache read, and a damaged row still named by the error."""
 
 from __future__ import annotations
 
+import gc
 import random
 import sqlite3
+import weakref
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,13 @@ def test_links_and_criterion_digests_agree_with_the_graph_and_the_model(seed: in
         for n in graph.nodes
         if any(e.type == "consumes" and e.propagates for e in graph.incoming[n])
     }
+
+
+def test_the_links_kept_for_a_graph_do_not_keep_it_alive() -> None:
+    world = _random_world(random.Random(1))
+    graph = world.graph
+    Links.of(graph)
+    alive = weakref.ref(graph)
+    del world, graph
+    gc.collect()
+    assert alive() is None
