@@ -58,7 +58,7 @@ from .gate import (
 )
 from .graph import Graph
 from .ledger import Context, Ledger
-from .model import Criterion
+from .model import Criterion, Node
 
 __all__ = [
     "CriterionState",
@@ -231,7 +231,7 @@ class _Derivation:
         }
         self.completion = Completion(
             context.links,
-            {n: [c.id for c in node.acceptance if c.required] for n, node in graph.nodes.items()},
+            {n: _required(node) for n, node in graph.nodes.items()},
             [n for n, node in graph.nodes.items() if node.cancelled],
         )
         self.refused = replay_claims(context.links, self.completion, self.ledger.ticks)
@@ -360,6 +360,15 @@ class _Derivation:
                 for c in graph.children[node_id]
                 if c not in self.completed and c not in self.completion.cancelled
             ]
+        if _required(node) == [NO_ACCEPTANCE]:
+            reasons.append(
+                Reason(
+                    "NO_ACCEPTANCE",
+                    "a step without required acceptance criteria is never completed: nothing "
+                    "could show it is done; add a criterion to the plan",
+                    {},
+                )
+            )
         if refused > node.max_retry:
             reasons.append(
                 Reason(
@@ -402,6 +411,18 @@ class _Derivation:
         if node_id in self.active:
             return "in_progress"
         return "pending" if waiting else "ready"
+
+
+NO_ACCEPTANCE = "(no acceptance criteria)"
+"""Stands for the missing criterion of a step without any: it is never satisfied, so such a
+step never completes on someone's word alone (objectives and milestones complete through their
+children instead)."""
+
+
+def _required(node: Node) -> list[str]:
+    """The ids a node must satisfy; a step without required criteria needs the impossible."""
+    ids = [c.id for c in node.acceptance if c.required]
+    return ids if ids or node.kind != "step" else [NO_ACCEPTANCE]
 
 
 def _link(code: str, node_id: str, message: str) -> Reason:

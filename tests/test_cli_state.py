@@ -306,3 +306,21 @@ def test_a_store_kept_elsewhere_in_the_repository_is_not_a_change(project):
     plangraph_main(root, "verify", "--store", "evidence/store.db")
     exported = plangraph_main(root, "export", "--store", "evidence/store.db")
     assert json.loads(exported.out.splitlines()[-1])["payload"]["git"]["dirty"] is True
+
+
+def test_a_step_without_criteria_is_never_completed_on_a_claim(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: p\nnodes:\n"
+        "  - {id: goal, kind: objective}\n"
+        "  - {id: bare, parent: goal}\n"
+        "  - id: checked\n    parent: goal\n"
+        "    acceptance: [{id: ok, verifier: {type: approval}}]\n"
+    )
+    result = plangraph_main(tmp_path, "claim", "bare", "--by", "agent", "--format", "json")
+    assert result.code == 1
+    assert [r["code"] for r in result.json()["reasons"]] == ["NO_ACCEPTANCE"]
+    plangraph_main(tmp_path, "cancel", "bare", "--by", "lead")
+    plangraph_main(tmp_path, "approve", "checked/ok", "--by", "lead")
+    goal = plangraph_main(tmp_path, "claim", "goal", "--by", "agent", "--format", "json")
+    assert goal.json()["verdict"] == "PASSED"
