@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import ConflictError, PlanError, UsageError
+from .errors import ConflictError, PlanError, StoreError, UsageError
 from .gate import LoggedEvent
 from .graph import Graph
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
@@ -159,7 +159,17 @@ class PlanGraph:
         if self._store is None:
             from .store import Store
 
-            self._store = Store.open(self.store_path)
+            try:
+                self._store = Store.open(self.store_path)
+            except StoreError as exc:
+                # A store that may be read but not written (a CI artifact, a read-only mount)
+                # still answers status, audit, history and export; writes then say why not.
+                if not self.store_path.is_file():
+                    raise
+                try:
+                    self._store = Store.open(self.store_path, readonly=True)
+                except StoreError:
+                    raise exc from None
             _ignore_store_dir(self.store_path)
         return self._store
 
@@ -238,6 +248,7 @@ class PlanGraph:
         paths = needed_paths(self.graph, events, outputs)
         # the hash cache lives in the store; a command that needs no store does not create one
         cache = self.store if self._store is not None or self.store_path.exists() else None
+        cache = None if cache is not None and cache.readonly else cache
         files = self.workspace.hashes(paths, cache=cache, stats=stats)
         return Snapshot(files=files, outputs=outputs)
 
@@ -259,7 +270,10 @@ class PlanGraph:
     def plan_ref(self) -> PlanRef:
         """Plan id, store-numbered version and digest (registers a digest seen the first time)."""
         digest = self.plan.digest
-        version = self.store.register_plan(digest, self.plan.plan)
+        if self.store.readonly:  # 0: a plan this read-only store has never seen
+            version = self.store.plan_version(digest) or 0
+        else:
+            version = self.store.register_plan(digest, self.plan.plan)
         return PlanRef(id=self.plan.plan, version=version, digest=digest)
 
     def claims(self) -> set[str]:

@@ -324,3 +324,29 @@ def test_a_step_without_criteria_is_never_completed_on_a_claim(tmp_path):
     plangraph_main(tmp_path, "approve", "checked/ok", "--by", "lead")
     goal = plangraph_main(tmp_path, "claim", "goal", "--by", "agent", "--format", "json")
     assert goal.json()["verdict"] == "PASSED"
+
+
+@pytest.fixture
+def immutable(jwt):
+    """The JWT store made read-only with ``chattr +i`` (which binds root too)."""
+    paths = [str(jwt / STORE), str(jwt / STORE.parent)]
+    import shutil
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        pytest.fail("chattr is needed to make a store read-only for root")
+    subprocess.run(["chattr", "+i", *paths], check=True)
+    yield jwt
+    subprocess.run(["chattr", "-i", *paths], check=True)
+
+
+def test_a_read_only_store_can_still_be_read(immutable):
+    before = (immutable / STORE).read_bytes()
+    assert plangraph_main(immutable, "status").code == 0
+    assert plangraph_main(immutable, "audit").code == 0
+    exported = plangraph_main(immutable, "export")
+    assert exported.code == 0 and '"kind":"evidence"' in exported.out.replace(" ", "")
+    refused = plangraph_main(immutable, "claim", TOKEN, "--by", "agent")
+    assert refused.code == 2
+    assert "opened read-only; nothing was written" in refused.err
+    assert (immutable / STORE).read_bytes() == before

@@ -150,7 +150,7 @@ def _export(args: argparse.Namespace, out: Output) -> int:
     from ..store import Store
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
-    with Store.open(store_path, create=False) as store:
+    with Store.open(store_path, create=False, readonly=True) as store:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:

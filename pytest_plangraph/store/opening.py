@@ -21,9 +21,28 @@ BUSY_TIMEOUT_S = 30.0
 
 
 def connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit) with the busy timeout."""
+    """A connection in autocommit mode (transactions are explicit) with the busy timeout.
+
+    Read-only, a WAL store whose directory cannot be written (so SQLite cannot make its shared
+    memory file) is opened as immutable — but only when no write-ahead log holds events that
+    are not yet in the main file.
+    """
     mode = "ro" if readonly else "rwc"
-    uri = f"file:{quote(str(path))}?mode={mode}"
+    con = _open(f"file:{quote(str(path))}?mode={mode}")
+    if not readonly:
+        return con
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        con.close()
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise
+        con = _open(f"file:{quote(str(path))}?mode=ro&immutable=1")
+    return con
+
+
+def _open(uri: str) -> sqlite3.Connection:
     con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     return con
