@@ -241,15 +241,17 @@ class PlanGraph:
         """Current hashes of every file the plan and the evidence depend on."""
         events = self.events() if events is None else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
-        outputs = {
-            node.id: tuple(self.workspace.expand(node.outputs, stats))
-            for node in self.graph.nodes.values()
-        }
-        paths = needed_paths(self.graph, events, outputs)
-        # the hash cache lives in the store; a command that needs no store does not create one
-        cache = self.store if self._store is not None or self.store_path.exists() else None
-        cache = None if cache is not None and cache.readonly else cache
-        files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        # no cycles are made here; with a large log in memory, each collection walks it all
+        with collector_paused():
+            outputs = {
+                node.id: tuple(self.workspace.expand(node.outputs, stats))
+                for node in self.graph.nodes.values()
+            }
+            paths = needed_paths(self.graph, events, outputs)
+            # the hash cache lives in the store; a command that needs no store does not make one
+            cache = self.store if self._store is not None or self.store_path.exists() else None
+            cache = None if cache is not None and cache.readonly else cache
+            files = self.workspace.hashes(paths, cache=cache, stats=stats)
         return Snapshot(files=files, outputs=outputs)
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
