@@ -149,7 +149,9 @@ class PlanGraph:
         except ValueError:
             display = str(plan_path)
         cache = store_path.parent / "cache"
-        return cls(root, load_plan(plan_path, display, cache_dir=cache), store_path)
+        with collector_paused():  # validating a large plan makes no cycles worth collecting
+            loaded = load_plan(plan_path, display, cache_dir=cache)
+        return cls(root, loaded, store_path)
 
     # --- resources ---------------------------------------------------------------------------
 
@@ -429,9 +431,10 @@ class PlanGraph:
         self.require_node(node)
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
-        events = self.events()
-        snapshot = self.snapshot(events)
-        verdict = gate(self.graph, derive(self.graph, events, snapshot), node).verdict
+        with collector_paused():
+            events: list[LoggedEvent] = list(self.store.log())
+            snapshot = self.snapshot(events)
+            verdict = gate(self.graph, derive(self.graph, events, snapshot), node).verdict
         claim = self.append(
             "claim",
             node,
@@ -441,8 +444,9 @@ class PlanGraph:
             expected_plan_version=expected_plan_version,
         )
         if claim.seq > (events[-1].seq if events else 0):
-            events = [*events, claim]
-        decision = gate(self.graph, derive(self.graph, events, snapshot), node)
+            events.append(claim)
+        with collector_paused():
+            decision = gate(self.graph, derive(self.graph, events, snapshot), node)
         from .plugins import get_plugin_manager
 
         get_plugin_manager().hook.plangraph_gate_decision(decision=decision)

@@ -31,10 +31,8 @@ built in :mod:`pytest_plangraph.ledger`.
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -58,6 +56,7 @@ from .gate import (
 )
 from .graph import Graph
 from .ledger import Context, Ledger
+from .memory import collector_paused
 from .model import Criterion, Node
 
 __all__ = [
@@ -195,22 +194,6 @@ def history(
             for i, event in enumerate(events)
             if _node_of(event) == node_id
         ]
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (re-entrant: restores the state it found).
-
-    A derivation allocates many small containers and no reference cycles; with a large event
-    log in memory, each full collection it would trigger walks every event again.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _node_of(event: LoggedEvent) -> str | None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, get_args
 
 from pydantic import ValidationError
@@ -186,19 +184,3 @@ def add_plan(con: sqlite3.Connection, plan: PlanVersion) -> int:
         (plan.digest, plan.plan_id, version, plan.first_seen),
     )
     return version
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while rows become events.
-
-    Decoding tens of thousands of events allocates only acyclic containers, yet each allocation
-    burst triggers full collections that scan everything built so far; pausing halves the time.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ..errors import ConflictError, StoreError
+from ..memory import collector_paused
 from ..model import Event
 from . import schema
 from .chain import (
@@ -41,7 +42,6 @@ from .rows import (
     content_id,
     event_row,
     log_events,
-    paused_gc,
     row_event_fast,
     row_link,
 )
@@ -261,7 +261,7 @@ class Store:
         query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq"
         with self._reading() as con:
             rows = con.execute(query, params).fetchall()
-        with paused_gc():
+        with collector_paused():
             return [self._event(row) for row in rows]
 
     def log(self, *, after_seq: int = 0) -> Sequence[Event | LogEvent]:
@@ -272,7 +272,7 @@ class Store:
         the event.
         """
         try:
-            with self._reading() as con, paused_gc():
+            with self._reading() as con, collector_paused():
                 return log_events(con.execute(LOG_QUERY, (after_seq,)))
         except (ValueError, StoreError):
             return self.events(after_seq=after_seq)
@@ -333,7 +333,7 @@ class Store:
             triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
         problems: list[ChainProblem] = []
         prev = ""
-        with paused_gc():
+        with collector_paused():
             for row in rows:
                 link = row_link(row)
                 problems.extend(check_link(link, content_id(row), prev, self._key))
