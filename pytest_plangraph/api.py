@@ -443,7 +443,7 @@ class PlanGraph:
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        if claim.seq > (events[-1].seq if events else 0):
+        if all(event.id != claim.id for event in events):  # not a repeated idempotency key
             events.append(claim)
         with collector_paused():
             decision = gate(self.graph, derive(self.graph, events, snapshot), node)

@@ -350,3 +350,16 @@ def test_a_read_only_store_can_still_be_read(immutable):
     assert refused.code == 2
     assert "opened read-only; nothing was written" in refused.err
     assert (immutable / STORE).read_bytes() == before
+
+
+def test_after_a_merge_the_newer_verdict_counts(jwt, tmp_path):
+    """A shard's older failing verdict, merged after a newer passing one, does not win."""
+    shard = str(tmp_path / "shard.db")
+    user = jwt / "fixtures/user.json"
+    good = user.read_text()
+    user.write_text('{"username": 5}')
+    assert plangraph_main(jwt, "verify", "--store", shard).code == 1  # older: failed
+    user.write_text(good)
+    assert plangraph_main(jwt, "verify").code == 0  # newer: passed, in the main store
+    assert plangraph_main(jwt, "merge", shard).code == 0
+    assert statuses(jwt)["step-user-schema"] == "completed"

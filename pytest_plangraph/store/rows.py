@@ -118,10 +118,12 @@ SELECT seq, id, kind,
        CASE WHEN kind = 'evidence'
             THEN json_extract(payload, {", ".join(f"'$.{name}'" for name in VERDICT_FIELDS)})
             ELSE payload END
-FROM events WHERE seq > ? ORDER BY seq
+FROM events WHERE seq > ? ORDER BY at, seq
 """
-"""Every event for derivation. SQLite's JSON functions pick the verdict fields out of each
-evidence payload (one JSON array), so the bulk of the log never becomes Python objects."""
+"""Every event for derivation, in the order it was recorded (time, then chain position: after
+a merge, a shard's older verdict never overrides a newer one). SQLite's JSON functions pick the
+verdict fields out of each evidence payload (one JSON array), so the bulk of the log never
+becomes Python objects."""
 
 
 def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:

@@ -248,7 +248,8 @@ class Store:
         kinds: Collection[str] | None = None,
         after_seq: int = 0,
     ) -> list[Event]:
-        """Stored events in chain order, optionally only those of *node* / of *kinds*."""
+        """Stored events in the order they were recorded (time, then chain position — the
+        same as chain order except after a merge), optionally only those of *node* / *kinds*."""
         where, params = ["seq > ?"], [after_seq]
         if node is not None:
             where.append("node = ?")
@@ -258,7 +259,7 @@ class Store:
                 return []
             where.append(f"kind IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)  # type: ignore[arg-type]
-        query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq"
+        query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY at, seq"
         with self._reading() as con:
             rows = con.execute(query, params).fetchall()
         with collector_paused():
