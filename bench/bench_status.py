@@ -1,7 +1,8 @@
 """Benchmark: ``status`` and one ``claim`` on generated plans of 500 … 5,000 nodes.
 
-Each plan has three edges per node (a random DAG, seeded) and ten events per node (evidence,
-claims, approvals), written to a real SQLite store in a temporary repository. The script prints
+Each plan has three edges per node (a random DAG, seeded) and ten events per node (evidence
+records and claims; each claim carries the gate's verdict, as ``plangraph claim`` records it),
+written to a real SQLite store in a temporary repository. The script prints
 the wall time of a full ``status`` (open the plan, read every event, hash every output, derive
 every status) and of one ``claim``, and the growth ratio from the smallest plan to the largest:
 with linear growth the time ratio equals the size ratio.
@@ -28,6 +29,7 @@ from pytest_plangraph.model import Event
 
 EDGES_PER_NODE = 3
 EVENTS_PER_NODE = 10
+CLAIM = {"verdict": "FAILED"}
 
 
 def build(root: Path, size: int) -> None:
@@ -67,12 +69,13 @@ def _fill_store(root: Path) -> None:
             for k in range(per_node):
                 at = (start + timedelta(microseconds=n * per_node + k)).isoformat()
                 kind = "claim" if k % 3 == 0 else "evidence"
-                payload = record.model_dump(mode="json") if kind == "evidence" else {}
+                # claims carry the gate's verdict, as `plangraph claim` records them
+                payload = record.model_dump(mode="json") if kind == "evidence" else CLAIM
                 extra.append(
                     Event(
                         kind=kind,
                         node=record.node,
-                        criterion=record.criterion,
+                        criterion=record.criterion if kind == "evidence" else None,
                         at=at,
                         by="bench",
                         plan_digest=digest,
