@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 SMALL = {
     "bench_status.py": ["--sizes", "200,500", "--rounds", "1"],
     "bench_plugin.py": ["--rounds", "1"],
+    "bench_coverage.py": ["--rounds", "1"],
 }
 
 
