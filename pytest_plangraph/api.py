@@ -13,17 +13,19 @@ hashes of the files involved.
 
 from __future__ import annotations
 
-import contextlib
-import getpass
 import os
-import platform
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from .environment import (
+    actor,
+    git_info,
+    ignore_store_dir,
+    now,
+    resolve_paths,
+    store_files,
+)
 from .errors import ConflictError, PlanError, StoreError, UsageError
 from .gate import LoggedEvent
 from .graph import Graph
@@ -39,7 +41,7 @@ from .state import (
     input_digests,
     needed_paths,
 )
-from .vcs import Workspace, find_root, git_state
+from .vcs import Workspace
 
 if TYPE_CHECKING:
     from .impact import ImpactReport
@@ -47,87 +49,13 @@ if TYPE_CHECKING:
     from .store import Store
     from .verifiers import Registry
 
-DEFAULT_PLAN = "plangraph.yaml"
-DEFAULT_STORE = ".plangraph/store.db"
-CI_VARIABLES = (
-    "CI",
-    "GITHUB_RUN_ID",
-    "GITHUB_RUN_ATTEMPT",
-    "GITHUB_SHA",
-    "GITHUB_REF",
-    "GITHUB_WORKFLOW",
-    "GITLAB_CI",
-    "CI_PIPELINE_ID",
-    "CI_JOB_ID",
-    "BUILDKITE_BUILD_ID",
-    "CIRCLE_BUILD_NUM",
-    "JENKINS_URL",
-    "BUILD_ID",
-)
-
-
-def now() -> str:
-    """The current UTC time in ISO 8601 with microseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def actor() -> str:
-    """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name."""
-    if name := os.environ.get("PLANGRAPH_ACTOR"):
-        return name
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
-def run_info(
-    started: str, finished: str, pytest_version: str | None = None, run_id: str | None = None
-) -> RunInfo:
-    """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
-    CI variables that are set."""
-    ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
-    return RunInfo(
-        id=run_id or uuid.uuid4().hex,
-        started=started,
-        finished=finished,
-        python=platform.python_version(),
-        pytest=pytest_version,
-        plugin=__version__,
-        ci=ci,
-    )
-
-
-def git_info(root: Path, store: Path | None = None) -> GitInfo:
-    """Commit, branch and dirty flag of the repository at *root* (empty outside git); the
-    *store* file and its journal files inside the repository never count as changes."""
-    ignore: tuple[str, ...] = ()
-    if store is not None and store.is_relative_to(root):
-        ignore = (store.relative_to(root).as_posix(),)
-    state = git_state(root, ignore)
-    return GitInfo(commit=state.commit, dirty=state.dirty, branch=state.branch)
-
-
-def resolve_paths(
-    root: Path | None, plan: Path | None, store: Path | None
-) -> tuple[Path, Path, Path]:
-    """Repository root, plan file and store file from what the caller gave (any may be None)."""
-    if plan is not None and root is None:
-        root = find_root(plan.resolve().parent)
-    root = find_root(Path.cwd()) if root is None else root.resolve()
-    plan_path = plan.resolve() if plan is not None else root / DEFAULT_PLAN
-    if store is None and (env := os.environ.get("PLANGRAPH_STORE")):
-        store = Path(env)
-    store_path = store.resolve() if store is not None else root / DEFAULT_STORE
-    return root, plan_path, store_path
-
 
 class PlanGraph:
     """A repository's plan, evidence store and files, with status derived on demand."""
 
     def __init__(self, root: Path, loaded: LoadedPlan, store_path: Path) -> None:
         self.root = root
-        self.workspace = Workspace.at(root, _store_files(root, store_path))
+        self.workspace = Workspace.at(root, store_files(root, store_path))
         self.loaded = loaded
         self.plan: Plan = loaded.plan
         self.graph = Graph.of(loaded.plan)
@@ -172,7 +100,7 @@ class PlanGraph:
                     self._store = Store.open(self.store_path, readonly=True)
                 except StoreError:
                     raise exc from None
-            _ignore_store_dir(self.store_path)
+            ignore_store_dir(self.store_path)
         return self._store
 
     @property
@@ -542,26 +470,6 @@ class PlanGraph:
             commits=commits,
             notes=notes,
         )
-
-
-def _store_files(root: Path, store_path: Path) -> list[str]:
-    """The store file and its SQLite journal files, relative to *root* when inside it."""
-    if not store_path.is_relative_to(root):
-        return []
-    rel = store_path.relative_to(root).as_posix()
-    return [rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"]
-
-
-def _ignore_store_dir(store_path: Path) -> None:
-    """Keep git from calling the tree dirty because of the store: the default store directory
-    gets a ``.gitignore`` of ``*`` (never overwritten; a read-only directory is left alone)."""
-    directory = store_path.parent
-    if directory.name != ".plangraph":
-        return
-    marker = directory / ".gitignore"
-    with contextlib.suppress(OSError):
-        if not marker.exists():
-            marker.write_text("# evidence store of pytest-plangraph\n*\n", encoding="utf-8")
 
 
 def _choices(names: Iterable[str]) -> str:

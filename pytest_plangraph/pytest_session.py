@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .api import PlanGraph, actor, git_info, now, run_info
+from .api import PlanGraph
+from .environment import actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
 from .pytest_config import partial_args, plan_path, store_path

@@ -34,7 +34,7 @@ def runnable_criteria(graph: PlanGraph, nodes: list[str] | None) -> list[tuple[N
 
 def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list[Evidence]:
     """Run the verifiers and return one evidence record per criterion (not yet recorded)."""
-    from .api import git_info, now, run_info
+    from .environment import git_info, now, run_info
     from .state import input_digests
 
     started = now()

@@ -65,7 +65,7 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
 def apply(graph: PlanGraph, report: ImpactReport) -> int:
     """Record a ``change`` event for each (invalidated node, changed path behind it); the same
     observation twice is one event. Returns how many events were new."""
-    from ..api import actor
+    from ..environment import actor
 
     by_path = {c.path: c for c in report.changed}
     who = actor()

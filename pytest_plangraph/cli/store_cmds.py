@@ -146,7 +146,7 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _export(args: argparse.Namespace, out: Output) -> int:
-    from ..api import resolve_paths
+    from ..environment import resolve_paths
     from ..store import Store
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
@@ -164,7 +164,7 @@ def _export(args: argparse.Namespace, out: Output) -> int:
 
 
 def _merge(args: argparse.Namespace, out: Output) -> int:
-    from ..api import resolve_paths
+    from ..environment import resolve_paths
     from ..store import Store
 
     _, _, store_path = resolve_paths(args.root, None, args.store)

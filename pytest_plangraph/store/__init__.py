@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from ..environment import DEFAULT_STORE
 from .chain import (
     APPEND_ONLY_DISABLED,
     BAD_SIGNATURE,
@@ -28,7 +29,7 @@ from .chain import (
 )
 from .exchange import MergeResult, PlanVersion, read_jsonl
 from .schema import SCHEMA_VERSION
-from .sqlite import DEFAULT_STORE, CacheEntry, Store
+from .sqlite import CacheEntry, Store
 
 __all__ = [
     "APPEND_ONLY_DISABLED",

@@ -46,9 +46,6 @@ from .rows import (
     row_link,
 )
 
-DEFAULT_STORE = ".plangraph/store.db"
-"""Where the store lives, relative to the repository root."""
-
 
 @dataclass(frozen=True)
 class CacheEntry:
