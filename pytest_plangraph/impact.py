@@ -138,7 +138,9 @@ def diff_impact(
     kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
     changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
     walk = _Walk(graph, index, changed)
-    affected = [n for n in walk.order if graph.nodes[n].acceptance]
+    affected = [
+        n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
+    ]
     invalidated = [
         Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
         for n in affected
@@ -454,6 +456,12 @@ def _blocked(graph: Graph, gone: set[str], state: PlanState | None) -> list[Noti
         elif children:
             blocked.append(Notice(node_id, f"CHILD_INVALIDATED {', '.join(children)}"))
     return blocked
+
+
+def _cancelled(graph: Graph, node_id: str, state: PlanState | None) -> bool:
+    """A cancelled node needs no evidence, so nothing of it can be invalidated."""
+    node = state.nodes.get(node_id) if state is not None else None
+    return graph.nodes[node_id].cancelled or (node is not None and node.status == "cancelled")
 
 
 def _descendants(graph: Graph, node_id: str) -> list[str]:

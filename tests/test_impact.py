@@ -270,3 +270,12 @@ def test_reasons_are_capped_and_json_has_the_contract_keys() -> None:
     data = report.to_json()
     assert list(data) == ["changed", "invalidated", "review_recommended", "blocked"]
     assert list(data["invalidated"][0]) == ["node", "evidence", "reasons"]
+
+
+def test_a_cancelled_node_is_never_invalidated() -> None:
+    graph = _graph(
+        [_artifact("a", "a.txt"), {**_artifact("b", "b.txt"), "cancelled": True}],
+        [{"from": "a", "to": "b", "type": "requires"}],
+    )
+    report = diff_impact(graph, [Change("a.txt", "modified"), Change("b.txt", "modified")])
+    assert [e.node for e in report.invalidated] == ["a"]
