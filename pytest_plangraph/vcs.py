@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, Protocol
 
 from .errors import GitError, UsageError
 from .paths import is_glob, normalize, path_problem
@@ -28,7 +28,8 @@ RACY_NS = 2_000_000_000
 only for a file whose mtime is more than this much older than the moment it was hashed."""
 
 
-class HashRecord(NamedTuple):
+@dataclass(frozen=True)
+class HashRecord:
     """A file's sha256 with the stat it was computed for and when (``time_ns``)."""
 
     path: str

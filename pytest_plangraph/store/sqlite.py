@@ -12,7 +12,6 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,6 +20,7 @@ from pydantic import ValidationError
 from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..model import Event
+from ..vcs import HashRecord
 from . import schema
 from .chain import (
     APPEND_ONLY_DISABLED,
@@ -46,18 +46,8 @@ from .rows import (
     row_link,
 )
 
-
-@dataclass(frozen=True)
-class CacheEntry:
-    """A file's sha256 together with the stat it was computed for."""
-
-    path: str
-    inode: int
-    mtime_ns: int
-    ctime_ns: int
-    size: int
-    sha256: str
-    recorded_ns: int
+CacheEntry = HashRecord
+"""A file's sha256 together with the stat it was computed for (the hashing layer's record)."""
 
 
 _CACHE_COLUMNS = "path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns"
