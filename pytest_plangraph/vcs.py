@@ -64,6 +64,9 @@ def find_root(start: Path) -> Path:
     return start
 
 
+_SKIPPED_DIRS = frozenset({".git", ".plangraph"})
+
+
 @functools.lru_cache(maxsize=8192)
 def _inside(root: Path, rel: str) -> bool:
     """True when *rel* under *root* resolves inside it (a symlink loop does not). Cached so a
@@ -200,7 +203,8 @@ class Workspace:
                 continue
             if is_glob(pattern):
                 for match in self.root.glob(pattern):  # `dir/**` matches directories only
-                    found.update(self._files(match.rglob("*") if match.is_dir() else [match]))
+                    rel = match.relative_to(self.root).as_posix()
+                    found.update(self._walk(rel) if match.is_dir() else self._files([match]))
                 continue
             rel = normalize(pattern)
             full = os.path.join(self.root, rel)
@@ -210,18 +214,41 @@ class Workspace:
                 info = None
             linked = info is not None and stat.S_ISLNK(info.st_mode) and os.path.isdir(full)
             if linked or (info is not None and stat.S_ISDIR(info.st_mode)):
-                found.update(self._files((self.root / rel).rglob("*")))
+                found.update(self._walk(rel))
                 continue
             found.add(rel)
             if info is not None and stats is not None:
                 stats[rel] = info
         return sorted(found)
 
+    def _walk(self, top: str) -> Iterator[str]:
+        """Every file under the directory *top* (one ``scandir`` per directory, no ``stat`` per
+        file): symlinked directories are not entered, a symlinked file counts only when it
+        resolves inside the root; ``.git``, ``.plangraph`` and the store are skipped."""
+        if top != "." and self.escapes(top):
+            return
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            try:
+                entries = list(os.scandir(os.path.join(self.root, current)))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = entry.name if current == "." else f"{current}/{entry.name}"
+                if entry.name in _SKIPPED_DIRS or rel in self.ignored:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                elif entry.is_file(follow_symlinks=False) or (
+                    entry.is_symlink() and entry.is_file() and not self.escapes(rel)
+                ):
+                    yield rel
+
     def _files(self, candidates: Iterable[Path]) -> Iterable[str]:
         for candidate in candidates:
             rel = candidate.relative_to(self.root).as_posix()
-            parts = rel.split("/")
-            if ".git" in parts or ".plangraph" in parts or rel in self.ignored:
+            if _SKIPPED_DIRS.intersection(rel.split("/")) or rel in self.ignored:
                 continue
             if candidate.is_file() and not self.escapes(rel):
                 yield rel

@@ -63,3 +63,18 @@ def test_a_directory_swapped_for_a_symlink_out_is_seen_by_the_next_batch(
     (root / "out").rmdir()
     (root / "out").symlink_to(outside)
     assert workspace.hashes(["out/f.txt"]) == {"out/f.txt": None}
+
+
+def test_walking_a_directory_keeps_links_inside_and_drops_links_out(tmp_path: Path) -> None:
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "out/deep").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (root / "data.txt").write_text("d")
+    (root / "out/deep/a.txt").write_text("a")
+    (root / "out/in-link.txt").symlink_to(root / "data.txt")
+    (root / "out/out-link.txt").symlink_to(outside / "secret.txt")
+    (root / "out/dir-link").symlink_to(outside)
+    workspace = Workspace.at(root)
+    assert workspace.expand(["out"]) == ["out/deep/a.txt", "out/in-link.txt"]
+    assert workspace.expand(["."]) == ["data.txt", "out/deep/a.txt", "out/in-link.txt"]
