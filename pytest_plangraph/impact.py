@@ -29,6 +29,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from .graph import Graph
+from .memory import collector_paused
 from .model import PROPAGATING_EDGES, Criterion, Event, SchemaVerifier
 from .paths import is_glob, normalize, path_problem
 from .vcs import Change
@@ -134,18 +135,19 @@ def diff_impact(
     """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files,
     *events* give evidence subjects, *state* evidence ids and claims, *commits* the commit
     that last changed each path; paths starting with one of *ignore* (the store) are left out."""
-    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
-    kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
-    changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
-    walk = _Walk(graph, index, changed)
-    affected = [
-        n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
-    ]
-    invalidated = [
-        Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
-        for n in affected
-    ]
-    return _report(graph, changed, invalidated, state, notes)
+    with collector_paused():  # many small acyclic objects: collections would only rescan them
+        index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
+        kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
+        changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
+        walk = _Walk(graph, index, changed)
+        affected = [
+            n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
+        ]
+        invalidated = [
+            Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
+            for n in affected
+        ]
+        return _report(graph, changed, invalidated, state, notes)
 
 
 def evidence_impact(
