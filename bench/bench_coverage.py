@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import resource
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import suite
+from suite import commit, write_test_plan
 
 NODES, CRITERIA, FILES, TESTS_PER_FILE = 50, 4, 20, 50
 BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
@@ -47,15 +46,7 @@ def scale(x):
 
 def build(root: Path) -> None:
     """Write the plan, sources and tests, and commit them."""
-    nodes = []
-    for n in range(NODES):
-        criteria = "\n".join(
-            f"      - {{id: ac-{c}, verifier: {{type: test}}}}" for c in range(CRITERIA)
-        )
-        nodes.append(f"  - id: step-{n}\n    outputs: [src/m{n}.py]\n    acceptance:\n{criteria}")
-    (root / "plangraph.yaml").write_text(
-        "plangraph: 1\nplan: bench\nnodes:\n" + "\n".join(nodes) + "\n", encoding="utf-8"
-    )
+    write_test_plan(root, NODES, CRITERIA)
     (root / "src").mkdir()
     (root / "tests").mkdir()
     (root / "src" / "helper.py").write_text(HELPER, encoding="utf-8")
@@ -67,9 +58,7 @@ def build(root: Path) -> None:
         "[pytest]\ntestpaths = tests\npythonpath = src\n", encoding="utf-8"
     )
     (root / ".gitignore").write_text(".plangraph/\n.coverage*\n", encoding="utf-8")
-    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-q", "-m", "bench"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
+    commit(root)
 
 
 def _test_file(f: int) -> str:
@@ -86,20 +75,8 @@ def _test_file(f: int) -> str:
 
 
 def timed(root: Path, args: list[str]) -> tuple[float, float]:
-    """Wall time and CPU time (user + system) of one pytest run in *root*, fresh store."""
-    shutil.rmtree(root / ".plangraph", ignore_errors=True)
-    before = _children_cpu()
-    start = time.perf_counter()
-    proc = subprocess.run([*BASE, *args], cwd=root, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
-    return elapsed, _children_cpu() - before
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    """Wall and CPU time of ``pytest ARGS`` in *root* with a fresh store."""
+    return suite.timed(root, [*BASE, *args])
 
 
 def variants() -> dict[str, list[str]]:

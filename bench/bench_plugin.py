@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import resource
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import suite
+from suite import commit, write_test_plan
 
 NODES, CRITERIA, FILES, TESTS_PER_FILE = 100, 5, 20, 100
 BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
@@ -31,15 +30,7 @@ BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "n
 
 def build(root: Path) -> None:
     """Write the plan, sources and tests, and commit them."""
-    nodes = []
-    for n in range(NODES):
-        criteria = "\n".join(
-            f"      - {{id: ac-{c}, verifier: {{type: test}}}}" for c in range(CRITERIA)
-        )
-        nodes.append(f"  - id: step-{n}\n    outputs: [src/m{n}.py]\n    acceptance:\n{criteria}")
-    (root / "plangraph.yaml").write_text(
-        "plangraph: 1\nplan: bench\nnodes:\n" + "\n".join(nodes) + "\n", encoding="utf-8"
-    )
+    write_test_plan(root, NODES, CRITERIA)
     (root / "src").mkdir()
     (root / "tests").mkdir()
     for n in range(NODES):
@@ -55,27 +46,12 @@ def build(root: Path) -> None:
         (root / "tests" / f"test_f{f}.py").write_text("\n".join(lines), encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
     (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
-    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-q", "-m", "bench"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
+    commit(root)
 
 
 def timed(root: Path, args: list[str]) -> tuple[float, float]:
-    """Wall time and CPU time (user + system, workers included) of one pytest run in *root*,
-    with a fresh store each time. CPU time is the steadier figure on a busy machine."""
-    shutil.rmtree(root / ".plangraph", ignore_errors=True)
-    before = _children_cpu()
-    start = time.perf_counter()
-    proc = subprocess.run([*BASE, *args], cwd=root, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}{proc.stderr}")
-    return elapsed, _children_cpu() - before
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    """Wall and CPU time of ``pytest ARGS`` in *root* with a fresh store."""
+    return suite.timed(root, [*BASE, *args])
 
 
 def main(argv: list[str] | None = None) -> None:
