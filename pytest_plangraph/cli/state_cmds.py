@@ -59,25 +59,12 @@ def register(commands: Any) -> None:
     )
     claim.set_defaults(handler=_claim)
 
-    for name, helptext in (
-        ("approve", "approve an approval criterion (bound to the node's current inputs)"),
-        ("revoke", "withdraw an approval"),
-    ):
+    for name, (helptext, target, done) in _DECISIONS.items():
         sub = commands.add_parser(name, parents=[common], help=helptext, description=helptext)
-        sub.add_argument("ref", metavar="NODE/CRITERION")
-        sub.add_argument("--by", required=True, help="who approves")
-        sub.add_argument("--note", default="", help="why")
-        sub.set_defaults(handler=_approve if name == "approve" else _revoke)
-
-    for name, helptext in (
-        ("retry", "give a node whose retry budget is spent a fresh budget"),
-        ("cancel", "cancel a node: it no longer needs to be completed"),
-    ):
-        sub = commands.add_parser(name, parents=[common], help=helptext, description=helptext)
-        sub.add_argument("node", metavar="NODE")
+        sub.add_argument(target, metavar=target.upper().replace("REF", "NODE/CRITERION"))
         sub.add_argument("--by", required=True, help="who decides")
         sub.add_argument("--note", default="", help="why")
-        sub.set_defaults(handler=_retry if name == "retry" else _cancel)
+        sub.set_defaults(handler=_decide, decision=name, done=done)
 
     history = commands.add_parser(
         "history",
@@ -174,33 +161,32 @@ def _split(ref: str) -> tuple[str, str]:
     return node, criterion
 
 
-def _approve(args: argparse.Namespace, out: Output) -> int:
-    node, criterion = _split(args.ref)
+_DECISIONS = {
+    # name: (help, positional argument, past tense for the confirmation)
+    "approve": (
+        "approve an approval criterion (bound to the node's current inputs)",
+        "ref",
+        "approved",
+    ),
+    "revoke": ("withdraw an approval", "ref", "revoked"),
+    "retry": ("give a node whose retry budget is spent a fresh budget", "node", "retry granted"),
+    "cancel": ("cancel a node: it no longer needs to be completed", "node", "cancelled"),
+}
+"""The commands that record one person's decision about a node or a criterion."""
+
+
+def _decide(args: argparse.Namespace, out: Output) -> int:
     with open_graph(args) as graph:
-        event = graph.approve(node, criterion, by=args.by, note=args.note)
-    out.emit(_event_json(event), f"approved {args.ref} by {args.by} (event {event.id[:12]})")
-    return 0
-
-
-def _revoke(args: argparse.Namespace, out: Output) -> int:
-    node, criterion = _split(args.ref)
-    with open_graph(args) as graph:
-        event = graph.revoke(node, criterion, by=args.by, note=args.note)
-    out.emit(_event_json(event), f"revoked {args.ref} by {args.by} (event {event.id[:12]})")
-    return 0
-
-
-def _retry(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
-        event = graph.allow_retry(args.node, by=args.by, note=args.note)
-    out.emit(_event_json(event), f"{args.node}: retry budget renewed by {args.by}")
-    return 0
-
-
-def _cancel(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
-        event = graph.cancel(args.node, by=args.by, note=args.note)
-    out.emit(_event_json(event), f"{args.node}: cancelled by {args.by}")
+        if args.decision in ("approve", "revoke"):
+            node, criterion = _split(args.ref)
+            on_criterion = graph.approve if args.decision == "approve" else graph.revoke
+            event = on_criterion(node, criterion, by=args.by, note=args.note)
+            what = args.ref
+        else:
+            on_node = graph.allow_retry if args.decision == "retry" else graph.cancel
+            event = on_node(args.node, by=args.by, note=args.note)
+            what = args.node
+    out.emit(_event_json(event), f"{what}: {args.done} by {args.by} (event {event.id[:12]})")
     return 0
 
 
