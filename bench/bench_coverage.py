@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import suite
@@ -74,11 +72,6 @@ def _test_file(f: int) -> str:
     return "\n".join(lines)
 
 
-def timed(root: Path, args: list[str]) -> tuple[float, float]:
-    """Wall and CPU time of ``pytest ARGS`` in *root* with a fresh store."""
-    return suite.timed(root, [*BASE, *args])
-
-
 def variants() -> dict[str, list[str]]:
     """Name → pytest arguments of each timed command."""
     found = {
@@ -110,24 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     rounds = parser.parse_args(argv).rounds
     commands = variants()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        build(root)
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-        for _ in range(rounds):
-            for name, args in commands.items():
-                runs[name].append(timed(root, args))
-    wall = {name: statistics.median(r[0] for r in values) for name, values in runs.items()}
-    cpu = {name: statistics.median(r[1] for r in values) for name, values in runs.items()}
-    print(f"{'median of ' + str(rounds) + ' rounds':<34} {'wall':>8} {'cpu':>8}")
-    for name in commands:
-        print(f"{name:<34} {wall[name]:7.2f}s {cpu[name]:7.2f}s")
-    for label, top, bottom in RATIOS:
-        if top in wall and bottom in wall:
-            print(
-                f"ratio {label:<28} wall {wall[top] / wall[bottom]:.3f}  "
-                f"cpu {cpu[top] / cpu[bottom]:.3f}"
-            )
+    suite.compare(build, commands, BASE, rounds, RATIOS)
 
 
 if __name__ == "__main__":

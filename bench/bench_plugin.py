@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import suite
@@ -49,11 +47,6 @@ def build(root: Path) -> None:
     commit(root)
 
 
-def timed(root: Path, args: list[str]) -> tuple[float, float]:
-    """Wall and CPU time of ``pytest ARGS`` in *root* with a fresh store."""
-    return suite.timed(root, [*BASE, *args])
-
-
 def main(argv: list[str] | None = None) -> None:
     """Build the project, time every variant alternately and print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,29 +61,12 @@ def main(argv: list[str] | None = None) -> None:
     if importlib.util.find_spec("xdist"):
         variants["-n 2"] = ["-n", "2"]
         variants["-n 2 --plangraph"] = ["-n", "2", "--plangraph"]
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        build(root)
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
-        for _ in range(rounds):
-            for name, args in variants.items():
-                runs[name].append(timed(root, args))
-    wall = {name: statistics.median(r[0] for r in values) for name, values in runs.items()}
-    cpu = {name: statistics.median(r[1] for r in values) for name, values in runs.items()}
-    print(f"{'median of ' + str(rounds) + ' rounds':<28} {'wall':>8} {'cpu':>8}")
-    for name in variants:
-        print(f"{name:<28} {wall[name]:7.2f}s {cpu[name]:7.2f}s")
-    pairs = [
+    ratios = [
         ("--plangraph / installed", "--plangraph", "installed, not enabled"),
         ("installed / disabled", "installed, not enabled", "disabled (-p no:plangraph)"),
+        ("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"),
     ]
-    if "-n 2" in variants:
-        pairs.append(("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"))
-    for label, top, bottom in pairs:
-        print(
-            f"ratio {label:<26} wall {wall[top] / wall[bottom]:.3f}  "
-            f"cpu {cpu[top] / cpu[bottom]:.3f}"
-        )
+    suite.compare(build, variants, BASE, rounds, ratios)
 
 
 if __name__ == "__main__":

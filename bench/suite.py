@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import resource
 import shutil
+import statistics
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -46,3 +49,34 @@ def timed(root: Path, command: list[str]) -> tuple[float, float]:
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def compare(
+    build: Callable[[Path], None],
+    variants: dict[str, list[str]],
+    base: list[str],
+    rounds: int,
+    ratios: list[tuple[str, str, str]],
+) -> None:
+    """Build a project, time each variant (``BASE + args``) alternately for *rounds* rounds,
+    and print the median wall and CPU times and the *ratios* ``(label, top, bottom)``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for name, args in variants.items():
+                runs[name].append(timed(root, [*base, *args]))
+    wall = {name: statistics.median(r[0] for r in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(r[1] for r in values) for name, values in runs.items()}
+    width = max(len(name) for name in variants) + 2
+    print(f"{'median of ' + str(rounds) + ' rounds':<{width}} {'wall':>8} {'cpu':>8}")
+    for name in variants:
+        print(f"{name:<{width}} {wall[name]:7.2f}s {cpu[name]:7.2f}s")
+    labels = max((len(label) for label, _, _ in ratios), default=0) + 1
+    for label, top, bottom in ratios:
+        if top in wall and bottom in wall:
+            print(
+                f"ratio {label:<{labels}} wall {wall[top] / wall[bottom]:.3f}  "
+                f"cpu {cpu[top] / cpu[bottom]:.3f}"
+            )
