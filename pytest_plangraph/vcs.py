@@ -1,264 +1,42 @@
-"""The outside world of files: the repository root, path safety on disk and sha256 of files.
+"""Git, the only git in the project: the state of the repository, changed paths between
+revisions and the working tree, the commits behind them, files as they were at a revision.
 
-Git operations (changed paths, commits) live here too, behind plain values; everything else in
-the package sees only paths relative to the root and hex digests.
+Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
+:class:`GitError` with a message a person can act on. Files on disk and their hashes are
+:mod:`.workspace`'s; its names are re-exported here for existing imports.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
-import posixpath
-import stat
-import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from .errors import GitError, UsageError
-from .paths import is_glob, normalize, path_problem
+from .errors import GitError
+from .workspace import RACY_NS, HashCache, HashRecord, Workspace, find_root, read_text
 
-_CHUNK = 1024 * 1024
-
-RACY_NS = 2_000_000_000
-"""git's racy-clean guard, with room for coarse file-system clocks: a cached hash is trusted
-only for a file whose mtime is more than this much older than the moment it was hashed."""
-
-
-@dataclass(frozen=True)
-class HashRecord:
-    """A file's sha256 with the stat it was computed for and when (``time_ns``)."""
-
-    path: str
-    inode: int
-    mtime_ns: int
-    ctime_ns: int
-    size: int
-    sha256: str
-    recorded_ns: int
-
-
-class HashCache(Protocol):
-    """Where hashes are kept between runs (the store's ``file_cache`` table)."""
-
-    def cache_get(self, path: str) -> Any:
-        """The record of *path* (fields of :class:`HashRecord`), or None."""
-
-    def cache_put(self, *entries: Any) -> None:
-        """Keep these :class:`HashRecord` entries, replacing older ones."""
-
-    def cache_many(self, paths: Collection[str]) -> Mapping[str, Any]:
-        """The records of those *paths* that have one, by path (one query for all)."""
-
-
-def find_root(start: Path) -> Path:
-    """The nearest directory at or above *start* holding ``.git`` (a dir, or a file in a
-    worktree or submodule); *start* itself when there is none."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
-
-
-_SKIPPED_DIRS = frozenset({".git", ".plangraph"})
-
-
-@functools.lru_cache(maxsize=8192)
-def _inside(root: Path, rel: str) -> bool:
-    """True when *rel* under *root* resolves inside it (a symlink loop does not). Cached so a
-    batch of thousands of files resolves each parent once; every batch (:meth:`Workspace.hashes`,
-    :meth:`Workspace.expand`) starts with an empty cache, so a directory swapped for a symlink
-    between two batches is seen."""
-    try:
-        target = (root / rel).resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return False
-    return target == root or root in target.parents
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """Files under one repository root, addressed by relative POSIX paths."""
-
-    root: Path
-    ignored: frozenset[str] = frozenset()
-    """Files never taken as outputs (the evidence store and its journal files)."""
-
-    @classmethod
-    def at(cls, root: Path, ignored: Iterable[str] = ()) -> Workspace:
-        """A workspace rooted at *root* (resolved)."""
-        return cls(root.resolve(), frozenset(ignored))
-
-    def relative(self, path: Path) -> str:
-        """The root-relative POSIX form of an absolute or cwd-relative *path*."""
-        try:
-            return path.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            raise UsageError(f"{path} is outside the repository root {self.root}") from None
-
-    def escapes(self, rel: str) -> bool:
-        """True when *rel* is not a clean relative path or a symlink resolves outside the root."""
-        if path_problem(rel):
-            return True
-        parent = posixpath.dirname(normalize(rel))
-        if parent and not _inside(self.root, parent):
-            return True
-        full = self.root / rel
-        return full.is_symlink() and not _inside(self.root, rel)
-
-    def hash_file(self, rel: str) -> str | None:
-        """sha256 of the file at *rel*, or None when it is missing, not a regular file (a FIFO
-        would block), or escapes."""
-        if self._regular(rel, None) is None:
-            return None
-        path = self.root / rel
-        try:
-            with path.open("rb") as handle:
-                digest = hashlib.sha256()
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-            return None
-        return digest.hexdigest()
-
-    def hashes(
-        self,
-        paths: Iterable[str],
-        cache: HashCache | None = None,
-        *,
-        stats: Mapping[str, os.stat_result] | None = None,
-    ) -> dict[str, str | None]:
-        """sha256 of each path (None for missing ones). With *cache*, a file whose inode,
-        mtime, ctime and size match its record, and that is not racily clean, is not read.
-
-        *stats* are ``lstat`` results already taken (by :meth:`expand`), not taken again.
-        """
-        wanted = sorted(set(paths))
-        _inside.cache_clear()
-        if cache is None:
-            return {rel: self.hash_file(rel) for rel in wanted}
-        records = cache.cache_many(wanted)
-        known = stats or {}
-        fresh: list[HashRecord] = []
-        found = {rel: self._cached(rel, records.get(rel), known.get(rel), fresh) for rel in wanted}
-        if fresh:
-            cache.cache_put(*fresh)
-        return found
-
-    def _cached(
-        self, rel: str, entry: Any, info: os.stat_result | None, fresh: list[HashRecord]
-    ) -> str | None:
-        info = self._regular(rel, info)
-        if info is None:
-            return None
-        key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
-        if (
-            entry is not None
-            and (entry.inode, entry.mtime_ns, entry.ctime_ns, entry.size) == key
-            and info.st_mtime_ns + RACY_NS < entry.recorded_ns
-        ):
-            cached: str = entry.sha256
-            return cached
-        recorded = time.time_ns()
-        sha = self.hash_file(rel)
-        if sha is not None:
-            fresh.append(HashRecord(rel, *key, sha, recorded))
-        return sha
-
-    def _regular(self, rel: str, info: os.stat_result | None) -> os.stat_result | None:
-        """The stat of the regular file at *rel*, or None when it is missing, something else,
-        or escapes (the checks of :meth:`escapes`, with one ``lstat`` unless *info* is one)."""
-        if path_problem(rel):
-            return None
-        parent = posixpath.dirname(normalize(rel))
-        if parent and not _inside(self.root, parent):
-            return None
-        full = os.path.join(self.root, rel)
-        try:
-            info = os.lstat(full) if info is None else info
-            if stat.S_ISLNK(info.st_mode):
-                if not _inside(self.root, rel):
-                    return None
-                info = os.stat(full)
-        except OSError:
-            return None
-        return info if stat.S_ISREG(info.st_mode) else None
-
-    def expand(
-        self, patterns: Iterable[str], stats: dict[str, os.stat_result] | None = None
-    ) -> list[str]:
-        """Files named by *patterns*: a directory gives every file under it, a glob its
-        matches; a plain path that does not exist is kept (its absence is a change too).
-
-        The ``lstat`` of each plain path that is not a directory goes into *stats* (for
-        :meth:`hashes`)."""
-        found: set[str] = set()
-        _inside.cache_clear()
-        for pattern in patterns:
-            if path_problem(pattern):
-                continue
-            if is_glob(pattern):
-                for match in self.root.glob(pattern):  # `dir/**` matches directories only
-                    rel = match.relative_to(self.root).as_posix()
-                    found.update(self._walk(rel) if match.is_dir() else self._files([match]))
-                continue
-            rel = normalize(pattern)
-            full = os.path.join(self.root, rel)
-            try:
-                info: os.stat_result | None = os.lstat(full)
-            except OSError:
-                info = None
-            linked = info is not None and stat.S_ISLNK(info.st_mode) and os.path.isdir(full)
-            if linked or (info is not None and stat.S_ISDIR(info.st_mode)):
-                found.update(self._walk(rel))
-                continue
-            found.add(rel)
-            if info is not None and stats is not None:
-                stats[rel] = info
-        return sorted(found)
-
-    def _walk(self, top: str) -> Iterator[str]:
-        """Every file under the directory *top* (one ``scandir`` per directory, no ``stat`` per
-        file): symlinked directories are not entered, a symlinked file counts only when it
-        resolves inside the root; ``.git``, ``.plangraph`` and the store are skipped."""
-        if top != "." and self.escapes(top):
-            return
-        stack = [top]
-        while stack:
-            current = stack.pop()
-            try:
-                entries = list(os.scandir(os.path.join(self.root, current)))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = entry.name if current == "." else f"{current}/{entry.name}"
-                if entry.name in _SKIPPED_DIRS or rel in self.ignored:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
-                elif entry.is_file(follow_symlinks=False) or (
-                    entry.is_symlink() and entry.is_file() and not self.escapes(rel)
-                ):
-                    yield rel
-
-    def _files(self, candidates: Iterable[Path]) -> Iterable[str]:
-        for candidate in candidates:
-            rel = candidate.relative_to(self.root).as_posix()
-            if _SKIPPED_DIRS.intersection(rel.split("/")) or rel in self.ignored:
-                continue
-            if candidate.is_file() and not self.escapes(rel):
-                yield rel
-
-
-def read_text(workspace: Workspace, rel: str) -> str:
-    """The UTF-8 text of a file in *workspace* (raises OSError / UnicodeDecodeError)."""
-    if workspace.escapes(rel):
-        raise PermissionError(f"{rel} resolves outside the repository")
-    return (workspace.root / rel).read_text(encoding="utf-8")
+__all__ = [
+    "EMPTY_TREE",
+    "RACY_NS",
+    "Change",
+    "GitState",
+    "HashCache",
+    "HashRecord",
+    "Workspace",
+    "changed_paths",
+    "commits_since",
+    "environ_flag",
+    "find_root",
+    "git_state",
+    "is_ancestor",
+    "last_commit_touching",
+    "last_commits",
+    "read_text",
+    "revision_exists",
+]
 
 
 def environ_flag(name: str) -> bool:

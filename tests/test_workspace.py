@@ -78,3 +78,47 @@ def test_walking_a_directory_keeps_links_inside_and_drops_links_out(tmp_path: Pa
     workspace = Workspace.at(root)
     assert workspace.expand(["out"]) == ["out/deep/a.txt", "out/in-link.txt"]
     assert workspace.expand(["."]) == ["data.txt", "out/deep/a.txt", "out/in-link.txt"]
+
+
+def test_stats_taken_while_expanding_serve_the_hash_cache(tmp_path: Path) -> None:
+    from pytest_plangraph.store import Store
+    from pytest_plangraph.vcs import RACY_NS
+
+    (tmp_path / "out/sub").mkdir(parents=True)
+    for rel in ("out/a.txt", "out/sub/b.txt", "out/c.txt"):
+        (tmp_path / rel).write_text(rel)
+    old = os.stat(tmp_path / "out/a.txt").st_mtime_ns - 10 * RACY_NS
+    for rel in ("out/a.txt", "out/sub/b.txt", "out/c.txt"):
+        os.utime(tmp_path / rel, ns=(old, old))
+    workspace = Workspace.at(tmp_path)
+    plain = workspace.hashes(["out/a.txt", "out/sub/b.txt", "out/c.txt"])
+
+    with Store.open(tmp_path / ".plangraph/store.db") as store:
+        stats: dict[str, os.stat_result] = {}
+        files = workspace.expand(["out"], stats)
+        assert sorted(stats) == files == ["out/a.txt", "out/c.txt", "out/sub/b.txt"]
+        assert workspace.hashes(files, cache=store, stats=stats) == plain
+        # same size, same mtime: only the ctime tells the cache the content is new
+        (tmp_path / "out/a.txt").write_text("out/a.TXT")
+        os.utime(tmp_path / "out/a.txt", ns=(old, old))
+        (tmp_path / "out/c.txt").unlink()
+        stats = {}
+        files = workspace.expand(["out"], stats)
+        again = workspace.hashes([*files, "out/c.txt"], cache=store, stats=stats)
+        assert again["out/a.txt"] == hashlib.sha256(b"out/a.TXT").hexdigest()
+        assert again["out/c.txt"] is None
+        assert again["out/sub/b.txt"] == plain["out/sub/b.txt"]
+
+
+def test_a_file_deleted_after_expanding_hashes_as_missing(tmp_path: Path) -> None:
+    from pytest_plangraph.store import Store
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/a.txt").write_text("a")
+    workspace = Workspace.at(tmp_path)
+    stats: dict[str, os.stat_result] = {}
+    assert workspace.expand(["out"], stats) == ["out/a.txt"]
+    (tmp_path / "out/a.txt").unlink()
+    with Store.open(tmp_path / ".plangraph/store.db") as store:
+        assert workspace.hashes(["out/a.txt"], cache=store, stats=stats) == {"out/a.txt": None}
+        assert store.cache_get("out/a.txt") is None

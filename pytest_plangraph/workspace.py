@@ -1,0 +1,326 @@
+"""Files under the repository root: path safety on disk, expanding outputs, sha256 with a cache.
+
+Everything else in the package sees only paths relative to the root and hex digests. Git lives
+in :mod:`.vcs`; this module never runs it.
+
+The hash cache follows git's index: a file whose inode, mtime, ctime and size match its record
+is not read again, unless it is *racily clean* (its mtime is not clearly older than the moment
+it was hashed, so a write in the same clock tick could have gone unseen).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import posixpath
+import stat
+import time
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from .errors import UsageError
+from .paths import is_glob, normalize, path_problem
+
+_CHUNK = 1024 * 1024
+
+RACY_NS = 2_000_000_000
+"""git's racy-clean guard, with room for coarse file-system clocks: a cached hash is trusted
+only for a file whose mtime is more than this much older than the moment it was hashed."""
+
+_SKIPPED_DIRS = frozenset({".git", ".plangraph"})
+
+
+@dataclass(frozen=True)
+class HashRecord:
+    """A file's sha256 with the stat it was computed for and when (``time_ns``)."""
+
+    path: str
+    inode: int
+    mtime_ns: int
+    ctime_ns: int
+    size: int
+    sha256: str
+    recorded_ns: int
+
+
+class HashCache(Protocol):
+    """Where hashes are kept between runs (the store's ``file_cache`` table)."""
+
+    def cache_get(self, path: str) -> Any:
+        """The record of *path* (fields of :class:`HashRecord`), or None."""
+
+    def cache_put(self, *entries: Any) -> None:
+        """Keep these :class:`HashRecord` entries, replacing older ones."""
+
+    def cache_many(self, paths: Collection[str]) -> Mapping[str, Any]:
+        """The records of those *paths* that have one, by path (one query for all)."""
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above *start* holding ``.git`` (a dir, or a file in a
+    worktree or submodule); *start* itself when there is none."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+@functools.lru_cache(maxsize=8192)
+def _inside(root: Path, rel: str) -> bool:
+    """True when *rel* under *root* resolves inside it (a symlink loop does not). Cached so a
+    batch of thousands of files resolves each parent once; every batch (:meth:`Workspace.hashes`,
+    :meth:`Workspace.expand`) starts with an empty cache, so a directory swapped for a symlink
+    between two batches is seen."""
+    try:
+        target = (root / rel).resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return False
+    return target == root or root in target.parents
+
+
+def _trusted(entry: HashRecord, info: os.stat_result) -> bool:
+    """True when the cache *entry* was made for this very stat and not racily."""
+    return (
+        entry.inode == info.st_ino
+        and entry.mtime_ns == info.st_mtime_ns
+        and entry.ctime_ns == info.st_ctime_ns
+        and entry.size == info.st_size
+        and info.st_mtime_ns + RACY_NS < entry.recorded_ns
+    )
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Files under one repository root, addressed by relative POSIX paths."""
+
+    root: Path
+    ignored: frozenset[str] = frozenset()
+    """Files never taken as outputs (the evidence store and its journal files)."""
+
+    @classmethod
+    def at(cls, root: Path, ignored: Iterable[str] = ()) -> Workspace:
+        """A workspace rooted at *root* (resolved)."""
+        return cls(root.resolve(), frozenset(ignored))
+
+    def relative(self, path: Path) -> str:
+        """The root-relative POSIX form of an absolute or cwd-relative *path*."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            raise UsageError(f"{path} is outside the repository root {self.root}") from None
+
+    def escapes(self, rel: str) -> bool:
+        """True when *rel* is not a clean relative path or a symlink resolves outside the root."""
+        if path_problem(rel):
+            return True
+        parent = posixpath.dirname(normalize(rel))
+        if parent and not _inside(self.root, parent):
+            return True
+        full = self.root / rel
+        return full.is_symlink() and not _inside(self.root, rel)
+
+    # --- hashing -----------------------------------------------------------------------------
+
+    def hash_file(self, rel: str) -> str | None:
+        """sha256 of the file at *rel*, or None when it is missing, not a regular file (a FIFO
+        would block), or escapes."""
+        if self._regular(rel, None) is None:
+            return None
+        found = self._read(rel)
+        return None if found is None else found[0]
+
+    def _read(self, rel: str) -> tuple[str, os.stat_result] | None:
+        """sha256 of the file at *rel* (checked by the caller) and the ``fstat`` of the open
+        file, taken before reading: a write during the read changes the ctime, so a cache
+        record made with this stat is never trusted for the new content."""
+        try:
+            # O_NONBLOCK: a file swapped for a FIFO since the check must not hang the read
+            descriptor = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NONBLOCK)
+            with open(descriptor, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO since the check
+                    return None
+                digest = hashlib.sha256()
+                while chunk := handle.read(_CHUNK):
+                    digest.update(chunk)
+        except OSError:
+            return None
+        return digest.hexdigest(), info
+
+    def hashes(
+        self,
+        paths: Iterable[str],
+        cache: HashCache | None = None,
+        *,
+        stats: Mapping[str, os.stat_result] | None = None,
+    ) -> dict[str, str | None]:
+        """sha256 of each path (None for missing ones). With *cache*, a file whose inode,
+        mtime, ctime and size match its record, and that is not racily clean, is not read.
+
+        *stats* are those of :meth:`expand`: files already known to be regular files inside
+        the root, with their stat; they are neither checked nor stat'ed again.
+        """
+        wanted = sorted(set(paths))
+        _inside.cache_clear()
+        known = stats or {}
+        if cache is None:
+            return {rel: self._hash_checked(rel, known.get(rel)) for rel in wanted}
+        records = cache.cache_many(wanted)
+        found: dict[str, str | None] = {}
+        misses: list[str] = []
+        for rel in wanted:  # the warm path: two dict lookups and one comparison per file
+            info = known.get(rel) or self._regular(rel, None)
+            if info is None:
+                found[rel] = None
+                continue
+            entry = records.get(rel)
+            if entry is not None and _trusted(entry, info):
+                found[rel] = entry.sha256
+            else:
+                misses.append(rel)
+        if misses:
+            found.update(self._hash_and_keep(misses, cache))
+        return found
+
+    def _hash_checked(self, rel: str, info: os.stat_result | None) -> str | None:
+        if info is None and self._regular(rel, None) is None:
+            return None
+        found = self._read(rel)
+        return None if found is None else found[0]
+
+    def _hash_and_keep(self, paths: Iterable[str], cache: HashCache) -> dict[str, str | None]:
+        """Hash *paths* (regular files inside the root) and keep a record of each."""
+        found: dict[str, str | None] = {}
+        fresh: list[HashRecord] = []
+        for rel in paths:
+            recorded = time.time_ns()  # before the stat: a later write is racily clean
+            read = self._read(rel)
+            found[rel] = None if read is None else read[0]
+            if read is not None:
+                sha, info = read
+                key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
+                fresh.append(HashRecord(rel, *key, sha, recorded))
+        if fresh:
+            cache.cache_put(*fresh)
+        return found
+
+    def _regular(self, rel: str, info: os.stat_result | None) -> os.stat_result | None:
+        """The stat of the regular file at *rel*, or None when it is missing, something else,
+        or escapes (the checks of :meth:`escapes`, with one ``lstat`` unless *info* is one)."""
+        if path_problem(rel):
+            return None
+        parent = posixpath.dirname(normalize(rel))
+        if parent and not _inside(self.root, parent):
+            return None
+        full = os.path.join(self.root, rel)
+        try:
+            info = os.lstat(full) if info is None else info
+            if stat.S_ISLNK(info.st_mode):
+                if not _inside(self.root, rel):
+                    return None
+                info = os.stat(full)
+        except OSError:
+            return None
+        return info if stat.S_ISREG(info.st_mode) else None
+
+    # --- expanding outputs -------------------------------------------------------------------
+
+    def expand(
+        self, patterns: Iterable[str], stats: dict[str, os.stat_result] | None = None
+    ) -> list[str]:
+        """Files named by *patterns*: a directory gives every file under it, a glob its
+        matches; a plain path that does not exist is kept (its absence is a change too).
+
+        With *stats*, the stat of every file found that is a regular file inside the root
+        goes into it (for :meth:`hashes`); a file of a walked directory costs one ``lstat``.
+        """
+        found: set[str] = set()
+        _inside.cache_clear()
+        for pattern in patterns:
+            if path_problem(pattern):
+                continue
+            if is_glob(pattern):
+                found.update(self._glob(pattern, stats))
+                continue
+            rel = normalize(pattern)
+            full = os.path.join(self.root, rel)
+            try:
+                info: os.stat_result | None = os.lstat(full)
+            except OSError:
+                info = None
+            linked = info is not None and stat.S_ISLNK(info.st_mode) and os.path.isdir(full)
+            if linked or (info is not None and stat.S_ISDIR(info.st_mode)):
+                found.update(self._walk(rel, stats))
+                continue
+            found.add(rel)
+            checked = None if info is None or stats is None else self._regular(rel, info)
+            if checked is not None and stats is not None:
+                stats[rel] = checked
+        return sorted(found)
+
+    def _glob(self, pattern: str, stats: dict[str, os.stat_result] | None) -> Iterator[str]:
+        for match in self.root.glob(pattern):  # `dir/**` matches directories only
+            rel = match.relative_to(self.root).as_posix()
+            if match.is_dir():
+                yield from self._walk(rel, stats)
+                continue
+            if _SKIPPED_DIRS.intersection(rel.split("/")) or rel in self.ignored:
+                continue
+            info = self._regular(rel, None)
+            if info is not None:
+                if stats is not None:
+                    stats[rel] = info
+                yield rel
+
+    def _walk(self, top: str, stats: dict[str, os.stat_result] | None = None) -> list[str]:
+        """Every file under the directory *top* (one ``scandir`` per directory): symlinked
+        directories are not entered, a symlinked file counts only when it resolves inside the
+        root; ``.git``, ``.plangraph`` and the store are skipped. With *stats*, each file's
+        stat (of the target, for a link) goes into it."""
+        if top != "." and self.escapes(top):
+            return []
+        found: list[str] = []
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            prefix = "" if current == "." else f"{current}/"
+            try:
+                with os.scandir(os.path.join(self.root, current)) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            for entry in entries:  # runs once per file of every output directory: kept flat
+                rel = prefix + entry.name
+                if entry.name in _SKIPPED_DIRS or rel in self.ignored:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                elif entry.is_file(follow_symlinks=False) or (
+                    entry.is_symlink() and entry.is_file() and not self.escapes(rel)
+                ):
+                    found.append(rel)
+                    if stats is not None:
+                        _stat_into(stats, rel, entry)
+        return found
+
+
+def _stat_into(stats: dict[str, os.stat_result], rel: str, entry: os.DirEntry[str]) -> None:
+    """Put the stat of the regular file *entry* into *stats*, unless it is gone or no longer
+    a regular file (then :meth:`Workspace.hashes` checks it again)."""
+    try:
+        info = entry.stat()  # follows a link, which is known to stay inside the root
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        stats[rel] = info
+
+
+def read_text(workspace: Workspace, rel: str) -> str:
+    """The UTF-8 text of a file in *workspace* (raises OSError / UnicodeDecodeError)."""
+    if workspace.escapes(rel):
+        raise PermissionError(f"{rel} resolves outside the repository")
+    return (workspace.root / rel).read_text(encoding="utf-8")
