@@ -15,8 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .gitstate import read_git_status
 from .model import GitInfo, RunInfo
-from .vcs import find_root, git_state
+from .vcs import find_root
 
 DEFAULT_PLAN = "plangraph.yaml"
 DEFAULT_STORE = ".plangraph/store.db"
@@ -72,11 +73,12 @@ def run_info(
 
 def git_info(root: Path, store: Path | None = None) -> GitInfo:
     """Commit, branch and dirty flag of the repository at *root* (empty outside git); the
-    *store* file and its journal files inside the repository never count as changes."""
+    *store* file and its journal files inside the repository never count as changes. One
+    ``git status`` call (:mod:`.gitstate`), no GitPython."""
     ignore: tuple[str, ...] = ()
     if store is not None and store.is_relative_to(root):
         ignore = (store.relative_to(root).as_posix(),)
-    state = git_state(root, ignore)
+    state = read_git_status(root, ignore)
     return GitInfo(commit=state.commit, dirty=state.dirty, branch=state.branch)
 
 
