@@ -76,14 +76,38 @@ def test_the_log_keeps_only_the_verdict_fields_of_evidence(jwt):
         assert (light.node, light.criterion, light.by) == (event.node, event.criterion, event.by)
 
 
-def test_a_damaged_payload_is_named_by_the_log_too(jwt):
+def test_a_damaged_log_row_falls_back_to_the_events_and_audit_names_it(jwt):
+    with PlanGraph.open(jwt) as graph:
+        before = _table(graph.status())
+    with sqlite3.connect(jwt / ".plangraph/store.db") as con:
+        con.execute("DROP TRIGGER log_no_update")
+        con.execute("UPDATE log SET body = '{\"broken' WHERE seq = 1")
+    con.close()
+    with PlanGraph.open(jwt) as graph:
+        assert _table(graph.status()) == before
+        problems = graph.store.verify()
+    assert [(p.seq, p.code) for p in problems] == [(1, "LOG_MISMATCH"), (0, "APPEND_ONLY_DISABLED")]
+    assert "log table" in problems[0].message
+
+
+def test_a_log_row_edited_to_pass_is_named_by_audit(jwt):
+    with sqlite3.connect(jwt / ".plangraph/store.db") as con:
+        con.execute("DROP TRIGGER log_no_update")
+        seq = con.execute("SELECT seq FROM log WHERE kind = 'evidence' LIMIT 1").fetchone()[0]
+        con.execute("UPDATE log SET body = replace(body, 'passed', 'failed') WHERE seq = ?", (seq,))
+    con.close()
+    with Store.open(jwt / ".plangraph/store.db") as store:
+        assert [(p.seq, p.code) for p in store.verify() if p.seq] == [(seq, "LOG_MISMATCH")]
+
+
+def test_a_damaged_payload_is_named_when_events_are_read(jwt):
     with sqlite3.connect(jwt / ".plangraph/store.db") as con:
         con.execute("DROP TRIGGER events_no_update")
         con.execute("UPDATE events SET payload = '{\"broken' WHERE seq = 1")
     con.close()
     with Store.open(jwt / ".plangraph/store.db") as store, pytest.raises(StoreError) as caught:
-        store.log()
-    assert "event " in str(caught.value) and "plangraph audit" in str(caught.value)
+        store.events()
+    assert "event 1" in str(caught.value) and "plangraph audit" in str(caught.value)
 
 
 def test_cache_many_reads_the_records_that_exist(tmp_path):

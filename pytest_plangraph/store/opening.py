@@ -78,7 +78,7 @@ def upgrade(
 ) -> None:
     """Create the schema in an empty database, or migrate an older one, inside a transaction."""
     if version is None:
-        for statement in schema.statements(schema.SCHEMA):
+        for statement in schema.statements(schema.CREATE):
             con.execute(statement)
         con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
         con.execute("INSERT INTO meta (key, value) VALUES ('created', ?)", (now(),))

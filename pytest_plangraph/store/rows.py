@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ..canonical import canonical_json
 from ..model import Event, EventKind
-from .chain import Link, event_id
+from .chain import Link
 from .exchange import PlanVersion
 
 COLUMNS = (
@@ -107,7 +107,34 @@ class LogEvent(NamedTuple):
 VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
 """The fields of an evidence record that decide its verdict (besides its ``id``)."""
 
-LOG_QUERY = f"""
+INSERT_LOG = (
+    "INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def log_row(event: Event, payload_json: str) -> tuple[Any, ...]:
+    """The values of :data:`INSERT_LOG` for a sealed event whose canonical payload is
+    *payload_json*: an evidence record is cut down to its id and :data:`VERDICT_FIELDS`."""
+    node, criterion, record, body = event.node, event.criterion, None, payload_json
+    if event.kind == "evidence":
+        payload = event.payload
+        node = node or payload.get("node")
+        criterion = criterion or payload.get("criterion")
+        record = payload.get("id")
+        body = canonical_json([payload.get(name) for name in VERDICT_FIELDS])
+    return (event.seq, event.id, event.kind, node, criterion, event.at, event.by, record, body)
+
+
+LOG_QUERY = """
+SELECT seq, id, kind, node, criterion, by_, record, body
+FROM log WHERE seq > ? ORDER BY at, seq
+"""
+"""Every event for derivation, in the order it was recorded (time, then chain position: after
+a merge, a shard's older verdict never overrides a newer one), from the ``log`` table, so the
+bulk of the evidence records is never read."""
+
+LEGACY_LOG_QUERY = f"""
 SELECT seq, id, kind,
        CASE WHEN kind = 'evidence' THEN coalesce(node, json_extract(payload, '$.node'))
             ELSE node END,
@@ -120,10 +147,8 @@ SELECT seq, id, kind,
             ELSE payload END
 FROM events WHERE seq > ? ORDER BY at, seq
 """
-"""Every event for derivation, in the order it was recorded (time, then chain position: after
-a merge, a shard's older verdict never overrides a newer one). SQLite's JSON functions pick the
-verdict fields out of each evidence payload (one JSON array), so the bulk of the log never
-becomes Python objects."""
+""":data:`LOG_QUERY` for a store of schema 1 opened read-only (it cannot be migrated): the
+same rows, picked out of the evidence payloads by SQLite's JSON functions."""
 
 
 def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
@@ -167,12 +192,24 @@ def row_link(row: Sequence[Any]) -> Link:
     return Link(int(row[0]), str(row[1] or ""), str(row[10] or ""), str(row[11] or ""), signature)
 
 
-def content_id(row: Sequence[Any]) -> str | None:
-    """The id the row's content should have, or None when the content cannot be read."""
+def readable_event(row: Sequence[Any]) -> Event | None:
+    """The event of a row selected with :data:`COLUMNS`, or None when it cannot be read."""
     try:
-        return event_id(row_event(row))
+        return row_event(row)
     except (ValueError, TypeError, ValidationError):
         return None
+
+
+def log_matches(event: Event, payload_json: str, found: Sequence[Any] | None) -> bool:
+    """Whether *found*, a row of the ``log`` table, is what :func:`log_row` makes of *event*."""
+    if found is None:
+        return False
+    expected = log_row(event, payload_json)
+    try:
+        same_body = json.loads(found[-1]) == json.loads(expected[-1])
+    except (TypeError, ValueError):
+        return False
+    return tuple(found[:-1]) == expected[:-1] and same_body
 
 
 def add_plan(con: sqlite3.Connection, plan: PlanVersion) -> int:

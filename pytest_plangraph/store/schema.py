@@ -8,6 +8,7 @@ time, inside one transaction; a newer one is refused and left untouched.
 Schema versions:
 
 1. Event log with hash chain and signatures, plan versions, file-hash cache.
+2. The ``log`` table: what status derivation reads of each event, written with the event.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the schema written by this release (history above)."""
 
 APPLICATION_ID = 0x504C4752
@@ -82,14 +83,61 @@ CREATE TABLE file_cache (
 );
 """
 
-MIGRATIONS: dict[int, str] = {}
-"""SQL that upgrades a store from version ``n - 1`` to version ``n``, keyed by ``n``.
-
-Version 1 is the first, so there is nothing to migrate yet. A migration only adds (tables,
-columns, indexes); it never drops events.
+LOG_TABLE = """
+-- What status derivation reads of each event, written in the same transaction as the event:
+-- for evidence its record id and verdict fields (a JSON array of outcome, reason,
+-- criterion_digest, input_digest, subjects), for other kinds the payload. Evidence records are
+-- most of a store's bytes; status reads this table and never the records themselves. It is
+-- derived from the chained events, and plangraph audit checks that it still matches them.
+CREATE TABLE log (
+    seq       INTEGER PRIMARY KEY,          -- the event's seq
+    id        TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    node      TEXT,                         -- for evidence, the record's node
+    criterion TEXT,                         -- for evidence, the record's criterion
+    at        TEXT NOT NULL,
+    by_       TEXT NOT NULL,
+    record    TEXT,                         -- the evidence record's id; NULL for other kinds
+    body      TEXT NOT NULL                 -- JSON, see above
+);
+CREATE TRIGGER log_no_update BEFORE UPDATE ON log
+BEGIN
+    SELECT RAISE(ABORT, 'plangraph events are append-only: an event cannot be changed');
+END;
+CREATE TRIGGER log_no_delete BEFORE DELETE ON log
+BEGIN
+    SELECT RAISE(ABORT, 'plangraph events are append-only: an event cannot be deleted');
+END;
 """
 
-TRIGGERS = ("events_no_update", "events_no_delete")
+CREATE = SCHEMA + LOG_TABLE
+"""Everything a new store is created with."""
+
+FILL_LOG = """
+-- Schema 1 had no log table: derive its rows from the events already stored.
+INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body)
+SELECT seq, id, kind,
+       CASE WHEN kind = 'evidence' THEN coalesce(node, json_extract(payload, '$.node'))
+            ELSE node END,
+       CASE WHEN kind = 'evidence' THEN coalesce(criterion, json_extract(payload, '$.criterion'))
+            ELSE criterion END,
+       at, by_,
+       CASE WHEN kind = 'evidence' THEN json_extract(payload, '$.id') END,
+       CASE WHEN kind = 'evidence'
+            THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
+                              '$.input_digest', '$.subjects')
+            ELSE payload END
+FROM events;
+"""
+
+MIGRATIONS: dict[int, str] = {2: LOG_TABLE + FILL_LOG}
+"""SQL that upgrades a store from version ``n - 1`` to version ``n``, keyed by ``n``.
+
+A migration only adds (tables, columns, indexes, rows derived from the events); it never
+changes or drops an event.
+"""
+
+TRIGGERS = ("events_no_update", "events_no_delete", "log_no_update", "log_no_delete")
 """Triggers that keep the event table append-only."""
 
 

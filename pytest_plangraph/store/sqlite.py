@@ -24,6 +24,7 @@ from ..vcs import HashRecord
 from . import schema
 from .chain import (
     APPEND_ONLY_DISABLED,
+    LOG_MISMATCH,
     ChainProblem,
     check_link,
     event_id,
@@ -36,12 +37,16 @@ from .opening import connect, make_parent, now, schema_version, upgrade
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
+    INSERT_LOG,
+    LEGACY_LOG_QUERY,
     LOG_QUERY,
     LogEvent,
     add_plan,
-    content_id,
     event_row,
     log_events,
+    log_matches,
+    log_row,
+    readable_event,
     row_event_fast,
     row_link,
 )
@@ -63,6 +68,7 @@ class Store:
         self._con: sqlite3.Connection | None = con
         self._key = key
         self.readonly = readonly
+        self._schema = schema.SCHEMA_VERSION
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -133,8 +139,9 @@ class Store:
                 "Upgrade pytest-plangraph, or pass --store to use another file."
             )
         if self.readonly:
-            if version != schema.SCHEMA_VERSION:
+            if version is None:
                 raise StoreError(f"the store at {self.path} must be opened writable first")
+            self._schema = version  # an older store is read as it is: nothing may be migrated
             return
         with self._reading() as con:
             con.execute("PRAGMA journal_mode=WAL")
@@ -225,7 +232,9 @@ class Store:
         tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (tail[0] + 1, tail[1]) if tail else (1, "")
         sealed = seal(event, seq, prev, self._key, content_id)
-        con.execute(INSERT_EVENT, event_row(sealed))
+        row = event_row(sealed)
+        con.execute(INSERT_EVENT, row)
+        con.execute(INSERT_LOG, log_row(sealed, row[8]))
         return sealed
 
     def events(
@@ -261,7 +270,8 @@ class Store:
         """
         try:
             with self._reading() as con, collector_paused():
-                return log_events(con.execute(LOG_QUERY, (after_seq,)))
+                query = LOG_QUERY if self._schema >= 2 else LEGACY_LOG_QUERY
+                return log_events(con.execute(query, (after_seq,)))
         except (ValueError, StoreError):
             return self.events(after_seq=after_seq)
 
@@ -312,24 +322,45 @@ class Store:
     # --- audit, export, merge ----------------------------------------------------------------
 
     def verify(self) -> list[ChainProblem]:
-        """Recompute every id, the chain and (with a key) the signatures; problems in seq order.
+        """Recompute every id, the chain and (with a key) the signatures, and check that the
+        ``log`` table status reads still matches the events; problems in seq order.
 
         Store-wide problems (the append-only triggers removed) come last with ``seq`` 0.
         """
         with self._reading() as con:
             rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
+            log = self._log_rows(con)
             triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
         problems: list[ChainProblem] = []
         prev = ""
         with collector_paused():
             for row in rows:
-                link = row_link(row)
-                problems.extend(check_link(link, content_id(row), prev, self._key))
+                link, event = row_link(row), readable_event(row)
+                computed = None if event is None else event_id(event)
+                own = check_link(link, computed, prev, self._key)
+                problems.extend(own)
                 prev = link.hash
-        if missing := [t for t in schema.TRIGGERS if t not in triggers]:
+                found = None if log is None else log.pop(link.seq, None)
+                # an event edited by hand is reported as such; its log row is checked otherwise
+                if log is None or event is None or own:
+                    continue
+                if not log_matches(event, row[8], found):
+                    problems.append(_log_mismatch(link.seq, link.id))
+        problems.extend(_log_orphan(seq, str(found[1])) for seq, found in (log or {}).items())
+        problems.sort(key=lambda p: p.seq)
+        expected = schema.TRIGGERS if self._schema >= 2 else schema.TRIGGERS[:2]
+        if missing := [t for t in expected if t not in triggers]:
             message = f"the append-only triggers {', '.join(missing)} were removed by hand"
             problems.append(ChainProblem(0, "", APPEND_ONLY_DISABLED, message))
         return problems
+
+    def _log_rows(self, con: sqlite3.Connection) -> dict[int, tuple[Any, ...]] | None:
+        if self._schema < 2:  # an older store opened read-only has no log table
+            return None
+        rows = con.execute(
+            "SELECT seq, id, kind, node, criterion, at, by_, record, body FROM log"
+        ).fetchall()
+        return {int(row[0]): tuple(row) for row in rows}
 
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``); return the count."""
@@ -399,3 +430,19 @@ class Store:
                     for e in entries
                 ],
             )
+
+
+def _log_mismatch(seq: int, event_id: str) -> ChainProblem:
+    message = (
+        f"event {seq} ({event_id[:12] or 'no id'}): its row in the log table, which status "
+        "reads, does not match the event; the store was edited outside plangraph"
+    )
+    return ChainProblem(seq, event_id, LOG_MISMATCH, message)
+
+
+def _log_orphan(seq: int, event_id: str) -> ChainProblem:
+    message = (
+        f"event {seq} ({event_id[:12] or 'no id'}): the log table, which status reads, has a "
+        "row for it, but the event is gone; the store was edited outside plangraph"
+    )
+    return ChainProblem(seq, event_id, LOG_MISMATCH, message)

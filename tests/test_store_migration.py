@@ -1,0 +1,106 @@
+"""Stores of schema 1 (no ``log`` table): migrated in place when writable, read as they are
+when read-only; either way status reads the same rows as from a store made today."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plangraph.model import Event
+from pytest_plangraph.store import SCHEMA_VERSION, Store
+
+PLAN = "a" * 64
+
+
+def _evidence(n: int) -> Event:
+    payload: dict[str, Any] = {
+        "id": f"{n:064x}",
+        "node": f"step-{n % 2}",
+        "criterion": "ac-1",
+        "outcome": "passed" if n % 3 else "failed",
+        "reason": None if n % 3 else "TEST_FAILED",
+        "criterion_digest": "c" * 64,
+        "input_digest": f"{n % 4:064x}",
+        "subjects": {"src/ünï côde.py": "d" * 64, f"out/{n}.txt": "e" * 64},
+        "details": {"tests": [f"tests/test_x.py::test_{n}"]},
+    }
+    # older records may carry node and criterion only in the payload
+    node = None if n == 3 else payload["node"]
+    return Event(
+        kind="evidence",
+        node=node,
+        criterion=None if node is None else "ac-1",
+        at=f"2025-01-01T00:00:{n:02d}.000000+00:00",
+        by="ci",
+        plan_digest=PLAN,
+        payload=payload,
+    )
+
+
+def _claim(n: int) -> Event:
+    return Event(
+        kind="claim",
+        node=f"step-{n % 2}",
+        at=f"2025-01-01T00:01:{n:02d}.000000+00:00",
+        by="agent",
+        plan_digest=PLAN,
+        payload={"verdict": "FAILED"},
+    )
+
+
+def _schema_1_store(path: Path) -> list[Any]:
+    """A store as schema 1 wrote it: the events, no log table. Returns today's log rows."""
+    with Store.open(path) as store:
+        store.append_many([_evidence(n) for n in range(8)] + [_claim(n) for n in range(3)])
+        expected = list(store.log())
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TABLE log")  # its triggers go with it
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+    return expected
+
+
+def _tables(path: Path) -> set[str]:
+    con = sqlite3.connect(path)
+    names = {row[0] for row in con.execute("SELECT name FROM sqlite_master")}
+    con.close()
+    return names
+
+
+def test_a_schema_1_store_is_migrated_and_reads_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    expected = _schema_1_store(path)
+    assert "log" not in _tables(path)
+    with Store.open(path) as store:
+        assert list(store.log()) == expected
+        assert store.verify() == []
+        store.append(_claim(9))
+        assert len(store.log()) == len(expected) + 1
+    assert {"log", "log_no_update", "log_no_delete"} <= _tables(path)
+    con = sqlite3.connect(path)
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    con.close()
+    assert version == str(SCHEMA_VERSION) == "2"
+
+
+def test_a_read_only_schema_1_store_is_read_without_migrating(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    expected = _schema_1_store(path)
+    with Store.open(path, readonly=True) as store:
+        assert list(store.log()) == expected
+        assert store.verify() == []
+        assert len(store.events()) == len(expected)
+    assert "log" not in _tables(path)
+
+
+def test_the_migrated_log_is_append_only(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    _schema_1_store(path)
+    Store.open(path).close()
+    con = sqlite3.connect(path)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        con.execute("DELETE FROM log WHERE seq = 1")
+    con.close()
