@@ -53,8 +53,12 @@ if TYPE_CHECKING:
 class PlanGraph:
     """A repository's plan, evidence store and files, with status derived on demand."""
 
-    def __init__(self, root: Path, loaded: LoadedPlan, store_path: Path) -> None:
+    def __init__(
+        self, root: Path, loaded: LoadedPlan, store_path: Path, plan_path: Path | None = None
+    ) -> None:
         self.root = root
+        self.plan_path = plan_path
+        """The plan file (None when the plan was not read from a file)."""
         self.workspace = Workspace.at(root, store_files(root, store_path))
         self.loaded = loaded
         self.plan: Plan = loaded.plan
@@ -79,7 +83,7 @@ class PlanGraph:
         cache = store_path.parent / "cache"
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
-        return cls(root, loaded, store_path)
+        return cls(root, loaded, store_path, plan_path)
 
     # --- resources ---------------------------------------------------------------------------
 
@@ -433,43 +437,17 @@ class PlanGraph:
             self.record(evidence)
         return evidence
 
-    def impact(self, since: str | None = None) -> ImpactReport:
+    def impact(self, since: str | None = None, *, commits: bool = True) -> ImpactReport:
         """What changed and what it invalidates (DESIGN §6). With *since*: the diff from that
-        revision to the working tree, no store needed (a store's evidence ids and claims are
-        used when one exists). Without: every evidence subject against the files now."""
-        from .impact import diff_impact, evidence_impact, observed_changes
-        from .vcs import changed_paths, commits_since, last_commits
+        revision to the working tree, plan edits included, no store needed (a store's evidence
+        ids and claims are used when one exists). Without: every evidence subject against the
+        files now. *commits* names the commit behind each change (a ``git log`` over the
+        range, the slowest part of a preview of a long range)."""
+        from .impact_run import impact_now, impact_since
 
-        events = self.events() if since is None or self.store_path.exists() else []
         if since is not None:
-            changes = changed_paths(self.root, since)
-            commits = last_commits(self.root, since, [c.path for c in changes])
-            store = Path(os.path.relpath(self.store_path, self.root)).as_posix()
-            # without evidence the diff alone decides: no file needs hashing, no status
-            outputs = self.expanded_outputs()
-            state = derive(self.graph, events, self.snapshot(events)) if events else None
-            return diff_impact(
-                self.graph,
-                changes,
-                outputs=outputs,
-                events=events,
-                state=state,
-                commits=commits,
-                ignore=(store,),
-            )
-        snapshot = self.snapshot(events)
-        state = derive(self.graph, events, snapshot)
-        observed = observed_changes(self.graph, events, snapshot.files)
-        commits, notes = commits_since(self.root, [(o.change.path, o.since) for o in observed])
-        return evidence_impact(
-            self.graph,
-            observed,
-            state,
-            outputs=snapshot.outputs,
-            events=events,
-            commits=commits,
-            notes=notes,
-        )
+            return impact_since(self, since, commits=commits)
+        return impact_now(self, commits=commits)
 
 
 def _choices(names: Iterable[str]) -> str:

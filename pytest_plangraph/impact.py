@@ -23,24 +23,36 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .graph import Graph
+from .impact_walk import MAX_REASONS, MAX_SOURCES, PathIndex, Topology, Walk, verifier_paths
 from .memory import collector_paused
-from .model import PROPAGATING_EDGES, Criterion, Event, SchemaVerifier
-from .paths import is_glob, normalize, path_problem
+from .model import PROPAGATING_EDGES, Edge, Event
 from .vcs import Change
 
 if TYPE_CHECKING:
+    from .plan_edits import PlanEdit
     from .state import CriterionState, PlanState
 
-MAX_REASONS = 10
-"""Reason chains kept per invalidated node; the rest are counted in a last ``… N more``."""
-MAX_SOURCES = 3
-"""Directly changed upstream nodes followed per node (the nearest ones)."""
+__all__ = [
+    "MAX_REASONS",
+    "MAX_SOURCES",
+    "ChangedPath",
+    "ImpactReport",
+    "Invalidated",
+    "Notice",
+    "Observed",
+    "PathIndex",
+    "describe",
+    "diff_impact",
+    "evidence_impact",
+    "latest_subjects",
+    "observed_changes",
+    "verifier_paths",
+]
 
 
 @dataclass(frozen=True)
@@ -131,15 +143,23 @@ def diff_impact(
     commits: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
     ignore: Sequence[str] = (),
+    edits: Mapping[str, Sequence[PlanEdit]] | None = None,
+    plan_file: str | None = None,
 ) -> ImpactReport:
-    """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files,
-    *events* give evidence subjects, *state* evidence ids and claims, *commits* the commit
-    that last changed each path; paths starting with one of *ignore* (the store) are left out."""
+    """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files
+    (the patterns as written match a diff without them), *events* give evidence subjects,
+    *state* evidence ids and claims, *commits* the commit that last changed each path; paths
+    starting with one of *ignore* (the store) are left out. *edits* are the plan edits of
+    each node (:func:`~pytest_plangraph.plan_edits.plan_edits`) made in *plan_file*."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
-        index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
+        topology = Topology.of(graph)
+        index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
         kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
         changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
-        walk = _Walk(graph, index, changed)
+        direct = _direct(changed)
+        if edits:
+            changed = _with_edits(changed, edits, plan_file, (commits or {}), direct)
+        walk = Walk(topology, direct)
         affected = [
             n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
         ]
@@ -162,12 +182,13 @@ def evidence_impact(
 ) -> ImpactReport:
     """What the recorded evidence says: *observed* subject changes (see
     :func:`observed_changes`) explain the stale criteria of *state*."""
-    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events))
+    topology = Topology.of(graph)
+    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
     changed = [
         _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
         for o in observed
     ]
-    walk = _Walk(graph, index, changed)
+    walk = Walk(topology, _direct(changed))
     invalidated = []
     for node_id, node_state in state.nodes.items():
         stale = [c for c in node_state.criteria if c.state == "stale"]
@@ -220,85 +241,6 @@ def _latest(graph: Graph, events: Sequence[Event]) -> dict[tuple[str, str], Mapp
 # --- paths to nodes --------------------------------------------------------------------------
 
 
-@dataclass
-class PathIndex:
-    """Which nodes a path reaches directly. A plain path also matches as a directory. A node
-    whose strong prerequisite the same path reaches is left out: the change reaches it from
-    upstream (a consumed artifact, a shared file), and its reason chain says so."""
-
-    prerequisites: dict[str, tuple[str, ...]]
-    exact: dict[str, list[str]] = field(default_factory=dict)
-    globs: list[tuple[str, str]] = field(default_factory=list)
-
-    @classmethod
-    def of(
-        cls,
-        graph: Graph,
-        outputs: Mapping[str, Sequence[str]],
-        subjects: Mapping[str, Iterable[str]],
-    ) -> PathIndex:
-        """The index of *graph* with expanded *outputs* and evidence *subjects*."""
-        index = cls(_strong_prerequisites(graph))
-        for node_id, node in graph.nodes.items():
-            patterns = [*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())]
-            for criterion in node.acceptance:
-                patterns.extend(verifier_paths(criterion))
-            for edge in graph.incoming.get(node_id, ()):
-                if edge.type == "consumes" and edge.propagates:
-                    patterns.extend(edge.artifacts or ())
-            for pattern in dict.fromkeys(patterns):
-                index.add(pattern, node_id)
-        return index
-
-    def add(self, pattern: str, node_id: str) -> None:
-        """Let *pattern* (a path, a directory or a glob) reach *node_id*."""
-        if path_problem(pattern):
-            return
-        if is_glob(pattern):
-            self.globs.append((pattern, node_id))
-            return
-        nodes = self.exact.setdefault(normalize(pattern).rstrip("/"), [])
-        if node_id not in nodes:
-            nodes.append(node_id)
-
-    def nodes(self, *paths: str) -> list[str]:
-        """The nodes *paths* reach directly."""
-        found: dict[str, None] = {}
-        for path in paths:
-            parts = path.split("/")
-            for depth in range(len(parts), 0, -1):
-                found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
-            found.update((n, None) for pattern, n in self.globs if fnmatchcase(path, pattern))
-        return [n for n in found if not any(p in found for p in self.prerequisites[n])]
-
-
-def _strong_prerequisites(graph: Graph) -> dict[str, tuple[str, ...]]:
-    """``graph.prerequisites(n)`` without *n* itself, for every node, in one pass. Tuples, as
-    in the rest of the walk: the garbage collector stops tracking tuples of strings, and on a
-    plan of 10,000 nodes one full collection is a quarter of the time of an impact report."""
-    found: dict[str, tuple[str, ...]] = {}
-    for node_id in graph.nodes:
-        edges = graph.incoming.get(node_id, ())
-        found[node_id] = tuple(
-            dict.fromkeys(e.from_ for e in edges if e.from_ != node_id and e.propagates)
-        )
-    return found
-
-
-def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
-    """Files a criterion's verifier reads: schema and artifact, the artifact path, the file
-    part of each ``tests:`` pattern."""
-    verifier = criterion.verifier
-    if isinstance(verifier, SchemaVerifier):
-        return (verifier.schema_path, verifier.artifact)
-    if verifier.type == "artifact":
-        return (str(getattr(verifier, "path", "")),)
-    if verifier.type == "test":
-        tests: list[str] = getattr(verifier, "tests", [])
-        return tuple(dict.fromkeys(t.split("::", 1)[0] for t in tests))
-    return ()
-
-
 def _changed(
     index: PathIndex,
     change: Change,
@@ -313,6 +255,40 @@ def _changed(
     )
 
 
+def _direct(changed: Sequence[ChangedPath]) -> dict[str, list[tuple[str, str]]]:
+    """Node → (changed path, its description) for each path that reaches it directly."""
+    direct: dict[str, list[tuple[str, str]]] = {}
+    for entry in changed:
+        described = (entry.path, describe(entry))
+        for node_id in entry.nodes:
+            direct.setdefault(node_id, []).append(described)
+    return direct
+
+
+def _with_edits(
+    changed: list[ChangedPath],
+    edits: Mapping[str, Sequence[PlanEdit]],
+    plan_file: str | None,
+    commits: Mapping[str, str],
+    direct: dict[str, list[tuple[str, str]]],
+) -> list[ChangedPath]:
+    """Add the plan edits to *direct* (in place) and the edited nodes to the plan file's
+    entry in *changed* (made when the diff lacks it)."""
+    where = plan_file or "the plan"
+    commit = commits.get(where)
+    detail = (where, f"commit {commit[:7]}" if commit else None)
+    for node_id, node_edits in edits.items():
+        texts = [(where, edit.describe(*detail)) for edit in node_edits]
+        direct.setdefault(node_id, []).extend(texts)
+    found = [c for c in changed if c.path == where]
+    entry = found[0] if found else ChangedPath(where, "modified", ())
+    nodes = tuple(dict.fromkeys([*entry.nodes, *edits]))
+    updated = ChangedPath(where, entry.change, nodes, entry.old_path, entry.commit)
+    if found:
+        return [updated if c is entry else c for c in changed]
+    return sorted([*changed, updated], key=lambda c: c.path)
+
+
 def describe(changed: ChangedPath) -> str:
     """``ARTIFACT_CHANGED path (details)`` or ``ARTIFACT_DELETED path (details)``."""
     code = "ARTIFACT_DELETED" if changed.change == "deleted" else "ARTIFACT_CHANGED"
@@ -324,82 +300,6 @@ def describe(changed: ChangedPath) -> str:
     if changed.commit:
         details.append(f"commit {changed.commit[:7]}")
     return f"{code} {changed.path}" + (f" ({', '.join(details)})" if details else "")
-
-
-# --- walking the graph -----------------------------------------------------------------------
-
-
-_Sources = tuple[tuple[str, tuple[str, ...]], ...]
-"""Directly reached upstream nodes, each with the nodes between (a tuple, see
-:func:`_strong_prerequisites`)."""
-
-
-class _Walk:
-    """Directly reached nodes, everything downstream of them over strong edges, and for each
-    node the nearest directly reached upstream nodes with the path to them."""
-
-    def __init__(self, graph: Graph, index: PathIndex, changed: Sequence[ChangedPath]) -> None:
-        # node → (changed path, its description) for each path reaching it directly; each
-        # description is written once, not once per downstream chain
-        self.direct: dict[str, list[tuple[str, str]]] = {}
-        for entry in changed:
-            described = (entry.path, describe(entry))
-            for node_id in entry.nodes:
-                self.direct.setdefault(node_id, []).append(described)
-        self.prerequisites = index.prerequisites
-        self.reached = self._reach()
-        self.order = [n for n in graph.topological_order() if n in self.reached]
-        self.sources: dict[str, _Sources] = {}
-        for node_id in self.order:
-            self.sources[node_id] = self._nearest(node_id)
-
-    def _reach(self) -> set[str]:
-        dependents: dict[str, list[str]] = {}
-        for node_id, upstream in self.prerequisites.items():
-            for prerequisite in upstream:
-                dependents.setdefault(prerequisite, []).append(node_id)
-        seen: set[str] = set()
-        stack = list(self.direct)
-        while stack:
-            node_id = stack.pop()
-            if node_id not in seen:
-                seen.add(node_id)
-                stack.extend(dependents.get(node_id, ()))
-        return seen
-
-    def _nearest(self, node_id: str) -> _Sources:
-        """Directly reached upstream nodes and the nodes between (nearest upstream first)."""
-        best: dict[str, tuple[str, ...]] = {}
-        for upstream in self.prerequisites[node_id]:
-            if upstream not in self.reached:
-                continue
-            candidates = self.sources.get(upstream, ())
-            if upstream in self.direct:
-                candidates = tuple({**dict(candidates), upstream: ()}.items())
-            for source, between in candidates:
-                # a path is only built when it wins: this runs for every reached node
-                known = best.get(source)
-                if known is None or len(between) + 1 < len(known):
-                    best[source] = (upstream, *between)
-        if len(best) < 2:
-            return tuple(best.items())
-        return tuple(sorted(best.items(), key=lambda item: len(item[1]))[:MAX_SOURCES])
-
-    def reasons(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The reason chains of *node_id* and the changed paths they end at."""
-        chains: list[str] = []
-        paths: list[str] = []
-        for path, text in self.direct.get(node_id, ()):
-            chains.append(text)
-            paths.append(path)
-        for source, between in self.sources.get(node_id, ()):
-            via = " ← ".join(between)
-            for path, text in self.direct[source]:
-                chains.append(f"UPSTREAM_CHANGED via {via} ← {text}")
-                paths.append(path)
-        if len(chains) > MAX_REASONS:
-            chains[MAX_REASONS:] = [f"… {len(chains) - MAX_REASONS} more"]
-        return tuple(chains), tuple(dict.fromkeys(paths))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -427,9 +327,7 @@ def _reviews(graph: Graph, invalidated: Sequence[Invalidated], gone: set[str]) -
     notices: dict[str, Notice] = {}
     for entry in invalidated:
         source = entry.node
-        pairs = [(edge.to, edge) for edge in graph.outgoing.get(source, ())]
-        pairs += [(e.from_, e) for e in graph.incoming.get(source, ()) if e.type == "related"]
-        for other, edge in pairs:
+        for other, edge in _neighbours(graph, source):
             # the cheap test first: most edges out of an invalidated node lead to another one
             if other in gone or other in notices or other == source:
                 continue
@@ -440,6 +338,15 @@ def _reviews(graph: Graph, invalidated: Sequence[Invalidated], gone: set[str]) -
             reason = f"REVIEW_RECOMMENDED {kind} edge with {source}, which is invalidated{cause}"
             notices[other] = Notice(other, reason)
     return [notices[n] for n in graph.nodes if n in notices]
+
+
+def _neighbours(graph: Graph, node_id: str) -> Iterator[tuple[str, Edge]]:
+    """Targets of the edges out of *node_id*, then sources of ``related`` edges into it."""
+    for edge in graph.outgoing.get(node_id, ()):
+        yield edge.to, edge
+    for edge in graph.incoming.get(node_id, ()):
+        if edge.type == "related":
+            yield edge.from_, edge
 
 
 def _blocked(graph: Graph, gone: set[str], state: PlanState | None) -> list[Notice]:

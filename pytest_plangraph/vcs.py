@@ -29,6 +29,7 @@ __all__ = [
     "changed_paths",
     "commits_since",
     "environ_flag",
+    "file_at",
     "find_root",
     "git_state",
     "is_ancestor",
@@ -160,6 +161,17 @@ def last_commits(root: Path, since: str, paths: Iterable[str] | None = None) -> 
     return found
 
 
+def file_at(root: Path, rev: str, path: str) -> bytes | None:
+    """The content of *path* (root-relative POSIX) at revision *rev*, or None when the file
+    did not exist there (or the repository had no commits)."""
+    with _open(root) as repo:
+        base = _resolve(repo, rev, allow_unborn=True)
+        if base == EMPTY_TREE or _verify_object(repo, f"{base}:{path}") is None:
+            return None
+        content: bytes = _git_bytes(repo, "cat-file", "blob", f"{base}:{path}")
+    return content
+
+
 def revision_exists(root: Path, rev: str) -> bool:
     """True when *rev* names a commit of the repository at *root*."""
     with _open(root) as repo:
@@ -209,6 +221,29 @@ def _git(repo: Any, command: str, *args: str) -> str:
         detail = str(getattr(exc, "stderr", "") or exc).strip()
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
     return output
+
+
+def _git_bytes(repo: Any, command: str, *args: str) -> bytes:
+    import git
+
+    try:
+        output: bytes = getattr(repo.git, command.replace("-", "_"))(
+            *args, stdout_as_string=False, strip_newline_in_stdout=False
+        )
+    except git.exc.GitError as exc:
+        detail = str(getattr(exc, "stderr", "") or exc).strip()
+        raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
+    return output
+
+
+def _verify_object(repo: Any, name: str) -> str | None:
+    import git
+
+    try:
+        sha: str = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", name)
+    except git.exc.GitCommandError:
+        return None
+    return sha.strip() or None
 
 
 def _has_commits(repo: Any) -> bool:

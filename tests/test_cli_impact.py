@@ -189,3 +189,80 @@ def test_bad_revision_and_bad_options_exit_2(
     mixed = plangraph(root, "impact", "--since", "HEAD", "--apply")
     assert mixed.code == 2
     assert "--apply" in mixed.err
+
+
+def _edit_plan(root: Path, old: str, new: str) -> None:
+    plan = root / "plangraph.yaml"
+    text = plan.read_text(encoding="utf-8")
+    assert old in text
+    plan.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_since_reports_a_changed_criterion_and_its_downstream(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    _edit_plan(root, "step 5 wrote its output", "step 5 wrote its output, twice")
+    _edit_plan(root, "title: Step 2", "title: Step two")  # a title binds no evidence
+    git(root, "commit", "-q", "-am", "tighten T5")
+    short = git(root, "rev-parse", "--short=7", "HEAD").strip()
+
+    result = plangraph(root, "impact", "--since", "HEAD~1", "--format", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["changed"] == [{"path": "plangraph.yaml", "change": "modified", "nodes": ["T5"]}]
+    assert _invalidated(data) == DOWNSTREAM
+    cause = f"CRITERION_CHANGED T5/ac-out (plangraph.yaml, commit {short})"
+    assert data["invalidated"][0]["reasons"] == [cause]
+    assert data["invalidated"][-1]["reasons"] == [
+        f"UPSTREAM_CHANGED via T10 ← T8 ← T6 ← T5 ← {cause}"
+    ]
+    assert result.err == ""
+
+
+def test_since_sees_uncommitted_plan_edits_without_commits(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    _edit_plan(root, "outputs: [out/t11.txt]", "outputs: [out/t11.txt, out/t11.log]")
+    _change_t5(root, commit=False)
+
+    result = plangraph(root, "impact", "--since", "HEAD", "--no-commits", "--format", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert [c["path"] for c in data["changed"]] == ["out/t5.txt", "plangraph.yaml"]
+    t11 = next(entry for entry in data["invalidated"] if entry["node"] == "T11")
+    assert t11["reasons"][0] == "NODE_CHANGED T11 (outputs, plangraph.yaml)"
+    assert all("commit" not in r for e in data["invalidated"] for r in e["reasons"])
+
+
+def test_a_plan_unreadable_at_the_revision_is_said_once(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    good = (root / "plangraph.yaml").read_text(encoding="utf-8")
+    (root / "plangraph.yaml").write_text("plangraph: 1\nnodes: [oops\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "break the plan")
+    (root / "plangraph.yaml").write_text(good, encoding="utf-8")
+
+    result = plangraph(root, "impact", "--since", "HEAD", "--format", "json")
+    assert result.code == 0
+    assert result.err.count("the plan at HEAD could not be read") == 1
+    assert result.json()["invalidated"] == []
+
+
+def test_a_plan_new_since_the_revision_has_no_edits(plangraph: Run, tmp_path: Path) -> None:
+    root = tmp_path / "late-plan"
+    shutil.copytree(FIXTURES / "seed-000", root)
+    (root / "plangraph.yaml").rename(tmp_path / "plan.yaml")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "outputs first")
+    (tmp_path / "plan.yaml").rename(root / "plangraph.yaml")
+
+    result = plangraph(root, "impact", "--since", "HEAD", "--format", "json")
+    assert result.code == 0, result.err
+    assert result.json()["changed"] == [
+        {"path": "plangraph.yaml", "change": "untracked", "nodes": []}
+    ]
+    assert result.json()["invalidated"] == []

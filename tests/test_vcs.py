@@ -20,6 +20,7 @@ from pytest_plangraph.vcs import (
     Workspace,
     changed_paths,
     commits_since,
+    file_at,
     git_state,
     is_ancestor,
     last_commit_touching,
@@ -261,3 +262,20 @@ def test_submodule(repo: Path, tmp_path: Path) -> None:
         Change("new file ü.py", "untracked"),
     ]
     assert git_state(sub).dirty
+
+
+def test_file_at_reads_a_file_as_it_was(repo: Path, tmp_path: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "edit.txt").write_text("two\n")
+    _write(repo, {"dir/new é.txt": "new\n"})
+    _commit(repo, "edit and add")
+    assert file_at(repo, first, "edit.txt") == b"one\n"
+    assert file_at(repo, "HEAD", "edit.txt") == b"two\n"
+    assert file_at(repo, "HEAD", "dir/new é.txt") == b"new\n"
+    assert file_at(repo, first, "dir/new é.txt") is None
+    with pytest.raises(GitError, match="unknown revision 'nope'"):
+        file_at(repo, "nope", "edit.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert file_at(empty, "HEAD", "edit.txt") is None

@@ -4,7 +4,9 @@ Without ``--since`` the store's evidence is compared with the files now (working
 included); ``--apply`` then records each observed change as a ``change`` event on every node
 it invalidates, so ``history`` shows when and why the node went stale. With ``--since REV``
 no store is needed: the diff ``REV..HEAD`` plus the working tree says what would be
-invalidated — a pull-request preview. ``--format markdown`` suits ``$GITHUB_STEP_SUMMARY``.
+invalidated — a pull-request preview, plan edits included. ``--no-commits`` leaves out the
+commit behind each change (on a long range, finding them is most of the time).
+``--format markdown`` suits ``$GITHUB_STEP_SUMMARY``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ def register(commands: Any) -> None:
     )
     impact.add_argument("--check", action="store_true", help="exit 1 when anything is invalidated")
     impact.add_argument(
+        "--no-commits",
+        dest="commits",
+        action="store_false",
+        help="do not name the commit behind each change (skips a git log over the range)",
+    )
+    impact.add_argument(
         "--apply",
         action="store_true",
         help="record the observed changes as events (not with --since)",
@@ -51,7 +59,7 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "it cannot be combined with --since"
         )
     with open_graph(args) as graph:
-        report = graph.impact(args.since)
+        report = graph.impact(args.since, commits=args.commits)
         applied = apply(graph, report) if args.apply else 0
     for note in report.notes:
         print(f"plangraph: note: {note}", file=sys.stderr)

@@ -1,0 +1,131 @@
+"""Gathering what an impact report needs (DESIGN §6): the changed paths and the commits behind
+them from git, the store's evidence, the files now, and the plan as it was at a revision. The
+report itself is built by :mod:`.impact`, which is pure.
+
+Two questions, two functions:
+
+* :func:`impact_since` — what would the diff from a revision to the working tree invalidate?
+  No store is needed, and without one no file is hashed and no status is derived: the patterns
+  of the plan as written match the diff's paths. The plan at the revision, when the diff
+  changes the plan file, gives the plan edits (``CRITERION_CHANGED``, ``NODE_CHANGED``).
+* :func:`impact_now` — which evidence is stale now, and why?
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import GitError, PlanError
+from .graph import Graph
+from .impact import ImpactReport, diff_impact, evidence_impact, observed_changes
+from .memory import collector_paused
+from .plan_edits import PlanEdit, plan_edits
+from .planfile import load_plan
+from .state import derive
+from .vcs import Change, changed_paths, commits_since, file_at, last_commits
+
+if TYPE_CHECKING:
+    from .api import PlanGraph
+
+
+def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> ImpactReport:
+    """What the diff from *since* to the working tree would invalidate. With *commits*, each
+    change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
+    range: the slowest part on a long range)."""
+    store = _relative(graph.root, graph.store_path)
+    events = graph.events() if graph.store_path.exists() else []
+    changes = changed_paths(graph.root, since)
+    named = last_commits(graph.root, since, [c.path for c in changes]) if commits else {}
+    plan_file = _relative(graph.root, graph.plan_path) if graph.plan_path else None
+    edits, notes = _plan_edits(graph, since, changes, plan_file)
+    state = outputs = None
+    if events:  # evidence ids and claims come from the derived state
+        with collector_paused():
+            snapshot = graph.snapshot(events)
+            state, outputs = derive(graph.graph, events, snapshot), snapshot.outputs
+    return diff_impact(
+        graph.graph,
+        changes,
+        outputs=outputs,
+        events=events,
+        state=state,
+        commits=named,
+        notes=notes,
+        ignore=() if store is None else (store,),
+        edits=edits,
+        plan_file=plan_file,
+    )
+
+
+def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
+    """Every evidence subject against the files now (working tree included)."""
+    events = graph.events()
+    snapshot = graph.snapshot(events)
+    state = derive(graph.graph, events, snapshot)
+    observed = observed_changes(graph.graph, events, snapshot.files)
+    named: dict[str, str] = {}
+    notes: list[str] = []
+    if commits:
+        named, notes = commits_since(graph.root, [(o.change.path, o.since) for o in observed])
+    return evidence_impact(
+        graph.graph,
+        observed,
+        state,
+        outputs=snapshot.outputs,
+        events=events,
+        commits=named,
+        notes=notes,
+    )
+
+
+def _plan_edits(
+    graph: PlanGraph, since: str, changes: list[Change], plan_file: str | None
+) -> tuple[dict[str, tuple[PlanEdit, ...]], list[str]]:
+    """The plan edits since *since* (none when the diff does not touch the plan file), and a
+    note when the plan at *since* cannot be compared."""
+    change = next((c for c in changes if c.path == plan_file), None)
+    if plan_file is None or change is None or change.change in ("added", "untracked"):
+        return {}, []
+    before = change.old_path or plan_file
+    try:
+        old = _plan_at(graph, since, before)
+    except (PlanError, GitError) as exc:
+        reason = _first_line(exc)
+        return {}, [f"the plan at {since} could not be read ({reason}); plan edits not compared"]
+    if old is None:
+        return {}, []
+    return plan_edits(old, graph.graph), []
+
+
+def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
+    """The plan file *path* as it was at *rev*, read with the plan reader (through a temporary
+    file, so that YAML and JSON plans are read exactly as the current one is)."""
+    content = file_at(graph.root, rev, path)
+    if content is None:
+        return None
+    suffix = Path(path).suffix or ".yaml"
+    handle, name = tempfile.mkstemp(suffix=suffix, prefix="plangraph-plan-")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        cache = graph.store_path.parent / "cache"
+        with collector_paused():
+            loaded = load_plan(Path(name), f"{rev}:{path}", cache_dir=cache)
+    finally:
+        os.unlink(name)
+    return Graph.of(loaded.plan)
+
+
+def _relative(root: Path, path: Path) -> str | None:
+    """*path* relative to *root* as POSIX, or None when it is outside."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

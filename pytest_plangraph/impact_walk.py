@@ -1,0 +1,246 @@
+"""From changed paths to nodes and down the graph (pure): the engine of :mod:`.impact`.
+
+:class:`PathIndex` says which nodes a path reaches directly; :class:`Topology` holds, from one
+pass over the edges, each node's strong prerequisites and dependents and the plan's order;
+:class:`Walk` follows strong edges from the directly reached nodes and keeps, for every node it
+reaches, the nearest directly reached upstream nodes, from which the reason chains are written.
+
+This runs once per node of a plan of tens of thousands of nodes, so the loops are kept flat and
+the values are tuples of strings (the garbage collector stops tracking those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from .graph import Graph
+from .model import PROPAGATING_EDGES, Criterion, SchemaVerifier
+from .paths import is_glob, normalize, path_problem
+
+MAX_REASONS = 10
+"""Reason chains kept per invalidated node; the rest are counted in a last ``… N more``."""
+MAX_SOURCES = 3
+"""Directly changed upstream nodes followed per node (the nearest ones)."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Strong prerequisites and dependents of every node, and the plan's topological order —
+    the order of :meth:`Graph.topological_order`, computed here with the prerequisites in the
+    same pass over the edges (graphlib's bookkeeping costs more than the walk itself)."""
+
+    prerequisites: dict[str, tuple[str, ...]]
+    dependents: dict[str, list[str]]
+    order: list[str]
+
+    @classmethod
+    def of(cls, graph: Graph) -> Topology:
+        """The topology of *graph*."""
+        prerequisites: dict[str, tuple[str, ...]] = {}
+        dependents: dict[str, list[str]] = {}
+        ordering: dict[str, list[str]] = {}  # node → every active requires/consumes/validates
+        waiting: dict[str, int] = {}
+        for node_id in graph.nodes:
+            strong: dict[str, None] = {}
+            sources: dict[str, None] = {}
+            for edge in graph.incoming.get(node_id, ()):
+                source = edge.from_
+                if source == node_id or edge.status != "active":
+                    continue
+                if edge.type in PROPAGATING_EDGES:
+                    sources[source] = None
+                    if edge.strength == "strong":
+                        strong[source] = None
+            prerequisites[node_id] = tuple(strong)
+            for source in strong:
+                dependents.setdefault(source, []).append(node_id)
+            for source in sources:
+                ordering.setdefault(source, []).append(node_id)
+            waiting[node_id] = len(sources)
+        return cls(prerequisites, dependents, _levels(graph, ordering, waiting))
+
+
+def _levels(graph: Graph, successors: dict[str, list[str]], waiting: dict[str, int]) -> list[str]:
+    """Kahn's algorithm level by level, each level in plan order (as graphlib hands out ready
+    nodes in :meth:`Graph.topological_order`); plan order when there is a cycle."""
+    position = graph.index.__getitem__
+    level = [node_id for node_id, count in waiting.items() if count == 0]
+    order: list[str] = []
+    while level:
+        level.sort(key=position)
+        order.extend(level)
+        ready: list[str] = []
+        for node_id in level:
+            for successor in successors.get(node_id, ()):
+                waiting[successor] -= 1
+                if not waiting[successor]:
+                    ready.append(successor)
+        level = ready
+    return order if len(order) == len(graph.nodes) else list(graph.nodes)
+
+
+# --- paths to nodes --------------------------------------------------------------------------
+
+
+@dataclass
+class PathIndex:
+    """Which nodes a path reaches directly. A plain path also matches as a directory. A node
+    whose strong prerequisite the same path reaches is left out: the change reaches it from
+    upstream (a consumed artifact, a shared file), and its reason chain says so."""
+
+    prerequisites: Mapping[str, tuple[str, ...]]
+    exact: dict[str, list[str]] = field(default_factory=dict)
+    globs: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        graph: Graph,
+        outputs: Mapping[str, Sequence[str]],
+        subjects: Mapping[str, Iterable[str]],
+        topology: Topology | None = None,
+    ) -> PathIndex:
+        """The index of *graph* with expanded *outputs* and evidence *subjects*."""
+        topology = topology or Topology.of(graph)
+        index = cls(topology.prerequisites)
+        for node_id, node in graph.nodes.items():
+            patterns = [*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())]
+            for criterion in node.acceptance:
+                patterns.extend(verifier_paths(criterion))
+            for edge in graph.incoming.get(node_id, ()):
+                if edge.type == "consumes" and edge.artifacts and edge.propagates:
+                    patterns.extend(edge.artifacts)
+            for pattern in dict.fromkeys(patterns):
+                index.add(pattern, node_id)
+        return index
+
+    def add(self, pattern: str, node_id: str) -> None:
+        """Let *pattern* (a path, a directory or a glob) reach *node_id*."""
+        key = _clean(pattern)
+        if key is None:
+            return
+        if is_glob(key):
+            self.globs.append((pattern, node_id))
+            return
+        nodes = self.exact.setdefault(key, [])
+        if node_id not in nodes:
+            nodes.append(node_id)
+
+    def nodes(self, *paths: str) -> list[str]:
+        """The nodes *paths* reach directly."""
+        found: dict[str, None] = {}
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(len(parts), 0, -1):
+                found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
+            found.update((n, None) for pattern, n in self.globs if fnmatchcase(path, pattern))
+        return [n for n in found if not any(p in found for p in self.prerequisites[n])]
+
+
+def _clean(pattern: str) -> str | None:
+    """*pattern* normalized without a trailing slash, or None when it may not name a file.
+    The common case — already clean — is recognized without :func:`path_problem`."""
+    plain = (
+        pattern
+        and pattern.strip() == pattern
+        and pattern[0] not in "/."
+        and "\\" not in pattern
+        and "/." not in pattern
+        and "//" not in pattern
+        and pattern[1:2] != ":"
+    )
+    if plain:
+        return pattern.rstrip("/")
+    if path_problem(pattern):
+        return None
+    return normalize(pattern).rstrip("/")
+
+
+def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
+    """Files a criterion's verifier reads: schema and artifact, the artifact path, the file
+    part of each ``tests:`` pattern."""
+    verifier = criterion.verifier
+    if isinstance(verifier, SchemaVerifier):
+        return (verifier.schema_path, verifier.artifact)
+    if verifier.type == "artifact":
+        return (str(getattr(verifier, "path", "")),)
+    if verifier.type == "test":
+        tests: list[str] = getattr(verifier, "tests", [])
+        return tuple(dict.fromkeys(t.split("::", 1)[0] for t in tests))
+    return ()
+
+
+# --- walking the graph -----------------------------------------------------------------------
+
+
+_Sources = tuple[tuple[str, tuple[str, ...]], ...]
+"""Directly reached upstream nodes, each with the nodes between."""
+
+
+class Walk:
+    """Directly reached nodes, everything downstream of them over strong edges, and for each
+    node the nearest directly reached upstream nodes with the path to them.
+
+    *direct* maps each directly reached node to its (changed path, description) pairs; each
+    description is written once, not once per downstream chain.
+    """
+
+    def __init__(self, topology: Topology, direct: Mapping[str, Sequence[tuple[str, str]]]):
+        self.direct = direct
+        self.prerequisites = topology.prerequisites
+        self.reached = _reach(direct, topology.dependents)
+        self.order = [n for n in topology.order if n in self.reached]
+        self.sources: dict[str, _Sources] = {}
+        for node_id in self.order:
+            self.sources[node_id] = self._nearest(node_id)
+
+    def _nearest(self, node_id: str) -> _Sources:
+        """Directly reached upstream nodes and the nodes between (nearest upstream first)."""
+        best: dict[str, tuple[str, ...]] = {}
+        length: dict[str, int] = {}  # len(best[source]), so that sorting calls no Python
+        reached, direct, sources = self.reached, self.direct, self.sources
+        for upstream in self.prerequisites[node_id]:
+            if upstream not in reached:
+                continue
+            for source, between in sources.get(upstream, ()):  # absent on a cycle
+                # a path is only built when it wins: this runs for every reached node
+                steps = len(between) + 1
+                if steps < length.get(source, steps + 1):
+                    best[source] = (upstream, *between)
+                    length[source] = steps
+            if upstream in direct:
+                best[upstream] = (upstream,)
+                length[upstream] = 1
+        if len(best) < 2:
+            return tuple(best.items())
+        nearest = sorted(length, key=length.__getitem__)[:MAX_SOURCES]  # stable: ties keep order
+        return tuple((source, best[source]) for source in nearest)
+
+    def reasons(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The reason chains of *node_id* and the changed paths they end at."""
+        chains: list[str] = []
+        paths: list[str] = []
+        for path, text in self.direct.get(node_id, ()):
+            chains.append(text)
+            paths.append(path)
+        for source, between in self.sources.get(node_id, ()):
+            prefix = f"UPSTREAM_CHANGED via {' ← '.join(between)} ← "
+            for path, text in self.direct[source]:
+                chains.append(prefix + text)
+                paths.append(path)
+        if len(chains) > MAX_REASONS:
+            chains[MAX_REASONS:] = [f"… {len(chains) - MAX_REASONS} more"]
+        return tuple(chains), tuple(dict.fromkeys(paths))
+
+
+def _reach(start: Iterable[str], dependents: Mapping[str, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(start)
+    while stack:
+        node_id = stack.pop()
+        if node_id not in seen:
+            seen.add(node_id)
+            stack.extend(dependents.get(node_id, ()))
+    return seen

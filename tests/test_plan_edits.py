@@ -1,0 +1,140 @@
+"""plan_edits.py and the walk's topology, pure: what a plan edit invalidates, in which order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_plangraph.graph import Graph
+from pytest_plangraph.impact import diff_impact
+from pytest_plangraph.impact_walk import Topology
+from pytest_plangraph.model import Plan
+from pytest_plangraph.plan_edits import PlanEdit, plan_edits
+from pytest_plangraph.vcs import Change
+
+
+def _node(node_id: str, **extra: Any) -> dict[str, Any]:
+    criterion = {"id": "ac", "verifier": {"type": "artifact", "path": f"out/{node_id}.txt"}}
+    return {"id": node_id, "outputs": [f"out/{node_id}.txt"], "acceptance": [criterion], **extra}
+
+
+def _graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None) -> Graph:
+    return Graph.of(
+        Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges or []})
+    )
+
+
+BASE = [_node("a"), _node("b"), _node("c")]
+CHAIN = [{"from": "a", "to": "b", "type": "requires"}, {"from": "b", "to": "c", "type": "consumes"}]
+
+
+def _reasons(edits: dict[str, tuple[PlanEdit, ...]]) -> dict[str, list[str]]:
+    return {node: [edit.describe() for edit in found] for node, found in edits.items()}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "edges", "expected"),
+    [
+        ([_node("a", title="renamed"), _node("b"), _node("c")], CHAIN, {}),
+        (
+            [
+                {**_node("a"), "acceptance": [{"id": "ac", "verifier": {"type": "test"}}]},
+                _node("b"),
+                _node("c"),
+            ],
+            CHAIN,
+            {"a": ["CRITERION_CHANGED a/ac"]},
+        ),
+        (
+            [
+                {
+                    **_node("b"),
+                    "acceptance": [
+                        *_node("b")["acceptance"],
+                        {"id": "ac2", "verifier": {"type": "test"}},
+                    ],
+                },
+                _node("a"),
+                _node("c"),
+            ],
+            CHAIN,
+            {"b": ["CRITERION_CHANGED b/ac2 (added)"]},
+        ),
+        (
+            [{**_node("c"), "acceptance": []}, _node("a"), _node("b")],
+            CHAIN,
+            {"c": ["CRITERION_CHANGED c/ac (removed)"]},
+        ),
+        (
+            [{**_node("a"), "outputs": ["out/other.txt"]}, _node("b"), _node("c")],
+            CHAIN,
+            {"a": ["NODE_CHANGED a (outputs)"]},
+        ),
+        (BASE, CHAIN[1:], {"b": ["NODE_CHANGED b (prerequisites)"]}),
+        (
+            BASE,
+            [CHAIN[0], {**CHAIN[1], "artifacts": ["out/b.txt"]}],
+            {"c": ["NODE_CHANGED c (consumed artifacts)"]},
+        ),
+        ([*BASE, _node("d")], [*CHAIN, {"from": "c", "to": "d", "type": "requires"}], {}),
+    ],
+    ids=[
+        "title",
+        "criterion",
+        "added",
+        "removed",
+        "outputs",
+        "edge",
+        "artifacts",
+        "new-node",
+    ],
+)
+def test_only_what_evidence_is_bound_to_counts_as_an_edit(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], expected: dict[str, list[str]]
+) -> None:
+    assert _reasons(plan_edits(_graph(BASE, CHAIN), _graph(nodes, edges))) == expected
+
+
+def test_an_edited_criterion_invalidates_its_node_and_everything_downstream() -> None:
+    old = _graph(BASE, CHAIN)
+    edited = {**_node("b"), "acceptance": [{"id": "ac", "verifier": {"type": "test"}}]}
+    new = _graph([_node("a"), edited, _node("c")], CHAIN)
+    report = diff_impact(
+        new,
+        [Change("plan.yaml", "modified")],
+        commits={"plan.yaml": "abc1234def"},
+        edits=plan_edits(old, new),
+        plan_file="plan.yaml",
+    )
+    assert [c.to_json() for c in report.changed] == [
+        {"path": "plan.yaml", "change": "modified", "nodes": ["b"]}
+    ]
+    assert [(i.node, i.reasons) for i in report.invalidated] == [
+        ("b", ("CRITERION_CHANGED b/ac (plan.yaml, commit abc1234)",)),
+        ("c", ("UPSTREAM_CHANGED via b ← CRITERION_CHANGED b/ac (plan.yaml, commit abc1234)",)),
+    ]
+    assert report.invalidated[1].paths == ("plan.yaml",)
+
+
+@pytest.mark.parametrize(
+    "edges",
+    [
+        CHAIN,
+        [
+            {"from": "c", "to": "a", "type": "requires"},
+            {"from": "b", "to": "a", "type": "requires"},
+        ],
+        [{"from": "c", "to": "a", "type": "requires", "strength": "weak"}, *CHAIN[:1]],
+        [
+            {"from": "c", "to": "b", "type": "related"},
+            {"from": "a", "to": "b", "type": "conflicts"},
+        ],
+        [*CHAIN, {"from": "c", "to": "a", "type": "requires"}],  # a cycle: plan order
+        [{**CHAIN[0], "status": "proposed"}, {"from": "b", "to": "a", "type": "validates"}],
+    ],
+)
+def test_the_walk_orders_nodes_as_the_graph_does(edges: list[dict[str, Any]]) -> None:
+    graph = _graph([*BASE, _node("d"), _node("e")], edges)
+    assert Topology.of(graph).order == graph.topological_order()
+    assert Topology.of(graph).prerequisites == {n: tuple(graph.prerequisites(n)) for n in "abcde"}
