@@ -3,8 +3,9 @@
 :class:`RunResults` holds what the controller heard (the mapping, each test's report phases,
 each verifier item's verdict, the artifacts tests declared); :func:`decide` folds it into one
 verdict per criterion, or the reason it was not verified; :class:`EvidenceBuilder` binds each
-verdict to subjects and their sha256 through :meth:`PlanGraph.make_evidence`, voiding a record
-whose subjects changed while the session ran (``ARTIFACT_CHANGED_DURING_RUN``).
+verdict to subjects and their sha256 through :class:`~pytest_plangraph.records.RecordMaker`
+(the batch form of :meth:`PlanGraph.make_evidence`), voiding a record whose subjects changed
+while the session ran (``ARTIFACT_CHANGED_DURING_RUN``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .pytest_verdicts import (
     criterion_verdict,
     fold_phases,
 )
+from .records import RecordMaker
 from .state import input_digests
 
 if TYPE_CHECKING:
@@ -161,7 +163,15 @@ class EvidenceBuilder:
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.digests = input_digests(self.graph.graph, self.snapshot)
+        self.maker = RecordMaker(
+            self.graph,
+            self.snapshot,
+            plan=self.plan,
+            git=self.git,
+            run=self.run,
+            recorded_by=self.recorded_by,
+            digests=input_digests(self.graph.graph, self.snapshot),
+        )
 
     def build(self, item: Decided) -> Evidence:
         """The record for *item*; voided when a subject changed during the run."""
@@ -188,19 +198,13 @@ class EvidenceBuilder:
         details: dict[str, Any],
         subjects: dict[str, str | None],
     ) -> Evidence:
-        return self.graph.make_evidence(
+        return self.maker.make(
             item.node,
             item.criterion,
             outcome=verdict.outcome,
             reason=verdict.reason,
             details=details,
             subjects=subjects,
-            run=self.run,
-            recorded_by=self.recorded_by,
-            snapshot=self.snapshot,
-            plan=self.plan,
-            git=self.git,
-            digests=self.digests,
         )
 
     def _hash(self, path: str) -> str | None:

@@ -1,0 +1,114 @@
+"""Evidence records built in a batch are the records PlanGraph.make_evidence builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from pytest_plangraph import PlanGraph
+from pytest_plangraph.canonical import canonical_json
+from pytest_plangraph.environment import git_info, now, run_info
+from pytest_plangraph.errors import UsageError
+from pytest_plangraph.model import evidence_id
+from pytest_plangraph.records import RecordMaker, is_plain
+from pytest_plangraph.state import input_digests
+
+TOKEN = "step-token-endpoint"
+
+CASES: list[tuple[str, str, str, str | None, dict[str, Any], dict[str, str | None]]] = [
+    (TOKEN, "ac-http-200", "passed", None, {"tests": {"t::a": "passed"}}, {}),
+    (
+        TOKEN,
+        "ac-invalid-401",
+        "error",
+        "ARTIFACT_CHANGED_DURING_RUN",
+        {"tests": {"t::b": "passed"}, "changed_during_run": ["src/auth/login.py"], "n": 1.5},
+        {"tests/test_login.py": "a" * 64, "gone.txt": None},
+    ),
+    ("step-user-schema", "ac-schema-valid", "failed", "SCHEMA", {"message": "ü", "ok": False}, {}),
+    # not plain JSON: built through Evidence.create, still the same record
+    (TOKEN, "ac-http-200", "passed", None, {"tests": ("t::a", "t::b"), "path": Path("x")}, {}),
+]
+
+
+@pytest.fixture
+def graph(project: Any) -> PlanGraph:
+    return PlanGraph.open(project("jwt-login"))
+
+
+def _maker(graph: PlanGraph) -> tuple[RecordMaker, dict[str, Any]]:
+    snapshot = graph.snapshot()
+    shared = {
+        "snapshot": snapshot,
+        "plan": graph.plan_ref(),
+        "git": git_info(graph.root, graph.store_path),
+        "run": run_info(now(), now(), "8.0"),
+        "recorded_by": "ci",
+    }
+    digests = input_digests(graph.graph, snapshot)
+    maker = RecordMaker(graph, digests=digests, **shared)
+    return maker, {**shared, "digests": digests}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ...]) -> None:
+    node, criterion, outcome, reason, details, subjects = case
+    maker, shared = _maker(graph)
+    ours = maker.make(
+        node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
+    )
+    theirs = graph.make_evidence(
+        node,
+        criterion,
+        outcome=outcome,
+        reason=reason,
+        details=details,
+        subjects=subjects,
+        **shared,
+    )
+    assert ours.id == theirs.id == evidence_id(theirs)
+    assert canonical_json(ours.model_dump(mode="json")) == canonical_json(
+        theirs.model_dump(mode="json")
+    )
+    assert ours == theirs
+    assert "gone.txt" not in ours.subjects
+    graph.close()
+
+
+def test_the_batch_checks_names_and_outcomes(graph: PlanGraph) -> None:
+    maker, _ = _maker(graph)
+    with pytest.raises(UsageError, match="no criterion 'nope'"):
+        maker.make(TOKEN, "nope", outcome="passed", reason=None, details={}, subjects={})
+    with pytest.raises(ValidationError):
+        maker.make(TOKEN, "ac-http-200", outcome="green", reason=None, details={}, subjects={})
+    graph.close()
+
+
+def test_own_files_are_hashed_once_per_run(graph: PlanGraph) -> None:
+    maker, _ = _maker(graph)
+    login = Path(graph.root, "src/auth/login.py")
+    first = maker.make(TOKEN, "ac-http-200", outcome="passed", reason=None, details={}, subjects={})
+    login.write_text("changed during the run\n", encoding="utf-8")
+    second = maker.make(
+        TOKEN, "ac-invalid-401", outcome="passed", reason=None, details={}, subjects={}
+    )
+    # both records of the run bind the file as the end-of-run snapshot saw it
+    assert first.subjects["src/auth/login.py"] == second.subjects["src/auth/login.py"]
+    graph.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ({"a": [1, "b", None, True, 2.5]}, True),
+        ({"a": (1, 2)}, False),
+        ({1: "a"}, False),
+        ({"a": float("inf")}, False),
+        ({"a": Path("x")}, False),
+    ],
+)
+def test_is_plain(value: object, plain: bool) -> None:
+    assert is_plain(value) is plain
