@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Generator, Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,6 @@ from .environment import actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
 from .pytest_config import partial_args, plan_path, store_path
-from .pytest_coverage import WORKER_KEY, CoverageRecorder
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
@@ -36,7 +36,9 @@ from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
 
 if TYPE_CHECKING:
-    from .model import Evidence
+    from .gate import LoggedEvent
+    from .model import Event, Evidence
+    from .pytest_coverage import CoverageRecorder
     from .state import PlanState
     from .verifiers import Registry
 
@@ -93,12 +95,15 @@ class PlangraphSession:
             self.graph.require_node(node)
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
-        self.before_events = self.graph.events()
+        # the light log: evidence payloads cut down to what derivation reads
+        self.before_events: list[LoggedEvent] = list(self.graph.store.log())
         self.before_snapshot = self.graph.snapshot(self.before_events)
         self.before = derive(self.graph.graph, self.before_events, self.before_snapshot)
 
     def _start_coverage(self) -> None:
         """Register the per-test coverage recorder (``--plangraph-coverage``)."""
+        from .pytest_coverage import CoverageRecorder
+
         self.results.coverage = {}
         self.coverage = CoverageRecorder(self.config, self.graph.root, self._mapped)
         self.config.pluginmanager.register(self.coverage, "plangraph-coverage")
@@ -113,9 +118,13 @@ class PlangraphSession:
             for nodeid, paths in executed.items():
                 self.results.coverage[self.prefix + nodeid] = list(paths)
 
-    def _after(self, end: Snapshot, evidence: Iterable[Evidence]) -> PlanState:
-        """The state after recording, hashing only what *end* and the new records lack."""
-        events = self.graph.events()
+    def _after(
+        self, end: Snapshot, evidence: Iterable[Evidence], stored: Iterable[Event]
+    ) -> PlanState:
+        """The state after recording: the log read at the start and the events this run
+        stored (not read back), hashing only what *end* and the new records lack."""
+        known = {event.id for event in self.before_events}
+        events = [*self.before_events, *(e for e in stored if e.id not in known)]
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)
@@ -159,17 +168,30 @@ class PlangraphSession:
         """Turn a ``criterion`` marker naming no test criterion into a collection error."""
         report = yield
         if report.passed and report.result:
+            valid = self._test_refs
             problems = [
                 f"{item.nodeid}: {problem}"
                 for item in report.result
                 if isinstance(item, pytest.Item)
-                for problem in ref_problems(marker_refs(item), self.graph.plan)
+                for problem in ref_problems(
+                    [ref for ref in marker_refs(item) if ref not in valid], self.graph.plan
+                )
             ]
             if problems:
                 report.outcome = "failed"
                 report.longrepr = "\n".join(problems)
                 report.result = []
         return report
+
+    @cached_property
+    def _test_refs(self) -> frozenset[str]:
+        """``node/criterion`` of every test criterion: markers naming one need no message."""
+        return frozenset(
+            f"{node.id}/{criterion.id}"
+            for node in self.graph.plan.nodes
+            for criterion in node.acceptance
+            if criterion.verifier.type == "test"
+        )
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -287,7 +309,10 @@ class PlangraphSession:
         data = getattr(node, "workeroutput", {}).get("plangraph")
         if data is not None and self.mapping is None:
             self.mapping = Mapping.from_dict(data)
-        self._add_coverage(getattr(node, "workeroutput", {}).get(WORKER_KEY))
+        if self.results.coverage is not None:  # --plangraph-coverage
+            from .pytest_coverage import WORKER_KEY
+
+            self._add_coverage(getattr(node, "workeroutput", {}).get(WORKER_KEY))
 
     # --- session end (controller) ------------------------------------------------------------
 
@@ -314,10 +339,10 @@ class PlangraphSession:
         end = self.graph.snapshot(self.before_events)
         builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
+        stored = self.graph.record(evidence) if evidence else []
         if evidence:
-            self.graph.record(evidence)
             attach_evidence(self.config, self._tests_of(evidence))
-        after = self._after(end, evidence)
+        after = self._after(end, evidence, stored)
         decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:
