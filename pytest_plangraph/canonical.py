@@ -11,10 +11,14 @@ import hashlib
 import json
 from typing import Any
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""The one encoder of the canonical form (``json.dumps`` would build one per call; encoding
+keeps no state between calls)."""
+
 
 def canonical_json(value: Any) -> str:
     """Return the canonical JSON text of *value* (sorted keys, no whitespace, UTF-8 kept)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def digest(value: Any) -> str:
