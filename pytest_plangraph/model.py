@@ -39,6 +39,12 @@ PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validate
 BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval")
 
 
+def _empty(kind: type[list[Any]] | type[dict[str, Any]]) -> Any:
+    """An empty list or dict default, made new for each model: pydantic deep-copies a literal
+    ``[]`` or ``{}`` default every time, which is most of the cost of loading a large plan."""
+    return Field(default_factory=kind, json_schema_extra={"default": kind()})
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -49,7 +55,7 @@ class TestVerifier(_Frozen):
 
     __test__ = False
     type: Literal["test"]
-    tests: list[Annotated[str, Field(min_length=1)]] = []
+    tests: list[Annotated[str, Field(min_length=1)]] = _empty(list)
 
 
 class SchemaVerifier(_Frozen):
@@ -126,9 +132,9 @@ class Node(_Frozen):
     kind: NodeKind = "step"
     title: str = ""
     parent: Id | None = None
-    outputs: list[Annotated[str, Field(min_length=1)]] = []
-    acceptance: list[Criterion] = []
-    constraints: list[str] = []
+    outputs: list[Annotated[str, Field(min_length=1)]] = _empty(list)
+    acceptance: list[Criterion] = _empty(list)
+    constraints: list[str] = _empty(list)
     risk: str | None = None
     owner: str | None = None
     cancelled: bool = False
@@ -137,8 +143,8 @@ class Node(_Frozen):
     idempotent: bool = False
     max_retry: Annotated[int, Field(ge=0)] = 2
     timeout_s: Annotated[float, Field(gt=0)] | None = None
-    inputs: dict[str, str] = {}
-    outputs_schema: dict[str, str] = {}
+    inputs: dict[str, str] = _empty(dict)
+    outputs_schema: dict[str, str] = _empty(dict)
 
     def criterion(self, criterion_id: str) -> Criterion | None:
         """Return the criterion with this id, or None."""
@@ -181,8 +187,8 @@ class Plan(_Frozen):
     plan: Id
     title: str = ""
     description: str = ""
-    nodes: list[Node] = []
-    edges: list[Edge] = []
+    nodes: list[Node] = _empty(list)
+    edges: list[Edge] = _empty(list)
 
     def node(self, node_id: str) -> Node | None:
         """Return the node with this id (the first one if ids repeat), or None."""
@@ -245,7 +251,7 @@ class RunInfo(_Frozen):
     python: str
     pytest: str | None = None
     plugin: str
-    ci: dict[str, str] = {}
+    ci: dict[str, str] = _empty(dict)
 
 
 class Evidence(_Frozen):
@@ -264,8 +270,8 @@ class Evidence(_Frozen):
     verifier: str
     outcome: Outcome
     reason: str | None = None
-    details: dict[str, Any] = {}
-    subjects: dict[str, str] = {}
+    details: dict[str, Any] = _empty(dict)
+    subjects: dict[str, str] = _empty(dict)
     git: GitInfo = GitInfo()
     run: RunInfo
     recorded_by: str
@@ -313,7 +319,7 @@ class Event(_Frozen):
     at: str
     by: str
     plan_digest: str
-    payload: dict[str, Any] = {}
+    payload: dict[str, Any] = _empty(dict)
     idempotency_key: str | None = None
     prev: str = ""
     hash: str = ""
