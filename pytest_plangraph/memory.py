@@ -13,6 +13,11 @@ def collector_paused() -> Iterator[None]:
 
     Reading a large log or plan allocates many small containers and no reference cycles; every
     full collection those allocations trigger would walk everything built so far, again.
+
+    On the way out, what was built is moved to the oldest generation without being scanned
+    (``gc.freeze()`` then ``gc.unfreeze()``), so the first young collection afterwards does not
+    walk it all either; it stays collectable. Skipped when the application froze objects of
+    its own, which must stay frozen.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -20,4 +25,7 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
