@@ -1,7 +1,8 @@
 """Pure graph operations over a plan: indexes, topological order, cycles and closures.
 
-Edges read "``to`` depends on ``from``". Order uses :mod:`graphlib`, with ties broken by the
-position of nodes in the plan file so every listing is stable.
+Edges read "``to`` depends on ``from``". The topological order is :mod:`graphlib`'s (nodes
+become ready in rounds), with ties broken by the position of nodes in the plan file so every
+listing is stable; it is computed once per graph.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Graph:
     children: dict[str, list[str]]
     incoming: dict[str, list[Edge]] = field(default_factory=dict)
     outgoing: dict[str, list[Edge]] = field(default_factory=dict)
+    _order: list[list[str]] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, plan: Plan) -> Graph:
@@ -74,21 +76,35 @@ class Graph:
     def topological_order(self) -> list[str]:
         """Upstream before downstream over active requires/consumes/validates edges.
 
-        Falls back to plan order for nodes on a cycle (lint reports the cycle).
+        Nodes become ready in rounds, as with :class:`graphlib.TopologicalSorter`: each round
+        holds the nodes whose every dependency was in an earlier round, in plan order. Falls
+        back to plan order when there is a cycle (lint reports it).
         """
-        sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+        if not self._order:
+            self._order.append(self._rounds())
+        return list(self._order[0])
+
+    def _rounds(self) -> list[str]:
+        waiting: dict[str, int] = {}
+        users: dict[str, list[str]] = {node_id: [] for node_id in self.nodes}
         for node_id in self.nodes:
-            sorter.add(node_id, *self._dependency_sources(node_id))
-        try:
-            sorter.prepare()
-        except graphlib.CycleError:
-            return list(self.nodes)
+            sources = self._dependency_sources(node_id)
+            waiting[node_id] = len(sources)
+            for source in sources:
+                users[source].append(node_id)
+        ready = [node_id for node_id, count in waiting.items() if count == 0]
         order: list[str] = []
-        while sorter.is_active():
-            ready = sorted(sorter.get_ready(), key=self.index.__getitem__)
+        while ready:
+            ready.sort(key=self.index.__getitem__)
             order.extend(ready)
-            sorter.done(*ready)
-        return order
+            following = []
+            for node_id in ready:
+                for user in users[node_id]:
+                    waiting[user] -= 1
+                    if not waiting[user]:
+                        following.append(user)
+            ready = following
+        return order if len(order) == len(self.nodes) else list(self.nodes)
 
     def find_cycle(self) -> list[str] | None:
         """One dependency cycle as ``[a, b, …, a]``, or None."""
