@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol
 
 from .graph import Graph
@@ -231,22 +232,44 @@ def input_digests(
 
 def criterion_digests(graph: Graph) -> dict[tuple[str, str], str]:
     """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
-    values as :func:`~pytest_plangraph.model.criterion_digest`."""
+    values as :func:`~pytest_plangraph.model.criterion_digest`.
+
+    The plan is dumped twice as a whole (defaults dropped, and complete for the verifiers)
+    rather than once per criterion.
+    """
+    plan = graph.plan
+    trimmed = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    full = plan.model_dump(mode="json", by_alias=True, include=_VERIFIERS)
     digests: dict[tuple[str, str], str] = {}
-    for node_id, node in graph.nodes.items():
-        for criterion in node.acceptance:
-            key = (node_id, criterion.id)
+    for index, node in enumerate(plan.nodes):
+        if graph.nodes.get(node.id) is not node:
+            continue  # a repeated node id: the graph keeps the first
+        bodies = trimmed["nodes"][index].get("acceptance", ())
+        verifiers = full["nodes"][index]["acceptance"]
+        for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
+            key = (node.id, criterion.id)
             if key not in digests:
-                body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-                body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
-                digests[key] = _digest({"node": node_id, "criterion": body})
+                body["verifier"] = verifier["verifier"]
+                digests[key] = _digest({"node": node.id, "criterion": body})
     return digests
 
+
+_VERIFIERS = {"nodes": {"__all__": {"acceptance": {"__all__": {"verifier"}}}}}
+"""Just the verifiers of a plan's dump."""
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """The encoder of :func:`~pytest_plangraph.canonical.canonical_json`, built once."""
 
+_encode: Callable[[Any], str] = _CANONICAL.encode
+if c_make_encoder is not None:  # CPython: call the C encoder directly, built once as well
+    _chunks = c_make_encoder(
+        None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True
+    )
+
+    def _encode(value: Any) -> str:
+        return "".join(_chunks(value, 0))
+
 
 def _digest(value: Any) -> str:
     """:func:`~pytest_plangraph.canonical.digest`, without building an encoder per call."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_encode(value).encode("utf-8")).hexdigest()

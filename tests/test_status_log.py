@@ -153,3 +153,36 @@ def test_the_links_kept_for_a_graph_do_not_keep_it_alive() -> None:
     del world, graph
     gc.collect()
     assert alive() is None
+
+
+def test_criterion_digests_keep_the_first_of_repeated_ids() -> None:
+    from pytest_plangraph.graph import Graph
+    from pytest_plangraph.model import Plan
+
+    artifact = {"type": "artifact", "path": "out/a.txt", "min_bytes": 0}
+    plan = Plan.model_validate(
+        {
+            "plangraph": 1,
+            "plan": "p",
+            "nodes": [
+                {"id": "a", "acceptance": [{"id": "c", "verifier": artifact}]},
+                {"id": "empty"},
+                {
+                    "id": "b",
+                    "acceptance": [
+                        {"id": "c", "assertion": "first", "verifier": {"type": "approval"}},
+                        {"id": "c", "assertion": "second", "verifier": {"type": "approval"}},
+                        {"id": "d", "required": False, "verifier": {"type": "linecount", "n": 3}},
+                    ],
+                },
+                {"id": "a", "acceptance": [{"id": "c", "verifier": {"type": "approval"}}]},
+            ],
+        }
+    )
+    graph = Graph.of(plan)
+    first_b = plan.nodes[2]
+    assert criterion_digests(graph) == {
+        ("a", "c"): criterion_digest("a", plan.nodes[0].acceptance[0]),
+        ("b", "c"): criterion_digest("b", first_b.acceptance[0]),
+        ("b", "d"): criterion_digest("b", first_b.acceptance[2]),
+    }
