@@ -104,3 +104,24 @@ def test_the_migrated_log_is_append_only(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         con.execute("DELETE FROM log WHERE seq = 1")
     con.close()
+
+
+@pytest.mark.parametrize("schema_1", [False, True])
+def test_the_log_is_in_recording_order_after_a_merge(tmp_path: Path, schema_1: bool) -> None:
+    newer, older = tmp_path / "newer.db", tmp_path / "older.db"
+    with Store.open(older) as store:
+        store.append_many([_evidence(n) for n in range(0, 8, 2)])  # 00, 02, 04, 06 seconds
+    with Store.open(newer) as store:
+        store.append_many([_evidence(n) for n in range(1, 8, 2)])  # 01, 03, 05, 07 seconds
+        store.merge([older])
+        chain = [e.payload["id"] for e in store.events()]
+    if schema_1:
+        con = sqlite3.connect(newer, isolation_level=None)
+        con.execute("DROP TABLE log")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        con.close()
+    with Store.open(newer, readonly=schema_1) as store:
+        logged = [e.payload["id"] for e in store.log()]
+        seqs = [e.seq for e in store.log()]
+    assert logged == [f"{n:064x}" for n in range(8)] == chain
+    assert seqs == [5, 1, 6, 2, 7, 3, 8, 4]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, NamedTuple, get_args
 
 from pydantic import ValidationError
@@ -127,12 +128,11 @@ def log_row(event: Event, payload_json: str) -> tuple[Any, ...]:
 
 
 LOG_QUERY = """
-SELECT seq, id, kind, node, criterion, by_, record, body
-FROM log WHERE seq > ? ORDER BY at, seq
+SELECT seq, id, kind, node, criterion, by_, record, body, at
+FROM log WHERE seq > ?
 """
-"""Every event for derivation, in the order it was recorded (time, then chain position: after
-a merge, a shard's older verdict never overrides a newer one), from the ``log`` table, so the
-bulk of the evidence records is never read."""
+"""Every event for derivation, from the ``log`` table, so the bulk of the evidence records is
+never read; in chain order, which :func:`log_events` turns into recording order."""
 
 LEGACY_LOG_QUERY = f"""
 SELECT seq, id, kind,
@@ -144,23 +144,29 @@ SELECT seq, id, kind,
        CASE WHEN kind = 'evidence' THEN json_extract(payload, '$.id') END,
        CASE WHEN kind = 'evidence'
             THEN json_extract(payload, {", ".join(f"'$.{name}'" for name in VERDICT_FIELDS)})
-            ELSE payload END
-FROM events WHERE seq > ? ORDER BY at, seq
+            ELSE payload END,
+       at
+FROM events WHERE seq > ?
 """
 """:data:`LOG_QUERY` for a store of schema 1 opened read-only (it cannot be migrated): the
 same rows, picked out of the evidence payloads by SQLite's JSON functions."""
 
 
 def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
-    """The :class:`LogEvent` of each row of :data:`LOG_QUERY` (ValueError on a damaged row).
+    """The :class:`LogEvent` of each row of :data:`LOG_QUERY`, in the order the events were
+    recorded: time, then chain position (after a merge, a shard's older verdict never overrides
+    a newer one). ValueError on a damaged row.
 
     Equal texts are decoded once and share one object (payloads are read, never changed): a
     criterion verified again with nothing changed repeats the same verdict fields.
     """
+    rows = list(rows)
+    if any(b[8] < a[8] for a, b in pairwise(rows)):  # stores were merged
+        rows.sort(key=lambda row: (row[8], row[0]))
     verdicts: dict[str, Any] = {}
     others: dict[str, Any] = {}
     events: list[LogEvent] = []
-    for seq, id_, kind, node, criterion, by, record_id, text in rows:
+    for seq, id_, kind, node, criterion, by, record_id, text, _ in rows:
         decoded = verdicts if kind == "evidence" else others
         data = decoded.get(text)
         if data is None:

@@ -272,7 +272,7 @@ class Store:
             with self._reading() as con, collector_paused():
                 query = LOG_QUERY if self._schema >= 2 else LEGACY_LOG_QUERY
                 return log_events(con.execute(query, (after_seq,)))
-        except (ValueError, StoreError):
+        except (ValueError, TypeError, StoreError):
             return self.events(after_seq=after_seq)
 
     def count(self) -> int:
