@@ -68,6 +68,7 @@ class VerifierItem(pytest.Item):
         self.verdict = run_verifier(
             session.registry, session.graph.workspace, self.plan_node, self.criterion
         )
+        session.item_verdicts[self.nodeid] = self.verdict  # put on the call report
         if self.verdict["outcome"] != "passed":
             raise VerifierFailedError(self.verdict)
 

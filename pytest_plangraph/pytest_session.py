@@ -63,6 +63,8 @@ class PlangraphSession:
         self.deselected: list[pytest.Item] = []
         self.collection_failed = False
         self.report: RunReport | None = None
+        self.item_verdicts: dict[str, dict[str, Any]] = {}
+        """Verdicts of verifier items that ran, by node id, until their call report is made."""
         self._registry: Registry | None = None
         self._conftests: dict[str, list[str]] = {}
         self._relatives: dict[Path, str | None] = {}
@@ -270,19 +272,12 @@ class PlangraphSession:
 
     # --- running -----------------------------------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """Put a verifier item's verdict on its call report (plain values: xdist-safe)."""
-        report = yield
-        if isinstance(item, VerifierItem) and call.when == "call" and item.verdict is not None:
-            report.plangraph_verdict = item.verdict  # type: ignore[attr-defined]
-        return report
-
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # before a worker sends the report to the controller
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Collect each phase's outcome, verifier verdicts and declared artifacts."""
+        """Put a verifier item's verdict on its call report (plain values: xdist-safe); on the
+        controller collect each phase's outcome, verifier verdicts and declared artifacts."""
+        if report.when == "call" and (ran := self.item_verdicts.pop(report.nodeid, None)):
+            report.plangraph_verdict = ran  # type: ignore[attr-defined]
         if self.worker:
             return
         test_id = self.prefix + report.nodeid
