@@ -181,7 +181,7 @@ def bench_a(sizes: Sizes, rounds: int, tmp: Path) -> None:
     wall, cpu = measure(lambda: impact_since(root, "HEAD~1"), rounds)
     print(
         f"    end to end, PlanGraph.open(root).impact(since='HEAD~1') at {size} nodes: "
-        f"{wall:.3f}s (cpu {cpu:.3f}s; plan file, git, hashing and status included)"
+        f"{wall:.3f}s (cpu {cpu:.3f}s; plan file, git and report; no store: nothing hashed)"
     )
 
 
