@@ -21,6 +21,7 @@ class WorkspaceFileCheck:
     def __init__(self, workspace: Workspace, registry: Registry) -> None:
         self.workspace = workspace
         self.registry = registry
+        self.types = frozenset(registry.names())
 
     def escapes(self, path: str) -> bool:
         """True when *path* resolves outside the repository (e.g. through a symlink)."""
@@ -28,6 +29,6 @@ class WorkspaceFileCheck:
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""
-        if criterion.verifier.type not in self.registry.names():
+        if criterion.verifier.type not in self.types:
             return []
         return list(self.registry.config_problems(criterion, self.workspace))
