@@ -164,7 +164,7 @@ class PlanGraph:
         executed = executed_by_node(self.store.events(kinds=["evidence"]))
         if not executed:
             return []
-        outputs = {n.id: self.workspace.expand(n.outputs) for n in self.graph.nodes.values()}
+        outputs = self.expanded_outputs()
         return implicit_dependencies(self.graph, executed, outputs, loaded=self.loaded)
 
     def events(self) -> list[Event]:
@@ -177,10 +177,7 @@ class PlanGraph:
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
-            outputs = {
-                node.id: tuple(self.workspace.expand(node.outputs, stats))
-                for node in self.graph.nodes.values()
-            }
+            outputs = self.workspace.expand_each(self._outputs(), stats)
             paths = needed_paths(self.graph, events, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
             cache = self.store if self._store is not None or self.store_path.exists() else None
@@ -190,10 +187,10 @@ class PlanGraph:
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
         """Each node's outputs as files (directories and globs expanded), nothing hashed."""
-        return {
-            node.id: tuple(self.workspace.expand(node.outputs))
-            for node in self.graph.nodes.values()
-        }
+        return self.workspace.expand_each(self._outputs())
+
+    def _outputs(self) -> dict[str, list[str]]:
+        return {node.id: node.outputs for node in self.graph.nodes.values()}
 
     def status(self) -> PlanState:
         """The derived state of every node."""

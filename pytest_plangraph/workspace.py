@@ -238,8 +238,23 @@ class Workspace:
         With *stats*, the stat of every file found that is a regular file inside the root
         goes into it (for :meth:`hashes`); a file of a walked directory costs one ``lstat``.
         """
-        found: set[str] = set()
         _inside.cache_clear()
+        return self._expand(patterns, stats)
+
+    def expand_each(
+        self,
+        patterns: Mapping[str, Iterable[str]],
+        stats: dict[str, os.stat_result] | None = None,
+    ) -> dict[str, tuple[str, ...]]:
+        """:meth:`expand` of each entry of *patterns* (say, every node's outputs) as one batch:
+        a parent directory shared by thousands of outputs is resolved once."""
+        _inside.cache_clear()
+        return {key: tuple(self._expand(each, stats)) for key, each in patterns.items()}
+
+    def _expand(
+        self, patterns: Iterable[str], stats: dict[str, os.stat_result] | None
+    ) -> list[str]:
+        found: set[str] = set()
         for pattern in patterns:
             if path_problem(pattern):
                 continue
