@@ -230,32 +230,11 @@ def input_digests(
     return digests
 
 
-def criterion_digests(graph: Graph) -> dict[tuple[str, str], str]:
+def criterion_digests(graph: Graph) -> Mapping[tuple[str, str], str]:
     """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
-    values as :func:`~pytest_plangraph.model.criterion_digest`.
+    values as :func:`~pytest_plangraph.model.criterion_digest`, computed once per plan."""
+    return graph.plan.criterion_digests
 
-    The plan is dumped twice as a whole (defaults dropped, and complete for the verifiers)
-    rather than once per criterion.
-    """
-    plan = graph.plan
-    trimmed = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    full = plan.model_dump(mode="json", by_alias=True, include=_VERIFIERS)
-    digests: dict[tuple[str, str], str] = {}
-    for index, node in enumerate(plan.nodes):
-        if graph.nodes.get(node.id) is not node:
-            continue  # a repeated node id: the graph keeps the first
-        bodies = trimmed["nodes"][index].get("acceptance", ())
-        verifiers = full["nodes"][index]["acceptance"]
-        for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
-            key = (node.id, criterion.id)
-            if key not in digests:
-                body["verifier"] = verifier["verifier"]
-                digests[key] = _digest({"node": node.id, "criterion": body})
-    return digests
-
-
-_VERIFIERS = {"nodes": {"__all__": {"acceptance": {"__all__": {"verifier"}}}}}
-"""Just the verifiers of a plan's dump."""
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """The encoder of :func:`~pytest_plangraph.canonical.canonical_json`, built once."""

@@ -199,6 +199,12 @@ class Plan(_Frozen):
         """sha256 of the canonical form: the plan's identity."""
         return plan_digest(self)
 
+    @cached_property
+    def criterion_digests(self) -> dict[tuple[str, str], str]:
+        """:func:`criterion_digest` of every criterion, keyed by (node id, criterion id); of
+        repeated ids the first counts, as in the plan's graph. Read it, never change it."""
+        return plan_criterion_digests(self)
+
 
 def canonical_plan(plan: Plan) -> dict[str, Any]:
     """The normalised JSON form of a plan: defaults dropped, nodes and edges in a fixed order."""
@@ -221,6 +227,31 @@ def criterion_digest(node_id: str, criterion: Criterion) -> str:
     body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
     return digest({"node": node_id, "criterion": body})
+
+
+def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
+    """:func:`criterion_digest` of every criterion of *plan* (the first of repeated node or
+    criterion ids), from two dumps of the whole plan rather than two per criterion."""
+    trimmed = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    full = plan.model_dump(mode="json", by_alias=True, include=_VERIFIERS)
+    digests: dict[tuple[str, str], str] = {}
+    seen: set[str] = set()
+    for index, node in enumerate(plan.nodes):
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        bodies = trimmed["nodes"][index].get("acceptance", ())
+        verifiers = full["nodes"][index]["acceptance"]
+        for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
+            key = (node.id, criterion.id)
+            if key not in digests:
+                body["verifier"] = verifier["verifier"]
+                digests[key] = digest({"node": node.id, "criterion": body})
+    return digests
+
+
+_VERIFIERS = {"nodes": {"__all__": {"acceptance": {"__all__": {"verifier"}}}}}
+"""Just the verifiers of a plan's dump."""
 
 
 # --- evidence and events (DESIGN §4, §9) ------------------------------------------------------

@@ -12,6 +12,7 @@ or ``NODE_CHANGED step-token-endpoint (outputs)``; :func:`plan_edits` gives them
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .graph import Graph
@@ -50,8 +51,8 @@ def plan_edits(old: Graph, new: Graph) -> dict[str, tuple[PlanEdit, ...]]:
 
 def _criteria(
     node_id: str,
-    before: dict[tuple[str, str], str],
-    after: dict[tuple[str, str], str],
+    before: Mapping[tuple[str, str], str],
+    after: Mapping[tuple[str, str], str],
     old: Graph,
     new: Graph,
 ) -> list[PlanEdit]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 
 from .errors import PlanError, Problem
 from .model import Plan
+from .plancache import keep_parsed, read_parsed, with_facts
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads)."""
@@ -68,13 +68,20 @@ def load_plan(
 ) -> LoadedPlan:
     """Read and validate a plan file; raise :class:`PlanError` listing every problem.
 
-    With *cache_dir*, the parsed data of a large plan is kept there as JSON under the sha256 of
-    the file's bytes: YAML parsing is the slowest part of reading a big plan, and the same bytes
-    always parse to the same data. Positions are then found only when a message needs one.
+    With *cache_dir*, what can be kept about a large plan is kept there (see
+    :mod:`~pytest_plangraph.plancache`): its parsed data, its digest and its criterion digests.
+    Positions are then found only when a message needs one.
     """
     name = display or str(path)
-    data, positions = _read(path, name, cache_dir)
-    return validate_plan(data, name, positions)
+    raw = _raw(path, name)
+    key = None
+    if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
+        key = hashlib.sha256(raw).hexdigest()
+    data, positions = _read(path, raw, name, cache_dir, key)
+    loaded = validate_plan(data, name, positions)
+    if cache_dir is not None and key is not None:
+        with_facts(loaded.plan, cache_dir, key)
+    return loaded
 
 
 def validate_plan(
@@ -95,9 +102,7 @@ def validate_plan(
     return LoadedPlan(plan, name, positions)
 
 
-def _read(
-    path: Path, name: str, cache_dir: Path | None
-) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+def _raw(path: Path, name: str) -> bytes:
     try:
         size = path.stat().st_size
         if size > MAX_PLAN_BYTES:
@@ -113,7 +118,7 @@ def _read(
                     )
                 ]
             )
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise PlanError(
             [Problem(name, 0, 0, "", "plan file not found; pass the plan's path or create it")]
@@ -122,6 +127,11 @@ def _read(
         raise PlanError([Problem(name, 0, 0, "", "is a directory, not a plan file")]) from None
     except OSError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"cannot read: {exc.strerror}")]) from None
+
+
+def _read(
+    path: Path, raw: bytes, name: str, cache_dir: Path | None, key: str | None
+) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -134,27 +144,14 @@ def _read(
         )
     if path.suffix.lower() == ".json":
         return _read_json(text, name)
-    if cache_dir is None or len(raw) < CACHE_MIN_BYTES:
+    if cache_dir is None or key is None:
         return _read_yaml(text, name)
-    cached = cache_dir / f"plan-{hashlib.sha256(raw).hexdigest()}.json"
     try:
-        return json.loads(cached.read_text(encoding="utf-8")), _LazyPositions(text, name)
+        return read_parsed(cache_dir, key), _LazyPositions(text, name)
     except (OSError, ValueError):
         data, positions = _read_yaml(text, name)
-    _write_cache(cached, data)
+    keep_parsed(cache_dir, key, data)
     return data, positions
-
-
-def _write_cache(path: Path, data: Any) -> None:
-    """Keep parsed plan data; a cache that cannot be written is simply not kept."""
-    try:
-        body = json.dumps(data, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(body, encoding="utf-8")
-        os.replace(partial, path)
-    except (OSError, TypeError, ValueError):
-        return
 
 
 def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:

@@ -1,0 +1,69 @@
+"""What is kept between runs about a large plan file, under ``.plangraph/cache``.
+
+Both files are named by the sha256 of the plan file's bytes, so an edited plan never meets an
+entry made for other bytes, and both are written whole (a temporary file, then a rename):
+
+* ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
+  large plan and the same bytes always parse to the same data;
+* ``facts-<sha>.json`` — the plan's digest and its criterion digests, which depend on the
+  validated plan alone; kept with the package version that computed them and used only by the
+  same version.
+
+A cache that cannot be read or written is simply not used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .model import Plan
+
+
+def read_parsed(cache_dir: Path, key: str) -> Any:
+    """The parsed data kept for the plan file whose sha256 is *key* (ValueError/OSError when
+    there is none or it cannot be read)."""
+    return json.loads((cache_dir / f"plan-{key}.json").read_text(encoding="utf-8"))
+
+
+def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
+    """Keep the parsed data of the plan file whose sha256 is *key*."""
+    _write(cache_dir / f"plan-{key}.json", data)
+
+
+def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
+    """Give *plan* (validated from the file whose sha256 is *key*) its digest and criterion
+    digests from the cache, or compute them and keep them there."""
+    path = cache_dir / f"facts-{key}.json"
+    try:
+        facts = json.loads(path.read_text(encoding="utf-8"))
+        if facts["version"] == __version__ and facts["plan"] == plan.plan:
+            criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
+            # the values of the cached properties, as computing them would have set them
+            plan.__dict__["digest"] = str(facts["digest"])
+            plan.__dict__["criterion_digests"] = criteria
+            return
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    criteria = plan.criterion_digests
+    facts = {
+        "version": __version__,
+        "plan": plan.plan,
+        "digest": plan.digest,
+        "criteria": [[n, c, d] for (n, c), d in criteria.items()],
+    }
+    _write(path, facts)
+
+
+def _write(path: Path, data: Any) -> None:
+    try:
+        body = json.dumps(data, ensure_ascii=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(body, encoding="utf-8")
+        os.replace(partial, path)
+    except (OSError, TypeError, ValueError):
+        return

@@ -1,0 +1,94 @@
+"""The cache of a large plan's facts (digest, criterion digests): used only for the same
+bytes and the same package version, recomputed whenever it cannot be trusted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_plangraph import __version__
+from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
+from pytest_plangraph.planfile import load_plan
+
+
+def _write_plan(path: Path, minimum: int = 3) -> None:
+    nodes = "".join(
+        f"  - id: n{i}\n    title: {'x' * 40}\n    acceptance:\n"
+        f"      - id: ac\n        assertion: at least {minimum}\n"
+        f"        verifier: {{type: artifact, path: out/n{i}.txt, min_bytes: {minimum}}}\n"
+        for i in range(700)
+    )
+    path.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}", encoding="utf-8")
+
+
+def _fresh(plan: Plan) -> tuple[str, dict[tuple[str, str], str]]:
+    """The facts computed from scratch, on a copy that has nothing cached."""
+    copy = Plan.model_validate(plan.model_dump(by_alias=True))
+    return plan_digest(copy), plan_criterion_digests(copy)
+
+
+WRONG = {
+    "version": __version__,
+    "plan": "big",
+    "digest": "0" * 64,
+    "criteria": [[f"n{i}", "ac", "0" * 64] for i in range(700)],
+}
+"""Facts that would be taken if the check let them through."""
+
+
+def _facts(cache: Path) -> Path:
+    [facts] = cache.glob("facts-*.json")
+    return facts
+
+
+def test_facts_are_kept_and_given_to_the_next_load(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    first = load_plan(plan_file, cache_dir=cache).plan
+    kept = json.loads(_facts(cache).read_text())
+    assert kept["version"] == __version__ and kept["digest"] == first.digest
+    assert len(kept["criteria"]) == 700
+    second = load_plan(plan_file, cache_dir=cache).plan
+    # given from the cache, before anything computed them
+    assert second.__dict__["digest"] == first.digest
+    assert (second.digest, second.criterion_digests) == _fresh(second)
+
+
+def test_an_edited_plan_gets_its_own_facts(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    before = load_plan(plan_file, cache_dir=cache).plan
+    _write_plan(plan_file, minimum=4)
+    after = load_plan(plan_file, cache_dir=cache).plan
+    assert (after.digest, after.criterion_digests) == _fresh(after)
+    assert after.criterion_digests[("n1", "ac")] != before.criterion_digests[("n1", "ac")]
+    assert len(list(cache.glob("facts-*.json"))) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda facts: facts.write_text("{not json"),
+        lambda facts: facts.write_text(json.dumps({"version": __version__})),
+        lambda facts: facts.write_text(json.dumps({**WRONG, "version": "0.0.0-other"})),
+        lambda facts: facts.write_text(json.dumps({**WRONG, "plan": "another-plan"})),
+    ],
+    ids=["unreadable", "incomplete", "another-version", "another-plan"],
+)
+def test_untrusted_facts_are_recomputed_and_rewritten(tmp_path: Path, damage) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    load_plan(plan_file, cache_dir=cache)
+    damage(_facts(cache))
+    plan = load_plan(plan_file, cache_dir=cache).plan
+    assert (plan.digest, plan.criterion_digests) == _fresh(plan)
+    assert json.loads(_facts(cache).read_text())["version"] == __version__
+
+
+def test_small_plans_keep_nothing(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
+    load_plan(plan_file, cache_dir=cache)
+    assert not cache.exists()
