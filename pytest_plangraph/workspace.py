@@ -272,8 +272,13 @@ class Workspace:
                 found.update(self._walk(rel, stats))
                 continue
             found.add(rel)
-            checked = None if info is None or stats is None else self._regular(rel, info)
-            if checked is not None and stats is not None:
+            if info is None or stats is None:
+                continue
+            if stat.S_ISREG(info.st_mode):  # the common case: only the parent can escape
+                parent = posixpath.dirname(rel)
+                if not parent or _inside(self.root, parent):
+                    stats[rel] = info
+            elif (checked := self._regular(rel, info)) is not None:
                 stats[rel] = checked
         return sorted(found)
 
