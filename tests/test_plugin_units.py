@@ -19,6 +19,8 @@ P, F, S = "passed", "failed", "skipped"
     ("phases", "expected"),
     [
         ([("setup", P, False), ("call", P, False), ("teardown", P, False)], "passed"),
+        ((("setup", P, False), ("call", P, False), ("teardown", P, False)), "passed"),
+        ([("setup", P, False), ("teardown", P, False), ("call", P, False)], "passed"),
         ([("setup", P, False), ("call", P, False)], None),
         ([("setup", P, False)], None),
         ([], None),
