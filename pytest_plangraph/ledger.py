@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,19 +104,21 @@ class Ledger:
         self.claimed: set[str] = set()
         self.ticks: list[Tick] = []
         self._on_record: dict[str, list[tuple[int, str]]] | None = None
-        self._read_all(context, any(e.kind == "claim" and _verdict_of(e) is None for e in events))
+        self._read_all(context)
 
-    def _read_all(self, context: Context, judge_all: bool) -> None:
-        # Claims without a recorded verdict are judged by replay, which needs every verdict on
-        # the way (ticks). Evidence is most of the log, so it is read inline.
-        criteria, evidence, ticks, last_claim = context.criteria, self.evidence, self.ticks, 0
-        approvals = context.approvals
+    def _read_all(self, context: Context) -> None:
+        # One pass. Claims without a recorded verdict are judged by replay, which needs every
+        # verdict on the way: then each evidence record read becomes a tick too, in log order.
+        criteria, evidence, approvals = context.criteria, self.evidence, context.approvals
+        read: list[tuple[int, tuple[str, str], Mapping[str, Any]]] = []
+        others: list[tuple[int, Tick]] = []
+        unjudged = False
         for pos, event in enumerate(self.events):
             if event.kind != "evidence":
-                tick = self._read(context, pos, event, judge_all)
+                tick = self._read(context, pos, event)
                 if tick is not None:
-                    ticks.append(tick)
-                    last_claim = len(ticks) if tick.kind in _CLAIM_TICKS else last_claim
+                    others.append((pos, tick))
+                    unjudged = unjudged or tick.kind == "claim"
                 continue
             payload = event.payload
             node_id = event.node or str(payload.get("node", ""))
@@ -123,11 +126,20 @@ class Ledger:
             if key not in criteria or key in approvals:
                 continue
             evidence[key] = (pos, payload)
-            if judge_all:
-                ticks.append(Tick("criterion", node_id, key[1], context.holds(key, payload)))
-        del ticks[last_claim:]
+            read.append((pos, key, payload))
+        if unjudged:
+            judged = [
+                (pos, Tick("criterion", key[0], key[1], context.holds(key, payload)))
+                for pos, key, payload in read
+            ]
+            self.ticks = [tick for _, tick in heapq.merge(judged, others, key=_first)]
+        else:  # verdicts of criteria matter only to claims judged by replay
+            self.ticks = [tick for _, tick in others if tick.kind != "criterion"]
+        # nothing after the last claim or retry changes a refusal count
+        claims = [i for i, tick in enumerate(self.ticks) if tick.kind in _CLAIM_TICKS]
+        del self.ticks[claims[-1] + 1 if claims else 0 :]
 
-    def _read(self, context: Context, pos: int, event: LoggedEvent, judge_all: bool) -> Tick | None:
+    def _read(self, context: Context, pos: int, event: LoggedEvent) -> Tick | None:
         """Index one event other than evidence; return its replay tick, if any."""
         kind, node_id = event.kind, event.node or ""
         if kind in ("approval", "revoke"):
@@ -137,7 +149,7 @@ class Ledger:
             self.approvals[key] = (pos, event)
             bound = event.payload.get("input_digest")
             ok = kind == "approval" and bound == context.digests[node_id]
-            return Tick("criterion", node_id, key[1], ok) if judge_all else None
+            return Tick("criterion", node_id, key[1], ok)
         if node_id not in context.graph.nodes or kind == "change":
             return None
         if kind == "claim":
@@ -170,6 +182,10 @@ class Ledger:
 
 
 _CLAIM_TICKS = frozenset({"claim", "verdict", "retry"})
+
+
+def _first(entry: tuple[int, Tick]) -> int:
+    return entry[0]
 
 
 def _verdict_of(claim: LoggedEvent) -> bool | None:
