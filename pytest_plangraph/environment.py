@@ -7,7 +7,6 @@ CLI and the pytest plugin.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import os
 import platform
 import uuid
@@ -48,6 +47,8 @@ def actor() -> str:
     """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name."""
     if name := os.environ.get("PLANGRAPH_ACTOR"):
         return name
+    import getpass  # with termios and pwd: only when no actor is named
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):

@@ -276,7 +276,7 @@ class PlangraphSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Put a verifier item's verdict on its call report (plain values: xdist-safe); on the
         controller collect each phase's outcome, verifier verdicts and declared artifacts."""
-        if report.when == "call" and (ran := self.item_verdicts.pop(report.nodeid, None)):
+        if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
         if self.worker:
             return
