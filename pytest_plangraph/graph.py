@@ -2,7 +2,7 @@
 
 Edges read "``to`` depends on ``from``". The topological order is :mod:`graphlib`'s (nodes
 become ready in rounds), with ties broken by the position of nodes in the plan file so every
-listing is stable; it is computed once per graph.
+listing is stable; it is computed once per plan (``Plan.topological_order``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ class Graph:
     children: dict[str, list[str]]
     incoming: dict[str, list[Edge]] = field(default_factory=dict)
     outgoing: dict[str, list[Edge]] = field(default_factory=dict)
-    _order: list[list[str]] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, plan: Plan) -> Graph:
@@ -80,11 +79,10 @@ class Graph:
         holds the nodes whose every dependency was in an earlier round, in plan order. Falls
         back to plan order when there is a cycle (lint reports it).
         """
-        if not self._order:
-            self._order.append(self._rounds())
-        return list(self._order[0])
+        return list(self.plan.topological_order)
 
-    def _rounds(self) -> list[str]:
+    def rounds(self) -> list[str]:
+        """The topological order computed afresh (:meth:`topological_order` keeps it)."""
         waiting: dict[str, int] = {}
         users: dict[str, list[str]] = {node_id: [] for node_id in self.nodes}
         for node_id in self.nodes:

@@ -9,6 +9,7 @@ whitespace and spelled-out defaults never change them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -194,10 +195,26 @@ class Plan(_Frozen):
         """Return the node with this id (the first one if ids repeat), or None."""
         return next((n for n in self.nodes if n.id == node_id), None)
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Plan:
+        """A copy; with *update*, without the values computed from this plan's content."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _COMPUTED:
+                copied.__dict__.pop(name, None)
+        return copied
+
     @cached_property
     def digest(self) -> str:
         """sha256 of the canonical form: the plan's identity."""
         return plan_digest(self)
+
+    @cached_property
+    def topological_order(self) -> tuple[str, ...]:
+        """Node ids upstream first (:meth:`Graph.topological_order
+        <pytest_plangraph.graph.Graph.topological_order>`), computed once per plan."""
+        from .graph import Graph
+
+        return tuple(Graph.of(self).rounds())
 
     @cached_property
     def criterion_digests(self) -> dict[tuple[str, str], str]:
@@ -227,6 +244,10 @@ def criterion_digest(node_id: str, criterion: Criterion) -> str:
     body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
     return digest({"node": node_id, "criterion": body})
+
+
+_COMPUTED = ("digest", "topological_order", "criterion_digests")
+"""The cached properties of :class:`Plan`, which depend on its content."""
 
 
 def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:

@@ -5,9 +5,9 @@ entry made for other bytes, and both are written whole (a temporary file, then a
 
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
-* ``facts-<sha>.json`` — the plan's digest and its criterion digests, which depend on the
-  validated plan alone; kept with the package version that computed them and used only by the
-  same version.
+* ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
+  which depend on the validated plan alone; kept with the package version that computed them
+  and used only by the same version.
 
 A cache that cannot be read or written is simply not used.
 """
@@ -35,16 +35,18 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
 
 
 def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
-    """Give *plan* (validated from the file whose sha256 is *key*) its digest and criterion
-    digests from the cache, or compute them and keep them there."""
+    """Give *plan* (validated from the file whose sha256 is *key*) its digest, criterion
+    digests and topological order from the cache, or compute them and keep them there."""
     path = cache_dir / f"facts-{key}.json"
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
         if facts["version"] == __version__ and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
+            order = tuple(str(n) for n in facts["order"])
             # the values of the cached properties, as computing them would have set them
             plan.__dict__["digest"] = str(facts["digest"])
             plan.__dict__["criterion_digests"] = criteria
+            plan.__dict__["topological_order"] = order
             return
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -54,6 +56,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
         "plan": plan.plan,
         "digest": plan.digest,
         "criteria": [[n, c, d] for (n, c), d in criteria.items()],
+        "order": list(plan.topological_order),
     }
     _write(path, facts)
 

@@ -92,3 +92,23 @@ def test_small_plans_keep_nothing(tmp_path: Path) -> None:
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
     load_plan(plan_file, cache_dir=cache)
     assert not cache.exists()
+
+
+def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    plan = load_plan(plan_file, cache_dir=cache).plan
+    assert plan.topological_order[:2] == ("n0", "n1")
+    edges = [{"from": "n1", "to": "n0", "type": "requires"}]
+    changed = plan.model_copy(
+        update={
+            "edges": Plan.model_validate(
+                {"plangraph": 1, "plan": "x", "nodes": [{"id": "n0"}, {"id": "n1"}], "edges": edges}
+            ).edges
+        }
+    )
+    assert changed.topological_order[0] == "n1" and changed.topological_order[-1] == "n0"
+    assert changed.digest != plan.digest
+    assert (changed.digest, changed.criterion_digests) == _fresh(changed)
+    same = plan.model_copy()
+    assert same.__dict__["digest"] == plan.digest  # nothing changed: kept
