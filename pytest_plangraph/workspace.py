@@ -19,7 +19,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import UsageError
 from .paths import is_glob, normalize, path_problem
@@ -33,9 +33,9 @@ only for a file whose mtime is more than this much older than the moment it was 
 _SKIPPED_DIRS = frozenset({".git", ".plangraph"})
 
 
-@dataclass(frozen=True)
-class HashRecord:
-    """A file's sha256 with the stat it was computed for and when (``time_ns``)."""
+class HashRecord(NamedTuple):
+    """A file's sha256 with the stat it was computed for and when (``time_ns``). A named tuple:
+    the cache builds one per file of every output, thousands at a time."""
 
     path: str
     inode: int

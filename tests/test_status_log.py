@@ -122,6 +122,12 @@ def test_cache_many_reads_the_records_that_exist(tmp_path):
             "b c.txt": CacheEntry("b c.txt", 6, 7, 8, 9, "b" * 64, 10),
         }
         assert store.cache_many([]) == {}
+        # a table much larger than what is asked for is searched, not read whole
+        store.cache_put(*(CacheEntry(f"f{i}", i, i, i, i, "c" * 64, i) for i in range(10)))
+        assert store.cache_many({"f3", "a.txt", "gone"}) == {
+            "f3": CacheEntry("f3", 3, 3, 3, 3, "c" * 64, 3),
+            "a.txt": CacheEntry("a.txt", 1, 2, 3, 4, "a" * 64, 5),
+        }
 
 
 @pytest.mark.parametrize("seed", range(10))

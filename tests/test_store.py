@@ -7,7 +7,6 @@ import hmac
 import io
 import json
 import sqlite3
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -357,7 +356,7 @@ def test_file_hash_cache(store_path: Path) -> None:
     with Store.open(store_path) as store:
         assert store.cache_get("src/a.py") is None
         store.cache_put(entry, CacheEntry("src/b.py", 12, 1, 1, 0, "e" * 64, 3))
-        store.cache_put(replace(entry, size=43, sha256="f" * 64, recorded_ns=2_001))
+        store.cache_put(entry._replace(size=43, sha256="f" * 64, recorded_ns=2_001))
     with Store.open(store_path) as store:
         cached = store.cache_get("src/a.py")
         assert cached is not None and (cached.size, cached.sha256) == (43, "f" * 64)

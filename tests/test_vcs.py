@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -227,10 +226,10 @@ def test_hash_cache_skips_unchanged_files_and_rehashes_racy_ones(tmp_path: Path)
         assert (entry.sha256, entry.size, entry.mtime_ns) == (real, 6, old)
 
         # a record whose stat matches and that is clearly newer than the file is trusted
-        store.cache_put(replace(entry, sha256="0" * 64, recorded_ns=old + 2 * RACY_NS))
+        store.cache_put(entry._replace(sha256="0" * 64, recorded_ns=old + 2 * RACY_NS))
         assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == "0" * 64
         # racily clean: recorded too soon after the mtime, so the file is read again
-        store.cache_put(replace(entry, sha256="0" * 64, recorded_ns=old + RACY_NS // 2))
+        store.cache_put(entry._replace(sha256="0" * 64, recorded_ns=old + RACY_NS // 2))
         assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == real
         assert store.cache_get("a.txt") != entry  # and the fresh record replaces it
 

@@ -409,8 +409,14 @@ class Store:
         return None if row is None else CacheEntry(*row)
 
     def cache_many(self, paths: Collection[str]) -> dict[str, CacheEntry]:
-        """The cached hash records of those *paths* that have one, by path (one query)."""
+        """The cached hash records of those *paths* that have one, by path (one query; when
+        most of the table is wanted, reading all of it is cheaper than looking each one up)."""
         with self._reading() as con:
+            total = con.execute("SELECT count(*) FROM file_cache").fetchone()[0]
+            if total <= 2 * len(paths):
+                rows = con.execute(f"SELECT {_CACHE_COLUMNS} FROM file_cache").fetchall()
+                wanted = paths if isinstance(paths, (set, frozenset)) else set(paths)
+                return {row[0]: CacheEntry(*row) for row in rows if row[0] in wanted}
             rows = con.execute(
                 f"SELECT {_CACHE_COLUMNS} FROM file_cache "
                 "WHERE path IN (SELECT value FROM json_each(?))",
