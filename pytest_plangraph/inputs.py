@@ -100,20 +100,23 @@ class Links:
         dependents: dict[str, dict[str, None]] = {n: {} for n in nodes}
         conflicts: dict[str, dict[str, None]] = {n: {} for n in nodes}
         consumes: dict[str, list[Edge]] = {}
-        for node_id in nodes:  # incoming edges in graph order, as graph.prerequisites reads
-            for edge in graph.incoming.get(node_id, ()):
-                if edge.propagates:
-                    prerequisites[node_id][edge.from_] = None
-                    if edge.type == "consumes":
-                        consumes.setdefault(node_id, []).append(edge)
-        for node_id in nodes:
-            for edge in graph.outgoing.get(node_id, ()):
-                if edge.propagates:
-                    dependents[node_id][edge.to] = None
-        for node_id in nodes:
-            for edge in (*graph.incoming.get(node_id, ()), *graph.outgoing.get(node_id, ())):
-                if edge.type == "conflicts" and edge.status == "active":
-                    conflicts[node_id][edge.to if edge.from_ == node_id else edge.from_] = None
+        opposed: list[Edge] = []
+        # The graph keeps each node's incoming and outgoing edges in plan order, so one pass
+        # over the plan's edges gives every list in the order the graph's methods give it.
+        for edge in graph.plan.edges:
+            if edge.from_ not in nodes or edge.to not in nodes:
+                continue
+            if edge.propagates:
+                prerequisites[edge.to][edge.from_] = None
+                dependents[edge.from_][edge.to] = None
+                if edge.type == "consumes":
+                    consumes.setdefault(edge.to, []).append(edge)
+            elif edge.type == "conflicts" and edge.status == "active":
+                opposed.append(edge)
+        for edge in opposed:  # incoming before outgoing, as graph.conflicts reads them
+            conflicts[edge.to][edge.from_] = None
+        for edge in opposed:
+            conflicts[edge.from_][edge.to] = None
         return cls(
             {n: list(p) for n, p in prerequisites.items()},
             {n: list(d) for n, d in dependents.items()},
