@@ -13,8 +13,6 @@ Two questions, two functions:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +21,7 @@ from .graph import Graph
 from .impact import ImpactReport, diff_impact, evidence_impact, observed_changes
 from .memory import collector_paused
 from .plan_edits import PlanEdit, plan_edits
-from .planfile import load_plan
+from .planfile import parse_plan
 from .state import derive
 from .vcs import Change, changed_paths, commits_since, file_at, last_commits
 
@@ -101,21 +99,13 @@ def _plan_edits(
 
 
 def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
-    """The plan file *path* as it was at *rev*, read with the plan reader (through a temporary
-    file, so that YAML and JSON plans are read exactly as the current one is)."""
+    """The plan file *path* as it was at *rev*, read as the current one is (YAML or JSON)."""
     content = file_at(graph.root, rev, path)
     if content is None:
         return None
-    suffix = Path(path).suffix or ".yaml"
-    handle, name = tempfile.mkstemp(suffix=suffix, prefix="plangraph-plan-")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        cache = graph.store_path.parent / "cache"
-        with collector_paused():
-            loaded = load_plan(Path(name), f"{rev}:{path}", cache_dir=cache)
-    finally:
-        os.unlink(name)
+    cache = graph.store_path.parent / "cache"
+    with collector_paused():
+        loaded = parse_plan(content, f"{rev}:{path}", suffix=Path(path).suffix, cache_dir=cache)
     return Graph.of(loaded.plan)
 
 

@@ -73,11 +73,21 @@ def load_plan(
     Positions are then found only when a message needs one.
     """
     name = display or str(path)
-    raw = _raw(path, name)
+    return parse_plan(_raw(path, name), name, suffix=path.suffix, cache_dir=cache_dir)
+
+
+def parse_plan(
+    raw: bytes, name: str, *, suffix: str = ".yaml", cache_dir: Path | None = None
+) -> LoadedPlan:
+    """:func:`load_plan` for the bytes of a plan file that are not on disk (say, the plan at
+    an older revision); *suffix* (``.json`` or not) says how to read them, *name* is the name
+    messages give."""
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError([_too_large(name, len(raw))])
     key = None
     if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
         key = hashlib.sha256(raw).hexdigest()
-    data, positions = _read(path, raw, name, cache_dir, key)
+    data, positions = _read(suffix, raw, name, cache_dir, key)
     loaded = validate_plan(data, name, positions)
     if cache_dir is not None and key is not None:
         with_facts(loaded.plan, cache_dir, key)
@@ -106,18 +116,7 @@ def _raw(path: Path, name: str) -> bytes:
     try:
         size = path.stat().st_size
         if size > MAX_PLAN_BYTES:
-            raise PlanError(
-                [
-                    Problem(
-                        name,
-                        0,
-                        0,
-                        "",
-                        f"plan file is {size / 1e6:.1f} MB; the limit is "
-                        f"{MAX_PLAN_BYTES // (1024 * 1024)} MB — split the plan or check the path",
-                    )
-                ]
-            )
+            raise PlanError([_too_large(name, size)])
         return path.read_bytes()
     except FileNotFoundError:
         raise PlanError(
@@ -129,8 +128,14 @@ def _raw(path: Path, name: str) -> bytes:
         raise PlanError([Problem(name, 0, 0, "", f"cannot read: {exc.strerror}")]) from None
 
 
+def _too_large(name: str, size: int) -> Problem:
+    limit = MAX_PLAN_BYTES // (1024 * 1024)
+    message = f"plan file is {size / 1e6:.1f} MB; the limit is {limit} MB — split the plan"
+    return Problem(name, 0, 0, "", f"{message} or check the path")
+
+
 def _read(
-    path: Path, raw: bytes, name: str, cache_dir: Path | None, key: str | None
+    suffix: str, raw: bytes, name: str, cache_dir: Path | None, key: str | None
 ) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
     try:
         text = raw.decode("utf-8-sig")
@@ -142,7 +147,7 @@ def _read(
         raise PlanError(
             [Problem(name, 1, 1, "", "file is empty; a plan starts with 'plangraph: 1'")]
         )
-    if path.suffix.lower() == ".json":
+    if suffix.lower() == ".json":
         return _read_json(text, name)
     if cache_dir is None or key is None:
         return _read_yaml(text, name)

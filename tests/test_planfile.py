@@ -175,3 +175,16 @@ def test_large_yaml_plans_are_cached_by_content(tmp_path):
     with pytest.raises(PlanError) as info:
         load_plan(path, cache_dir=cache)
     assert "nodes[5].colour: unknown field" in str(info.value)
+
+
+def test_parse_plan_reads_bytes_as_a_file_of_that_suffix(monkeypatch):
+    from pytest_plangraph import planfile
+
+    text = b'{"plangraph": 1, "plan": "p", "nodes": [{"id": "a"}]}'
+    assert planfile.parse_plan(text, "HEAD~1:plan.json", suffix=".json").plan.nodes[0].id == "a"
+    with pytest.raises(PlanError) as info:
+        planfile.parse_plan(b"plangraph: 1\nplan: p\nnodes: [}", "HEAD~1:plangraph.yaml")
+    assert str(info.value).startswith("HEAD~1:plangraph.yaml:3:")
+    monkeypatch.setattr(planfile, "MAX_PLAN_BYTES", len(text) - 1)
+    with pytest.raises(PlanError, match="the limit is"):
+        planfile.parse_plan(text, "big.json", suffix=".json")
