@@ -3,7 +3,8 @@
 The generated project has 100 nodes of 5 test criteria each (500 criteria); every test carries
 one ``criterion`` marker, 4 tests per criterion, in 20 files, in a fresh git repository.
 Commands run alternately, several rounds, each in a fresh process, and the script prints the
-median wall time of each and the ratios:
+median wall and CPU time of each and the ratios (of the medians, and the median of the ratios
+within each round, which a busy spell of a shared machine disturbs less):
 
 * ``--plangraph`` against plain ``pytest`` (target ≤ 1.10), a fresh store every round;
 * the plugin installed but not enabled against ``-p no:plangraph`` (target ≤ 1.02);

@@ -3,6 +3,7 @@ and timing one pytest run in a fresh process with a fresh store."""
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 import statistics
@@ -78,5 +79,18 @@ def compare(
         if top in wall and bottom in wall:
             print(
                 f"ratio {label:<{labels}} wall {wall[top] / wall[bottom]:.3f}  "
-                f"cpu {cpu[top] / cpu[bottom]:.3f}"
+                f"cpu {cpu[top] / cpu[bottom]:.3f}  "
+                f"(median of per-round ratios: wall {_paired(runs, top, bottom, 0):.3f}  "
+                f"cpu {_paired(runs, top, bottom, 1):.3f})"
             )
+    print(
+        f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("PYTHONDONTWRITEBYTECODE is set: every run compiled its modules and test files")
+
+
+def _paired(runs: dict[str, list[tuple[float, float]]], top: str, bottom: str, at: int) -> float:
+    """The median over rounds of *top* / *bottom* measured in the same round: the two ran
+    one after the other, so a busy spell of a shared machine slows both."""
+    return statistics.median(t[at] / b[at] for t, b in zip(runs[top], runs[bottom], strict=True))
