@@ -65,7 +65,7 @@ def make_project(
         "src/a.py": "A = 1\n",
         "out/b.txt": "b\n",
         "pytest.ini": "[pytest]\ntestpaths = tests\n",
-        ".gitignore": ".plangraph/\n",
+        ".gitignore": ".plangraph/\n__pycache__/\n",
         **(files or {}),
     }
     for name, text in contents.items():

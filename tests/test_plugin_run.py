@@ -34,6 +34,18 @@ def test_a_run_records_evidence_bound_to_the_files(pytester: pytest.Pytester) ->
     assert marked.plan.id == "demo" and marked.plan.version == 1
 
 
+def test_evidence_carries_the_git_state_of_the_tree(pytester: pytest.Pytester) -> None:
+    root = make_project(pytester)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    clean = latest(root)["step-a/ac-marked"].git
+    assert (clean.branch, clean.dirty) == ("main", False)  # the store never makes it dirty
+    (root / "src/a.py").write_text("A = 2\n", encoding="utf-8")
+    git(root, "checkout", "-q", "--detach")
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    edited = latest(root)["step-a/ac-marked"].git
+    assert (edited.commit, edited.branch, edited.dirty) == (clean.commit, None, True)
+
+
 def test_the_summary_shows_the_state_table_and_the_changes(pytester: pytest.Pytester) -> None:
     make_project(pytester)
     lines = section(pytester.runpytest("--plangraph").stdout.str())
