@@ -10,7 +10,8 @@ the pytest plugin and ``plangraph verify`` make evidence through this module;
 The answer matches GitPython's ``Repo(root)`` reading of the same tree: *root* must be the
 top of a working tree (it holds ``.git``); a directory without one is not a repository, even
 inside another repository's tree. A tree is dirty when a tracked file differs from HEAD (staged
-or not) or an untracked, not ignored file exists outside the *ignore* prefixes.
+or not; in a submodule too) or an untracked, not ignored file exists outside the *ignore*
+prefixes (an untracked file inside a submodule changes nothing the superproject tracks).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ STATUS_COMMAND = (
     "--branch",
     "-z",
     "--untracked-files=all",
+    "--ignore-submodules=untracked",
 )
 """What is run in the repository root (``GIT_OPTIONAL_LOCKS=0``: reading never writes the
 index, so a concurrent ``git`` command never meets our lock)."""

@@ -115,3 +115,20 @@ def test_parse_status_reads_every_record_kind() -> None:
     untracked_only = "# branch.oid (initial)\0# branch.head main\0? .plangraph/store.db\0"
     assert parse_status(untracked_only, (".plangraph/store.db",)).dirty is False
     assert parse_status(untracked_only).dirty is True
+
+
+@pytest.mark.parametrize("inside", ["clean", "untracked", "edited"])
+def test_a_submodule_seen_from_its_superproject(tmp_path: Path, inside: str) -> None:
+    library = _repo(tmp_path / "library")
+    root = _repo(tmp_path / "r")
+    url = f"file://{library}"
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", url, "vendor/lib")
+    git(root, "commit", "-q", "-m", "add the submodule")
+    sub = root / "vendor" / "lib"
+    if inside == "untracked":
+        (sub / "new.txt").write_text("n\n", encoding="utf-8")
+    elif inside == "edited":
+        (sub / "a.txt").write_text("changed\n", encoding="utf-8")
+    # an untracked file in the submodule changes nothing the superproject tracks
+    assert _same_as_gitpython(root).dirty is (inside == "edited")
+    assert _same_as_gitpython(sub).dirty is (inside != "clean")
