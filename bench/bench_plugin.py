@@ -10,14 +10,16 @@ within each round, which a busy spell of a shared machine disturbs less):
 * the plugin installed but not enabled against ``-p no:plangraph`` (target ≤ 1.02);
 * the same two with ``-n 2`` when pytest-xdist is installed.
 
-Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7]``
+Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7] [--bytecode-cache]``
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import suite
@@ -52,7 +54,15 @@ def main(argv: list[str] | None = None) -> None:
     """Build the project, time every variant alternately and print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    rounds = parser.parse_args(argv).rounds
+    parser.add_argument(
+        "--bytecode-cache",
+        action="store_true",
+        help="let the timed runs write and reuse bytecode (in a private cache directory), as "
+        "an installed package and pytest's rewritten test files normally do, even when "
+        "PYTHONDONTWRITEBYTECODE is set; the first round fills the cache",
+    )
+    args = parser.parse_args(argv)
+    rounds = args.rounds
     variants = {
         # The marker is registered by hand, as a project without the plugin would.
         "disabled (-p no:plangraph)": ["-p", "no:plangraph", "-o", "markers=criterion"],
@@ -67,7 +77,14 @@ def main(argv: list[str] | None = None) -> None:
         ("installed / disabled", "installed, not enabled", "disabled (-p no:plangraph)"),
         ("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"),
     ]
-    suite.compare(build, variants, BASE, rounds, ratios)
+    if not args.bytecode_cache:
+        suite.compare(build, variants, BASE, rounds, ratios)
+        return
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = cache
+        suite.compare(build, variants, BASE, rounds, ratios)
+        print("bytecode cached in a private directory (the first round filled it)")
 
 
 if __name__ == "__main__":
