@@ -184,13 +184,14 @@ def needed_paths(
         paths.update(consumed_files(graph, node_id, snapshot, links=links))
         for criterion in node.acceptance:
             paths.update(_verifier_files(criterion))
-    seen: set[int] = set()  # the store's log shares equal subjects between events
-    for event in events:
-        if event.kind == "evidence":
-            subjects = event.payload.get("subjects")
-            if subjects and id(subjects) not in seen:
-                seen.add(id(subjects))
-                paths.update(subjects)
+    # the store's log shares equal subjects between events: each distinct object once
+    distinct = {
+        id(subjects): subjects
+        for event in events
+        if event.kind == "evidence" and (subjects := event.payload.get("subjects"))
+    }
+    for subjects in distinct.values():
+        paths.update(subjects)
     return paths
 
 

@@ -107,30 +107,26 @@ class Ledger:
         self._read_all(context)
 
     def _read_all(self, context: Context) -> None:
-        # One pass. Claims without a recorded verdict are judged by replay, which needs every
-        # verdict on the way: then each evidence record read becomes a tick too, in log order.
-        criteria, evidence, approvals = context.criteria, self.evidence, context.approvals
-        read: list[tuple[int, tuple[str, str], Mapping[str, Any]]] = []
+        # Evidence is most of the log: its pass does as little as it can. Claims without a
+        # recorded verdict are judged by replay, which needs every verdict on the way: only
+        # then is each evidence record turned into a tick, in log order.
         others: list[tuple[int, Tick]] = []
         unjudged = False
         for pos, event in enumerate(self.events):
-            if event.kind != "evidence":
-                tick = self._read(context, pos, event)
-                if tick is not None:
-                    others.append((pos, tick))
-                    unjudged = unjudged or tick.kind == "claim"
+            if event.kind == "evidence":
+                key = self._counted(context, event)
+                if key is not None:
+                    self.evidence[key] = (pos, event.payload)
                 continue
-            payload = event.payload
-            node_id = event.node or str(payload.get("node", ""))
-            key = (node_id, event.criterion or str(payload.get("criterion", "")))
-            if key not in criteria or key in approvals:
-                continue
-            evidence[key] = (pos, payload)
-            read.append((pos, key, payload))
+            tick = self._read(context, pos, event)
+            if tick is not None:
+                others.append((pos, tick))
+                unjudged = unjudged or tick.kind == "claim"
         if unjudged:
             judged = [
-                (pos, Tick("criterion", key[0], key[1], context.holds(key, payload)))
-                for pos, key, payload in read
+                (pos, Tick("criterion", key[0], key[1], context.holds(key, event.payload)))
+                for pos, event in enumerate(self.events)
+                if event.kind == "evidence" and (key := self._counted(context, event))
             ]
             self.ticks = [tick for _, tick in heapq.merge(judged, others, key=_first)]
         else:  # verdicts of criteria matter only to claims judged by replay
@@ -138,6 +134,17 @@ class Ledger:
         # nothing after the last claim or retry changes a refusal count
         claims = [i for i, tick in enumerate(self.ticks) if tick.kind in _CLAIM_TICKS]
         del self.ticks[claims[-1] + 1 if claims else 0 :]
+
+    @staticmethod
+    def _counted(context: Context, event: LoggedEvent) -> tuple[str, str] | None:
+        """The (node, criterion) an evidence event is about, when the plan has such a
+        criterion that evidence decides (approval criteria are decided by approvals)."""
+        payload = event.payload
+        key = (
+            event.node or str(payload.get("node", "")),
+            event.criterion or str(payload.get("criterion", "")),
+        )
+        return key if key in context.criteria and key not in context.approvals else None
 
     def _read(self, context: Context, pos: int, event: LoggedEvent) -> Tick | None:
         """Index one event other than evidence; return its replay tick, if any."""
