@@ -137,6 +137,19 @@ def test_audit_is_clean_then_catches_a_hand_edited_event(jwt):
     assert (1, "CONTENT_TAMPERED") in codes
 
 
+def test_audit_catches_a_log_row_edited_by_hand(jwt):
+    with sqlite3.connect(jwt / STORE) as con:
+        con.execute("DROP TRIGGER log_no_update")
+        edited = con.execute(
+            "UPDATE log SET body = replace(body, '\"passed\"', '\"failed\"') WHERE seq = 1"
+        ).rowcount
+    con.close()
+    assert edited == 1
+    result = plangraph_main(jwt, "audit")
+    assert result.code == 1
+    assert "LOG_MISMATCH: event 1" in result.out and "log table" in result.out
+
+
 def test_audit_lists_phantom_completions(jwt):
     plangraph_main(jwt, "claim", TOKEN, "--by", "agent-7")
     data = plangraph_main(jwt, "audit", "--format", "json").json()
