@@ -166,14 +166,18 @@ def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
     verdicts: dict[str, Any] = {}
     others: dict[str, Any] = {}
     events: list[LogEvent] = []
+    append, make = events.append, tuple.__new__  # tens of thousands of rows: kept flat
     for seq, id_, kind, node, criterion, by, record_id, text, _ in rows:
-        decoded = verdicts if kind == "evidence" else others
-        data = decoded.get(text)
-        if data is None:
-            data = decoded[text] = _decode(kind, text)
         if kind == "evidence":
-            data = dict(data, id=record_id)
-        events.append(LogEvent(seq, id_, kind, node, criterion, by, data))
+            data = verdicts.get(text)
+            if data is None:
+                data = verdicts[text] = _decode(kind, text)
+            data = {**data, "id": record_id}
+        else:
+            data = others.get(text)
+            if data is None:
+                data = others[text] = _decode(kind, text)
+        append(make(LogEvent, (seq, id_, kind, node, criterion, by, data)))
     return events
 
 
