@@ -15,6 +15,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .inputs import criterion_digests
 from .pytest_mapping import Mapping
 from .pytest_verdicts import (
     DESELECTED,
@@ -163,6 +164,7 @@ class EvidenceBuilder:
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        criteria = criterion_digests(self.graph.graph)
         self.maker = RecordMaker(
             self.graph,
             self.snapshot,
@@ -170,7 +172,8 @@ class EvidenceBuilder:
             git=self.git,
             run=self.run,
             recorded_by=self.recorded_by,
-            digests=input_digests(self.graph.graph, self.snapshot),
+            digests=input_digests(self.graph.graph, self.snapshot, criteria=criteria),
+            criteria=criteria,
         )
 
     def build(self, item: Decided) -> Evidence:

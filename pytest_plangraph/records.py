@@ -46,7 +46,11 @@ BODY_FIELDS = (
 
 
 class RecordMaker:
-    """Makes the evidence records of one run against one end-of-run snapshot."""
+    """Makes the evidence records of one run against one end-of-run snapshot.
+
+    *digests* are the nodes' input digests for that snapshot; *criteria* the criterion digests
+    (:func:`~pytest_plangraph.inputs.criterion_digests`) when the caller has them already.
+    """
 
     def __init__(
         self,
@@ -58,6 +62,7 @@ class RecordMaker:
         run: RunInfo,
         recorded_by: str,
         digests: Mapping[str, str],
+        criteria: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         self.graph = graph
         self.snapshot = snapshot
@@ -73,7 +78,7 @@ class RecordMaker:
             "run": run.model_dump(mode="json"),
         }
         self.digests = digests
-        self.criteria = criterion_digests(graph.graph)
+        self.criteria = criterion_digests(graph.graph) if criteria is None else criteria
         self.fast = set(Evidence.model_fields) == {"id", *BODY_FIELDS}
         self._own: dict[str, dict[str, str | None]] = {}
 
