@@ -294,10 +294,20 @@ def replay_claims(links: Links, raw: Completion, ticks: Iterable[Tick]) -> dict[
     """Apply *ticks* in order to *raw*; return refused claims since the last retry grant.
 
     A claim is refused when the node is not completed at that moment — the whole gate,
-    conflicts rule included (DESIGN §5) — or when the verdict recorded with it says so.
+    conflicts rule included (DESIGN §5) — or when the verdict recorded with it says so. When
+    every claim carries its verdict, *raw* is left as it is.
     """
-    final = final_completion(links, raw)
+    ticks = list(ticks)
     refused: dict[str, int] = {}
+    if not any(tick.kind == "claim" for tick in ticks):
+        # every claim carries its verdict: nothing needs the gate as it stood back then
+        for tick in ticks:
+            if tick.kind == "retry":
+                refused[tick.node] = 0
+            elif tick.kind == "verdict":
+                refused[tick.node] = refused.get(tick.node, 0) + (not tick.ok)
+        return refused
+    final = final_completion(links, raw)
     for tick in ticks:
         if tick.kind == "retry":
             refused[tick.node] = 0

@@ -457,3 +457,29 @@ def test_claims_replayed_incrementally_match_a_fresh_derivation_per_claim(seed: 
             expected[event.node or ""] = expected.get(event.node or "", 0) + refused
     state = world.state()
     assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None:
+    rng = random.Random(seed)
+    world = _random_world(rng)
+    _random_log(world, rng)
+    plain = world.state()
+    # the same log with every claim carrying a verdict, against the first log's outcome
+    verdicts = [rng.choice(["PASSED", "FAILED"]) for _ in world.events]
+    events = []
+    for event, verdict in zip(world.events, verdicts, strict=True):
+        if event.kind == "claim":
+            event = event.model_copy(update={"payload": {"verdict": verdict}})
+        events.append(event)
+    expected: dict[str, int] = {}
+    for event in events:
+        if event.kind == "retry":
+            expected[event.node or ""] = 0
+        elif event.kind == "claim":
+            failed = event.payload["verdict"] == "FAILED"
+            expected[event.node or ""] = expected.get(event.node or "", 0) + failed
+    state = derive(world.graph, events, world.snapshot())
+    assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
+    cancelled = {n for n, s in plain.nodes.items() if s.status == "cancelled"}
+    assert {n for n, s in state.nodes.items() if s.status == "cancelled"} == cancelled
