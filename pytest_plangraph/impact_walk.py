@@ -1,7 +1,7 @@
 """From changed paths to nodes and down the graph (pure): the engine of :mod:`.impact`.
 
-:class:`PathIndex` says which nodes a path reaches directly; :class:`Topology` holds, from one
-pass over the edges, each node's strong prerequisites and dependents and the plan's order;
+:class:`PathIndex` says which nodes a path reaches directly; :class:`Topology` holds each
+node's strong prerequisites and dependents and the plan's order;
 :class:`Walk` follows strong edges from the directly reached nodes and keeps, for every node it
 reaches, the nearest directly reached upstream nodes, from which the reason chains are written.
 
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from .graph import Graph
-from .model import PROPAGATING_EDGES, Criterion, SchemaVerifier
+from .inputs import Links
+from .model import Criterion, SchemaVerifier
 from .paths import is_glob, normalize, path_problem
 
 MAX_REASONS = 10
@@ -27,9 +28,8 @@ MAX_SOURCES = 3
 
 @dataclass(frozen=True)
 class Topology:
-    """Strong prerequisites and dependents of every node, and the plan's topological order —
-    the order of :meth:`Graph.topological_order`, computed here with the prerequisites in the
-    same pass over the edges (graphlib's bookkeeping costs more than the walk itself)."""
+    """Strong prerequisites (self-loops left out) and dependents of every node, and the plan's
+    topological order, as tuples and lists ready for the walk."""
 
     prerequisites: dict[str, tuple[str, ...]]
     dependents: dict[str, list[str]]
@@ -38,47 +38,16 @@ class Topology:
     @classmethod
     def of(cls, graph: Graph) -> Topology:
         """The topology of *graph*."""
-        prerequisites: dict[str, tuple[str, ...]] = {}
+        links = Links.of(graph)
+        prerequisites = {
+            node_id: tuple(p for p in links.prerequisites[node_id] if p != node_id)
+            for node_id in graph.nodes
+        }
         dependents: dict[str, list[str]] = {}
-        ordering: dict[str, list[str]] = {}  # node → every active requires/consumes/validates
-        waiting: dict[str, int] = {}
-        for node_id in graph.nodes:
-            strong: dict[str, None] = {}
-            sources: dict[str, None] = {}
-            for edge in graph.incoming.get(node_id, ()):
-                source = edge.from_
-                if source == node_id or edge.status != "active":
-                    continue
-                if edge.type in PROPAGATING_EDGES:
-                    sources[source] = None
-                    if edge.strength == "strong":
-                        strong[source] = None
-            prerequisites[node_id] = tuple(strong)
-            for source in strong:
-                dependents.setdefault(source, []).append(node_id)
+        for node_id, sources in prerequisites.items():
             for source in sources:
-                ordering.setdefault(source, []).append(node_id)
-            waiting[node_id] = len(sources)
-        return cls(prerequisites, dependents, _levels(graph, ordering, waiting))
-
-
-def _levels(graph: Graph, successors: dict[str, list[str]], waiting: dict[str, int]) -> list[str]:
-    """Kahn's algorithm level by level, each level in plan order (as graphlib hands out ready
-    nodes in :meth:`Graph.topological_order`); plan order when there is a cycle."""
-    position = graph.index.__getitem__
-    level = [node_id for node_id, count in waiting.items() if count == 0]
-    order: list[str] = []
-    while level:
-        level.sort(key=position)
-        order.extend(level)
-        ready: list[str] = []
-        for node_id in level:
-            for successor in successors.get(node_id, ()):
-                waiting[successor] -= 1
-                if not waiting[successor]:
-                    ready.append(successor)
-        level = ready
-    return order if len(order) == len(graph.nodes) else list(graph.nodes)
+                dependents.setdefault(source, []).append(node_id)
+        return cls(prerequisites, dependents, graph.topological_order())
 
 
 # --- paths to nodes --------------------------------------------------------------------------

@@ -117,6 +117,9 @@ def test_an_edited_criterion_invalidates_its_node_and_everything_downstream() ->
     assert report.invalidated[1].paths == ("plan.yaml",)
 
 
+SELF_LOOP = {"from": "f", "to": "f", "type": "requires"}
+
+
 @pytest.mark.parametrize(
     "edges",
     [
@@ -134,7 +137,15 @@ def test_an_edited_criterion_invalidates_its_node_and_everything_downstream() ->
         [{**CHAIN[0], "status": "proposed"}, {"from": "b", "to": "a", "type": "validates"}],
     ],
 )
-def test_the_walk_orders_nodes_as_the_graph_does(edges: list[dict[str, Any]]) -> None:
-    graph = _graph([*BASE, _node("d"), _node("e")], edges)
-    assert Topology.of(graph).order == graph.topological_order()
-    assert Topology.of(graph).prerequisites == {n: tuple(graph.prerequisites(n)) for n in "abcde"}
+def test_the_walk_takes_the_graphs_prerequisites_and_dependents(
+    edges: list[dict[str, Any]],
+) -> None:
+    graph = _graph([*BASE, _node("d"), _node("e"), _node("f")], [*edges, SELF_LOOP])
+    topology = Topology.of(graph)
+    assert topology.prerequisites == {
+        n: tuple(p for p in graph.prerequisites(n) if p != n) for n in "abcdef"
+    }
+    assert "f" not in topology.dependents.get("f", [])  # a self-loop is not a step of the walk
+    assert {n: set(topology.dependents.get(n, [])) for n in "abcdef"} == {
+        n: {d for d in graph.dependents(n) if d != n} for n in "abcdef"
+    }
