@@ -10,14 +10,20 @@ within each round, which a busy spell of a shared machine disturbs less):
 * the plugin installed but not enabled against ``-p no:plangraph`` (target ≤ 1.02);
 * the same two with ``-n 2`` when pytest-xdist is installed.
 
-Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7] [--bytecode-cache]``
+Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7] [--bytecode-cache]``, or with
+``--instructions`` (valgrind installed) to count instructions instead of timing: slower, but the
+count does not move with the load of a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -57,12 +63,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--bytecode-cache",
         action="store_true",
-        help="let the timed runs write and reuse bytecode (in a private cache directory), as "
-        "an installed package and pytest's rewritten test files normally do, even when "
-        "PYTHONDONTWRITEBYTECODE is set; the first round fills the cache",
+        help="let the runs write and reuse bytecode (in a private cache directory), as an "
+        "installed package and pytest's rewritten test files normally do, even when "
+        "PYTHONDONTWRITEBYTECODE is set; the first round (or a warm-up run) fills the cache",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead of timing, count the instructions of one run of `pytest` and one of "
+        "`pytest --plangraph` under valgrind's callgrind (minutes; the count does not "
+        "depend on what else the machine is doing)",
     )
     args = parser.parse_args(argv)
-    rounds = args.rounds
+    with contextlib.ExitStack() as stack:
+        if args.bytecode_cache:
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+            os.environ["PYTHONPYCACHEPREFIX"] = stack.enter_context(tempfile.TemporaryDirectory())
+        if args.instructions:
+            count_instructions(warm_up=args.bytecode_cache)
+        else:
+            suite.compare(build, _variants(), BASE, args.rounds, RATIOS)
+        if args.bytecode_cache:
+            print("bytecode cached in a private directory")
+
+
+RATIOS = [
+    ("--plangraph / installed", "--plangraph", "installed, not enabled"),
+    ("installed / disabled", "installed, not enabled", "disabled (-p no:plangraph)"),
+    ("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"),
+]
+
+
+def _variants() -> dict[str, list[str]]:
     variants = {
         # The marker is registered by hand, as a project without the plugin would.
         "disabled (-p no:plangraph)": ["-p", "no:plangraph", "-o", "markers=criterion"],
@@ -72,19 +104,38 @@ def main(argv: list[str] | None = None) -> None:
     if importlib.util.find_spec("xdist"):
         variants["-n 2"] = ["-n", "2"]
         variants["-n 2 --plangraph"] = ["-n", "2", "--plangraph"]
-    ratios = [
-        ("--plangraph / installed", "--plangraph", "installed, not enabled"),
-        ("installed / disabled", "installed, not enabled", "disabled (-p no:plangraph)"),
-        ("-n 2 --plangraph / -n 2", "-n 2 --plangraph", "-n 2"),
-    ]
-    if not args.bytecode_cache:
-        suite.compare(build, variants, BASE, rounds, ratios)
-        return
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = cache
-        suite.compare(build, variants, BASE, rounds, ratios)
-        print("bytecode cached in a private directory (the first round filled it)")
+    return variants
+
+
+def count_instructions(*, warm_up: bool = False) -> None:
+    """Instructions executed by ``pytest`` and ``pytest --plangraph`` (one run each, main
+    process only; the git and xdist subprocesses are not counted) and their ratio; with
+    *warm_up*, each command runs once untimed first (to fill a bytecode cache)."""
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root)
+        for name, args in (("installed, not enabled", []), ("--plangraph", ["--plangraph"])):
+            if warm_up:
+                suite.timed(root, [*BASE, *args])
+            shutil.rmtree(root / ".plangraph", ignore_errors=True)
+            counts[name] = _callgrind(root, [*BASE, *args])
+            print(f"{name:<24} {counts[name] / 1e9:7.3f} G instructions")
+    ratio = counts["--plangraph"] / counts["installed, not enabled"]
+    print(f"ratio --plangraph / installed (instructions) {ratio:.3f}")
+
+
+def _callgrind(root: Path, command: list[str]) -> int:
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
 
 
 if __name__ == "__main__":
