@@ -208,6 +208,8 @@ class _Derivation:
         self.context = context
         self.ledger = Ledger(context, events)
         self._drifted: dict[str, bool] | None = None
+        self._waiting: dict[str, Reason] = {}
+        self._tagged: dict[tuple[int, str], Reason] = {}
         self.criteria = {
             n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance)
             for n in context.order
@@ -242,8 +244,7 @@ class _Derivation:
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
         found = self.ledger.evidence.get((node_id, criterion.id))
         if found is None:
-            missing = Reason("CRITERION_MISSING", "no evidence recorded")
-            return CriterionState(criterion.id, criterion.required, "missing", None, (missing,))
+            return CriterionState(criterion.id, criterion.required, "missing", None, _NO_EVIDENCE)
         pos, payload = found
         state, reasons = self.context.verdict(
             (node_id, criterion.id), payload, lambda: self._culprits(node_id, pos)
@@ -256,7 +257,7 @@ class _Derivation:
     ) -> tuple[CriterionStatus, str | None, tuple[Reason, ...]]:
         found = self.ledger.approvals.get((node_id, criterion_id))
         if found is None:
-            return "awaiting_approval", None, (Reason("APPROVAL_MISSING", "no approval recorded"),)
+            return "awaiting_approval", None, _NO_APPROVAL
         pos, event = found
         if event.kind == "revoke":
             revoked = Reason(
@@ -323,13 +324,13 @@ class _Derivation:
         if node_id in self.completed:
             return []
         reasons = [
-            reason.for_criterion(c.id)
+            self._about(reason, c.id)
             for c in criteria
             if c.required and c.state != "valid"
             for reason in c.reasons
         ]
         reasons += [
-            _link("PREREQUISITE_NOT_COMPLETED", p, f"strong prerequisite {p} is not completed")
+            self._waiting_for(p)
             for p in self.context.links.prerequisites[node_id]
             if p not in self.completed
         ]
@@ -363,6 +364,26 @@ class _Derivation:
             )
         return reasons
 
+    def _about(self, reason: Reason, criterion_id: str) -> Reason:
+        """*reason* tagged with its criterion, made once for a reason shared by many nodes
+        (``CRITERION_MISSING``, ``APPROVAL_MISSING``); every reason stays alive for the whole
+        derivation, so its ``id`` names it."""
+        key = (id(reason), criterion_id)
+        found = self._tagged.get(key)
+        if found is None:
+            found = self._tagged[key] = reason.for_criterion(criterion_id)
+        return found
+
+    def _waiting_for(self, prerequisite: str) -> Reason:
+        """``PREREQUISITE_NOT_COMPLETED`` naming *prerequisite* (one object for every node
+        that waits for it: reasons are never changed)."""
+        found = self._waiting.get(prerequisite)
+        if found is None:
+            message = f"strong prerequisite {prerequisite} is not completed"
+            found = _link("PREREQUISITE_NOT_COMPLETED", prerequisite, message)
+            self._waiting[prerequisite] = found
+        return found
+
     def _cancelled(self, node_id: str) -> Reason:
         event = self.ledger.cancels.get(node_id)
         if self.context.graph.nodes[node_id].cancelled or event is None:
@@ -395,6 +416,9 @@ class _Derivation:
             return "in_progress"
         return "pending" if waiting else "ready"
 
+
+_NO_EVIDENCE = (Reason("CRITERION_MISSING", "no evidence recorded"),)
+_NO_APPROVAL = (Reason("APPROVAL_MISSING", "no approval recorded"),)
 
 NO_ACCEPTANCE = "(no acceptance criteria)"
 """Stands for the missing criterion of a step without any: it is never satisfied, so such a
