@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--instructions",
         action="store_true",
-        help="instead of timing, count the instructions of one run of `pytest` and one of "
-        "`pytest --plangraph` under valgrind's callgrind (minutes; the count does not "
-        "depend on what else the machine is doing)",
+        help="instead of timing, count the instructions of one run of each serial variant "
+        "under valgrind's callgrind (minutes; the count does not depend on what else the "
+        "machine is doing)",
     )
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
@@ -108,21 +108,23 @@ def _variants() -> dict[str, list[str]]:
 
 
 def count_instructions(*, warm_up: bool = False) -> None:
-    """Instructions executed by ``pytest`` and ``pytest --plangraph`` (one run each, main
-    process only; the git and xdist subprocesses are not counted) and their ratio; with
-    *warm_up*, each command runs once untimed first (to fill a bytecode cache)."""
+    """Instructions executed by the serial variants (one run each, main process only; the git
+    subprocess is not counted) and their ratios; with *warm_up*, each command runs once
+    untimed first (to fill a bytecode cache)."""
     counts: dict[str, int] = {}
+    serial = {name: args for name, args in _variants().items() if "-n" not in args}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root)
-        for name, args in (("installed, not enabled", []), ("--plangraph", ["--plangraph"])):
+        for name, args in serial.items():
             if warm_up:
                 suite.timed(root, [*BASE, *args])
             shutil.rmtree(root / ".plangraph", ignore_errors=True)
             counts[name] = _callgrind(root, [*BASE, *args])
-            print(f"{name:<24} {counts[name] / 1e9:7.3f} G instructions")
-    ratio = counts["--plangraph"] / counts["installed, not enabled"]
-    print(f"ratio --plangraph / installed (instructions) {ratio:.3f}")
+            print(f"{name:<28} {counts[name] / 1e9:7.3f} G instructions")
+    for label, top, bottom in RATIOS:
+        if top in counts and bottom in counts:
+            print(f"ratio {label:<24} {counts[top] / counts[bottom]:.3f} (instructions)")
 
 
 def _callgrind(root: Path, command: list[str]) -> int:
