@@ -195,29 +195,54 @@ class Store:
     def append_many(
         self, events: Sequence[Event], *, expected_plan_version: int | None = None
     ) -> list[Event]:
-        """Append several events in one transaction (all or none); see :meth:`append`."""
-        stored: list[Event] = []
-        if not events:
-            return stored
-        with self._transaction() as con:
-            checked = expected_plan_version is None
-            for event in events:
-                content_id = event_id(event)
-                existing = self._existing(con, content_id, event.idempotency_key)
-                if existing is None and not checked:
-                    self._check_plan_version(con, expected_plan_version)
-                    checked = True
-                stored.append(existing or self._insert(con, event, content_id))
-        return stored
+        """Append several events in one transaction (all or none); see :meth:`append`.
 
-    def _existing(self, con: sqlite3.Connection, content_id: str, key: str | None) -> Event | None:
-        if key is not None:
-            query = f"SELECT {COLUMNS} FROM events WHERE idempotency_key = ?"
-            row = con.execute(query, (key,)).fetchone()
-            if row is not None:
-                return self._event(row)
-        row = con.execute(f"SELECT {COLUMNS} FROM events WHERE id = ?", (content_id,)).fetchone()
-        return None if row is None else self._event(row)
+        The chain's tail and the events already stored are read once for the whole batch, and
+        the new rows are inserted together.
+        """
+        if not events:
+            return []
+        ids = [event_id(event) for event in events]
+        with self._transaction() as con:
+            # an event already stored, or the position of a new one in `fresh`
+            by_id: dict[str, Event | int]
+            by_key: dict[str, Event | int]
+            by_id, by_key = self._stored(con, ids, [e.idempotency_key for e in events])
+            checked = expected_plan_version is None
+            fresh: list[tuple[Event, str]] = []
+            picks: list[Event | int] = []
+            for event, content_id in zip(events, ids, strict=True):
+                key = event.idempotency_key
+                found = by_key.get(key) if key is not None else None
+                found = by_id.get(content_id) if found is None else found
+                if found is None:
+                    if not checked:
+                        self._check_plan_version(con, expected_plan_version)
+                        checked = True
+                    found = by_id[content_id] = len(fresh)
+                    fresh.append((event, content_id))
+                    if key is not None:
+                        by_key[key] = found
+                picks.append(found)
+            sealed = self._insert(con, fresh)
+        return [sealed[pick] if isinstance(pick, int) else pick for pick in picks]
+
+    def _stored(
+        self, con: sqlite3.Connection, ids: Sequence[str], keys: Sequence[str | None]
+    ) -> tuple[dict[str, Event | int], dict[str, Event | int]]:
+        """The stored events with one of these content *ids* or idempotency *keys*."""
+        query = f"SELECT {COLUMNS} FROM events WHERE {{}} IN (SELECT value FROM json_each(?))"
+        by_id: dict[str, Event | int] = {
+            row[1]: self._event(row)
+            for row in con.execute(query.format("id"), (json.dumps(list(ids)),))
+        }
+        wanted = [key for key in keys if key is not None]
+        by_key: dict[str, Event | int] = {}
+        if wanted:
+            for row in con.execute(query.format("idempotency_key"), (json.dumps(wanted),)):
+                event = self._event(row)
+                by_key[str(event.idempotency_key)] = event
+        return by_id, by_key
 
     def _check_plan_version(self, con: sqlite3.Connection, expected: int | None) -> None:
         latest = con.execute("SELECT max(version) FROM plans").fetchone()[0]
@@ -228,13 +253,18 @@ class Store:
                 f"store at {self.path} has {have}; reload the plan and retry"
             )
 
-    def _insert(self, con: sqlite3.Connection, event: Event, content_id: str) -> Event:
+    def _insert(self, con: sqlite3.Connection, fresh: Sequence[tuple[Event, str]]) -> list[Event]:
+        """Chain and insert new events (with their content ids) after the current tail."""
         tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, prev = (tail[0] + 1, tail[1]) if tail else (1, "")
-        sealed = seal(event, seq, prev, self._key, content_id)
-        row = event_row(sealed)
-        con.execute(INSERT_EVENT, row)
-        con.execute(INSERT_LOG, log_row(sealed, row[8]))
+        seq, prev = (tail[0], tail[1]) if tail else (0, "")
+        sealed: list[Event] = []
+        for event, content_id in fresh:
+            seq += 1
+            sealed.append(seal(event, seq, prev, self._key, content_id))
+            prev = sealed[-1].hash
+        rows = [event_row(event) for event in sealed]
+        con.executemany(INSERT_EVENT, rows)
+        con.executemany(INSERT_LOG, [log_row(e, r[8]) for e, r in zip(sealed, rows, strict=True)])
         return sealed
 
     def events(
@@ -382,8 +412,7 @@ class Store:
             ids = {row[0] for row in con.execute("SELECT id FROM events")}
             keys = {row[0] for row in con.execute("SELECT idempotency_key FROM events")} - {None}
             fresh = union([events for events, _ in loaded], ids, keys)
-            for event in fresh:
-                self._insert(con, event, event.id)  # verified by _load_source
+            self._insert(con, [(event, event.id) for event in fresh])  # verified on loading
         total = sum(len(events) for events, _ in loaded)
         return MergeResult(added=len(fresh), skipped=total - len(fresh), plans_added=len(plans))
 

@@ -1,0 +1,57 @@
+"""Appending a batch: one chain in order, repeats within the batch and events already stored
+answered by the stored event, nothing written when the plan version is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plangraph.errors import ConflictError
+from pytest_plangraph.model import Event
+from pytest_plangraph.store import Store, verify_events
+
+
+def _claim(n: int, **fields: Any) -> Event:
+    values: dict[str, Any] = {
+        "kind": "claim",
+        "node": f"step-{n}",
+        "at": f"2025-01-01T00:00:{n:02d}.000000+00:00",
+        "by": "tester",
+        "plan_digest": "a" * 64,
+        "payload": {"n": n},
+    }
+    return Event.model_validate({**values, **fields})
+
+
+def test_repeats_in_a_batch_are_one_event(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "store.db") as store:
+        before = store.append(_claim(9))
+        batch = [
+            _claim(0, idempotency_key="k"),  # the first new event: position 0 in the batch
+            _claim(1, idempotency_key="k"),  # same key: answered by the first
+            _claim(2),
+            _claim(2),  # same content
+            _claim(9),  # stored before the batch
+            _claim(3, idempotency_key="k"),
+        ]
+        stored = store.append_many(batch)
+        assert [e.seq for e in stored] == [2, 2, 3, 3, 1, 2]
+        assert stored[4] == before
+        assert store.count() == 3
+        assert store.verify() == []  # one chain: 9, then 0 and 2 from the batch
+        chain = sorted(store.events(), key=lambda e: e.seq)
+        assert [e.payload["n"] for e in chain] == [9, 0, 2]
+        assert verify_events(chain, None) == []
+
+
+def test_a_refused_batch_writes_nothing(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "store.db") as store:
+        store.register_plan("a" * 64, "p")
+        with pytest.raises(ConflictError, match="PLAN_VERSION_CONFLICT"):
+            store.append_many([_claim(0), _claim(1)], expected_plan_version=7)
+        assert store.count() == 0
+        # a batch of events already stored needs no version check: nothing is written
+        store.append(_claim(0))
+        assert store.append_many([_claim(0)], expected_plan_version=7)[0].seq == 1
