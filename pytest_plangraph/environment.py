@@ -14,9 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
-from .gitstate import read_git_status
 from .model import GitInfo, RunInfo
-from .vcs import find_root
+from .vcs import find_root, git_state
 
 DEFAULT_PLAN = "plangraph.yaml"
 DEFAULT_STORE = ".plangraph/store.db"
@@ -79,7 +78,7 @@ def git_info(root: Path, store: Path | None = None) -> GitInfo:
     ignore: tuple[str, ...] = ()
     if store is not None and store.is_relative_to(root):
         ignore = (store.relative_to(root).as_posix(),)
-    state = read_git_status(root, ignore)
+    state = git_state(root, ignore)
     return GitInfo(commit=state.commit, dirty=state.dirty, branch=state.branch)
 
 

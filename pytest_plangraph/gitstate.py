@@ -3,9 +3,8 @@
 Every evidence record carries the git state it was made in. Reading it needs no repository
 object: ``git status --porcelain=v2 --branch -z --untracked-files=all`` prints the commit
 (``# branch.oid``), the branch (``# branch.head``), every changed tracked file and every
-untracked file, in a format git keeps stable for scripts. One subprocess, no GitPython import —
-the pytest plugin and ``plangraph verify`` make evidence through this module;
-:func:`pytest_plangraph.vcs.git_state` answers the same question and can delegate here.
+untracked file, in a format git keeps stable for scripts. One subprocess, no GitPython import:
+:func:`pytest_plangraph.vcs.git_state` is this reader, and evidence is made through it.
 
 The answer matches GitPython's ``Repo(root)`` reading of the same tree: *root* must be the
 top of a working tree (it holds ``.git``); a directory without one is not a repository, even
@@ -38,7 +37,7 @@ index, so a concurrent ``git`` command never meets our lock)."""
 
 
 class GitStatus(NamedTuple):
-    """Where a repository stands (the fields of :class:`pytest_plangraph.vcs.GitState`)."""
+    """Where a repository stands (``vcs.GitState`` is this type)."""
 
     commit: str | None
     """HEAD's commit; None before the first commit or outside git."""

@@ -1,5 +1,6 @@
 """Git, the only git in the project: the state of the repository, changed paths between
 revisions and the working tree, the commits behind them, files as they were at a revision.
+The state comes from :mod:`.gitstate` (one ``git status`` call); the rest uses GitPython.
 
 Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
 :class:`GitError` with a message a person can act on. Files on disk and their hashes are
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import GitError
+from .gitstate import GitStatus as GitState
+from .gitstate import read_git_status
 from .workspace import RACY_NS, HashCache, HashRecord, Workspace, find_root, read_text
 
 __all__ = [
@@ -45,42 +48,14 @@ def environ_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
-class GitState:
-    """Where the repository stands: commit (None before the first commit or outside git),
-    branch (None when detached), and whether tracked or untracked files differ from HEAD."""
-
-    commit: str | None
-    branch: str | None
-    dirty: bool
-    is_repo: bool
-
-
 def git_state(root: Path, ignore: Iterable[str] = ()) -> GitState:
     """The git state of the repository at *root*; outside git, an empty state (hash-only mode).
 
     Untracked files under the *ignore* prefixes (the evidence store and its journal files) do
-    not make the tree dirty: recording evidence must not change the verdict on the tree.
+    not make the tree dirty: recording evidence must not change the verdict on the tree. One
+    ``git status`` call (:mod:`.gitstate`), no repository object.
     """
-    import git  # GitPython is imported only when evidence is made
-
-    prefixes = tuple(ignore)
-
-    try:
-        repo = git.Repo(root, search_parent_directories=False)
-    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
-        return GitState(None, None, False, False)
-    try:
-        commit = repo.head.commit.hexsha if repo.head.is_valid() else None
-        branch = None if repo.head.is_detached else repo.active_branch.name
-        dirty = repo.is_dirty(untracked_files=False) or any(
-            not path.startswith(prefixes) for path in repo.untracked_files
-        )
-    except (git.exc.GitError, ValueError, TypeError) as exc:
-        raise GitError(f"cannot read the git state of {root}: {exc}") from exc
-    finally:
-        repo.close()
-    return GitState(commit, branch, dirty, True)
+    return read_git_status(root, ignore)
 
 
 # --- changes between revisions ---------------------------------------------------------------

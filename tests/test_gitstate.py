@@ -1,4 +1,5 @@
-"""The lightweight git reader against real repositories, and against GitPython's answer."""
+"""The git state reader (one ``git status`` call) against real repositories, and against what
+GitPython's repository object says of the same tree."""
 
 from __future__ import annotations
 
@@ -9,6 +10,22 @@ from conftest import git
 
 from pytest_plangraph.gitstate import GitStatus, parse_status, read_git_status
 from pytest_plangraph.vcs import git_state
+
+
+def _gitpython(root: Path, ignore: tuple[str, ...] = ()) -> GitStatus:
+    """The same question answered through GitPython, as the reference."""
+    import git as gitpython
+
+    try:
+        repo = gitpython.Repo(root, search_parent_directories=False)
+    except (gitpython.exc.InvalidGitRepositoryError, gitpython.exc.NoSuchPathError):
+        return GitStatus(None, None, False, False)
+    with repo:
+        commit = repo.head.commit.hexsha if repo.head.is_valid() else None
+        branch = None if repo.head.is_detached else repo.active_branch.name
+        untracked = [p for p in repo.untracked_files if not (ignore and p.startswith(ignore))]
+        dirty = repo.is_dirty(untracked_files=False) or bool(untracked)
+    return GitStatus(commit, branch, dirty, True)
 
 
 def _repo(path: Path) -> Path:
@@ -23,8 +40,7 @@ def _repo(path: Path) -> Path:
 
 def _same_as_gitpython(root: Path, ignore: tuple[str, ...] = ()) -> GitStatus:
     ours = read_git_status(root, ignore)
-    theirs = git_state(root, ignore)
-    assert ours == GitStatus(theirs.commit, theirs.branch, theirs.dirty, theirs.is_repo)
+    assert ours == _gitpython(root, ignore) == git_state(root, ignore)
     return ours
 
 
