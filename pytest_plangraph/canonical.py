@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """The one encoder of the canonical form (``json.dumps`` would build one per call; encoding
 keeps no state between calls)."""
 
+_encode: Callable[[Any], str] = _ENCODER.encode
+if c_make_encoder is not None:  # CPython: the C encoder itself, built once as well
+    # No cycle check (``markers`` None): what is encoded is JSON data and model dumps.
+    _chunks = c_make_encoder(
+        None, _ENCODER.default, encode_basestring, None, ":", ",", True, False, True
+    )
+
+    def _encode(value: Any) -> str:
+        return "".join(_chunks(value, 0))
+
 
 def canonical_json(value: Any) -> str:
     """Return the canonical JSON text of *value* (sorted keys, no whitespace, UTF-8 kept)."""
-    return _ENCODER.encode(value)
+    return _encode(value)
 
 
 def digest(value: Any) -> str:

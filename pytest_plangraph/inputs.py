@@ -13,15 +13,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol
 
+from .canonical import digest
 from .graph import Graph
 from .model import ArtifactVerifier, Criterion, Edge, Node, SchemaVerifier
 from .paths import is_glob
@@ -224,7 +222,7 @@ def input_digests(
     for node_id in graph.topological_order() if order is None else order:
         node = graph.nodes[node_id]
         files = {*snapshot.outputs_of(node), *consumed_files(graph, node_id, snapshot, links=links)}
-        digests[node_id] = _digest(
+        digests[node_id] = digest(
             {
                 "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},
                 "files": {path: files_now.get(path) for path in files},
@@ -238,21 +236,3 @@ def criterion_digests(graph: Graph) -> Mapping[tuple[str, str], str]:
     """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
     values as :func:`~pytest_plangraph.model.criterion_digest`, computed once per plan."""
     return graph.plan.criterion_digests
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-"""The encoder of :func:`~pytest_plangraph.canonical.canonical_json`, built once."""
-
-_encode: Callable[[Any], str] = _CANONICAL.encode
-if c_make_encoder is not None:  # CPython: call the C encoder directly, built once as well
-    _chunks = c_make_encoder(
-        None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True
-    )
-
-    def _encode(value: Any) -> str:
-        return "".join(_chunks(value, 0))
-
-
-def _digest(value: Any) -> str:
-    """:func:`~pytest_plangraph.canonical.digest`, without building an encoder per call."""
-    return hashlib.sha256(_encode(value).encode("utf-8")).hexdigest()

@@ -104,3 +104,31 @@ def test_optional_flag_changes_the_criterion_digest(write_plan):
         "assertion: the schema is valid", "assertion: the schema is valid\n        required: false"
     )
     assert digests(write_plan, BASE)[1] != digests(write_plan, text)[1]
+
+
+def test_canonical_json_is_json_dumps_with_sorted_keys_and_no_spaces() -> None:
+    import json
+    import random
+
+    from pytest_plangraph.canonical import canonical_json
+
+    rng = random.Random(7)
+
+    def value(depth: int) -> object:
+        kind = rng.randrange(8 if depth < 3 else 5)
+        if kind == 0:
+            return rng.choice([None, True, False])
+        if kind == 1:
+            return rng.randint(-(10**20), 10**20)
+        if kind == 2:
+            return rng.choice([0.1, -2.5e-9, 1e300, 3.0])
+        if kind in (3, 4):
+            return "".join(rng.choice('aé"\\\n✓𝄞/ ') for _ in range(rng.randrange(6)))
+        if kind in (5, 6):
+            return {f"k{rng.randrange(9)}é": value(depth + 1) for _ in range(rng.randrange(4))}
+        return [value(depth + 1) for _ in range(rng.randrange(4))]
+
+    for _ in range(300):
+        data = value(0)
+        expected = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert canonical_json(data) == expected
