@@ -29,7 +29,7 @@ from .environment import (
 from .errors import ConflictError, PlanError, StoreError, UsageError
 from .gate import LoggedEvent
 from .graph import Graph
-from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo, criterion_digest
+from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
 from .planfile import LoadedPlan, load_plan
 from .state import (
     GateDecision,
@@ -256,27 +256,21 @@ class PlanGraph:
         Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
         making many records at once, so they are computed once.
         """
+        from .records import RecordMaker
+
         self.require_criterion(node, criterion)
         snapshot = snapshot or self.snapshot()
-        definition = self.graph.nodes[node].criterion(criterion)
-        assert definition is not None
-        own = self.node_files(node, snapshot)
-        hashes = {path: snapshot.files.get(path) or self.workspace.hash_file(path) for path in own}
-        hashes.update(subjects)
-        return Evidence.create(
+        maker = RecordMaker(
+            self,
+            snapshot,
             plan=plan or self.plan_ref(),
-            node=node,
-            criterion=criterion,
-            criterion_digest=criterion_digest(node, definition),
-            input_digest=(digests or input_digests(self.graph, snapshot))[node],
-            verifier=definition.verifier.type,
-            outcome=outcome,
-            reason=reason,
-            details=dict(details),
-            subjects={path: digest for path, digest in hashes.items() if digest is not None},
             git=git or git_info(self.root, self.store_path),
             run=run,
             recorded_by=recorded_by,
+            digests=digests or input_digests(self.graph, snapshot),
+        )
+        return maker.make(
+            node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
         )
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:

@@ -1,4 +1,5 @@
-"""Evidence records built in a batch are the records PlanGraph.make_evidence builds."""
+"""Evidence records built in a batch (as PlanGraph.make_evidence and pytest runs build them)
+are the records Evidence.create builds and validates field by field."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pytest_plangraph import PlanGraph
 from pytest_plangraph.canonical import canonical_json
 from pytest_plangraph.environment import git_info, now, run_info
 from pytest_plangraph.errors import UsageError
-from pytest_plangraph.model import evidence_id
+from pytest_plangraph.model import Evidence, criterion_digest, evidence_id
 from pytest_plangraph.records import RecordMaker, is_plain
 from pytest_plangraph.state import input_digests
 
@@ -53,6 +54,42 @@ def _maker(graph: PlanGraph) -> tuple[RecordMaker, dict[str, Any]]:
     return maker, {**shared, "digests": digests}
 
 
+def _validated(
+    graph: PlanGraph,
+    node: str,
+    criterion: str,
+    outcome: str,
+    reason: str | None,
+    details: dict[str, Any],
+    subjects: dict[str, str | None],
+    shared: dict[str, Any],
+) -> Evidence:
+    """The record built field by field through pydantic's validation: the reference."""
+    snapshot = shared["snapshot"]
+    definition = graph.graph.nodes[node].criterion(criterion)
+    assert definition is not None
+    hashes = {
+        path: snapshot.files.get(path) or graph.workspace.hash_file(path)
+        for path in graph.node_files(node, snapshot)
+    }
+    hashes.update(subjects)
+    return Evidence.create(
+        plan=shared["plan"],
+        node=node,
+        criterion=criterion,
+        criterion_digest=criterion_digest(node, definition),
+        input_digest=shared["digests"][node],
+        verifier=definition.verifier.type,
+        outcome=outcome,
+        reason=reason,
+        details=dict(details),
+        subjects={path: sha for path, sha in hashes.items() if sha is not None},
+        git=shared["git"],
+        run=shared["run"],
+        recorded_by=shared["recorded_by"],
+    )
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ...]) -> None:
     node, criterion, outcome, reason, details, subjects = case
@@ -60,7 +97,8 @@ def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ..
     ours = maker.make(
         node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
     )
-    theirs = graph.make_evidence(
+    theirs = _validated(graph, node, criterion, outcome, reason, details, subjects, shared)
+    single = graph.make_evidence(
         node,
         criterion,
         outcome=outcome,
@@ -69,6 +107,7 @@ def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ..
         subjects=subjects,
         **shared,
     )
+    assert single == ours
     assert ours.id == theirs.id == evidence_id(theirs)
     assert canonical_json(ours.model_dump(mode="json")) == canonical_json(
         theirs.model_dump(mode="json")
