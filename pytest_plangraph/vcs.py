@@ -186,29 +186,26 @@ def _open(root: Path) -> Iterator[Any]:
 
 
 def _git(repo: Any, command: str, *args: str) -> str:
-    import git
-
-    try:
-        output: str = getattr(repo.git, command.replace("-", "_"))(
-            *args, strip_newline_in_stdout=False
-        )
-    except git.exc.GitError as exc:
-        detail = str(getattr(exc, "stderr", "") or exc).strip()
-        raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
+    output: str = _run(repo, command, args, stdout_as_string=True)
     return output
 
 
 def _git_bytes(repo: Any, command: str, *args: str) -> bytes:
+    output: bytes = _run(repo, command, args, stdout_as_string=False)
+    return output
+
+
+def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bool) -> Any:
+    """Run a git *command* through GitPython; a failure is a :class:`GitError` naming it."""
     import git
 
     try:
-        output: bytes = getattr(repo.git, command.replace("-", "_"))(
-            *args, stdout_as_string=False, strip_newline_in_stdout=False
+        return getattr(repo.git, command.replace("-", "_"))(
+            *args, stdout_as_string=stdout_as_string, strip_newline_in_stdout=False
         )
     except git.exc.GitError as exc:
         detail = str(getattr(exc, "stderr", "") or exc).strip()
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
-    return output
 
 
 def _verify_object(repo: Any, name: str) -> str | None:
