@@ -14,18 +14,22 @@ def collector_paused() -> Iterator[None]:
     Reading a large log or plan allocates many small containers and no reference cycles; every
     full collection those allocations trigger would walk everything built so far, again.
 
-    On the way out, what was built is moved to the oldest generation without being scanned
+    The young generations are collected on the way in, so that only what the block builds is
+    young on the way out; that is then moved to the oldest generation without being scanned
     (``gc.freeze()`` then ``gc.unfreeze()``), so the first young collection afterwards does not
-    walk it all either; it stays collectable. Skipped when the application froze objects of
-    its own, which must stay frozen.
+    walk it all either. It stays collectable. Skipped when the application froze objects of its
+    own, which must stay frozen.
     """
     enabled = gc.isenabled()
+    promote = enabled and gc.get_freeze_count() == 0
+    if promote:
+        gc.collect(1)  # garbage made before the block is not promoted with what it builds
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if gc.get_freeze_count() == 0:
+            if promote and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
