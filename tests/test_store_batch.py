@@ -55,3 +55,12 @@ def test_a_refused_batch_writes_nothing(tmp_path: Path) -> None:
         # a batch of events already stored needs no version check: nothing is written
         store.append(_claim(0))
         assert store.append_many([_claim(0)], expected_plan_version=7)[0].seq == 1
+
+
+def test_any_text_is_an_idempotency_key(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "store.db") as store:
+        key = "run\x00 7 ✓"
+        first = store.append(_claim(0, idempotency_key=key))
+        again = store.append_many([_claim(1, idempotency_key=key), _claim(2)])
+        assert again[0] == first
+        assert store.count() == 2

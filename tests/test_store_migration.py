@@ -125,3 +125,33 @@ def test_the_log_is_in_recording_order_after_a_merge(tmp_path: Path, schema_1: b
         seqs = [e.seq for e in store.log()]
     assert logged == [f"{n:064x}" for n in range(8)] == chain
     assert seqs == [5, 1, 6, 2, 7, 3, 8, 4]
+
+
+def test_audit_names_a_dropped_log_table(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    with Store.open(path) as store:
+        store.append(_claim(0))
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TABLE log")
+    con.close()
+    with Store.open(path) as store:
+        assert [(p.seq, p.code) for p in store.verify()] == [
+            (1, "LOG_MISMATCH"),
+            (0, "APPEND_ONLY_DISABLED"),
+        ]
+        assert len(store.log()) == 1  # status still reads the events
+
+
+def test_an_empty_node_column_is_kept_as_the_migration_keeps_it(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    event = _evidence(1).model_copy(update={"node": ""})
+    with Store.open(path) as store:
+        store.append(event)
+        today = list(store.log())
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TABLE log")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+    with Store.open(path) as store:
+        assert list(store.log()) == today
+        assert store.verify() == []

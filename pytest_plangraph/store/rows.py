@@ -120,8 +120,9 @@ def log_row(event: Event, payload_json: str) -> tuple[Any, ...]:
     node, criterion, record, body = event.node, event.criterion, None, payload_json
     if event.kind == "evidence":
         payload = event.payload
-        node = node or payload.get("node")
-        criterion = criterion or payload.get("criterion")
+        # as SQL's coalesce() does in FILL_LOG: the column unless it is NULL
+        node = payload.get("node") if node is None else node
+        criterion = payload.get("criterion") if criterion is None else criterion
         record = payload.get("id")
         body = canonical_json([payload.get(name) for name in VERDICT_FIELDS])
     return (event.seq, event.id, event.kind, node, criterion, event.at, event.by, record, body)

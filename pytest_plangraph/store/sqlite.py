@@ -231,15 +231,16 @@ class Store:
         self, con: sqlite3.Connection, ids: Sequence[str], keys: Sequence[str | None]
     ) -> tuple[dict[str, Event | int], dict[str, Event | int]]:
         """The stored events with one of these content *ids* or idempotency *keys*."""
-        query = f"SELECT {COLUMNS} FROM events WHERE {{}} IN (SELECT value FROM json_each(?))"
+        query = f"SELECT {COLUMNS} FROM events WHERE id IN (SELECT value FROM json_each(?))"
         by_id: dict[str, Event | int] = {
-            row[1]: self._event(row)
-            for row in con.execute(query.format("id"), (json.dumps(list(ids)),))
+            row[1]: self._event(row) for row in con.execute(query, (json.dumps(list(ids)),))
         }
         wanted = [key for key in keys if key is not None]
         by_key: dict[str, Event | int] = {}
-        if wanted:
-            for row in con.execute(query.format("idempotency_key"), (json.dumps(wanted),)):
+        for start in range(0, len(wanted), 500):  # bound one by one: keys are any text
+            chunk = wanted[start : start + 500]
+            where = f"idempotency_key IN ({', '.join('?' * len(chunk))})"
+            for row in con.execute(f"SELECT {COLUMNS} FROM events WHERE {where}", chunk):
                 event = self._event(row)
                 by_key[str(event.idempotency_key)] = event
         return by_id, by_key
@@ -387,9 +388,12 @@ class Store:
     def _log_rows(self, con: sqlite3.Connection) -> dict[int, tuple[Any, ...]] | None:
         if self._schema < 2:  # an older store opened read-only has no log table
             return None
-        rows = con.execute(
-            "SELECT seq, id, kind, node, criterion, at, by_, record, body FROM log"
-        ).fetchall()
+        try:
+            rows = con.execute(
+                "SELECT seq, id, kind, node, criterion, at, by_, record, body FROM log"
+            ).fetchall()
+        except sqlite3.OperationalError:  # dropped by hand: every event's row is missing
+            return {}
         return {int(row[0]): tuple(row) for row in rows}
 
     def export_jsonl(self, out: TextIO) -> int:
