@@ -6,14 +6,16 @@ entry made for other bytes, and both are written whole (a temporary file, then a
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
-  which depend on the validated plan alone; kept with the package version that computed them
-  and used only by the same version.
+  which depend on the validated plan alone; kept with the package version and a fingerprint of
+  the code that computed them, and used only by the same code.
 
 A cache that cannot be read or written is simply not used.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -40,7 +42,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
     path = cache_dir / f"facts-{key}.json"
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
-        if facts["version"] == __version__ and facts["plan"] == plan.plan:
+        if facts["version"] == code_version() and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
             order = tuple(str(n) for n in facts["order"])
             # the values of the cached properties, as computing them would have set them
@@ -52,13 +54,29 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
         pass
     criteria = plan.criterion_digests
     facts = {
-        "version": __version__,
+        "version": code_version(),
         "plan": plan.plan,
         "digest": plan.digest,
         "criteria": [[n, c, d] for (n, c), d in criteria.items()],
         "order": list(plan.topological_order),
     }
     _write(path, facts)
+
+
+@functools.cache
+def code_version() -> str:
+    """The package version and the sha256 of the modules that compute a plan's facts, so a
+    changed digest or order rule never meets facts kept by other code of the same version."""
+    fingerprint = hashlib.sha256()
+    for name in _FACT_MODULES:
+        try:
+            fingerprint.update((Path(__file__).parent / name).read_bytes())
+        except OSError:  # not installed as files: the version alone
+            return __version__
+    return f"{__version__}+{fingerprint.hexdigest()[:16]}"
+
+
+_FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
 
 
 def _write(path: Path, data: Any) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_plangraph import __version__
 from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
+from pytest_plangraph.plancache import code_version
 from pytest_plangraph.planfile import load_plan
 
 
@@ -30,7 +31,7 @@ def _fresh(plan: Plan) -> tuple[str, dict[tuple[str, str], str]]:
 
 
 WRONG = {
-    "version": __version__,
+    "version": code_version(),
     "plan": "big",
     "digest": "0" * 64,
     "criteria": [[f"n{i}", "ac", "0" * 64] for i in range(700)],
@@ -48,7 +49,8 @@ def test_facts_are_kept_and_given_to_the_next_load(tmp_path: Path) -> None:
     _write_plan(plan_file)
     first = load_plan(plan_file, cache_dir=cache).plan
     kept = json.loads(_facts(cache).read_text())
-    assert kept["version"] == __version__ and kept["digest"] == first.digest
+    assert kept["version"] == code_version() and kept["digest"] == first.digest
+    assert kept["version"].startswith(f"{__version__}+")
     assert len(kept["criteria"]) == 700
     second = load_plan(plan_file, cache_dir=cache).plan
     # given from the cache, before anything computed them
@@ -71,11 +73,12 @@ def test_an_edited_plan_gets_its_own_facts(tmp_path: Path) -> None:
     "damage",
     [
         lambda facts: facts.write_text("{not json"),
-        lambda facts: facts.write_text(json.dumps({"version": __version__})),
+        lambda facts: facts.write_text(json.dumps({"version": code_version()})),
         lambda facts: facts.write_text(json.dumps({**WRONG, "version": "0.0.0-other"})),
+        lambda facts: facts.write_text(json.dumps({**WRONG, "version": __version__})),
         lambda facts: facts.write_text(json.dumps({**WRONG, "plan": "another-plan"})),
     ],
-    ids=["unreadable", "incomplete", "another-version", "another-plan"],
+    ids=["unreadable", "incomplete", "another-version", "other-code", "another-plan"],
 )
 def test_untrusted_facts_are_recomputed_and_rewritten(tmp_path: Path, damage) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
@@ -84,7 +87,7 @@ def test_untrusted_facts_are_recomputed_and_rewritten(tmp_path: Path, damage) ->
     damage(_facts(cache))
     plan = load_plan(plan_file, cache_dir=cache).plan
     assert (plan.digest, plan.criterion_digests) == _fresh(plan)
-    assert json.loads(_facts(cache).read_text())["version"] == __version__
+    assert json.loads(_facts(cache).read_text())["version"] == code_version()
 
 
 def test_small_plans_keep_nothing(tmp_path: Path) -> None:
