@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_plangraph.errors import StoreError
 from pytest_plangraph.model import Event
 from pytest_plangraph.store import SCHEMA_VERSION, Store
 
@@ -155,3 +156,18 @@ def test_an_empty_node_column_is_kept_as_the_migration_keeps_it(tmp_path: Path) 
     with Store.open(path) as store:
         assert list(store.log()) == today
         assert store.verify() == []
+
+
+def test_a_hand_edited_payload_does_not_stop_the_migration(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    _schema_1_store(path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TRIGGER events_no_update")
+    con.execute("UPDATE events SET payload = '{\"broken' WHERE seq = 2")
+    con.close()
+    with Store.open(path) as store:  # migrated, and still writable
+        assert (2, "CONTENT_TAMPERED") in [(p.seq, p.code) for p in store.verify()]
+        with pytest.raises(StoreError, match="event 2"):
+            store.log()
+        store.append(_claim(8))
+        assert store.count() == 12

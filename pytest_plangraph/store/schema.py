@@ -114,16 +114,18 @@ CREATE = SCHEMA + LOG_TABLE
 """Everything a new store is created with."""
 
 FILL_LOG = """
--- Schema 1 had no log table: derive its rows from the events already stored.
+-- Schema 1 had no log table: derive its rows from the events already stored. A payload that is
+-- not JSON (edited by hand) is copied as it is: reading it fails as reading the event does.
 INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body)
 SELECT seq, id, kind,
-       CASE WHEN kind = 'evidence' THEN coalesce(node, json_extract(payload, '$.node'))
-            ELSE node END,
-       CASE WHEN kind = 'evidence' THEN coalesce(criterion, json_extract(payload, '$.criterion'))
-            ELSE criterion END,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(node, json_extract(payload, '$.node')) ELSE node END,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(criterion, json_extract(payload, '$.criterion')) ELSE criterion END,
        at, by_,
-       CASE WHEN kind = 'evidence' THEN json_extract(payload, '$.id') END,
-       CASE WHEN kind = 'evidence'
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN json_extract(payload, '$.id') END,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
             THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
                               '$.input_digest', '$.subjects')
             ELSE payload END
