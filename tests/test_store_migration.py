@@ -57,11 +57,19 @@ def _schema_1_store(path: Path) -> list[Any]:
     with Store.open(path) as store:
         store.append_many([_evidence(n) for n in range(8)] + [_claim(n) for n in range(3)])
         expected = list(store.log())
+    _to_schema_1(path)
+    return expected
+
+
+def _to_schema_1(path: Path) -> None:
+    """Take away what schema 2 added: the log table (its triggers go with it), its view and the
+    trigger on events that fills it."""
     con = sqlite3.connect(path, isolation_level=None)
-    con.execute("DROP TABLE log")  # its triggers go with it
+    con.execute("DROP TRIGGER events_log")
+    con.execute("DROP VIEW log_source")
+    con.execute("DROP TABLE log")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.close()
-    return expected
 
 
 def _tables(path: Path) -> set[str]:
@@ -80,7 +88,7 @@ def test_a_schema_1_store_is_migrated_and_reads_the_same(tmp_path: Path) -> None
         assert store.verify() == []
         store.append(_claim(9))
         assert len(store.log()) == len(expected) + 1
-    assert {"log", "log_no_update", "log_no_delete"} <= _tables(path)
+    assert {"log", "log_no_update", "log_no_delete", "log_source", "events_log"} <= _tables(path)
     con = sqlite3.connect(path)
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     con.close()
@@ -117,10 +125,7 @@ def test_the_log_is_in_recording_order_after_a_merge(tmp_path: Path, schema_1: b
         store.merge([older])
         chain = [e.payload["id"] for e in store.events()]
     if schema_1:
-        con = sqlite3.connect(newer, isolation_level=None)
-        con.execute("DROP TABLE log")
-        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-        con.close()
+        _to_schema_1(newer)
     with Store.open(newer, readonly=schema_1) as store:
         logged = [e.payload["id"] for e in store.log()]
         seqs = [e.seq for e in store.log()]
@@ -149,10 +154,7 @@ def test_an_empty_node_column_is_kept_as_the_migration_keeps_it(tmp_path: Path) 
     with Store.open(path) as store:
         store.append(event)
         today = list(store.log())
-    con = sqlite3.connect(path, isolation_level=None)
-    con.execute("DROP TABLE log")
-    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    con.close()
+    _to_schema_1(path)
     with Store.open(path) as store:
         assert list(store.log()) == today
         assert store.verify() == []
@@ -171,3 +173,24 @@ def test_a_hand_edited_payload_does_not_stop_the_migration(tmp_path: Path) -> No
             store.log()
         store.append(_claim(8))
         assert store.count() == 12
+
+
+def test_a_writer_that_knows_nothing_of_the_log_still_fills_it(tmp_path: Path) -> None:
+    from pytest_plangraph.store.chain import event_id, seal
+    from pytest_plangraph.store.rows import INSERT_EVENT, event_row
+
+    path = tmp_path / "store.db"
+    with Store.open(path) as store:
+        first = store.append(_claim(0))
+    # as a process of the previous release would append: the events table only
+    late = _evidence(5)
+    row = event_row(seal(late, 2, first.hash, None, event_id(late)))
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute(INSERT_EVENT, row)
+    con.close()
+    with Store.open(path) as store:
+        logged = {e.seq: e for e in store.log()}
+        assert sorted(logged) == [1, 2]
+        assert logged[2].payload["outcome"] == late.payload["outcome"]
+        assert logged[2].node == late.node
+        assert store.verify() == []

@@ -108,24 +108,16 @@ class LogEvent(NamedTuple):
 VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
 """The fields of an evidence record that decide its verdict (besides its ``id``)."""
 
-INSERT_LOG = (
-    "INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-def log_row(event: Event, payload_json: str) -> tuple[Any, ...]:
-    """The values of :data:`INSERT_LOG` for a sealed event whose canonical payload is
-    *payload_json*: an evidence record is cut down to its id and :data:`VERDICT_FIELDS`."""
-    node, criterion, record, body = event.node, event.criterion, None, payload_json
-    if event.kind == "evidence":
-        payload = event.payload
-        # as SQL's coalesce() does in FILL_LOG: the column unless it is NULL
-        node = payload.get("node") if node is None else node
-        criterion = payload.get("criterion") if criterion is None else criterion
-        record = payload.get("id")
-        body = canonical_json([payload.get(name) for name in VERDICT_FIELDS])
-    return (event.seq, event.id, event.kind, node, criterion, event.at, event.by, record, body)
+LOG_DIFFERENCES = """
+SELECT s.seq, s.id, 0 FROM log_source s LEFT JOIN log l ON l.seq = s.seq
+WHERE l.seq IS NULL OR l.id IS NOT s.id OR l.kind IS NOT s.kind OR l.node IS NOT s.node
+   OR l.criterion IS NOT s.criterion OR l.at IS NOT s.at OR l.by_ IS NOT s.by_
+   OR l.record IS NOT s.record OR l.body IS NOT s.body
+UNION ALL
+SELECT seq, id, 1 FROM log WHERE seq NOT IN (SELECT seq FROM events)
+"""
+"""Rows of the ``log`` table that differ from what the events make of them (``log_source``),
+or are missing, and rows left behind by an event that is gone: seq, event id, gone."""
 
 
 LOG_QUERY = """
@@ -209,18 +201,6 @@ def readable_event(row: Sequence[Any]) -> Event | None:
         return row_event(row)
     except (ValueError, TypeError, ValidationError):
         return None
-
-
-def log_matches(event: Event, payload_json: str, found: Sequence[Any] | None) -> bool:
-    """Whether *found*, a row of the ``log`` table, is what :func:`log_row` makes of *event*."""
-    if found is None:
-        return False
-    expected = log_row(event, payload_json)
-    try:
-        same_body = json.loads(found[-1]) == json.loads(expected[-1])
-    except (TypeError, ValueError):
-        return False
-    return tuple(found[:-1]) == expected[:-1] and same_body
 
 
 def add_plan(con: sqlite3.Connection, plan: PlanVersion) -> int:

@@ -84,11 +84,12 @@ CREATE TABLE file_cache (
 """
 
 LOG_TABLE = """
--- What status derivation reads of each event, written in the same transaction as the event:
--- for evidence its record id and verdict fields (a JSON array of outcome, reason,
--- criterion_digest, input_digest, subjects), for other kinds the payload. Evidence records are
--- most of a store's bytes; status reads this table and never the records themselves. It is
--- derived from the chained events, and plangraph audit checks that it still matches them.
+-- What status derivation reads of each event: for evidence its record id and verdict fields
+-- (a JSON array of outcome, reason, criterion_digest, input_digest, subjects), for other kinds
+-- the payload. Evidence records are most of a store's bytes; status reads this table and never
+-- the records themselves. Its rows are made by SQLite from the events (the view log_source),
+-- by a trigger in the same statement as each append, so every writer keeps it complete;
+-- plangraph audit checks that it still matches the events.
 CREATE TABLE log (
     seq       INTEGER PRIMARY KEY,          -- the event's seq
     id        TEXT NOT NULL,
@@ -100,6 +101,27 @@ CREATE TABLE log (
     record    TEXT,                         -- the evidence record's id; NULL for other kinds
     body      TEXT NOT NULL                 -- JSON, see above
 );
+-- A payload that is not JSON (edited by hand) is copied as it is: reading it fails as reading
+-- the event does.
+CREATE VIEW log_source AS
+SELECT seq, id, kind,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(node, json_extract(payload, '$.node')) ELSE node END AS node,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(criterion, json_extract(payload, '$.criterion')) ELSE criterion END
+            AS criterion,
+       at, by_,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN json_extract(payload, '$.id') END AS record,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
+                              '$.input_digest', '$.subjects')
+            ELSE payload END AS body
+FROM events;
+CREATE TRIGGER events_log AFTER INSERT ON events
+BEGIN
+    INSERT INTO log SELECT * FROM log_source WHERE seq = NEW.seq;
+END;
 CREATE TRIGGER log_no_update BEFORE UPDATE ON log
 BEGIN
     SELECT RAISE(ABORT, 'plangraph events are append-only: an event cannot be changed');
@@ -114,22 +136,8 @@ CREATE = SCHEMA + LOG_TABLE
 """Everything a new store is created with."""
 
 FILL_LOG = """
--- Schema 1 had no log table: derive its rows from the events already stored. A payload that is
--- not JSON (edited by hand) is copied as it is: reading it fails as reading the event does.
-INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body)
-SELECT seq, id, kind,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN coalesce(node, json_extract(payload, '$.node')) ELSE node END,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN coalesce(criterion, json_extract(payload, '$.criterion')) ELSE criterion END,
-       at, by_,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN json_extract(payload, '$.id') END,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
-                              '$.input_digest', '$.subjects')
-            ELSE payload END
-FROM events;
+-- Schema 1 had no log table: its rows are made from the events already stored.
+INSERT INTO log SELECT * FROM log_source;
 """
 
 MIGRATIONS: dict[int, str] = {2: LOG_TABLE + FILL_LOG}

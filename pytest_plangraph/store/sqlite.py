@@ -37,15 +37,13 @@ from .opening import connect, make_parent, now, schema_version, upgrade
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
-    INSERT_LOG,
     LEGACY_LOG_QUERY,
+    LOG_DIFFERENCES,
     LOG_QUERY,
     LogEvent,
     add_plan,
     event_row,
     log_events,
-    log_matches,
-    log_row,
     readable_event,
     row_event_fast,
     row_link,
@@ -263,9 +261,7 @@ class Store:
             seq += 1
             sealed.append(seal(event, seq, prev, self._key, content_id))
             prev = sealed[-1].hash
-        rows = [event_row(event) for event in sealed]
-        con.executemany(INSERT_EVENT, rows)
-        con.executemany(INSERT_LOG, [log_row(e, r[8]) for e, r in zip(sealed, rows, strict=True)])
+        con.executemany(INSERT_EVENT, [event_row(event) for event in sealed])  # log: a trigger
         return sealed
 
     def events(
@@ -360,24 +356,19 @@ class Store:
         """
         with self._reading() as con:
             rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
-            log = self._log_rows(con)
+            differ = self._log_differences(con)
             triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
         problems: list[ChainProblem] = []
         prev = ""
         with collector_paused():
             for row in rows:
                 link, event = row_link(row), readable_event(row)
-                computed = None if event is None else event_id(event)
-                own = check_link(link, computed, prev, self._key)
+                own = check_link(link, None if event is None else event_id(event), prev, self._key)
                 problems.extend(own)
                 prev = link.hash
-                found = None if log is None else log.pop(link.seq, None)
-                # an event edited by hand is reported as such; its log row is checked otherwise
-                if log is None or event is None or own:
-                    continue
-                if not log_matches(event, row[8], found):
-                    problems.append(_log_mismatch(link.seq, link.id))
-        problems.extend(_log_orphan(seq, str(found[1])) for seq, found in (log or {}).items())
+                if own or event is None:  # an event edited by hand is reported as such
+                    differ.pop(link.seq, None)
+        problems.extend(_log_problem(seq, *found) for seq, found in differ.items())
         problems.sort(key=lambda p: p.seq)
         expected = schema.TRIGGERS if self._schema >= 2 else schema.TRIGGERS[:2]
         if missing := [t for t in expected if t not in triggers]:
@@ -385,16 +376,16 @@ class Store:
             problems.append(ChainProblem(0, "", APPEND_ONLY_DISABLED, message))
         return problems
 
-    def _log_rows(self, con: sqlite3.Connection) -> dict[int, tuple[Any, ...]] | None:
-        if self._schema < 2:  # an older store opened read-only has no log table
-            return None
-        try:
-            rows = con.execute(
-                "SELECT seq, id, kind, node, criterion, at, by_, record, body FROM log"
-            ).fetchall()
-        except sqlite3.OperationalError:  # dropped by hand: every event's row is missing
+    def _log_differences(self, con: sqlite3.Connection) -> dict[int, tuple[str, bool]]:
+        """Events whose ``log`` row differs from what the events say, by seq: (event id,
+        whether the event is gone). Empty for an older store opened read-only (no log)."""
+        if self._schema < 2:
             return {}
-        return {int(row[0]): tuple(row) for row in rows}
+        try:
+            differ = con.execute(LOG_DIFFERENCES).fetchall()
+        except sqlite3.OperationalError:  # the log table or its view dropped by hand
+            differ = con.execute("SELECT seq, id, 0 FROM events").fetchall()
+        return {int(seq): (str(id_), bool(gone)) for seq, id_, gone in differ}
 
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``); return the count."""
@@ -471,17 +462,13 @@ class Store:
             )
 
 
-def _log_mismatch(seq: int, event_id: str) -> ChainProblem:
-    message = (
-        f"event {seq} ({event_id[:12] or 'no id'}): its row in the log table, which status "
-        "reads, does not match the event; the store was edited outside plangraph"
+def _log_problem(seq: int, event_id: str, gone: bool) -> ChainProblem:
+    where = f"event {seq} ({event_id[:12] or 'no id'})"
+    what = (
+        "the log table, which status reads, has a row for it, but the event is gone"
+        if gone
+        else "its row in the log table, which status reads, does not match the event"
     )
-    return ChainProblem(seq, event_id, LOG_MISMATCH, message)
-
-
-def _log_orphan(seq: int, event_id: str) -> ChainProblem:
-    message = (
-        f"event {seq} ({event_id[:12] or 'no id'}): the log table, which status reads, has a "
-        "row for it, but the event is gone; the store was edited outside plangraph"
+    return ChainProblem(
+        seq, event_id, LOG_MISMATCH, f"{where}: {what}; the store was edited outside plangraph"
     )
-    return ChainProblem(seq, event_id, LOG_MISMATCH, message)
