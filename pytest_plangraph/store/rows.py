@@ -14,6 +14,7 @@ from ..canonical import canonical_json
 from ..model import Event, EventKind
 from .chain import Link
 from .exchange import PlanVersion
+from .schema import LOG_SOURCE
 
 COLUMNS = (
     "seq, id, kind, node, criterion, at, by_, plan_digest, payload, idempotency_key, "
@@ -128,21 +129,11 @@ FROM log WHERE seq > ?
 never read; in chain order, which :func:`log_events` turns into recording order."""
 
 LEGACY_LOG_QUERY = f"""
-SELECT seq, id, kind,
-       CASE WHEN kind = 'evidence' THEN coalesce(node, json_extract(payload, '$.node'))
-            ELSE node END,
-       CASE WHEN kind = 'evidence' THEN coalesce(criterion, json_extract(payload, '$.criterion'))
-            ELSE criterion END,
-       by_,
-       CASE WHEN kind = 'evidence' THEN json_extract(payload, '$.id') END,
-       CASE WHEN kind = 'evidence'
-            THEN json_extract(payload, {", ".join(f"'$.{name}'" for name in VERDICT_FIELDS)})
-            ELSE payload END,
-       at
-FROM events WHERE seq > ?
+SELECT seq, id, kind, node, criterion, by_, record, body, at
+FROM ({LOG_SOURCE}) WHERE seq > ?
 """
 """:data:`LOG_QUERY` for a store of schema 1 opened read-only (it cannot be migrated): the
-same rows, picked out of the evidence payloads by SQLite's JSON functions."""
+same rows, made from the events as the ``log`` table's rows are."""
 
 
 def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:

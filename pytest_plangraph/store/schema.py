@@ -83,7 +83,26 @@ CREATE TABLE file_cache (
 );
 """
 
-LOG_TABLE = """
+LOG_SOURCE = """
+SELECT seq, id, kind,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(node, json_extract(payload, '$.node')) ELSE node END AS node,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN coalesce(criterion, json_extract(payload, '$.criterion')) ELSE criterion END
+            AS criterion,
+       at, by_,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN json_extract(payload, '$.id') END AS record,
+       CASE WHEN kind = 'evidence' AND json_valid(payload)
+            THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
+                              '$.input_digest', '$.subjects')
+            ELSE payload END AS body
+FROM events
+"""
+"""What each event's row of the ``log`` table is: the one definition, used by the view
+``log_source`` (the trigger, the migration, audit) and by reading an older store as it is."""
+
+LOG_TABLE = f"""
 -- What status derivation reads of each event: for evidence its record id and verdict fields
 -- (a JSON array of outcome, reason, criterion_digest, input_digest, subjects), for other kinds
 -- the payload. Evidence records are most of a store's bytes; status reads this table and never
@@ -104,20 +123,7 @@ CREATE TABLE log (
 -- A payload that is not JSON (edited by hand) is copied as it is: reading it fails as reading
 -- the event does.
 CREATE VIEW log_source AS
-SELECT seq, id, kind,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN coalesce(node, json_extract(payload, '$.node')) ELSE node END AS node,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN coalesce(criterion, json_extract(payload, '$.criterion')) ELSE criterion END
-            AS criterion,
-       at, by_,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN json_extract(payload, '$.id') END AS record,
-       CASE WHEN kind = 'evidence' AND json_valid(payload)
-            THEN json_extract(payload, '$.outcome', '$.reason', '$.criterion_digest',
-                              '$.input_digest', '$.subjects')
-            ELSE payload END AS body
-FROM events;
+{LOG_SOURCE};
 CREATE TRIGGER events_log AFTER INSERT ON events
 BEGIN
     INSERT INTO log SELECT * FROM log_source WHERE seq = NEW.seq;
