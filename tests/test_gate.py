@@ -4,6 +4,7 @@ retry budget, and claims judged by replay (checked against a fresh derivation pe
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -441,20 +442,29 @@ def _random_log(world: World, rng: random.Random) -> None:
             world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
 
 
+def _refusals(events: Sequence[Any], refused: Callable[[int, Any], bool]) -> dict[str, int]:
+    """Refused claims per node since its last retry grant, each claim judged by *refused*."""
+    expected: dict[str, int] = {}
+    for i, event in enumerate(events):
+        if event.kind == "retry":
+            expected[event.node or ""] = 0
+        elif event.kind == "claim":
+            expected[event.node or ""] = expected.get(event.node or "", 0) + refused(i, event)
+    return expected
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_claims_replayed_incrementally_match_a_fresh_derivation_per_claim(seed: int) -> None:
     rng = random.Random(seed)
     world = _random_world(rng)
     _random_log(world, rng)
     snapshot = world.snapshot()
-    expected: dict[str, int] = {}
-    for i, event in enumerate(world.events):
-        if event.kind == "retry":
-            expected[event.node or ""] = 0
-        elif event.kind == "claim":
-            before = derive(world.graph, world.events[:i], snapshot).nodes[event.node or ""]
-            refused = before.status != "completed"
-            expected[event.node or ""] = expected.get(event.node or "", 0) + refused
+
+    def refused(i: int, event: Any) -> bool:
+        before = derive(world.graph, world.events[:i], snapshot).nodes[event.node or ""]
+        return before.status != "completed"
+
+    expected = _refusals(world.events, refused)
     state = world.state()
     assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
 
@@ -472,13 +482,7 @@ def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None
         if event.kind == "claim":
             event = event.model_copy(update={"payload": {"verdict": verdict}})
         events.append(event)
-    expected: dict[str, int] = {}
-    for event in events:
-        if event.kind == "retry":
-            expected[event.node or ""] = 0
-        elif event.kind == "claim":
-            failed = event.payload["verdict"] == "FAILED"
-            expected[event.node or ""] = expected.get(event.node or "", 0) + failed
+    expected = _refusals(events, lambda _, event: event.payload["verdict"] == "FAILED")
     state = derive(world.graph, events, world.snapshot())
     assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
     cancelled = {n for n, s in plain.nodes.items() if s.status == "cancelled"}

@@ -4,37 +4,24 @@ answered by the stored event, nothing written when the plan version is refused."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_store import make_event
 
 from pytest_plangraph.errors import ConflictError
-from pytest_plangraph.model import Event
 from pytest_plangraph.store import Store, verify_events
-
-
-def _claim(n: int, **fields: Any) -> Event:
-    values: dict[str, Any] = {
-        "kind": "claim",
-        "node": f"step-{n}",
-        "at": f"2025-01-01T00:00:{n:02d}.000000+00:00",
-        "by": "tester",
-        "plan_digest": "a" * 64,
-        "payload": {"n": n},
-    }
-    return Event.model_validate({**values, **fields})
 
 
 def test_repeats_in_a_batch_are_one_event(tmp_path: Path) -> None:
     with Store.open(tmp_path / "store.db") as store:
-        before = store.append(_claim(9))
+        before = store.append(make_event(9))
         batch = [
-            _claim(0, idempotency_key="k"),  # the first new event: position 0 in the batch
-            _claim(1, idempotency_key="k"),  # same key: answered by the first
-            _claim(2),
-            _claim(2),  # same content
-            _claim(9),  # stored before the batch
-            _claim(3, idempotency_key="k"),
+            make_event(0, idempotency_key="k"),  # the first new event: position 0 in the batch
+            make_event(1, idempotency_key="k"),  # same key: answered by the first
+            make_event(2),
+            make_event(2),  # same content
+            make_event(9),  # stored before the batch
+            make_event(3, idempotency_key="k"),
         ]
         stored = store.append_many(batch)
         assert [e.seq for e in stored] == [2, 2, 3, 3, 1, 2]
@@ -50,17 +37,17 @@ def test_a_refused_batch_writes_nothing(tmp_path: Path) -> None:
     with Store.open(tmp_path / "store.db") as store:
         store.register_plan("a" * 64, "p")
         with pytest.raises(ConflictError, match="PLAN_VERSION_CONFLICT"):
-            store.append_many([_claim(0), _claim(1)], expected_plan_version=7)
+            store.append_many([make_event(0), make_event(1)], expected_plan_version=7)
         assert store.count() == 0
         # a batch of events already stored needs no version check: nothing is written
-        store.append(_claim(0))
-        assert store.append_many([_claim(0)], expected_plan_version=7)[0].seq == 1
+        store.append(make_event(0))
+        assert store.append_many([make_event(0)], expected_plan_version=7)[0].seq == 1
 
 
 def test_any_text_is_an_idempotency_key(tmp_path: Path) -> None:
     with Store.open(tmp_path / "store.db") as store:
         key = "run\x00 7 ✓"
-        first = store.append(_claim(0, idempotency_key=key))
-        again = store.append_many([_claim(1, idempotency_key=key), _claim(2)])
+        first = store.append(make_event(0, idempotency_key=key))
+        again = store.append_many([make_event(1, idempotency_key=key), make_event(2)])
         assert again[0] == first
         assert store.count() == 2
