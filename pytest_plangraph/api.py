@@ -154,6 +154,7 @@ class PlanGraph:
             verifier_types=registry.names(),
             files=WorkspaceFileCheck(self.workspace, registry),
             extra=self._coverage_findings() if run_data else (),
+            graph=self.graph,
         )
 
     def _coverage_findings(self) -> list[Finding]:
@@ -192,12 +193,13 @@ class PlanGraph:
     def _outputs(self) -> dict[str, list[str]]:
         return {node.id: node.outputs for node in self.graph.nodes.values()}
 
-    def status(self) -> PlanState:
-        """The derived state of every node."""
+    def status(self, events: Sequence[LoggedEvent] | None = None) -> PlanState:
+        """The derived state of every node, from *events* when the caller has read the log
+        already (:meth:`Store.log <pytest_plangraph.store.Store.log>`), else from the store."""
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
         with collector_paused():
-            events = self.store.log()
+            events = self.store.log() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
 
     def plan_ref(self) -> PlanRef:

@@ -77,13 +77,13 @@ def apply(graph: PlanGraph, report: ImpactReport) -> int:
 
     by_path = {c.path: c for c in report.changed}
     who = actor()
-    before = len(graph.events())
+    before = graph.store.count()
     for entry in report.invalidated:
         for path in entry.paths:
             payload = _payload(by_path[path])
             key = digest({"kind": "change", "node": entry.node, **payload})
             graph.append("change", entry.node, by=who, payload=payload, idempotency_key=key)
-    return len(graph.events()) - before
+    return graph.store.count() - before
 
 
 def _payload(changed: ChangedPath) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 from .common import Output, common_options, open_graph, table
 
 if TYPE_CHECKING:
-    from ..model import Event
+    from collections.abc import Sequence
+
+    from ..inputs import LoggedEvent
     from ..state import NodeState, PlanState, Reason
 
 
@@ -78,8 +80,8 @@ def register(commands: Any) -> None:
 
 def _status(args: argparse.Namespace, out: Output) -> int:
     with open_graph(args) as graph:
-        events = graph.events()
-        state = graph.status()
+        events = graph.store.log()  # the light log: status and --check need no more
+        state = graph.status(events)
         plan = graph.plan_ref()
     nodes = list(state.nodes.values())
     data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
@@ -93,7 +95,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     return 1 if failing else 0
 
 
-def _check_failures(state: PlanState, events: list[Event]) -> list[tuple[str, str]]:
+def _check_failures(state: PlanState, events: Sequence[LoggedEvent]) -> list[tuple[str, str]]:
     """Nodes that fail ``status --check``: claimed but not completed, or completed once (every
     required criterion had passing evidence or an approval at some point) but not now."""
     claimed = {e.node for e in events if e.kind == "claim"}
