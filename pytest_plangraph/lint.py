@@ -93,12 +93,14 @@ def lint_plan(
     verifier_types: Collection[str] = BUILTIN_VERIFIERS,
     files: FileCheck | None = None,
     extra: Iterable[Finding] = (),
+    graph: Graph | None = None,
 ) -> list[Finding]:
     """Every finding of every rule on *loaded*, plus *extra*, deduplicated and sorted by
-    location line, then code."""
+    location line, then code. *graph* is the plan's graph when the caller has built it."""
     from .lint_rules import RULES
 
-    context = LintContext(loaded, Graph.of(loaded.plan), verifier_types, files)
+    graph = Graph.of(loaded.plan) if graph is None else graph
+    context = LintContext(loaded, graph, verifier_types, files)
     found = set(extra)
     for rule in RULES:
         found.update(rule(context))

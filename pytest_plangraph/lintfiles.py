@@ -22,10 +22,14 @@ class WorkspaceFileCheck:
         self.workspace = workspace
         self.registry = registry
         self.types = frozenset(registry.names())
+        self._escapes: dict[str, bool] = {}  # one lint run asks about most paths twice
 
     def escapes(self, path: str) -> bool:
         """True when *path* resolves outside the repository (e.g. through a symlink)."""
-        return self.workspace.escapes(path)
+        found = self._escapes.get(path)
+        if found is None:
+            found = self._escapes[path] = self.workspace.escapes(path)
+        return found
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""

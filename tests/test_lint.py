@@ -185,6 +185,15 @@ def test_weak_inactive_and_non_dependency_edges_make_no_cycle(
     assert _lint(tmp_path, [_step("a"), _step("b")], edges) == []
 
 
+def test_a_chain_listed_downstream_first_is_no_cycle(tmp_path: Path) -> None:
+    # the plan's topological order, not the order of the file, proves there is no cycle
+    nodes = [_step("c"), _step("b"), _step("a")]
+    edges = [_edge("b", "c"), _edge("a", "b", "consumes")]
+    assert _lint(tmp_path, nodes, edges) == []
+    cycle = [*edges, _edge("c", "a", "validates")]
+    assert _codes(_lint(tmp_path, nodes, cycle)) == ["CYCLE"]
+
+
 def test_every_disjoint_cycle_is_reported(tmp_path: Path) -> None:
     nodes = [_step(n) for n in "abcd"]
     edges = [_edge("a", "b"), _edge("b", "a"), _edge("d", "c"), _edge("c", "d")]
