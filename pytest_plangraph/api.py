@@ -29,6 +29,7 @@ from .environment import (
 from .errors import ConflictError, PlanError, StoreError, UsageError
 from .gate import LoggedEvent
 from .graph import Graph
+from .ledger import Context
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
 from .planfile import LoadedPlan, load_plan
 from .state import (
@@ -158,11 +159,12 @@ class PlanGraph:
         )
 
     def _coverage_findings(self) -> list[Finding]:
-        from .lint_coverage import executed_by_node, implicit_dependencies
+        from .lint_coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies
 
         if self._store is None and not self.store_path.exists():
             return []
-        executed = executed_by_node(self.store.events(kinds=["evidence"]))
+        # only records with coverage details matter: the store skips the others unread
+        executed = executed_by_node(self.store.events(kinds=["evidence"], mentioning=COVERAGE_KEY))
         if not executed:
             return []
         outputs = self.expanded_outputs()
@@ -174,7 +176,7 @@ class PlanGraph:
 
     def snapshot(self, events: Sequence[LoggedEvent] | None = None) -> Snapshot:
         """Current hashes of every file the plan and the evidence depend on."""
-        events = self.events() if events is None else events
+        events = self.store.log() if events is None else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
@@ -359,7 +361,9 @@ class PlanGraph:
         with collector_paused():
             events: list[LoggedEvent] = list(self.store.log())
             snapshot = self.snapshot(events)
-            verdict = gate(self.graph, derive(self.graph, events, snapshot), node).verdict
+            context = Context.of(self.graph, snapshot)  # shared by both derivations
+            state = derive(self.graph, events, snapshot, context=context)
+            verdict = gate(self.graph, state, node).verdict
         claim = self.append(
             "claim",
             node,
@@ -371,7 +375,8 @@ class PlanGraph:
         if all(event.id != claim.id for event in events):  # not a repeated idempotency key
             events.append(claim)
         with collector_paused():
-            decision = gate(self.graph, derive(self.graph, events, snapshot), node)
+            state = derive(self.graph, events, snapshot, context=context)
+            decision = gate(self.graph, state, node)
         from .plugins import get_plugin_manager
 
         get_plugin_manager().hook.plangraph_gate_decision(decision=decision)

@@ -90,6 +90,11 @@ def _hint(other: str, this: str, paths: list[str]) -> str:
     )
 
 
+COVERAGE_KEY = '"coverage"'
+"""Text every evidence payload with coverage details contains: a store can skip the records
+without it unread (it may also appear in others; :func:`executed_by_node` reads what it gets)."""
+
+
 def executed_by_node(events: Iterable[Event]) -> dict[str, list[str]]:
     """Node id → the files its tests executed, from the ``coverage`` details of each
     criterion's latest evidence that carries them (events in store order)."""

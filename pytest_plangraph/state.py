@@ -168,17 +168,20 @@ def derive(
     snapshot: Snapshot,
     *,
     until_seq: int | None = None,
+    context: Context | None = None,
 ) -> PlanState:
     """The state of every node from the plan, the events (in store order) and current hashes.
 
     *events* are the store's :class:`~pytest_plangraph.model.Event` objects or the lighter
     rows of ``Store.log()``. With *until_seq*, only events whose ``seq`` is at most that count
-    (a replay).
+    (a replay). *context*, when given, is ``Context.of(graph, snapshot)``, made once for
+    several derivations over the same plan and files.
     """
     if until_seq is not None:
         events = [e for e in events if e.seq <= until_seq]
     with collector_paused():
-        return _Derivation(Context.of(graph, snapshot), events).result()
+        context = Context.of(graph, snapshot) if context is None else context
+        return _Derivation(context, events).result()
 
 
 def history(

@@ -112,6 +112,10 @@ def test_events_filter_by_node_kind_and_seq(store_path: Path) -> None:
         assert [e.seq for e in store.events(after_seq=4)] == [5, 6]
         assert store.events(kinds=[]) == []
         assert [e.payload["n"] for e in store.events(node="step-0", kinds=["claim"])] == [3]
+        store.append(make_event(9, kind="cancel").model_copy(update={"payload": {"why": "x"}}))
+        assert [e.seq for e in store.events(mentioning='"why"')] == [7]
+        assert [e.seq for e in store.events(kinds=["claim"], mentioning='"why"')] == []
+        assert len(store.events(mentioning="ünïcode")) == 6
 
 
 def test_same_content_twice_is_one_event(store_path: Path) -> None:

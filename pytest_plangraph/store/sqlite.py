@@ -270,10 +270,15 @@ class Store:
         node: str | None = None,
         kinds: Collection[str] | None = None,
         after_seq: int = 0,
+        mentioning: str | None = None,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
-        same as chain order except after a merge), optionally only those of *node* / *kinds*."""
+        same as chain order except after a merge), optionally only those of *node* / *kinds*,
+        or whose payload's JSON text contains *mentioning* (a key, for instance)."""
         where, params = ["seq > ?"], [after_seq]
+        if mentioning is not None:
+            where.append("instr(payload, ?) > 0")
+            params.append(mentioning)  # type: ignore[arg-type]
         if node is not None:
             where.append("node = ?")
             params.append(node)  # type: ignore[arg-type]
