@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def path_problem(path: str) -> str | None:
-    """Why *path* may not appear in a plan, or None when it is a clean relative path."""
+    """Why *path* may not appear in a plan, or None when it is a clean relative path.
+
+    Remembered per text: linting, expanding and hashing ask it of the same paths again and
+    again, thousands at a time in a large plan."""
     if not path or path.strip() != path:
         return "empty or padded with spaces"
     if path.startswith(("/", "\\")) or _DRIVE.match(path):
