@@ -66,7 +66,8 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         ]
         state = graph.status()
         claims = graph.store.events(kinds=["claim"])
-        events = graph.events()
+        # the records' run times matter only to --max-age
+        evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
     phantoms = _phantoms(claims, state)
     stale = [
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
@@ -74,7 +75,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         for c in n.criteria
         if c.state == "stale"
     ]
-    old = _too_old(events, state, max_age) if max_age is not None else []
+    old = _too_old(evidence, state, max_age) if max_age is not None else []
     data = {"chain": chain, "phantom_completions": phantoms, "stale": stale, "too_old": old}
     out.emit(data, _audit_text(data))
     return 1 if any(data.values()) else 0
