@@ -193,7 +193,7 @@ def history(
     with collector_paused():
         context = Context.of(graph, snapshot)
         return [
-            (event, _Derivation(context, events[: i + 1]).result().nodes[node_id].status)
+            (event, _Derivation(context, events[: i + 1])._node(node_id).status)
             for i, event in enumerate(events)
             if _node_of(event) == node_id
         ]

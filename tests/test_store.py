@@ -116,6 +116,8 @@ def test_events_filter_by_node_kind_and_seq(store_path: Path) -> None:
         assert [e.seq for e in store.events(mentioning='"why"')] == [7]
         assert [e.seq for e in store.events(kinds=["claim"], mentioning='"why"')] == []
         assert len(store.events(mentioning="ünïcode")) == 6
+        assert [e.seq for e in store.events(seqs={6, 2, 99})] == [2, 6]
+        assert store.events(seqs=[]) == []
 
 
 def test_same_content_twice_is_one_event(store_path: Path) -> None:

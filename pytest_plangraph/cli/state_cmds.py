@@ -202,15 +202,17 @@ def _history(args: argparse.Namespace, out: Output) -> int:
 
     with open_graph(args) as graph:
         graph.require_node(args.node)
-        events = graph.events()
-        replay = history(graph.graph, events, graph.snapshot(events), args.node)
+        log = graph.store.log()  # replayed light; the node's own events are read in full
+        replay = history(graph.graph, log, graph.snapshot(log), args.node)
+        events = {e.seq: e for e in graph.store.events(seqs=[e.seq for e, _ in replay])}
+    full = [(events[e.seq], status) for e, status in replay]
     rows = [
         [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e), status]
-        for e, status in replay
+        for e, status in full
     ]
     data = {
         "node": args.node,
-        "events": [{**_event_json(e)["event"], "status_after": s} for e, s in replay],
+        "events": [{**_event_json(e)["event"], "status_after": s} for e, s in full],
     }
     text = table(rows, ["seq", "at", "event", "criterion", "by", "outcome", "status after"])
     out.emit(data, text if rows else f"{args.node}: no events yet")

@@ -271,11 +271,16 @@ class Store:
         kinds: Collection[str] | None = None,
         after_seq: int = 0,
         mentioning: str | None = None,
+        seqs: Collection[int] | None = None,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
         same as chain order except after a merge), optionally only those of *node* / *kinds*,
-        or whose payload's JSON text contains *mentioning* (a key, for instance)."""
+        whose payload's JSON text contains *mentioning* (a key, for instance), or whose
+        ``seq`` is one of *seqs*."""
         where, params = ["seq > ?"], [after_seq]
+        if seqs is not None:
+            where.append("seq IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(seqs)))  # type: ignore[arg-type]
         if mentioning is not None:
             where.append("instr(payload, ?) > 0")
             params.append(mentioning)  # type: ignore[arg-type]
