@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from .graph import Graph
 from .impact_walk import MAX_REASONS, MAX_SOURCES, PathIndex, Topology, Walk, verifier_paths
+from .inputs import LoggedEvent
 from .memory import collector_paused
-from .model import PROPAGATING_EDGES, Edge, Event
+from .model import PROPAGATING_EDGES, Edge
 from .vcs import Change
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def diff_impact(
     changes: Sequence[Change],
     *,
     outputs: Mapping[str, Sequence[str]] | None = None,
-    events: Sequence[Event] = (),
+    events: Sequence[LoggedEvent] = (),
     state: PlanState | None = None,
     commits: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
@@ -176,7 +177,7 @@ def evidence_impact(
     state: PlanState,
     *,
     outputs: Mapping[str, Sequence[str]] | None = None,
-    events: Sequence[Event] = (),
+    events: Sequence[LoggedEvent] = (),
     commits: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
 ) -> ImpactReport:
@@ -202,12 +203,15 @@ def evidence_impact(
 
 
 def observed_changes(
-    graph: Graph, events: Sequence[Event], files: Mapping[str, str | None]
+    graph: Graph, events: Sequence[LoggedEvent], files: Mapping[str, str | None]
 ) -> list[Observed]:
     """Subjects of the latest evidence of each criterion whose current sha256 (in *files*)
-    differs from the recorded one, sorted by path; *since* is that evidence's commit."""
+    differs from the recorded one, sorted by path; *since* is that evidence's commit (in the
+    whole records of :class:`~pytest_plangraph.model.Event`, not in the light log's rows:
+    :func:`latest_evidence` tells which events to read whole)."""
     found: dict[str, Observed] = {}
-    for payload in _latest(graph, events).values():
+    for event in latest_evidence(graph, events).values():
+        payload = event.payload
         commit = (payload.get("git") or {}).get("commit")
         for path, old in (payload.get("subjects") or {}).items():
             new = files.get(path)
@@ -217,24 +221,25 @@ def observed_changes(
     return [found[p] for p in sorted(found)]
 
 
-def latest_subjects(graph: Graph, events: Sequence[Event]) -> dict[str, set[str]]:
+def latest_subjects(graph: Graph, events: Sequence[LoggedEvent]) -> dict[str, set[str]]:
     """The subject paths of each node's latest evidence per criterion."""
     subjects: dict[str, set[str]] = {}
-    for (node_id, _), payload in _latest(graph, events).items():
-        subjects.setdefault(node_id, set()).update(payload.get("subjects") or {})
+    for (node_id, _), event in latest_evidence(graph, events).items():
+        subjects.setdefault(node_id, set()).update(event.payload.get("subjects") or {})
     return subjects
 
 
-def _latest(graph: Graph, events: Sequence[Event]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+def latest_evidence(
+    graph: Graph, events: Sequence[LoggedEvent]
+) -> dict[tuple[str, str], LoggedEvent]:
+    """The latest evidence event of each (node, criterion) of a node of the plan."""
+    latest: dict[tuple[str, str], LoggedEvent] = {}
     for event in events:
         if event.kind != "evidence":
             continue
         node_id = event.node or str(event.payload.get("node", ""))
         if node_id in graph.nodes:
-            latest[(node_id, event.criterion or str(event.payload.get("criterion", "")))] = (
-                event.payload
-            )
+            latest[(node_id, event.criterion or str(event.payload.get("criterion", "")))] = event
     return latest
 
 

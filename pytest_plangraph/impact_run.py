@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from .errors import GitError, PlanError
 from .graph import Graph
-from .impact import ImpactReport, diff_impact, evidence_impact, observed_changes
+from .impact import (
+    ImpactReport,
+    diff_impact,
+    evidence_impact,
+    latest_evidence,
+    observed_changes,
+)
 from .memory import collector_paused
 from .plan_edits import PlanEdit, plan_edits
 from .planfile import parse_plan
@@ -34,7 +40,7 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
     store = _relative(graph.root, graph.store_path)
-    events = graph.events() if graph.store_path.exists() else []
+    events = graph.store.log() if graph.store_path.exists() else []
     changes = changed_paths(graph.root, since)
     named = last_commits(graph.root, since, [c.path for c in changes]) if commits else {}
     plan_file = _relative(graph.root, graph.plan_path) if graph.plan_path else None
@@ -60,10 +66,12 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
 
 def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
-    events = graph.events()
+    events = graph.store.log()
     snapshot = graph.snapshot(events)
     state = derive(graph.graph, events, snapshot)
-    observed = observed_changes(graph.graph, events, snapshot.files)
+    # the commit behind each subject is in the whole record: read the latest ones whole
+    latest = [e.seq for e in latest_evidence(graph.graph, events).values()]
+    observed = observed_changes(graph.graph, graph.store.events(seqs=latest), snapshot.files)
     named: dict[str, str] = {}
     notes: list[str] = []
     if commits:
