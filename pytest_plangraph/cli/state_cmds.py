@@ -84,9 +84,11 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         state = graph.status(events)
         plan = graph.plan_ref()
     nodes = list(state.nodes.values())
-    data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
-    rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
-    out.emit(data, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
+    if out.json:  # each format builds only what it prints
+        out.emit({"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}, "")
+    else:
+        rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
+        out.emit({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
     if not args.check:
         return 0
     failing = _check_failures(state, events)
