@@ -91,13 +91,15 @@ def _cycles(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _in_order(graph: Graph, edges: list[Edge]) -> bool:
-    """True when the graph's topological order puts the source of every one of *edges* before
-    its target: that order is then the proof that they make no cycle, found without a search."""
+    """True when the graph's topological order holds every node once and puts the source of
+    every one of *edges* between nodes before its target: that order is then the proof that
+    they make no cycle, found without a search."""
     position = {node_id: i for i, node_id in enumerate(graph.topological_order())}
+    if len(position) != len(graph.nodes) or position.keys() != graph.nodes.keys():
+        return False
+    nodes = graph.nodes
     return all(
-        position[e.from_] < position[e.to]
-        for e in edges
-        if e.from_ in position and e.to in position
+        position[e.from_] < position[e.to] for e in edges if e.from_ in nodes and e.to in nodes
     )
 
 

@@ -121,7 +121,9 @@ class Workspace:
         if parent and not _inside(self.root, parent):
             return True
         # a string join and one lstat: lint asks this of every path a large plan names
-        return os.path.islink(f"{self.root}/{rel}") and not _inside(self.root, rel)
+        # normalized: `link/` or `link/.` must not follow the link past this check
+        full = os.path.join(self.root, normalize(rel))
+        return os.path.islink(full) and not _inside(self.root, rel)
 
     # --- hashing -----------------------------------------------------------------------------
 

@@ -90,6 +90,18 @@ def test_untrusted_facts_are_recomputed_and_rewritten(tmp_path: Path, damage) ->
     assert json.loads(_facts(cache).read_text())["version"] == code_version()
 
 
+def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
+    # lint trusts the order as the proof that the plan has no cycle: it must hold every node
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    load_plan(plan_file, cache_dir=cache)
+    facts = json.loads(_facts(cache).read_text())
+    _facts(cache).write_text(json.dumps({**facts, "order": ["n0"]}))
+    plan = load_plan(plan_file, cache_dir=cache).plan
+    assert plan.topological_order == tuple(f"n{i}" for i in range(700))
+    assert len(json.loads(_facts(cache).read_text())["order"]) == 700
+
+
 def test_small_plans_keep_nothing(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")

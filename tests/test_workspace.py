@@ -40,6 +40,22 @@ def test_a_symlink_loop_is_refused_not_a_crash(tmp_path: Path) -> None:
     assert workspace.hashes(["loop1/x"]) == {"loop1/x": None}
 
 
+def test_a_symlink_out_escapes_however_its_path_is_written(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "file.txt").write_text("secret")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "linkdir").symlink_to(outside / "dir")
+    (repo / "linkfile").symlink_to(outside / "file.txt")
+    workspace = Workspace.at(repo)
+    for written in ("linkdir", "linkdir/", "linkdir/.", "./linkdir", "linkfile", "linkfile/"):
+        assert workspace.escapes(written), written
+    (repo / "inside.txt").write_text("x")
+    (repo / "linkin").symlink_to(repo / "inside.txt")
+    assert not workspace.escapes("linkin/")
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_a_fifo_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
