@@ -31,7 +31,7 @@ from .graph import Graph
 from .impact_walk import MAX_REASONS, MAX_SOURCES, PathIndex, Topology, Walk, verifier_paths
 from .inputs import LoggedEvent
 from .memory import collector_paused
-from .model import PROPAGATING_EDGES, Edge
+from .model import PROPAGATING_EDGES, Edge, Event
 from .vcs import Change
 
 if TYPE_CHECKING:
@@ -203,12 +203,12 @@ def evidence_impact(
 
 
 def observed_changes(
-    graph: Graph, events: Sequence[LoggedEvent], files: Mapping[str, str | None]
+    graph: Graph, events: Sequence[Event], files: Mapping[str, str | None]
 ) -> list[Observed]:
     """Subjects of the latest evidence of each criterion whose current sha256 (in *files*)
-    differs from the recorded one, sorted by path; *since* is that evidence's commit (in the
-    whole records of :class:`~pytest_plangraph.model.Event`, not in the light log's rows:
-    :func:`latest_evidence` tells which events to read whole)."""
+    differs from the recorded one, sorted by path; *since* is that evidence's commit, which
+    only whole records hold (the light log's rows do not: :func:`latest_evidence` of the log
+    tells which events to read whole)."""
     found: dict[str, Observed] = {}
     for event in latest_evidence(graph, events).values():
         payload = event.payload

@@ -114,6 +114,33 @@ def test_status_check_fails_for_a_claimed_node_that_is_not_completed(jwt):
     assert plangraph_main(jwt, "status", "--check").code == 1
 
 
+def test_status_check_reads_evidence_recorded_without_node_columns(project):
+    # the node and criterion of an evidence event may be only in its record, as status reads it
+    from pytest_plangraph.api import PlanGraph
+    from pytest_plangraph.model import Event
+
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        record = {
+            "id": "e1",
+            "node": "step-user-schema",
+            "criterion": "ac-schema-valid",
+            "outcome": "passed",
+            "criterion_digest": "an-older-definition",
+            "input_digest": "x",
+            "subjects": {},
+        }
+        at = "2024-01-01T00:00:00+00:00"
+        digest = graph.plan.digest
+        graph.store.append(
+            Event(kind="evidence", at=at, by="ci", plan_digest=digest, payload=record)
+        )
+    assert statuses(root)["step-user-schema"] == "stale"
+    check = plangraph_main(root, "status", "--check")
+    assert check.code == 1
+    assert "step-user-schema was satisfied by evidence before and is stale now" in check.err
+
+
 def test_history_replays_the_node(jwt):
     plangraph_main(jwt, "claim", "step-user-schema", "--by", "agent")
     result = plangraph_main(jwt, "history", "step-user-schema", "--format", "json")
@@ -121,6 +148,19 @@ def test_history_replays_the_node(jwt):
     events = result.json()["events"]
     assert [e["kind"] for e in events] == ["evidence", "claim"]
     assert [e["status_after"] for e in events] == ["completed", "completed"]
+
+
+def test_history_of_a_store_missing_an_event_says_so_without_a_traceback(jwt):
+    plangraph_main(jwt, "claim", "step-user-schema", "--by", "agent")
+    with sqlite3.connect(jwt / STORE) as con:
+        con.execute("DROP TRIGGER events_no_delete")
+        seq = con.execute("SELECT max(seq) FROM events WHERE kind = 'claim'").fetchone()[0]
+        con.execute("DELETE FROM events WHERE seq = ?", (seq,))
+    con.close()
+    result = plangraph_main(jwt, "history", "step-user-schema")
+    assert result.code == 2
+    assert f"lists event {seq} of step-user-schema, which is not in the store" in result.err
+    assert "Traceback" not in result.err
 
 
 def test_audit_is_clean_then_catches_a_hand_edited_event(jwt):

@@ -194,6 +194,19 @@ def test_a_chain_listed_downstream_first_is_no_cycle(tmp_path: Path) -> None:
     assert _codes(_lint(tmp_path, nodes, cycle)) == ["CYCLE"]
 
 
+def test_lint_with_the_callers_graph_finds_the_same(tmp_path: Path) -> None:
+    from pytest_plangraph.graph import Graph
+
+    nodes = [_step(n) for n in "abcd"]
+    edges = [_edge("a", "b"), _edge("b", "a"), _edge("c", "ghost")]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges}))
+    loaded = load_plan(path)
+    found = lint_plan(loaded, graph=Graph.of(loaded.plan))
+    assert found == lint_plan(loaded)
+    assert _codes(found) == ["CYCLE", "MISSING_DEP"]
+
+
 def test_every_disjoint_cycle_is_reported(tmp_path: Path) -> None:
     nodes = [_step(n) for n in "abcd"]
     edges = [_edge("a", "b"), _edge("b", "a"), _edge("d", "c"), _edge("c", "d")]

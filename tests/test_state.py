@@ -442,6 +442,23 @@ def test_history_gives_the_status_after_each_event_of_the_node() -> None:
     ]
 
 
+def test_a_context_made_once_serves_derivations_of_the_same_files() -> None:
+    from pytest_plangraph.ledger import Context
+
+    world = _two()
+    world.verify("A")
+    world.verify("B", "one")
+    snapshot = world.snapshot()
+    context = Context.of(world.graph, snapshot)
+    shared = derive(world.graph, world.events, snapshot, context=context)
+    assert shared == derive(world.graph, world.events, snapshot)
+    # the context carries the files: one made for other files judges by those
+    world.files["out/A.txt"] = "changed"
+    assert derive(world.graph, world.events, world.snapshot()).nodes["A"].status == "stale"
+    again = derive(world.graph, world.events, world.snapshot(), context=context)
+    assert again.nodes["A"].status == shared.nodes["A"].status == "completed"
+
+
 def test_to_json_shapes() -> None:
     world = _reviewed()
     world.verify("A")

@@ -207,6 +207,13 @@ def _history(args: argparse.Namespace, out: Output) -> int:
         log = graph.store.log()  # replayed light; the node's own events are read in full
         replay = history(graph.graph, log, graph.snapshot(log), args.node)
         events = {e.seq: e for e in graph.store.events(seqs=[e.seq for e, _ in replay])}
+    if gone := [e.seq for e, _ in replay if e.seq not in events]:
+        from ..errors import StoreError
+
+        raise StoreError(
+            f"the store's log lists event {gone[0]} of {args.node}, which is not in the store "
+            "(edited by hand?); run plangraph audit to see what changed"
+        )
     full = [(events[e.seq], status) for e, status in replay]
     rows = [
         [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e), status]

@@ -274,9 +274,10 @@ class Store:
         seqs: Collection[int] | None = None,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
-        same as chain order except after a merge), optionally only those of *node* / *kinds*,
-        whose payload's JSON text contains *mentioning* (a key, for instance), or whose
-        ``seq`` is one of *seqs*."""
+        same as chain order except after a merge). Each filter given narrows the answer: only
+        events of *node*, of *kinds*, whose ``seq`` is one of *seqs*, or whose payload's
+        stored JSON text contains *mentioning* (text as canonical JSON writes it, such as a
+        quoted key ``'"coverage"'``; an empty text matches every event)."""
         where, params = ["seq > ?"], [after_seq]
         if seqs is not None:
             where.append("seq IN (SELECT value FROM json_each(?))")
