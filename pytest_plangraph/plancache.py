@@ -9,7 +9,9 @@ entry made for other bytes, and both are written whole (a temporary file, then a
   which depend on the validated plan alone; kept with the package version and a fingerprint of
   the code that computed them, and used only by the same code.
 
-A cache that cannot be read or written is simply not used.
+A cache that cannot be read or written is simply not used. It keeps the entries of the
+:data:`KEEP` plan files written last; older ones are removed when a new one is written, so
+editing a plan again and again does not fill the disk.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +34,33 @@ def read_parsed(cache_dir: Path, key: str) -> Any:
     return json.loads((cache_dir / f"plan-{key}.json").read_text(encoding="utf-8"))
 
 
+KEEP = 8
+"""How many plan files' entries the cache keeps (the last written)."""
+
+
 def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
-    """Keep the parsed data of the plan file whose sha256 is *key*."""
+    """Keep the parsed data of the plan file whose sha256 is *key*, and forget the entries of
+    all but the :data:`KEEP` plan files written last."""
     _write(cache_dir / f"plan-{key}.json", data)
+    prune(cache_dir)
+
+
+def prune(cache_dir: Path, keep: int = KEEP) -> None:
+    """Remove the entries (parsed data and facts) of all but the *keep* plan files whose
+    parsed data was written last, and temporary files an interrupted write left over a minute
+    ago (a younger one may be another process's write in progress)."""
+    try:
+        written = sorted(
+            ((p.stat().st_mtime_ns, p.name) for p in cache_dir.glob("plan-*.json")), reverse=True
+        )
+        old = [name.removeprefix("plan-") for _, name in written[keep:]]
+        doomed = [cache_dir / f"{kind}-{key}" for key in old for kind in ("plan", "facts")]
+        cutoff = time.time() - 60
+        doomed += [p for p in cache_dir.glob("*.tmp") if p.stat().st_mtime < cutoff]
+        for path in doomed:
+            path.unlink(missing_ok=True)
+    except OSError:  # another process pruned first, or the directory is read-only
+        return
 
 
 def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:

@@ -3,23 +3,26 @@ bytes and the same package version, recomputed whenever it cannot be trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 from pytest_plangraph import __version__
 from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
-from pytest_plangraph.plancache import code_version
+from pytest_plangraph.plancache import KEEP, code_version, prune
 from pytest_plangraph.planfile import load_plan
 
 
-def _write_plan(path: Path, minimum: int = 3) -> None:
+def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
     nodes = "".join(
         f"  - id: n{i}\n    title: {'x' * 40}\n    acceptance:\n"
         f"      - id: ac\n        assertion: at least {minimum}\n"
         f"        verifier: {{type: artifact, path: out/n{i}.txt, min_bytes: {minimum}}}\n"
-        for i in range(700)
+        for i in range(count)
     )
     path.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}", encoding="utf-8")
 
@@ -107,6 +110,31 @@ def test_small_plans_keep_nothing(tmp_path: Path) -> None:
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
     load_plan(plan_file, cache_dir=cache)
     assert not cache.exists()
+
+
+def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    keys = []
+    for minimum in range(KEEP + 3):  # a plan edited again and again
+        _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
+        keys.append(hashlib.sha256(plan_file.read_bytes()).hexdigest())
+        load_plan(plan_file, cache_dir=cache)
+        os.utime(cache / f"plan-{keys[-1]}.json", ns=(minimum * 10**9, minimum * 10**9))
+    assert {p.name for p in cache.iterdir()} == {
+        f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("plan", "facts")
+    }
+    assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
+
+
+def test_prune_removes_only_old_leftovers_of_interrupted_writes(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old, young = cache / "plan-x.123.tmp", cache / "plan-y.456.tmp"
+    old.write_text("{")
+    young.write_text("{")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    prune(cache)
+    assert not old.exists() and young.exists()
 
 
 def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> None:
