@@ -39,22 +39,23 @@ KEEP = 8
 
 
 def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
-    """Keep the parsed data of the plan file whose sha256 is *key*, and forget the entries of
-    all but the :data:`KEEP` plan files written last."""
+    """Keep the parsed data of the plan file whose sha256 is *key* (its facts follow, and
+    writing them prunes the cache)."""
     _write(cache_dir / f"plan-{key}.json", data)
-    prune(cache_dir)
 
 
 def prune(cache_dir: Path, keep: int = KEEP) -> None:
     """Remove the entries (parsed data and facts) of all but the *keep* plan files whose
-    parsed data was written last, and temporary files an interrupted write left over a minute
+    entries were written last, and temporary files an interrupted write left over a minute
     ago (a younger one may be another process's write in progress)."""
     try:
-        written = sorted(
-            ((p.stat().st_mtime_ns, p.name) for p in cache_dir.glob("plan-*.json")), reverse=True
-        )
-        old = [name.removeprefix("plan-") for _, name in written[keep:]]
-        doomed = [cache_dir / f"{kind}-{key}" for key in old for kind in ("plan", "facts")]
+        written: dict[str, int] = {}
+        for path in cache_dir.glob("*-*.json"):
+            kind, _, key = path.name.partition("-")
+            if kind in _KINDS:
+                written[key] = max(written.get(key, 0), path.stat().st_mtime_ns)
+        old = sorted(written, key=written.__getitem__, reverse=True)[keep:]
+        doomed = [cache_dir / f"{kind}-{key}" for key in old for kind in _KINDS]
         cutoff = time.time() - 60
         doomed += [p for p in cache_dir.glob("*.tmp") if p.stat().st_mtime < cutoff]
         for path in doomed:
@@ -63,9 +64,13 @@ def prune(cache_dir: Path, keep: int = KEEP) -> None:
         return
 
 
+_KINDS = ("plan", "facts")
+
+
 def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
     """Give *plan* (validated from the file whose sha256 is *key*) its digest, criterion
-    digests and topological order from the cache, or compute them and keep them there."""
+    digests and topological order from the cache, or compute them and keep them there (then
+    :func:`prune` the cache: a new plan file's facts are always written)."""
     path = cache_dir / f"facts-{key}.json"
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
@@ -90,6 +95,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
         "order": list(plan.topological_order),
     }
     _write(path, facts)
+    prune(cache_dir)
 
 
 @functools.cache

@@ -126,6 +126,16 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 
+def test_the_facts_of_json_plans_are_pruned_too(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.json", tmp_path / "cache"
+    for n in range(KEEP + 2):
+        nodes = [{"id": f"n{i}", "title": "x" * 200} for i in range(80 + n)]
+        plan_file.write_text(json.dumps({"plangraph": 1, "plan": "big", "nodes": nodes}))
+        load_plan(plan_file, cache_dir=cache)
+    assert len(list(cache.glob("facts-*.json"))) == KEEP
+    assert not list(cache.glob("plan-*.json"))  # JSON is not worth a parse cache
+
+
 def test_prune_removes_only_old_leftovers_of_interrupted_writes(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
