@@ -82,6 +82,12 @@ def _inside(root: Path, rel: str) -> bool:
     return target == root or root in target.parents
 
 
+def _climbs(rel: str) -> bool:
+    """True when *rel* has a ``..`` part: after a symlink, the system resolves it from the
+    link's target, not from where the text says."""
+    return ".." in rel.split("/")
+
+
 def _trusted(entry: HashRecord, info: os.stat_result) -> bool:
     """True when the cache *entry* was made for this very stat and not racily."""
     return (
@@ -117,11 +123,13 @@ class Workspace:
         """True when *rel* is not a clean relative path or a symlink resolves outside the root."""
         if path_problem(rel):
             return True
+        if _climbs(rel):  # the system takes `..` after following a link: resolve it as it does
+            return not _inside(self.root, rel)
         parent = posixpath.dirname(normalize(rel))
         if parent and not _inside(self.root, parent):
             return True
-        # a string join and one lstat: lint asks this of every path a large plan names
-        # normalized: `link/` or `link/.` must not follow the link past this check
+        # a string join and one lstat: lint asks this of every path a large plan names;
+        # normalized, so that `link/` or `link/.` is the link itself, not what it points to
         full = os.path.join(self.root, normalize(rel))
         return os.path.islink(full) and not _inside(self.root, rel)
 
@@ -213,7 +221,7 @@ class Workspace:
     def _regular(self, rel: str, info: os.stat_result | None) -> os.stat_result | None:
         """The stat of the regular file at *rel*, or None when it is missing, something else,
         or escapes (the checks of :meth:`escapes`, with one ``lstat`` unless *info* is one)."""
-        if path_problem(rel):
+        if path_problem(rel) or (_climbs(rel) and not _inside(self.root, rel)):
             return None
         parent = posixpath.dirname(normalize(rel))
         if parent and not _inside(self.root, parent):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.workspace import read_text
 
 
 def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
@@ -54,6 +55,25 @@ def test_a_symlink_out_escapes_however_its_path_is_written(tmp_path: Path) -> No
     (repo / "inside.txt").write_text("x")
     (repo / "linkin").symlink_to(repo / "inside.txt")
     assert not workspace.escapes("linkin/")
+
+
+def test_dot_dot_after_a_symlink_climbs_from_its_target(tmp_path: Path) -> None:
+    # `linkdir/../secret.txt` reads outside/secret.txt, not repo/secret.txt
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "secret.txt").write_text("secret")
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    (repo / "linkdir").symlink_to(outside / "dir")
+    (repo / "secret.txt").write_text("mine")
+    workspace = Workspace.at(repo)
+    assert workspace.escapes("linkdir/../secret.txt")
+    assert workspace.hash_file("linkdir/../secret.txt") is None
+    with pytest.raises(PermissionError):
+        read_text(workspace, "linkdir/../secret.txt")
+    # without a symlink on the way, `..` stays inside
+    assert not workspace.escapes("sub/../secret.txt")
+    assert workspace.hash_file("sub/../secret.txt") == workspace.hash_file("secret.txt")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
