@@ -31,6 +31,7 @@ from .gate import LoggedEvent
 from .graph import Graph
 from .ledger import Context
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
+from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
 from .state import (
     GateDecision,
@@ -81,7 +82,7 @@ class PlanGraph:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
             display = str(plan_path)
-        cache = store_path.parent / "cache"
+        cache = cache_dir_of(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
         return cls(root, loaded, store_path, plan_path)

@@ -27,6 +27,7 @@ from .impact import (
 )
 from .memory import collector_paused
 from .plan_edits import PlanEdit, plan_edits
+from .plancache import cache_dir_of
 from .planfile import parse_plan
 from .state import derive
 from .vcs import Change, changed_paths, commits_since, file_at, last_commits
@@ -111,7 +112,7 @@ def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
     content = file_at(graph.root, rev, path)
     if content is None:
         return None
-    cache = graph.store_path.parent / "cache"
+    cache = cache_dir_of(graph.store_path)
     with collector_paused():
         loaded = parse_plan(content, f"{rev}:{path}", suffix=Path(path).suffix, cache_dir=cache)
     return Graph.of(loaded.plan)

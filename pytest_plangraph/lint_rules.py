@@ -95,7 +95,7 @@ def _in_order(graph: Graph, edges: list[Edge]) -> bool:
     every one of *edges* between nodes before its target: that order is then the proof that
     they make no cycle, found without a search."""
     position = {node_id: i for i, node_id in enumerate(graph.topological_order())}
-    if len(position) != len(graph.nodes) or position.keys() != graph.nodes.keys():
+    if position.keys() != graph.nodes.keys():
         return False
     nodes = graph.nodes
     return all(

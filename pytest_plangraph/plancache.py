@@ -16,10 +16,12 @@ editing a plan again and again does not fill the disk.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -44,27 +46,55 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     _write(cache_dir / f"plan-{key}.json", data)
 
 
-def prune(cache_dir: Path, keep: int = KEEP) -> None:
+def cache_dir_of(store_path: Path) -> Path:
+    """Where the cache of the plans read with the store at *store_path* lives: ``cache`` beside
+    the store in its default ``.plangraph`` directory, else ``<store file name>.cache`` beside
+    it (a store moved into a project folder must not share a ``cache`` folder of the project)."""
+    if store_path.parent.name == ".plangraph":
+        return store_path.parent / "cache"
+    return store_path.with_name(f"{store_path.name}.cache")
+
+
+def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
     """Remove the entries (parsed data and facts) of all but the *keep* plan files whose
-    entries were written last, and temporary files an interrupted write left over a minute
-    ago (a younger one may be another process's write in progress)."""
-    try:
-        written: dict[str, int] = {}
-        for path in cache_dir.glob("*-*.json"):
-            kind, _, key = path.name.partition("-")
-            if kind in _KINDS:
-                written[key] = max(written.get(key, 0), path.stat().st_mtime_ns)
-        old = sorted(written, key=written.__getitem__, reverse=True)[keep:]
-        doomed = [cache_dir / f"{kind}-{key}" for key in old for kind in _KINDS]
-        cutoff = time.time() - 60
-        doomed += [p for p in cache_dir.glob("*.tmp") if p.stat().st_mtime < cutoff]
-        for path in doomed:
+    entries were written last (*current*, the one just written, always stays), and temporary
+    files an interrupted write left over a minute ago (a younger one may be another process's
+    write in progress). Only names this module writes are touched; a file that cannot be
+    looked at or removed is skipped."""
+    written: dict[str, int] = {}
+    leftovers: list[Path] = []
+    for path in _listing(cache_dir):
+        found = _ENTRY.fullmatch(path.name)
+        if found is None:
+            continue
+        mtime = _mtime(path)
+        if found["tmp"]:
+            if mtime is not None and mtime < time.time_ns() - 60 * 10**9:
+                leftovers.append(path)
+        elif found["key"] != current and mtime is not None:
+            written[found["key"]] = max(written.get(found["key"], 0), mtime)
+    old = sorted(written, key=written.__getitem__, reverse=True)[max(keep - 1, 0) :]
+    for path in [*leftovers, *(cache_dir / f"{k}-{key}.json" for key in old for k in _KINDS)]:
+        with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-    except OSError:  # another process pruned first, or the directory is read-only
-        return
 
 
 _KINDS = ("plan", "facts")
+_ENTRY = re.compile(r"(?:plan|facts)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))")
+
+
+def _listing(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # removed by another process meanwhile
+        return None
 
 
 def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
@@ -95,7 +125,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
         "order": list(plan.topological_order),
     }
     _write(path, facts)
-    prune(cache_dir)
+    prune(cache_dir, key)
 
 
 @functools.cache

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_plangraph import __version__
 from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
-from pytest_plangraph.plancache import KEEP, code_version, prune
+from pytest_plangraph.plancache import KEEP, cache_dir_of, code_version, prune
 from pytest_plangraph.planfile import load_plan
 
 
@@ -119,7 +119,8 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
         keys.append(hashlib.sha256(plan_file.read_bytes()).hexdigest())
         load_plan(plan_file, cache_dir=cache)
-        os.utime(cache / f"plan-{keys[-1]}.json", ns=(minimum * 10**9, minimum * 10**9))
+        for kind in ("plan", "facts"):  # written a second apart, oldest first
+            os.utime(cache / f"{kind}-{keys[-1]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
         f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("plan", "facts")
     }
@@ -136,15 +137,50 @@ def test_the_facts_of_json_plans_are_pruned_too(tmp_path: Path) -> None:
     assert not list(cache.glob("plan-*.json"))  # JSON is not worth a parse cache
 
 
-def test_prune_removes_only_old_leftovers_of_interrupted_writes(tmp_path: Path) -> None:
+def _entry(cache: Path, n: int, kind: str = "plan", suffix: str = "json") -> Path:
+    path = cache / f"{kind}-{n:064x}.{suffix}"
+    path.write_text("{}")
+    return path
+
+
+def test_prune_touches_only_its_own_entries_and_old_leftovers(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
-    old, young = cache / "plan-x.123.tmp", cache / "plan-y.456.tmp"
-    old.write_text("{")
-    young.write_text("{")
-    os.utime(old, (time.time() - 3600, time.time() - 3600))
-    prune(cache)
+    hour_ago = time.time() - 3600
+    old, young = _entry(cache, 1, suffix="123.tmp"), _entry(cache, 2, suffix="456.tmp")
+    os.utime(old, (hour_ago, hour_ago))
+    foreign = [cache / "plan-2023.json", cache / "facts-notes.json", cache / "build.tmp"]
+    for path in foreign:
+        path.write_text("theirs")
+        os.utime(path, (hour_ago, hour_ago))
+    (cache / f"plan-{3:064x}.9.tmp").symlink_to(tmp_path / "gone")  # dangling: skipped
+    entries = [_entry(cache, 10 + n) for n in range(KEEP + 2)]
+    for n, path in enumerate(entries):
+        os.utime(path, (hour_ago + n, hour_ago + n))
+    prune(cache, f"{10:064x}")
     assert not old.exists() and young.exists()
+    assert all(path.exists() for path in foreign)
+    # the current entry stays even though it is the oldest; then the newest KEEP - 1
+    assert [p.exists() for p in entries] == [True, False, False] + [True] * (KEEP - 1)
+
+
+def test_the_entry_just_written_stays_whatever_the_clocks_say(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    cache.mkdir()
+    future = time.time() + 86400
+    for n in range(KEEP):  # copied from a machine whose clock runs ahead
+        for kind in ("plan", "facts"):
+            os.utime(_entry(cache, n, kind), (future, future))
+    _write_plan(plan_file, count=110)
+    load_plan(plan_file, cache_dir=cache)
+    key = hashlib.sha256(plan_file.read_bytes()).hexdigest()
+    assert (cache / f"plan-{key}.json").exists() and (cache / f"facts-{key}.json").exists()
+    assert len(list(cache.glob("plan-*.json"))) == KEEP
+
+
+def test_a_store_outside_plangraph_gets_a_cache_of_its_own(tmp_path: Path) -> None:
+    assert cache_dir_of(tmp_path / ".plangraph" / "store.db") == tmp_path / ".plangraph/cache"
+    assert cache_dir_of(tmp_path / "evidence.db") == tmp_path / "evidence.db.cache"
 
 
 def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> None:
