@@ -202,7 +202,26 @@ class _DuplicateKeyError(Exception):
         self.key = key
 
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[misc]
+    """The safe loader, remembering how each plain scalar's text resolves to a tag: a plan
+    repeats the same texts (types, ids, paths) thousands of times, and the safe loader has no
+    path-dependent resolvers, so the text alone decides."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._tags: dict[tuple[str, Any], str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = self._tags[key] = super().resolve(kind, value, implicit)
+        return tag
 
 
 def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
@@ -222,6 +241,9 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
     finally:
         loader.dispose()
+
+
+_STR = "tag:yaml.org,2002:str"
 
 
 class _Walker:
@@ -259,13 +281,19 @@ class _Walker:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.value(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        # text is most of a plan: its value as written is what the constructor would return
+        if node.tag == _STR and isinstance(node, yaml.ScalarNode):
+            return node.value
         return self.loader.construct_object(node, deep=True)
 
     def _mapping(self, node: yaml.MappingNode, path: FieldPath) -> dict[Any, Any]:
         self.loader.flatten_mapping(node)
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = self.loader.construct_object(key_node, deep=True)
+            key = self._scalar(key_node)
             where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise PlanError(
