@@ -14,7 +14,7 @@ hashes of the files involved.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from .vcs import Workspace
 
 if TYPE_CHECKING:
     from .impact import ImpactReport
-    from .lint import Finding
+    from .lint import Finding, Severity
     from .store import Store
     from .verifiers import Registry
 
@@ -132,7 +132,9 @@ class PlanGraph:
         """Raise :class:`PlanError` when lint finds errors in the plan: nothing is judged,
         claimed or recorded against a plan that lint rejects (a mistyped edge would otherwise
         silently drop a prerequisite)."""
-        errors = [f for f in self.lint(run_data=False) if f.severity == "error"]
+        from .lint import ERRORS
+
+        errors = self.lint(run_data=False, severities=ERRORS)
         if errors:
             from .errors import Problem
 
@@ -143,10 +145,13 @@ class PlanGraph:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def lint(self, *, run_data: bool = True) -> list[Finding]:
+    def lint(
+        self, *, run_data: bool = True, severities: Collection[Severity] | None = None
+    ) -> list[Finding]:
         """Lint findings of the plan, with file checks against this repository; with
         *run_data*, also ``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence
-        (read only when a store exists: lint never creates one)."""
+        (read only when a store exists: lint never creates one). *severities* keeps only
+        findings of those severities (``("error",)`` to check a plan)."""
         from .lint import lint_plan
         from .lintfiles import WorkspaceFileCheck
 
@@ -157,6 +162,7 @@ class PlanGraph:
             files=WorkspaceFileCheck(self.workspace, registry),
             extra=self._coverage_findings() if run_data else (),
             graph=self.graph,
+            severities=severities,
         )
 
     def _coverage_findings(self) -> list[Finding]:

@@ -25,6 +25,8 @@ from .model import (
 from .planfile import FieldPath, LoadedPlan
 
 Severity = Literal["error", "warning"]
+ERRORS: tuple[Severity, ...] = ("error",)
+"""``severities`` for :func:`lint_plan` when only errors matter (checking a plan)."""
 
 LINT_CODES: dict[str, tuple[Severity, str]] = {
     "DUPLICATE_ID": ("error", "two nodes, or two criteria of one node, share an id"),
@@ -94,17 +96,22 @@ def lint_plan(
     files: FileCheck | None = None,
     extra: Iterable[Finding] = (),
     graph: Graph | None = None,
+    severities: Collection[Severity] | None = None,
 ) -> list[Finding]:
     """Every finding of every rule on *loaded*, plus *extra*, deduplicated and sorted by
-    location line, then code. *graph* is the plan's graph when the caller has built it."""
+    location line, then code. *graph* is the plan's graph when the caller has built it;
+    *severities*, when given, keeps only findings of those severities (the others are not
+    located: locating a finding of a plan read from its cache reads the YAML again)."""
     from .lint_rules import RULES
 
     graph = Graph.of(loaded.plan) if graph is None else graph
-    context = LintContext(loaded, graph, verifier_types, files)
+    wanted = None if severities is None else frozenset(severities)
+    context = LintContext(loaded, graph, verifier_types, files, wanted)
     found = set(extra)
     for rule in RULES:
         found.update(rule(context))
-    return sorted(found, key=_sort_key)
+    kept = found if wanted is None else {f for f in found if f.severity in wanted}
+    return sorted(kept, key=_sort_key)
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:
@@ -120,10 +127,14 @@ class LintContext:
     graph: Graph
     verifier_types: Collection[str]
     files: FileCheck | None
+    wanted: frozenset[Severity] | None = None
+    """The severities asked for (None: all); a finding of another is left unlocated."""
 
     def finding(self, code: str, node: str | None, hint: str, path: FieldPath) -> Finding:
         """A finding of *code* located at the field *path*."""
-        return Finding(code, LINT_CODES[code][0], node, hint, self.loaded.location(path))
+        severity = LINT_CODES[code][0]
+        wanted = self.wanted is None or severity in self.wanted
+        return Finding(code, severity, node, hint, self.loaded.location(path) if wanted else "")
 
 
 def _sort_key(finding: Finding) -> tuple[int, str, int, str, str, str]:

@@ -89,7 +89,9 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        errors = [f for f in self.graph.lint(run_data=False) if f.severity == "error"]
+        from .lint import ERRORS
+
+        errors = self.graph.lint(run_data=False, severities=ERRORS)
         if errors:
             lines = "\n".join(str(f) for f in errors)
             raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")

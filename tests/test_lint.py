@@ -207,6 +207,34 @@ def test_lint_with_the_callers_graph_finds_the_same(tmp_path: Path) -> None:
     assert _codes(found) == ["CYCLE", "MISSING_DEP"]
 
 
+class _Asked(dict[tuple[object, ...], tuple[int, int]]):
+    """Positions that count how often a location was looked up."""
+
+    asked = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.asked += 1
+        return super().get(key, default)
+
+
+def test_only_the_severities_asked_for_are_made_and_located(tmp_path: Path) -> None:
+    from pytest_plangraph.planfile import LoadedPlan
+
+    nodes = [_step("a", effect="write"), _step("b")]
+    path = tmp_path / "plan.yaml"  # JSON text read as YAML: positions are found as it is read
+    path.write_text(json.dumps({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": []}))
+    positions = _Asked(load_plan(path).positions)
+    loaded = LoadedPlan(load_plan(path).plan, "plan.json", positions)
+    assert lint_plan(loaded, severities=("error",)) == []
+    assert positions.asked == 0  # a plan read from its cache would be read again to locate
+    warnings = lint_plan(loaded, severities=("warning",))
+    assert _codes(warnings) == ["NO_COMPENSATION", "RETRY_WITHOUT_IDEMPOTENCY"]
+    assert positions.asked > 0 and warnings[0].location.startswith("plan.json:")
+    cycle = [_edge("a", "b"), _edge("b", "a")]
+    path.write_text(json.dumps({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": cycle}))
+    assert _codes(lint_plan(load_plan(path), severities=("error",))) == ["CYCLE"]
+
+
 def test_every_disjoint_cycle_is_reported(tmp_path: Path) -> None:
     nodes = [_step(n) for n in "abcd"]
     edges = [_edge("a", "b"), _edge("b", "a"), _edge("d", "c"), _edge("c", "d")]
