@@ -215,7 +215,7 @@ class _SafeLoader(_BaseLoader):  # type: ignore[misc]
         self._tags: dict[tuple[str, Any], str] = {}
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is not yaml.ScalarNode:
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:  # a path decides too
             return super().resolve(kind, value, implicit)
         key = (value, implicit)
         tag = self._tags.get(key)
@@ -255,6 +255,11 @@ class _Walker:
         self.positions: dict[FieldPath, tuple[int, int]] = {}
         self.count = 0
         self.memo: dict[int, tuple[Any, int]] = {}
+        self.open: set[int] = set()  # nodes being built: an alias to one is a loop
+        # text is taken as written only while the loader reads it as YAML says (another
+        # library may have given the loader a constructor of its own)
+        standard = yaml.constructor.SafeConstructor.construct_yaml_str
+        self.plain_text = loader.yaml_constructors.get(_STR) is standard
 
     def value(self, node: yaml.Node, path: FieldPath) -> Any:
         seen = self.memo.get(id(node))
@@ -262,8 +267,14 @@ class _Walker:
             self.count += seen[1]
             self._check_count()
             return seen[0]
+        if id(node) in self.open:
+            line, column = node.start_mark.line + 1, node.start_mark.column + 1
+            message = "an alias refers to a value that contains it (a loop); remove the alias"
+            raise PlanError([Problem(self.name, line, column, format_path(path), message)])
+        self.open.add(id(node))
         start = self.count
         result = self._build(node, path)
+        self.open.discard(id(node))
         self.memo[id(node)] = (result, self.count - start)
         return result
 
@@ -285,7 +296,7 @@ class _Walker:
 
     def _scalar(self, node: yaml.Node) -> Any:
         # text is most of a plan: its value as written is what the constructor would return
-        if node.tag == _STR and isinstance(node, yaml.ScalarNode):
+        if node.tag == _STR and self.plain_text and isinstance(node, yaml.ScalarNode):
             return node.value
         return self.loader.construct_object(node, deep=True)
 

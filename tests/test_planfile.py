@@ -143,6 +143,37 @@ def test_alias_bomb_is_refused(write_plan):
     assert "too many values" in found[0]
 
 
+def test_an_alias_loop_is_refused_not_a_crash(write_plan):
+    found = problems(write_plan("plangraph: 1\nplan: x\nnodes: &a [*a]\n"))
+    assert found == [
+        "plan.yaml:3:8: nodes[0]: an alias refers to a value that contains it (a loop); "
+        "remove the alias"
+    ]
+
+
+def test_a_path_resolver_of_another_library_still_decides_by_path(monkeypatch):
+    import yaml
+
+    from pytest_plangraph import planfile
+
+    # registered on the loader class, as a library could; restored after the test
+    loader = planfile._SafeLoader
+    monkeypatch.setattr(loader, "yaml_path_resolvers", dict(loader.yaml_path_resolvers))
+    loader.add_path_resolver("tag:yaml.org,2002:null", ["gone"], yaml.ScalarNode)
+    data, _ = planfile._read_yaml("gone: abc\nkept: abc\n", "x.yaml")
+    assert data == {"gone": None, "kept": "abc"}
+
+
+def test_text_is_read_by_a_constructor_another_library_gave_the_loader(monkeypatch):
+    from pytest_plangraph import planfile
+
+    loader = planfile._SafeLoader
+    monkeypatch.setattr(loader, "yaml_constructors", dict(loader.yaml_constructors))
+    loader.add_constructor("tag:yaml.org,2002:str", lambda _, node: node.value.upper())
+    data, _ = planfile._read_yaml("a: abc\n", "x.yaml")
+    assert data == {"A": "ABC"}
+
+
 def test_json_plans_load_the_same_and_keep_positions(tmp_path, write_plan):
     yaml_plan = load_plan(write_plan(GOOD)).plan
     path = tmp_path / "plan.json"
