@@ -27,7 +27,7 @@ from .environment import (
     store_files,
 )
 from .errors import ConflictError, PlanError, StoreError, UsageError
-from .gate import LoggedEvent
+from .gate import LoggedEvent, decide
 from .graph import Graph
 from .ledger import Context
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
@@ -39,6 +39,7 @@ from .state import (
     Snapshot,
     collector_paused,
     derive,
+    derive_node,
     gate,
     input_digests,
     needed_paths,
@@ -365,25 +366,25 @@ class PlanGraph:
         self.require_node(node)
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
+        # Only the claimed node's state is built: the gate decides from it alone.
         with collector_paused():
             events: list[LoggedEvent] = list(self.store.log())
             snapshot = self.snapshot(events)
             context = Context.of(self.graph, snapshot)  # shared by both derivations
-            state = derive(self.graph, events, snapshot, context=context)
-            verdict = gate(self.graph, state, node).verdict
+            before = derive_node(self.graph, events, snapshot, node, context=context)
         claim = self.append(
             "claim",
             node,
             by=by,
-            payload={"verdict": verdict},
+            payload={"verdict": decide(before).verdict},
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
         if all(event.id != claim.id for event in events):  # not a repeated idempotency key
             events.append(claim)
         with collector_paused():
-            state = derive(self.graph, events, snapshot, context=context)
-            decision = gate(self.graph, state, node)
+            after = derive_node(self.graph, events, snapshot, node, context=context)
+        decision = decide(after)
         from .plugins import get_plugin_manager
 
         get_plugin_manager().hook.plangraph_gate_decision(decision=decision)

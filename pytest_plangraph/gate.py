@@ -39,7 +39,7 @@ from .inputs import (
 from .model import Evidence
 
 if TYPE_CHECKING:
-    from .state import PlanState
+    from .state import NodeState, PlanState
 
 
 __all__ = [
@@ -353,9 +353,14 @@ def gate(graph: Graph, state: PlanState, node_id: str) -> GateDecision:
     if node_id not in graph.nodes or node_state is None:
         known = ", ".join(list(graph.nodes)[:10])
         raise UsageError(f"unknown node {node_id!r}; the plan has: {known}")
+    return decide(node_state)
+
+
+def decide(node_state: NodeState) -> GateDecision:
+    """The gate's decision for a node in the derived state *node_state*."""
     used = [c.evidence for c in node_state.criteria if c.state == "valid" and c.evidence]
     return GateDecision(
-        node=node_id,
+        node=node_state.id,
         verdict="PASSED" if node_state.status == "completed" else "FAILED",
         status=node_state.status,
         reasons=node_state.reasons,

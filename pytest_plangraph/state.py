@@ -71,6 +71,7 @@ __all__ = [
     "collector_paused",
     "consumed_files",
     "derive",
+    "derive_node",
     "gate",
     "history",
     "input_digests",
@@ -184,6 +185,23 @@ def derive(
         return _Derivation(context, events).result()
 
 
+def derive_node(
+    graph: Graph,
+    events: Sequence[LoggedEvent],
+    snapshot: Snapshot,
+    node_id: str,
+    *,
+    context: Context | None = None,
+) -> NodeState:
+    """The state of *node_id* alone, as :func:`derive` would give it (the others are judged as
+    far as it depends on them, but their states are not built)."""
+    if node_id not in graph.nodes:
+        raise UsageError(f"unknown node {node_id!r}")
+    with collector_paused():
+        context = Context.of(graph, snapshot) if context is None else context
+        return _Derivation(context, events)._node(node_id)
+
+
 def history(
     graph: Graph, events: Sequence[E], snapshot: Snapshot, node_id: str
 ) -> list[tuple[E, str]]:
@@ -193,7 +211,7 @@ def history(
     with collector_paused():
         context = Context.of(graph, snapshot)
         return [
-            (event, _Derivation(context, events[: i + 1])._node(node_id).status)
+            (event, derive_node(graph, events[: i + 1], snapshot, node_id, context=context).status)
             for i, event in enumerate(events)
             if _node_of(event) == node_id
         ]

@@ -11,12 +11,13 @@ import pytest
 from test_state import APPROVAL, World, crit, edge, make_graph, node
 
 from pytest_plangraph.errors import UsageError
-from pytest_plangraph.gate import Completion, Links, final_completion
+from pytest_plangraph.gate import Completion, Links, decide, final_completion
 from pytest_plangraph.model import Evidence, criterion_digest
 from pytest_plangraph.state import (
     Snapshot,
     consumed_files,
     derive,
+    derive_node,
     gate,
     input_digests,
     needed_paths,
@@ -487,3 +488,17 @@ def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None
     assert {n: s.failed_claims for n, s in state.nodes.items() if n in expected} == expected
     cancelled = {n for n, s in plain.nodes.items() if s.status == "cancelled"}
     assert {n for n, s in state.nodes.items() if s.status == "cancelled"} == cancelled
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_one_node_derived_alone_is_the_same_as_in_the_whole_state(seed: int) -> None:
+    rng = random.Random(seed)
+    world = _random_world(rng)
+    _random_log(world, rng)
+    state = world.state()
+    for node_id in world.graph.nodes:
+        alone = derive_node(world.graph, world.events, world.snapshot(), node_id)
+        assert alone == state.nodes[node_id], node_id
+        assert decide(alone) == gate(world.graph, state, node_id)
+    with pytest.raises(UsageError, match="unknown node 'ghost'"):
+        derive_node(world.graph, world.events, world.snapshot(), "ghost")
