@@ -443,6 +443,14 @@ def _random_log(world: World, rng: random.Random) -> None:
             world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
 
 
+def _logged_world(seed: int) -> tuple[World, random.Random]:
+    """A random world with a random log, and the generator (at the state it reached)."""
+    rng = random.Random(seed)
+    world = _random_world(rng)
+    _random_log(world, rng)
+    return world, rng
+
+
 def _refusals(events: Sequence[Any], refused: Callable[[int, Any], bool]) -> dict[str, int]:
     """Refused claims per node since its last retry grant, each claim judged by *refused*."""
     expected: dict[str, int] = {}
@@ -456,9 +464,7 @@ def _refusals(events: Sequence[Any], refused: Callable[[int, Any], bool]) -> dic
 
 @pytest.mark.parametrize("seed", range(30))
 def test_claims_replayed_incrementally_match_a_fresh_derivation_per_claim(seed: int) -> None:
-    rng = random.Random(seed)
-    world = _random_world(rng)
-    _random_log(world, rng)
+    world, _ = _logged_world(seed)
     snapshot = world.snapshot()
 
     def refused(i: int, event: Any) -> bool:
@@ -472,9 +478,7 @@ def test_claims_replayed_incrementally_match_a_fresh_derivation_per_claim(seed: 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None:
-    rng = random.Random(seed)
-    world = _random_world(rng)
-    _random_log(world, rng)
+    world, rng = _logged_world(seed)
     plain = world.state()
     # the same log with every claim carrying a verdict, against the first log's outcome
     verdicts = [rng.choice(["PASSED", "FAILED"]) for _ in world.events]
@@ -492,9 +496,7 @@ def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None
 
 @pytest.mark.parametrize("seed", range(10))
 def test_one_node_derived_alone_is_the_same_as_in_the_whole_state(seed: int) -> None:
-    rng = random.Random(seed)
-    world = _random_world(rng)
-    _random_log(world, rng)
+    world, _ = _logged_world(seed)
     state = world.state()
     for node_id in world.graph.nodes:
         alone = derive_node(world.graph, world.events, world.snapshot(), node_id)
