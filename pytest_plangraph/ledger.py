@@ -2,15 +2,15 @@
 
 * :class:`Context` — everything that does not depend on events: topological order, links,
   criteria with their digests, and the current input digest of every node.
-* :class:`Ledger` — the events read once and indexed: the latest evidence per criterion, the
-  latest approval or revoke, cancels, claims, and the ticks a claim replay walks through.
+* :class:`Ledger` — what the log says about this plan (from a
+  :class:`~pytest_plangraph.logfold.LogFold`): the latest evidence per criterion, the latest
+  approval or revoke, cancels, claims and refusals, or the ticks a claim replay walks through.
 
 :mod:`pytest_plangraph.state` turns both into statuses.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from .gate import CriterionStatus, Reason, Tick, holds, judge
 from .graph import Graph
 from .inputs import Links, LoggedEvent, Snapshot, criterion_digests, input_digests
+from .logfold import LogFold, evidence_key
 from .model import Criterion
 
 
@@ -91,84 +92,34 @@ class Context:
 
 
 class Ledger:
-    """What the events say, indexed: the latest verdicts, cancels, claims and replay ticks.
+    """What the events say about this plan: the latest verdicts, cancels, claims and refusals.
 
-    The log is read once; only the latest evidence per criterion is parsed later.
+    Built from a :class:`~pytest_plangraph.logfold.LogFold` (or from events, folded first) and
+    kept to the plan's nodes and criteria. Only the latest evidence per criterion is judged
+    later. ``refused`` counts the claims refused since each node's last retry grant; when a
+    claim carries no verdict it is None and ``ticks`` holds the replay of the whole log.
     """
 
-    def __init__(self, context: Context, events: Sequence[LoggedEvent]) -> None:
-        self.events = events
-        self.evidence: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
-        self.approvals: dict[tuple[str, str], tuple[int, LoggedEvent]] = {}
-        self.cancels: dict[str, LoggedEvent] = {}
-        self.claimed: set[str] = set()
+    def __init__(self, context: Context, events: Sequence[LoggedEvent] | LogFold) -> None:
+        fold = events if isinstance(events, LogFold) else LogFold.of(events)
+        nodes = context.graph.nodes
+        self.fold = fold
+        self.evidence: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {
+            key: (pos, event.payload)
+            for key, (pos, event) in fold.evidence.items()
+            if key in context.criteria and key not in context.approvals
+        }
+        self.approvals = {k: v for k, v in fold.approvals.items() if k in context.approvals}
+        self.cancels = {n: e for n, e in fold.cancels.items() if n in nodes}
+        self.claimed = {n for n in fold.claimed if n in nodes}
+        self.refused: dict[str, int] | None = None
         self.ticks: list[Tick] = []
-        self._on_record: dict[str, list[tuple[int, str]]] | None = None
-        self._read_all(context)
-
-    def _read_all(self, context: Context) -> None:
-        # Evidence is most of the log: its pass does as little as it can. Claims without a
-        # recorded verdict are judged by replay, which needs every verdict on the way: only
-        # then is each evidence record turned into a tick, in log order.
-        others: list[tuple[int, Tick]] = []
-        unjudged = False
-        for pos, event in enumerate(self.events):
-            if event.kind == "evidence":
-                key = self._counted(context, event)
-                if key is not None:
-                    self.evidence[key] = (pos, event.payload)
-                continue
-            tick = self._read(context, pos, event)
-            if tick is not None:
-                others.append((pos, tick))
-                unjudged = unjudged or tick.kind == "claim"
-        if unjudged:
-            judged = [
-                (pos, Tick("criterion", key[0], key[1], context.holds(key, event.payload)))
-                for pos, event in enumerate(self.events)
-                if event.kind == "evidence" and (key := self._counted(context, event))
-            ]
-            self.ticks = [tick for _, tick in heapq.merge(judged, others, key=_first)]
-        else:  # verdicts of criteria matter only to claims judged by replay
-            self.ticks = [tick for _, tick in others if tick.kind != "criterion"]
-        # nothing after the last claim or retry changes a refusal count
-        claims = [i for i, tick in enumerate(self.ticks) if tick.kind in _CLAIM_TICKS]
-        del self.ticks[claims[-1] + 1 if claims else 0 :]
-
-    @staticmethod
-    def _counted(context: Context, event: LoggedEvent) -> tuple[str, str] | None:
-        """The (node, criterion) an evidence event is about, when the plan has such a
-        criterion that evidence decides (approval criteria are decided by approvals)."""
-        payload = event.payload
-        key = (
-            event.node or str(payload.get("node", "")),
-            event.criterion or str(payload.get("criterion", "")),
-        )
-        return key if key in context.criteria and key not in context.approvals else None
-
-    def _read(self, context: Context, pos: int, event: LoggedEvent) -> Tick | None:
-        """Index one event other than evidence; return its replay tick, if any."""
-        kind, node_id = event.kind, event.node or ""
-        if kind in ("approval", "revoke"):
-            key = (node_id, event.criterion or "")
-            if key not in context.approvals:
-                return None
-            self.approvals[key] = (pos, event)
-            bound = event.payload.get("input_digest")
-            ok = kind == "approval" and bound == context.digests[node_id]
-            return Tick("criterion", node_id, key[1], ok)
-        if node_id not in context.graph.nodes or kind == "change":
-            return None
-        if kind == "claim":
-            self.claimed.add(node_id)
-            verdict = _verdict_of(event)
-            if verdict is None:
-                return Tick("claim", node_id)
-            return Tick("verdict", node_id, ok=verdict)
-        if kind == "cancel":
-            self.cancels.setdefault(node_id, event)
-            return Tick("cancel", node_id)
-        return Tick("retry", node_id)
+        if not fold.unjudged:
+            self.refused = {n: count for n, count in fold.refused.items() if n in nodes}
+        elif fold.events is None:
+            raise ValueError("claims without a verdict are judged by replaying every event")
+        else:
+            self.ticks = _replay_ticks(context, fold.events)
 
     def active(self) -> set[str]:
         """Nodes with evidence or an approval in force."""
@@ -177,22 +128,45 @@ class Ledger:
 
     def on_record(self) -> dict[str, list[tuple[int, str]]]:
         """Per node, the input digests on record (evidence and approvals) in log order."""
-        if self._on_record is None:
-            index: dict[str, list[tuple[int, str]]] = {}
-            for pos, event in enumerate(self.events):
-                if event.kind in ("evidence", "approval"):
-                    node_id = event.node or str(event.payload.get("node", ""))
-                    digest = str(event.payload.get("input_digest", ""))
-                    index.setdefault(node_id, []).append((pos, digest))
-            self._on_record = index
-        return self._on_record
+        return self.fold.on_record
+
+
+def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]:
+    """Every verdict, claim, cancel and retry grant of the plan's nodes in log order, up to the
+    last claim or grant (nothing after it changes a refusal count): what a replay of the gate
+    walks through when some claim carries no verdict."""
+    ticks: list[Tick] = []
+    nodes, criteria, approvals = context.graph.nodes, context.criteria, context.approvals
+    for event in events:
+        kind, node_id = event.kind, event.node or ""
+        if kind == "evidence":
+            key = evidence_key(event)
+            if key in criteria and key not in approvals:
+                ticks.append(Tick("criterion", key[0], key[1], context.holds(key, event.payload)))
+        elif kind in ("approval", "revoke"):
+            key = (node_id, event.criterion or "")
+            if key in approvals:
+                bound = event.payload.get("input_digest")
+                ok = kind == "approval" and bound == context.digests[node_id]
+                ticks.append(Tick("criterion", node_id, key[1], ok))
+        elif node_id not in nodes or kind == "change":
+            continue
+        elif kind == "claim":
+            verdict = _verdict_of(event)
+            if verdict is None:
+                ticks.append(Tick("claim", node_id))
+            else:
+                ticks.append(Tick("verdict", node_id, ok=verdict))
+        elif kind == "cancel":
+            ticks.append(Tick("cancel", node_id))
+        else:
+            ticks.append(Tick("retry", node_id))
+    claims = [i for i, tick in enumerate(ticks) if tick.kind in _CLAIM_TICKS]
+    del ticks[claims[-1] + 1 if claims else 0 :]
+    return ticks
 
 
 _CLAIM_TICKS = frozenset({"claim", "verdict", "retry"})
-
-
-def _first(entry: tuple[int, Tick]) -> int:
-    return entry[0]
 
 
 def _verdict_of(claim: LoggedEvent) -> bool | None:

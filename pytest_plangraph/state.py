@@ -56,6 +56,7 @@ from .gate import (
 )
 from .graph import Graph
 from .ledger import Context, Ledger
+from .logfold import LogFold
 from .memory import collector_paused
 from .model import Criterion, Node
 
@@ -165,7 +166,7 @@ E = TypeVar("E", bound=LoggedEvent)
 
 def derive(
     graph: Graph,
-    events: Sequence[LoggedEvent],
+    events: Sequence[LoggedEvent] | LogFold,
     snapshot: Snapshot,
     *,
     until_seq: int | None = None,
@@ -174,11 +175,14 @@ def derive(
     """The state of every node from the plan, the events (in store order) and current hashes.
 
     *events* are the store's :class:`~pytest_plangraph.model.Event` objects or the lighter
-    rows of ``Store.log()``. With *until_seq*, only events whose ``seq`` is at most that count
-    (a replay). *context*, when given, is ``Context.of(graph, snapshot)``, made once for
-    several derivations over the same plan and files.
+    rows of ``Store.log()``, or what they say already folded (:class:`LogFold`, e.g. from
+    ``PlanGraph.fold()``). With *until_seq*, only events whose ``seq`` is at most that count
+    (a replay of a sequence). *context*, when given, is ``Context.of(graph, snapshot)``, made
+    once for several derivations over the same plan and files.
     """
     if until_seq is not None:
+        if isinstance(events, LogFold):
+            raise TypeError("a replay until a seq needs the events, not their fold")
         events = [e for e in events if e.seq <= until_seq]
     with collector_paused():
         context = Context.of(graph, snapshot) if context is None else context
@@ -187,7 +191,7 @@ def derive(
 
 def derive_node(
     graph: Graph,
-    events: Sequence[LoggedEvent],
+    events: Sequence[LoggedEvent] | LogFold,
     snapshot: Snapshot,
     node_id: str,
     *,
@@ -210,11 +214,14 @@ def history(
         raise UsageError(f"unknown node {node_id!r}")
     with collector_paused():
         context = Context.of(graph, snapshot)
-        return [
-            (event, derive_node(graph, events[: i + 1], snapshot, node_id, context=context).status)
-            for i, event in enumerate(events)
-            if _node_of(event) == node_id
-        ]
+        fold = LogFold()  # each event folded once: the node is derived after each of its own
+        steps: list[tuple[E, str]] = []
+        for event in events:
+            fold.add(event)
+            if _node_of(event) == node_id:
+                state = derive_node(graph, fold, snapshot, node_id, context=context)
+                steps.append((event, state.status))
+        return steps
 
 
 def _node_of(event: LoggedEvent) -> str | None:
@@ -224,7 +231,7 @@ def _node_of(event: LoggedEvent) -> str | None:
 class _Derivation:
     """One derivation: index the events, judge every criterion, then every node."""
 
-    def __init__(self, context: Context, events: Sequence[LoggedEvent]) -> None:
+    def __init__(self, context: Context, events: Sequence[LoggedEvent] | LogFold) -> None:
         graph = context.graph
         self.context = context
         self.ledger = Ledger(context, events)
@@ -240,7 +247,10 @@ class _Derivation:
             {n: _required(node) for n, node in graph.nodes.items()},
             [n for n, node in graph.nodes.items() if node.cancelled],
         )
-        self.refused = replay_claims(context.links, self.completion, self.ledger.ticks)
+        refused = self.ledger.refused
+        if refused is None:  # a claim without its verdict: the gate is replayed
+            refused = replay_claims(context.links, self.completion, self.ledger.ticks)
+        self.refused = refused
         for node_id, states in self.criteria.items():
             for state in states:
                 self.completion.set_ok(node_id, state.id, state.state == "valid")
