@@ -30,6 +30,7 @@ from .errors import ConflictError, PlanError, StoreError, UsageError
 from .gate import LoggedEvent, decide
 from .graph import Graph
 from .ledger import Context
+from .logfold import LogFold
 from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
 from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
@@ -182,14 +183,23 @@ class PlanGraph:
         """Every event of the store, in order."""
         return self.store.events()
 
-    def snapshot(self, events: Sequence[LoggedEvent] | None = None) -> Snapshot:
+    def fold(self) -> LogFold:
+        """What the store's log says for derivation: from its checkpoint and the events
+        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event."""
+        from .checkpoint import checkpoint_path, read_fold
+
+        with collector_paused():
+            return read_fold(self.store, checkpoint_path(self.store_path))
+
+    def snapshot(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> Snapshot:
         """Current hashes of every file the plan and the evidence depend on."""
-        events = self.store.log() if events is None else events
+        events = self.fold() if events is None else events
+        latest = events.latest() if isinstance(events, LogFold) else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
             outputs = self.workspace.expand_each(self._outputs(), stats)
-            paths = needed_paths(self.graph, events, outputs)
+            paths = needed_paths(self.graph, latest, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
             cache = self.store if self._store is not None or self.store_path.exists() else None
             cache = None if cache is not None and cache.readonly else cache
@@ -203,13 +213,14 @@ class PlanGraph:
     def _outputs(self) -> dict[str, list[str]]:
         return {node.id: node.outputs for node in self.graph.nodes.values()}
 
-    def status(self, events: Sequence[LoggedEvent] | None = None) -> PlanState:
+    def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
-        already (:meth:`Store.log <pytest_plangraph.store.Store.log>`), else from the store."""
+        already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`), else
+        from the store."""
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
         with collector_paused():
-            events = self.store.log() if events is None else events
+            events = self.fold() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
 
     def plan_ref(self) -> PlanRef:
@@ -368,10 +379,10 @@ class PlanGraph:
         # claims, and only now are the files as they were when the claim was made.
         # Only the claimed node's state is built: the gate decides from it alone.
         with collector_paused():
-            events: list[LoggedEvent] = list(self.store.log())
-            snapshot = self.snapshot(events)
+            fold = self.fold()
+            snapshot = self.snapshot(fold)
             context = Context.of(self.graph, snapshot)  # shared by both derivations
-            before = derive_node(self.graph, events, snapshot, node, context=context)
+            before = derive_node(self.graph, fold, snapshot, node, context=context)
         claim = self.append(
             "claim",
             node,
@@ -380,10 +391,10 @@ class PlanGraph:
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        if all(event.id != claim.id for event in events):  # not a repeated idempotency key
-            events.append(claim)
+        if claim.seq > fold.last_seq:  # not the claim a repeated idempotency key recorded
+            fold.add(claim)
         with collector_paused():
-            after = derive_node(self.graph, events, snapshot, node, context=context)
+            after = derive_node(self.graph, fold, snapshot, node, context=context)
         decision = decide(after)
         from .plugins import get_plugin_manager
 

@@ -128,12 +128,18 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
     prune(cache_dir, key)
 
 
-@functools.cache
 def code_version() -> str:
     """The package version and the sha256 of the modules that compute a plan's facts, so a
     changed digest or order rule never meets facts kept by other code of the same version."""
+    return code_fingerprint(_FACT_MODULES)
+
+
+@functools.cache
+def code_fingerprint(modules: tuple[str, ...]) -> str:
+    """The package version and the sha256 of the package's *modules* (paths relative to the
+    package): what a cache of values those modules compute is kept under."""
     fingerprint = hashlib.sha256()
-    for name in _FACT_MODULES:
+    for name in modules:
         try:
             fingerprint.update((Path(__file__).parent / name).read_bytes())
         except OSError:  # not installed as files: the version alone

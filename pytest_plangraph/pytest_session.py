@@ -36,7 +36,6 @@ from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
 
 if TYPE_CHECKING:
-    from .gate import LoggedEvent
     from .model import Event, Evidence
     from .pytest_coverage import CoverageRecorder
     from .state import PlanState
@@ -99,10 +98,10 @@ class PlangraphSession:
             self.graph.require_node(node)
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
-        # the light log: evidence payloads cut down to what derivation reads
-        self.before_events: list[LoggedEvent] = list(self.graph.store.log())
-        self.before_snapshot = self.graph.snapshot(self.before_events)
-        self.before = derive(self.graph.graph, self.before_events, self.before_snapshot)
+        # what the log says (from its checkpoint and the events since, when there is one)
+        self.before_fold = self.graph.fold()
+        self.before_snapshot = self.graph.snapshot(self.before_fold)
+        self.before = derive(self.graph.graph, self.before_fold, self.before_snapshot)
 
     def _start_coverage(self) -> None:
         """Register the per-test coverage recorder (``--plangraph-coverage``)."""
@@ -127,14 +126,15 @@ class PlangraphSession:
     ) -> PlanState:
         """The state after recording: the log read at the start and the events this run
         stored (not read back), hashing only what *end* and the new records lack."""
-        known = {event.id for event in self.before_events}
-        events = [*self.before_events, *(e for e in stored if e.id not in known)]
+        fold = self.before_fold.copy()
+        # an event stored before the run (a record already there) is folded already
+        fold.extend(e for e in stored if e.seq > self.before_fold.last_seq)
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)
-        missing = needed_paths(self.graph.graph, events, end.outputs) - files.keys()
+        missing = needed_paths(self.graph.graph, fold.latest(), end.outputs) - files.keys()
         files.update(self.graph.workspace.hashes(missing))
-        return derive(self.graph.graph, events, Snapshot(files=files, outputs=end.outputs))
+        return derive(self.graph.graph, fold, Snapshot(files=files, outputs=end.outputs))
 
     def close(self) -> None:
         """Close the store connection (and unregister the coverage recorder)."""
@@ -333,7 +333,7 @@ class PlangraphSession:
             self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
         decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
-        end = self.graph.snapshot(self.before_events)
+        end = self.graph.snapshot(self.before_fold)
         builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.graph.record(evidence) if evidence else []

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .common import Output, common_options, open_graph, table
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from ..inputs import LoggedEvent
+    from ..logfold import LogFold
     from ..state import NodeState, PlanState, Reason
 
 
@@ -80,8 +78,8 @@ def register(commands: Any) -> None:
 
 def _status(args: argparse.Namespace, out: Output) -> int:
     with open_graph(args) as graph:
-        events = graph.store.log()  # the light log: status and --check need no more
-        state = graph.status(events)
+        fold = graph.fold()  # what the log says: status and --check need no more
+        state = graph.status(fold)
         plan = graph.plan_ref()
     nodes = list(state.nodes.values())
     if out.json:  # each format builds only what it prints
@@ -91,21 +89,16 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         out.emit({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
     if not args.check:
         return 0
-    failing = _check_failures(state, events)
+    failing = _check_failures(state, fold)
     for node_id, why in failing:
         print(f"status --check: {node_id} {why}", file=sys.stderr)
     return 1 if failing else 0
 
 
-def _check_failures(state: PlanState, events: Sequence[LoggedEvent]) -> list[tuple[str, str]]:
+def _check_failures(state: PlanState, fold: LogFold) -> list[tuple[str, str]]:
     """Nodes that fail ``status --check``: claimed but not completed, or completed once (every
     required criterion had passing evidence or an approval at some point) but not now."""
-    claimed = {e.node for e in events if e.kind == "claim"}
-    passed = {
-        (e.node, e.criterion)
-        for e in events
-        if e.kind == "approval" or (e.kind == "evidence" and e.payload.get("outcome") == "passed")
-    }
+    claimed, passed = fold.claimed, fold.passed
     failing = []
     for node in state.nodes.values():
         if node.status in ("completed", "cancelled"):

@@ -106,6 +106,17 @@ class LogEvent(NamedTuple):
     payload: Mapping[str, Any]
 
 
+class LogRead(NamedTuple):
+    """What :meth:`Store.log_since <pytest_plangraph.store.Store.log_since>` read: the events in
+    recording order, the last ``seq`` among them (the one asked after when there are none), and
+    the earliest and latest ``at`` among them (None when there are none)."""
+
+    events: Sequence[Event | LogEvent]
+    last_seq: int
+    first_at: str | None
+    last_at: str | None
+
+
 VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
 """The fields of an evidence record that decide its verdict (besides its ``id``)."""
 

@@ -41,6 +41,7 @@ from .rows import (
     LOG_DIFFERENCES,
     LOG_QUERY,
     LogEvent,
+    LogRead,
     add_plan,
     event_row,
     log_events,
@@ -306,12 +307,31 @@ class Store:
         A row that cannot be read this way is read again by :meth:`events`, whose error names
         the event.
         """
+        return self.log_since(after_seq).events
+
+    def log_since(self, after_seq: int = 0) -> LogRead:
+        """:meth:`log` after *after_seq*, with the last ``seq`` read and the earliest and
+        latest recording times among the events (a checkpoint of what the log says holds
+        only while nothing is recorded with an earlier time than its own events)."""
         try:
             with self._reading() as con, collector_paused():
                 query = LOG_QUERY if self._schema >= 2 else LEGACY_LOG_QUERY
-                return log_events(con.execute(query, (after_seq,)))
+                rows = con.execute(query, (after_seq,)).fetchall()
+                events: Sequence[Event | LogEvent] = log_events(rows)
+                times = [str(row[8]) for row in rows]
+                seqs = [int(row[0]) for row in rows]
         except (ValueError, TypeError, StoreError):
-            return self.events(after_seq=after_seq)
+            events = self.events(after_seq=after_seq)
+            times = [event.at for event in events]
+            seqs = [event.seq for event in events]
+        first, last = min(times, default=None), max(times, default=None)
+        return LogRead(events, max(seqs, default=after_seq), first, last)
+
+    def hash_at(self, seq: int) -> str | None:
+        """The chain hash of event *seq*, or None when the store has no such event."""
+        with self._reading() as con:
+            row = con.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
 
     def count(self) -> int:
         """How many events the store holds."""

@@ -1,0 +1,181 @@
+"""checkpoint.py: status from a checkpoint of the log and the events after it equals status
+from every event, and a checkpoint that no longer holds is never used (real stores)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_plangraph import checkpoint
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.checkpoint import checkpoint_path, read_fold
+from pytest_plangraph.state import PlanState, derive
+
+TOKEN = "step-token-endpoint"
+SCHEMA = "step-user-schema"
+
+
+def _table(state: PlanState) -> list[tuple[object, ...]]:
+    return [(n.to_json(), n.claimed, n.failed_claims) for n in state.nodes.values()]
+
+
+def _from_every_event(graph: PlanGraph) -> list[tuple[object, ...]]:
+    log = graph.store.log()
+    return _table(derive(graph.graph, log, graph.snapshot(log)))
+
+
+@pytest.fixture
+def often(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checkpoints from the first event on, and again after every event."""
+    monkeypatch.setattr(checkpoint, "FIRST_AT", 1)
+    monkeypatch.setattr(checkpoint, "EVERY", 1)
+
+
+@pytest.fixture
+def jwt(project, often) -> Path:
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        graph.verify(by="tester")
+        graph.claim(TOKEN, by="agent")
+    return root
+
+
+def _kept_seq(graph: PlanGraph) -> int:
+    head = checkpoint_path(graph.store_path).read_text(encoding="utf-8").split("\n", 1)[0]
+    return int(json.loads(head)["seq"])
+
+
+def test_status_from_a_checkpoint_equals_status_from_every_event(jwt: Path) -> None:
+    schema = jwt / "src/auth/user_schema.json"
+    steps = [
+        lambda g: g.approve(TOKEN, "ac-security-review", by="sec"),
+        lambda g: g.claim(TOKEN, by="agent"),
+        lambda g: schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2')),
+        lambda g: g.claim(SCHEMA, by="agent"),
+        lambda g: g.verify(by="tester"),
+        lambda g: g.revoke(TOKEN, "ac-security-review", by="sec"),
+    ]
+    for i, step in enumerate(steps):
+        with PlanGraph.open(jwt) as graph:
+            step(graph)
+        with PlanGraph.open(jwt) as graph:
+            fold = graph.fold()
+            assert fold.events is None, i  # began at the checkpoint
+            assert _table(graph.status(fold)) == _from_every_event(graph), i
+            assert _kept_seq(graph) == graph.store.count(), i
+    assert graph.status().nodes[TOKEN].status != "completed"
+
+
+def test_a_small_log_is_read_whole_and_no_checkpoint_is_written(project) -> None:
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        graph.verify(by="tester")
+        assert graph.fold().events is not None
+        assert not checkpoint_path(graph.store_path).exists()
+
+
+def test_events_after_the_checkpoint_are_read_without_writing_it_each_time(
+    jwt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "EVERY", 3)
+    with PlanGraph.open(jwt) as graph:
+        kept = _kept_seq(graph)
+        assert graph.store.count() == kept + 1  # the fixture's claim came after it
+        graph.append("retry", SCHEMA, by="lead")
+        assert graph.fold().count == graph.store.count()
+        assert _kept_seq(graph) == kept  # two events since: not written again
+        graph.append("retry", SCHEMA, by="lead")
+        assert _table(graph.status()) == _from_every_event(graph)
+        assert _kept_seq(graph) == graph.store.count() == kept + 3
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],
+        lambda text: "not json\n" + text,
+        lambda text: text.replace('"refused": {', '"refused": {"x": 1, ', 1),
+        lambda text: text.replace('"version": "', '"version": "0+other', 1),
+    ],
+    ids=["truncated", "garbage", "edited", "other-code"],
+)
+def test_a_damaged_checkpoint_is_not_used_and_is_written_again(jwt: Path, damage) -> None:
+    with PlanGraph.open(jwt) as graph:
+        path = checkpoint_path(graph.store_path)
+        path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
+        fold = graph.fold()
+        assert fold.events is not None  # every event read
+        assert _table(graph.status(fold)) == _from_every_event(graph)
+        assert graph.fold().events is None  # a sound checkpoint was written again
+
+
+def test_a_checkpoint_of_another_store_at_the_same_path_is_not_used(
+    project, often, tmp_path: Path
+) -> None:
+    roots = [project("jwt-login"), tmp_path / "other"]
+    shutil.copytree(roots[0], roots[1])
+    for root in roots:
+        with PlanGraph.open(root) as graph:
+            graph.verify(by="tester")
+            graph.claim(SCHEMA if root == roots[0] else TOKEN, by="agent")
+    theirs = roots[1] / ".plangraph/store.db"
+    ours = roots[0] / ".plangraph/store.db"
+    ours.unlink()
+    shutil.copy(theirs, ours)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{ours}{suffix}").unlink(missing_ok=True)
+    with PlanGraph.open(roots[0]) as graph:
+        fold = graph.fold()
+        assert fold.events is not None
+        assert fold.claimed == {TOKEN}
+        assert _table(graph.status(fold)) == _from_every_event(graph)
+
+
+def test_older_events_merged_after_the_checkpoint_make_a_whole_read(
+    project, often, tmp_path: Path
+) -> None:
+    main = project("jwt-login")
+    shard = tmp_path / "shard"
+    shutil.copytree(main, shard)
+    with PlanGraph.open(shard) as graph:  # recorded first: earlier times
+        graph.claim(SCHEMA, by="shard")
+    with PlanGraph.open(main) as graph:
+        graph.verify(by="tester")
+        graph.status()
+        kept = _kept_seq(graph)
+        graph.store.merge([shard / ".plangraph/store.db"])
+        fold = graph.fold()
+        assert fold.events is not None  # the shard's claim sorts before the checkpoint
+        assert SCHEMA in fold.claimed
+        assert _table(graph.status(fold)) == _from_every_event(graph)
+        assert _kept_seq(graph) > kept
+
+
+def test_a_claim_without_a_verdict_after_the_checkpoint_is_replayed(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.append("claim", SCHEMA, by="agent")  # a bare claim: no verdict recorded
+        fold = graph.fold()
+        assert fold.unjudged and fold.events is not None
+        assert _table(graph.status(fold)) == _from_every_event(graph)
+
+
+def test_a_repeated_idempotency_key_counts_one_claim(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        before = graph.status().nodes[TOKEN].failed_claims
+        first = graph.claim(TOKEN, by="agent", idempotency_key="k1")
+        again = graph.claim(TOKEN, by="agent", idempotency_key="k1")
+        assert first.verdict == again.verdict == "FAILED"
+        assert graph.status().nodes[TOKEN].failed_claims == before + 1
+
+
+def test_an_unwritable_cache_folder_costs_only_the_checkpoint(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        cache = checkpoint_path(graph.store_path).parent
+        shutil.rmtree(cache)
+        cache.write_text("a file where the folder was", encoding="utf-8")
+        fold = read_fold(graph.store, checkpoint_path(graph.store_path))
+        assert fold.count == graph.store.count()
+        assert _table(graph.status(fold)) == _from_every_event(graph)
