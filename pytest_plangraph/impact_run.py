@@ -41,21 +41,21 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
     store = _relative(graph.root, graph.store_path)
-    events = graph.store.log() if graph.store_path.exists() else []
+    fold = graph.fold() if graph.store_path.exists() else None
     changes = changed_paths(graph.root, since)
     named = last_commits(graph.root, since, [c.path for c in changes]) if commits else {}
     plan_file = _relative(graph.root, graph.plan_path) if graph.plan_path else None
     edits, notes = _plan_edits(graph, since, changes, plan_file)
     state = outputs = None
-    if events:  # evidence ids and claims come from the derived state
+    if fold is not None and fold.count:  # evidence ids and claims come from the derived state
         with collector_paused():
-            snapshot = graph.snapshot(events)
-            state, outputs = derive(graph.graph, events, snapshot), snapshot.outputs
+            snapshot = graph.snapshot(fold)
+            state, outputs = derive(graph.graph, fold, snapshot), snapshot.outputs
     return diff_impact(
         graph.graph,
         changes,
         outputs=outputs,
-        events=events,
+        events=fold.latest() if fold is not None else (),
         state=state,
         commits=named,
         notes=notes,
@@ -67,9 +67,10 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
 
 def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
-    events = graph.store.log()
-    snapshot = graph.snapshot(events)
-    state = derive(graph.graph, events, snapshot)
+    fold = graph.fold()
+    events = fold.latest()  # the latest evidence of each criterion: all that impact reads
+    snapshot = graph.snapshot(fold)
+    state = derive(graph.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
     latest = [e.seq for e in latest_evidence(graph.graph, events).values()]
     observed = observed_changes(graph.graph, graph.store.events(seqs=latest), snapshot.files)
