@@ -194,12 +194,12 @@ class PlanGraph:
     def snapshot(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> Snapshot:
         """Current hashes of every file the plan and the evidence depend on."""
         events = self.fold() if events is None else events
-        latest = events.latest() if isinstance(events, LogFold) else events
+        judged = events.judged() if isinstance(events, LogFold) else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
             outputs = self.workspace.expand_each(self._outputs(), stats)
-            paths = needed_paths(self.graph, latest, outputs)
+            paths = needed_paths(self.graph, judged, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
             cache = self.store if self._store is not None or self.store_path.exists() else None
             cache = None if cache is not None and cache.readonly else cache
@@ -393,6 +393,12 @@ class PlanGraph:
         )
         if claim.seq > fold.last_seq:  # not the claim a repeated idempotency key recorded
             fold.add(claim)
+        if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
+            from .checkpoint import read_fold
+
+            fold = read_fold(self.store, None)
+            snapshot = self.snapshot(fold)
+            context = Context.of(self.graph, snapshot)
         with collector_paused():
             after = derive_node(self.graph, fold, snapshot, node, context=context)
         decision = decide(after)

@@ -86,7 +86,7 @@ def _save(path: Path | None, store: Store, fold: LogFold, seq: int, at: str) -> 
             "last_seq": compact.last_seq,
             "evidence": _entries(compact.evidence),
             "approvals": _entries(compact.approvals),
-            "cancels": [[node, *_event(event)] for node, event in compact.cancels.items()],
+            "cancels": [[node, *_event(e)] for node, e in compact.cancels.items()],
             "claimed": sorted(compact.claimed),
             "refused": compact.refused,
             "on_record": compact.on_record,
@@ -143,18 +143,20 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
 
 
 def _entries(index: Mapping[tuple[str, str], tuple[int, LoggedEvent]]) -> list[list[Any]]:
-    return [[node, criterion, pos, *_event(e)] for (node, criterion), (pos, e) in index.items()]
+    # the key names the node and criterion even where the event has them in its payload only
+    return [[*key, pos, *_event(e, key)] for key, (pos, e) in index.items()]
 
 
 def _read_entries(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], tuple[int, LoggedEvent]]:
     return {(str(row[0]), str(row[1])): (int(row[2]), _read_event(row[3:])) for row in rows}
 
 
-def _event(event: LoggedEvent) -> list[Any]:
+def _event(event: LoggedEvent, key: tuple[str, str] | None = None) -> list[Any]:
     payload = event.payload
     if event.kind == "evidence":  # what derivation reads of a record, as the log holds it
         payload = {name: payload.get(name) for name in _KEPT_FIELDS}
-    return [event.seq, event.id, event.kind, event.node, event.criterion, event.by, payload]
+    node, criterion = (event.node, event.criterion) if key is None else key
+    return [event.seq, event.id, event.kind, node or None, criterion or None, event.by, payload]
 
 
 def _read_event(row: Sequence[Any]) -> LogEvent:

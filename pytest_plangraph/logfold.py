@@ -112,9 +112,15 @@ class LogFold:
             found.append(entry)
 
     def latest(self) -> list[LoggedEvent]:
-        """The latest evidence event of each (node, criterion): the records a derivation
-        judges, whose subjects a snapshot must hash."""
+        """The latest evidence event of each (node, criterion)."""
         return [event for _, event in self.evidence.values()]
+
+    def judged(self) -> list[LoggedEvent]:
+        """The evidence events a derivation judges, whose subjects a snapshot must hash: the
+        latest of each criterion, or every one when a claim without a verdict is replayed."""
+        if self.unjudged and self.events is not None:
+            return [event for event in self.events if event.kind == "evidence"]
+        return self.latest()
 
     def copy(self) -> LogFold:
         """A fold that can go on without changing this one."""

@@ -178,8 +178,8 @@ class EvidenceBuilder:
 
     def build(self, item: Decided) -> Evidence:
         """The record for *item*; voided when a subject changed during the run."""
-        # executed files are learned only now: compared with the start only when the plan
-        # already named them (their "before" is then known)
+        # executed files are learned only now: compared with the start only when the plan or
+        # the latest evidence of some criterion already named them (their "before" is known)
         paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
         subjects = {path: self._hash(path) for path in paths}
         evidence = self._make(item, item.verdict, item.details, subjects)

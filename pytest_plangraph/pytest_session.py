@@ -132,7 +132,7 @@ class PlangraphSession:
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)
-        missing = needed_paths(self.graph.graph, fold.latest(), end.outputs) - files.keys()
+        missing = needed_paths(self.graph.graph, fold.judged(), end.outputs) - files.keys()
         files.update(self.graph.workspace.hashes(missing))
         return derive(self.graph.graph, fold, Snapshot(files=files, outputs=end.outputs))
 

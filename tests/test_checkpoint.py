@@ -3,16 +3,22 @@ from every event, and a checkpoint that no longer holds is never used (real stor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from test_state import RUN
+from test_store_migration import _evidence
 
 from pytest_plangraph import checkpoint
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.checkpoint import checkpoint_path, read_fold
+from pytest_plangraph.logfold import LogFold
 from pytest_plangraph.state import PlanState, derive
+from pytest_plangraph.store import Store
 
 TOKEN = "step-token-endpoint"
 SCHEMA = "step-user-schema"
@@ -179,3 +185,73 @@ def test_an_unwritable_cache_folder_costs_only_the_checkpoint(jwt: Path) -> None
         fold = read_fold(graph.store, checkpoint_path(graph.store_path))
         assert fold.count == graph.store.count()
         assert _table(graph.status(fold)) == _from_every_event(graph)
+
+
+def test_a_replayed_claim_is_judged_with_every_record_hashed(project) -> None:
+    """A bare claim is judged by replaying the log, against older records too: their
+    subjects must be hashed, not only the latest records' ones."""
+    root = project("jwt-login")
+    (root / "helper.py").write_text("x = 1\n", encoding="utf-8")
+    sha = hashlib.sha256((root / "helper.py").read_bytes()).hexdigest()
+    with PlanGraph.open(root) as graph:
+        graph.verify([SCHEMA], by="tester")
+
+        def record(criterion: str, subjects: dict[str, str]) -> None:
+            graph.record(
+                [
+                    graph.make_evidence(
+                        TOKEN, criterion, outcome="passed", reason=None, details={},
+                        subjects=subjects, run=RUN, recorded_by="tester",
+                    )
+                ]
+            )  # fmt: skip
+
+        record("ac-http-200", {"helper.py": sha})
+        record("ac-invalid-401", {})
+        graph.approve(TOKEN, "ac-security-review", by="sec")
+        for _ in range(3):
+            graph.append("claim", TOKEN, by="agent")  # completed then: not refused
+        record("ac-http-200", {})  # the latest record no longer names helper.py
+        graph.revoke(TOKEN, "ac-security-review", by="sec")
+        state = graph.status()
+        assert _table(state) == _from_every_event(graph)
+        assert state.nodes[TOKEN].failed_claims == 0
+
+
+def test_a_record_naming_its_node_in_the_payload_only_keeps_it_in_the_checkpoint(
+    tmp_path: Path, often
+) -> None:
+    path = tmp_path / "d" / "store.db"
+    with Store.open(path, create=True) as store:
+        store.append_many([_evidence(n) for n in range(4)])
+    con = sqlite3.connect(path, isolation_level=None)  # damage one light row by hand
+    con.execute("DROP TRIGGER log_no_update")
+    con.execute("UPDATE log SET body = 'garbage' WHERE seq = 1")
+    con.close()
+    with Store.open(path) as store:
+        first = read_fold(store, checkpoint_path(path))  # whole events: node in the payload
+        kept = read_fold(store, checkpoint_path(path))
+        assert first.events is not None and kept.events is None
+        assert sorted(kept.evidence) == sorted(first.evidence)
+        assert [e.node for e in kept.latest()] == [key[0] for key in first.evidence]
+
+
+def test_a_bare_claim_stored_by_another_writer_meanwhile_is_replayed(
+    jwt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process stores a claim without a verdict under the same idempotency key
+    between this claim's read of the log and its write: the claim answers from every event."""
+    with PlanGraph.open(jwt) as graph:
+        read = graph.fold
+
+        def read_then_race() -> LogFold:
+            fold = read()
+            with PlanGraph.open(jwt) as other:
+                other.append("claim", TOKEN, by="agent", idempotency_key="k1")
+            return fold
+
+        monkeypatch.setattr(graph, "fold", read_then_race)
+        decision = graph.claim(TOKEN, by="agent", idempotency_key="k1")
+        monkeypatch.undo()
+        assert decision.verdict == "FAILED"
+        assert decision.status == graph.status().nodes[TOKEN].status
