@@ -11,10 +11,13 @@ written to a real SQLite store in a temporary repository. The script prints, for
   printing the table are included. Bytecode is cached in a private directory (an installed
   package has it) and one untimed run fills it;
 * one API ``status`` right after the plan cache is emptied, as after an edit of the plan;
+* API ``status`` derived from every event of the log, taking turns with the one above, which
+  reads the log's checkpoint and the events recorded since (the ratio of the two);
 
 then how each grew from the smallest plan to the largest (linear growth = the size ratio).
 
-Run: ``.venv/bin/python bench/bench_status.py [--sizes 500,1000,5000] [--rounds 5]``
+Run: ``.venv/bin/python bench/bench_status.py [--sizes 500,1000,5000] [--rounds 5]
+[--events-per-node 10]``
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -43,8 +47,9 @@ EVENTS_PER_NODE = 10
 CLAIM = {"verdict": "FAILED"}
 
 
-def build(root: Path, size: int) -> None:
-    """Write a plan of *size* nodes with their outputs, and a store of 10 events per node."""
+def build(root: Path, size: int, per_node: int = EVENTS_PER_NODE) -> None:
+    """Write a plan of *size* nodes with their outputs, and a store of *per_node* events per
+    node."""
     rng = random.Random(size)
     nodes, edges = [], []
     (root / ".git").mkdir(parents=True)
@@ -66,16 +71,16 @@ def build(root: Path, size: int) -> None:
             edges.append({"from": f"n{j}", "to": f"n{i}", "type": "requires"})
     plan = {"plangraph": 1, "plan": f"bench-{size}", "nodes": nodes, "edges": edges}
     (root / "plangraph.yaml").write_text(yaml.safe_dump(plan, sort_keys=False))
-    _fill_store(root)
+    _fill_store(root, per_node)
 
 
-def _fill_store(root: Path) -> None:
+def _fill_store(root: Path, events_per_node: int) -> None:
     with PlanGraph.open(root) as graph:
         records = graph.verify(by="bench")  # one evidence record per node
         digest = graph.plan.digest
         extra = []
         start = datetime.now(timezone.utc)
-        per_node = EVENTS_PER_NODE - 1
+        per_node = events_per_node - 1
         for n, record in enumerate(records):
             for k in range(per_node):
                 at = (start + timedelta(microseconds=n * per_node + k)).isoformat()
@@ -108,9 +113,28 @@ def timed(action, rounds: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+def alternate(actions: list[Callable[[], None]], rounds: int) -> list[tuple[float, float]]:
+    """:func:`timed` for several *actions* taking turns in each round, so a busy spell of the
+    machine falls on all of them."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in actions]
+    for _ in range(rounds):
+        for action, found in zip(actions, runs, strict=True):
+            found.append(timed(action, 1))
+    return [
+        (statistics.median(w for w, _ in found), statistics.median(c for _, c in found))
+        for found in runs
+    ]
+
+
 def status(root: Path) -> None:
     with PlanGraph.open(root) as graph:
         graph.status()
+
+
+def whole_log_status(root: Path) -> None:
+    """``status`` derived from every event of the log, as without a checkpoint."""
+    with PlanGraph.open(root) as graph:
+        graph.status(graph.store.log())
 
 
 def cold_status(root: Path) -> float:
@@ -151,6 +175,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="500,1000,2500,5000")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--events-per-node",
+        type=int,
+        default=EVENTS_PER_NODE,
+        help="events in the store per node of the plan (default %(default)s)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
@@ -159,12 +189,15 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
         for size in sizes:
             root = Path(tmp) / str(size)
-            build(root, size)
+            build(root, size, args.events_per_node)
             with PlanGraph.open(root) as graph:
                 events = graph.store.count()
                 edge_count = len(graph.plan.edges)
             t_cold = cold_status(root)
-            (t_status, c_status) = timed(functools.partial(status, root), args.rounds)
+            (t_status, c_status), whole = alternate(
+                [functools.partial(status, root), functools.partial(whole_log_status, root)],
+                args.rounds,
+            )
             (t_claim, c_claim) = timed(functools.partial(claim, root, f"n{size // 2}"), args.rounds)
             (w_status, p_status) = command_time(root, ["status"], args.rounds, env)
             claim_args = ["claim", f"n{size // 3}", "--by", "bench"]
@@ -175,6 +208,8 @@ def main() -> None:
                 f"  API      status={t_status:.3f}s (cpu {c_status:.3f}s) "
                 f"claim={t_claim:.3f}s (cpu {c_claim:.3f}s) "
                 f"status-after-plan-edit={t_cold:.3f}s\n"
+                f"           status from every event (no checkpoint)={whole[0]:.3f}s "
+                f"(cpu {whole[1]:.3f}s): {whole[0] / t_status:.2f}x the checkpointed\n"
                 f"  command  status={w_status:.3f}s (cpu {p_status:.3f}s) "
                 f"claim={w_claim:.3f}s (cpu {p_claim:.3f}s)",
                 flush=True,
