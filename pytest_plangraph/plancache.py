@@ -58,9 +58,9 @@ def cache_dir_of(store_path: Path) -> Path:
 def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
     """Remove the entries (parsed data and facts) of all but the *keep* plan files whose
     entries were written last (*current*, the one just written, always stays), and temporary
-    files an interrupted write left over a minute ago (a younger one may be another process's
-    write in progress). Only names this module writes are touched; a file that cannot be
-    looked at or removed is skipped."""
+    files an interrupted write (of an entry or of the log's checkpoint) left over a minute
+    ago (a younger one may be another process's write in progress). Only names this module
+    writes are touched; a file that cannot be looked at or removed is skipped."""
     written: dict[str, int] = {}
     leftovers: list[Path] = []
     for path in _listing(cache_dir):
@@ -68,7 +68,7 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
         if found is None:
             continue
         mtime = _mtime(path)
-        if found["tmp"]:
+        if found["tmp"] or found["logtmp"]:
             if mtime is not None and mtime < time.time_ns() - 60 * 10**9:
                 leftovers.append(path)
         elif found["key"] != current and mtime is not None:
@@ -80,7 +80,10 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
 
 
 _KINDS = ("plan", "facts")
-_ENTRY = re.compile(r"(?:plan|facts)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))")
+_ENTRY = re.compile(
+    r"(?:plan|facts)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
+)
 
 
 def _listing(directory: Path) -> list[Path]:

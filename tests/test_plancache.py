@@ -149,6 +149,10 @@ def test_prune_touches_only_its_own_entries_and_old_leftovers(tmp_path: Path) ->
     hour_ago = time.time() - 3600
     old, young = _entry(cache, 1, suffix="123.tmp"), _entry(cache, 2, suffix="456.tmp")
     os.utime(old, (hour_ago, hour_ago))
+    checkpoint, left = cache / "log-store.db.json", cache / "log-store.db.json.77.tmp"
+    for path in (checkpoint, left):
+        path.write_text("{}")
+        os.utime(path, (hour_ago, hour_ago))
     foreign = [cache / "plan-2023.json", cache / "facts-notes.json", cache / "build.tmp"]
     for path in foreign:
         path.write_text("theirs")
@@ -159,6 +163,7 @@ def test_prune_touches_only_its_own_entries_and_old_leftovers(tmp_path: Path) ->
         os.utime(path, (hour_ago + n, hour_ago + n))
     prune(cache, f"{10:064x}")
     assert not old.exists() and young.exists()
+    assert not left.exists() and checkpoint.exists()  # a checkpoint is not a plan's entry
     assert all(path.exists() for path in foreign)
     # the current entry stays even though it is the oldest; then the newest KEEP - 1
     assert [p.exists() for p in entries] == [True, False, False] + [True] * (KEEP - 1)
