@@ -254,9 +254,9 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
     for i, node in enumerate(ctx.loaded.plan.nodes):
         for k, criterion in enumerate(node.acceptance):
             path = ("nodes", i, "acceptance", k, "verifier")
-            ref = f"{node.id}/{criterion.id}"
             kind = criterion.verifier.type
             if kind not in ctx.verifier_types:
+                ref = f"{node.id}/{criterion.id}"
                 hint = (
                     f"{ref} uses verifier type {kind!r}{did_you_mean(kind, ctx.verifier_types)}; "
                     f"known types: {', '.join(sorted(ctx.verifier_types))} — fix the type or "
@@ -268,14 +268,15 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
             for t, pattern in enumerate(tests):
                 if "" in pattern.split("::"):
                     hint = (
-                        f"{ref}: test pattern {pattern!r} has an empty part; write "
-                        f"'tests/test_file.py::test_name' or 'tests/test_file.py'"
+                        f"{node.id}/{criterion.id}: test pattern {pattern!r} has an empty "
+                        f"part; write 'tests/test_file.py::test_name' or 'tests/test_file.py'"
                     )
                     yield ctx.finding("VERIFIER_CONFIG", node.id, hint, (*path, "tests", t))
             if ctx.files is None or any(_outside(ctx, v) for _, v in _verifier_paths(criterion)):
                 continue  # a path outside the root is reported once, as PATH_OUTSIDE_ROOT
             for problem in ctx.files.verifier_problems(node, criterion):
-                yield ctx.finding("VERIFIER_CONFIG", node.id, f"{ref}: {problem}", path)
+                hint = f"{node.id}/{criterion.id}: {problem}"
+                yield ctx.finding("VERIFIER_CONFIG", node.id, hint, path)
 
 
 def _verifier_paths(criterion: Criterion) -> Iterator[tuple[FieldPath, str]]:
@@ -354,10 +355,13 @@ def _side_effects(ctx: LintContext) -> Iterator[Finding]:
 def _irreversible_not_last(ctx: LintContext) -> Iterator[Finding]:
     nodes = ctx.graph.nodes
     for i, edge in enumerate(ctx.loaded.plan.edges):
-        source, target = nodes.get(edge.from_), nodes.get(edge.to)
-        if source is None or target is None or not edge.propagates or source is target:
+        source = nodes.get(edge.from_)
+        if source is None or source.effect != "irreversible":  # most sources: asked once
             continue
-        if source.effect == "irreversible" and target.effect != "irreversible":
+        target = nodes.get(edge.to)
+        if target is None or not edge.propagates or source is target:
+            continue
+        if target.effect != "irreversible":
             hint = (
                 f"{target.id} depends on irreversible {source.id}, which cannot be undone if "
                 f"{target.id} fails; irreversible steps come last: make {source.id} depend on "
