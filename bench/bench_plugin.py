@@ -10,9 +10,9 @@ within each round, which a busy spell of a shared machine disturbs less):
 * the plugin installed but not enabled against ``-p no:plangraph`` (target ≤ 1.02);
 * the same two with ``-n 2`` when pytest-xdist is installed.
 
-Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7] [--bytecode-cache]``, or with
-``--instructions`` (valgrind installed) to count instructions instead of timing: slower, but the
-count does not move with the load of a shared machine.
+Run: ``.venv/bin/python bench/bench_plugin.py [--rounds 7] [--bytecode-cache | --installed]``,
+or with ``--instructions`` (valgrind installed) to count instructions instead of timing: slower,
+but the count does not move with the load of a shared machine.
 """
 
 from __future__ import annotations
@@ -68,6 +68,13 @@ def main(argv: list[str] | None = None) -> None:
         "PYTHONDONTWRITEBYTECODE is set; the first round (or a warm-up run) fills the cache",
     )
     parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="compile the package's modules first, as installing it from a wheel does, so no "
+        "run compiles them (pytest's own modules are compiled at install too); test files are "
+        "still rewritten by every run when PYTHONDONTWRITEBYTECODE is set",
+    )
+    parser.add_argument(
         "--instructions",
         action="store_true",
         help="instead of timing, count the instructions of one run of each serial variant "
@@ -75,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
         "machine is doing)",
     )
     args = parser.parse_args(argv)
+    if args.installed:
+        compile_package()
     with contextlib.ExitStack() as stack:
         if args.bytecode_cache:
             os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -85,6 +94,18 @@ def main(argv: list[str] | None = None) -> None:
             suite.compare(build, _variants(), BASE, args.rounds, RATIOS)
         if args.bytecode_cache:
             print("bytecode cached in a private directory")
+
+
+def compile_package() -> None:
+    """Write the package's bytecode beside its modules, as ``pip install`` does."""
+    import compileall
+
+    import pytest_plangraph
+
+    package = Path(pytest_plangraph.__file__).parent
+    if not compileall.compile_dir(package, quiet=1):
+        raise SystemExit(f"compiling {package} failed")
+    print(f"bytecode of {package.name} compiled beside its modules")
 
 
 RATIOS = [
