@@ -13,15 +13,18 @@ reads check that hash in the store, read only the events after *N* and fold them
 * the file is damaged, or was written by other code (it is kept under a fingerprint of the
   modules that fold and read it)
 
-— in each case the whole log is read and folded instead, as without a checkpoint. The store's
-append-only chain is what makes the kept prefix trustworthy: ``plangraph audit`` checks every
-event, and an event edited by hand below the checkpoint is found there, not by status.
+— in each case the whole log is read and folded instead, as without a checkpoint. With
+``PLANGRAPH_SIGNING_KEY`` set, a checkpoint is signed with it (HMAC-SHA256, as events are) and
+only a checkpoint signed with that key is used. ``plangraph audit`` derives from every event,
+checks every event, and compares the checkpoint with them (:func:`audit`): an event edited by
+hand below the checkpoint, or an edited checkpoint, is found there, not by status.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -31,9 +34,12 @@ from typing import TYPE_CHECKING, Any
 from .inputs import LoggedEvent
 from .logfold import LogFold
 from .plancache import cache_dir_of, code_fingerprint
-from .store.rows import VERDICT_FIELDS, LogEvent
+from .state import PlanState, Snapshot, derive
+from .store.chain import ChainProblem, sign, signing_key_from_env
+from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
 
 if TYPE_CHECKING:
+    from .api import PlanGraph
     from .store import Store
 
 FIRST_AT = 1_000
@@ -55,22 +61,62 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
     when enough events were read since the last (never with *path* None)."""
-    kept = _load(path) if path is not None else None
+    kept = _from_checkpoint(store, path) if path is not None else None
     if kept is not None:
-        fold, seq, chain, at = kept
-        if store.hash_at(seq) == chain:
-            read = store.log_since(seq)
-            if read.first_at is None or read.first_at >= at:
-                fold.extend(read.events)
-                if not fold.unjudged:
-                    if len(read.events) >= EVERY:
-                        _save(path, store, fold, read.last_seq, read.last_at or at)
-                    return fold
+        fold, read, at, _ = kept
+        if len(read.events) >= EVERY:
+            _save(path, store, fold, read.last_seq, read.last_at or at)
+        return fold
     read = store.log_since(0)
     fold = LogFold.of(read.events)
     if path is not None and not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
         _save(path, store, fold, read.last_seq, read.last_at)
     return fold
+
+
+def audit(graph: PlanGraph, whole: PlanState, snapshot: Snapshot) -> ChainProblem | None:
+    """Check the checkpoint against *whole*, the state derived from every event (with
+    *snapshot*): a checkpoint that derives another state was edited or written wrongly. It is
+    then removed, so that the next read folds every event, and the problem is returned."""
+    path = checkpoint_path(graph.store_path)
+    kept = _from_checkpoint(graph.store, path)
+    if kept is None:
+        return None
+    fold, _, _, seq = kept
+    mine = derive(graph.graph, fold, snapshot)
+    if mine == whole:
+        return None
+    with contextlib.suppress(OSError):
+        path.unlink()
+    differ = [n for n, state in whole.nodes.items() if mine.nodes.get(n) != state]
+    named = ", ".join(differ[:3]) + (" …" if len(differ) > 3 else "")
+    message = (
+        f"the log's checkpoint {path.name} (events up to {seq}) gives another status than the "
+        f"events themselves{f' for {named}' if named else ''}; it was removed, and status now "
+        f"reads every event until a new one is written"
+    )
+    return ChainProblem(seq, "", CHECKPOINT_MISMATCH, message)
+
+
+CHECKPOINT_MISMATCH = "CHECKPOINT_MISMATCH"
+"""Audit code: the checkpoint says something else than the events it summarizes."""
+
+
+def _from_checkpoint(store: Store, path: Path) -> tuple[LogFold, LogRead, str, int] | None:
+    """The fold kept at *path* with the events recorded after it folded in, the read of those
+    events, and the time and seq the checkpoint covers; None when the checkpoint does not
+    hold."""
+    kept = _load(path)
+    if kept is None:
+        return None
+    fold, seq, chain, at = kept
+    if store.hash_at(seq) != chain:
+        return None
+    read = store.log_since(seq)
+    if read.first_at is not None and read.first_at < at:
+        return None
+    fold.extend(read.events)
+    return None if fold.unjudged else (fold, read, at, seq)
 
 
 def _save(path: Path | None, store: Store, fold: LogFold, seq: int, at: str) -> None:
@@ -94,12 +140,15 @@ def _save(path: Path | None, store: Store, fold: LogFold, seq: int, at: str) -> 
         },
         ensure_ascii=False,
     )
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    key = signing_key_from_env()
     head = {
         "version": code_fingerprint(_MODULES),
         "seq": seq,
         "hash": chain,
         "at": at,
-        "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        "sha256": digest,
+        "signature": None if key is None else sign(key, digest),
     }
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -119,7 +168,13 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         head = json.loads(head_text)
         if head["version"] != code_fingerprint(_MODULES):
             return None
-        if hashlib.sha256(body.encode("utf-8")).hexdigest() != head["sha256"]:
+        digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        if digest != head["sha256"]:
+            return None
+        key = signing_key_from_env()  # with a key, only a checkpoint signed with it is used
+        if key is not None and not hmac.compare_digest(
+            str(head.get("signature")), sign(key, digest)
+        ):
             return None
         data = json.loads(body)
         fold = LogFold(

@@ -7,9 +7,12 @@ import hashlib
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_helpers import plangraph_main
 from test_state import RUN
 from test_store_migration import _evidence
 
@@ -255,3 +258,59 @@ def test_a_bare_claim_stored_by_another_writer_meanwhile_is_replayed(
         monkeypatch.undo()
         assert decision.verdict == "FAILED"
         assert decision.status == graph.status().nodes[TOKEN].status
+
+
+def _forge(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit the checkpoint's body and seal it again, as someone who wanted it believed would."""
+    head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
+    head, data = json.loads(head_text), json.loads(body)
+    change(data)
+    body = json.dumps(data)
+    head["sha256"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
+
+
+def _no_refusals(data: dict[str, Any]) -> None:
+    data["refused"] = {node: 0 for node in data["refused"]}
+
+
+def test_audit_finds_an_edited_checkpoint_and_removes_it(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.status()
+        path = checkpoint_path(graph.store_path)
+        assert graph.status().nodes[TOKEN].failed_claims == 1
+        _forge(path, _no_refusals)
+        assert graph.status().nodes[TOKEN].failed_claims == 0  # believed by status …
+    result = plangraph_main(jwt, "audit", "--format", "json")
+    assert result.code == 1
+    found = [p for p in result.json()["chain"] if p["code"] == "CHECKPOINT_MISMATCH"]
+    assert len(found) == 1 and TOKEN in found[0]["message"]
+    assert not path.exists()  # … until audit compares it with the events
+    with PlanGraph.open(jwt) as graph:
+        assert graph.status().nodes[TOKEN].failed_claims == 1
+
+
+def test_audit_passes_a_sound_checkpoint(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.status()
+        path = checkpoint_path(graph.store_path)
+    result = plangraph_main(jwt, "audit", "--format", "json")
+    assert not [p for p in result.json()["chain"] if p["code"] == "CHECKPOINT_MISMATCH"]
+    assert path.exists()
+
+
+def test_with_a_signing_key_only_a_checkpoint_signed_with_it_is_used(
+    jwt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.status()  # written without a key
+        path = checkpoint_path(graph.store_path)
+        monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "k1")
+        assert graph.fold().events is not None  # unsigned: every event read, then signed
+        assert graph.fold().events is None
+        _forge(path, _no_refusals)  # a new sha256, but no signature made with the key
+        fold = graph.fold()
+        assert fold.events is not None
+        assert graph.status(fold).nodes[TOKEN].failed_claims == 1
+        monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "another key")
+        assert graph.fold().events is not None

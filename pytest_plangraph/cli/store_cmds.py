@@ -60,11 +60,21 @@ def parse_age(text: str) -> timedelta:
 
 def _audit(args: argparse.Namespace, out: Output) -> int:
     max_age = parse_age(args.max_age) if args.max_age else None
+    from ..checkpoint import audit
+    from ..logfold import LogFold
+    from ..state import derive
+
     with open_graph(args) as graph:
+        problems = graph.store.verify()
+        # every event, not the log's checkpoint: audit is what checks the checkpoint
+        whole = LogFold.of(graph.store.log())
+        snapshot = graph.snapshot(whole)
+        state = derive(graph.graph, whole, snapshot)
+        mismatch = audit(graph, state, snapshot)
         chain = [
-            vars(p) if not hasattr(p, "to_json") else p.to_json() for p in graph.store.verify()
+            vars(p) if not hasattr(p, "to_json") else p.to_json()
+            for p in [*problems, *([mismatch] if mismatch else [])]
         ]
-        state = graph.status()
         claims = graph.store.events(kinds=["claim"])
         # the records' run times matter only to --max-age
         evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
