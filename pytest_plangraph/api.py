@@ -156,16 +156,18 @@ class PlanGraph:
         findings of those severities (``("error",)`` to check a plan)."""
         from .lint import lint_plan
         from .lintfiles import WorkspaceFileCheck
+        from .workspace import remembered_escapes
 
         registry = self.registry
-        return lint_plan(
-            self.loaded,
-            verifier_types=registry.names(),
-            files=WorkspaceFileCheck(self.workspace, registry),
-            extra=self._coverage_findings() if run_data else (),
-            graph=self.graph,
-            severities=severities,
-        )
+        with remembered_escapes():
+            return lint_plan(
+                self.loaded,
+                verifier_types=registry.names(),
+                files=WorkspaceFileCheck(self.workspace, registry),
+                extra=self._coverage_findings() if run_data else (),
+                graph=self.graph,
+                severities=severities,
+            )
 
     def _coverage_findings(self) -> list[Finding]:
         from .lint_coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies

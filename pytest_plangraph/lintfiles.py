@@ -6,7 +6,6 @@ types can answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .model import Criterion, Node
@@ -16,28 +15,13 @@ if TYPE_CHECKING:
     from .verifiers import Registry
 
 
-@dataclass(frozen=True)
-class _Remembering(Workspace):
-    """A workspace that looks at each path on disk once: one lint run asks about most paths
-    twice (an output is often its artifact criterion's path too, which the verifier's settings
-    check asks about again)."""
-
-    answers: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
-
-    def escapes(self, rel: str) -> bool:
-        """:meth:`Workspace.escapes`, remembered per path for this workspace's life."""
-        found = self.answers.get(rel)
-        if found is None:
-            found = self.answers[rel] = super().escapes(rel)
-        return found
-
-
 class WorkspaceFileCheck:
-    """Answers lint's file questions from a :class:`Workspace` and the verifier registry (each
-    path is looked at once per check: the verifiers' settings checks share the answers)."""
+    """Answers lint's file questions from a :class:`Workspace` and the verifier registry (run
+    inside :func:`~pytest_plangraph.workspace.remembered_escapes`, each path is looked at on
+    disk once, the verifiers' settings checks included)."""
 
     def __init__(self, workspace: Workspace, registry: Registry) -> None:
-        self.workspace: Workspace = _Remembering(workspace.root, workspace.ignored)
+        self.workspace = workspace
         self.registry = registry
         self.types = frozenset(registry.names())
 

@@ -17,6 +17,8 @@ import posixpath
 import stat
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -82,6 +84,21 @@ def _inside(root: Path, rel: str) -> bool:
     return target == root or root in target.parents
 
 
+_ESCAPES: ContextVar[dict[tuple[Path, str], bool] | None] = ContextVar("escapes", default=None)
+
+
+@contextmanager
+def remembered_escapes() -> Iterator[None]:
+    """Within the block, :meth:`Workspace.escapes` looks at each path on disk once: one lint
+    run asks about most paths twice (an output is often its artifact criterion's path too,
+    which the verifier's settings check asks about again)."""
+    token = _ESCAPES.set({})
+    try:
+        yield
+    finally:
+        _ESCAPES.reset(token)
+
+
 def _climbs(rel: str) -> bool:
     """True when *rel* has a ``..`` part: after a symlink, the system resolves it from the
     link's target, not from where the text says."""
@@ -120,7 +137,18 @@ class Workspace:
             raise UsageError(f"{path} is outside the repository root {self.root}") from None
 
     def escapes(self, rel: str) -> bool:
-        """True when *rel* is not a clean relative path or a symlink resolves outside the root."""
+        """True when *rel* is not a clean relative path or a symlink resolves outside the root
+        (inside :func:`remembered_escapes`, each path's answer is taken once)."""
+        memo = _ESCAPES.get()
+        if memo is None:
+            return self._escapes(rel)
+        key = (self.root, rel)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self._escapes(rel)
+        return found
+
+    def _escapes(self, rel: str) -> bool:
         if path_problem(rel):
             return True
         if _climbs(rel):  # the system takes `..` after following a link: resolve it as it does

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plangraph.vcs import Workspace
-from pytest_plangraph.workspace import read_text
+from pytest_plangraph.workspace import read_text, remembered_escapes
 
 
 def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
@@ -158,3 +158,17 @@ def test_a_file_deleted_after_expanding_hashes_as_missing(tmp_path: Path) -> Non
     with Store.open(tmp_path / ".plangraph/store.db") as store:
         assert workspace.hashes(["out/a.txt"], cache=store, stats=stats) == {"out/a.txt": None}
         assert store.cache_get("out/a.txt") is None
+
+
+def test_escapes_are_remembered_within_a_block_only(tmp_path: Path) -> None:
+    root, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    (root / "out.txt").write_text("x", encoding="utf-8")
+    workspace = Workspace.at(root)
+    with remembered_escapes():
+        assert workspace.escapes("out.txt") is False
+        (root / "out.txt").unlink()
+        (root / "out.txt").symlink_to(outside / "secret.txt")  # now a link out of the root
+        assert workspace.escapes("out.txt") is False  # the answer taken in this block
+    assert workspace.escapes("out.txt") is True  # outside the block: looked at again
