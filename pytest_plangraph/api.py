@@ -63,7 +63,9 @@ class PlanGraph:
         self.root = root
         self.plan_path = plan_path
         """The plan file (None when the plan was not read from a file)."""
-        self.workspace = Workspace.at(root, store_files(root, store_path))
+        self.workspace = Workspace.at(
+            root, store_files(root, store_path), cache=cache_dir_of(store_path)
+        )
         self.loaded = loaded
         self.plan: Plan = loaded.plan
         self.graph = Graph.of(loaded.plan)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -123,11 +123,14 @@ class Workspace:
     root: Path
     ignored: frozenset[str] = frozenset()
     """Files never taken as outputs (the evidence store and its journal files)."""
+    cache: Path | None = field(default=None, compare=False)
+    """Where checks may keep what they found out about a file's content (the plan cache's
+    folder), or None."""
 
     @classmethod
-    def at(cls, root: Path, ignored: Iterable[str] = ()) -> Workspace:
+    def at(cls, root: Path, ignored: Iterable[str] = (), cache: Path | None = None) -> Workspace:
         """A workspace rooted at *root* (resolved)."""
-        return cls(root.resolve(), frozenset(ignored))
+        return cls(root.resolve(), frozenset(ignored), cache)
 
     def relative(self, path: Path) -> str:
         """The root-relative POSIX form of an absolute or cwd-relative *path*."""

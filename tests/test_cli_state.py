@@ -4,7 +4,10 @@ sample in a real git repository: through ``main`` in-process, and the console sc
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -416,3 +419,28 @@ def test_after_a_merge_the_newer_verdict_counts(jwt, tmp_path):
     assert plangraph_main(jwt, "verify").code == 0  # newer: passed, in the main store
     assert plangraph_main(jwt, "merge", shard).code == 0
     assert statuses(jwt)["step-user-schema"] == "completed"
+
+
+def test_a_command_checks_a_schema_file_once_per_content(jwt: Path) -> None:
+    """Lint before a command compiles each schema file once; afterwards, with the file
+    unchanged, a command does not even import jsonschema."""
+    probe = (
+        "import sys, io, contextlib\n"
+        "from pytest_plangraph.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['status'])\n"
+        "print(code, 'jsonschema' in sys.modules)\n"
+    )
+
+    def status_imports() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=jwt, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    shutil.rmtree(jwt / ".plangraph" / "cache", ignore_errors=True)
+    assert status_imports() == "0 True"
+    assert status_imports() == "0 False"
+    schema = jwt / "src/auth/user_schema.json"
+    schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert status_imports() == "0 True"  # new content: compiled again

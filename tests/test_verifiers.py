@@ -117,6 +117,23 @@ def test_invalid_schema_is_an_error_of_the_check(tmp_path: Path) -> None:
     assert problems(tmp_path, SCHEMA_CHECK) == [result.message]
 
 
+def test_a_schema_found_valid_is_not_compiled_again_until_it_changes(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write(root, "src/user_schema.json", {"type": "object"})
+    _, criterion = criterion_of(SCHEMA_CHECK)
+    workspace = Workspace.at(root, cache=cache)
+    assert REGISTRY.config_problems(criterion, workspace) == []
+    kept = list((cache / "valid-schemas").iterdir())
+    assert len(kept) == 1  # this content was compiled and found valid
+    write(root, "src/user_schema.json", {"type": "strnig"})  # edited: compiled again
+    assert REGISTRY.config_problems(criterion, workspace)[0].startswith(
+        "src/user_schema.json: not a valid JSON Schema"
+    )
+    assert list((cache / "valid-schemas").iterdir()) == kept  # nothing kept for it
+    write(root, "src/user_schema.json", {"type": "object"})
+    assert REGISTRY.config_problems(criterion, workspace) == []
+
+
 @pytest.mark.parametrize(
     ("schema_text", "expected"),
     [

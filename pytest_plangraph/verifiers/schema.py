@@ -14,11 +14,13 @@ Reasons: ``SCHEMA_MISSING``/``SCHEMA_INVALID`` (outcome ``error``: the check its
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -76,11 +78,17 @@ class SchemaType:
     def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
         """Bad paths, and a schema file that is missing or not a valid JSON Schema."""
         problems = path_setting_problems(settings, ("schema", "artifact"), workspace)
-        if not problems:
-            try:
-                _compile(workspace, settings["schema"], _Refs(workspace, settings["schema"]))
-            except VerdictError as stop:
-                problems.append(stop.result.message)
+        if problems:
+            return problems
+        known = _known_valid(workspace, settings["schema"])
+        if known is not None and known.exists():
+            return problems  # this very content was found a valid schema before
+        try:
+            _compile(workspace, settings["schema"], _Refs(workspace, settings["schema"]))
+        except VerdictError as stop:
+            problems.append(stop.result.message)
+        else:
+            _remember(known)
         return problems
 
     def run(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
@@ -93,6 +101,44 @@ class SchemaType:
             result = stop.result
         subjects = dict.fromkeys([settings["schema"], settings["artifact"], *refs.read])
         return replace(result, subjects=tuple(subjects))
+
+
+def _known_valid(workspace: Workspace, rel: str) -> Path | None:
+    """The marker kept in the workspace's cache once the schema file *rel*, with its present
+    content, was compiled as a valid schema by this code and this jsonschema (importing
+    jsonschema and checking a schema cost every command about 0.2 s); None without a cache
+    or when the file cannot be read (compiling it then says why)."""
+    if workspace.cache is None or workspace.escapes(rel):
+        return None
+    try:
+        content = (workspace.root / rel).read_bytes()
+    except OSError:
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ..plancache import code_fingerprint
+
+    try:
+        library = version("jsonschema")
+    except PackageNotFoundError:
+        return None
+    key = hashlib.sha256(content)
+    key.update(f"\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
+    return workspace.cache / "valid-schemas" / key.hexdigest()
+
+
+_SCHEMA_MODULES = ("verifiers/schema.py",)
+
+
+def _remember(marker: Path | None) -> None:
+    """Leave *marker* (see :func:`_known_valid`); a cache that cannot be written is not used."""
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        return
 
 
 def load_document(workspace: Workspace, rel: str) -> Any:
