@@ -426,28 +426,55 @@ def _random_world(rng: random.Random) -> World:
     return World(make_graph(nodes, edges))
 
 
-def _random_log(world: World, rng: random.Random) -> None:
+Step = Callable[[World, str, random.Random], object]
+"""One event (or file change) of a random log, about a node."""
+
+
+def verify_step(failing: float) -> Step:
+    """Evidence for criterion a or b, failed with probability *failing*."""
+
+    def step(world: World, node_id: str, rng: random.Random) -> None:
+        outcome = "failed" if rng.random() < failing else "passed"
+        world.verify(node_id, rng.choice(["a", "b"]), outcome=outcome)
+
+    return step
+
+
+def event_step(kind: str, criterion: str | None = None) -> Step:
+    """A bare event of *kind*."""
+    return lambda world, node_id, rng: world.add(kind, node_id, criterion)
+
+
+def change_step(world: World, node_id: str, rng: random.Random) -> None:
+    """The node's output file changes."""
+    world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
+
+
+PLAIN_LOG: list[tuple[float, Step]] = [
+    (0.6, verify_step(0.1)),
+    (0.9, event_step("claim")),  # no verdict: judged by replay
+    (0.95, event_step("retry")),
+    (0.97, event_step("cancel")),
+    (1.0, change_step),
+]
+
+
+def random_log(
+    world: World, rng: random.Random, steps: list[tuple[float, Step]] = PLAIN_LOG, length: int = 60
+) -> None:
+    """*length* random steps about random nodes; each step's share of the log is the gap
+    between its bound and the one before."""
     ids = list(world.graph.nodes)
-    for _ in range(60):
+    for _ in range(length):
         node_id, roll = rng.choice(ids), rng.random()
-        if roll < 0.6:
-            outcome = "failed" if rng.random() < 0.1 else "passed"
-            world.verify(node_id, rng.choice(["a", "b"]), outcome=outcome)
-        elif roll < 0.9:
-            world.add("claim", node_id)
-        elif roll < 0.95:
-            world.add("retry", node_id)
-        elif roll < 0.97:
-            world.add("cancel", node_id)
-        else:
-            world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
+        next(step for bound, step in steps if roll < bound)(world, node_id, rng)
 
 
 def _logged_world(seed: int) -> tuple[World, random.Random]:
     """A random world with a random log, and the generator (at the state it reached)."""
     rng = random.Random(seed)
     world = _random_world(rng)
-    _random_log(world, rng)
+    random_log(world, rng)
     return world, rng
 
 

@@ -6,34 +6,25 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_gate import _random_world
+from test_gate import Step, _random_world, change_step, event_step, random_log, verify_step
 from test_state import World, crit, edge, make_graph, node
 
 from pytest_plangraph.logfold import LogFold
 from pytest_plangraph.state import derive, history
 
-
-def _judged_log(world: World, rng: random.Random, length: int = 80) -> None:
-    """Verdicts, approvals and revokes, claims that carry the gate's verdict, retry grants,
-    cancels, and files changing on the way (so input digests on record differ)."""
-    ids = list(world.graph.nodes)
-    for _ in range(length):
-        node_id, roll = rng.choice(ids), rng.random()
-        if roll < 0.45:
-            outcome = "failed" if rng.random() < 0.15 else "passed"
-            world.verify(node_id, rng.choice(["a", "b"]), outcome=outcome)
-        elif roll < 0.55:
-            world.approve(node_id, "r")
-        elif roll < 0.58:
-            world.add("revoke", node_id, "r")
-        elif roll < 0.8:
-            world.add("claim", node_id, payload={"verdict": rng.choice(["PASSED", "FAILED"])})
-        elif roll < 0.85:
-            world.add("retry", node_id)
-        elif roll < 0.87:
-            world.add("cancel", node_id)
-        else:
-            world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
+JUDGED_LOG: list[tuple[float, Step]] = [
+    (0.45, verify_step(0.15)),
+    (0.55, lambda world, node_id, rng: world.approve(node_id, "r")),
+    (0.58, event_step("revoke", "r")),
+    (0.8, lambda world, node_id, rng: world.add(  # claims carry the gate's verdict
+        "claim", node_id, payload={"verdict": rng.choice(["PASSED", "FAILED"])}
+    )),
+    (0.85, event_step("retry")),
+    (0.87, event_step("cancel")),
+    (1.0, change_step),
+]  # fmt: skip
+"""Verdicts, approvals and revokes, claims that carry the gate's verdict, retry grants,
+cancels, and files changing on the way (so input digests on record differ)."""
 
 
 def _world(seed: int) -> tuple[World, random.Random]:
@@ -46,7 +37,7 @@ def _world(seed: int) -> tuple[World, random.Random]:
         nodes.append(data)
     edges = [e.model_dump(mode="json", by_alias=True) for e in plain.graph.plan.edges]
     world = World(make_graph(nodes, edges))
-    _judged_log(world, rng)
+    random_log(world, rng, JUDGED_LOG, length=80)
     return world, rng
 
 
