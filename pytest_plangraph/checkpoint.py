@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .inputs import LoggedEvent
 from .logfold import LogFold
-from .plancache import cache_dir_of, code_fingerprint
+from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
 from .state import PlanState, Snapshot, derive
 from .store.chain import ChainProblem, sign, signing_key_from_env
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
@@ -152,7 +152,7 @@ def _save(path: Path | None, store: Store, fold: LogFold, seq: int, at: str) -> 
     }
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_cache_dir(path.parent)
         partial.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
         os.replace(partial, path)
     except OSError:

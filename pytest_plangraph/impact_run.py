@@ -40,7 +40,6 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
-    store = _relative(graph.root, graph.store_path)
     fold = graph.fold() if graph.store_path.exists() else None
     changes = changed_paths(graph.root, since)
     named = last_commits(graph.root, since, [c.path for c in changes]) if commits else {}
@@ -59,7 +58,7 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
         state=state,
         commits=named,
         notes=notes,
-        ignore=() if store is None else (store,),
+        ignore=_own_files(graph),
         edits=edits,
         plan_file=plan_file,
     )
@@ -117,6 +116,14 @@ def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
     with collector_paused():
         loaded = parse_plan(content, f"{rev}:{path}", suffix=Path(path).suffix, cache_dir=cache)
     return Graph.of(loaded.plan)
+
+
+def _own_files(graph: PlanGraph) -> tuple[str, ...]:
+    """Path prefixes of what plangraph itself writes in the repository: the store (and its
+    journal files) and the cache folder."""
+    store = _relative(graph.root, graph.store_path)
+    cache = _relative(graph.root, cache_dir_of(graph.store_path))
+    return tuple(p for p in (store, None if cache is None else f"{cache}/") if p is not None)
 
 
 def _relative(root: Path, path: Path) -> str | None:

@@ -153,10 +153,19 @@ def code_fingerprint(modules: tuple[str, ...]) -> str:
 _FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
 
 
+def make_cache_dir(directory: Path) -> None:
+    """Create the cache folder *directory* with a ``.gitignore`` of ``*`` in it, so that git
+    never lists what is kept there as a change (OSError when it cannot be made)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / ".gitignore"
+    if not marker.exists():
+        marker.write_text("# cache of pytest-plangraph: safe to delete\n*\n", encoding="utf-8")
+
+
 def _write(path: Path, data: Any) -> None:
     try:
         body = json.dumps(data, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_cache_dir(path.parent)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(body, encoding="utf-8")
         os.replace(partial, path)

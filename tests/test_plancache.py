@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from pytest_plangraph import __version__
 from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
@@ -123,7 +124,7 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
             os.utime(cache / f"{kind}-{keys[-1]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
         f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("plan", "facts")
-    }
+    } | {".gitignore"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 
@@ -206,3 +207,15 @@ def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> Non
     assert (changed.digest, changed.criterion_digests) == _fresh(changed)
     same = plan.model_copy()
     assert same.__dict__["digest"] == plan.digest  # nothing changed: kept
+
+
+def test_git_lists_nothing_kept_in_the_cache(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / ".plangraph" / "cache"
+    _write_plan(plan_file, 0, count=110)
+    git(tmp_path, "add", "plan.yaml")
+    load_plan(plan_file, cache_dir=cache)
+    assert any(cache.glob("facts-*.json"))
+    assert git(tmp_path, "status", "--porcelain", "--untracked-files=all").strip() == (
+        "A  plan.yaml"
+    )

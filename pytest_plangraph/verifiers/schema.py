@@ -134,8 +134,11 @@ def _remember(marker: Path | None) -> None:
     """Leave *marker* (see :func:`_known_valid`); a cache that cannot be written is not used."""
     if marker is None:
         return
+    from ..plancache import make_cache_dir
+
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
+        make_cache_dir(marker.parent.parent)
+        marker.parent.mkdir(exist_ok=True)
         marker.touch()
     except OSError:
         return
