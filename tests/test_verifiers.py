@@ -13,6 +13,7 @@ from pytest_plangraph.errors import VerifierError
 from pytest_plangraph.model import Criterion, Node
 from pytest_plangraph.vcs import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult, builtin_types, settings_of
+from pytest_plangraph.verifiers import schema as schema_module
 from pytest_plangraph.verifiers.schema import MAX_ERRORS, json_path
 
 REGISTRY = Registry.builtin()
@@ -132,6 +133,32 @@ def test_a_schema_found_valid_is_not_compiled_again_until_it_changes(tmp_path: P
     assert list((cache / "valid-schemas").iterdir()) == kept  # nothing kept for it
     write(root, "src/user_schema.json", {"type": "object"})
     assert REGISTRY.config_problems(criterion, workspace) == []
+
+
+def test_a_valid_schema_marker_counts_for_the_way_the_file_is_read(tmp_path: Path) -> None:
+    """The same bytes are a valid YAML schema and not JSON at all: a name change is a new
+    check."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    workspace = Workspace.at(root, cache=cache)
+    for name in ("s/user.yaml", "s/user.json"):
+        write(root, name, "type: object\n")
+    as_yaml = criterion_of({**SCHEMA_CHECK, "schema": "s/user.yaml"})[1]
+    as_json = criterion_of({**SCHEMA_CHECK, "schema": "s/user.json"})[1]
+    assert REGISTRY.config_problems(as_yaml, workspace) == []
+    assert "not valid JSON" in REGISTRY.config_problems(as_json, workspace)[0]
+
+
+def test_the_cache_keeps_the_valid_schemas_checked_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schema_module, "KEPT_SCHEMAS", 3)
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    workspace = Workspace.at(root, cache=cache)
+    _, criterion = criterion_of(SCHEMA_CHECK)
+    for n in range(5):  # a schema edited again and again
+        write(root, "src/user_schema.json", {"type": "object", "minProperties": n})
+        assert REGISTRY.config_problems(criterion, workspace) == []
+    assert len(list((cache / "valid-schemas").iterdir())) == 3
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ Reasons: ``SCHEMA_MISSING``/``SCHEMA_INVALID`` (outcome ``error``: the check its
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -80,15 +81,17 @@ class SchemaType:
         problems = path_setting_problems(settings, ("schema", "artifact"), workspace)
         if problems:
             return problems
-        known = _known_valid(workspace, settings["schema"])
-        if known is not None and known.exists():
-            return problems  # this very content was found a valid schema before
+        rel = settings["schema"]
         try:
-            _compile(workspace, settings["schema"], _Refs(workspace, settings["schema"]))
+            data = _read(workspace, rel, _SCHEMA)
+            marker = _marker(workspace, rel, data)
+            if marker is not None and _exists(marker):
+                return problems  # these very bytes, read this way, were found valid before
+            _compile(workspace, rel, _Refs(workspace, rel), data)  # the bytes the key names
         except VerdictError as stop:
             problems.append(stop.result.message)
         else:
-            _remember(known)
+            _remember(marker)
         return problems
 
     def run(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
@@ -103,16 +106,12 @@ class SchemaType:
         return replace(result, subjects=tuple(subjects))
 
 
-def _known_valid(workspace: Workspace, rel: str) -> Path | None:
-    """The marker kept in the workspace's cache once the schema file *rel*, with its present
-    content, was compiled as a valid schema by this code and this jsonschema (importing
-    jsonschema and checking a schema cost every command about 0.2 s); None without a cache
-    or when the file cannot be read (compiling it then says why)."""
-    if workspace.cache is None or workspace.escapes(rel):
-        return None
-    try:
-        content = (workspace.root / rel).read_bytes()
-    except OSError:
+def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
+    """The marker kept in the workspace's cache once the schema file *rel* with content
+    *data*, read as its name says (YAML or JSON), was compiled as a valid schema by this code
+    and this jsonschema (importing jsonschema and checking a schema cost every command about
+    0.2 s); None without a cache."""
+    if workspace.cache is None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
@@ -122,16 +121,28 @@ def _known_valid(workspace: Workspace, rel: str) -> Path | None:
         library = version("jsonschema")
     except PackageNotFoundError:
         return None
-    key = hashlib.sha256(content)
-    key.update(f"\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
+    mode = "yaml" if rel.lower().endswith(_YAML_SUFFIXES) else "json"
+    key = hashlib.sha256(data)
+    key.update(f"\0{mode}\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
 
 
 _SCHEMA_MODULES = ("verifiers/schema.py",)
 
+KEPT_SCHEMAS = 64
+"""How many valid-schema markers the cache keeps (the ones written last)."""
+
+
+def _exists(marker: Path) -> bool:
+    try:
+        return marker.exists()
+    except OSError:  # a cache that cannot be read is not used
+        return False
+
 
 def _remember(marker: Path | None) -> None:
-    """Leave *marker* (see :func:`_known_valid`); a cache that cannot be written is not used."""
+    """Leave *marker* (see :func:`_marker`), and remove the oldest markers beyond
+    :data:`KEPT_SCHEMAS`; a cache that cannot be written is not used."""
     if marker is None:
         return
     from ..plancache import make_cache_dir
@@ -140,8 +151,12 @@ def _remember(marker: Path | None) -> None:
         make_cache_dir(marker.parent.parent)
         marker.parent.mkdir(exist_ok=True)
         marker.touch()
+        kept = sorted(marker.parent.iterdir(), key=lambda p: p.stat().st_mtime_ns)
     except OSError:
         return
+    for old in kept[: max(len(kept) - KEPT_SCHEMAS, 0)]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def load_document(workspace: Workspace, rel: str) -> Any:
@@ -191,16 +206,23 @@ def _stop(role: _Role, reason: str, message: str) -> VerdictError:
 
 
 def _load(workspace: Workspace, rel: str, role: _Role) -> Any:
+    return _parsed(_read(workspace, rel, role), rel, role)
+
+
+def _read(workspace: Workspace, rel: str, role: _Role) -> bytes:
     if workspace.escapes(rel):
         raise _stop(role, PATH_OUTSIDE_ROOT, f"{rel} resolves outside the repository root")
     try:
-        data = (workspace.root / rel).read_bytes()
+        return (workspace.root / rel).read_bytes()
     except FileNotFoundError:
         raise _stop(role, role.missing, f"{rel} does not exist") from None
     except (IsADirectoryError, NotADirectoryError):
         raise _stop(role, role.missing, f"{rel} is not a file") from None
     except OSError as exc:
         raise _stop(role, role.unreadable, f"{rel} cannot be read: {exc.strerror}") from None
+
+
+def _parsed(data: bytes, rel: str, role: _Role) -> Any:
     try:
         return parse_document(data, rel)
     except ValueError as exc:
@@ -246,10 +268,16 @@ class _Refs:
         return referencing.Resource.from_contents(contents, default_specification=spec)
 
 
-def _compile(workspace: Workspace, schema_rel: str, refs: _Refs) -> Validator:
+def _compile(
+    workspace: Workspace, schema_rel: str, refs: _Refs, data: bytes | None = None
+) -> Validator:
+    """The validator of the schema file (of its content *data* when given, already read)."""
     from jsonschema import exceptions
 
-    schema = _load(workspace, schema_rel, _SCHEMA)
+    if data is None:
+        schema = _load(workspace, schema_rel, _SCHEMA)
+    else:
+        schema = _parsed(data, schema_rel, _SCHEMA)
     if not isinstance(schema, (dict, bool)):
         kind = type(schema).__name__
         raise _stop(
