@@ -149,13 +149,15 @@ def diff_impact(
 ) -> ImpactReport:
     """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files
     (the patterns as written match a diff without them), *events* give evidence subjects,
-    *state* evidence ids and claims, *commits* the commit that last changed each path; paths
-    starting with one of *ignore* (the store) are left out. *edits* are the plan edits of
+    *state* evidence ids and claims, *commits* the commit that last changed each path; the
+    paths in *ignore* (the store's files), and those under an entry ending in ``/`` (the cache
+    folder), are left out. *edits* are the plan edits of
     each node (:func:`~pytest_plangraph.plan_edits.plan_edits`) made in *plan_file*."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
         topology = Topology.of(graph)
         index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
-        kept = [c for c in changes if not c.path.startswith(tuple(ignore))]
+        folders = tuple(p for p in ignore if p.endswith("/"))
+        kept = [c for c in changes if c.path not in ignore and not c.path.startswith(folders)]
         changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
         direct = _direct(changed)
         if edits:

@@ -119,11 +119,10 @@ def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
 
 
 def _own_files(graph: PlanGraph) -> tuple[str, ...]:
-    """Path prefixes of what plangraph itself writes in the repository: the store (and its
-    journal files) and the cache folder."""
-    store = _relative(graph.root, graph.store_path)
+    """What plangraph itself writes in the repository: the store and its journal files, and
+    the cache folder (ending in ``/``)."""
     cache = _relative(graph.root, cache_dir_of(graph.store_path))
-    return tuple(p for p in (store, None if cache is None else f"{cache}/") if p is not None)
+    return (*sorted(graph.workspace.ignored), *(() if cache is None else (f"{cache}/",)))
 
 
 def _relative(root: Path, path: Path) -> str | None:

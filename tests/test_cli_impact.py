@@ -266,3 +266,16 @@ def test_a_plan_new_since_the_revision_has_no_edits(plangraph: Run, tmp_path: Pa
         {"path": "plangraph.yaml", "change": "untracked", "nodes": []}
     ]
     assert result.json()["invalidated"] == []
+
+
+def test_impact_leaves_out_the_store_and_its_cache_and_nothing_else(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    root = project("seed-000")
+    store = ["--store", "data/store.db"]
+    assert plangraph(root, "verify", *store).code == 0
+    (root / "data/store.db.cache").mkdir()  # the store's cache folder, before its .gitignore
+    (root / "data/store.db.cache/kept.json").write_text("{}\n")
+    (root / "data/store.db.bak").write_text("a copy the user keeps\n")
+    data = plangraph(root, "impact", "--since", "HEAD", "--format", "json", *store).json()
+    assert [change["path"] for change in data["changed"]] == ["data/store.db.bak"]
