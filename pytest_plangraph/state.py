@@ -25,8 +25,9 @@ Decisions worth knowing:
 
 The events may be full :class:`~pytest_plangraph.model.Event` objects or the light rows of
 ``Store.log()`` (evidence payloads cut down to their verdict fields): derivation reads only what
-:class:`~pytest_plangraph.inputs.LoggedEvent` names. The plan's context and the indexed log are
-built in :mod:`pytest_plangraph.ledger`.
+:class:`~pytest_plangraph.inputs.LoggedEvent` names, and only through what they say folded
+(:class:`~pytest_plangraph.logfold.LogFold`, which may come from the log's checkpoint). The
+plan's context and the indexed log are built in :mod:`pytest_plangraph.ledger`.
 """
 
 from __future__ import annotations
