@@ -33,7 +33,7 @@ plan's context and the indexed log are built in :mod:`pytest_plangraph.ledger`.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -198,13 +198,27 @@ def derive_node(
     *,
     context: Context | None = None,
 ) -> NodeState:
-    """The state of *node_id* alone, as :func:`derive` would give it (the others are judged as
-    far as it depends on them, but their states are not built)."""
+    """The state of *node_id* alone, as :func:`derive` would give it: only the criteria of
+    the nodes it depends on are judged (:func:`_cone`), and no other node's state is built."""
     if node_id not in graph.nodes:
         raise UsageError(f"unknown node {node_id!r}")
     with collector_paused():
         context = Context.of(graph, snapshot) if context is None else context
-        return _Derivation(context, events)._node(node_id)
+        return _Derivation(context, events, only=_cone(context, node_id))._node(node_id)
+
+
+def _cone(context: Context, node_id: str) -> set[str]:
+    """*node_id* and every node whose verdicts can decide whether it completes: its strong
+    prerequisites, children and conflicts-edge partners, and theirs in turn."""
+    links, children = context.links, context.graph.children
+    cone, stack = {node_id}, [node_id]
+    while stack:
+        current = stack.pop()
+        for other in (*links.prerequisites[current], *children[current], *links.conflicts[current]):
+            if other not in cone:
+                cone.add(other)
+                stack.append(other)
+    return cone
 
 
 def history(
@@ -230,18 +244,24 @@ def _node_of(event: LoggedEvent) -> str | None:
 
 
 class _Derivation:
-    """One derivation: index the events, judge every criterion, then every node."""
+    """One derivation: index the events, judge every criterion (of the nodes in *only*, when
+    given: their completion must not depend on any other node), then every node."""
 
-    def __init__(self, context: Context, events: Sequence[LoggedEvent] | LogFold) -> None:
+    def __init__(
+        self,
+        context: Context,
+        events: Sequence[LoggedEvent] | LogFold,
+        only: Collection[str] | None = None,
+    ) -> None:
         graph = context.graph
         self.context = context
         self.ledger = Ledger(context, events)
         self._drifted: dict[str, bool] | None = None
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
+        judged = context.order if only is None else [n for n in context.order if n in only]
         self.criteria = {
-            n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance)
-            for n in context.order
+            n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance) for n in judged
         }
         self.completion = Completion(
             context.links,

@@ -521,7 +521,7 @@ def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None
     assert {n for n, s in state.nodes.items() if s.status == "cancelled"} == cancelled
 
 
-@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("seed", range(60))
 def test_one_node_derived_alone_is_the_same_as_in_the_whole_state(seed: int) -> None:
     world, _ = _logged_world(seed)
     state = world.state()
