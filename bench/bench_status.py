@@ -44,6 +44,7 @@ from pytest_plangraph.model import Event
 
 EDGES_PER_NODE = 3
 EVENTS_PER_NODE = 10
+TARGET_NODES = 5_000
 CLAIM = {"verdict": "FAILED"}
 
 
@@ -221,11 +222,11 @@ def main() -> None:
         f"command status {grew[2]}, claim {grew[3]} (linear = size ratio)"
     )
     for name, wall, cpu in (("API", large[1], large[5]), ("command", large[3], large[6])):
-        verdict = "met" if wall < 1 else "MISSED"
-        print(
-            f"{name} status at {large[0]} nodes: {wall:.3f}s, cpu {cpu:.3f}s "
-            f"(target < 1 s: {verdict})"
-        )
+        if large[0] >= TARGET_NODES:
+            verdict = "target < 1 s: " + ("met" if wall < 1 else "MISSED")
+        else:
+            verdict = f"the target, < 1 s, is for {TARGET_NODES:,} nodes"
+        print(f"{name} status at {large[0]} nodes: {wall:.3f}s, cpu {cpu:.3f}s ({verdict})")
     sys.exit(0)
 
 
