@@ -18,6 +18,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -250,6 +251,23 @@ def test_writer_killed_at_random_moments_leaves_a_sound_store(tmp_path: Path) ->
     assert batches == sizes, "a batch was half-written"
     assert all(e.payload["blob"] == "x" * 3000 for e in events)
     assert len({e.payload["round"] for e in events}) > 6
+
+
+def test_opening_a_new_store_waits_while_another_process_writes(tmp_path: Path) -> None:
+    """Switching a new file to WAL needs it alone for a moment; SQLite answers "locked" at once,
+    without waiting, while another connection is inside a write: the open waits and retries."""
+    path = tmp_path / "store.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process, creating or writing, holds the file
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        with Store.open(path) as store:
+            assert store.count() == 0
+    finally:
+        release.join()
+        other.close()
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 # --- the script side -----------------------------------------------------------------------

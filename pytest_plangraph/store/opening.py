@@ -8,6 +8,7 @@ one transaction that a second process opening the same new file waits for.
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
@@ -40,6 +41,29 @@ def connect(path: Path, readonly: bool) -> sqlite3.Connection:
             raise
         con = _open(f"file:{quote(str(path))}?mode=ro&immutable=1")
     return con
+
+
+def enable_wal(con: sqlite3.Connection) -> None:
+    """Switch the store file to WAL (nothing to do when it is already).
+
+    The switch needs the file alone for a moment, and while another connection is inside a
+    write SQLite answers "locked" at once instead of waiting (waiting could deadlock): several
+    processes opening one new store together would fail. The switch is retried, backing off,
+    for up to the busy timeout.
+    """
+    if str(con.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline, delay = time.monotonic() + BUSY_TIMEOUT_S, 0.005
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _open(uri: str) -> sqlite3.Connection:

@@ -33,7 +33,7 @@ from .chain import (
 )
 from .exchange import MergeResult, PlanVersion, new_plans, union, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
-from .opening import connect, make_parent, now, schema_version, upgrade
+from .opening import connect, enable_wal, make_parent, now, schema_version, upgrade
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
@@ -143,7 +143,7 @@ class Store:
             self._schema = version  # an older store is read as it is: nothing may be migrated
             return
         with self._reading() as con:
-            con.execute("PRAGMA journal_mode=WAL")
+            enable_wal(con)
         if version != schema.SCHEMA_VERSION:
             with self._transaction() as con:
                 upgrade(con, self.path, schema_version(con, self.path), schema.MIGRATIONS)
