@@ -395,8 +395,7 @@ class PlanGraph:
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        if claim.seq > fold.last_seq:  # not the claim a repeated idempotency key recorded
-            fold.add(claim)
+        fold.add_stored([claim])
         if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
             from .checkpoint import read_fold
 

@@ -61,7 +61,9 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
     when enough events were read since the last (never with *path* None)."""
-    kept = _from_checkpoint(store, path) if path is not None else None
+    if path is None:
+        return LogFold.of(store.log())
+    kept = _from_checkpoint(store, path)
     if kept is not None:
         fold, read, at, _ = kept
         if len(read.events) >= EVERY:
@@ -69,7 +71,7 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
         return fold
     read = store.log_since(0)
     fold = LogFold.of(read.events)
-    if path is not None and not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
+    if not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
         _save(path, store, fold, read.last_seq, read.last_at)
     return fold
 
@@ -119,11 +121,11 @@ def _from_checkpoint(store: Store, path: Path) -> tuple[LogFold, LogRead, str, i
     return None if fold.unjudged else (fold, read, at, seq)
 
 
-def _save(path: Path | None, store: Store, fold: LogFold, seq: int, at: str) -> None:
+def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
     """Keep *fold* (of the log up to event *seq*, recorded up to *at*) at *path*; a write that
     fails leaves no file behind and the next read folds more events."""
     chain = store.hash_at(seq)
-    if path is None or chain is None:
+    if chain is None:
         return
     compact = fold.compacted()
     body = json.dumps(

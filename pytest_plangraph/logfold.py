@@ -69,6 +69,14 @@ class LogFold:
         for event in events:
             self.add(event)
 
+    def add_stored(self, events: Iterable[LoggedEvent]) -> None:
+        """Fold events just stored by this process, in the order stored, leaving out those
+        folded already: a write that the store answers with an event it held (a repeated
+        idempotency key, a record already there) returns one with a ``seq`` seen here."""
+        for event in events:
+            if event.seq > self.last_seq:
+                self.add(event)
+
     def add(self, event: LoggedEvent) -> None:
         """Fold one event recorded after every event folded so far."""
         pos = self.count

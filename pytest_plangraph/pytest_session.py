@@ -127,8 +127,7 @@ class PlangraphSession:
         """The state after recording: the log read at the start and the events this run
         stored (not read back), hashing only what *end* and the new records lack."""
         fold = self.before_fold.copy()
-        # an event stored before the run (a record already there) is folded already
-        fold.extend(e for e in stored if e.seq > self.before_fold.last_seq)
+        fold.add_stored(stored)
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)

@@ -87,7 +87,7 @@ class SchemaType:
             marker = _marker(workspace, rel, data)
             if marker is not None and _exists(marker):
                 return problems  # these very bytes, read this way, were found valid before
-            _compile(workspace, rel, _Refs(workspace, rel), data)  # the bytes the key names
+            _compile(rel, _Refs(workspace, rel), data)  # the bytes the key names
         except VerdictError as stop:
             problems.append(stop.result.message)
         else:
@@ -268,16 +268,11 @@ class _Refs:
         return referencing.Resource.from_contents(contents, default_specification=spec)
 
 
-def _compile(
-    workspace: Workspace, schema_rel: str, refs: _Refs, data: bytes | None = None
-) -> Validator:
-    """The validator of the schema file (of its content *data* when given, already read)."""
+def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
+    """The validator of the schema file *schema_rel* whose content, already read, is *data*."""
     from jsonschema import exceptions
 
-    if data is None:
-        schema = _load(workspace, schema_rel, _SCHEMA)
-    else:
-        schema = _parsed(data, schema_rel, _SCHEMA)
+    schema = _parsed(data, schema_rel, _SCHEMA)
     if not isinstance(schema, (dict, bool)):
         kind = type(schema).__name__
         raise _stop(
@@ -315,7 +310,7 @@ def _validate(
 ) -> VerifierResult:
     import referencing.exceptions
 
-    validator = _compile(workspace, schema_rel, refs)
+    validator = _compile(schema_rel, refs, _read(workspace, schema_rel, _SCHEMA))
     instance = _load(workspace, artifact_rel, _ARTIFACT)
     try:
         errors = list(validator.iter_errors(instance))
