@@ -161,15 +161,43 @@ class PlanGraph:
         from .workspace import remembered_escapes
 
         registry = self.registry
+        types = registry.names()
         with remembered_escapes():
             return lint_plan(
                 self.loaded,
-                verifier_types=registry.names(),
+                verifier_types=types,
                 files=WorkspaceFileCheck(self.workspace, registry),
                 extra=self._coverage_findings() if run_data else (),
                 graph=self.graph,
                 severities=severities,
+                known=self._kept_findings(types, severities),
             )
+
+    def _kept_findings(
+        self, types: list[str], severities: Collection[Severity] | None
+    ) -> list[Finding] | None:
+        """The plan-only lint findings of *severities* (only errors are kept, the check every
+        command makes), from the plan cache, or found and kept there; None when the plan has
+        no cache entries or other severities are asked for."""
+        from .lint import ERRORS, Finding, plan_findings
+        from .plancache import keep_entry, lint_version, read_entry
+
+        key, cache = self.loaded.cache_key, self.workspace.cache
+        if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
+            return None
+        version = lint_version()
+        kept = read_entry(cache, "lint", key, version)
+        if isinstance(kept, dict) and kept.get("types") == types:
+            try:
+                return [Finding(**finding) for finding in kept["findings"]]
+            except (KeyError, TypeError):
+                pass
+        found = plan_findings(
+            self.loaded, verifier_types=types, graph=self.graph, severities=severities
+        )
+        data = {"types": types, "findings": [f.to_json() for f in found]}
+        keep_entry(cache, "lint", key, version, data)
+        return found
 
     def _coverage_findings(self) -> list[Finding]:
         from .lint_coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies

@@ -85,6 +85,10 @@ class FileCheck(Protocol):
     def escapes(self, path: str) -> bool:
         """True when *path* (or a symlink on the way) resolves outside the repository root."""
 
+    def escaping(self, paths: Iterable[str]) -> set[str]:
+        """Those of *paths* for which :meth:`escapes` is true (asked of every path a plan
+        names at once, so a checker may answer them in one pass over each directory)."""
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings on disk (one text each)."""
 
@@ -97,21 +101,49 @@ def lint_plan(
     extra: Iterable[Finding] = (),
     graph: Graph | None = None,
     severities: Collection[Severity] | None = None,
+    known: Iterable[Finding] | None = None,
 ) -> list[Finding]:
     """Every finding of every rule on *loaded*, plus *extra*, deduplicated and sorted by
     location line, then code. *graph* is the plan's graph when the caller has built it;
     *severities*, when given, keeps only findings of those severities (the others are not
-    located: locating a finding of a plan read from its cache reads the YAML again)."""
+    located: locating a finding of a plan read from its cache reads the YAML again). *known*
+    are :func:`plan_findings` of the same plan bytes, verifier types and severities, kept from
+    an earlier run: then only the rules that look at files run."""
+    from .lint_rules import FILE_RULES
+
+    graph = Graph.of(loaded.plan) if graph is None else graph
+    wanted = None if severities is None else frozenset(severities)
+    found = set(extra)
+    if known is None:
+        known = plan_findings(
+            loaded, verifier_types=verifier_types, graph=graph, severities=severities
+        )
+    found.update(known)
+    if files is not None:
+        context = LintContext(loaded, graph, verifier_types, files, wanted)
+        for rule in FILE_RULES:
+            found.update(rule(context))
+    kept = found if wanted is None else {f for f in found if f.severity in wanted}
+    return sorted(kept, key=_sort_key)
+
+
+def plan_findings(
+    loaded: LoadedPlan,
+    *,
+    verifier_types: Collection[str] = BUILTIN_VERIFIERS,
+    graph: Graph | None = None,
+    severities: Collection[Severity] | None = None,
+) -> list[Finding]:
+    """The findings of the rules that read the plan alone (no file is looked at), of the
+    given *severities*, sorted: they follow from the plan file's bytes and the verifier types
+    known, so a caller may keep them between runs."""
     from .lint_rules import RULES
 
     graph = Graph.of(loaded.plan) if graph is None else graph
     wanted = None if severities is None else frozenset(severities)
-    context = LintContext(loaded, graph, verifier_types, files, wanted)
-    found = set(extra)
-    for rule in RULES:
-        found.update(rule(context))
-    kept = found if wanted is None else {f for f in found if f.severity in wanted}
-    return sorted(kept, key=_sort_key)
+    context = LintContext(loaded, graph, verifier_types, None, wanted)
+    found = {finding for rule in RULES for finding in rule(context)}
+    return sorted((f for f in found if wanted is None or f.severity in wanted), key=_sort_key)
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:

@@ -1,7 +1,8 @@
-"""The lint rules themselves (DESIGN §3.4), one generator of findings per rule (pure).
+"""The lint rules themselves (DESIGN §3.4), one generator of findings per rule.
 
-:data:`RULES` lists them in the order they run; :func:`pytest_plangraph.lint.lint_plan` sorts
-what they find. Severities come from :data:`pytest_plangraph.lint.LINT_CODES`.
+:data:`RULES` (pure: the plan alone) and :data:`FILE_RULES` (asking the repository through
+:attr:`LintContext.files`) list them in the order they run; :func:`pytest_plangraph.lint.lint_plan`
+sorts what they find. Severities come from :data:`pytest_plangraph.lint.LINT_CODES`.
 """
 
 from __future__ import annotations
@@ -272,10 +273,22 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
                         f"part; write 'tests/test_file.py::test_name' or 'tests/test_file.py'"
                     )
                     yield ctx.finding("VERIFIER_CONFIG", node.id, hint, (*path, "tests", t))
-            if ctx.files is None or any(_outside(ctx, v) for _, v in _verifier_paths(criterion)):
+
+
+def _verifier_settings(ctx: LintContext) -> Iterator[Finding]:
+    """The verifier types' own checks of their settings, which may look at files."""
+    files = ctx.files
+    if files is None:
+        return
+    for i, node in enumerate(ctx.loaded.plan.nodes):
+        for k, criterion in enumerate(node.acceptance):
+            if criterion.verifier.type not in ctx.verifier_types:
+                continue  # UNKNOWN_VERIFIER
+            if any(_outside(ctx, v) for _, v in _verifier_paths(criterion)):
                 continue  # a path outside the root is reported once, as PATH_OUTSIDE_ROOT
-            for problem in ctx.files.verifier_problems(node, criterion):
+            for problem in files.verifier_problems(node, criterion):
                 hint = f"{node.id}/{criterion.id}: {problem}"
+                path = ("nodes", i, "acceptance", k, "verifier")
                 yield ctx.finding("VERIFIER_CONFIG", node.id, hint, path)
 
 
@@ -309,15 +322,30 @@ def _outside(ctx: LintContext, path: str) -> str | None:
     """Why *path* leaves the repository (by its text, or through a symlink), or None."""
     problem = path_problem(path)
     if problem is None and ctx.files is not None and ctx.files.escapes(path):
-        problem = "resolves outside the repository root (through a symlink)"
+        problem = _THROUGH_LINK
     return problem
+
+
+_THROUGH_LINK = "resolves outside the repository root (through a symlink)"
 
 
 def _paths_outside_root(ctx: LintContext) -> Iterator[Finding]:
     for node_id, path, value in _plan_paths(ctx):
-        problem = _outside(ctx, value)
+        problem = path_problem(value)
         if problem is not None:
             hint = f"{value!r} in {node_id}: {problem}"
+            yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)
+
+
+def _links_outside_root(ctx: LintContext) -> Iterator[Finding]:
+    files = ctx.files
+    if files is None:
+        return
+    named = [entry for entry in _plan_paths(ctx) if path_problem(entry[2]) is None]
+    escaping = files.escaping([value for _, _, value in named])
+    for node_id, path, value in named:
+        if value in escaping:
+            hint = f"{value!r} in {node_id}: {_THROUGH_LINK}"
             yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)
 
 
@@ -416,3 +444,12 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _irreversible_not_last,
     _conflicts_required,
 )
+"""The rules that read the plan alone: their findings follow from the plan file's bytes and
+the known verifier types (so they may be kept between runs, see
+:meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`)."""
+
+FILE_RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
+    _links_outside_root,  # first: it asks about every path at once, the other one by one
+    _verifier_settings,
+)
+"""The rules that ask the repository on disk (through :attr:`LintContext.files`)."""

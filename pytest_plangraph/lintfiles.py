@@ -6,6 +6,7 @@ types can answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .model import Criterion, Node
@@ -28,6 +29,10 @@ class WorkspaceFileCheck:
     def escapes(self, path: str) -> bool:
         """True when *path* resolves outside the repository (e.g. through a symlink)."""
         return self.workspace.escapes(path)
+
+    def escaping(self, paths: Iterable[str]) -> set[str]:
+        """Those of *paths* that resolve outside the repository (see :meth:`escapes`)."""
+        return self.workspace.escaping(paths)
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""

@@ -7,7 +7,10 @@ entry made for other bytes, and both are written whole (a temporary file, then a
   large plan and the same bytes always parse to the same data;
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
   which depend on the validated plan alone; kept with the package version and a fingerprint of
-  the code that computed them, and used only by the same code.
+  the code that computed them, and used only by the same code;
+* ``lint-<sha>.json`` — the lint errors the rules that read the plan alone find (the check every
+  command makes before it judges anything), with the verifier types they were found with and
+  the fingerprint of the lint code.
 
 A cache that cannot be read or written is simply not used. It keeps the entries of the
 :data:`KEEP` plan files written last; older ones are removed when a new one is written, so
@@ -79,9 +82,9 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
             path.unlink(missing_ok=True)
 
 
-_KINDS = ("plan", "facts")
+_KINDS = ("plan", "facts", "lint")
 _ENTRY = re.compile(
-    r"(?:plan|facts)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"(?:plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
     r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
 )
 
@@ -131,6 +134,24 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
     prune(cache_dir, key)
 
 
+def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
+    """The data kept as *kind* (say ``lint``) for the plan file whose sha256 is *key* by code
+    of *version*, or None when there is none, it cannot be read, or other code kept it."""
+    try:
+        kept = json.loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("version") != version:
+        return None
+    return kept.get("data")
+
+
+def keep_entry(cache_dir: Path, kind: str, key: str, version: str, data: Any) -> None:
+    """Keep *data* as *kind* for the plan file whose sha256 is *key*, made by code of
+    *version* (:func:`read_entry` gives it back); nothing happens when it cannot be written."""
+    _write(cache_dir / f"{kind}-{key}.json", {"version": version, "data": data})
+
+
 def code_version() -> str:
     """The package version and the sha256 of the modules that compute a plan's facts, so a
     changed digest or order rule never meets facts kept by other code of the same version."""
@@ -150,7 +171,14 @@ def code_fingerprint(modules: tuple[str, ...]) -> str:
     return f"{__version__}+{fingerprint.hexdigest()[:16]}"
 
 
+def lint_version() -> str:
+    """What kept lint findings are valid for: the package version and the sha256 of the lint
+    rules and of everything they read (plan model, graph, paths, locations)."""
+    return code_fingerprint(_LINT_MODULES)
+
+
 _FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
+_LINT_MODULES = (*_FACT_MODULES, "lint.py", "lint_rules.py", "paths.py", "planfile.py")
 
 
 def make_cache_dir(directory: Path) -> None:

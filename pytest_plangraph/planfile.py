@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class LoadedPlan:
     plan: Plan
     file: str
     positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, compare=False)
+    cache_key: str | None = field(default=None, compare=False)
+    """The sha256 of the plan file's bytes when the plan cache keeps entries for it (a large
+    plan read with a cache folder), else None."""
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
@@ -92,6 +95,7 @@ def parse_plan(
     loaded = validate_plan(data, name, positions)
     if cache_dir is not None and key is not None:
         with_facts(loaded.plan, cache_dir, key)
+        loaded = replace(loaded, cache_key=key)
     return loaded
 
 

@@ -34,6 +34,10 @@ only for a file whose mtime is more than this much older than the moment it was 
 
 _SKIPPED_DIRS = frozenset({".git", ".plangraph"})
 
+_LISTED_FROM = 32
+"""A directory that :meth:`Workspace.escaping` asks about for this many paths is listed once
+(finding its symlinks) instead of looking at each path."""
+
 
 class HashRecord(NamedTuple):
     """A file's sha256 with the stat it was computed for and when (``time_ns``). A named tuple:
@@ -150,6 +154,41 @@ class Workspace:
         if found is None:
             found = memo[key] = self._escapes(rel)
         return found
+
+    def escaping(self, paths: Iterable[str]) -> set[str]:
+        """Those of *paths* that :meth:`escapes` (remembered like its answers). A directory
+        holding many of them is listed once instead of looking at each path on disk."""
+        memo = _ESCAPES.get()
+        asked = list(dict.fromkeys(paths))
+        known = {} if memo is None else memo
+        answers = {rel: known[key] for rel in asked if (key := (self.root, rel)) in known}
+        by_parent: dict[str, list[str]] = {}
+        for rel in asked:
+            if rel not in answers and not path_problem(rel) and not _climbs(rel):
+                by_parent.setdefault(posixpath.dirname(normalize(rel)), []).append(rel)
+        for parent, group in by_parent.items():
+            links = self._links_in(parent) if len(group) >= _LISTED_FROM else None
+            if links is None:
+                continue
+            parent_escapes = bool(parent) and not _inside(self.root, parent)
+            for rel in group:
+                linked = posixpath.basename(normalize(rel)) in links
+                answers[rel] = parent_escapes or (linked and not _inside(self.root, rel))
+        for rel in asked:
+            if rel not in answers:
+                answers[rel] = self._escapes(rel)
+        if memo is not None:
+            memo.update(((self.root, rel), found) for rel, found in answers.items())
+        return {rel for rel, found in answers.items() if found}
+
+    def _links_in(self, parent: str) -> set[str] | None:
+        """The names of the symlinks in the directory *parent* (one listing), or None when it
+        cannot be listed."""
+        try:
+            with os.scandir(os.path.join(self.root, parent)) as listing:
+                return {entry.name for entry in listing if entry.is_symlink()}
+        except OSError:
+            return None
 
     def _escapes(self, rel: str) -> bool:
         if path_problem(rel):

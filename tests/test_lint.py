@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ class _Files:
 
     def escapes(self, path: str) -> bool:
         return self.workspace.escapes(path)
+
+    def escaping(self, paths: Iterable[str]) -> set[str]:
+        return self.workspace.escaping(paths)
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         verifier = criterion.verifier

@@ -172,3 +172,50 @@ def test_escapes_are_remembered_within_a_block_only(tmp_path: Path) -> None:
         (root / "out.txt").symlink_to(outside / "secret.txt")  # now a link out of the root
         assert workspace.escapes("out.txt") is False  # the answer taken in this block
     assert workspace.escapes("out.txt") is True  # outside the block: looked at again
+
+
+def test_escaping_answers_a_crowded_directory_as_escapes_answers_each_path(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "secret.txt").write_text("secret")
+    repo = tmp_path / "repo"
+    (repo / "out").mkdir(parents=True)
+    (repo / "few").mkdir()
+    for i in range(40):  # enough for one listing of out/ instead of a look at each path
+        (repo / "out" / f"f{i}.txt").write_text(str(i))
+    (repo / "out/link-out").symlink_to(outside / "secret.txt")
+    (repo / "out/link-in").symlink_to(repo / "out/f0.txt")
+    (repo / "out/dir-out").symlink_to(outside / "dir")
+    (repo / "few/link-out").symlink_to(outside / "secret.txt")
+    (repo / "parent-out").symlink_to(outside)
+    asked = [
+        *(f"out/f{i}.txt" for i in range(40)),
+        *(f"out/missing{i}.txt" for i in range(5)),
+        "out/link-out",
+        "out/link-out/",
+        "out/./link-out",
+        "out/link-in",
+        "out/dir-out",
+        "out/dir-out/x.txt",
+        "out/../out/link-out",
+        "out/*.txt",
+        "few/link-out",
+        "few/f.txt",
+        "parent-out/secret.txt",
+        *(f"parent-out/n{i}.txt" for i in range(40)),
+        "/etc/passwd",
+        "../outside/secret.txt",
+    ]
+    workspace = Workspace.at(repo)
+    expected = {path for path in asked if workspace.escapes(path)}
+    assert {"out/link-out", "out/dir-out/x.txt", "few/link-out", "/etc/passwd"} <= expected
+    assert "out/link-in" not in expected and "out/f3.txt" not in expected
+    assert workspace.escaping(asked) == expected
+    with remembered_escapes():  # and the answers are remembered for escapes
+        assert workspace.escaping(asked) == expected
+        (repo / "out/f1.txt").unlink()
+        (repo / "out/f1.txt").symlink_to(outside / "secret.txt")
+        assert workspace.escapes("out/f1.txt") is False
+    assert workspace.escaping(asked) == expected | {"out/f1.txt"}
