@@ -7,6 +7,7 @@ would see.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -89,6 +90,9 @@ def main() -> None:
         schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
         run(project, "git", "commit", "-qam", "relax the username rule")
         run(project, "plangraph", "impact", expect=(0,))
+        step("The same from the diff alone, as a pull request previews it")
+        run(project, "plangraph", "impact", "--since", "HEAD~1", expect=(0,))
+        _same_invalidated(project)
         run(project, "plangraph", "status", "--check", expect=(1,))
 
         step("The gate refuses the stale completion until the affected criteria are verified")
@@ -115,6 +119,18 @@ def main() -> None:
         _tamper(project / ".plangraph/store.db")
         run(project, "plangraph", "audit", expect=(1,))
     print("\ndemo finished: every command answered as expected")
+
+
+def _same_invalidated(project: Path) -> None:
+    """Check that the store-based impact and the diff-only preview invalidate the same nodes."""
+    found = []
+    for extra in ([], ["--since", "HEAD~1"]):
+        argv = [str(BIN / "plangraph"), "impact", *extra, "--format", "json"]
+        out = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
+        found.append(sorted(entry["node"] for entry in json.loads(out.stdout)["invalidated"]))
+    if found[0] != found[1] or not found[0]:
+        sys.exit(f"demo: impact invalidated {found[0]}, impact --since {found[1]}")
+    print(f"(both invalidate the same nodes: {', '.join(found[0])})")
 
 
 def _tamper(store: Path) -> None:
