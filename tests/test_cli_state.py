@@ -382,10 +382,11 @@ def test_a_step_without_criteria_is_never_completed_on_a_claim(tmp_path):
     assert goal.json()["verdict"] == "PASSED"
 
 
-@pytest.fixture
-def immutable(jwt):
-    """The JWT store made read-only with ``chattr +i`` (which binds root too)."""
-    paths = [str(jwt / STORE), str(jwt / STORE.parent)]
+@pytest.fixture(params=["file-and-directory", "file-only"])
+def immutable(jwt, request):
+    """The JWT store made read-only with ``chattr +i`` (which binds root too), with its
+    directory or alone (then SQLite opens it without an error and only a write fails)."""
+    paths = [str(jwt / STORE), str(jwt / STORE.parent)][: 2 if request.param != "file-only" else 1]
     import shutil
     import subprocess
 
@@ -398,8 +399,11 @@ def immutable(jwt):
 
 def test_a_read_only_store_can_still_be_read(immutable):
     before = (immutable / STORE).read_bytes()
-    assert plangraph_main(immutable, "status").code == 0
-    assert plangraph_main(immutable, "audit").code == 0
+    (immutable / "fixtures/user.json").write_text('{"username": "alice", "note": "edited"}')
+    status = plangraph_main(immutable, "status")  # a file to hash again: nothing is cached
+    assert status.code == 0, status.err
+    assert plangraph_main(immutable, "audit").code == 1  # the edit made evidence stale
+    assert plangraph_main(immutable, "history", TOKEN).code == 0
     exported = plangraph_main(immutable, "export")
     assert exported.code == 0 and '"kind":"evidence"' in exported.out.replace(" ", "")
     refused = plangraph_main(immutable, "claim", TOKEN, "--by", "agent")

@@ -9,6 +9,7 @@ runs in WAL mode. See ``schema.py`` for the tables and ``chain.py`` for the hash
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -83,7 +84,9 @@ class Store:
         """Open the store at *path*, creating it (and its directory) when *create* is set.
 
         *signing_key* defaults to ``PLANGRAPH_SIGNING_KEY``. A foreign, damaged or newer store
-        raises :class:`StoreError` and is never changed; an older one is migrated in place.
+        raises :class:`StoreError` and is never changed; an older one is migrated in place. A
+        store file this process may not write (its mode, an immutable flag, a read-only mount)
+        is opened read-only: SQLite would open it so anyway, and fail at the first write.
         """
         path = Path(path)
         key = signing_key if signing_key is not None else signing_key_from_env()
@@ -92,6 +95,7 @@ class Store:
                 raise StoreError(f"there is no store at {path}; pass --store to name another")
             make_parent(path)
         check_file(path)
+        readonly = readonly or not os.access(path, os.W_OK)
         try:
             con = connect(path, readonly)
         except sqlite3.Error as exc:
