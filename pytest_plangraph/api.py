@@ -179,24 +179,22 @@ class PlanGraph:
         """The plan-only lint findings of *severities* (only errors are kept, the check every
         command makes), from the plan cache, or found and kept there; None when the plan has
         no cache entries or other severities are asked for."""
-        from .lint import ERRORS, Finding, plan_findings
+        from .lint import ERRORS, from_kept, plan_findings, to_kept
         from .plancache import keep_entry, lint_version, read_entry
 
-        key, cache = self.loaded.cache_key, self.workspace.cache
+        key, cache, file = self.loaded.cache_key, self.workspace.cache, self.loaded.file
         if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
             return None
         version = lint_version()
         kept = read_entry(cache, "lint", key, version)
         if isinstance(kept, dict) and kept.get("types") == types:
-            try:
-                return [Finding(**finding) for finding in kept["findings"]]
-            except (KeyError, TypeError):
-                pass
+            found = from_kept(kept.get("findings"), file)
+            if found is not None:
+                return found
         found = plan_findings(
             self.loaded, verifier_types=types, graph=self.graph, severities=severities
         )
-        data = {"types": types, "findings": [f.to_json() for f in found]}
-        keep_entry(cache, "lint", key, version, data)
+        keep_entry(cache, "lint", key, version, {"types": types, "findings": to_kept(found, file)})
         return found
 
     def _coverage_findings(self) -> list[Finding]:

@@ -146,6 +146,42 @@ def plan_findings(
     return sorted((f for f in found if wanted is None or f.severity in wanted), key=_sort_key)
 
 
+def to_kept(findings: Iterable[Finding], file: str) -> list[dict[str, Any]]:
+    """*findings* of the plan file shown as *file*, as JSON values to keep: each location
+    without the file's name (the same bytes may be read under another name next time; a
+    location elsewhere is kept whole, marked by a leading NUL)."""
+    kept = []
+    for finding in findings:
+        where = finding.location
+        where = where[len(file) :] if where.startswith(file) else f"\0{where}"
+        kept.append({**finding.to_json(), "location": where})
+    return kept
+
+
+def from_kept(kept: Any, file: str) -> list[Finding] | None:
+    """The findings :func:`to_kept` made, located in the plan file shown as *file*; None when
+    *kept* is not what it makes (an entry damaged or edited by hand)."""
+    if not isinstance(kept, list):
+        return None
+    found = []
+    for entry in kept:
+        if not isinstance(entry, dict) or set(entry) != _FIELDS:
+            return None
+        code, node, hint, where = entry["code"], entry["node"], entry["hint"], entry["location"]
+        if code not in LINT_CODES or entry["severity"] != LINT_CODES[code][0]:
+            return None
+        if not (isinstance(hint, str) and isinstance(where, str)) or not (
+            node is None or isinstance(node, str)
+        ):
+            return None
+        location = where[1:] if where.startswith("\0") else file + where
+        found.append(Finding(code, LINT_CODES[code][0], node, hint, location))
+    return found
+
+
+_FIELDS = frozenset({"code", "severity", "node", "hint", "location"})
+
+
 def has_errors(findings: Iterable[Finding]) -> bool:
     """True when any finding is an error (warnings alone keep a plan usable)."""
     return any(finding.severity == "error" for finding in findings)

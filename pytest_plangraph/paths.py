@@ -17,6 +17,8 @@ def path_problem(path: str) -> str | None:
     again, thousands at a time in a large plan."""
     if not path or path.strip() != path:
         return "empty or padded with spaces"
+    if "\0" in path:
+        return "contains a NUL character, which no file name can hold"
     if path.startswith(("/", "\\")) or _DRIVE.match(path):
         return "absolute paths are not allowed; write it relative to the repository root"
     if "\\" in path:

@@ -59,7 +59,7 @@ def cache_dir_of(store_path: Path) -> Path:
 
 
 def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
-    """Remove the entries (parsed data and facts) of all but the *keep* plan files whose
+    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* plan files whose
     entries were written last (*current*, the one just written, always stays), and temporary
     files an interrupted write (of an entry or of the log's checkpoint) left over a minute
     ago (a younger one may be another process's write in progress). Only names this module

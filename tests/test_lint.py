@@ -400,6 +400,13 @@ def test_a_symlink_out_of_the_root_is_outside_the_root(tmp_path: Path) -> None:
     assert _lint(root, nodes, edges) == []
 
 
+def test_a_nul_character_in_a_path_is_reported_not_a_crash(tmp_path: Path) -> None:
+    nodes = [_step("a", outputs=["o\0ut/a.txt"])]
+    [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
+    assert finding.code == "PATH_OUTSIDE_ROOT"
+    assert "NUL character" in finding.hint
+
+
 def test_test_pattern_paths_are_checked_by_their_file_part(tmp_path: Path) -> None:
     verifier = {"type": "test", "tests": ["../tests/test_x.py::test_y", "tests/t.py::test_z"]}
     nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]

@@ -30,9 +30,9 @@ def _repo(tmp_path: Path, edge_to: str = "n1") -> Path:
     return root
 
 
-def _check(root: Path) -> str:
+def _check(root: Path, plan: Path | None = None) -> str:
     """The lint errors a command's plan check reports ("" when none)."""
-    with PlanGraph.open(root) as graph:
+    with PlanGraph.open(root, plan=plan) as graph:
         try:
             graph.check_plan()
         except PlanError as exc:
@@ -58,6 +58,9 @@ def test_kept_errors_are_used_by_the_next_check(tmp_path: Path) -> None:
     assert "the kept hint" in _check(root)
 
 
+_ERROR = {"code": "MISSING_DEP", "severity": "error", "node": "n1", "hint": "h", "location": ""}
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -66,8 +69,22 @@ def test_kept_errors_are_used_by_the_next_check(tmp_path: Path) -> None:
         lambda kept: json.dumps({**kept, "data": {**kept["data"], "types": ["artifact"]}}),
         lambda kept: json.dumps({**kept, "data": {**kept["data"], "findings": [{"code": 1}]}}),
         lambda kept: json.dumps({**kept, "data": None}),
+        lambda kept: json.dumps(
+            {**kept, "data": {**kept["data"], "findings": [{**_ERROR, "location": None}]}}
+        ),
+        lambda kept: json.dumps(
+            {**kept, "data": {**kept["data"], "findings": [{**_ERROR, "severity": "warning"}]}}
+        ),
     ],
-    ids=["unreadable", "other-code", "other-verifier-types", "malformed-finding", "no-data"],
+    ids=[
+        "unreadable",
+        "other-code",
+        "other-verifier-types",
+        "malformed-finding",
+        "no-data",
+        "location-not-text",
+        "severity-not-the-codes",
+    ],
 )
 def test_an_untrusted_entry_is_found_again_and_rewritten(tmp_path: Path, damage) -> None:
     root = _repo(tmp_path, edge_to="nowhere")
@@ -97,3 +114,17 @@ def test_an_edited_plan_is_checked_afresh(tmp_path: Path) -> None:
     plan.write_text(plan.read_text().replace("to: n1,", "to: nowhere,"))
     assert "MISSING_DEP" in _check(root)
     assert len(list((root / ".plangraph" / "cache").glob("lint-*.json"))) == 2
+
+
+def test_kept_errors_name_the_file_they_are_read_from(tmp_path: Path) -> None:
+    root = _repo(tmp_path, edge_to="nowhere")
+    first = _check(root)
+    copy = root / "plans" / "next.yaml"
+    copy.parent.mkdir()
+    copy.write_bytes((root / "plangraph.yaml").read_bytes())  # same bytes: the same entry
+    found = _check(root, plan=copy)
+    assert len(list((root / ".plangraph" / "cache").glob("lint-*.json"))) == 1
+    [line] = [line for line in found.splitlines() if "MISSING_DEP" in line]
+    [before] = [line for line in first.splitlines() if "MISSING_DEP" in line]
+    assert "next.yaml:" in line and "next.yaml" not in before
+    assert line.split("next.yaml", 1)[1] == before.split("plangraph.yaml", 1)[1]
