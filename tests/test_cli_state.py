@@ -15,6 +15,7 @@ from cli_helpers import plangraph, plangraph_main
 
 STORE = Path(".plangraph/store.db")
 TOKEN = "step-token-endpoint"
+SCHEMA = "step-user-schema"
 
 
 @pytest.fixture
@@ -260,6 +261,30 @@ def test_idempotency_key_records_one_claim(jwt):
         plangraph_main(jwt, "claim", TOKEN, "--by", "a", "--idempotency-key", "k1")
     events = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
     assert [e["kind"] for e in events] == ["claim"]
+
+
+def test_a_key_reused_for_another_node_is_refused_not_swallowed(jwt):
+    assert plangraph_main(jwt, "claim", SCHEMA, "--by", "a", "--idempotency-key", "k1").code == 0
+    reused = plangraph_main(
+        jwt, "claim", TOKEN, "--by", "b", "--idempotency-key", "k1", "--format", "json"
+    )
+    assert reused.code == 1
+    assert reused.json()["reason"] == "IDEMPOTENCY_CONFLICT"
+    assert "use a fresh key" in reused.err
+    events = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
+    assert events == []
+
+
+@pytest.mark.parametrize("option", ["--by", "--idempotency-key"])
+def test_an_empty_name_is_refused(jwt, option):
+    argv = ["claim", TOKEN, "--by", "agent", "--idempotency-key", "k1"]
+    argv[argv.index(option) + 1] = "  "
+    result = plangraph(jwt, *argv)
+    assert result.code == 2
+    assert "expected a name, got an empty text" in result.err
+    assert "Traceback" not in result.err
+    history = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
+    assert history == []
 
 
 def test_a_corrupt_store_is_refused_and_left_alone(jwt):

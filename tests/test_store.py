@@ -131,13 +131,35 @@ def test_same_content_twice_is_one_event(store_path: Path) -> None:
 def test_idempotency_key_makes_one_event(store_path: Path) -> None:
     with Store.open(store_path) as store:
         first = store.append(make_event(1, idempotency_key="claim-42"))
-        retried = store.append(make_event(2, idempotency_key="claim-42"))
+        # the same request retried later (another time, payload, even actor): the first event
+        retried = store.append(make_event(4, idempotency_key="claim-42", by="other"))
         store.append(make_event(3, idempotency_key="claim-43"))
-        batch = store.append_many([make_event(4, idempotency_key="claim-42"), make_event(5)])
+        batch = store.append_many([make_event(7, idempotency_key="claim-42"), make_event(5)])
         assert retried == first
         assert batch[0] == first
         assert store.count() == 3
         assert [e.payload["n"] for e in store.events()] == [1, 3, 5]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [{"node": "step-2"}, {"kind": "cancel"}, {"kind": "approval", "criterion": "ac-1"}],
+    ids=["another-node", "another-kind", "another-criterion"],
+)
+def test_a_key_recorded_for_another_request_is_refused(
+    store_path: Path, other: dict[str, Any]
+) -> None:
+    with Store.open(store_path) as store:
+        store.append(make_event(1, idempotency_key="claim-42"))  # a claim of step-1
+        with pytest.raises(ConflictError, match="IDEMPOTENCY_CONFLICT") as refused:
+            store.append(make_event(4, idempotency_key="claim-42", **other))
+        assert refused.value.reason == "IDEMPOTENCY_CONFLICT"
+        # within one batch too, and then nothing of the batch is written
+        with pytest.raises(ConflictError, match="IDEMPOTENCY_CONFLICT"):
+            store.append_many(
+                [make_event(7, idempotency_key="k"), make_event(8, idempotency_key="k", **other)]
+            )
+        assert [e.payload["n"] for e in store.events()] == [1]
 
 
 def test_append_many_is_one_chain_in_order(store_path: Path) -> None:

@@ -17,7 +17,7 @@ def test_repeats_in_a_batch_are_one_event(tmp_path: Path) -> None:
         before = store.append(make_event(9))
         batch = [
             make_event(0, idempotency_key="k"),  # the first new event: position 0 in the batch
-            make_event(1, idempotency_key="k"),  # same key: answered by the first
+            make_event(6, idempotency_key="k"),  # same key and request: answered by the first
             make_event(2),
             make_event(2),  # same content
             make_event(9),  # stored before the batch
@@ -48,6 +48,6 @@ def test_any_text_is_an_idempotency_key(tmp_path: Path) -> None:
     with Store.open(tmp_path / "store.db") as store:
         key = "run\x00 7 ✓"
         first = store.append(make_event(0, idempotency_key=key))
-        again = store.append_many([make_event(1, idempotency_key=key), make_event(2)])
+        again = store.append_many([make_event(3, idempotency_key=key), make_event(2)])
         assert again[0] == first
         assert store.count() == 2

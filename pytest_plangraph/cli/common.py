@@ -43,6 +43,14 @@ def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = 
     return parent
 
 
+def name_text(value: str) -> str:
+    """An argparse ``type`` for names and keys (``--by``, ``--idempotency-key``): any text but
+    an empty or blank one, which would record nobody."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("expected a name, got an empty text")
+    return value
+
+
 def open_graph(args: argparse.Namespace) -> PlanGraph:
     """Open the repository named by the common options; a plan with lint errors is refused."""
     from ..api import PlanGraph

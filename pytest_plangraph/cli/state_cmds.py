@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import Output, common_options, open_graph, table
+from .common import Output, common_options, name_text, open_graph, table
 
 if TYPE_CHECKING:
     from ..logfold import LogFold
@@ -38,7 +38,9 @@ def register(commands: Any) -> None:
         "`pytest --plangraph`; approvals by `plangraph approve`).",
     )
     verify.add_argument("nodes", nargs="*", metavar="NODE", help="only these nodes")
-    verify.add_argument("--by", help="who records the evidence (default: $PLANGRAPH_ACTOR)")
+    verify.add_argument(
+        "--by", type=name_text, help="who records the evidence (default: $PLANGRAPH_ACTOR)"
+    )
     verify.set_defaults(handler=_verify)
 
     claim = commands.add_parser(
@@ -49,8 +51,15 @@ def register(commands: Any) -> None:
         "completed, 1 when the claim is refused.",
     )
     claim.add_argument("node", metavar="NODE")
-    claim.add_argument("--by", required=True, help="who claims it (a person or an agent)")
-    claim.add_argument("--idempotency-key", help="the same key twice records one claim")
+    claim.add_argument(
+        "--by", type=name_text, required=True, help="who claims it (a person or an agent)"
+    )
+    claim.add_argument(
+        "--idempotency-key",
+        type=name_text,
+        help="the same key twice records one claim (a key recorded for another node is "
+        "refused: IDEMPOTENCY_CONFLICT, exit 1)",
+    )
     claim.add_argument(
         "--expected-plan-version",
         type=int,
@@ -62,7 +71,7 @@ def register(commands: Any) -> None:
     for name, (helptext, target, done) in _DECISIONS.items():
         sub = commands.add_parser(name, parents=[common], help=helptext, description=helptext)
         sub.add_argument(target, metavar=target.upper().replace("REF", "NODE/CRITERION"))
-        sub.add_argument("--by", required=True, help="who decides")
+        sub.add_argument("--by", type=name_text, required=True, help="who decides")
         sub.add_argument("--note", default="", help="why")
         sub.set_defaults(handler=_decide, decision=name, done=done)
 

@@ -94,8 +94,9 @@ class Store:
             if readonly or not create:
                 raise StoreError(f"there is no store at {path}; pass --store to name another")
             make_parent(path)
+        elif not os.access(path, os.W_OK):
+            readonly = True
         check_file(path)
-        readonly = readonly or not os.access(path, os.W_OK)
         try:
             con = connect(path, readonly)
         except sqlite3.Error as exc:
@@ -217,6 +218,8 @@ class Store:
             for event, content_id in zip(events, ids, strict=True):
                 key = event.idempotency_key
                 found = by_key.get(key) if key is not None else None
+                if found is not None:
+                    _same_request(event, fresh[found][0] if isinstance(found, int) else found)
                 found = by_id.get(content_id) if found is None else found
                 if found is None:
                     if not checked:
@@ -495,6 +498,22 @@ class Store:
                     for e in entries
                 ],
             )
+
+
+def _same_request(event: Event, stored: Event) -> None:
+    """Refuse *event* when its idempotency key was recorded for another request: another kind
+    of event, node or criterion (the key would otherwise swallow it unrecorded). Who asked
+    may differ: the same observation recorded by two people is one event."""
+    asked = (event.kind, event.node, event.criterion)
+    recorded = (stored.kind, stored.node, stored.criterion)
+    if asked != recorded:
+        what = " ".join(str(part) for part in recorded if part)
+        raise ConflictError(
+            f"IDEMPOTENCY_CONFLICT: the idempotency key {event.idempotency_key!r} was recorded "
+            f"for another request ({what}); nothing was written — use a fresh key for each "
+            f"distinct request",
+            reason="IDEMPOTENCY_CONFLICT",
+        )
 
 
 def _log_problem(seq: int, event_id: str, gone: bool) -> ChainProblem:
