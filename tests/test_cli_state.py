@@ -207,6 +207,11 @@ def test_audit_max_age(jwt):
     assert stale.json()["too_old"][0]["criterion"] == "ac-schema-valid"
     bad = plangraph_main(jwt, "audit", "--max-age", "soon")
     assert bad.code == 2 and "--max-age 'soon'" in bad.err
+    for huge in ("99999999999999999999d", "1000000000d", "200000000w"):
+        refused = plangraph_main(jwt, "audit", "--max-age", huge)
+        assert refused.code == 2 and "too long" in refused.err, huge
+    for long_ago in ("800000d", "99999999999s"):  # before the year 1: nothing is that old
+        assert plangraph_main(jwt, "audit", "--max-age", long_ago).code == 0, long_ago
 
 
 def test_export_and_merge_round_trip(jwt, tmp_path):

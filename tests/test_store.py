@@ -376,6 +376,40 @@ def test_merge_of_a_missing_source_names_it(tmp_path: Path) -> None:
         store.merge([tmp_path / "nope.db"])
 
 
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda path: None, "there is no store file there"),
+        (lambda path: path.mkdir(), "there is no store file there"),
+        (lambda path: path.write_bytes(b"junk" * 40), "is not an SQLite database"),
+        (lambda path: fill(path, 2) and _export(path), "it is an export (JSON Lines)"),
+    ],
+    ids=["missing", "a-directory", "not-sqlite", "an-export"],
+)
+def test_a_bad_merge_input_is_named_without_advice_about_the_target(
+    tmp_path: Path, make: Any, says: str
+) -> None:
+    source = tmp_path / "input.db"
+    make(source)
+    with Store.open(tmp_path / "main.db") as store:
+        fill_before = store.count()
+        with pytest.raises(StoreError) as refused:
+            store.merge([source])
+        assert store.count() == fill_before
+    message = str(refused.value)
+    assert message.startswith(f"cannot merge {source}: ") and says in message
+    assert "--store" not in message and "Restore it" not in message
+
+
+def _export(path: Path) -> None:
+    """Replace the store at *path* by its JSON Lines export."""
+    with Store.open(path) as store:
+        out = io.StringIO()
+        store.export_jsonl(out)
+    path.unlink()
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
 # --- cache, modes, migration ---------------------------------------------------------------
 
 

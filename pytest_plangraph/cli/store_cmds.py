@@ -55,7 +55,10 @@ def parse_age(text: str) -> timedelta:
     match = _AGE.match(text.strip())
     if not match:
         raise UsageError(f"--max-age {text!r}: expected a number and a unit s, m, h, d or w (7d)")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    except OverflowError:
+        raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
 
 
 def _audit(args: argparse.Namespace, out: Output) -> int:
@@ -118,7 +121,10 @@ def _codes(reasons: Any) -> list[str]:
 
 
 def _too_old(events: list[Any], state: Any, max_age: timedelta) -> list[dict[str, Any]]:
-    limit = datetime.now(timezone.utc) - max_age
+    try:
+        limit = datetime.now(timezone.utc) - max_age
+    except OverflowError:  # an age reaching before the year 1: no record is older
+        return []
     used = {c.evidence for n in state.nodes.values() for c in n.criteria if c.state == "valid"}
     found = []
     for event in events:

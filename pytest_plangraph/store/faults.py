@@ -22,8 +22,8 @@ UNTOUCHED = "The file was left untouched."
 def damaged(path: Path, what: str) -> StoreError:
     """The error for a file that is not a readable plangraph store."""
     return StoreError(
-        f"the store at {path} {what}. {UNTOUCHED} Restore it from a backup or an export "
-        "(plangraph export / merge), or pass --store to use another file."
+        f"the store at {path} {what}. {UNTOUCHED} Restore it from a backup copy of the "
+        "file, or pass --store to use another file."
     )
 
 

@@ -34,6 +34,7 @@ from .chain import (
 )
 from .exchange import MergeResult, PlanVersion, new_plans, union, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
+from .merging import load_source
 from .opening import connect, enable_wal, make_parent, now, schema_version, upgrade
 from .rows import (
     COLUMNS,
@@ -436,7 +437,7 @@ class Store:
         nothing is written. Plan digests new to this store are numbered in order of first
         appearance.
         """
-        loaded = [self._load_source(Path(source)) for source in sources]
+        loaded = [load_source(Path(source), self._key) for source in sources]
         with self._transaction() as con:
             known = {row[0] for row in con.execute("SELECT digest FROM plans")}
             plans = new_plans([plans for _, plans in loaded], known)
@@ -448,16 +449,6 @@ class Store:
             self._insert(con, [(event, event.id) for event in fresh])  # verified on loading
         total = sum(len(events) for events, _ in loaded)
         return MergeResult(added=len(fresh), skipped=total - len(fresh), plans_added=len(plans))
-
-    def _load_source(self, source: Path) -> tuple[list[Event], list[PlanVersion]]:
-        with Store.open(source, create=False, readonly=True, signing_key=self._key) as other:
-            problems = [p for p in other.verify() if p.seq > 0]
-            if problems:
-                raise StoreError(
-                    f"refusing to merge {source}: its chain does not verify ({len(problems)} "
-                    f"problem(s), first: {problems[0]}); nothing was merged"
-                )
-            return other.events(), other.plans()
 
     # --- file-hash cache ---------------------------------------------------------------------
 
