@@ -101,8 +101,9 @@ def test_missing_plan_exits_2(tmp_path):
     assert "plan file not found" in result.err
 
 
-def test_schema_prints_the_docs_copy(tmp_path):
-    result = plangraph(tmp_path, "schema")
+@pytest.mark.parametrize("extra", [[], ["--format", "json"]])
+def test_schema_prints_the_docs_copy(tmp_path, extra):
+    result = plangraph(tmp_path, "schema", *extra)
     assert result.code == 0
     assert (
         result.out

@@ -220,6 +220,10 @@ def test_export_and_merge_round_trip(jwt, tmp_path):
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [e["kind"] for e in lines] == ["evidence"]
     assert {"prev", "hash", "id"} <= set(lines[0])
+    for fmt in ("json", "jsonl"):  # the documented --format of every command: the same lines
+        again = tmp_path / f"events.{fmt}"
+        assert plangraph_main(jwt, "export", "--format", fmt, "-o", str(again)).code == 0
+        assert again.read_text() == out.read_text()
 
     other = tmp_path / "shard.db"
     plangraph_main(jwt, "claim", TOKEN, "--by", "shard", "--store", str(other))

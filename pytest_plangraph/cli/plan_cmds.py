@@ -28,7 +28,10 @@ def register(commands: Any) -> None:
         help="print the JSON Schema of the plan format",
         description="Print the JSON Schema of plan files (for editors and validators).",
     )
-    schema.set_defaults(handler=_schema, format="json")
+    schema.add_argument(
+        "--format", choices=("json",), default="json", help="output format (JSON only)"
+    )
+    schema.set_defaults(handler=_schema)
 
 
 def _lint(args: argparse.Namespace, out: Output) -> int:

@@ -33,9 +33,10 @@ def register(commands: Any) -> None:
     audit.set_defaults(handler=_audit)
     export = commands.add_parser(
         "export",
-        parents=[common_options(formats=("jsonl",), plan=False)],
+        parents=[common_options(formats=("jsonl", "json"), plan=False)],
         help="write every event as JSON Lines",
-        description="Write the store's events, chain fields included, one JSON object a line.",
+        description="Write the store's events, chain fields included, one JSON object a line "
+        '(each carrying "format": 1; --format json and jsonl both write this).',
     )
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
     export.set_defaults(handler=_export)
