@@ -77,6 +77,9 @@ class PlanGraph:
         cls, root: Path | None = None, *, plan: Path | None = None, store: Path | None = None
     ) -> PlanGraph:
         """Load the plan (``plangraph.yaml`` at the repository root unless *plan* is given)."""
+        if root is not None and not Path(root).is_dir():
+            what = "is not a directory" if Path(root).exists() else "does not exist"
+            raise UsageError(f"the root directory {root} {what}; pass an existing one as --root")
         root, plan_path, store_path = resolve_paths(
             None if root is None else Path(root),
             None if plan is None else Path(plan),
