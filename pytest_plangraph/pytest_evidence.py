@@ -70,22 +70,28 @@ class Decided:
 
 
 def decide(
-    mapping: Mapping, results: RunResults, runnable: Iterable[str] = ()
+    mapping: Mapping,
+    results: RunResults,
+    runnable: Iterable[str] = (),
+    uncollected: MappingABC[str, list[str]] | None = None,
 ) -> tuple[list[Decided], dict[str, Unverified]]:
     """One :class:`Decided` per verified criterion, and why each other one was not verified.
 
     *runnable* are the refs of criteria a verifier item could check: those the run did not
-    collect are reported ``NOT_COLLECTED``.
+    collect are reported ``NOT_COLLECTED``. *uncollected* maps a test criterion to the failed
+    collectors that may hold its tests (see :func:`~.pytest_mapping.collection_suspects`).
     """
     decided: list[Decided] = []
     skipped: dict[str, Unverified] = {}
     for ref, tests in mapping.criteria.items():
+        failed = (uncollected or {}).get(ref, [])
         outcomes = {t: results.outcome(t) for t in tests.tests}
         verdict = criterion_verdict(
             outcomes,
             unmatched=tests.unmatched,
             deselected=tests.deselected,
             complete=mapping.complete,
+            uncollected=failed,
         )
         if isinstance(verdict, Unverified):
             skipped[ref] = verdict
@@ -93,6 +99,8 @@ def decide(
         details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
+        if failed:
+            details.update(_uncollected_details(failed))
         produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
         subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
         subjects.update(dict.fromkeys(produced))
@@ -122,6 +130,15 @@ def decide(
         else:
             decided.append(_verifier_decided(ref, found))
     return decided, skipped
+
+
+def _uncollected_details(failed: list[str]) -> dict[str, Any]:
+    """``not_collected``: the failed collectors; ``message``: what that means for the verdict."""
+    names = ", ".join(failed)
+    return {
+        "not_collected": failed,
+        "message": f"collection failed in {names}, which may hold tests of this criterion",
+    }
 
 
 def _coverage_details(

@@ -9,6 +9,10 @@ A pattern matches a test id when it is the id itself, a prefix of it ending at `
 parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
 ``tests/test_a.py::test_x[1]``), or an :func:`fnmatch.fnmatchcase` pattern such as
 ``tests/test_login.py::*``.
+
+:func:`collection_suspects` names the criteria whose tests a collector that failed (a test file
+that does not import) may have held: a pattern that could match a test inside it, or the
+``node/criterion`` reference written in quotes in its source (a ``criterion`` marker).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,3 +199,87 @@ class MappingBuilder:
         for ref, patterns in self.patterns.items():
             self.mapping.criteria[ref].unmatched = [p for p in patterns if p not in self.matched]
         return self.mapping
+
+
+def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[str, list[str]]:
+    """``node/criterion`` → the failed collectors (repository-relative ids) that may hold its
+    tests: one a ``tests:`` pattern could match, or whose source (under *root*) quotes the
+    reference as a marker would. A failure at the repository root (``.``) may hold any test."""
+    patterns = patterns_by_criterion(plan)
+    found: dict[str, list[str]] = {}
+    for collector in failed:
+        everything = collector == "."
+        text = "" if everything else _source_text(root, collector)
+        for ref, ref_patterns in patterns.items():
+            quoted = f'"{ref}"' in text or f"'{ref}'" in text
+            if everything or quoted or any(may_hold(p, collector) for p in ref_patterns):
+                found.setdefault(ref, []).append(collector)
+    return found
+
+
+def may_hold(pattern: str, collector: str) -> bool:
+    """True when *pattern* could match a test inside *collector* (a file, class or directory
+    id): the pattern names it or a node above it, or some id under it fits the pattern."""
+    if (collector + "::").startswith(pattern + "::"):
+        return True
+    return any(_could_start(pattern, collector + sep) for sep in ("::", "/"))
+
+
+def _could_start(pattern: str, prefix: str) -> bool:
+    """True when some string that starts with *prefix* matches the fnmatch *pattern*."""
+    tokens = _glob_tokens(pattern)
+    states = _past_stars({0}, tokens)
+    for char in prefix:
+        states = _past_stars(
+            {
+                i if tokens[i] == "*" else i + 1
+                for i in states
+                if i < len(tokens) and (tokens[i] == "*" or fnmatchcase(char, tokens[i]))
+            },
+            tokens,
+        )
+        if not states:
+            return False
+    return True  # every token left can take some character
+
+
+def _past_stars(states: set[int], tokens: list[str]) -> set[int]:
+    """*states* plus the states a ``*`` matching nothing leads to."""
+    found, todo = set(states), list(states)
+    while todo:
+        i = todo.pop()
+        if i < len(tokens) and tokens[i] == "*" and i + 1 not in found:
+            found.add(i + 1)
+            todo.append(i + 1)
+    return found
+
+
+def _glob_tokens(pattern: str) -> list[str]:
+    """*pattern* cut into ``*`` and single-character patterns (``?``, ``[...]``, a character),
+    reading brackets as :func:`fnmatch.translate` does (an unclosed ``[`` is a character)."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(pattern):
+        end = i + 1
+        if pattern[i] == "[":
+            start = i + 1 + (pattern[i + 1 : i + 2] == "!")
+            start += pattern[start : start + 1] == "]"
+            close = pattern.find("]", start)
+            end = close + 1 if close != -1 else end
+        tokens.append(pattern[i:end])
+        i = end
+    return tokens
+
+
+def _source_text(root: Path, collector: str) -> str:
+    """The Python source of a failed collector: its file, or every ``.py`` file under its
+    directory ("" when it cannot be read)."""
+    path = root / collector.split("::", 1)[0]
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    texts = []
+    for file in files:
+        try:
+            texts.append(file.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(texts)

@@ -30,7 +30,7 @@ from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
 from .pytest_junit import attach_evidence
-from .pytest_mapping import Mapping, MappingBuilder, marker_refs, ref_problems
+from .pytest_mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .state import Snapshot, derive, needed_paths
 from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
@@ -61,6 +61,8 @@ class PlangraphSession:
         self.results = RunResults()
         self.deselected: list[pytest.Item] = []
         self.collection_failed = False
+        self.collection_errors: dict[str, None] = {}
+        """Repository-relative ids of the collectors that failed (under xdist: in any worker)."""
         self.report: RunReport | None = None
         self.item_verdicts: dict[str, dict[str, Any]] = {}
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
@@ -198,9 +200,12 @@ class PlangraphSession:
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """A collection error makes the collection partial (no TEST_NOT_FOUND)."""
+        """A collection error makes the collection partial (no TEST_NOT_FOUND) and is kept, by
+        id, for the criteria whose tests it may hold (xdist calls this on the controller with
+        each worker's failed collect reports)."""
         if report.failed:
             self.collection_failed = True
+            self.collection_errors[(self.prefix + report.nodeid).rstrip("/") or "."] = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[Any]) -> None:
@@ -317,8 +322,10 @@ class PlangraphSession:
         """Record the evidence, derive the new state and apply the gate."""
         if self.worker or self.config.option.collectonly:
             return
+        # stopped by a collection error before any test ran: nothing passed, nothing is decided
+        stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.results.phases
         try:
-            self.report = self._finish()
+            self.report = self._finish([] if stopped else list(self.collection_errors))
         except PlangraphError as exc:
             self.report = RunReport(error=f"evidence was not recorded: {exc}")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -327,11 +334,13 @@ class PlangraphSession:
         if self.report.refusals and self.report.gate and session.exitstatus in passing:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _finish(self) -> RunReport:
+    def _finish(self, failed: list[str]) -> RunReport:
+        """Decide, record and gate; *failed* collectors void the criteria they may verify."""
         if self.coverage is not None:
             self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
-        decided, unverified = decide(self.mapping or Mapping(), self.results, runnable)
+        suspects = collection_suspects(self.graph.plan, failed, self.graph.root)
+        decided, unverified = decide(self.mapping or Mapping(), self.results, runnable, suspects)
         end = self.graph.snapshot(self.before_fold)
         builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
@@ -355,6 +364,7 @@ class PlangraphSession:
             unverified={ref: u.reason for ref, u in unverified.items()},
             decisions=decisions,
             gate=gated,
+            collection_errors=list(self.collection_errors),
         )
 
     def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:

@@ -58,9 +58,10 @@ class Unverified:
 NOT_RUN = "NOT_RUN"
 """Some of its tests were selected but did not finish (``-x``, interruption, collection error)."""
 DESELECTED = "DESELECTED"
-"""Some of its tests or its verifier item were deselected (``-k``, ``-m``, ``--lf`` …)."""
+"""Some of its tests or its verifier item were deselected (``-k``, ``-m``, ``--deselect`` …)."""
 NOT_COLLECTED = "NOT_COLLECTED"
-"""The run collected only part of the suite (explicit paths) and none of its tests."""
+"""Unverified: the run collected only part of the suite (explicit paths, ``--lf``) and none of
+its tests. Evidence ``error``: a collector that may hold some of its tests failed."""
 
 # First match wins: a failure is a fact even in a partial run; a pass needs the whole set.
 _NEGATIVE = (
@@ -80,19 +81,23 @@ def criterion_verdict(
     unmatched: Iterable[str] = (),
     deselected: Iterable[str] = (),
     complete: bool = True,
+    uncollected: Iterable[str] = (),
 ) -> Verdict | Unverified:
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
     *unmatched* are plan patterns that matched no collected test; *deselected* are matched tests
-    left out of this run; *complete* says the whole suite was collected.
+    left out of this run; *complete* says the whole suite was collected; *uncollected* are the
+    failed collectors that may hold some of its tests (their tests never ran).
     """
-    unmatched, deselected = list(unmatched), list(deselected)
+    unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
     if complete and (unmatched or not (outcomes or deselected)):
         return Verdict("error", "TEST_NOT_FOUND")
     values = set(outcomes.values())
     for outcome, verdict in _NEGATIVE:
         if outcome in values:
             return verdict
+    if uncollected:
+        return Verdict("error", NOT_COLLECTED)
     if deselected:
         return Unverified(DESELECTED)
     if not outcomes or unmatched:

@@ -50,6 +50,8 @@ class RunReport:
     decisions: list[GateDecision] = field(default_factory=list)
     gate: bool = False
     error: str | None = None
+    collection_errors: list[str] = field(default_factory=list)
+    """Collectors (test files, directories) that failed: their tests never ran."""
 
     @property
     def refusals(self) -> list[GateDecision]:
@@ -77,6 +79,7 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
         lines.extend(_table(report.after, verbose=verbosity > 0))
     lines.extend(_changes(report))
     lines.extend(_still_stale(report))
+    lines.extend(_incomplete(report.collection_errors))
     lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))
@@ -159,6 +162,17 @@ def _still_stale(report: RunReport) -> list[Line]:
         if node.status == "stale" and old is not None and old.status == "stale":
             lines.append([(f"  {node_id}: {_reasons_text(node.reasons)}", {})])
     return [[("stale, to verify again:", {"bold": True, "red": True})], *lines] if lines else []
+
+
+def _incomplete(collection_errors: Sequence[str]) -> list[Line]:
+    """Shown at every verbosity: a file that failed to import may hold tests of any criterion."""
+    if not collection_errors:
+        return []
+    text = (
+        f"collection errors in {', '.join(collection_errors)}: evidence may be incomplete "
+        "(their tests never ran)"
+    )
+    return [[(text, {"yellow": True, "bold": True})]]
 
 
 def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:

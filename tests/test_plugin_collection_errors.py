@@ -1,0 +1,209 @@
+"""A collector that fails (a test file that does not import) never gives passing evidence to a
+criterion whose tests it may hold, serially and under pytest-xdist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from plugin_helpers import latest, make_project, section
+
+from pytest_plangraph.model import Plan
+from pytest_plangraph.pytest_mapping import collection_suspects, may_hold
+from pytest_plangraph.pytest_verdicts import Unverified, Verdict, criterion_verdict
+from pytest_plangraph.summary import RunReport, render
+
+PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-a
+    outputs: [src/a.py]
+    acceptance:
+      - id: ac-glob
+        verifier: {type: test, tests: ["tests/test_*.py::*success*"]}
+      - id: ac-file
+        verifier: {type: test, tests: ["tests/test_zbroken.py::*"]}
+      - id: ac-marked
+        verifier: {type: test}
+      - id: ac-elsewhere
+        verifier: {type: test}
+      - id: ac-login
+        verifier: {type: test, tests: ["tests/test_a.py::test_login"]}
+"""
+
+TESTS = """
+import pytest
+
+def test_login_success():
+    pass
+
+def test_login():
+    pass
+
+@pytest.mark.criterion("step-a/ac-elsewhere")
+def test_elsewhere():
+    pass
+"""
+
+BROKEN = """
+import nonexistent_module
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_other_success():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--continue-on-collection-errors"], ["-n", "2"]],
+    ids=["serial", "xdist"],
+)
+def test_a_file_that_fails_to_import_voids_the_criteria_it_may_verify(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    run = pytester.runpytest
+    if "-n" in args:
+        pytest.importorskip("xdist")
+        run = pytester.runpytest_subprocess
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files={"tests/test_zbroken.py": BROKEN})
+    result = run("--plangraph", *args)
+    result.assert_outcomes(passed=3, errors=1)
+    records = latest(root)
+    outcomes = {ref: (r.outcome, r.reason) for ref, r in records.items()}
+    not_collected = ("error", "NOT_COLLECTED")
+    assert outcomes == {
+        "step-a/ac-glob": not_collected,  # its pattern could match a test of the broken file
+        "step-a/ac-file": not_collected,
+        "step-a/ac-marked": not_collected,  # the broken file's source names it
+        "step-a/ac-elsewhere": ("passed", None),
+        "step-a/ac-login": ("passed", None),
+    }
+    glob = records["step-a/ac-glob"].details
+    assert glob["tests"] == {"tests/test_a.py::test_login_success": "passed"}
+    assert glob["not_collected"] == ["tests/test_zbroken.py"]
+    assert "tests/test_zbroken.py" in glob["message"]
+    lines = section(result.stdout.str())
+    assert lines[0].endswith("evidence recorded: 3 error, 2 passed")
+    assert (
+        "collection errors in tests/test_zbroken.py: evidence may be incomplete "
+        "(their tests never ran)"
+    ) in lines
+
+
+def test_a_run_stopped_by_the_collection_error_records_nothing(
+    pytester: pytest.Pytester,
+) -> None:
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files={"tests/test_zbroken.py": BROKEN})
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert latest(root) == {}  # no test ran: nothing passed and nothing is decided
+    lines = section(result.stdout.str())
+    assert lines[0].endswith("evidence recorded: none")
+    assert "collection errors in tests/test_zbroken.py" in lines[-2]
+    assert lines[-1] == "not verified in this run: 5 (2 NOT_COLLECTED, 3 NOT_RUN)"
+
+
+def test_a_failing_conftest_voids_the_criteria_of_its_directory(
+    pytester: pytest.Pytester,
+) -> None:
+    plan = PLAN.replace("tests/test_zbroken.py::*", "tests/sub/test_s.py::test_s")
+    files = {
+        "tests/sub/conftest.py": "import nonexistent_module\n",
+        "tests/sub/test_s.py": "def test_s():\n    pass\n",
+    }
+    root = make_project(pytester, plan=plan, tests=TESTS, files=files)
+    result = pytester.runpytest("--plangraph", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=3, errors=1)
+    records = latest(root)
+    assert (records["step-a/ac-file"].outcome, records["step-a/ac-file"].reason) == (
+        "error",
+        "NOT_COLLECTED",
+    )
+    assert records["step-a/ac-file"].details["not_collected"] == ["tests/sub"]
+    assert records["step-a/ac-glob"].outcome == "passed"  # `tests/test_*` cannot reach it
+    assert records["step-a/ac-login"].outcome == "passed"
+    assert "collection errors in tests/sub" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "collector", "expected"),
+    [
+        ("tests/test_*.py::*success*", "tests/test_zbroken.py", True),
+        ("tests/*success*", "tests/test_zbroken.py", True),  # `*` spans `::`
+        ("tests/test_zbroken.py::*", "tests/test_zbroken.py", True),
+        ("tests/test_zbroken.py", "tests/test_zbroken.py", True),
+        ("tests/test_zbroken.py::test_x[1]", "tests/test_zbroken.py", True),
+        ("tests/test_a.py", "tests/test_a.py::TestX", True),  # a class that failed
+        ("tests/test_a.py::TestY::test_y", "tests/test_a.py::TestX", False),
+        ("tests/sub/test_s.py::test_s", "tests/sub", True),  # a directory that failed
+        ("tests/*/test_s.py", "tests/sub", True),
+        ("tests/test_[ab].py::*", "tests/test_a.py", True),
+        ("tests/test_[!ab].py::*", "tests/test_a.py", False),
+        ("tests/test_login.py::test_login_success", "tests/test_zbroken.py", False),
+        ("tests/test_a.py", "tests/test_a.py.bak", False),
+        ("tests/test_ab.py", "tests/test_a", False),
+        ("src/*", "tests/test_zbroken.py", False),
+    ],
+)
+def test_which_patterns_may_hold_a_failed_collectors_tests(
+    pattern: str, collector: str, expected: bool
+) -> None:
+    assert may_hold(pattern, collector) is expected
+
+
+def test_collection_suspects_read_the_failed_source_for_marker_references(
+    tmp_path: Path,
+) -> None:
+    plan = Plan.model_validate(
+        {
+            "plangraph": 1,
+            "plan": "demo",
+            "nodes": [
+                {
+                    "id": "step-a",
+                    "acceptance": [
+                        {"id": "ac-named", "verifier": {"type": "test"}},
+                        {"id": "ac-named-too", "verifier": {"type": "test"}},
+                        {"id": "ac-pattern", "verifier": {"type": "test", "tests": ["t/*"]}},
+                    ],
+                }
+            ],
+        }
+    )
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t/test_x.py").write_text("MARK = 'step-a/ac-named'\n", encoding="utf-8")
+    assert collection_suspects(plan, ["t/test_x.py"], tmp_path) == {
+        "step-a/ac-named": ["t/test_x.py"],  # not ac-named-too: the quotes bound the reference
+        "step-a/ac-pattern": ["t/test_x.py"],
+    }
+    assert collection_suspects(plan, ["u/missing.py"], tmp_path) == {}
+    everything = collection_suspects(plan, ["."], tmp_path)  # the rootdir itself failed
+    assert sorted(everything) == ["step-a/ac-named", "step-a/ac-named-too", "step-a/ac-pattern"]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        ({"t1": "passed"}, Verdict("error", "NOT_COLLECTED")),
+        ({}, Verdict("error", "NOT_COLLECTED")),
+        ({"t1": "passed", "t2": "failed"}, Verdict("failed", "TEST_FAILED")),  # a fact wins
+    ],
+)
+def test_an_uncollected_file_is_an_error_unless_a_test_failed(
+    outcomes: dict[str, str | None], expected: Verdict | Unverified
+) -> None:
+    verdict = criterion_verdict(outcomes, complete=False, uncollected=["tests/test_b.py"])
+    assert verdict == expected
+
+
+def test_the_summary_warns_of_collection_errors_even_when_quiet() -> None:
+    report = RunReport(collection_errors=["tests/test_b.py", "tests/sub"])
+    texts = ["".join(text for text, _ in line) for line in render(report, -1)]
+    assert (
+        "collection errors in tests/test_b.py, tests/sub: evidence may be incomplete "
+        "(their tests never ran)"
+    ) in texts
+    assert not any("collection errors" in text for line in render(RunReport(), 0) for text in line)
