@@ -13,6 +13,7 @@ required nodes.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Generator, Iterable
 from functools import cached_property
@@ -86,7 +87,7 @@ class PlangraphSession:
         except PlangraphError as exc:
             if graph is not None:
                 graph.close()
-            raise pytest.UsageError(f"--plangraph: {exc}") from None
+            raise pytest.UsageError(f"--plangraph: {_pytest_terms(str(exc))}") from None
         return session
 
     def _start_controller(self) -> None:
@@ -327,7 +328,7 @@ class PlangraphSession:
         try:
             self.report = self._finish([] if stopped else list(self.collection_errors))
         except PlangraphError as exc:
-            self.report = RunReport(error=f"evidence was not recorded: {exc}")
+            self.report = RunReport(error=f"evidence was not recorded: {_pytest_terms(str(exc))}")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         passing = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
@@ -409,3 +410,9 @@ def _prefix(graph: PlanGraph, rootdir: Path) -> str:
     except PlangraphError:
         return ""
     return "" if relative == "." else f"{relative}/"
+
+
+def _pytest_terms(message: str) -> str:
+    """*message* of the store or the plan, its advice given in pytest's options: the store is
+    named with ``--plangraph-store`` here, not the command's ``--store``."""
+    return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)

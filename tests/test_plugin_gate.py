@@ -100,6 +100,9 @@ def test_a_corrupt_store_is_a_usage_error_and_left_alone(pytester: pytest.Pytest
     result = pytester.runpytest("--plangraph")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.str().startswith("ERROR: --plangraph:")
+    # its advice names pytest's option for the store, not the command line's
+    assert "pass --plangraph-store to use another file" in result.stderr.str()
+    assert " --store" not in result.stderr.str()
     assert store.read_bytes() == b"this is not a database" * 100
 
 
