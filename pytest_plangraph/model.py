@@ -2,9 +2,11 @@
 
 A plan is a set of :class:`Node` with acceptance :class:`Criterion` and typed :class:`Edge`.
 Every model is frozen and forbids unknown fields, so a typo in a plan is an error, not a silent
-default. Edges read "``to`` depends on ``from``" for every type: staleness flows from ``from`` to
-``to``. Digests are computed from the normalised model, so key order, quoting, comments,
-whitespace and spelled-out defaults never change them.
+default; the models of the plan file are strict too, so no value is coerced to another type (a
+``true`` or ``"3"`` where a number belongs is an error, not ``1`` or ``3``). Edges read "``to``
+depends on ``from``" for every type: staleness flows from ``from`` to ``to``. Digests are
+computed from the normalised model, so key order, quoting, comments, whitespace and spelled-out
+defaults never change them.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
     Tag,
+    field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from .canonical import canonical_json, digest
 
@@ -28,7 +33,10 @@ FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""Ids are ASCII: letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit."""
 Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
+SHA256_PATTERN = r"^[0-9A-Fa-f]{64}$"
+"""A pinned sha256: 64 hexadecimal digits, either case (kept lowercase)."""
 
 NodeKind = Literal["objective", "step", "milestone"]
 EdgeType = Literal["requires", "consumes", "validates", "conflicts", "related", "contains"]
@@ -50,7 +58,14 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class TestVerifier(_Frozen):
+class _Strict(_Frozen):
+    """A part of the plan file: values must already have their type (YAML and JSON give
+    text, numbers and booleans natively), so nothing is silently coerced."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class TestVerifier(_Strict):
     """Passes when every pytest test mapped to the criterion passed (``tests`` patterns and/or
     ``@pytest.mark.criterion`` markers)."""
 
@@ -59,7 +74,7 @@ class TestVerifier(_Frozen):
     tests: list[Annotated[str, Field(min_length=1)]] = _empty(list)
 
 
-class SchemaVerifier(_Frozen):
+class SchemaVerifier(_Strict):
     """Passes when ``artifact`` (JSON or YAML) validates against the JSON Schema ``schema``."""
 
     type: Literal["schema"]
@@ -67,16 +82,16 @@ class SchemaVerifier(_Frozen):
     artifact: str = Field(min_length=1)
 
 
-class ArtifactVerifier(_Frozen):
+class ArtifactVerifier(_Strict):
     """Passes when ``path`` exists, optionally with a pinned ``sha256`` and ``min_bytes``."""
 
     type: Literal["artifact"]
     path: str = Field(min_length=1)
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    sha256: Annotated[str, Field(pattern=SHA256_PATTERN), AfterValidator(str.lower)] | None = None
     min_bytes: Annotated[int, Field(ge=0)] | None = None
 
 
-class ApprovalVerifier(_Frozen):
+class ApprovalVerifier(_Strict):
     """Satisfied by an ``approve`` event bound to the node's current input digest."""
 
     type: Literal["approval"]
@@ -86,7 +101,7 @@ class ApprovalVerifier(_Frozen):
 class PluginVerifier(BaseModel):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     type: Annotated[
         str,
         Field(
@@ -117,7 +132,7 @@ Verifier = Annotated[
 ]
 
 
-class Criterion(_Frozen):
+class Criterion(_Strict):
     """One acceptance criterion of a node, checked by exactly one verifier."""
 
     id: Id
@@ -126,7 +141,7 @@ class Criterion(_Frozen):
     verifier: Verifier
 
 
-class Node(_Frozen):
+class Node(_Strict):
     """An objective, step or milestone of the plan, with its contract fields (DESIGN §3.3)."""
 
     id: Id
@@ -152,7 +167,7 @@ class Node(_Frozen):
         return next((c for c in self.acceptance if c.id == criterion_id), None)
 
 
-class Edge(_Frozen):
+class Edge(_Strict):
     """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
 
     from_: Id = Field(alias="from")
@@ -179,7 +194,7 @@ class Edge(_Frozen):
         )
 
 
-class Plan(_Frozen):
+class Plan(_Strict):
     """A whole plan file."""
 
     plangraph: Literal[1] = Field(
@@ -190,6 +205,14 @@ class Plan(_Frozen):
     description: str = ""
     nodes: list[Node] = _empty(list)
     edges: list[Edge] = _empty(list)
+
+    @field_validator("plangraph", mode="before")
+    @classmethod
+    def _format_is_a_number(cls, value: Any) -> Any:
+        # a literal compares by equality, so true and 1.0 would pass for 1 even when strict
+        if type(value) is not int:
+            raise PydanticCustomError("format_version_type", "expected the whole number 1")
+        return value
 
     def node(self, node_id: str) -> Node | None:
         """Return the node with this id (the first one if ids repeat), or None."""

@@ -1,8 +1,10 @@
 """Reading plan files (YAML or JSON) into models, with file positions for every message.
 
 YAML is composed with the safe loader and walked by hand, so that duplicate keys are caught and
-the position of every field is known; nothing is ever constructed from tags. pydantic errors are
-turned into one :class:`~pytest_plangraph.errors.Problem` per defect, located by the field path.
+the position of every field is known; nothing is ever constructed from tags. Only a regular file
+is read (a FIFO or a device is refused, never waited on). pydantic errors are turned into one
+:class:`~pytest_plangraph.errors.Problem` per defect, located by the field path
+(:mod:`~pytest_plangraph.planmessages`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,9 @@ from pydantic import ValidationError
 from .errors import PlanError, Problem
 from .model import Plan
 from .plancache import keep_parsed, read_parsed, with_facts
+from .planmessages import FieldPath as FieldPath
+from .planmessages import format_path as format_path
+from .planmessages import problem
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads)."""
@@ -28,8 +35,6 @@ CACHE_MIN_BYTES = 16 * 1024
 about 30 ms to parse, more than every command's cost of reading the cache)."""
 MAX_YAML_NODES = 2_000_000
 """Guards against alias bombs: a plan expanding to more values than this is refused."""
-
-FieldPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -57,14 +62,6 @@ class LoadedPlan:
             if node.id == node_id:
                 return ("nodes", index)
         return ()
-
-
-def format_path(path: FieldPath) -> str:
-    """``nodes[2].acceptance[0].verifier`` from ``("nodes", 2, "acceptance", 0, "verifier")``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
 
 
 def load_plan(
@@ -113,24 +110,63 @@ def validate_plan(
         plan = Plan.model_validate(data)
     except ValidationError as exc:
         loaded = LoadedPlan(Plan(plangraph=1, plan="x"), name, positions)
-        raise PlanError([_problem(loaded, data, err) for err in exc.errors()]) from None
+        raise PlanError([problem(loaded, data, err) for err in exc.errors()]) from None
     return LoadedPlan(plan, name, positions)
 
 
 def _raw(path: Path, name: str) -> bytes:
+    """The bytes of the plan file: only a regular file is read, and no more than the limit (a
+    FIFO or a device would block or never end), opened without waiting for a writer."""
     try:
-        size = path.stat().st_size
-        if size > MAX_PLAN_BYTES:
-            raise PlanError([_too_large(name, size)])
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NO_WAIT)
     except FileNotFoundError:
         raise PlanError(
             [Problem(name, 0, 0, "", "plan file not found; pass the plan's path or create it")]
         ) from None
-    except IsADirectoryError:
-        raise PlanError([Problem(name, 0, 0, "", "is a directory, not a plan file")]) from None
+    except OSError as exc:  # a directory is refused here on some systems
+        what = _not_a_plan_file(path.stat().st_mode) if path.is_dir() else None
+        raise PlanError([_unreadable(name, what, exc)]) from None
+    try:
+        return _read_regular(fd, name)
     except OSError as exc:
-        raise PlanError([Problem(name, 0, 0, "", f"cannot read: {exc.strerror}")]) from None
+        raise PlanError([_unreadable(name, None, exc)]) from None
+    finally:
+        os.close(fd)
+
+
+def _read_regular(fd: int, name: str) -> bytes:
+    info = os.fstat(fd)
+    what = _not_a_plan_file(info.st_mode)
+    if what is not None:
+        raise PlanError([Problem(name, 0, 0, "", what)])
+    if info.st_size > MAX_PLAN_BYTES:
+        raise PlanError([_too_large(name, info.st_size)])
+    with open(fd, "rb", closefd=False) as handle:
+        return handle.read(MAX_PLAN_BYTES + 1)
+
+
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+"""Opening a FIFO for reading waits for a writer, and a terminal could become ours: neither."""
+
+
+def _not_a_plan_file(mode: int) -> str | None:
+    """Why a file of this mode cannot be a plan file, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a plan file; pass the path of the plan file in it"
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((text for test, text in kinds if test(mode)), "a special file")
+    return f"is {kind}, not a regular file; pass the path of a plan file"
+
+
+def _unreadable(name: str, what: str | None, exc: OSError) -> Problem:
+    return Problem(name, 0, 0, "", what or f"cannot read: {exc.strerror or exc}")
 
 
 def _too_large(name: str, size: int) -> Problem:
@@ -339,104 +375,6 @@ class _Walker:
             result[key] = self.value(value_node, key_path)
             self.positions[key_path] = where
         return result
-
-
-_MESSAGES = {
-    "missing": "required field is missing",
-    "list_type": "expected a list",
-    "dict_type": "expected a mapping",
-    "string_type": "expected text",
-    "bool_type": "expected true or false",
-    "bool_parsing": "expected true or false",
-    "int_type": "expected a whole number",
-    "int_parsing": "expected a whole number",
-    "float_type": "expected a number",
-    "float_parsing": "expected a number",
-}
-
-
-def _problem(loaded: LoadedPlan, data: Any, err: Any) -> Problem:
-    path = _data_path(data, err["loc"])
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        message = f"unknown field {path[-1]!r}{_allowed_hint(data, path)}"
-    elif kind == "missing":
-        missing = err["loc"][-1]
-        message = f"required field {missing!r} is missing"
-        path = (*path, str(missing)) if path[-1:] != (missing,) else path
-    elif kind == "literal_error":
-        message = f"expected {err['ctx']['expected']}, got {err.get('input')!r}"
-    elif kind == "string_pattern_mismatch":
-        message = (
-            f"{err.get('input')!r} is not a valid id: use letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    else:
-        base = _MESSAGES.get(kind, err["msg"])
-        got = err.get("input")
-        message = f"{base}, got {type(got).__name__} {got!r}" if kind in _MESSAGES else base
-    where = loaded.location(path).removeprefix(loaded.file + ":")
-    line, col = (int(x) for x in where.split(":")) if where != loaded.file else (0, 0)
-    return Problem(loaded.file, line, col, format_path(path), message)
-
-
-_VERIFIER_TAGS = frozenset({"test", "schema", "artifact", "approval", "plugin"})
-
-
-def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:
-    """Drop pydantic's union tags from *loc*, keeping only steps that exist in the data."""
-    path: list[str | int] = []
-    current = data
-    for index, step in enumerate(loc):
-        if index and loc[index - 1] == "verifier" and step in _VERIFIER_TAGS:
-            continue
-        if isinstance(current, dict) and step in current:
-            path.append(step)
-            current = current[step]
-        elif isinstance(current, list) and isinstance(step, int) and step < len(current):
-            path.append(step)
-            current = current[step]
-        elif isinstance(current, dict) and step == loc[-1]:
-            path.append(step)
-            break
-    return tuple(path)
-
-
-def _allowed_hint(data: Any, path: FieldPath) -> str:
-    owner = _owner_model(path, data)
-    if owner is None:
-        return ""
-    names = sorted((f.alias or n) for n, f in owner.model_fields.items())
-    return f"; allowed: {', '.join(names)}"
-
-
-def _owner_model(path: FieldPath, data: Any) -> Any:
-    from .model import (
-        ApprovalVerifier,
-        ArtifactVerifier,
-        Criterion,
-        Edge,
-        Node,
-        SchemaVerifier,
-        TestVerifier,
-    )
-
-    parent = [p for p in path[:-1] if not isinstance(p, int)]
-    if not parent:
-        return Plan
-    last = parent[-1]
-    if last == "verifier":
-        current = data
-        for step in path[:-1]:
-            current = current[step]
-        verifiers = {
-            "test": TestVerifier,
-            "schema": SchemaVerifier,
-            "artifact": ArtifactVerifier,
-            "approval": ApprovalVerifier,
-        }
-        return verifiers.get(str(current.get("type"))) if isinstance(current, dict) else None
-    return {"nodes": Node, "edges": Edge, "acceptance": Criterion}.get(str(last))
 
 
 def plan_json_schema() -> dict[str, Any]:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from ..model import Criterion, Node
     from ..vcs import Workspace
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SHA256 = re.compile(r"[0-9A-Fa-f]{64}")
+"""A pinned sha256 as the plan model takes it: either case (the model keeps it lowercase)."""
 
 
 class ArtifactType:
@@ -47,8 +48,8 @@ class ArtifactType:
         """
         problems = path_setting_problems(settings, ("path",), workspace)
         pinned = settings.get("sha256")
-        if pinned is not None and not (isinstance(pinned, str) and _SHA256.match(pinned)):
-            problems.append("sha256: expected 64 lowercase hex digits")
+        if pinned is not None and not (isinstance(pinned, str) and _SHA256.fullmatch(pinned)):
+            problems.append("sha256: expected 64 hexadecimal digits (sha256sum's output)")
         minimum = settings.get("min_bytes")
         if minimum is not None and (type(minimum) is not int or minimum < 0):
             problems.append("min_bytes: expected a whole number of bytes, 0 or more")
@@ -78,7 +79,7 @@ def _check(
     actual = workspace.hash_file(rel)
     if actual is None:
         return VerifierResult("failed", ARTIFACT_UNREADABLE, f"{rel} cannot be read")
-    if pinned is not None and actual != pinned:
+    if pinned is not None and actual != (pinned := pinned.lower()):  # hashes print lowercase
         message = f"{rel} has sha256 {actual}, but the plan pins {pinned}"
         details = {"expected": pinned, "actual": actual, "size": size}
         return VerifierResult("failed", HASH_MISMATCH, message, details)
