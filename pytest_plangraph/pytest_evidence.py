@@ -21,6 +21,7 @@ from .pytest_verdicts import (
     DESELECTED,
     NOT_COLLECTED,
     NOT_RUN,
+    TEST_SKIPPED,
     Phase,
     Unverified,
     Verdict,
@@ -74,17 +75,20 @@ def decide(
     results: RunResults,
     runnable: Iterable[str] = (),
     uncollected: MappingABC[str, list[str]] | None = None,
+    skipped_whole: MappingABC[str, list[str]] | None = None,
 ) -> tuple[list[Decided], dict[str, Unverified]]:
     """One :class:`Decided` per verified criterion, and why each other one was not verified.
 
     *runnable* are the refs of criteria a verifier item could check: those the run did not
     collect are reported ``NOT_COLLECTED``. *uncollected* maps a test criterion to the failed
-    collectors that may hold its tests (see :func:`~.pytest_mapping.collection_suspects`).
+    collectors that may hold its tests (see :func:`~.pytest_mapping.collection_suspects`),
+    *skipped_whole* to the collectors skipped whole that may hold them.
     """
     decided: list[Decided] = []
     skipped: dict[str, Unverified] = {}
     for ref, tests in mapping.criteria.items():
         failed = (uncollected or {}).get(ref, [])
+        passed_over = (skipped_whole or {}).get(ref, [])
         outcomes = {t: results.outcome(t) for t in tests.tests}
         verdict = criterion_verdict(
             outcomes,
@@ -92,6 +96,7 @@ def decide(
             deselected=tests.deselected,
             complete=mapping.complete,
             uncollected=failed,
+            skipped_whole=passed_over,
         )
         if isinstance(verdict, Unverified):
             skipped[ref] = verdict
@@ -101,6 +106,10 @@ def decide(
             details["unmatched"] = tests.unmatched
         if failed:
             details.update(_uncollected_details(failed))
+        elif passed_over and verdict.reason == TEST_SKIPPED:
+            names = ", ".join(passed_over)
+            details["skipped_whole"] = passed_over
+            details["message"] = f"{names} was skipped whole and may hold tests of this criterion"
         produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
         subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
         subjects.update(dict.fromkeys(produced))

@@ -64,6 +64,9 @@ class PlangraphSession:
         self.collection_failed = False
         self.collection_errors: dict[str, None] = {}
         """Repository-relative ids of the collectors that failed (under xdist: in any worker)."""
+        self.collection_skips: dict[str, None] = {}
+        """Repository-relative ids of the collectors skipped whole (``pytest.importorskip``, a
+        module-level ``pytest.skip``): their tests never ran."""
         self.report: RunReport | None = None
         self.item_verdicts: dict[str, dict[str, Any]] = {}
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
@@ -207,6 +210,8 @@ class PlangraphSession:
         if report.failed:
             self.collection_failed = True
             self.collection_errors[(self.prefix + report.nodeid).rstrip("/") or "."] = None
+        elif report.skipped:
+            self.collection_skips[(self.prefix + report.nodeid).rstrip("/") or "."] = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[Any]) -> None:
@@ -340,8 +345,12 @@ class PlangraphSession:
         if self.coverage is not None:
             self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
-        suspects = collection_suspects(self.graph.plan, failed, self.graph.root)
-        decided, unverified = decide(self.mapping or Mapping(), self.results, runnable, suspects)
+        plan, root = self.graph.plan, self.graph.root
+        suspects = collection_suspects(plan, failed, root)
+        skipped = collection_suspects(plan, self.collection_skips, root)
+        decided, unverified = decide(
+            self.mapping or Mapping(), self.results, runnable, suspects, skipped
+        )
         end = self.graph.snapshot(self.before_fold)
         builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []

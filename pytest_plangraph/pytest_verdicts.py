@@ -63,6 +63,9 @@ NOT_COLLECTED = "NOT_COLLECTED"
 """Unverified: the run collected only part of the suite (explicit paths, ``--lf``) and none of
 its tests. Evidence ``error``: a collector that may hold some of its tests failed."""
 
+TEST_SKIPPED = "TEST_SKIPPED"
+"""A required test was skipped, or a collector that may hold some was skipped whole."""
+
 # First match wins: a failure is a fact even in a partial run; a pass needs the whole set.
 _NEGATIVE = (
     ("failed", Verdict("failed", "TEST_FAILED")),
@@ -71,7 +74,7 @@ _NEGATIVE = (
 _NOT_PASSING = (
     ("xfailed", Verdict("failed", "TEST_XFAILED")),
     ("xpassed", Verdict("error", "TEST_XPASSED")),
-    ("skipped", Verdict("error", "TEST_SKIPPED")),
+    ("skipped", Verdict("error", TEST_SKIPPED)),
 )
 
 
@@ -82,22 +85,28 @@ def criterion_verdict(
     deselected: Iterable[str] = (),
     complete: bool = True,
     uncollected: Iterable[str] = (),
+    skipped_whole: Iterable[str] = (),
 ) -> Verdict | Unverified:
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
     *unmatched* are plan patterns that matched no collected test; *deselected* are matched tests
     left out of this run; *complete* says the whole suite was collected; *uncollected* are the
-    failed collectors that may hold some of its tests (their tests never ran).
+    failed collectors that may hold some of its tests (their tests never ran); *skipped_whole*
+    the collectors skipped whole (``pytest.importorskip``) that may hold some: like a skipped
+    test, not passing evidence.
     """
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
-    if complete and (unmatched or not (outcomes or deselected)):
-        return Verdict("error", "TEST_NOT_FOUND")
     values = set(outcomes.values())
+    skipped = bool(list(skipped_whole)) and not values & {"failed", "error"}
+    if complete and (unmatched or not (outcomes or deselected)) and not skipped:
+        return Verdict("error", "TEST_NOT_FOUND")
     for outcome, verdict in _NEGATIVE:
         if outcome in values:
             return verdict
     if uncollected:
         return Verdict("error", NOT_COLLECTED)
+    if skipped:
+        return Verdict("error", TEST_SKIPPED)
     if deselected:
         return Unverified(DESELECTED)
     if not outcomes or unmatched:
