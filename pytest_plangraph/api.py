@@ -340,7 +340,11 @@ class PlanGraph:
     def record(
         self, evidence: Sequence[Evidence], *, expected_plan_version: int | None = None
     ) -> list[Event]:
-        """Append evidence records to the store; plugins hear of each one."""
+        """Append evidence records to the store; plugins hear of each one. The batch is
+        stored upstream first (the plan's topological order): a stale record's culprits are the
+        upstream nodes whose latest record before it differs from today, so a record of the
+        same run must not come before its upstream's. The events come back in *evidence*'s
+        order."""
         at = now()
         events = [
             Event(
@@ -354,7 +358,14 @@ class PlanGraph:
             )
             for record in evidence
         ]
-        stored = self.store.append_many(events, expected_plan_version=expected_plan_version)
+        rank = {node: i for i, node in enumerate(self.graph.topological_order())}
+        order = sorted(range(len(events)), key=lambda i: rank.get(events[i].node or "", -1))
+        appended = self.store.append_many(
+            [events[i] for i in order], expected_plan_version=expected_plan_version
+        )
+        stored = appended[:]
+        for slot, event in zip(order, appended, strict=True):
+            stored[slot] = event
         from .plugins import get_plugin_manager
 
         hook = get_plugin_manager().hook

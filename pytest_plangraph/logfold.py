@@ -70,10 +70,11 @@ class LogFold:
             self.add(event)
 
     def add_stored(self, events: Iterable[LoggedEvent]) -> None:
-        """Fold events just stored by this process, in the order stored, leaving out those
-        folded already: a write that the store answers with an event it held (a repeated
-        idempotency key, a record already there) returns one with a ``seq`` seen here."""
-        for event in events:
+        """Fold events just stored by this process (in any order: they are taken by
+        ``seq``), leaving out those folded already: a write that the store answers with an
+        event it held (a repeated idempotency key, a record already there) returns one with a
+        ``seq`` seen here."""
+        for event in sorted(events, key=lambda stored: stored.seq):
             if event.seq > self.last_seq:
                 self.add(event)
 

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from cli_helpers import plangraph
 from conftest import FIXTURES, git
-from plugin_helpers import latest, section
+from plugin_helpers import evidence, latest, section
 
 
 def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> None:
@@ -47,3 +47,31 @@ def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> No
     assert section(accepted.stdout.str())[-1] == (
         "plangraph gate: every claimed or required node is completed"
     )
+
+
+def test_a_run_stores_upstream_records_first_so_stale_reasons_name_real_culprits(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path
+    shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
+    (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3)
+    schema = root / "src/auth/user_schema.json"
+    schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 4'))
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3)  # every record fresh again
+    kinds = plangraph(root, "history", "step-token-endpoint", "--format", "json").json()
+    assert len(kinds["events"]) == 4  # two runs, two test criteria each
+    # the schema's record of the second run comes before the token endpoint's records of it
+    order = [e.node for e in evidence(root)[-3:]]
+    assert order == ["step-user-schema", "step-token-endpoint", "step-token-endpoint"]
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text().replace("gets 200 and a token", "gets 200 and a JWT"))
+    status = plangraph(root, "status", "--format", "json").json()
+    [token] = [n for n in status["nodes"] if n["id"] == "step-token-endpoint"]
+    reasons = {c["id"]: [r["code"] for r in c["reasons"]] for c in token["criteria"]}
+    # only the edited criterion and the node's own inputs changed; upstream did not
+    assert reasons["ac-http-200"] == ["CRITERION_CHANGED"]
+    assert reasons["ac-invalid-401"] == ["INPUT_CHANGED"]
