@@ -135,30 +135,52 @@ class PlanGraph:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def check_plan(self) -> None:
+    def check_plan(self) -> list[Finding]:
         """Raise :class:`PlanError` when lint finds errors in the plan: nothing is judged,
         claimed or recorded against a plan that lint rejects (a mistyped edge would otherwise
-        silently drop a prerequisite)."""
-        from .lint import ERRORS
-
-        errors = self.lint(run_data=False, severities=ERRORS)
-        if errors:
+        silently drop a prerequisite). Return the errors a verifier's own check of its
+        settings finds against the files (a schema file deleted or broken since): those stop
+        no command, which shows their criteria's evidence going stale or failing instead."""
+        blocking, settings = self.plan_problems()
+        if blocking:
             from .errors import Problem
 
-            problems = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in errors]
+            problems = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
             raise PlanError(
                 [*problems, Problem(self.loaded.file, 0, 0, "", "fix these first (plangraph lint)")]
             )
+        return settings
+
+    def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
+        """The plan's lint errors that stop a command (see :meth:`check_plan`), and the
+        ``VERIFIER_CONFIG`` errors that verifiers' settings checks found against the files."""
+        from .lint import ERRORS, plan_findings
+
+        types = self.registry.names()
+        known = self._kept_findings(types, ERRORS)
+        if known is None:
+            known = plan_findings(
+                self.loaded, verifier_types=types, graph=self.graph, severities=ERRORS
+            )
+        found = self.lint(run_data=False, severities=ERRORS, known=known)
+        plan_only = set(known)
+        on_disk = [f for f in found if f.code == "VERIFIER_CONFIG" and f not in plan_only]
+        return [f for f in found if f not in on_disk], on_disk
 
     # --- reading -----------------------------------------------------------------------------
 
     def lint(
-        self, *, run_data: bool = True, severities: Collection[Severity] | None = None
+        self,
+        *,
+        run_data: bool = True,
+        severities: Collection[Severity] | None = None,
+        known: Collection[Finding] | None = None,
     ) -> list[Finding]:
         """Lint findings of the plan, with file checks against this repository; with
         *run_data*, also ``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence
         (read only when a store exists: lint never creates one). *severities* keeps only
-        findings of those severities (``("error",)`` to check a plan)."""
+        findings of those severities (``("error",)`` to check a plan); *known* are the
+        plan-only findings of those severities when the caller has them."""
         from .lint import lint_plan
         from .lintfiles import WorkspaceFileCheck
         from .workspace import remembered_escapes
@@ -173,7 +195,7 @@ class PlanGraph:
                 extra=self._coverage_findings() if run_data else (),
                 graph=self.graph,
                 severities=severities,
-                known=self._kept_findings(types, severities),
+                known=self._kept_findings(types, severities) if known is None else known,
             )
 
     def _kept_findings(

@@ -14,6 +14,7 @@ required nodes.
 from __future__ import annotations
 
 import re
+import sys
 import uuid
 from collections.abc import Generator, Iterable
 from functools import cached_property
@@ -94,12 +95,12 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        from .lint import ERRORS
-
-        errors = self.graph.lint(run_data=False, severities=ERRORS)
+        errors, settings = self.graph.plan_problems()
         if errors:
             lines = "\n".join(str(f) for f in errors)
             raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
+        for finding in settings:  # the files changed under the plan: shown, not a stop
+            sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):
             self.graph.require_node(node)
         self.started = now()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph, plangraph_main
+from conftest import git
 
 STORE = Path(".plangraph/store.db")
 TOKEN = "step-token-endpoint"
@@ -482,3 +483,22 @@ def test_a_command_checks_a_schema_file_once_per_content(jwt: Path) -> None:
     schema = jwt / "src/auth/user_schema.json"
     schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert status_imports() == "0 True"  # new content: compiled again
+
+
+def test_a_schema_file_deleted_since_warns_and_every_command_goes_on(jwt):
+    git(jwt, "rm", "-q", "src/auth/user_schema.json")
+    git(jwt, "commit", "-q", "-m", "drop the schema")
+    warning = "VERIFIER_CONFIG: step-user-schema/ac-schema-valid: src/auth/user_schema.json"
+    status = plangraph_main(jwt, "status", "--format", "json")
+    assert status.code == 0, status.err
+    assert f"plangraph: warning: plangraph.yaml:15:9: {warning}" in status.err
+    [schema] = [n for n in status.json()["nodes"] if n["id"] == SCHEMA]
+    assert schema["status"] == "stale"
+    impact = plangraph_main(jwt, "impact", "--format", "json")
+    assert impact.code == 0, impact.err
+    [entry] = impact.json()["invalidated"]
+    assert entry["node"] == SCHEMA and "ARTIFACT_DELETED" in entry["reasons"][0]
+    assert plangraph_main(jwt, "audit").code == 1  # the stale evidence is a finding
+    refused = plangraph_main(jwt, "claim", SCHEMA, "--by", "agent")
+    assert refused.code == 1  # judged, and refused: its evidence is stale
+    assert plangraph_main(jwt, "lint").code == 1  # lint still reports it as an error

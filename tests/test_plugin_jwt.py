@@ -75,3 +75,20 @@ def test_a_run_stores_upstream_records_first_so_stale_reasons_name_real_culprits
     # only the edited criterion and the node's own inputs changed; upstream did not
     assert reasons["ac-http-200"] == ["CRITERION_CHANGED"]
     assert reasons["ac-invalid-401"] == ["INPUT_CHANGED"]
+
+
+def test_a_schema_file_deleted_since_is_a_warning_and_a_failed_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path
+    shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
+    (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    git(root, "rm", "-q", "src/auth/user_schema.json")
+    result = pytester.runpytest_subprocess("--plangraph")
+    result.assert_outcomes(passed=2, failed=1)
+    assert "plangraph: warning: plangraph.yaml:15:9: error VERIFIER_CONFIG" in result.stderr.str()
+    record = latest(root)["step-user-schema/ac-schema-valid"]
+    assert (record.outcome, record.reason) == ("error", "SCHEMA_MISSING")

@@ -57,10 +57,16 @@ def open_graph(args: argparse.Namespace) -> PlanGraph:
 
     graph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
     try:
-        graph.check_plan()
+        settings = graph.check_plan()
     except BaseException:
         graph.close()
         raise
+    for finding in settings:  # the files changed under the plan: shown, not a stop
+        print(
+            f"plangraph: warning: {finding.location}: {finding.code}: {finding.hint} "
+            "(the command goes on; `plangraph lint` lists it)",
+            file=sys.stderr,
+        )
     return graph
 
 
