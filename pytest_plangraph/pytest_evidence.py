@@ -30,6 +30,7 @@ from .pytest_verdicts import (
 )
 from .records import RecordMaker
 from .state import input_digests
+from .verifiers import ARTIFACT_MISSING
 
 if TYPE_CHECKING:
     from .api import PlanGraph
@@ -208,6 +209,15 @@ class EvidenceBuilder:
         # the latest evidence of some criterion already named them (their "before" is known)
         paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
         subjects = {path: self._hash(path) for path in paths}
+        missing = [path for path in item.produced if subjects.get(path) is None]
+        if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
+            details = {
+                **item.details,
+                "missing_artifacts": missing,
+                "message": f"declared with plangraph.artifact() but not there at the end of the "
+                f"run: {', '.join(missing)}",
+            }
+            return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
         evidence = self._make(item, item.verdict, item.details, subjects)
         started = {**self.before, **item.subjects}
         moved = sorted(

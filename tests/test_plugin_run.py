@@ -289,6 +289,27 @@ def test_a_declared_artifact_is_a_subject(pytester: pytest.Pytester) -> None:
     assert record.subjects["out/made.txt"] == sha256(root / "out/made.txt")
 
 
+def test_a_declared_artifact_never_made_gives_no_pass(pytester: pytest.Pytester) -> None:
+    tests = """
+        import pytest
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_marked(plangraph):
+            plangraph.artifact("build/never-made.txt")
+
+        def test_pattern_one():
+            pass
+    """
+    root = make_project(pytester, tests=tests)
+    result = pytester.runpytest("--plangraph")
+    result.assert_outcomes(passed=3)  # the tests and the artifact item of step-b
+    record = latest(root)["step-a/ac-marked"]
+    assert (record.outcome, record.reason) == ("failed", "ARTIFACT_MISSING")
+    assert record.details["missing_artifacts"] == ["build/never-made.txt"]
+    assert "plangraph.artifact()" in record.details["message"]
+    assert latest(root)["step-a/ac-pattern"].outcome == "passed"
+
+
 def test_an_output_changed_during_the_run_voids_the_evidence(pytester: pytest.Pytester) -> None:
     tests = """
         import pytest
