@@ -102,6 +102,9 @@ def test_evidence_goes_stale_and_apply_records_changes(
     assert changes[0]["payload"]["change"] == "modified"
     assert changes[0]["payload"]["commit"].startswith(short)
     assert changes[0]["status_after"] == "stale"
+    text = plangraph(root, "history", "T12").out.splitlines()
+    [row] = [line for line in text if " change " in line]
+    assert f"modified out/t5.txt (commit {short})" in row  # when and why, in the text too
 
 
 def test_reverified_node_is_no_longer_invalidated(

@@ -317,6 +317,14 @@ def test_signed_store_and_wrong_key(jwt, tmp_path):
     )
     assert wrong.code == 1
     assert {p["code"] for p in wrong.json()["chain"]} == {"BAD_SIGNATURE"}
+    unkeyed = plangraph_main(jwt, "audit", "--store", store, "--format", "json")
+    assert unkeyed.code == 0  # nothing wrong could be found, but it says what was not checked
+    assert unkeyed.json()["notes"] == [
+        "1 event(s) are signed, and their signatures were not checked: "
+        "PLANGRAPH_SIGNING_KEY is not set"
+    ]
+    assert "signatures were not checked" in plangraph_main(jwt, "audit", "--store", store).out
+    assert plangraph_main(jwt, "audit", "--format", "json").json()["notes"] == []
 
 
 def test_the_store_does_not_make_the_tree_dirty(jwt):

@@ -231,4 +231,14 @@ def _history(args: argparse.Namespace, out: Output) -> int:
 
 
 def _outcome(event: Any) -> str:
-    return str(event.payload.get("outcome", "")) if event.kind == "evidence" else ""
+    """What the event says, in a word or two: an evidence outcome, a claim's verdict, an
+    observed change with its path and commit."""
+    payload = event.payload
+    if event.kind == "evidence":
+        return str(payload.get("outcome", ""))
+    if event.kind == "claim":
+        return str(payload.get("verdict", ""))
+    if event.kind == "change":
+        commit = f" (commit {str(payload['commit'])[:7]})" if payload.get("commit") else ""
+        return f"{payload.get('change', 'changed')} {payload.get('path', '')}{commit}"
+    return ""

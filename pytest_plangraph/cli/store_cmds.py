@@ -82,6 +82,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         claims = graph.store.events(kinds=["claim"])
         # the records' run times matter only to --max-age
         evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
+        signed = 0 if graph.store.signing else graph.store.signed_count()
     phantoms = _phantoms(claims, state)
     stale = [
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
@@ -91,8 +92,17 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
     ]
     old = _too_old(evidence, state, max_age) if max_age is not None else []
     data = {"chain": chain, "phantom_completions": phantoms, "stale": stale, "too_old": old}
-    out.emit(data, _audit_text(data))
-    return 1 if any(data.values()) else 0
+    found = any(data.values())
+    notes = (
+        [
+            f"{signed} event(s) are signed, and their signatures were not checked: "
+            "PLANGRAPH_SIGNING_KEY is not set"
+        ]
+        if signed
+        else []
+    )
+    out.emit({**data, "notes": notes}, "\n".join([*notes, _audit_text(data)]))
+    return 1 if found else 0
 
 
 def _phantoms(claims: list[Any], state: Any) -> list[dict[str, Any]]:

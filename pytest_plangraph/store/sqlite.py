@@ -415,6 +415,13 @@ class Store:
             problems.append(ChainProblem(0, "", APPEND_ONLY_DISABLED, message))
         return problems
 
+    def signed_count(self) -> int:
+        """How many events carry a signature (audit says when it could not check them)."""
+        with self._reading() as con:
+            return int(
+                con.execute("SELECT count(*) FROM events WHERE signature IS NOT NULL").fetchone()[0]
+            )
+
     def _log_differences(self, con: sqlite3.Connection) -> dict[int, tuple[str, bool]]:
         """Events whose ``log`` row differs from what the events say, by seq: (event id,
         whether the event is gone). Empty for an older store opened read-only (no log)."""
