@@ -233,13 +233,14 @@ def history(
         steps: list[tuple[E, str]] = []
         for event in events:
             fold.add(event)
-            if _node_of(event) == node_id:
+            if event_node(event) == node_id:
                 state = derive_node(graph, fold, snapshot, node_id, context=context)
                 steps.append((event, state.status))
         return steps
 
 
-def _node_of(event: LoggedEvent) -> str | None:
+def event_node(event: LoggedEvent) -> str | None:
+    """The node an event is about (an evidence record may name it in its payload only)."""
     return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
 
 

@@ -510,3 +510,28 @@ def test_a_schema_file_deleted_since_warns_and_every_command_goes_on(jwt):
     refused = plangraph_main(jwt, "claim", SCHEMA, "--by", "agent")
     assert refused.code == 1  # judged, and refused: its evidence is stale
     assert plangraph_main(jwt, "lint").code == 1  # lint still reports it as an error
+
+
+def test_history_of_a_node_removed_from_the_plan_keeps_its_events(tmp_path):
+    plan = tmp_path / "plangraph.yaml"
+    (tmp_path / ".git").mkdir()
+    both = (
+        "plangraph: 1\nplan: p\nnodes:\n"
+        "  - id: gone\n    acceptance: [{id: ok, verifier: {type: approval}}]\n"
+        "  - id: kept\n    acceptance: [{id: ok, verifier: {type: approval}}]\n"
+    )
+    plan.write_text(both)
+    assert plangraph_main(tmp_path, "approve", "gone/ok", "--by", "lead").code == 0
+    assert plangraph_main(tmp_path, "claim", "gone", "--by", "agent").code == 0
+    plan.write_text(
+        both.replace("  - id: gone\n    acceptance: [{id: ok, verifier: {type: approval}}]\n", "")
+    )
+    result = plangraph_main(tmp_path, "history", "gone", "--format", "json")
+    assert result.code == 0, result.err
+    events = result.json()["events"]
+    assert [(e["kind"], e["status_after"]) for e in events] == [
+        ("approval", "(not in the plan)"),
+        ("claim", "(not in the plan)"),
+    ]
+    unknown = plangraph_main(tmp_path, "history", "never-there")
+    assert unknown.code == 2 and "unknown node 'never-there'" in unknown.err

@@ -202,12 +202,16 @@ def _event_json(event: Any) -> dict[str, Any]:
 
 
 def _history(args: argparse.Namespace, out: Output) -> int:
-    from ..state import history
+    from ..state import event_node, history
 
     with open_graph(args) as graph:
-        graph.require_node(args.node)
         log = graph.store.log()  # replayed light; the node's own events are read in full
-        replay = history(graph.graph, log, graph.snapshot(log), args.node)
+        if args.node in graph.graph.nodes:
+            replay = history(graph.graph, log, graph.snapshot(log), args.node)
+        else:  # a node removed from the plan keeps its events, with no status to replay
+            replay = [(e, REMOVED) for e in log if event_node(e) == args.node]
+            if not replay:
+                graph.require_node(args.node)  # unknown: the message lists the known ones
         events = {e.seq: e for e in graph.store.events(seqs=[e.seq for e, _ in replay])}
     if gone := [e.seq for e, _ in replay if e.seq not in events]:
         from ..errors import StoreError
@@ -228,6 +232,10 @@ def _history(args: argparse.Namespace, out: Output) -> int:
     text = table(rows, ["seq", "at", "event", "criterion", "by", "outcome", "status after"])
     out.emit(data, text if rows else f"{args.node}: no events yet")
     return 0
+
+
+REMOVED = "(not in the plan)"
+"""The status column of ``history`` for a node that the plan no longer has."""
 
 
 def _outcome(event: Any) -> str:
