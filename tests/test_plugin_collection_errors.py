@@ -1,5 +1,5 @@
-"""A collector that fails (a test file that does not import) never gives passing evidence to a
-criterion whose tests it may hold, serially and under pytest-xdist."""
+"""A collector that fails (a test file that does not import) or is skipped whole never gives
+passing evidence to a criterion whose tests it may hold, serially and under pytest-xdist."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from plugin_helpers import latest, make_project, section
 
 from pytest_plangraph.model import Plan
 from pytest_plangraph.pytest_mapping import collection_suspects, may_hold
-from pytest_plangraph.pytest_verdicts import Unverified, Verdict, criterion_verdict
+from pytest_plangraph.pytest_verdicts import TEST_SKIPPED, Unverified, Verdict, criterion_verdict
 from pytest_plangraph.summary import RunReport, render
 
 PLAN = """
@@ -207,3 +207,49 @@ def test_the_summary_warns_of_collection_errors_even_when_quiet() -> None:
         "(their tests never ran)"
     ) in texts
     assert not any("collection errors" in text for line in render(RunReport(), 0) for text in line)
+
+
+SKIPPED = """
+import pytest
+
+pytest.importorskip("a_module_nobody_installed")
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_other_success():
+    pass
+"""
+
+
+@pytest.mark.parametrize("args", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_file_skipped_whole_gives_its_criteria_no_pass(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    """``pytest.importorskip`` at the top of a file: its tests never run, like a skipped test."""
+    run = pytester.runpytest_subprocess if args else pytester.runpytest
+    files = {"tests/test_zbroken.py": SKIPPED}
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
+    result = run("--plangraph", *args)
+    result.assert_outcomes(passed=3, skipped=1)
+    records = latest(root)
+    outcomes = {ref: (r.outcome, r.reason) for ref, r in records.items()}
+    skipped = ("error", TEST_SKIPPED)
+    assert outcomes == {
+        "step-a/ac-glob": skipped,  # its pattern could match a test of the skipped file
+        "step-a/ac-file": skipped,  # all its tests are there (not TEST_NOT_FOUND)
+        "step-a/ac-marked": skipped,  # the skipped file's source names it
+        "step-a/ac-elsewhere": ("passed", None),
+        "step-a/ac-login": ("passed", None),
+    }
+    glob = records["step-a/ac-glob"].details
+    assert glob["tests"] == {"tests/test_a.py::test_login_success": "passed"}
+    assert glob["skipped_whole"] == ["tests/test_zbroken.py"]
+    assert "tests/test_zbroken.py was skipped whole" in glob["message"]
+
+
+def test_a_failure_outweighs_a_file_skipped_whole() -> None:
+    skipped_whole = ["tests/test_z.py"]
+    failed = criterion_verdict({"t::a": "failed"}, skipped_whole=skipped_whole)
+    assert failed == Verdict("failed", "TEST_FAILED")
+    passed = criterion_verdict({"t::a": "passed"}, skipped_whole=skipped_whole)
+    assert passed == Verdict("error", TEST_SKIPPED)
+    assert criterion_verdict({"t::a": "passed"}) == Verdict("passed")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph
@@ -12,13 +13,19 @@ from conftest import FIXTURES, git
 from plugin_helpers import evidence, latest, section
 
 
-def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> None:
+def _jwt(pytester: pytest.Pytester) -> Path:
+    """A copy of the JWT-login sample in a fresh git repository at ``pytester.path``."""
     root = pytester.path
     shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
     (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> None:
+    root = _jwt(pytester)
 
     result = pytester.runpytest("--plangraph")
     result.assert_outcomes(passed=3)
@@ -52,12 +59,7 @@ def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> No
 def test_a_run_stores_upstream_records_first_so_stale_reasons_name_real_culprits(
     pytester: pytest.Pytester,
 ) -> None:
-    root = pytester.path
-    shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
-    (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    root = _jwt(pytester)
     pytester.runpytest("--plangraph").assert_outcomes(passed=3)
     schema = root / "src/auth/user_schema.json"
     schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 4'))
@@ -80,12 +82,7 @@ def test_a_run_stores_upstream_records_first_so_stale_reasons_name_real_culprits
 def test_a_schema_file_deleted_since_is_a_warning_and_a_failed_criterion(
     pytester: pytest.Pytester,
 ) -> None:
-    root = pytester.path
-    shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
-    (root / ".gitignore").write_text(".plangraph/\n", encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    root = _jwt(pytester)
     git(root, "rm", "-q", "src/auth/user_schema.json")
     result = pytester.runpytest_subprocess("--plangraph")
     result.assert_outcomes(passed=2, failed=1)
