@@ -388,11 +388,12 @@ class PlanGraph:
         stored = appended[:]
         for slot, event in zip(order, appended, strict=True):
             stored[slot] = event
-        from .plugins import get_plugin_manager
+        from .plugins import notify
 
-        hook = get_plugin_manager().hook
-        for record in evidence:
-            hook.plangraph_evidence_recorded(evidence=record, store_path=str(self.store_path))
+        store = str(self.store_path)  # a plugin that raises is warned about, never our failure
+        notify(
+            "plangraph_evidence_recorded", [{"evidence": e, "store_path": store} for e in evidence]
+        )
         return stored
 
     def append(
@@ -467,9 +468,9 @@ class PlanGraph:
         with collector_paused():
             after = derive_node(self.graph, fold, snapshot, node, context=context)
         decision = decide(after)
-        from .plugins import get_plugin_manager
+        from .plugins import notify
 
-        get_plugin_manager().hook.plangraph_gate_decision(decision=decision)
+        notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
 
     def approve(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:

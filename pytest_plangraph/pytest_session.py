@@ -362,10 +362,9 @@ class PlangraphSession:
         decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:
-            from .plugins import get_plugin_manager
+            from .plugins import notify
 
-            for decision in decisions:
-                get_plugin_manager().hook.plangraph_gate_decision(decision=decision)
+            notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
         outcomes = [Outcome(e.ref, e.outcome, e.reason) for e in evidence]
         return RunReport(
             before=self.before,

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, name_text, open_graph, table
+from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
     from ..logfold import LogFold
@@ -19,7 +20,7 @@ def register(commands: Any) -> None:
     common = common_options()
     status = commands.add_parser(
         "status",
-        parents=[common],
+        parents=[common_options()],  # a --format of its own: it takes plugin formats
         help="the state table of every node",
         description="Derive every node's status from the plan, the evidence and the files now.",
     )
@@ -29,6 +30,7 @@ def register(commands: Any) -> None:
         help="exit 1 when a claimed node is not completed or a once-satisfied node no longer is",
     )
     status.set_defaults(handler=_status)
+    offer_plugin_formats(status)
 
     verify = commands.add_parser(
         "verify",
@@ -91,8 +93,9 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         state = graph.status(fold)
         plan = graph.plan_ref()
     nodes = list(state.nodes.values())
-    if out.json:  # each format builds only what it prints
-        out.emit({"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}, "")
+    if out.fmt != "text":  # each format builds only what it prints
+        data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
+        out.emit(data, plugin_report(out.fmt, data) or "")
     else:
         rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
         out.emit({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import VerifierError
@@ -118,8 +119,10 @@ def builtin_types() -> list[VerifierType]:
 class Registry:
     """Verifier types by name, with the plugin that registered each.
 
-    A name registered by two plugins is kept out and :meth:`get` explains the clash, so one
-    bad installation breaks only the criteria that use that name.
+    A name registered by two plugins is kept out: :meth:`get` explains the clash,
+    :meth:`config_problems` gives it as the problem of each criterion that uses the name (lint's
+    ``VERIFIER_CONFIG``) and :meth:`run_safely` answers ``error``, so one bad installation
+    breaks only the criteria that use that name.
     """
 
     def __init__(self, sources: Iterable[tuple[str, Sequence[Any]]]) -> None:
@@ -149,42 +152,57 @@ class Registry:
             known = ", ".join(self.names())
             raise VerifierError(f"unknown verifier type {name!r}; known types: {known}")
         if len(origin) > 1:
-            raise VerifierError(
-                f"verifier type {name!r} is registered by several plugins ({', '.join(origin)});"
-                " uninstall or block all but one"
-            )
+            raise VerifierError(self._clash(name))
         return self._types[name]
 
     def runnable(self, name: str) -> bool:
-        """True when criteria of type *name* are run by :meth:`run_safely`."""
+        """True when criteria of type *name* go to :meth:`run_safely`: a type that runs, or a
+        name registered by several plugins (run_safely answers ``error`` for its criteria, so
+        they are refused one by one); VerifierError when *name* is unknown."""
+        if len(self._origin.get(name, ())) > 1:
+            return True
         return self.get(name).runs_in_pytest
 
     def declared_subjects(self, criterion: Criterion) -> list[str]:
-        """Paths the criterion's verifier will read, known before it runs ([] if it says none)."""
-        vtype = self.get(criterion.verifier.type)
-        declare = getattr(vtype, "subjects", None)
-        if declare is None:
+        """Paths the criterion's verifier will read, known before it runs.
+
+        Never raises: an unknown or clashing type, a ``subjects()`` that raises or answers
+        something other than a list of paths all give ``[]`` here, and :meth:`run_safely`
+        answers ``error`` for that criterion.
+        """
+        try:
+            return self._declared(self.get(criterion.verifier.type), criterion)
+        except VerifierError:
             return []
-        return [str(p) for p in declare(settings_of(criterion.verifier))]
 
     def config_problems(self, criterion: Criterion, workspace: Workspace) -> list[str]:
-        """The type's problems with the criterion's settings; a crash becomes one problem.
+        """The type's problems with the criterion's settings, one message each.
 
-        Raises VerifierError for an unknown type (lint reports that as ``UNKNOWN_VERIFIER``).
+        A crash, or an answer that is not a list of messages, becomes one problem (a string
+        answer is taken as one message); a type registered by several plugins is one problem
+        too, so lint reports it on the criteria that use it. Raises VerifierError for an
+        unknown type (lint reports that as ``UNKNOWN_VERIFIER``).
         """
-        vtype = self.get(criterion.verifier.type)
+        name = criterion.verifier.type
+        if len(self._origin.get(name, ())) > 1:
+            return [self._clash(name)]
+        vtype = self.get(name)
         try:
+            return _messages(vtype.config_problems(settings_of(criterion.verifier), workspace))
+        except _AnswerError as wrong:
             return [
-                str(p) for p in vtype.config_problems(settings_of(criterion.verifier), workspace)
+                f"verifier {vtype.name!r} returned {wrong} from config_problems, not a list of"
+                " messages (a bug in its plugin)"
             ]
-        except Exception as exc:  # a plug-in's bug must not stop lint
+        except (Exception, SystemExit) as exc:  # a plug-in's bug must not stop lint
             return [f"verifier {vtype.name!r} crashed checking its settings: {_describe(exc)}"]
 
     def run_safely(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
         """Run the criterion's verifier; never raises for anything the verifier does.
 
-        Unknown types, non-runnable types, crashes and malformed results all become outcome
-        ``error`` with a reason code and a message a person can act on.
+        Unknown and clashing types, non-runnable types, crashes (``SystemExit`` included;
+        ``KeyboardInterrupt`` goes through), a failing ``subjects()`` and malformed results all
+        become outcome ``error`` with a reason code and a message a person can act on.
         """
         try:
             vtype = self.get(criterion.verifier.type)
@@ -193,10 +211,14 @@ class Registry:
         if not vtype.runs_in_pytest:
             return not_runnable(vtype.name)
         try:
+            self._declared(vtype, criterion)  # what it reads must be known before it runs
+        except VerifierError as exc:
+            return VerifierResult("error", VERIFIER_CRASHED, str(exc))
+        try:
             result = vtype.run(node, criterion, workspace)
         except VerdictError as stop:
             result = stop.result
-        except Exception as exc:  # a third-party bug is that criterion's error, not ours
+        except (Exception, SystemExit) as exc:  # a third-party bug is that criterion's error
             return VerifierResult(
                 "error",
                 VERIFIER_CRASHED,
@@ -204,6 +226,34 @@ class Registry:
                 {"exception": type(exc).__name__},
             )
         return _checked(result, vtype.name)
+
+    def _declared(self, vtype: VerifierType, criterion: Criterion) -> list[str]:
+        """The type's ``subjects(settings)``; VerifierError when it fails or answers junk."""
+        declare = getattr(vtype, "subjects", None)
+        if declare is None:
+            return []
+        try:
+            paths = declare(settings_of(criterion.verifier))
+        except (Exception, SystemExit) as exc:
+            raise VerifierError(
+                f"verifier {vtype.name!r} crashed declaring its subjects: {_describe(exc)}"
+            ) from exc
+        if not isinstance(paths, (list, tuple)):
+            wrong: Any = type(paths).__name__
+        else:
+            wrong = next((repr(p) for p in paths if not (isinstance(p, (str, PurePath)) and p)), "")
+        if wrong:
+            raise VerifierError(
+                f"verifier {vtype.name!r} returned {wrong} from subjects(), not a list of paths"
+                " (a bug in its plugin)"
+            )
+        return [str(p) for p in paths]
+
+    def _clash(self, name: str) -> str:
+        return (
+            f"verifier type {name!r} is registered by several plugins"
+            f" ({', '.join(self._origin[name])}); uninstall or block all but one"
+        )
 
 
 def path_setting_problems(
@@ -236,6 +286,22 @@ def not_runnable(name: str) -> VerifierResult:
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _AnswerError(Exception):
+    """A verifier answered a value of the wrong type (the message is the type's name)."""
+
+
+def _messages(found: Any) -> list[str]:
+    """A ``config_problems`` answer as messages: a list (or any iterable) of them, one string
+    taken as one message, None as none; _AnswerError for anything else."""
+    if found is None:
+        return []
+    if isinstance(found, str):
+        return [found] if found else []
+    if isinstance(found, (bytes, Mapping)) or not isinstance(found, Iterable):
+        raise _AnswerError(type(found).__name__)
+    return [str(p) for p in found]
 
 
 def _check_type(vtype: Any, plugin: str) -> None:

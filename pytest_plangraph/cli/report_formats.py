@@ -1,0 +1,66 @@
+"""Report formats added by plugins (``plangraph_report_formats``), offered by ``status``.
+
+The ``--format`` choices of a command that takes plugin formats are a :class:`PluginFormats`:
+it loads the plugins only when it must — a ``--format`` value that is not built in, or the
+command's own ``--help`` — so building the parser (and ``plangraph --help``) loads none, and
+the plugin manager, built once per process, is reused by the command itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import VerifierError
+from ..model import FORMAT_VERSION
+
+BUILTIN = ("text", "json")
+
+
+class PluginFormats:
+    """``text``, ``json`` and every plugin format, as argparse ``choices``."""
+
+    def __contains__(self, name: object) -> bool:
+        if name in BUILTIN:
+            return True
+        try:
+            return name in _plugin_formats()
+        except VerifierError:  # a broken plugin: the command itself reports it
+            return True
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            extra = sorted(_plugin_formats())
+        except VerifierError:
+            extra = []
+        return iter([*BUILTIN, *extra])
+
+
+def offer_plugin_formats(parser: argparse.ArgumentParser) -> None:
+    """Let *parser*'s ``--format`` take plugin formats too. Give the command a ``--format``
+    of its own (``parents=[common_options()]``): the action is shared with every parser that
+    has the same parent."""
+    for action in parser._actions:
+        if "--format" in action.option_strings:
+            action.choices = PluginFormats()
+
+
+def plugin_report(fmt: str, data: dict[str, Any]) -> str | None:
+    """*data* (the command's JSON document, without ``"format"``) rendered by the plugin
+    format *fmt*; None when *fmt* is built in. VerifierError when the plugin fails."""
+    if fmt in BUILTIN:
+        return None
+    from ..plugins import render_report
+
+    return render_report(fmt, {"format": FORMAT_VERSION, **data})
+
+
+def _plugin_formats() -> dict[str, Any]:
+    from ..plugins import get_report_formats
+
+    return get_report_formats(warn=_silent)
+
+
+def _silent(line: str) -> None:
+    """Choosing a format says nothing; the command's own call warns."""
