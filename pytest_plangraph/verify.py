@@ -27,7 +27,7 @@ def runnable_criteria(graph: PlanGraph, nodes: list[str] | None) -> list[tuple[N
             continue
         for criterion in node.acceptance:
             kind = criterion.verifier.type
-            if kind in known and registry.get(kind).runs_in_pytest:
+            if kind in known and registry.runnable(kind):
                 chosen.append((node, criterion))
     return chosen
 

@@ -329,6 +329,29 @@ def test_a_name_clash_refuses_only_the_criteria_that_use_it(tmp_path: Path, mana
     assert clash in status.err
     assert plangraph_main(root, "verify", "step-b").code == 0
     assert latest(root)["step-b/ac-b"].outcome == "passed"
+    whole = plangraph_main(root, "verify")  # the clashing criterion is an error, not a stop
+    assert whole.code == 1, whole.err
+    refused = latest(root)["step-t/ac-0"]
+    assert (refused.outcome, refused.reason) == ("error", "UNKNOWN_VERIFIER")
+    assert clash in refused.details["message"]
+
+
+def test_under_pytest_a_name_clash_is_an_error_of_its_criterion_only(
+    pytester: pytest.Pytester, manager: Any
+) -> None:
+    manager.register(Provides(Probe("twin")), name="twin-one")
+    manager.register(Provides(Probe("twin")), name="twin-two")
+    plan = PLAN.replace("{type: artifact, path: out/b.txt}", "{type: twin}")
+    root = make_project(pytester, plan=plan)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the clashing item fails, no stop
+    result.assert_outcomes(passed=3, failed=1)
+    records = latest(root)
+    assert (records["step-b/ac-exists"].outcome, records["step-b/ac-exists"].reason) == (
+        "error",
+        "UNKNOWN_VERIFIER",
+    )
+    assert records["step-a/ac-pattern"].outcome == "passed"
 
 
 def test_one_module_named_by_two_entry_points_is_registered_once(
