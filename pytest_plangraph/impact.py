@@ -170,7 +170,8 @@ def diff_impact(
             Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
             for n in affected
         ]
-        return _report(graph, changed, invalidated, state, notes)
+        said = [*notes, *(c.note for c in changes if c.note)]  # submodules not looked into
+        return _report(graph, changed, invalidated, state, said)
 
 
 def evidence_impact(

@@ -1,6 +1,8 @@
 """Git, the only git in the project: the state of the repository, changed paths between
 revisions and the working tree, the commits behind them, files as they were at a revision.
-The state comes from :mod:`.gitstate` (one ``git status`` call); the rest uses GitPython.
+The state comes from :mod:`.gitstate` (one ``git status`` call); the rest uses GitPython
+through :mod:`.gitrun` (opening a repository, running a command, naming a revision's commit).
+Changed submodules are looked into: their changed files are listed under their path.
 
 Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
 :class:`GitError` with a message a person can act on. Files on disk and their hashes are
@@ -11,12 +13,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import GitError
+from .gitrun import (
+    EMPTY_TREE,
+    FETCH_ALL,
+    git_bytes,
+    git_text,
+    has_commits,
+    is_shallow,
+    open_repo,
+    resolve,
+    verify_commit,
+    verify_object,
+)
 from .gitstate import GitStatus as GitState
 from .gitstate import read_git_status
 from .workspace import RACY_NS, HashCache, HashRecord, Workspace, find_root, read_text
@@ -62,9 +74,6 @@ def git_state(root: Path, ignore: Iterable[str] = ()) -> GitState:
 
 ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-"""git's empty tree: a base that makes every file of a repository without commits ``added``."""
-
 _STATUS: dict[str, ChangeKind] = {
     "M": "modified",
     "T": "modified",
@@ -77,11 +86,14 @@ _STATUS: dict[str, ChangeKind] = {
 
 @dataclass(frozen=True)
 class Change:
-    """One changed path (root-relative POSIX); *old_path* is set for renames only."""
+    """One changed path (root-relative POSIX); *old_path* is set for renames only. *note* is
+    set when the change could not be looked into: a submodule whose own changes could not be
+    listed is reported as its own path, and the note says why and how to fix it."""
 
     path: str
     change: ChangeKind
     old_path: str | None = None
+    note: str | None = None
 
 
 def changed_paths(
@@ -94,20 +106,22 @@ def changed_paths(
     With *until*, the two revisions are compared and *working_tree* plays no part. Renames
     are detected. In a repository without commits, ``HEAD`` (or :data:`EMPTY_TREE`) as *since*
     gives every file as ``added`` (staged) or ``untracked``.
+
+    A changed submodule (a gitlink) is replaced by the paths that changed inside it, prefixed
+    with its path: between the commits recorded at both ends, or from the commit recorded at
+    *since* to the submodule's working tree (untracked files included), and so on down nested
+    submodules. A submodule that is not checked out, or lacks one of the commits, is reported
+    as its own path with a :attr:`Change.note`.
     """
-    with _open(root) as repo:
-        base = _resolve(repo, since, allow_unborn=True)
+    with open_repo(root) as repo:
+        base = resolve(repo, since, allow_unborn=True)
         if until is not None:
-            target: list[str] = [_resolve(repo, until)]
+            target: str | None = resolve(repo, until)
         elif working_tree:
-            target = []
+            target = None
         else:
-            target = [_resolve(repo, "HEAD", allow_unborn=True)]
-        raw = _git(repo, "diff", "-z", "--name-status", "-M", "--no-ext-diff", base, *target)
-        changes = _parse_name_status(raw)
-        if until is None and working_tree:
-            untracked = _git(repo, "ls-files", "-z", "--others", "--exclude-standard")
-            changes += [Change(p, "untracked") for p in untracked.split("\0") if p]
+            target = resolve(repo, "HEAD", allow_unborn=True)
+        changes = _changes(repo, base, target, "")
     return sorted(changes, key=lambda c: (c.path, c.change))
 
 
@@ -118,47 +132,63 @@ def last_commit_touching(root: Path, path: str, since: str) -> str | None:
 
 def last_commits(root: Path, since: str, paths: Iterable[str] | None = None) -> dict[str, str]:
     """For each path changed in ``since..HEAD`` (only *paths* when given), the newest commit
-    that changed it; renames count as a deletion of the old path and an addition of the new."""
+    that changed it; renames count as a deletion of the old path and an addition of the new.
+
+    A path inside a submodule gets the newest commit of this repository that moved the
+    submodule's pointer (the submodule's own commits are not in this history), whether or not
+    that move changed the path itself; a path changed only in the submodule's working tree
+    gets that commit too when there is one in the range."""
     wanted = None if paths is None else set(paths)
-    with _open(root) as repo:
-        base = _resolve(repo, since, allow_unborn=True)
-        if not _has_commits(repo):
+    with open_repo(root) as repo:
+        base = resolve(repo, since, allow_unborn=True)
+        if not has_commits(repo):
             return {}
         span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
-        raw = _git(repo, "log", "-z", "--no-renames", "--name-only", "--format=%x01%H", span)
-    found: dict[str, str] = {}
+        raw = git_text(repo, "log", "-z", "--no-renames", "--name-only", "--format=%x01%H", span)
+    newest: dict[str, str] = {}
     for entry in raw.split("\x01")[1:]:
         sha, _, files = entry.partition("\0")
         for name in files.split("\0"):
-            name = name.strip("\n")
-            if name and (wanted is None or name in wanted):
-                found.setdefault(name, sha.strip())
-    return found
+            if name := name.strip("\n"):
+                newest.setdefault(name, sha.strip())
+    if wanted is None:
+        return newest
+    return {p: commit for p in wanted if (commit := _newest_of(p, newest)) is not None}
+
+
+def _newest_of(path: str, newest: dict[str, str]) -> str | None:
+    """The commit of *path*, else of the nearest enclosing path that is in *newest*: a
+    submodule's pointer (``git log`` lists files, so a folder is never one of its names)."""
+    while path:
+        if path in newest:
+            return newest[path]
+        path = path.rpartition("/")[0]
+    return None
 
 
 def file_at(root: Path, rev: str, path: str) -> bytes | None:
     """The content of *path* (root-relative POSIX) at revision *rev*, or None when the file
     did not exist there (or the repository had no commits)."""
-    with _open(root) as repo:
-        base = _resolve(repo, rev, allow_unborn=True)
-        if base == EMPTY_TREE or _verify_object(repo, f"{base}:{path}") is None:
+    with open_repo(root) as repo:
+        base = resolve(repo, rev, allow_unborn=True)
+        if base == EMPTY_TREE or verify_object(repo, f"{base}:{path}") is None:
             return None
-        content: bytes = _git_bytes(repo, "cat-file", "blob", f"{base}:{path}")
+        content: bytes = git_bytes(repo, "cat-file", "blob", f"{base}:{path}")
     return content
 
 
 def revision_exists(root: Path, rev: str) -> bool:
     """True when *rev* names a commit of the repository at *root*."""
-    with _open(root) as repo:
-        return _verify(repo, rev) is not None
+    with open_repo(root) as repo:
+        return verify_commit(repo, rev) is not None
 
 
 def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
     """True when commit *rev* is in the history of *of* (False after a rebase dropped it)."""
     import git
 
-    with _open(root) as repo:
-        if _verify(repo, rev) is None or _verify(repo, of) is None:
+    with open_repo(root) as repo:
+        if verify_commit(repo, rev) is None or verify_commit(repo, of) is None:
             return False
         try:
             repo.git.merge_base("--is-ancestor", rev, of)
@@ -167,117 +197,103 @@ def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
     return True
 
 
-@contextmanager
-def _open(root: Path) -> Iterator[Any]:
-    try:
-        import git
-    except ImportError as exc:  # GitPython refuses to load without a git executable
-        raise GitError(f"git cannot be run: {exc}") from exc
-    try:
-        repo = git.Repo(root, search_parent_directories=False)
-    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
-        raise GitError(f"{root} is not a git repository") from exc
-    except git.exc.GitError as exc:
-        raise GitError(f"cannot open the git repository at {root}: {exc}") from exc
-    try:
-        yield repo
-    finally:
-        repo.close()
+# --- diffs, submodules included --------------------------------------------------------------
+
+_GITLINK = "160000"
+_NO_FILE = "000000"
 
 
-def _git(repo: Any, command: str, *args: str) -> str:
-    output: str = _run(repo, command, args, stdout_as_string=True)
-    return output
+@dataclass(frozen=True)
+class _Raw:
+    """One record of ``git diff --raw``: the change and the modes and objects at both ends."""
+
+    change: Change
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
 
 
-def _git_bytes(repo: Any, command: str, *args: str) -> bytes:
-    output: bytes = _run(repo, command, args, stdout_as_string=False)
-    return output
-
-
-def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bool) -> Any:
-    """Run a git *command* through GitPython; a failure is a :class:`GitError` naming it."""
-    import git
-
-    try:
-        return getattr(repo.git, command.replace("-", "_"))(
-            *args, stdout_as_string=stdout_as_string, strip_newline_in_stdout=False
-        )
-    except git.exc.GitError as exc:
-        detail = str(getattr(exc, "stderr", "") or exc).strip()
-        raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
-
-
-def _verify_object(repo: Any, name: str) -> str | None:
-    import git
-
-    try:
-        sha: str = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", name)
-    except git.exc.GitCommandError:
-        return None
-    return sha.strip() or None
-
-
-def _has_commits(repo: Any) -> bool:
-    return _verify(repo, "HEAD") is not None
-
-
-def _verify(repo: Any, rev: str) -> str | None:
-    import git
-
-    if rev.startswith("-"):
-        return None
-    try:
-        sha: str = repo.git.rev_parse(
-            "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
-        )
-    except git.exc.GitCommandError:
-        return None
-    return sha.strip() or None
-
-
-def _resolve(repo: Any, rev: str, *, allow_unborn: bool = False) -> str:
-    """The commit sha of *rev*, or a :class:`GitError` saying why there is none."""
-    sha = _verify(repo, rev)
-    if sha is not None:
-        return sha
-    if rev == EMPTY_TREE or (allow_unborn and rev == "HEAD" and not _has_commits(repo)):
-        return EMPTY_TREE
-    if _is_shallow(repo):
-        raise GitError(
-            f"revision {rev!r} is not in this shallow clone; fetch the full history "
-            "(e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)"
-        )
-    if not _has_commits(repo):
-        raise GitError(f"unknown revision {rev!r}: the repository has no commits yet")
-    raise GitError(f"unknown revision {rev!r} in {repo.working_tree_dir}")
-
-
-def _is_shallow(repo: Any) -> bool:
-    import git
-
-    try:
-        answer: str = repo.git.rev_parse("--is-shallow-repository")
-    except git.exc.GitCommandError:
-        return False
-    return answer.strip() == "true"
-
-
-def _parse_name_status(raw: str) -> list[Change]:
-    """Changes of ``git diff -z --name-status`` output (status, then one or two paths)."""
-    fields = raw.split("\0")
+def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Change]:
+    """The changes from commit *base* to commit *target* (None: the working tree and its
+    untracked files) in *repo*, paths prefixed with *prefix*, changed submodules expanded.
+    Submodules are compared whatever ``diff.ignoreSubmodules`` or ``submodule.*.ignore`` say:
+    a change must not be missed because it is hidden from ``git status``."""
+    ends = (base,) if target is None else (base, target)
+    options = ("-z", "--raw", "--no-abbrev", "-M", "--no-ext-diff", "--ignore-submodules=none")
     changes: list[Change] = []
-    i = 0
-    while i < len(fields) and fields[i]:
-        status = fields[i].strip()[:1]
-        if status in ("R", "C"):
-            old, new = fields[i + 1], fields[i + 2]
-            changes.append(Change(new, _STATUS[status], old if status == "R" else None))
-            i += 3
+    for record in _parse_raw(git_text(repo, "diff", *options, *ends)):
+        modes = {record.old_mode, record.new_mode}
+        if _GITLINK not in modes:
+            changes.append(_prefixed(record.change, prefix))
             continue
-        changes.append(Change(fields[i + 1], _STATUS.get(status, "modified")))
-        i += 2
+        if modes - {_GITLINK, _NO_FILE}:  # a file became a submodule, or a submodule a file
+            changes.append(_prefixed(record.change, prefix))
+        changes += _submodule_changes(repo, record, target is None, prefix)
+    if target is None:
+        untracked = git_text(repo, "ls-files", "-z", "--others", "--exclude-standard")
+        changes += [Change(prefix + p, "untracked") for p in untracked.split("\0") if p]
     return changes
+
+
+def _submodule_changes(repo: Any, record: _Raw, to_tree: bool, prefix: str) -> list[Change]:
+    """What changed inside the submodule of *record*: from the commit recorded at the start to
+    the one recorded at the end, or to the submodule's working tree (*to_tree*). Either end
+    may be no submodule at all (the empty tree). Needs the submodule checked out."""
+    old = record.old_sha if record.old_mode == _GITLINK else EMPTY_TREE
+    new: str | None = record.new_sha if record.new_mode == _GITLINK else EMPTY_TREE
+    if to_tree and record.new_mode == _GITLINK:
+        new = None
+    checkout = Path(repo.working_tree_dir) / record.change.path
+    if not (checkout / ".git").exists():
+        if record.new_mode == _NO_FILE:
+            return [_unlisted(record, prefix, "it was removed and is not checked out", "")]
+        return [_unlisted(record, prefix, "it is not checked out here", _UPDATE)]
+    with open_repo(checkout) as inner:
+        for sha in (old, new):
+            if sha not in (None, EMPTY_TREE) and verify_commit(inner, sha) is None:
+                fetch = "fetch --unshallow" if is_shallow(inner) else "fetch"
+                fix = f"`git -C {prefix}{record.change.path} {fetch}`, or {_UPDATE}"
+                return [_unlisted(record, prefix, f"it lacks commit {sha[:7]}", fix)]
+        return _changes(inner, old, new, f"{prefix}{record.change.path}/")
+
+
+_UPDATE = "`git submodule update --init --recursive`"
+
+
+def _unlisted(record: _Raw, prefix: str, reason: str, fix: str) -> Change:
+    """The submodule's own path, for changes inside it that cannot be listed."""
+    where = _prefixed(record.change, prefix)
+    note = (
+        f"submodule {where.path} changed, but the files changed inside it are not listed: "
+        f"{reason}{f' (run {fix})' if fix else ''}; only the path {where.path} is reported"
+    )
+    return Change(where.path, where.change, where.old_path, note)
+
+
+def _prefixed(change: Change, prefix: str) -> Change:
+    if not prefix:
+        return change
+    old = None if change.old_path is None else prefix + change.old_path
+    return Change(prefix + change.path, change.change, old)
+
+
+def _parse_raw(raw: str) -> Iterator[_Raw]:
+    """The records of ``git diff -z --raw`` output: ``:modes shas status``, then one path, or
+    two for a rename or copy (the old one first)."""
+    fields = iter(raw.split("\0"))
+    for head in fields:
+        if not head.startswith(":"):
+            continue
+        old_mode, new_mode, old_sha, new_sha, status = head[1:].split()[:5]
+        letter = status[:1]
+        first = next(fields)
+        if letter in ("R", "C"):
+            path = next(fields)
+            change = Change(path, _STATUS[letter], first if letter == "R" else None)
+        else:
+            change = Change(first, _STATUS.get(letter, "modified"))
+        yield _Raw(change, old_mode, new_mode, old_sha, new_sha)
 
 
 def commits_since(
@@ -296,11 +312,25 @@ def commits_since(
     notes: list[str] = []
     for since, paths in wanted.items():
         if not is_ancestor(root, since):
-            notes.append(
-                f"evidence commit {since[:7]} is not in the history of HEAD (rebased or "
-                "dropped); its subjects are judged by file hashes alone"
-            )
+            notes.append(_lost_commit_note(root, since))
             continue
         for path, sha in last_commits(root, since, paths).items():
             commits.setdefault(path, sha)
     return commits, notes
+
+
+def _lost_commit_note(root: Path, since: str) -> str:
+    """Why evidence commit *since* is not in the history of ``HEAD``: rebased or dropped, or,
+    in a shallow clone, maybe only not fetched."""
+    with open_repo(root) as repo:
+        shallow = is_shallow(repo)
+    if not shallow:
+        return (
+            f"evidence commit {since[:7]} is not in the history of HEAD (rebased or dropped); "
+            "its subjects are judged by file hashes alone"
+        )
+    return (
+        f"evidence commit {since[:7]} is not in the fetched history of this shallow clone (it "
+        "may be outside it, or rebased or dropped); its subjects are judged by file hashes "
+        f"alone; to name the commits behind the changes, fetch the full history ({FETCH_ALL})"
+    )

@@ -1,0 +1,334 @@
+"""Changes inside git submodules, and what a shallow clone is told: vcs.py directly and the
+``plangraph impact`` command, in real repositories built with git in tmp_path."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_helpers import Result
+from conftest import git
+
+from pytest_plangraph.cli import main
+from pytest_plangraph.errors import GitError
+from pytest_plangraph.vcs import Change, changed_paths, commits_since, last_commits
+
+Run = Callable[..., Result]
+
+PLAN = """\
+plangraph: 1
+plan: submodules
+title: A plan whose first step writes into a submodule
+nodes:
+  - id: A
+    title: Write into the submodule
+    outputs: [sub/out/s.txt]
+    acceptance:
+      - id: ac-out
+        assertion: the submodule holds the output
+        verifier: {type: artifact, path: sub/out/s.txt}
+  - id: B
+    title: Use it
+    acceptance:
+      - id: ac-out
+        assertion: the output is there
+        verifier: {type: artifact, path: sub/out/s.txt}
+edges:
+  - {from: A, to: B, type: requires}
+"""
+
+
+def _sub(cwd: Path, *args: str) -> str:
+    """git with local file submodules allowed (recent git refuses them by default)."""
+    return git(cwd, "-c", "protocol.file.allow=always", *args)
+
+
+def _repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    _write(path, files)
+    _commit(path, "initial")
+    return path
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+def _commit(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with the plan (first commit) and a submodule at ``sub`` (second commit),
+    built once: each test works on a copy (the submodule's links inside are relative)."""
+    where = tmp_path_factory.mktemp("template")
+    lib = _repo(
+        where / "lib",
+        {"out/s.txt": "one\n", "old name.txt": "renamed later\n" * 20, ".gitignore": "*.log\n"},
+    )
+    root = _repo(where / "parent", {"plangraph.yaml": PLAN})
+    _sub(root, "submodule", "add", "-q", str(lib), "sub")
+    _commit(root, "add the submodule")
+    return root
+
+
+@pytest.fixture
+def parent(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template repository of its own."""
+    return Path(shutil.copytree(template, tmp_path / "parent", symlinks=True))
+
+
+def _commit_in_sub(root: Path) -> str:
+    """Edit, add, delete and rename inside the submodule, commit there, then move the pointer
+    in *root*; the commit of *root* that moved it."""
+    sub = root / "sub"
+    _write(sub, {"out/s.txt": "two\n", "dir ü/new é.txt": "new\n"})
+    (sub / ".gitignore").unlink()
+    git(sub, "mv", "old name.txt", "new name.txt")
+    _commit(sub, "work in the submodule")
+    return _commit(root, "move the submodule pointer")
+
+
+SUB_CHANGES = [
+    Change("sub/.gitignore", "deleted"),
+    Change("sub/dir ü/new é.txt", "added"),
+    Change("sub/new name.txt", "renamed", "sub/old name.txt"),
+    Change("sub/out/s.txt", "modified"),
+]
+
+
+# --- vcs.py -----------------------------------------------------------------------------------
+
+
+def test_commits_inside_a_submodule_are_listed_under_its_path(parent: Path) -> None:
+    bump = _commit_in_sub(parent)
+
+    assert changed_paths(parent, "HEAD~1", "HEAD") == SUB_CHANGES
+    assert changed_paths(parent, "HEAD~1", working_tree=False) == SUB_CHANGES
+    assert changed_paths(parent, "HEAD~1") == SUB_CHANGES
+    assert changed_paths(parent, "HEAD", "HEAD~1")[0] == Change("sub/.gitignore", "added")
+    # the parent's commit that moved the pointer stands for the paths inside the submodule
+    wanted = ["sub/out/s.txt", "sub/new name.txt", "elsewhere.txt"]
+    assert last_commits(parent, "HEAD~1", wanted) == {p: bump for p in wanted[:2]}
+    assert commits_since(parent, [("sub/out/s.txt", "HEAD~1")]) == ({"sub/out/s.txt": bump}, [])
+
+
+def test_a_submodule_added_between_revisions_adds_its_files(parent: Path) -> None:
+    assert changed_paths(parent, "HEAD~1", "HEAD") == [
+        Change(".gitmodules", "added"),
+        Change("sub/.gitignore", "added"),
+        Change("sub/old name.txt", "added"),
+        Change("sub/out/s.txt", "added"),
+    ]
+
+
+def test_working_tree_of_a_submodule(parent: Path) -> None:
+    sub = parent / "sub"
+    _write(sub, {"out/s.txt": "edited\n", "loose ä.txt": "untracked\n", "debug.log": "ignored"})
+    (sub / "old name.txt").unlink()
+    _write(sub, {"staged.txt": "staged\n"})
+    git(sub, "add", "staged.txt")
+
+    assert changed_paths(parent, "HEAD") == [
+        Change("sub/loose ä.txt", "untracked"),
+        Change("sub/old name.txt", "deleted"),
+        Change("sub/out/s.txt", "modified"),
+        Change("sub/staged.txt", "added"),
+    ]
+    assert changed_paths(parent, "HEAD", working_tree=False) == []
+
+    _commit(sub, "committed in the submodule, pointer not moved")
+    assert changed_paths(parent, "HEAD") == [
+        Change("sub/loose ä.txt", "added"),
+        Change("sub/old name.txt", "deleted"),
+        Change("sub/out/s.txt", "modified"),
+        Change("sub/staged.txt", "added"),
+    ]
+
+
+def test_a_submodule_that_is_not_checked_out_is_its_own_path_with_a_note(
+    parent: Path, tmp_path: Path
+) -> None:
+    _commit_in_sub(parent)
+    git(parent / "sub", "push", "-q", "origin", "HEAD:refs/heads/work")  # for the update below
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(parent), str(clone))
+
+    [change] = changed_paths(clone, "HEAD~1", "HEAD")
+    assert (change.path, change.change) == ("sub", "modified")
+    assert change.note is not None
+    assert "not checked out" in change.note
+    assert "git submodule update --init" in change.note
+
+    _sub(clone, "submodule", "update", "-q", "--init")
+    assert changed_paths(clone, "HEAD~1", "HEAD") == SUB_CHANGES
+
+
+def test_a_submodule_that_lacks_a_commit_is_its_own_path_with_a_note(parent: Path) -> None:
+    missing = "1234567" + "0" * 33
+    git(parent, "update-index", "--cacheinfo", f"160000,{missing},sub")
+    git(parent, "commit", "-q", "-m", "point at a commit nobody has")
+
+    [change] = changed_paths(parent, "HEAD~1", "HEAD")
+    assert (change.path, change.change) == ("sub", "modified")
+    assert change.note is not None
+    assert "lacks commit 1234567" in change.note
+    assert "git -C sub fetch" in change.note
+
+
+def test_nested_submodules_are_looked_into(parent: Path, tmp_path: Path) -> None:
+    deep = _repo(tmp_path / "deep", {"x.txt": "x\n"})
+    _sub(parent / "sub", "submodule", "add", "-q", str(deep), "deep")
+    _commit(parent / "sub", "nest a submodule")
+    _commit(parent, "move the pointer")
+    before = git(parent, "rev-parse", "HEAD").strip()
+    _write(parent / "sub/deep", {"x.txt": "changed deep down\n"})
+
+    assert changed_paths(parent, "HEAD") == [Change("sub/deep/x.txt", "modified")]
+    _commit(parent / "sub/deep", "deep")
+    _commit(parent / "sub", "move the nested pointer")
+    _commit(parent, "move the pointer again")
+    assert changed_paths(parent, before, "HEAD") == [Change("sub/deep/x.txt", "modified")]
+
+
+def test_a_removed_submodule_is_its_own_path_with_a_note(parent: Path) -> None:
+    git(parent, "rm", "-q", "sub")
+    _commit(parent, "remove the submodule")
+
+    changes = changed_paths(parent, "HEAD~1", "HEAD")
+    assert [(c.path, c.change) for c in changes] == [
+        (".gitmodules", "modified"),
+        ("sub", "deleted"),
+    ]
+    assert changes[1].note is not None
+    assert "it was removed" in changes[1].note
+
+
+# --- plangraph impact -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plangraph(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``plangraph ARGS`` run in *cwd* by ``main(argv)``."""
+    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
+    monkeypatch.delenv("PLANGRAPH_STORE", raising=False)
+
+    def run(cwd: Path, *args: str) -> Result:
+        capsys.readouterr()
+        monkeypatch.chdir(cwd)
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def test_impact_since_reaches_the_nodes_of_files_inside_a_submodule(
+    plangraph: Run, parent: Path
+) -> None:
+    short = _commit_in_sub(parent)[:7]
+
+    result = plangraph(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
+    assert result.code == 1, result.err
+    data = result.json()
+    assert {"path": "sub/out/s.txt", "change": "modified", "nodes": ["A"]} in data["changed"]
+    assert [entry["node"] for entry in data["invalidated"]] == ["A", "B"]
+    assert data["invalidated"][0]["reasons"] == [f"ARTIFACT_CHANGED sub/out/s.txt (commit {short})"]
+
+    assert plangraph(parent, "impact", "--since", "HEAD", "--check").code == 0
+    (parent / "sub/out/s.txt").write_text("not committed anywhere\n")
+    uncommitted = plangraph(parent, "impact", "--since", "HEAD", "--check")
+    assert uncommitted.code == 1
+    assert "modified  sub/out/s.txt  A" in uncommitted.out
+
+
+def test_store_mode_names_the_commit_that_moved_the_pointer(plangraph: Run, parent: Path) -> None:
+    assert plangraph(parent, "verify").code == 0
+    short = _commit_in_sub(parent)[:7]
+
+    result = plangraph(parent, "impact", "--format", "json")
+    assert result.code == 0, result.err
+    assert result.json()["invalidated"][0]["reasons"] == [
+        f"ARTIFACT_CHANGED sub/out/s.txt (commit {short})"
+    ]
+
+
+def test_impact_notes_a_submodule_it_cannot_look_into(
+    plangraph: Run, parent: Path, tmp_path: Path
+) -> None:
+    _commit_in_sub(parent)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(parent), str(clone))
+
+    result = plangraph(clone, "impact", "--since", "HEAD~1")
+    assert result.code == 0, result.err
+    assert "plangraph: note: submodule sub changed, but the files" in result.err
+    assert "git submodule update --init --recursive" in result.err
+
+
+# --- shallow clones ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shallow(tmp_path: Path, plangraph: Run) -> Path:
+    """A depth-1 clone of a three-commit history, with a store whose evidence was recorded at
+    the first commit (which the clone does not have)."""
+    plan = PLAN.replace("sub/out/s.txt", "out/s.txt")
+    full = _repo(tmp_path / "full", {"plangraph.yaml": plan, "out/s.txt": "1\n"})
+    assert plangraph(full, "verify").code == 0
+    for text in ("2\n", "3\n"):
+        _write(full, {"out/s.txt": text})
+        _commit(full, f"write {text.strip()}")
+    clone = tmp_path / "depth-1"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{full}", str(clone))
+    (clone / ".plangraph").mkdir()
+    (clone / ".plangraph/store.db").write_bytes((full / ".plangraph/store.db").read_bytes())
+    return clone
+
+
+def test_shallow_clone_says_the_evidence_commit_may_be_unfetched(
+    plangraph: Run, shallow: Path
+) -> None:
+    result = plangraph(shallow, "impact")
+    assert result.code == 0, result.err
+    assert "shallow clone" in result.err
+    assert "fetch-depth: 0" in result.err
+    assert "git fetch --unshallow" in result.err
+    assert "(rebased or dropped)" not in result.err
+    assert "ARTIFACT_CHANGED out/s.txt" in result.out
+
+
+def test_a_typo_is_not_blamed_on_a_shallow_clone(plangraph: Run, shallow: Path) -> None:
+    typo = plangraph(shallow, "impact", "--since", "nosuchref")
+    assert typo.code == 2
+    assert "unknown revision 'nosuchref'" in typo.err
+    assert "shallow clone" not in typo.err
+
+    for beyond in ("HEAD~1", "1234567"):
+        result = plangraph(shallow, "impact", "--since", beyond)
+        assert result.code == 2
+        assert f"revision '{beyond}' is not in this shallow clone" in result.err
+
+    remote = plangraph(shallow, "impact", "--since", "origin/feature")
+    assert remote.code == 2
+    assert "git fetch origin feature" in remote.err
+
+
+def test_outside_a_shallow_clone_nothing_is_said_about_one(parent: Path) -> None:
+    for rev, reason in [
+        ("nosuchref", "no commit, branch or tag has that name"),
+        ("HEAD~9", "the history of HEAD does not go back that far"),
+        ("1234567", "no commit, branch or tag"),
+    ]:
+        with pytest.raises(GitError, match=f"unknown revision '{rev}'") as caught:
+            changed_paths(parent, rev)
+        assert reason in str(caught.value)
+        assert "shallow clone" not in str(caught.value)
