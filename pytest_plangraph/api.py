@@ -26,7 +26,7 @@ from .environment import (
     resolve_paths,
     store_files,
 )
-from .errors import ConflictError, PlanError, StoreError, UsageError
+from .errors import ConflictError, StoreError, UsageError
 from .gate import LoggedEvent, decide
 from .graph import Graph
 from .ledger import Context
@@ -116,6 +116,11 @@ class PlanGraph:
             ignore_store_dir(self.store_path)
         return self._store
 
+    def has_store(self) -> bool:
+        """True when the store is open or its file exists: a reading command that finds no
+        store does not create one."""
+        return self._store is not None or self.store_path.exists()
+
     @property
     def registry(self) -> Registry:
         """The verifier types of the built-ins and every installed plugin."""
@@ -141,31 +146,16 @@ class PlanGraph:
         silently drop a prerequisite). Return the errors a verifier's own check of its
         settings finds against the files (a schema file deleted or broken since): those stop
         no command, which shows their criteria's evidence going stale or failing instead."""
-        blocking, settings = self.plan_problems()
-        if blocking:
-            from .errors import Problem
+        from .plancheck import check_plan
 
-            problems = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
-            raise PlanError(
-                [*problems, Problem(self.loaded.file, 0, 0, "", "fix these first (plangraph lint)")]
-            )
-        return settings
+        return check_plan(self)
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command (see :meth:`check_plan`), and the
         ``VERIFIER_CONFIG`` errors that verifiers' settings checks found against the files."""
-        from .lint import ERRORS, plan_findings
+        from .plancheck import plan_problems
 
-        types = self.registry.names()
-        known = self._kept_findings(types, ERRORS)
-        if known is None:
-            known = plan_findings(
-                self.loaded, verifier_types=types, graph=self.graph, severities=ERRORS
-            )
-        found = self.lint(run_data=False, severities=ERRORS, known=known)
-        plan_only = set(known)
-        on_disk = [f for f in found if f.code == "VERIFIER_CONFIG" and f not in plan_only]
-        return [f for f in found if f not in on_disk], on_disk
+        return plan_problems(self)
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -181,58 +171,9 @@ class PlanGraph:
         (read only when a store exists: lint never creates one). *severities* keeps only
         findings of those severities (``("error",)`` to check a plan); *known* are the
         plan-only findings of those severities when the caller has them."""
-        from .lint import lint_plan
-        from .lintfiles import WorkspaceFileCheck
-        from .workspace import remembered_escapes
+        from .plancheck import lint
 
-        registry = self.registry
-        types = registry.names()
-        with remembered_escapes():
-            return lint_plan(
-                self.loaded,
-                verifier_types=types,
-                files=WorkspaceFileCheck(self.workspace, registry),
-                extra=self._coverage_findings() if run_data else (),
-                graph=self.graph,
-                severities=severities,
-                known=self._kept_findings(types, severities) if known is None else known,
-            )
-
-    def _kept_findings(
-        self, types: list[str], severities: Collection[Severity] | None
-    ) -> list[Finding] | None:
-        """The plan-only lint findings of *severities* (only errors are kept, the check every
-        command makes), from the plan cache, or found and kept there; None when the plan has
-        no cache entries or other severities are asked for."""
-        from .lint import ERRORS, from_kept, plan_findings, to_kept
-        from .plancache import keep_entry, lint_version, read_entry
-
-        key, cache, file = self.loaded.cache_key, self.workspace.cache, self.loaded.file
-        if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
-            return None
-        version = lint_version()
-        kept = read_entry(cache, "lint", key, version)
-        if isinstance(kept, dict) and kept.get("types") == types:
-            found = from_kept(kept.get("findings"), file)
-            if found is not None:
-                return found
-        found = plan_findings(
-            self.loaded, verifier_types=types, graph=self.graph, severities=severities
-        )
-        keep_entry(cache, "lint", key, version, {"types": types, "findings": to_kept(found, file)})
-        return found
-
-    def _coverage_findings(self) -> list[Finding]:
-        from .lint_coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies
-
-        if self._store is None and not self.store_path.exists():
-            return []
-        # only records with coverage details matter: the store skips the others unread
-        executed = executed_by_node(self.store.events(kinds=["evidence"], mentioning=COVERAGE_KEY))
-        if not executed:
-            return []
-        outputs = self.expanded_outputs()
-        return implicit_dependencies(self.graph, executed, outputs, loaded=self.loaded)
+        return lint(self, run_data=run_data, severities=severities, known=known)
 
     def events(self) -> list[Event]:
         """Every event of the store, in order."""
@@ -256,7 +197,7 @@ class PlanGraph:
             outputs = self.workspace.expand_each(self._outputs(), stats)
             paths = needed_paths(self.graph, judged, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
-            cache = self.store if self._store is not None or self.store_path.exists() else None
+            cache = self.store if self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             files = self.workspace.hashes(paths, cache=cache, stats=stats)
         return Snapshot(files=files, outputs=outputs)
