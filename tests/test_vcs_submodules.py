@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import Result
+from cli_helpers import plangraph_main
 from conftest import git
 
-from pytest_plangraph.cli import main
 from pytest_plangraph.errors import GitError
 from pytest_plangraph.vcs import Change, changed_paths, commits_since, last_commits
-
-Run = Callable[..., Result]
 
 PLAN = """\
 plangraph: 1
@@ -215,60 +211,40 @@ def test_a_removed_submodule_is_its_own_path_with_a_note(parent: Path) -> None:
 # --- plangraph impact -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def plangraph(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    """``plangraph ARGS`` run in *cwd* by ``main(argv)``."""
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    monkeypatch.delenv("PLANGRAPH_STORE", raising=False)
-
-    def run(cwd: Path, *args: str) -> Result:
-        capsys.readouterr()
-        monkeypatch.chdir(cwd)
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return run
-
-
-def test_impact_since_reaches_the_nodes_of_files_inside_a_submodule(
-    plangraph: Run, parent: Path
-) -> None:
+def test_impact_since_reaches_the_nodes_of_files_inside_a_submodule(parent: Path) -> None:
     short = _commit_in_sub(parent)[:7]
 
-    result = plangraph(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
+    result = plangraph_main(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
     assert result.code == 1, result.err
     data = result.json()
     assert {"path": "sub/out/s.txt", "change": "modified", "nodes": ["A"]} in data["changed"]
     assert [entry["node"] for entry in data["invalidated"]] == ["A", "B"]
     assert data["invalidated"][0]["reasons"] == [f"ARTIFACT_CHANGED sub/out/s.txt (commit {short})"]
 
-    assert plangraph(parent, "impact", "--since", "HEAD", "--check").code == 0
+    assert plangraph_main(parent, "impact", "--since", "HEAD", "--check").code == 0
     (parent / "sub/out/s.txt").write_text("not committed anywhere\n")
-    uncommitted = plangraph(parent, "impact", "--since", "HEAD", "--check")
+    uncommitted = plangraph_main(parent, "impact", "--since", "HEAD", "--check")
     assert uncommitted.code == 1
     assert "modified  sub/out/s.txt  A" in uncommitted.out
 
 
-def test_store_mode_names_the_commit_that_moved_the_pointer(plangraph: Run, parent: Path) -> None:
-    assert plangraph(parent, "verify").code == 0
+def test_store_mode_names_the_commit_that_moved_the_pointer(parent: Path) -> None:
+    assert plangraph_main(parent, "verify").code == 0
     short = _commit_in_sub(parent)[:7]
 
-    result = plangraph(parent, "impact", "--format", "json")
+    result = plangraph_main(parent, "impact", "--format", "json")
     assert result.code == 0, result.err
     assert result.json()["invalidated"][0]["reasons"] == [
         f"ARTIFACT_CHANGED sub/out/s.txt (commit {short})"
     ]
 
 
-def test_impact_notes_a_submodule_it_cannot_look_into(
-    plangraph: Run, parent: Path, tmp_path: Path
-) -> None:
+def test_impact_notes_a_submodule_it_cannot_look_into(parent: Path, tmp_path: Path) -> None:
     _commit_in_sub(parent)
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(parent), str(clone))
 
-    result = plangraph(clone, "impact", "--since", "HEAD~1")
+    result = plangraph_main(clone, "impact", "--since", "HEAD~1")
     assert result.code == 0, result.err
     assert "plangraph: note: submodule sub changed, but the files" in result.err
     assert "git submodule update --init --recursive" in result.err
@@ -278,12 +254,12 @@ def test_impact_notes_a_submodule_it_cannot_look_into(
 
 
 @pytest.fixture
-def shallow(tmp_path: Path, plangraph: Run) -> Path:
+def shallow(tmp_path: Path) -> Path:
     """A depth-1 clone of a three-commit history, with a store whose evidence was recorded at
     the first commit (which the clone does not have)."""
     plan = PLAN.replace("sub/out/s.txt", "out/s.txt")
     full = _repo(tmp_path / "full", {"plangraph.yaml": plan, "out/s.txt": "1\n"})
-    assert plangraph(full, "verify").code == 0
+    assert plangraph_main(full, "verify").code == 0
     for text in ("2\n", "3\n"):
         _write(full, {"out/s.txt": text})
         _commit(full, f"write {text.strip()}")
@@ -294,10 +270,8 @@ def shallow(tmp_path: Path, plangraph: Run) -> Path:
     return clone
 
 
-def test_shallow_clone_says_the_evidence_commit_may_be_unfetched(
-    plangraph: Run, shallow: Path
-) -> None:
-    result = plangraph(shallow, "impact")
+def test_shallow_clone_says_the_evidence_commit_may_be_unfetched(shallow: Path) -> None:
+    result = plangraph_main(shallow, "impact")
     assert result.code == 0, result.err
     assert "shallow clone" in result.err
     assert "fetch-depth: 0" in result.err
@@ -306,18 +280,18 @@ def test_shallow_clone_says_the_evidence_commit_may_be_unfetched(
     assert "ARTIFACT_CHANGED out/s.txt" in result.out
 
 
-def test_a_typo_is_not_blamed_on_a_shallow_clone(plangraph: Run, shallow: Path) -> None:
-    typo = plangraph(shallow, "impact", "--since", "nosuchref")
+def test_a_typo_is_not_blamed_on_a_shallow_clone(shallow: Path) -> None:
+    typo = plangraph_main(shallow, "impact", "--since", "nosuchref")
     assert typo.code == 2
     assert "unknown revision 'nosuchref'" in typo.err
     assert "shallow clone" not in typo.err
 
     for beyond in ("HEAD~1", "1234567"):
-        result = plangraph(shallow, "impact", "--since", beyond)
+        result = plangraph_main(shallow, "impact", "--since", beyond)
         assert result.code == 2
         assert f"revision '{beyond}' is not in this shallow clone" in result.err
 
-    remote = plangraph(shallow, "impact", "--since", "origin/feature")
+    remote = plangraph_main(shallow, "impact", "--since", "origin/feature")
     assert remote.code == 2
     assert "git fetch origin feature" in remote.err
 
