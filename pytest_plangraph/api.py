@@ -143,16 +143,17 @@ class PlanGraph:
     def check_plan(self) -> list[Finding]:
         """Raise :class:`PlanError` when lint finds errors in the plan: nothing is judged,
         claimed or recorded against a plan that lint rejects (a mistyped edge would otherwise
-        silently drop a prerequisite). Return the errors a verifier's own check of its
-        settings finds against the files (a schema file deleted or broken since): those stop
-        no command, which shows their criteria's evidence going stale or failing instead."""
+        silently drop a prerequisite). Return the ``VERIFIER_CONFIG`` errors that are about
+        the repository or the installation, not the plan's settings (a schema file deleted or
+        broken since, a type name registered by several plugins): those stop no command,
+        which shows their criteria's evidence going stale or failing instead."""
         from .plancheck import check_plan
 
         return check_plan(self)
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
-        """The plan's lint errors that stop a command (see :meth:`check_plan`), and the
-        ``VERIFIER_CONFIG`` errors that verifiers' settings checks found against the files."""
+        """The plan's lint errors that stop a command, and those that do not (see
+        :meth:`check_plan`)."""
         from .plancheck import plan_problems
 
         return plan_problems(self)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .model import Criterion, Node
+from .model import Criterion, Node, SchemaVerifier
 from .vcs import Workspace
 
 if TYPE_CHECKING:
@@ -25,6 +25,11 @@ class WorkspaceFileCheck:
         self.workspace = workspace
         self.registry = registry
         self.types = frozenset(registry.names())
+        self.not_settings: set[tuple[str, str]] = set()
+        """(node, criterion) whose verifier problems are about the files or the installation,
+        not the settings the plan wrote: a ``schema`` verifier's schema file missing or not a
+        valid schema, a type name registered by several plugins. A command goes on past
+        those (their criteria fail or go stale); lint reports them all the same."""
 
     def escapes(self, path: str) -> bool:
         """True when *path* resolves outside the repository (e.g. through a symlink)."""
@@ -38,4 +43,19 @@ class WorkspaceFileCheck:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""
         if criterion.verifier.type not in self.types:
             return []
-        return list(self.registry.config_problems(criterion, self.workspace))
+        problems = list(self.registry.config_problems(criterion, self.workspace))
+        if problems and self._not_settings(criterion):
+            self.not_settings.add((node.id, criterion.id))
+        return problems
+
+    def _not_settings(self, criterion: Criterion) -> bool:
+        verifier = criterion.verifier
+        if self.registry.clashing(verifier.type):
+            return True
+        if not isinstance(verifier, SchemaVerifier):
+            return False
+        from .verifiers import path_setting_problems, settings_of
+
+        # the paths are well written: what is wrong is the schema file as it is now
+        settings = settings_of(verifier)
+        return not path_setting_problems(settings, ("schema", "artifact"), self.workspace)

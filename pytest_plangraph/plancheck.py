@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .errors import PlanError, Problem
 from .lint import ERRORS, Finding, Severity, from_kept, lint_plan, plan_findings, to_kept
+from .lintfiles import WorkspaceFileCheck
 
 if TYPE_CHECKING:
     from .api import PlanGraph
@@ -35,9 +36,15 @@ def plan_problems(graph: PlanGraph) -> tuple[list[Finding], list[Finding]]:
         known = plan_findings(
             graph.loaded, verifier_types=types, graph=graph.graph, severities=ERRORS
         )
-    found = lint(graph, run_data=False, severities=ERRORS, known=known)
+    files = WorkspaceFileCheck(graph.workspace, graph.registry)
+    found = lint(graph, run_data=False, severities=ERRORS, known=known, files=files)
     plan_only = set(known)
-    on_disk = [f for f in found if f.code == "VERIFIER_CONFIG" and f not in plan_only]
+    goes_on = {f"{node}/{criterion}: " for node, criterion in files.not_settings}
+    on_disk = [
+        f
+        for f in found
+        if f.code == "VERIFIER_CONFIG" and f not in plan_only and f.hint.startswith(tuple(goes_on))
+    ]
     return [f for f in found if f not in on_disk], on_disk
 
 
@@ -47,9 +54,10 @@ def lint(
     run_data: bool = True,
     severities: Collection[Severity] | None = None,
     known: Collection[Finding] | None = None,
+    files: WorkspaceFileCheck | None = None,
 ) -> list[Finding]:
-    """See :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`."""
-    from .lintfiles import WorkspaceFileCheck
+    """See :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`; *files* is the file
+    check to ask (a fresh one by default)."""
     from .workspace import remembered_escapes
 
     registry = graph.registry
@@ -58,7 +66,7 @@ def lint(
         return lint_plan(
             graph.loaded,
             verifier_types=types,
-            files=WorkspaceFileCheck(graph.workspace, registry),
+            files=WorkspaceFileCheck(graph.workspace, registry) if files is None else files,
             extra=_coverage_findings(graph) if run_data else (),
             graph=graph.graph,
             severities=severities,

@@ -336,6 +336,19 @@ def test_a_name_clash_refuses_only_the_criteria_that_use_it(tmp_path: Path, mana
     assert clash in refused.details["message"]
 
 
+def test_a_plugin_settings_problem_stops_commands_as_any_plan_error(
+    tmp_path: Path, manager: Any
+) -> None:
+    # a misspelt setting is the plan's mistake: judging past it would pass a check of nothing
+    manager.register(Provides(Probe()), name="probe-plugin")
+    root = make_repo(tmp_path, node("step-p", '{type: probe, answer: ["max_line: unknown"]}'))
+    for command in ("status", "verify", "audit"):
+        refused = plangraph_main(root, command)
+        assert refused.code == 2, command
+        assert "VERIFIER_CONFIG: step-p/ac-0: max_line: unknown" in refused.err
+    assert plangraph_main(root, "lint").code == 1
+
+
 def test_under_pytest_a_name_clash_is_an_error_of_its_criterion_only(
     pytester: pytest.Pytester, manager: Any
 ) -> None:

@@ -155,11 +155,15 @@ class Registry:
             raise VerifierError(self._clash(name))
         return self._types[name]
 
+    def clashing(self, name: str) -> bool:
+        """True when *name* is registered by several plugins (kept out: see :meth:`get`)."""
+        return len(self._origin.get(name, ())) > 1
+
     def runnable(self, name: str) -> bool:
         """True when criteria of type *name* go to :meth:`run_safely`: a type that runs, or a
         name registered by several plugins (run_safely answers ``error`` for its criteria, so
         they are refused one by one); VerifierError when *name* is unknown."""
-        if len(self._origin.get(name, ())) > 1:
+        if self.clashing(name):
             return True
         return self.get(name).runs_in_pytest
 
