@@ -113,6 +113,7 @@ class PlanGraph:
                     self._store = Store.open(self.store_path, readonly=True)
                 except StoreError:
                     raise exc from None
+                self._store.unwritable = True  # a write says why: it could not be opened so
             ignore_store_dir(self.store_path)
         return self._store
 

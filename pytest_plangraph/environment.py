@@ -44,7 +44,7 @@ def now() -> str:
 
 def actor() -> str:
     """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name."""
-    if name := os.environ.get("PLANGRAPH_ACTOR"):
+    if (name := os.environ.get("PLANGRAPH_ACTOR", "")).strip():  # a blank one names nobody
         return name
     import getpass  # with termios and pwd: only when no actor is named
 

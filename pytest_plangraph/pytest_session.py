@@ -95,6 +95,8 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
+        if self.graph.store.readonly:  # found now, not after the whole run
+            raise self.graph.store.write_refusal()
         errors, settings = self.graph.plan_problems()
         if errors:
             lines = "\n".join(str(f) for f in errors)

@@ -208,7 +208,7 @@ def test_audit_max_age(jwt):
     assert stale.json()["too_old"][0]["criterion"] == "ac-schema-valid"
     bad = plangraph_main(jwt, "audit", "--max-age", "soon")
     assert bad.code == 2 and "--max-age 'soon'" in bad.err
-    for huge in ("99999999999999999999d", "1000000000d", "200000000w"):
+    for huge in ("99999999999999999999d", "1000000000d", "200000000w", "9" * 5000 + "d"):
         refused = plangraph_main(jwt, "audit", "--max-age", huge)
         assert refused.code == 2 and "too long" in refused.err, huge
     for long_ago in ("800000d", "99999999999s"):  # before the year 1: nothing is that old
@@ -451,7 +451,18 @@ def test_a_read_only_store_can_still_be_read(immutable):
     assert exported.code == 0 and '"kind":"evidence"' in exported.out.replace(" ", "")
     refused = plangraph_main(immutable, "claim", TOKEN, "--by", "agent")
     assert refused.code == 2
-    assert "opened read-only; nothing was written" in refused.err
+    assert "this process may not write the file" in refused.err  # says why
+    assert "nothing was written" in refused.err
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
+        cwd=immutable,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 4  # refused before any test runs, not after the whole session
+    assert "cannot write to the store" in run.stderr and "--plangraph-store" in run.stderr
+    assert "passed" not in run.stdout
     assert (immutable / STORE).read_bytes() == before
 
 
@@ -535,3 +546,10 @@ def test_history_of_a_node_removed_from_the_plan_keeps_its_events(tmp_path):
     ]
     unknown = plangraph_main(tmp_path, "history", "never-there")
     assert unknown.code == 2 and "unknown node 'never-there'" in unknown.err
+
+
+def test_a_blank_actor_is_not_a_name(jwt):
+    result = plangraph_main(jwt, "verify", "--format", "json", env={"PLANGRAPH_ACTOR": "   "})
+    assert result.code == 0
+    [record] = result.json()["evidence"]
+    assert record["recorded_by"].strip()  # the login name, not a blank

@@ -351,11 +351,26 @@ def test_merge_keeps_one_event_per_idempotency_key(tmp_path: Path) -> None:
     with Store.open(tmp_path / "one.db") as store:
         store.append(make_event(1, idempotency_key="k1"))
     with Store.open(tmp_path / "two.db") as store:
-        store.append(make_event(2, idempotency_key="k1"))
+        store.append(make_event(4, idempotency_key="k1"))  # the same request, retried there
     with Store.open(tmp_path / "main.db") as store:
         result = store.merge([tmp_path / "one.db", tmp_path / "two.db"])
         assert (result.added, result.skipped) == (1, 1)
         assert [e.payload["n"] for e in store.events()] == [1]
+
+
+@pytest.mark.parametrize("into_main", [False, True], ids=["between-shards", "with-the-target"])
+def test_merge_refuses_a_key_that_names_two_requests(tmp_path: Path, into_main: bool) -> None:
+    with Store.open(tmp_path / "one.db") as store:
+        store.append(make_event(1, idempotency_key="k1"))  # a claim of step-1
+    with Store.open(tmp_path / "two.db") as store:
+        store.append(make_event(2, idempotency_key="k1"))  # a claim of step-2, same key
+    sources = [tmp_path / "two.db"] if into_main else [tmp_path / "one.db", tmp_path / "two.db"]
+    with Store.open(tmp_path / ("one.db" if into_main else "main.db")) as store:
+        before = store.count()
+        with pytest.raises(ConflictError, match="IDEMPOTENCY_CONFLICT") as refused:
+            store.merge(sources)
+        assert store.count() == before  # nothing merged, nothing silently dropped
+    assert "a claim of step-2" in str(refused.value) and "a claim of step-1" in str(refused.value)
 
 
 def test_merge_refuses_a_tampered_source_by_name(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def parse_age(text: str) -> timedelta:
         raise UsageError(f"--max-age {text!r}: expected a number and a unit s, m, h, d or w (7d)")
     try:
         return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-    except OverflowError:
+    except (OverflowError, ValueError):  # ValueError: more digits than int() takes
         raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
 
 

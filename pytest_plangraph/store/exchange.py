@@ -10,14 +10,14 @@ file can be split, grepped or streamed; :func:`verify_events` checks an export's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
 from pydantic import ValidationError
 
 from ..canonical import canonical_json
-from ..errors import StoreError
+from ..errors import ConflictError, StoreError
 from ..model import FORMAT_VERSION, Event
 
 __all__ = ["MergeResult", "PlanVersion", "new_plans", "read_jsonl", "union", "write_jsonl"]
@@ -68,23 +68,53 @@ def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
     return events
 
 
-def union(sources: Sequence[Sequence[Event]], ids: set[str], keys: set[str]) -> list[Event]:
+def union(
+    sources: Sequence[Sequence[Event]], ids: set[str], keys: Mapping[str, Request]
+) -> list[Event]:
     """Events of *sources* not already present, once each, in (at, id) order.
 
-    An event is present when its content id is in *ids* or its idempotency key is in *keys*;
-    the same key twice is one event, even when the two came from different shards.
+    An event is present when its content id is in *ids* or its idempotency key is in *keys*
+    (key → the request it was recorded for); the same key twice is one event, even when the
+    two came from different shards. A key recorded for another request (another kind, node or
+    criterion) raises :class:`ConflictError` (``IDEMPOTENCY_CONFLICT``): merging must not drop
+    an event silently.
     """
     fresh: dict[str, Event] = {}
-    keys = set(keys)
+    known = dict(keys)
+    taken = set(keys)
     for event in sorted((e for events in sources for e in events), key=lambda e: (e.at, e.id)):
         if event.id in ids or event.id in fresh:
             continue
-        if event.idempotency_key is not None:
-            if event.idempotency_key in keys:
+        key = event.idempotency_key
+        if key is not None:
+            asked = request_of(event)
+            recorded = known.setdefault(key, asked)
+            if recorded != asked:
+                raise ConflictError(
+                    f"IDEMPOTENCY_CONFLICT: the idempotency key {key!r} names {_said(asked)} "
+                    f"in one store and {_said(recorded)} in another; nothing was merged — "
+                    "one of the two would be lost",
+                    reason="IDEMPOTENCY_CONFLICT",
+                )
+            if key in taken:
                 continue
-            keys.add(event.idempotency_key)
+            taken.add(key)
         fresh[event.id] = event
     return list(fresh.values())
+
+
+Request = tuple[str, "str | None", "str | None"]
+"""What an idempotency key was recorded for: the event's kind, node and criterion."""
+
+
+def request_of(event: Event) -> Request:
+    """The request *event* answers, as idempotency keys compare them."""
+    return (event.kind, event.node, event.criterion)
+
+
+def _said(request: Request) -> str:
+    kind, node, criterion = request
+    return f"a {kind} of {node}{f'/{criterion}' if criterion else ''}"
 
 
 def new_plans(sources: Sequence[Sequence[PlanVersion]], known: set[str]) -> list[PlanVersion]:

@@ -32,7 +32,7 @@ from .chain import (
     seal,
     signing_key_from_env,
 )
-from .exchange import MergeResult, PlanVersion, new_plans, union, write_jsonl
+from .exchange import MergeResult, PlanVersion, new_plans, request_of, union, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
 from .merging import load_source
 from .opening import connect, enable_wal, make_parent, now, schema_version, upgrade
@@ -69,6 +69,9 @@ class Store:
         self._con: sqlite3.Connection | None = con
         self._key = key
         self.readonly = readonly
+        self.unwritable = False
+        """True when the store was opened read-only because this process may not write its
+        file (not because the caller asked)."""
         self._schema = schema.SCHEMA_VERSION
 
     # --- opening -----------------------------------------------------------------------------
@@ -91,18 +94,19 @@ class Store:
         """
         path = Path(path)
         key = signing_key if signing_key is not None else signing_key_from_env()
+        unwritable = path.exists() and not readonly and not os.access(path, os.W_OK)
         if not path.exists():
             if readonly or not create:
                 raise StoreError(f"there is no store at {path}; pass --store to name another")
             make_parent(path)
-        elif not os.access(path, os.W_OK):
-            readonly = True
+        readonly = readonly or unwritable
         check_file(path)
         try:
             con = connect(path, readonly)
         except sqlite3.Error as exc:
             raise translate(exc, path, readonly=readonly) from exc
         store = cls(path, con, key, readonly)
+        store.unwritable = unwritable
         try:
             store._prepare()
         except BaseException:
@@ -156,6 +160,16 @@ class Store:
 
     # --- transactions ------------------------------------------------------------------------
 
+    def write_refusal(self) -> StoreError:
+        """The error for a write to this read-only store, saying why it is read-only."""
+        if self.unwritable:
+            return StoreError(
+                f"cannot write to the store at {self.path}: this process may not write the "
+                "file (permissions, an immutable flag or a read-only mount); nothing was "
+                "written — check the permissions of the file, or pass --store to use another"
+            )
+        return StoreError(f"the store at {self.path} was opened read-only; nothing was written")
+
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
             raise StoreError(f"the store at {self.path} is closed")
@@ -171,7 +185,7 @@ class Store:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         if self.readonly:
-            raise StoreError(f"the store at {self.path} was opened read-only; nothing was written")
+            raise self.write_refusal()
         con = self._connection()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -451,7 +465,13 @@ class Store:
             for plan in plans:
                 add_plan(con, plan)
             ids = {row[0] for row in con.execute("SELECT id FROM events")}
-            keys = {row[0] for row in con.execute("SELECT idempotency_key FROM events")} - {None}
+            keys = {
+                str(key): (str(kind), node, criterion)
+                for key, kind, node, criterion in con.execute(
+                    "SELECT idempotency_key, kind, node, criterion FROM events "
+                    "WHERE idempotency_key IS NOT NULL"
+                )
+            }
             fresh = union([events for events, _ in loaded], ids, keys)
             self._insert(con, [(event, event.id) for event in fresh])  # verified on loading
         total = sum(len(events) for events, _ in loaded)
@@ -502,8 +522,7 @@ def _same_request(event: Event, stored: Event) -> None:
     """Refuse *event* when its idempotency key was recorded for another request: another kind
     of event, node or criterion (the key would otherwise swallow it unrecorded). Who asked
     may differ: the same observation recorded by two people is one event."""
-    asked = (event.kind, event.node, event.criterion)
-    recorded = (stored.kind, stored.node, stored.criterion)
+    asked, recorded = request_of(event), request_of(stored)
     if asked != recorded:
         what = " ".join(str(part) for part in recorded if part)
         raise ConflictError(
