@@ -67,9 +67,20 @@ def _type_message(kind: str, text: str, got: Any) -> str:
     if kind not in _MESSAGES:
         return text
     message = f"{_MESSAGES[kind]}, got {type(got).__name__} {got!r}"
-    if kind in _SCALARS and isinstance(got, str):
+    if kind in _SCALARS and isinstance(got, str) and _looks_plain(got):
         message += "; write it without quotes"
     return message
+
+
+def _looks_plain(text: str) -> bool:
+    """True when *text* would be a number or true/false if it were written without quotes."""
+    if text.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _pattern_message(pattern: str, got: Any) -> str:

@@ -272,14 +272,37 @@ def _glob_tokens(pattern: str) -> list[str]:
 
 
 def _source_text(root: Path, collector: str) -> str:
-    """The Python source of a failed collector: its file, or every ``.py`` file under its
-    directory ("" when it cannot be read)."""
-    path = root / collector.split("::", 1)[0]
+    """The Python source of a failed collector: its class (``file.py::Class``, nested classes
+    too), its file, or every ``.py`` file under its directory ("" when it cannot be read)."""
+    file, *classes = collector.split("::")
+    path = root / file
     files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
     texts = []
-    for file in files:
+    for found in files:
         try:
-            texts.append(file.read_text(encoding="utf-8", errors="replace"))
+            texts.append(found.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-    return "\n".join(texts)
+    text = "\n".join(texts)
+    return _class_source(text, classes) if classes and len(texts) == 1 else text
+
+
+def _class_source(text: str, names: list[str]) -> str:
+    """The source of the class at *names* (outermost first) in the module *text*; the whole
+    text when it cannot be found (a module that does not parse, a parametrized id)."""
+    import ast
+
+    try:
+        body: list[ast.stmt] = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return text
+    found: ast.ClassDef | None = None
+    for name in names:
+        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if found is None:
+            return text
+        body = found.body
+    if found is None or found.end_lineno is None:
+        return text
+    start = min([found.lineno, *(d.lineno for d in found.decorator_list)])  # class markers too
+    return "\n".join(text.splitlines()[start - 1 : found.end_lineno])

@@ -334,7 +334,10 @@ class PlangraphSession:
         # stopped by a collection error before any test ran: nothing passed, nothing is decided
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.results.phases
         try:
-            self.report = self._finish([] if stopped else list(self.collection_errors))
+            failed, skipped = (
+                ([], []) if stopped else (list(self.collection_errors), list(self.collection_skips))
+            )
+            self.report = self._finish(failed, skipped)
         except PlangraphError as exc:
             self.report = RunReport(error=f"evidence was not recorded: {_pytest_terms(str(exc))}")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -343,14 +346,15 @@ class PlangraphSession:
         if self.report.refusals and self.report.gate and session.exitstatus in passing:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _finish(self, failed: list[str]) -> RunReport:
-        """Decide, record and gate; *failed* collectors void the criteria they may verify."""
+    def _finish(self, failed: list[str], skipped_whole: list[str]) -> RunReport:
+        """Decide, record and gate; *failed* collectors and those *skipped_whole* void the
+        criteria they may verify."""
         if self.coverage is not None:
             self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
         plan, root = self.graph.plan, self.graph.root
         suspects = collection_suspects(plan, failed, root)
-        skipped = collection_suspects(plan, self.collection_skips, root)
+        skipped = collection_suspects(plan, skipped_whole, root)
         decided, unverified = decide(
             self.mapping or Mapping(), self.results, runnable, suspects, skipped
         )

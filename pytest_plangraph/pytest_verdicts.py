@@ -103,12 +103,12 @@ def criterion_verdict(
     for outcome, verdict in _NEGATIVE:
         if outcome in values:
             return verdict
+    if deselected:  # a partial run decides nothing, whatever else it could not collect
+        return Unverified(DESELECTED)
     if uncollected:
         return Verdict("error", NOT_COLLECTED)
     if skipped:
         return Verdict("error", TEST_SKIPPED)
-    if deselected:
-        return Unverified(DESELECTED)
     if not outcomes or unmatched:
         return Unverified(NOT_COLLECTED)
     if None in values:

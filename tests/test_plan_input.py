@@ -116,6 +116,7 @@ CRITERION = NODE + "    acceptance:\n      - id: c\n"
             "nodes[0].idempotent: expected true or false, got str 'yes'; write it without",
         ),
         (NODE + "    timeout_s: true\n", "nodes[0].timeout_s: expected a number, got bool True"),
+        (NODE + "    timeout_s: fast\n", "nodes[0].timeout_s: expected a number, got str 'fast'"),
         (NODE + "    title: !!binary aGk=\n", "nodes[0].title: expected text, got bytes"),
         (
             CRITERION + "        required: 0\n        verifier: {type: approval}\n",
@@ -135,6 +136,22 @@ def test_values_of_another_type_are_refused_not_coerced(write_plan, text, expect
     found = problems(write_plan(text))
     assert len(found) == 1, found
     assert found[0].split(": ", 1)[1].startswith(expected), found
+
+
+def test_text_is_not_told_to_lose_quotes_it_does_not_have(write_plan):
+    [found] = problems(write_plan(NODE + "    timeout_s: fast\n"))
+    assert "without quotes" not in found
+
+
+def test_an_exponent_written_plainly_is_a_number(write_plan):
+    # PyYAML reads YAML 1.1, where 1e3 and 1.5e3 (no dot, no sign) are text; YAML 1.2 and
+    # JSON read them as numbers, and so does the plan
+    edge = "edges:\n  - {from: a, to: a2, type: related, confidence: %s}\n"
+    plain = NODE + "    timeout_s: 1.5e3\n  - id: a2\n    timeout_s: 1e3\n" + edge % "5e-1"
+    decimal = NODE + "    timeout_s: 1500.0\n  - id: a2\n    timeout_s: 1000.0\n" + edge % "0.5"
+    first = load_plan(write_plan(plain, "plain.yaml")).plan
+    assert [n.timeout_s for n in first.nodes] == [1500.0, 1000.0]
+    assert first.digest == load_plan(write_plan(decimal, "decimal.yaml")).plan.digest
 
 
 def test_a_json_plan_is_held_to_the_same_types(tmp_path):

@@ -182,6 +182,21 @@ def test_collection_suspects_read_the_failed_source_for_marker_references(
     assert collection_suspects(plan, ["u/missing.py"], tmp_path) == {}
     everything = collection_suspects(plan, ["."], tmp_path)  # the rootdir itself failed
     assert sorted(everything) == ["step-a/ac-named", "step-a/ac-named-too", "step-a/ac-pattern"]
+    # a failed class: only its own source (with its decorators) may hold marked tests
+    (tmp_path / "t/test_y.py").write_text(
+        "import pytest\n\n"
+        '@pytest.mark.criterion("step-a/ac-named")\n'
+        "def test_fine():\n    pass\n\n"
+        "class TestOuter:\n"
+        '    @pytest.mark.criterion("step-a/ac-named-too")\n'
+        "    class TestBroken:\n"
+        "        def test_x(self):\n            pass\n",
+        encoding="utf-8",
+    )
+    broken_class = collection_suspects(plan, ["t/test_y.py::TestOuter::TestBroken"], tmp_path)
+    assert sorted(broken_class) == ["step-a/ac-named-too", "step-a/ac-pattern"]
+    unknown_class = collection_suspects(plan, ["t/test_y.py::TestGone"], tmp_path)
+    assert sorted(unknown_class) == sorted(everything)  # not found: the whole file counts
 
 
 @pytest.mark.parametrize(
@@ -253,3 +268,27 @@ def test_a_failure_outweighs_a_file_skipped_whole() -> None:
     passed = criterion_verdict({"t::a": "passed"}, skipped_whole=skipped_whole)
     assert passed == Verdict("error", TEST_SKIPPED)
     assert criterion_verdict({"t::a": "passed"}) == Verdict("passed")
+
+
+def test_a_run_stopped_by_a_collection_error_records_nothing_for_skipped_files_either(
+    pytester: pytest.Pytester,
+) -> None:
+    files = {"tests/test_zbroken.py": BROKEN, "tests/test_zskipped.py": SKIPPED}
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert latest(root) == {}
+
+
+def test_a_deselected_criterion_is_not_decided_by_a_file_skipped_whole(
+    pytester: pytest.Pytester,
+) -> None:
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files={"tests/test_zbroken.py": SKIPPED})
+    result = pytester.runpytest("--plangraph", "-k", "login and not success")
+    result.assert_outcomes(passed=1, deselected=2, skipped=1)
+    records = latest(root)
+    assert "step-a/ac-glob" not in records  # its only test was deselected: DESELECTED
+    assert (records["step-a/ac-login"].outcome, records["step-a/ac-login"].reason) == (
+        "passed",
+        None,
+    )

@@ -9,7 +9,8 @@ the plugin manager, built once per process, is reused by the command itself.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import VerifierError
@@ -24,10 +25,15 @@ class PluginFormats:
     def __contains__(self, name: object) -> bool:
         if name in BUILTIN:
             return True
+        warnings: list[str] = []
         try:
-            return name in _plugin_formats()
+            found = name in _plugin_formats(warnings.append)
         except VerifierError:  # a broken plugin: the command itself reports it
             return True
+        if not found:  # argparse refuses the choice next: say first why a plugin offers none
+            for line in warnings:
+                print(line, file=sys.stderr)
+        return found
 
     def __iter__(self) -> Iterator[str]:
         try:
@@ -56,10 +62,10 @@ def plugin_report(fmt: str, data: dict[str, Any]) -> str | None:
     return render_report(fmt, {"format": FORMAT_VERSION, **data})
 
 
-def _plugin_formats() -> dict[str, Any]:
+def _plugin_formats(warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     from ..plugins import get_report_formats
 
-    return get_report_formats(warn=_silent)
+    return get_report_formats(warn=_silent if warn is None else warn)
 
 
 def _silent(line: str) -> None:
