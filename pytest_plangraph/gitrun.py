@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,7 @@ FETCH_ALL = "`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout"
 @contextmanager
 def open_repo(root: Path) -> Iterator[Any]:
     """The GitPython repository whose working tree top is *root*, closed after use."""
-    try:
-        import git
-    except ImportError as exc:  # GitPython refuses to load without a git executable
-        raise GitError(f"git cannot be run: {exc}") from exc
+    git = _import_git()
     try:
         repo = git.Repo(root, search_parent_directories=False)
     except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
@@ -41,6 +39,35 @@ def open_repo(root: Path) -> Iterator[Any]:
         yield repo
     finally:
         repo.close()
+
+
+@dataclass(frozen=True)
+class GitDir:
+    """A repository known by its git directory alone, with what :func:`git_text` and the
+    revision helpers use of a GitPython repository: ``git`` and ``working_tree_dir``."""
+
+    git: Any
+    working_tree_dir: str
+
+
+@contextmanager
+def open_git_dir(git_dir: Path) -> Iterator[GitDir]:
+    """The repository of *git_dir* without a working tree (a submodule's history under
+    ``.git/modules`` when it is not checked out): its commits and trees can be read."""
+    git = _import_git()
+    runner = git.Git(str(git_dir))
+    # its core.worktree may name a checkout that is gone, and git would go there first: the
+    # git directory stands in for it (commands that read commits never look at a work tree)
+    runner.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(git_dir))
+    yield GitDir(runner, str(git_dir))
+
+
+def _import_git() -> Any:
+    try:
+        import git
+    except ImportError as exc:  # GitPython refuses to load without a git executable
+        raise GitError(f"git cannot be run: {exc}") from exc
+    return git
 
 
 def git_text(repo: Any, command: str, *args: str) -> str:
@@ -123,7 +150,7 @@ def _unknown(repo: Any, rev: str) -> str:
         )
     if ancestry:
         return f"unknown revision {rev!r}: the history of {base} does not go back that far"
-    remote, _, branch = rev.partition("/")
+    remote, _, branch = (base or rev).partition("/")  # fetch the branch, not `feature~1`
     if branch and remote in git_text(repo, "remote").split():
         return (
             f"unknown revision {rev!r}: the remote-tracking branch is not fetched here (run "

@@ -257,7 +257,7 @@ def _changed(
     new: str | None = None,
 ) -> ChangedPath:
     paths = (change.path,) if change.old_path is None else (change.path, change.old_path)
-    reached = index.nodes(*paths)
+    reached = index.nodes(*paths, below=change.subtree)
     return ChangedPath(
         change.path, change.change, tuple(reached), change.old_path, commit, old, new
     )

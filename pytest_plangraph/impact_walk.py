@@ -11,6 +11,7 @@ the values are tuples of strings (the garbage collector stops tracking those).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -97,15 +98,32 @@ class PathIndex:
         if node_id not in nodes:
             nodes.append(node_id)
 
-    def nodes(self, *paths: str) -> list[str]:
-        """The nodes *paths* reach directly."""
+    def nodes(self, *paths: str, below: bool = False) -> list[str]:
+        """The nodes *paths* reach directly; with *below*, each path stands for every path
+        under it too (a submodule whose changed files could not be listed)."""
         found: dict[str, None] = {}
         for path in paths:
             parts = path.split("/")
             for depth in range(len(parts), 0, -1):
                 found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
             found.update((n, None) for pattern, n in self.globs if fnmatchcase(path, pattern))
+            if below:
+                found.update(self._under(path))
         return [n for n in found if not any(p in found for p in self.prerequisites[n])]
+
+    def _under(self, folder: str) -> dict[str, None]:
+        """The nodes of the paths under *folder*, and of the globs that may match one (those
+        whose part before the first wildcard and *folder* lie on one line: ``*`` spans ``/``)."""
+        start = folder.rstrip("/") + "/"
+        found: dict[str, None] = {}
+        for key, nodes in self.exact.items():
+            if key.startswith(start):
+                found.update(dict.fromkeys(nodes))
+        for pattern, node_id in self.globs:
+            fixed = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+            if fixed.startswith(start) or start.startswith(fixed):
+                found[node_id] = None
+        return found
 
 
 def _clean(pattern: str) -> str | None:

@@ -2,7 +2,7 @@
 revisions and the working tree, the commits behind them, files as they were at a revision.
 The state comes from :mod:`.gitstate` (one ``git status`` call); the rest uses GitPython
 through :mod:`.gitrun` (opening a repository, running a command, naming a revision's commit).
-Changed submodules are looked into: their changed files are listed under their path.
+Changed submodules are looked into (:mod:`.gitdiff`): their files are listed under their path.
 
 Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
 :class:`GitError` with a message a person can act on. Files on disk and their hashes are
@@ -12,11 +12,10 @@ Everything returns plain values (shas, root-relative POSIX paths) and every git 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
 
+from .gitdiff import Change, ChangeKind, tree_changes
 from .gitrun import (
     EMPTY_TREE,
     FETCH_ALL,
@@ -37,6 +36,7 @@ __all__ = [
     "EMPTY_TREE",
     "RACY_NS",
     "Change",
+    "ChangeKind",
     "GitState",
     "HashCache",
     "HashRecord",
@@ -72,29 +72,6 @@ def git_state(root: Path, ignore: Iterable[str] = ()) -> GitState:
 
 # --- changes between revisions ---------------------------------------------------------------
 
-ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
-
-_STATUS: dict[str, ChangeKind] = {
-    "M": "modified",
-    "T": "modified",
-    "A": "added",
-    "C": "added",
-    "D": "deleted",
-    "R": "renamed",
-}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One changed path (root-relative POSIX); *old_path* is set for renames only. *note* is
-    set when the change could not be looked into: a submodule whose own changes could not be
-    listed is reported as its own path, and the note says why and how to fix it."""
-
-    path: str
-    change: ChangeKind
-    old_path: str | None = None
-    note: str | None = None
-
 
 def changed_paths(
     root: Path, since: str, until: str | None = None, *, working_tree: bool = True
@@ -110,8 +87,10 @@ def changed_paths(
     A changed submodule (a gitlink) is replaced by the paths that changed inside it, prefixed
     with its path: between the commits recorded at both ends, or from the commit recorded at
     *since* to the submodule's working tree (untracked files included), and so on down nested
-    submodules. A submodule that is not checked out, or lacks one of the commits, is reported
-    as its own path with a :attr:`Change.note`.
+    submodules. A renamed submodule renames each of its files; a removed one deletes each file
+    it had (read from the history git keeps under ``.git/modules``). A submodule whose files
+    cannot be listed (not checked out, lacking one of the commits) is reported as its own path
+    with a :attr:`Change.note`, standing for every path under it (:attr:`Change.subtree`).
     """
     with open_repo(root) as repo:
         base = resolve(repo, since, allow_unborn=True)
@@ -121,7 +100,7 @@ def changed_paths(
             target = None
         else:
             target = resolve(repo, "HEAD", allow_unborn=True)
-        changes = _changes(repo, base, target, "")
+        changes = tree_changes(repo, base, target)
     return sorted(changes, key=lambda c: (c.path, c.change))
 
 
@@ -195,105 +174,6 @@ def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
         except git.exc.GitCommandError:
             return False
     return True
-
-
-# --- diffs, submodules included --------------------------------------------------------------
-
-_GITLINK = "160000"
-_NO_FILE = "000000"
-
-
-@dataclass(frozen=True)
-class _Raw:
-    """One record of ``git diff --raw``: the change and the modes and objects at both ends."""
-
-    change: Change
-    old_mode: str
-    new_mode: str
-    old_sha: str
-    new_sha: str
-
-
-def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Change]:
-    """The changes from commit *base* to commit *target* (None: the working tree and its
-    untracked files) in *repo*, paths prefixed with *prefix*, changed submodules expanded.
-    Submodules are compared whatever ``diff.ignoreSubmodules`` or ``submodule.*.ignore`` say:
-    a change must not be missed because it is hidden from ``git status``."""
-    ends = (base,) if target is None else (base, target)
-    options = ("-z", "--raw", "--no-abbrev", "-M", "--no-ext-diff", "--ignore-submodules=none")
-    changes: list[Change] = []
-    for record in _parse_raw(git_text(repo, "diff", *options, *ends)):
-        modes = {record.old_mode, record.new_mode}
-        if _GITLINK not in modes:
-            changes.append(_prefixed(record.change, prefix))
-            continue
-        if modes - {_GITLINK, _NO_FILE}:  # a file became a submodule, or a submodule a file
-            changes.append(_prefixed(record.change, prefix))
-        changes += _submodule_changes(repo, record, target is None, prefix)
-    if target is None:
-        untracked = git_text(repo, "ls-files", "-z", "--others", "--exclude-standard")
-        changes += [Change(prefix + p, "untracked") for p in untracked.split("\0") if p]
-    return changes
-
-
-def _submodule_changes(repo: Any, record: _Raw, to_tree: bool, prefix: str) -> list[Change]:
-    """What changed inside the submodule of *record*: from the commit recorded at the start to
-    the one recorded at the end, or to the submodule's working tree (*to_tree*). Either end
-    may be no submodule at all (the empty tree). Needs the submodule checked out."""
-    old = record.old_sha if record.old_mode == _GITLINK else EMPTY_TREE
-    new: str | None = record.new_sha if record.new_mode == _GITLINK else EMPTY_TREE
-    if to_tree and record.new_mode == _GITLINK:
-        new = None
-    checkout = Path(repo.working_tree_dir) / record.change.path
-    if not (checkout / ".git").exists():
-        if record.new_mode == _NO_FILE:
-            return [_unlisted(record, prefix, "it was removed and is not checked out", "")]
-        return [_unlisted(record, prefix, "it is not checked out here", _UPDATE)]
-    with open_repo(checkout) as inner:
-        for sha in (old, new):
-            if sha not in (None, EMPTY_TREE) and verify_commit(inner, sha) is None:
-                fetch = "fetch --unshallow" if is_shallow(inner) else "fetch"
-                fix = f"`git -C {prefix}{record.change.path} {fetch}`, or {_UPDATE}"
-                return [_unlisted(record, prefix, f"it lacks commit {sha[:7]}", fix)]
-        return _changes(inner, old, new, f"{prefix}{record.change.path}/")
-
-
-_UPDATE = "`git submodule update --init --recursive`"
-
-
-def _unlisted(record: _Raw, prefix: str, reason: str, fix: str) -> Change:
-    """The submodule's own path, for changes inside it that cannot be listed."""
-    where = _prefixed(record.change, prefix)
-    note = (
-        f"submodule {where.path} changed, but the files changed inside it are not listed: "
-        f"{reason}{f' (run {fix})' if fix else ''}; only the path {where.path} is reported"
-    )
-    return Change(where.path, where.change, where.old_path, note)
-
-
-def _prefixed(change: Change, prefix: str) -> Change:
-    if not prefix:
-        return change
-    old = None if change.old_path is None else prefix + change.old_path
-    return Change(prefix + change.path, change.change, old)
-
-
-def _parse_raw(raw: str) -> Iterator[_Raw]:
-    """The records of ``git diff -z --raw`` output: ``:modes shas status``, then one path, or
-    two for a rename or copy (the old one first)."""
-    fields = iter(raw.split("\0"))
-    for head in fields:
-        if not head.startswith(":"):
-            continue
-        old_mode, new_mode, old_sha, new_sha, status = head[1:].split()[:5]
-        letter = status[:1]
-        first = next(fields)
-        if letter in ("R", "C"):
-            path = next(fields)
-            change = Change(path, _STATUS[letter], first if letter == "R" else None)
-        else:
-            change = Change(first, _STATUS.get(letter, "modified"))
-        yield _Raw(change, old_mode, new_mode, old_sha, new_sha)
 
 
 def commits_since(

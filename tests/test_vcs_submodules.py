@@ -11,6 +11,9 @@ from cli_helpers import plangraph_main
 from conftest import git
 
 from pytest_plangraph.errors import GitError
+from pytest_plangraph.graph import Graph
+from pytest_plangraph.impact import diff_impact
+from pytest_plangraph.model import Plan
 from pytest_plangraph.vcs import Change, changed_paths, commits_since, last_commits
 
 PLAN = """\
@@ -85,12 +88,17 @@ def parent(template: Path, tmp_path: Path) -> Path:
 def _commit_in_sub(root: Path) -> str:
     """Edit, add, delete and rename inside the submodule, commit there, then move the pointer
     in *root*; the commit of *root* that moved it."""
+    _work_in_sub(root)
+    return _commit(root, "move the submodule pointer")
+
+
+def _work_in_sub(root: Path) -> None:
+    """Edit, add, delete and rename inside the submodule, and commit there."""
     sub = root / "sub"
     _write(sub, {"out/s.txt": "two\n", "dir ü/new é.txt": "new\n"})
     (sub / ".gitignore").unlink()
     git(sub, "mv", "old name.txt", "new name.txt")
     _commit(sub, "work in the submodule")
-    return _commit(root, "move the submodule pointer")
 
 
 SUB_CHANGES = [
@@ -159,9 +167,10 @@ def test_a_submodule_that_is_not_checked_out_is_its_own_path_with_a_note(
     git(tmp_path, "clone", "-q", str(parent), str(clone))
 
     [change] = changed_paths(clone, "HEAD~1", "HEAD")
-    assert (change.path, change.change) == ("sub", "modified")
+    assert (change.path, change.change, change.subtree) == ("sub", "modified", True)
     assert change.note is not None
     assert "not checked out" in change.note
+    assert "as a change of every path under it" in change.note
     assert "git submodule update --init" in change.note
 
     _sub(clone, "submodule", "update", "-q", "--init")
@@ -174,7 +183,7 @@ def test_a_submodule_that_lacks_a_commit_is_its_own_path_with_a_note(parent: Pat
     git(parent, "commit", "-q", "-m", "point at a commit nobody has")
 
     [change] = changed_paths(parent, "HEAD~1", "HEAD")
-    assert (change.path, change.change) == ("sub", "modified")
+    assert (change.path, change.change, change.subtree) == ("sub", "modified", True)
     assert change.note is not None
     assert "lacks commit 1234567" in change.note
     assert "git -C sub fetch" in change.note
@@ -194,18 +203,94 @@ def test_nested_submodules_are_looked_into(parent: Path, tmp_path: Path) -> None
     _commit(parent, "move the pointer again")
     assert changed_paths(parent, before, "HEAD") == [Change("sub/deep/x.txt", "modified")]
 
+    git(parent, "mv", "sub", "sub2")
+    _commit(parent, "rename the submodule holding another")
+    assert Change("sub2/deep/x.txt", "renamed", "sub/deep/x.txt") in changed_paths(
+        parent, "HEAD~1", "HEAD"
+    )
 
-def test_a_removed_submodule_is_its_own_path_with_a_note(parent: Path) -> None:
+
+def test_a_removed_submodule_deletes_each_of_its_files(parent: Path) -> None:
     git(parent, "rm", "-q", "sub")
     _commit(parent, "remove the submodule")
+    deleted = [
+        Change(".gitmodules", "modified"),
+        Change("sub/.gitignore", "deleted"),
+        Change("sub/old name.txt", "deleted"),
+        Change("sub/out/s.txt", "deleted"),
+    ]
 
+    # the checkout is gone: the files are read from the history kept under .git/modules
+    assert not (parent / "sub").exists()
+    assert changed_paths(parent, "HEAD~1", "HEAD") == deleted
+    assert changed_paths(parent, "HEAD~1") == deleted
+
+    shutil.rmtree(parent / ".git/modules/sub")
     changes = changed_paths(parent, "HEAD~1", "HEAD")
-    assert [(c.path, c.change) for c in changes] == [
-        (".gitmodules", "modified"),
-        ("sub", "deleted"),
+    assert [(c.path, c.change, c.subtree) for c in changes] == [
+        (".gitmodules", "modified", False),
+        ("sub", "deleted", True),
     ]
     assert changes[1].note is not None
-    assert "it was removed" in changes[1].note
+    assert "it was removed and its history is gone" in changes[1].note
+
+
+def test_a_renamed_submodule_renames_each_of_its_files(parent: Path) -> None:
+    git(parent, "mv", "sub", "sub2")
+    _commit(parent, "rename the submodule")
+    renamed = [
+        Change(".gitmodules", "modified"),
+        Change("sub2/.gitignore", "renamed", "sub/.gitignore"),
+        Change("sub2/old name.txt", "renamed", "sub/old name.txt"),
+        Change("sub2/out/s.txt", "renamed", "sub/out/s.txt"),
+    ]
+
+    assert changed_paths(parent, "HEAD~1", "HEAD") == renamed
+    assert changed_paths(parent, "HEAD~1") == renamed
+    _write(parent / "sub2", {"loose.txt": "untracked\n"})
+    assert Change("sub2/loose.txt", "untracked") in changed_paths(parent, "HEAD~1")
+    # the commit that moved the pointer stands for the files under both paths
+    bump = git(parent, "rev-parse", "HEAD").strip()
+    wanted = ["sub2/out/s.txt", "sub/out/s.txt"]
+    assert last_commits(parent, "HEAD~1", wanted) == {p: bump for p in wanted}
+
+
+def test_a_submodule_renamed_with_new_commits_inside(parent: Path) -> None:
+    _work_in_sub(parent)
+    git(parent, "mv", "sub", "sub2")
+    _commit(parent, "rename the submodule and move its pointer")
+
+    assert changed_paths(parent, "HEAD~1", "HEAD") == [
+        Change(".gitmodules", "modified"),
+        Change("sub/.gitignore", "deleted"),
+        Change("sub2/dir ü/new é.txt", "added"),
+        Change("sub2/new name.txt", "renamed", "sub/old name.txt"),
+        Change("sub2/out/s.txt", "renamed", "sub/out/s.txt"),
+    ]
+
+
+def test_a_deinitialized_submodule_is_read_from_its_kept_history(parent: Path) -> None:
+    _commit_in_sub(parent)
+    git(parent, "submodule", "deinit", "-q", "sub")
+
+    assert not (parent / "sub/.git").exists()
+    assert changed_paths(parent, "HEAD~1", "HEAD") == SUB_CHANGES
+    assert changed_paths(parent, "HEAD~1") == SUB_CHANGES
+
+
+def test_a_renamed_submodule_that_is_not_checked_out_stands_for_both_paths(
+    parent: Path, tmp_path: Path
+) -> None:
+    git(parent, "mv", "sub", "sub2")
+    _commit(parent, "rename the submodule")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(parent), str(clone))
+
+    [_, change] = changed_paths(clone, "HEAD~1", "HEAD")
+    assert (change.path, change.change, change.old_path) == ("sub2", "renamed", "sub")
+    assert change.subtree
+    assert change.note is not None
+    assert "not checked out" in change.note
 
 
 # --- plangraph impact -------------------------------------------------------------------------
@@ -239,15 +324,73 @@ def test_store_mode_names_the_commit_that_moved_the_pointer(parent: Path) -> Non
     ]
 
 
-def test_impact_notes_a_submodule_it_cannot_look_into(parent: Path, tmp_path: Path) -> None:
-    _commit_in_sub(parent)
+def test_impact_counts_a_submodule_it_cannot_look_into_as_every_path_under_it(
+    parent: Path, tmp_path: Path
+) -> None:
+    short = _commit_in_sub(parent)[:7]
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(parent), str(clone))
 
-    result = plangraph_main(clone, "impact", "--since", "HEAD~1")
-    assert result.code == 0, result.err
+    result = plangraph_main(clone, "impact", "--since", "HEAD~1", "--check", "--format", "json")
+    assert result.code == 1, result.err
+    data = result.json()
+    assert data["changed"] == [{"path": "sub", "change": "modified", "nodes": ["A"]}]
+    assert [entry["node"] for entry in data["invalidated"]] == ["A", "B"]
+    assert data["invalidated"][0]["reasons"] == [f"ARTIFACT_CHANGED sub (commit {short})"]
     assert "plangraph: note: submodule sub changed, but the files" in result.err
     assert "git submodule update --init --recursive" in result.err
+
+
+def test_impact_of_a_renamed_submodule(parent: Path) -> None:
+    git(parent, "mv", "sub", "sub2")
+    short = _commit(parent, "rename the submodule")[:7]
+
+    result = plangraph_main(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
+    assert result.code == 1, result.err
+    data = result.json()
+    assert {"path": "sub2/out/s.txt", "change": "renamed", "nodes": ["A"]} in data["changed"]
+    assert [entry["node"] for entry in data["invalidated"]] == ["A", "B"]
+    assert data["invalidated"][0]["reasons"] == [
+        f"ARTIFACT_CHANGED sub2/out/s.txt (renamed from sub/out/s.txt, commit {short})"
+    ]
+
+
+def test_impact_of_a_removed_submodule(parent: Path) -> None:
+    git(parent, "rm", "-q", "sub")
+    short = _commit(parent, "remove the submodule")[:7]
+
+    result = plangraph_main(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
+    assert result.code == 1, result.err
+    assert result.json()["invalidated"][0]["reasons"] == [
+        f"ARTIFACT_DELETED sub/out/s.txt (commit {short})"
+    ]
+    assert "note" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("output", "reached"),
+    [
+        ("sub/out/s.txt", True),
+        ("sub/out/*.txt", True),
+        ("sub", True),
+        ("s*/x", True),
+        ("**/*.txt", True),
+        ("subway/s.txt", False),
+        ("other/*.txt", False),
+        ("su/b/*.txt", False),
+    ],
+)
+def test_a_change_standing_for_a_subtree_reaches_every_path_under_it(
+    output: str, reached: bool
+) -> None:
+    criterion = {"id": "ac", "verifier": {"type": "artifact", "path": output}}
+    node = {"id": "A", "outputs": [output], "acceptance": [criterion]}
+    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": [node], "edges": []})
+    whole = diff_impact(Graph.of(plan), [Change("sub", "modified", subtree=True)])
+    assert [i.node for i in whole.invalidated] == (["A"] if reached else [])
+    # a listed change reaches only the paths that name it or a folder above it
+    alone = diff_impact(Graph.of(plan), [Change("sub", "modified")])
+    assert [i.node for i in alone.invalidated] == (["A"] if output == "sub" else [])
 
 
 # --- shallow clones ---------------------------------------------------------------------------
@@ -291,9 +434,11 @@ def test_a_typo_is_not_blamed_on_a_shallow_clone(shallow: Path) -> None:
         assert result.code == 2
         assert f"revision '{beyond}' is not in this shallow clone" in result.err
 
-    remote = plangraph_main(shallow, "impact", "--since", "origin/feature")
-    assert remote.code == 2
-    assert "git fetch origin feature" in remote.err
+    for branch in ("origin/feature", "origin/feature~1", "origin/feature^"):
+        remote = plangraph_main(shallow, "impact", "--since", branch)
+        assert remote.code == 2
+        assert f"unknown revision '{branch}'" in remote.err
+        assert "`git fetch origin feature`" in remote.err
 
 
 def test_outside_a_shallow_clone_nothing_is_said_about_one(parent: Path) -> None:
