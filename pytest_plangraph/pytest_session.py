@@ -381,6 +381,7 @@ class PlangraphSession:
             decisions=decisions,
             gate=gated,
             collection_errors=list(self.collection_errors),
+            skipped_whole=skipped_whole,
         )
 
     def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:

@@ -51,6 +51,7 @@ class RunReport:
     gate: bool = False
     error: str | None = None
     collection_errors: list[str] = field(default_factory=list)
+    skipped_whole: list[str] = field(default_factory=list)
     """Collectors (test files, directories) that failed: their tests never ran."""
 
     @property
@@ -79,7 +80,7 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
         lines.extend(_table(report.after, verbose=verbosity > 0))
     lines.extend(_changes(report))
     lines.extend(_still_stale(report))
-    lines.extend(_incomplete(report.collection_errors))
+    lines.extend(_incomplete(report.collection_errors, report.skipped_whole))
     lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))
@@ -164,15 +165,21 @@ def _still_stale(report: RunReport) -> list[Line]:
     return [[("stale, to verify again:", {"bold": True, "red": True})], *lines] if lines else []
 
 
-def _incomplete(collection_errors: Sequence[str]) -> list[Line]:
-    """Shown at every verbosity: a file that failed to import may hold tests of any criterion."""
-    if not collection_errors:
-        return []
-    text = (
-        f"collection errors in {', '.join(collection_errors)}: evidence may be incomplete "
-        "(their tests never ran)"
-    )
-    return [[(text, {"yellow": True, "bold": True})]]
+def _incomplete(collection_errors: Sequence[str], skipped_whole: Sequence[str]) -> list[Line]:
+    """Shown at every verbosity: a file that failed to import, or was skipped whole, may hold
+    tests of any criterion."""
+    texts = []
+    if collection_errors:
+        texts.append(
+            f"collection errors in {', '.join(collection_errors)}: evidence may be incomplete "
+            "(their tests never ran)"
+        )
+    if skipped_whole:
+        texts.append(
+            f"skipped whole: {', '.join(skipped_whole)} (their tests never ran; criteria they "
+            "may hold are TEST_SKIPPED)"
+        )
+    return [[(text, {"yellow": True, "bold": True})] for text in texts]
 
 
 def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:

@@ -259,6 +259,11 @@ def test_a_file_skipped_whole_gives_its_criteria_no_pass(
     assert glob["tests"] == {"tests/test_a.py::test_login_success": "passed"}
     assert glob["skipped_whole"] == ["tests/test_zbroken.py"]
     assert "tests/test_zbroken.py was skipped whole" in glob["message"]
+    lines = section(result.stdout.str())
+    assert (
+        "skipped whole: tests/test_zbroken.py (their tests never ran; criteria they may hold "
+        "are TEST_SKIPPED)"
+    ) in lines
 
 
 def test_a_failure_outweighs_a_file_skipped_whole() -> None:
