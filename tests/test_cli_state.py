@@ -34,17 +34,19 @@ def statuses(root: Path, *extra: str) -> dict[str, str]:
 
 def record_token_tests(root: Path) -> None:
     """Record passing evidence for the two test criteria by running pytest --plangraph."""
-    import subprocess
-    import sys
+    proc = pytest_plangraph_run(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    proc = subprocess.run(
+
+def pytest_plangraph_run(root: Path) -> subprocess.CompletedProcess[str]:
+    """``pytest --plangraph -q`` run in *root* as a separate process."""
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_verify_records_schema_evidence_and_status_shows_it(jwt):
@@ -453,13 +455,7 @@ def test_a_read_only_store_can_still_be_read(immutable):
     assert refused.code == 2
     assert "this process may not write the file" in refused.err  # says why
     assert "nothing was written" in refused.err
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
-        cwd=immutable,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = pytest_plangraph_run(immutable)
     assert run.returncode == 4  # refused before any test runs, not after the whole session
     assert "cannot write to the store" in run.stderr and "--plangraph-store" in run.stderr
     assert "passed" not in run.stdout
