@@ -89,6 +89,10 @@ class FileCheck(Protocol):
         """Those of *paths* for which :meth:`escapes` is true (asked of every path a plan
         names at once, so a checker may answer them in one pass over each directory)."""
 
+    def settings_on_disk(self, verifier_type: str) -> bool:
+        """False when the type's settings check reads the settings alone: the rules that
+        read the plan alone check those (see ``_builtin_settings``)."""
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings on disk (one text each)."""
 

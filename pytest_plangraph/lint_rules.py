@@ -275,15 +275,34 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
                     yield ctx.finding("VERIFIER_CONFIG", node.id, hint, (*path, "tests", t))
 
 
+def _builtin_settings(ctx: LintContext) -> Iterator[Finding]:
+    """The checks of the built-in types whose settings check reads the settings alone
+    (:meth:`Registry.settings_alone <pytest_plangraph.verifiers.Registry.settings_alone>`)."""
+    from .verifiers import builtin_settings_problems
+
+    for i, node in enumerate(ctx.loaded.plan.nodes):
+        for k, criterion in enumerate(node.acceptance):
+            if criterion.verifier.type not in ctx.verifier_types:
+                continue  # UNKNOWN_VERIFIER
+            if any(path_problem(v) for _, v in _verifier_paths(criterion)):
+                continue  # reported as PATH_OUTSIDE_ROOT
+            for problem in builtin_settings_problems(criterion.verifier) or ():
+                hint = f"{node.id}/{criterion.id}: {problem}"
+                path = ("nodes", i, "acceptance", k, "verifier")
+                yield ctx.finding("VERIFIER_CONFIG", node.id, hint, path)
+
+
 def _verifier_settings(ctx: LintContext) -> Iterator[Finding]:
-    """The verifier types' own checks of their settings, which may look at files."""
+    """The verifier types' own checks of their settings, which may look at files (those of
+    the built-in types that do not are :func:`_builtin_settings`)."""
     files = ctx.files
     if files is None:
         return
     for i, node in enumerate(ctx.loaded.plan.nodes):
         for k, criterion in enumerate(node.acceptance):
-            if criterion.verifier.type not in ctx.verifier_types:
-                continue  # UNKNOWN_VERIFIER
+            kind = criterion.verifier.type
+            if kind not in ctx.verifier_types or not files.settings_on_disk(kind):
+                continue  # UNKNOWN_VERIFIER, or checked by _builtin_settings
             if any(_outside(ctx, v) for _, v in _verifier_paths(criterion)):
                 continue  # a path outside the root is reported once, as PATH_OUTSIDE_ROOT
             for problem in files.verifier_problems(node, criterion):
@@ -439,6 +458,7 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _unknown_artifacts,
     _verifiers,
     _paths_outside_root,
+    _builtin_settings,
     _no_acceptance,
     _side_effects,
     _irreversible_not_last,

@@ -39,6 +39,11 @@ class WorkspaceFileCheck:
         """Those of *paths* that resolve outside the repository (see :meth:`escapes`)."""
         return self.workspace.escaping(paths)
 
+    def settings_on_disk(self, verifier_type: str) -> bool:
+        """False for a built-in type whose settings check reads the settings alone (lint's
+        plan-only rules check it)."""
+        return not self.registry.settings_alone(verifier_type)
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""
         if criterion.verifier.type not in self.types:

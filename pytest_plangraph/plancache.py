@@ -178,7 +178,17 @@ def lint_version() -> str:
 
 
 _FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
-_LINT_MODULES = (*_FACT_MODULES, "lint.py", "lint_rules.py", "paths.py", "planfile.py")
+_LINT_MODULES = (
+    *_FACT_MODULES,
+    "lint.py",
+    "lint_rules.py",
+    "paths.py",
+    "planfile.py",
+    "verifiers/__init__.py",
+    "verifiers/approval.py",
+    "verifiers/artifact.py",
+    "verifiers/test.py",
+)
 
 
 def make_cache_dir(directory: Path) -> None:

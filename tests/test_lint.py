@@ -35,6 +35,9 @@ class _Files:
     def escaping(self, paths: Iterable[str]) -> set[str]:
         return self.workspace.escaping(paths)
 
+    def settings_on_disk(self, verifier_type: str) -> bool:
+        return verifier_type == "schema"
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         verifier = criterion.verifier
         if not isinstance(verifier, SchemaVerifier):

@@ -128,3 +128,25 @@ def test_kept_errors_name_the_file_they_are_read_from(tmp_path: Path) -> None:
     [before] = [line for line in first.splitlines() if "MISSING_DEP" in line]
     assert "next.yaml:" in line and "next.yaml" not in before
     assert line.split("next.yaml", 1)[1] == before.split("plangraph.yaml", 1)[1]
+
+
+def test_builtin_settings_are_kept_and_schema_files_looked_at_each_time(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    plan = root / "plangraph.yaml"
+    text = plan.read_text().replace("path: out/n3.txt}", "path: 'out/*.txt'}")
+    text = text.replace(
+        "{type: artifact, path: out/n5.txt}",
+        "{type: schema, schema: s.json, artifact: out/n5.txt}",
+    )
+    plan.write_text(text)
+    (root / "s.json").write_text('{"type": "object"}')
+    first = _check(root)
+    assert "n3/ac: path: 'out/*.txt' is a glob pattern; name one file" in first
+    kept = json.loads(_entry(root).read_text())["data"]["findings"]
+    assert [(f["code"], f["node"]) for f in kept] == [("VERIFIER_CONFIG", "n3")]
+    assert _check(root) == first  # from the kept entry
+    (root / "s.json").write_text("[not a schema")
+    with PlanGraph.open(root) as graph:
+        blocking, goes_on = graph.plan_problems()  # a schema file is looked at every time
+    assert [f.node for f in blocking] == ["n3"]
+    assert [f.node for f in goes_on] == ["n5"] and "s.json" in goes_on[0].hint

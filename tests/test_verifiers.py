@@ -12,7 +12,13 @@ import pytest
 from pytest_plangraph.errors import VerifierError
 from pytest_plangraph.model import Criterion, Node
 from pytest_plangraph.vcs import Workspace
-from pytest_plangraph.verifiers import Registry, VerifierResult, builtin_types, settings_of
+from pytest_plangraph.verifiers import (
+    Registry,
+    VerifierResult,
+    builtin_settings_problems,
+    builtin_types,
+    settings_of,
+)
 from pytest_plangraph.verifiers import schema as schema_module
 from pytest_plangraph.verifiers.schema import MAX_ERRORS, json_path
 
@@ -386,6 +392,50 @@ def test_registry_refuses_a_name_registered_twice(tmp_path: Path) -> None:
     assert registry.get("artifact").name == "artifact"
     with pytest.raises(VerifierError, match="not a verifier type"):
         Registry([("bad", [object()])])
+
+
+def test_settings_alone_are_the_builtins_that_look_at_no_file() -> None:
+    class Impostor:
+        name = "artifact"
+        runs_in_pytest = True
+
+        def config_problems(self, settings: Any, workspace: Any) -> list[str]:
+            return []
+
+        def run(self, node: Any, criterion: Any, workspace: Any) -> VerifierResult:
+            return VerifierResult("passed")
+
+    alone = {name for name in REGISTRY.names() if REGISTRY.settings_alone(name)}
+    assert alone == {"test", "artifact", "approval"}  # not schema: it reads the schema file
+    assert not REGISTRY.settings_alone("nonesuch")
+    clashing = Registry([("builtins", builtin_types()), ("impostor", [Impostor()])])
+    assert not clashing.settings_alone("artifact")  # the clash is reported with the files
+    assert clashing.settings_alone("approval")
+
+
+def test_builtin_settings_problems_read_the_settings_alone(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("x")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "link.txt").symlink_to(outside)
+    workspace = Workspace.at(tmp_path / "repo")
+    _, linked = criterion_of({"type": "artifact", "path": "link.txt"})
+    _, globbed = criterion_of({"type": "artifact", "path": "out/*.txt"})
+    _, blank_role = criterion_of({"type": "approval", "role": " "})
+    _, schema = criterion_of(SCHEMA_CHECK)
+    # the escape through a link is lint's own check; only the type's config check looks
+    assert builtin_settings_problems(linked.verifier) == []
+    assert "symlink" in REGISTRY.config_problems(linked, workspace)[0]
+    assert builtin_settings_problems(globbed.verifier) == [
+        "path: 'out/*.txt' is a glob pattern; name one file"
+    ]
+    assert builtin_settings_problems(globbed.verifier) == REGISTRY.config_problems(
+        globbed, workspace
+    )
+    assert builtin_settings_problems(blank_role.verifier) == [
+        "role: expected a non-empty name such as 'security'"
+    ]
+    assert builtin_settings_problems(schema.verifier) is None
 
 
 def test_declared_subjects_and_settings_of() -> None:

@@ -16,6 +16,7 @@ need them, when they run.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,9 @@ from ..paths import is_glob, path_problem
 if TYPE_CHECKING:
     from ..model import Criterion, Node
     from ..vcs import Workspace
+    from .approval import ApprovalType
+    from .artifact import ArtifactType
+    from .test import TestType
 
 # Reason codes of verifier results (DESIGN §4); the pytest plugin adds TEST_* codes of its own.
 ARTIFACT_MISSING = "ARTIFACT_MISSING"
@@ -116,6 +120,27 @@ def builtin_types() -> list[VerifierType]:
     return [TestType(), SchemaType(), ArtifactType(), ApprovalType()]
 
 
+def builtin_settings_problems(verifier: Any) -> list[str] | None:
+    """The problems of a built-in verifier's settings that :meth:`Registry.settings_alone`
+    types find from the settings alone (*verifier* is the plan model), or None for any other
+    type (its check may look at files)."""
+    checks = _settings_alone()
+    for vtype in checks:
+        if vtype.name == verifier.type:
+            return vtype.settings_problems(settings_of(verifier))
+    return None
+
+
+@functools.cache
+def _settings_alone() -> tuple[type[TestType], type[ArtifactType], type[ApprovalType]]:
+    """The built-in types whose settings check looks at nothing on disk."""
+    from .approval import ApprovalType
+    from .artifact import ArtifactType
+    from .test import TestType
+
+    return (TestType, ArtifactType, ApprovalType)
+
+
 class Registry:
     """Verifier types by name, with the plugin that registered each.
 
@@ -154,6 +179,13 @@ class Registry:
         if len(origin) > 1:
             raise VerifierError(self._clash(name))
         return self._types[name]
+
+    def settings_alone(self, name: str) -> bool:
+        """True when the type registered as *name* is a built-in one whose settings check reads
+        the settings alone (``test``, ``artifact``, ``approval``; a path's escape through a
+        symlink is lint's own check): lint checks those with its rules that read the plan
+        alone (:func:`builtin_settings_problems`), whose findings are kept between runs."""
+        return not self.clashing(name) and isinstance(self._types.get(name), _settings_alone())
 
     def clashing(self, name: str) -> bool:
         """True when *name* is registered by several plugins (kept out: see :meth:`get`)."""
@@ -261,9 +293,10 @@ class Registry:
 
 
 def path_setting_problems(
-    settings: Mapping[str, Any], keys: Iterable[str], workspace: Workspace
+    settings: Mapping[str, Any], keys: Iterable[str], workspace: Workspace | None
 ) -> list[str]:
-    """Problems of the path settings *keys*: each must name one file inside the repository."""
+    """Problems of the path settings *keys*: each must name one file inside the repository
+    (with *workspace* None, by their text alone: no symlink on the way is looked at)."""
     problems: list[str] = []
     for key in keys:
         value = settings.get(key)
@@ -273,7 +306,7 @@ def path_setting_problems(
             problems.append(f"{key}: {value!r}: {why}")
         elif is_glob(value):
             problems.append(f"{key}: {value!r} is a glob pattern; name one file")
-        elif workspace.escapes(value):
+        elif workspace is not None and workspace.escapes(value):
             problems.append(f"{key}: {value!r} resolves outside the repository root (symlink)")
     return problems
 

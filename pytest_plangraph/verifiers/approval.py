@@ -25,7 +25,12 @@ class ApprovalType:
     runs_in_pytest = False
 
     def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
-        """``role``, when given, must be a non-empty name."""
+        """``role``, when given, must be a non-empty name (nothing on disk is looked at)."""
+        return self.settings_problems(settings)
+
+    @staticmethod
+    def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+        """:meth:`config_problems`, from the settings alone."""
         role = settings.get("role")
         if role is not None and not (isinstance(role, str) and role.strip()):
             return ["role: expected a non-empty name such as 'security'"]

@@ -46,6 +46,16 @@ class ArtifactType:
 
         A missing file is not a configuration problem: artifacts are often made later.
         """
+        return self._problems(settings, workspace)
+
+    @staticmethod
+    def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+        """:meth:`config_problems` from the settings alone: whether the path escapes through
+        a symlink is not looked at (lint checks every path of the plan for that itself)."""
+        return ArtifactType._problems(settings, None)
+
+    @staticmethod
+    def _problems(settings: Mapping[str, Any], workspace: Workspace | None) -> list[str]:
         problems = path_setting_problems(settings, ("path",), workspace)
         pinned = settings.get("sha256")
         if pinned is not None and not (isinstance(pinned, str) and _SHA256.fullmatch(pinned)):

@@ -26,7 +26,13 @@ class TestType:
     runs_in_pytest = False
 
     def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
-        """``tests`` must be a list of non-empty strings without surrounding spaces."""
+        """``tests`` must be a list of non-empty strings without surrounding spaces (nothing
+        on disk is looked at)."""
+        return self.settings_problems(settings)
+
+    @staticmethod
+    def settings_problems(settings: Mapping[str, Any]) -> list[str]:
+        """:meth:`config_problems`, from the settings alone."""
         patterns = settings.get("tests", [])
         if not isinstance(patterns, list):
             return ["tests: expected a list of pytest node ids or patterns"]
