@@ -337,6 +337,23 @@ def _plan_paths(ctx: LintContext) -> Iterator[tuple[str, FieldPath, str]]:
             yield edge.to, ("edges", i, "artifacts", k), artifact
 
 
+def _path_values(ctx: LintContext) -> list[str]:
+    """The paths of :func:`_plan_paths` without their locations (a flat loop: it runs on
+    every check of a plan, over every path it names)."""
+    values: list[str] = []
+    for node in ctx.loaded.plan.nodes:
+        values += node.outputs
+        for criterion in node.acceptance:
+            verifier = criterion.verifier
+            if isinstance(verifier, ArtifactVerifier):
+                values.append(verifier.path)
+            elif isinstance(verifier, (SchemaVerifier, TestVerifier)):
+                values += (value for _, value in _verifier_paths(criterion))
+    for edge in ctx.loaded.plan.edges:
+        values += edge.artifacts or ()
+    return values
+
+
 def _outside(ctx: LintContext, path: str) -> str | None:
     """Why *path* leaves the repository (by its text, or through a symlink), or None."""
     problem = path_problem(path)
@@ -360,9 +377,12 @@ def _links_outside_root(ctx: LintContext) -> Iterator[Finding]:
     files = ctx.files
     if files is None:
         return
-    named = [entry for entry in _plan_paths(ctx) if path_problem(entry[2]) is None]
-    escaping = files.escaping([value for _, _, value in named])
-    for node_id, path, value in named:
+    # asked of every path at once; located only when one escapes (rarely)
+    named = {value for value in _path_values(ctx) if path_problem(value) is None}
+    escaping = files.escaping(named)
+    if not escaping:
+        return
+    for node_id, path, value in _plan_paths(ctx):
         if value in escaping:
             hint = f"{value!r} in {node_id}: {_THROUGH_LINK}"
             yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)

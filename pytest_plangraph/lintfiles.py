@@ -25,6 +25,7 @@ class WorkspaceFileCheck:
         self.workspace = workspace
         self.registry = registry
         self.types = frozenset(registry.names())
+        self._on_disk: dict[str, bool] = {}
         self.not_settings: set[tuple[str, str]] = set()
         """(node, criterion) whose verifier problems are about the files or the installation,
         not the settings the plan wrote: a ``schema`` verifier's schema file missing or not a
@@ -42,7 +43,10 @@ class WorkspaceFileCheck:
     def settings_on_disk(self, verifier_type: str) -> bool:
         """False for a built-in type whose settings check reads the settings alone (lint's
         plan-only rules check it)."""
-        return not self.registry.settings_alone(verifier_type)
+        found = self._on_disk.get(verifier_type)
+        if found is None:  # asked once per criterion: answered once per type
+            found = self._on_disk[verifier_type] = not self.registry.settings_alone(verifier_type)
+        return found
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""

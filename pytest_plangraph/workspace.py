@@ -106,7 +106,7 @@ def remembered_escapes() -> Iterator[None]:
 def _climbs(rel: str) -> bool:
     """True when *rel* has a ``..`` part: after a symlink, the system resolves it from the
     link's target, not from where the text says."""
-    return ".." in rel.split("/")
+    return ".." in rel and ".." in rel.split("/")
 
 
 def _trusted(entry: HashRecord, info: os.stat_result) -> bool:
@@ -160,20 +160,21 @@ class Workspace:
         holding many of them is listed once instead of looking at each path on disk."""
         memo = _ESCAPES.get()
         asked = list(dict.fromkeys(paths))
-        known = {} if memo is None else memo
-        answers = {rel: known[key] for rel in asked if (key := (self.root, rel)) in known}
-        by_parent: dict[str, list[str]] = {}
-        for rel in asked:
+        answers: dict[str, bool] = {}
+        if memo:
+            answers = {rel: memo[key] for rel in asked if (key := (self.root, rel)) in memo}
+        by_parent: dict[str, list[tuple[str, str]]] = {}
+        for rel in asked:  # once per path a large plan names: kept flat
             if rel not in answers and not path_problem(rel) and not _climbs(rel):
-                by_parent.setdefault(posixpath.dirname(normalize(rel)), []).append(rel)
+                parent, _, name = normalize(rel).rpartition("/")
+                by_parent.setdefault(parent, []).append((rel, name))
         for parent, group in by_parent.items():
             links = self._links_in(parent) if len(group) >= _LISTED_FROM else None
             if links is None:
                 continue
             parent_escapes = bool(parent) and not _inside(self.root, parent)
-            for rel in group:
-                linked = posixpath.basename(normalize(rel)) in links
-                answers[rel] = parent_escapes or (linked and not _inside(self.root, rel))
+            for rel, name in group:
+                answers[rel] = parent_escapes or (name in links and not _inside(self.root, rel))
         for rel in asked:
             if rel not in answers:
                 answers[rel] = self._escapes(rel)
