@@ -14,14 +14,14 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
 from .canonical import digest
 from .graph import Graph
-from .model import ArtifactVerifier, Criterion, Edge, Node, SchemaVerifier
+from .model import ArtifactVerifier, Edge, Node, SchemaVerifier
 from .paths import is_glob
 
 
@@ -94,34 +94,32 @@ class Links:
         for node_id, node in nodes.items():
             if node.parent in nodes and nodes[node.parent].kind in PARENT_KINDS:
                 parent[node_id] = nodes[node.parent].id
-        prerequisites: dict[str, dict[str, None]] = {n: {} for n in nodes}
-        dependents: dict[str, dict[str, None]] = {n: {} for n in nodes}
-        conflicts: dict[str, dict[str, None]] = {n: {} for n in nodes}
+        prerequisites: dict[str, list[str]] = {n: [] for n in nodes}
+        dependents: dict[str, list[str]] = {n: [] for n in nodes}
+        conflicts: dict[str, list[str]] = {n: [] for n in nodes}
         consumes: dict[str, list[Edge]] = {}
-        opposed: list[Edge] = []
+        opposed: list[tuple[str, str]] = []
+        linked: set[tuple[str, str]] = set()  # an edge written twice links once
         # The graph keeps each node's incoming and outgoing edges in plan order, so one pass
         # over the plan's edges gives every list in the order the graph's methods give it.
-        for edge in graph.plan.edges:
-            if edge.from_ not in nodes or edge.to not in nodes:
+        for edge in graph.plan.edges:  # once per edge of a large plan: kept flat
+            source, target = edge.from_, edge.to
+            if source not in nodes or target not in nodes:
                 continue
             if edge.propagates:
-                prerequisites[edge.to][edge.from_] = None
-                dependents[edge.from_][edge.to] = None
                 if edge.type == "consumes":
-                    consumes.setdefault(edge.to, []).append(edge)
+                    consumes.setdefault(target, []).append(edge)
+                if (source, target) not in linked:
+                    linked.add((source, target))
+                    prerequisites[target].append(source)
+                    dependents[source].append(target)
             elif edge.type == "conflicts" and edge.status == "active":
-                opposed.append(edge)
-        for edge in opposed:  # incoming before outgoing, as graph.conflicts reads them
-            conflicts[edge.to][edge.from_] = None
-        for edge in opposed:
-            conflicts[edge.from_][edge.to] = None
-        return cls(
-            {n: list(p) for n, p in prerequisites.items()},
-            {n: list(d) for n, d in dependents.items()},
-            {n: list(c) for n, c in conflicts.items()},
-            parent,
-            consumes,
-        )
+                opposed.append((source, target))
+        # incoming before outgoing, as graph.conflicts reads them
+        for one, other in [*((t, s) for s, t in opposed), *opposed]:
+            if other not in conflicts[one]:  # few: conflicts edges are rare
+                conflicts[one].append(other)
+        return cls(prerequisites, dependents, conflicts, parent, consumes)
 
 
 _LAST_LINKS: list[tuple[weakref.ref[Graph], Links]] = []
@@ -177,11 +175,16 @@ def needed_paths(
     snapshot = Snapshot({}, outputs)
     paths: set[str] = set()
     links = Links.of(graph)
-    for node_id, node in graph.nodes.items():
-        paths.update(snapshot.outputs_of(node))
-        paths.update(consumed_files(graph, node_id, snapshot, links=links))
+    for node_id, node in graph.nodes.items():  # once per node of a large plan: kept flat
+        paths.update(outputs.get(node_id, node.outputs))
+        if node_id in links.consumes:
+            paths.update(consumed_files(graph, node_id, snapshot, links=links))
         for criterion in node.acceptance:
-            paths.update(_verifier_files(criterion))
+            verifier = criterion.verifier
+            if isinstance(verifier, ArtifactVerifier):
+                paths.add(verifier.path)
+            elif isinstance(verifier, SchemaVerifier):
+                paths.update((verifier.schema_path, verifier.artifact))
     # the store's log shares equal subjects between events: each distinct object once
     distinct = {
         id(subjects): subjects
@@ -191,15 +194,6 @@ def needed_paths(
     for subjects in distinct.values():
         paths.update(subjects)
     return paths
-
-
-def _verifier_files(criterion: Criterion) -> tuple[str, ...]:
-    verifier = criterion.verifier
-    if isinstance(verifier, SchemaVerifier):
-        return (verifier.schema_path, verifier.artifact)
-    if isinstance(verifier, ArtifactVerifier):
-        return (verifier.path,)
-    return ()
 
 
 def input_digests(
@@ -217,16 +211,19 @@ def input_digests(
     """
     criteria = criterion_digests(graph) if criteria is None else criteria
     links = Links.of(graph) if links is None else links
-    files_now = snapshot.files
+    files_now, outputs, nodes = snapshot.files, snapshot.outputs, graph.nodes
+    consumes, prerequisites = links.consumes, links.prerequisites
     digests: dict[str, str] = {}
-    for node_id in graph.topological_order() if order is None else order:
-        node = graph.nodes[node_id]
-        files = {*snapshot.outputs_of(node), *consumed_files(graph, node_id, snapshot, links=links)}
+    for node_id in graph.topological_order() if order is None else order:  # kept flat
+        node = nodes[node_id]
+        files: Iterable[str] = outputs.get(node_id, node.outputs)
+        if node_id in consumes:
+            files = {*files, *consumed_files(graph, node_id, snapshot, links=links)}
         digests[node_id] = digest(
             {
                 "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},
                 "files": {path: files_now.get(path) for path in files},
-                "upstream": {p: digests.get(p) for p in links.prerequisites[node_id]},
+                "upstream": {p: digests.get(p) for p in prerequisites[node_id]},
             }
         )
     return digests
