@@ -33,10 +33,11 @@ from . import __version__
 from .model import Plan
 
 
-def read_parsed(cache_dir: Path, key: str) -> Any:
-    """The parsed data kept for the plan file whose sha256 is *key* (ValueError/OSError when
-    there is none or it cannot be read)."""
-    return json.loads((cache_dir / f"plan-{key}.json").read_text(encoding="utf-8"))
+def read_parsed(cache_dir: Path, key: str) -> bytes:
+    """The JSON text of the parsed data kept for the plan file whose sha256 is *key* (OSError
+    when there is none or it cannot be read): :func:`~pytest_plangraph.planfile.parse_plan`
+    validates it as it parses it, and decodes it only to explain a plan it refuses."""
+    return (cache_dir / f"plan-{key}.json").read_bytes()
 
 
 KEEP = 8

@@ -89,11 +89,34 @@ def parse_plan(
     if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
         key = hashlib.sha256(raw).hexdigest()
     data, positions = _read(suffix, raw, name, cache_dir, key)
-    loaded = validate_plan(data, name, positions)
+    kept = None
+    if isinstance(data, bytes) and cache_dir is not None and key is not None:
+        kept = _from_kept(data, name, positions)
+        if kept is None:  # a damaged entry: the file is read again and kept anew
+            data, positions = _read(suffix, raw, name, None, None)
+            keep_parsed(cache_dir, key, data)
+    loaded = kept or validate_plan(data, name, positions)
     if cache_dir is not None and key is not None:
         with_facts(loaded.plan, cache_dir, key)
         loaded = replace(loaded, cache_key=key)
     return loaded
+
+
+def _from_kept(
+    kept: bytes, name: str, positions: dict[FieldPath, tuple[int, int]]
+) -> LoadedPlan | None:
+    """The plan from the JSON the cache kept of its parsed data, parsed and validated in one
+    pass; a plan it refuses is explained from the decoded data, as on the first read (None
+    when the entry is not JSON: damaged)."""
+    try:
+        return LoadedPlan(Plan.model_validate_json(kept), name, positions)
+    except ValidationError:
+        pass
+    try:
+        data = json.loads(kept)
+    except ValueError:
+        return None
+    return validate_plan(data, name, positions)
 
 
 def validate_plan(
@@ -194,7 +217,7 @@ def _read(
         return _read_yaml(text, name)
     try:
         return read_parsed(cache_dir, key), _LazyPositions(text, name)
-    except (OSError, ValueError):
+    except OSError:
         data, positions = _read_yaml(text, name)
     keep_parsed(cache_dir, key, data)
     return data, positions

@@ -231,3 +231,68 @@ def test_parse_plan_reads_bytes_as_a_file_of_that_suffix(monkeypatch):
     monkeypatch.setattr(planfile, "MAX_PLAN_BYTES", len(text) - 1)
     with pytest.raises(PlanError, match="the limit is"):
         planfile.parse_plan(text, "big.json", suffix=".json")
+
+
+PIN = "AB" * 32
+
+
+def _varied_plan(path: Path, extra: str = "") -> None:
+    """A plan over the cache's size limit that uses every kind of field the model has."""
+    nodes = "".join(
+        f"  - id: n{i}\n    title: {'x' * 60}\n    outputs: [out/n{i}.txt]\n"
+        f"    acceptance:\n"
+        f"      - {{id: a, verifier: {{type: artifact, path: out/n{i}.txt, sha256: {PIN}}}}}\n"
+        f"      - {{id: s, verifier: {{type: schema, schema: s.json, artifact: out/n{i}.txt}}}}\n"
+        f"      - {{id: t, required: false, verifier: {{type: test, tests: ['t.py::x']}}}}\n"
+        f"      - {{id: p, verifier: {{type: plug, depth: 2, names: [a, b]}}}}\n"
+        f"      - {{id: o, verifier: {{type: approval, role: security}}}}\n"
+        f"    timeout_s: {'1e3' if i % 2 else 30}\n    max_retry: 0\n"
+        f"    inputs: {{x: n0.y}}\n    outputs_schema: {{y: string}}\n"
+        for i in range(150)
+    )
+    edges = "".join(
+        f"  - {{from: n{i}, to: n{i + 1}, type: {kind}, confidence: {conf}}}\n"
+        for i, (kind, conf) in enumerate(
+            [("related", "1e-1"), ("consumes", 1), ("validates", 0.5), ("requires", 1.0)] * 30
+        )
+    )
+    path.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}edges:\n{edges}{extra}")
+
+
+def test_a_plan_read_from_its_kept_json_is_the_plan_read_from_yaml(tmp_path):
+    from pytest_plangraph.model import Plan, plan_digest
+
+    path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _varied_plan(path)
+    first = load_plan(path, cache_dir=cache)
+    second = load_plan(path, cache_dir=cache)  # from plan-<sha>.json, validated as parsed
+    assert first.plan.model_dump() == second.plan.model_dump()
+    assert first.plan == second.plan
+    for one, other in zip(first.plan.edges, second.plan.edges, strict=True):
+        assert one.model_fields_set == other.model_fields_set  # "weak" of related kept as set
+    assert second.plan.edges[0].strength == "weak"
+    assert second.plan.nodes[1].timeout_s == 1000.0
+    fresh = Plan.model_validate(second.plan.model_dump(by_alias=True))
+    assert plan_digest(fresh) == second.plan.digest == first.plan.digest
+
+
+def test_a_kept_plan_that_is_refused_is_explained_as_on_the_first_read(tmp_path):
+    path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _varied_plan(path, extra="  - {from: n1, to: n2, type: requires, confidence: '2'}\n")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(PlanError) as info:
+            load_plan(path, cache_dir=cache)
+        messages.append(str(info.value))
+    assert "confidence" in messages[0] and messages[1] == messages[0]
+
+
+def test_a_damaged_kept_plan_is_read_again_and_kept_anew(tmp_path):
+    path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _varied_plan(path)
+    first = load_plan(path, cache_dir=cache)
+    [kept] = cache.glob("plan-*.json")
+    good = kept.read_bytes()
+    kept.write_bytes(good[: len(good) // 2])  # cut short: not JSON any more
+    assert load_plan(path, cache_dir=cache).plan == first.plan
+    assert kept.read_bytes() == good
