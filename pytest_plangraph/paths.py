@@ -36,4 +36,4 @@ def normalize(path: str) -> str:
 
 def is_glob(path: str) -> bool:
     """True when *path* holds glob characters."""
-    return any(ch in path for ch in "*?[")
+    return "*" in path or "?" in path or "[" in path

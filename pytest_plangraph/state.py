@@ -264,9 +264,10 @@ class _Derivation:
         self.criteria = {
             n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance) for n in judged
         }
+        self.required = {n: _required(node) for n, node in graph.nodes.items()}
         self.completion = Completion(
             context.links,
-            {n: _required(node) for n, node in graph.nodes.items()},
+            self.required,
             [n for n, node in graph.nodes.items() if node.cancelled],
         )
         refused = self.ledger.refused
@@ -387,17 +388,18 @@ class _Derivation:
             for p in self.context.links.prerequisites[node_id]
             if p not in self.completed
         ]
-        reasons += [
-            _link("CONFLICT_COMPLETED", q, f"conflicts with {q}, which passes its gate")
-            for q in self.completion.conflict_partners(node_id)
-        ]
+        if self.context.links.conflicts[node_id]:
+            reasons += [
+                _link("CONFLICT_COMPLETED", q, f"conflicts with {q}, which passes its gate")
+                for q in self.completion.conflict_partners(node_id)
+            ]
         if node.kind in PARENT_KINDS:
             reasons += [
                 _link("CHILD_NOT_COMPLETED", c, f"child {c} is not completed")
                 for c in graph.children[node_id]
                 if c not in self.completed and c not in self.completion.cancelled
             ]
-        if _required(node) == [NO_ACCEPTANCE]:
+        if self.required[node_id] == [NO_ACCEPTANCE]:
             reasons.append(
                 Reason(
                     "NO_ACCEPTANCE",

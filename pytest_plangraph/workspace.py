@@ -330,20 +330,25 @@ class Workspace:
         """:meth:`expand` of each entry of *patterns* (say, every node's outputs) as one batch:
         a parent directory shared by thousands of outputs is resolved once."""
         _inside.cache_clear()
-        return {key: tuple(self._expand(each, stats)) for key, each in patterns.items()}
+        top = os.fspath(self.root)
+        return {key: tuple(self._expand(each, stats, top)) for key, each in patterns.items()}
 
     def _expand(
-        self, patterns: Iterable[str], stats: dict[str, os.stat_result] | None
+        self,
+        patterns: Iterable[str],
+        stats: dict[str, os.stat_result] | None,
+        top: str | None = None,
     ) -> list[str]:
+        top = os.fspath(self.root) if top is None else top
         found: set[str] = set()
-        for pattern in patterns:
+        for pattern in patterns:  # once per output of every node of a large plan: kept flat
             if path_problem(pattern):
                 continue
             if is_glob(pattern):
                 found.update(self._glob(pattern, stats))
                 continue
             rel = normalize(pattern)
-            full = os.path.join(self.root, rel)
+            full = f"{top}/{rel}"
             try:
                 info: os.stat_result | None = os.lstat(full)
             except OSError:
@@ -356,12 +361,12 @@ class Workspace:
             if info is None or stats is None:
                 continue
             if stat.S_ISREG(info.st_mode):  # the common case: only the parent can escape
-                parent = posixpath.dirname(rel)
+                parent = rel.rpartition("/")[0]
                 if not parent or _inside(self.root, parent):
                     stats[rel] = info
             elif (checked := self._regular(rel, info)) is not None:
                 stats[rel] = checked
-        return sorted(found)
+        return sorted(found) if len(found) > 1 else list(found)
 
     def _glob(self, pattern: str, stats: dict[str, os.stat_result] | None) -> Iterator[str]:
         for match in self.root.glob(pattern):  # `dir/**` matches directories only

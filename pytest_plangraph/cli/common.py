@@ -97,9 +97,7 @@ class Output:
 
 def table(rows: list[list[str]], header: list[str]) -> str:
     """A plain left-aligned text table."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    return "\n".join(lines)
+    every = [header, *rows]
+    widths = [max(len(str(r[i])) for r in every) for i in range(len(header))]
+    line = "  ".join(f"{{!s:<{w}}}" for w in widths)  # one format per row: a row per node
+    return "\n".join(line.format(*row).rstrip() for row in every)
