@@ -373,18 +373,23 @@ def test_registry_names_and_unknown_types(tmp_path: Path) -> None:
     assert (result.outcome, result.reason) == ("error", "UNKNOWN_VERIFIER")
 
 
+class _Impostor:
+    """A plug-in's type that takes a name a built-in type has."""
+
+    runs_in_pytest = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def config_problems(self, settings: Any, workspace: Any) -> list[str]:
+        return []
+
+    def run(self, node: Any, criterion: Any, workspace: Any) -> VerifierResult:
+        return VerifierResult("passed")
+
+
 def test_registry_refuses_a_name_registered_twice(tmp_path: Path) -> None:
-    class Impostor:
-        name = "schema"
-        runs_in_pytest = True
-
-        def config_problems(self, settings: Any, workspace: Any) -> list[str]:
-            return []
-
-        def run(self, node: Any, criterion: Any, workspace: Any) -> VerifierResult:
-            return VerifierResult("passed")
-
-    registry = Registry([("builtins", builtin_types()), ("impostor", [Impostor()])])
+    registry = Registry([("builtins", builtin_types()), ("impostor", [_Impostor("schema")])])
     with pytest.raises(
         VerifierError, match=r"registered by several plugins \(builtins, impostor\)"
     ):
@@ -395,20 +400,10 @@ def test_registry_refuses_a_name_registered_twice(tmp_path: Path) -> None:
 
 
 def test_settings_alone_are_the_builtins_that_look_at_no_file() -> None:
-    class Impostor:
-        name = "artifact"
-        runs_in_pytest = True
-
-        def config_problems(self, settings: Any, workspace: Any) -> list[str]:
-            return []
-
-        def run(self, node: Any, criterion: Any, workspace: Any) -> VerifierResult:
-            return VerifierResult("passed")
-
     alone = {name for name in REGISTRY.names() if REGISTRY.settings_alone(name)}
     assert alone == {"test", "artifact", "approval"}  # not schema: it reads the schema file
     assert not REGISTRY.settings_alone("nonesuch")
-    clashing = Registry([("builtins", builtin_types()), ("impostor", [Impostor()])])
+    clashing = Registry([("builtins", builtin_types()), ("impostor", [_Impostor("artifact")])])
     assert not clashing.settings_alone("artifact")  # the clash is reported with the files
     assert clashing.settings_alone("approval")
 
