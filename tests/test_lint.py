@@ -503,3 +503,14 @@ def test_docs_list_every_code_with_its_severity() -> None:
     for code, (severity, _) in LINT_CODES.items():
         assert re.search(rf"^\| `{code}` \| {severity} \|", text, re.M), code
         assert f"## `{code}`" in text, code
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in LINT_FIXTURES.glob("*.yaml")))
+def test_the_flat_path_walk_names_every_located_path(name: str) -> None:
+    from pytest_plangraph.graph import Graph
+    from pytest_plangraph.lint import LintContext
+    from pytest_plangraph.lint_rules import _path_values, _plan_paths
+
+    loaded = load_plan(LINT_FIXTURES / f"{name}.yaml", display=f"{name}.yaml")
+    context = LintContext(loaded, Graph.of(loaded.plan), ["test", "schema", "artifact"], None)
+    assert _path_values(context) == [value for _, _, value in _plan_paths(context)]
