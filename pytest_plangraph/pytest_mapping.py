@@ -5,10 +5,7 @@ xdist) and kept as plain built-in values, so a worker can hand it to the control
 ``workeroutput`` unchanged. Test ids are node ids relative to the repository root, the same form
 the plan's ``tests:`` patterns use.
 
-A pattern matches a test id when it is the id itself, a prefix of it ending at ``::`` or at the
-parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
-``tests/test_a.py::test_x[1]``), or an :func:`fnmatch.fnmatchcase` pattern such as
-``tests/test_login.py::*``.
+How a pattern matches a test id is :mod:`pytest_plangraph.patterns`.
 
 :func:`collection_suspects` names the criteria whose tests a collector that failed (a test file
 that does not import) may have held: a pattern that could match a test inside it, or the
@@ -20,14 +17,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .model import Plan, TestVerifier
-from .paths import is_glob
+from .patterns import PatternIndex, may_hold
 
 
 @dataclass
@@ -128,38 +124,6 @@ def _choices(name: str, known: Sequence[str]) -> str:
     return f"{hint}valid: {', '.join(known)}"
 
 
-class PatternIndex:
-    """Finds the criteria whose ``tests:`` patterns match a test id, without trying every
-    pattern on every test (exact ids and prefixes are dictionary lookups)."""
-
-    def __init__(self, patterns: dict[str, list[str]]) -> None:
-        self.exact: dict[str, list[tuple[str, str]]] = {}
-        self.globs: list[tuple[str, str]] = []
-        for ref, refs_patterns in patterns.items():
-            for pattern in refs_patterns:
-                self.exact.setdefault(pattern, []).append((ref, pattern))
-                if is_glob(pattern):
-                    self.globs.append((ref, pattern))
-
-    def match(self, test_id: str) -> list[tuple[str, str]]:
-        """``(ref, pattern)`` pairs matching *test_id*."""
-        if not self.exact:  # every pattern is in it (globs too): a plan of markers only
-            return []
-        hits = [hit for key in _prefixes(test_id) for hit in self.exact.get(key, ())]
-        hits.extend(hit for hit in self.globs if fnmatchcase(test_id, hit[1]))
-        return list(dict.fromkeys(hits))
-
-
-def _prefixes(test_id: str) -> list[str]:
-    keys = [test_id]
-    base = test_id.split("[", 1)[0]
-    if base != test_id:
-        keys.append(base)
-    parts = base.split("::")
-    keys.extend("::".join(parts[:i]) for i in range(1, len(parts)))
-    return keys
-
-
 @dataclass
 class MappingBuilder:
     """Accumulates selected and deselected tests into a :class:`Mapping`."""
@@ -215,60 +179,6 @@ def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[s
             if everything or quoted or any(may_hold(p, collector) for p in ref_patterns):
                 found.setdefault(ref, []).append(collector)
     return found
-
-
-def may_hold(pattern: str, collector: str) -> bool:
-    """True when *pattern* could match a test inside *collector* (a file, class or directory
-    id): the pattern names it or a node above it, or some id under it fits the pattern."""
-    if (collector + "::").startswith(pattern + "::"):
-        return True
-    return any(_could_start(pattern, collector + sep) for sep in ("::", "/"))
-
-
-def _could_start(pattern: str, prefix: str) -> bool:
-    """True when some string that starts with *prefix* matches the fnmatch *pattern*."""
-    tokens = _glob_tokens(pattern)
-    states = _past_stars({0}, tokens)
-    for char in prefix:
-        states = _past_stars(
-            {
-                i if tokens[i] == "*" else i + 1
-                for i in states
-                if i < len(tokens) and (tokens[i] == "*" or fnmatchcase(char, tokens[i]))
-            },
-            tokens,
-        )
-        if not states:
-            return False
-    return True  # every token left can take some character
-
-
-def _past_stars(states: set[int], tokens: list[str]) -> set[int]:
-    """*states* plus the states a ``*`` matching nothing leads to."""
-    found, todo = set(states), list(states)
-    while todo:
-        i = todo.pop()
-        if i < len(tokens) and tokens[i] == "*" and i + 1 not in found:
-            found.add(i + 1)
-            todo.append(i + 1)
-    return found
-
-
-def _glob_tokens(pattern: str) -> list[str]:
-    """*pattern* cut into ``*`` and single-character patterns (``?``, ``[...]``, a character),
-    reading brackets as :func:`fnmatch.translate` does (an unclosed ``[`` is a character)."""
-    tokens: list[str] = []
-    i = 0
-    while i < len(pattern):
-        end = i + 1
-        if pattern[i] == "[":
-            start = i + 1 + (pattern[i + 1 : i + 2] == "!")
-            start += pattern[start : start + 1] == "]"
-            close = pattern.find("]", start)
-            end = close + 1 if close != -1 else end
-        tokens.append(pattern[i:end])
-        i = end
-    return tokens
 
 
 def _source_text(root: Path, collector: str) -> str:

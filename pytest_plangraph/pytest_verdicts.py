@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .patterns import may_hold
+
 Phase = tuple[str, str, bool]
 """``(when, outcome, wasxfail)`` of one report: ``("call", "skipped", True)`` is an xfail."""
 
@@ -93,12 +95,16 @@ def criterion_verdict(
     left out of this run; *complete* says the whole suite was collected; *uncollected* are the
     failed collectors that may hold some of its tests (their tests never ran); *skipped_whole*
     the collectors skipped whole (``pytest.importorskip``) that may hold some: like a skipped
-    test, not passing evidence.
+    test, not passing evidence. A pattern that none of those could hold is still
+    ``TEST_NOT_FOUND``: it matches nothing anywhere.
     """
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
+    passed_over = list(skipped_whole)
     values = set(outcomes.values())
-    skipped = bool(list(skipped_whole)) and not values & {"failed", "error"}
-    if complete and (unmatched or not (outcomes or deselected)) and not skipped:
+    skipped = bool(passed_over) and not values & {"failed", "error"}
+    # a pattern that no collector skipped whole could hold matched nothing anywhere: a typo
+    lost = [p for p in unmatched if not any(may_hold(p, c) for c in passed_over)]
+    if complete and (lost or not (outcomes or deselected or skipped)):
         return Verdict("error", "TEST_NOT_FOUND")
     for outcome, verdict in _NEGATIVE:
         if outcome in values:

@@ -9,7 +9,8 @@ import pytest
 from plugin_helpers import latest, make_project, section
 
 from pytest_plangraph.model import Plan
-from pytest_plangraph.pytest_mapping import collection_suspects, may_hold
+from pytest_plangraph.patterns import may_hold
+from pytest_plangraph.pytest_mapping import collection_suspects
 from pytest_plangraph.pytest_verdicts import TEST_SKIPPED, Unverified, Verdict, criterion_verdict
 from pytest_plangraph.summary import RunReport, render
 
@@ -273,6 +274,45 @@ def test_a_failure_outweighs_a_file_skipped_whole() -> None:
     passed = criterion_verdict({"t::a": "passed"}, skipped_whole=skipped_whole)
     assert passed == Verdict("error", TEST_SKIPPED)
     assert criterion_verdict({"t::a": "passed"}) == Verdict("passed")
+
+
+def test_a_mistyped_pattern_is_not_excused_by_a_file_skipped_whole() -> None:
+    skipped_whole = ["tests/test_z.py"]
+    held = ["tests/test_z.py::test_a"]  # a pattern the skipped file could hold
+    assert criterion_verdict({}, unmatched=held, skipped_whole=skipped_whole) == Verdict(
+        "error", TEST_SKIPPED
+    )
+    typo = ["tests/test_y.py::test_a"]  # nothing skipped could hold it: it matches nothing
+    for unmatched in (typo, [*held, *typo]):
+        verdict = criterion_verdict({}, unmatched=unmatched, skipped_whole=skipped_whole)
+        assert verdict == Verdict("error", "TEST_NOT_FOUND")
+    # a test that failed still outweighs a pattern whose tests sit in the skipped file
+    failed = criterion_verdict({"t::a": "failed"}, unmatched=held, skipped_whole=skipped_whole)
+    assert failed == Verdict("failed", "TEST_FAILED")
+
+
+def test_a_typo_beside_tests_in_a_file_skipped_whole_is_test_not_found(
+    pytester: pytest.Pytester,
+) -> None:
+    typo = """
+      - id: ac-typo
+        verifier: {type: test, tests: ["tests/test_zbroken.py::*", "tests/test_a.py::test_lgoin"]}
+"""
+    plan = PLAN.rstrip("\n") + typo
+    root = make_project(pytester, plan=plan, tests=TESTS, files={"tests/test_zbroken.py": SKIPPED})
+    result = pytester.runpytest("--plangraph")
+    result.assert_outcomes(passed=3, skipped=1)
+    records = latest(root)
+    assert (records["step-a/ac-typo"].outcome, records["step-a/ac-typo"].reason) == (
+        "error",
+        "TEST_NOT_FOUND",
+    )
+    assert records["step-a/ac-typo"].details["unmatched"] == [
+        "tests/test_zbroken.py::*",
+        "tests/test_a.py::test_lgoin",
+    ]
+    # the criterion whose only pattern points into the skipped file stays TEST_SKIPPED
+    assert records["step-a/ac-file"].reason == TEST_SKIPPED
 
 
 def test_a_run_stopped_by_a_collection_error_records_nothing_for_skipped_files_either(

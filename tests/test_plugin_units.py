@@ -7,8 +7,9 @@ import pytest
 
 from pytest_plangraph.gate import GateDecision, Reason
 from pytest_plangraph.model import Plan
+from pytest_plangraph.patterns import PatternIndex
 from pytest_plangraph.plugin import split_plan_argument
-from pytest_plangraph.pytest_mapping import Mapping, PatternIndex, ref_problems
+from pytest_plangraph.pytest_mapping import Mapping, ref_problems
 from pytest_plangraph.pytest_verdicts import Unverified, Verdict, criterion_verdict, fold_phases
 from pytest_plangraph.summary import Outcome, RunReport, render
 
