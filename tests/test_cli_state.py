@@ -238,6 +238,22 @@ def test_export_and_merge_round_trip(jwt, tmp_path):
     assert plangraph_main(jwt, "audit", "--format", "json").json()["chain"] == []
 
 
+def test_merge_warns_when_it_cannot_check_a_shards_signatures(jwt, tmp_path):
+    shard = tmp_path / "shard.db"
+    signed = {"PLANGRAPH_SIGNING_KEY": "ci-secret"}
+    claimed = plangraph_main(jwt, "claim", TOKEN, "--by", "ci", "--store", str(shard), env=signed)
+    assert claimed.code == 1, claimed.err  # refused, and recorded with its signature
+    merged = plangraph_main(jwt, "merge", str(shard), "--format", "json")
+    assert merged.code == 0, merged.err
+    assert merged.json()["merge"]["unchecked_signatures"] == 1
+    assert "1 merged event(s) were signed, but PLANGRAPH_SIGNING_KEY is not set" in merged.err
+    other = tmp_path / "plain.db"  # an unsigned shard merges without a word
+    plangraph_main(jwt, "claim", TOKEN, "--by", "dev", "--store", str(other))
+    quiet = plangraph_main(jwt, "merge", str(other))
+    assert quiet.code == 0 and quiet.err == "", quiet.err
+    assert "unchecked_signatures 0" in quiet.out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -347,6 +347,24 @@ def test_merge_unions_shards_idempotently(tmp_path: Path) -> None:
         assert store.count() == 6
 
 
+@pytest.mark.parametrize("key", [None, b"k"], ids=["no-key", "keyed"])
+def test_merge_counts_signatures_it_could_not_check(tmp_path: Path, key: bytes | None) -> None:
+    fill(tmp_path / "signed.db", 3, key=b"k")
+    shard(tmp_path / "plain.db", [], [7])  # unsigned: nothing to check without a key
+    sources = [tmp_path / "signed.db"] if key else [tmp_path / "signed.db", tmp_path / "plain.db"]
+    with Store.open(tmp_path / "main.db", signing_key=key) as store:
+        result = store.merge(sources)
+        merged = store.events()
+        assert store.verify() == []
+    assert result.added == len(merged) == (3 if key else 4)
+    if key is None:  # kept, re-chained here, unsigned: the result says so
+        assert result.unchecked_signatures == 3
+        assert [e.signature for e in merged] == [None] * len(merged)
+    else:  # checked on loading, and signed anew with this store's key
+        assert result.unchecked_signatures == 0
+        assert all(e.signature for e in merged)
+
+
 def test_merge_keeps_one_event_per_idempotency_key(tmp_path: Path) -> None:
     with Store.open(tmp_path / "one.db") as store:
         store.append(make_event(1, idempotency_key="k1"))

@@ -198,7 +198,15 @@ def _merge(args: argparse.Namespace, out: Output) -> int:
     _, _, store_path = resolve_paths(args.root, None, args.store)
     with Store.open(store_path) as store:
         result = store.merge(args.sources)
-    data = result.to_json() if hasattr(result, "to_json") else vars(result)
+    data = vars(result)
     text = f"merged into {store_path}: " + ", ".join(f"{k} {v}" for k, v in data.items())
+    if result.unchecked_signatures:
+        print(
+            f"plangraph: warning: {result.unchecked_signatures} merged event(s) were signed, "
+            "but PLANGRAPH_SIGNING_KEY is not set: their signatures were not checked and this "
+            "store keeps them unsigned; set the key they were signed with before merging to "
+            "check them",
+            file=sys.stderr,
+        )
     out.emit({"merge": data}, text)
     return 0

@@ -35,11 +35,14 @@ class PlanVersion:
 
 @dataclass(frozen=True)
 class MergeResult:
-    """What ``Store.merge`` did: events added, events already present, plan versions added."""
+    """What ``Store.merge`` did: events added, events already present, plan versions added,
+    and how many of the added events carried a signature that was not checked (this store has
+    no signing key, so they are kept unsigned)."""
 
     added: int
     skipped: int
     plans_added: int
+    unchecked_signatures: int = 0
 
 
 def write_jsonl(events: Iterable[Event], out: TextIO) -> int:

@@ -454,9 +454,11 @@ class Store:
     def merge(self, sources: Sequence[Path]) -> MergeResult:
         """Union the events of other stores into this one, re-chained here (idempotent).
 
-        Each source's chain is verified first; a source that fails is refused by name and
-        nothing is written. Plan digests new to this store are numbered in order of first
-        appearance.
+        Each source's chain (with this store's key, its signatures too) is verified first; a
+        source that fails is refused by name and nothing is written. Plan digests new to this
+        store are numbered in order of first appearance. Merged events are chained (and, with a
+        key, signed) anew here; without a key, a source's signatures are not checked and the
+        result counts the signed events added unsigned.
         """
         loaded = [load_source(Path(source), self._key) for source in sources]
         with self._transaction() as con:
@@ -475,7 +477,8 @@ class Store:
             fresh = union([events for events, _ in loaded], ids, keys)
             self._insert(con, [(event, event.id) for event in fresh])  # verified on loading
         total = sum(len(events) for events, _ in loaded)
-        return MergeResult(added=len(fresh), skipped=total - len(fresh), plans_added=len(plans))
+        unchecked = 0 if self._key is not None else sum(1 for e in fresh if e.signature)
+        return MergeResult(len(fresh), total - len(fresh), len(plans), unchecked)
 
     # --- file-hash cache ---------------------------------------------------------------------
 
