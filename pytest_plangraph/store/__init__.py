@@ -9,8 +9,8 @@
         problems = store.verify()
 
 ``schema.py`` holds the tables and ``SCHEMA_VERSION``, ``chain.py`` the hash chain and signatures,
-``faults.py`` the errors a person sees, ``exchange.py`` export and merge, ``sqlite.py`` the
-:class:`Store` itself. Nothing else in the project writes SQL.
+``faults.py`` the errors a person sees, ``exchange.py`` export and merge, ``filecache.py`` the
+file-hash cache, ``sqlite.py`` the :class:`Store` itself. Nothing else in the project writes SQL.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from .chain import (
     verify_events,
 )
 from .exchange import MergeResult, PlanVersion, read_jsonl
+from .filecache import CacheEntry
 from .schema import SCHEMA_VERSION
-from .sqlite import CacheEntry, Store
+from .sqlite import Store
 
 __all__ = [
     "APPEND_ONLY_DISABLED",

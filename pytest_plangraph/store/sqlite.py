@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..model import Event
-from ..vcs import HashRecord
 from . import schema
 from .chain import (
     APPEND_ONLY_DISABLED,
@@ -34,6 +33,7 @@ from .chain import (
 )
 from .exchange import MergeResult, PlanVersion, new_plans, request_of, union, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
+from .filecache import FileCache
 from .merging import load_source
 from .opening import connect, enable_wal, make_parent, now, schema_version, upgrade
 from .rows import (
@@ -52,14 +52,8 @@ from .rows import (
     row_link,
 )
 
-CacheEntry = HashRecord
-"""A file's sha256 together with the stat it was computed for (the hashing layer's record)."""
 
-
-_CACHE_COLUMNS = "path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns"
-
-
-class Store:
+class Store(FileCache):
     """An open evidence store. Use :meth:`open`; close it (or use ``with``) when done."""
 
     def __init__(
@@ -479,46 +473,6 @@ class Store:
         total = sum(len(events) for events, _ in loaded)
         unchecked = 0 if self._key is not None else sum(1 for e in fresh if e.signature)
         return MergeResult(len(fresh), total - len(fresh), len(plans), unchecked)
-
-    # --- file-hash cache ---------------------------------------------------------------------
-
-    def cache_get(self, path: str) -> CacheEntry | None:
-        """The cached hash record of *path* (repository-relative), or None."""
-        with self._reading() as con:
-            row = con.execute(
-                f"SELECT {_CACHE_COLUMNS} FROM file_cache WHERE path = ?",
-                (path,),
-            ).fetchone()
-        return None if row is None else CacheEntry(*row)
-
-    def cache_many(self, paths: Collection[str]) -> dict[str, CacheEntry]:
-        """The cached hash records of those *paths* that have one, by path (one query; when
-        most of the table is wanted, reading all of it is cheaper than looking each one up)."""
-        with self._reading() as con:
-            total = con.execute("SELECT count(*) FROM file_cache").fetchone()[0]
-            if total <= 2 * len(paths):
-                rows = con.execute(f"SELECT {_CACHE_COLUMNS} FROM file_cache").fetchall()
-                wanted = paths if isinstance(paths, (set, frozenset)) else set(paths)
-                return {row[0]: CacheEntry(*row) for row in rows if row[0] in wanted}
-            rows = con.execute(
-                f"SELECT {_CACHE_COLUMNS} FROM file_cache "
-                "WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(paths)),),
-            ).fetchall()
-        return {row[0]: CacheEntry(*row) for row in rows}
-
-    def cache_put(self, *entries: CacheEntry) -> None:
-        """Record (or replace) hash records, all in one transaction."""
-        with self._transaction() as con:
-            con.executemany(
-                "INSERT OR REPLACE INTO file_cache "
-                "(path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (e.path, e.inode, e.mtime_ns, e.ctime_ns, e.size, e.sha256, e.recorded_ns)
-                    for e in entries
-                ],
-            )
 
 
 def _same_request(event: Event, stored: Event) -> None:
