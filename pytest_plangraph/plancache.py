@@ -185,6 +185,7 @@ _LINT_MODULES = (
     "lint_rules.py",
     "paths.py",
     "planfile.py",
+    "planyaml.py",
     "verifiers/__init__.py",
     "verifiers/approval.py",
     "verifiers/artifact.py",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -60,6 +62,31 @@ def test_facts_are_kept_and_given_to_the_next_load(tmp_path: Path) -> None:
     # given from the cache, before anything computed them
     assert second.__dict__["digest"] == first.digest
     assert (second.digest, second.criterion_digests) == _fresh(second)
+
+
+def test_a_plan_read_from_the_cache_needs_no_yaml_parser(tmp_path: Path) -> None:
+    """PyYAML is imported only when a plan's YAML is parsed: a process that reads a large plan
+    kept in the cache does not import it (a fresh process, as a command is)."""
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file)
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pytest_plangraph.planfile import load_plan\n"
+        f"plan = load_plan(Path({str(plan_file)!r}), cache_dir=Path({str(cache)!r})).plan\n"
+        "print(len(plan.nodes), 'yaml' in sys.modules)\n"
+    )
+
+    def loads() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    assert loads() == "700 True"  # parsed, then kept
+    assert loads() == "700 False"  # read from the cache
+    plan_file.write_text(plan_file.read_text(encoding="utf-8") + "title: edited\n")
+    assert loads() == "700 True"  # new bytes: parsed again
 
 
 def test_an_edited_plan_gets_its_own_facts(tmp_path: Path) -> None:

@@ -154,23 +154,23 @@ def test_an_alias_loop_is_refused_not_a_crash(write_plan):
 def test_a_path_resolver_of_another_library_still_decides_by_path(monkeypatch):
     import yaml
 
-    from pytest_plangraph import planfile
+    from pytest_plangraph import planyaml
 
     # registered on the loader class, as a library could; restored after the test
-    loader = planfile._SafeLoader
+    loader = planyaml._SafeLoader
     monkeypatch.setattr(loader, "yaml_path_resolvers", dict(loader.yaml_path_resolvers))
     loader.add_path_resolver("tag:yaml.org,2002:null", ["gone"], yaml.ScalarNode)
-    data, _ = planfile._read_yaml("gone: abc\nkept: abc\n", "x.yaml")
+    data, _ = planyaml.read_yaml("gone: abc\nkept: abc\n", "x.yaml", 100)
     assert data == {"gone": None, "kept": "abc"}
 
 
 def test_text_is_read_by_a_constructor_another_library_gave_the_loader(monkeypatch):
-    from pytest_plangraph import planfile
+    from pytest_plangraph import planyaml
 
-    loader = planfile._SafeLoader
+    loader = planyaml._SafeLoader
     monkeypatch.setattr(loader, "yaml_constructors", dict(loader.yaml_constructors))
     loader.add_constructor("tag:yaml.org,2002:str", lambda _, node: node.value.upper())
-    data, _ = planfile._read_yaml("a: abc\n", "x.yaml")
+    data, _ = planyaml.read_yaml("a: abc\n", "x.yaml", 100)
     assert data == {"A": "ABC"}
 
 

@@ -1,0 +1,152 @@
+"""Reading a YAML plan: composed with the safe loader and walked by hand, so that duplicate keys
+are caught and the position of every field is known; nothing is ever constructed from tags.
+
+Imported only when a plan's YAML is parsed (a plan read from the plan cache needs no PyYAML).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .errors import PlanError, Problem
+from .planmessages import FieldPath, format_path
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[misc]
+    """The safe loader, remembering how each plain scalar's text resolves to a tag: a plan
+    repeats the same texts (types, ids, paths) thousands of times, and the safe loader has no
+    path-dependent resolvers, so the text alone decides."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._tags: dict[tuple[str, Any], str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:  # a path decides too
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = self._tags[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
+def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    """The data of a YAML plan *text* and the position of each field path; :class:`PlanError`
+    for a syntax error, a duplicate key, a key that is not text, or more than *max_nodes*
+    values (an alias bomb)."""
+    loader = _SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, {}
+        walker = _Walker(loader, name, max_nodes)
+        return walker.value(root, ()), walker.positions
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        what = exc.problem or exc.context or "syntax error"
+        raise PlanError([Problem(name, line, col, "", f"YAML syntax error: {what}")]) from None
+    except yaml.YAMLError as exc:
+        raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
+    finally:
+        loader.dispose()
+
+
+_STR = "tag:yaml.org,2002:str"
+
+
+class _Walker:
+    """Builds plain data from a composed YAML tree, recording positions, refusing duplicates."""
+
+    def __init__(self, loader: Any, name: str, max_nodes: int) -> None:
+        self.loader = loader
+        self.name = name
+        self.max_nodes = max_nodes
+        self.positions: dict[FieldPath, tuple[int, int]] = {}
+        self.count = 0
+        self.memo: dict[int, tuple[Any, int]] = {}
+        self.open: set[int] = set()  # nodes being built: an alias to one is a loop
+        # text is taken as written only while the loader reads it as YAML says (another
+        # library may have given the loader a constructor of its own)
+        standard = yaml.constructor.SafeConstructor.construct_yaml_str
+        self.plain_text = loader.yaml_constructors.get(_STR) is standard
+
+    def value(self, node: yaml.Node, path: FieldPath) -> Any:
+        seen = self.memo.get(id(node))
+        if seen is not None:  # an alias: count its expansion without walking it again
+            self.count += seen[1]
+            self._check_count()
+            return seen[0]
+        if id(node) in self.open:
+            line, column = node.start_mark.line + 1, node.start_mark.column + 1
+            message = "an alias refers to a value that contains it (a loop); remove the alias"
+            raise PlanError([Problem(self.name, line, column, format_path(path), message)])
+        self.open.add(id(node))
+        start = self.count
+        result = self._build(node, path)
+        self.open.discard(id(node))
+        self.memo[id(node)] = (result, self.count - start)
+        return result
+
+    def _check_count(self) -> None:
+        if self.count > self.max_nodes:
+            raise PlanError(
+                [Problem(self.name, 0, 0, "", "plan expands to too many values (alias bomb?)")]
+            )
+
+    def _build(self, node: yaml.Node, path: FieldPath) -> Any:
+        self.count += 1
+        self._check_count()
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        # text is most of a plan: its value as written is what the constructor would return
+        if node.tag == _STR and self.plain_text and isinstance(node, yaml.ScalarNode):
+            return node.value
+        return self.loader.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: FieldPath) -> dict[Any, Any]:
+        self.loader.flatten_mapping(node)
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._scalar(key_node)
+            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise PlanError(
+                    [
+                        Problem(
+                            self.name,
+                            where[0],
+                            where[1],
+                            format_path(path),
+                            "keys must be plain text",
+                        )
+                    ]
+                )
+            key_path = (*path, str(key))
+            if key in result:
+                raise PlanError(
+                    [
+                        Problem(
+                            self.name,
+                            where[0],
+                            where[1],
+                            format_path(key_path),
+                            f"duplicate key {key!r}; each key may appear once in a mapping",
+                        )
+                    ]
+                )
+            self.positions[key_path] = where
+            result[key] = self.value(value_node, key_path)
+            self.positions[key_path] = where
+        return result
