@@ -187,6 +187,7 @@ class Node(_Strict):
 class Edge(_Strict):
     """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
 
+    # a related edge is weak unless the plan says otherwise: set by Plan, once per plan
     from_: Id = Field(alias="from")
     to: Id
     type: EdgeType
@@ -195,13 +196,6 @@ class Edge(_Strict):
     source: str = "declared"
     confidence: Annotated[float, Field(ge=0, le=1), PlainExponent] = 1.0
     status: Literal["active", "proposed", "inactive"] = "active"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_strength(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "strength" not in data and data.get("type") == "related":
-            return {**data, "strength": "weak"}
-        return data
 
     @property
     def propagates(self) -> bool:
@@ -230,6 +224,17 @@ class Plan(_Strict):
         if type(value) is not int:
             raise PydanticCustomError("format_version_type", "expected the whole number 1")
         return value
+
+    @model_validator(mode="after")
+    def _related_edges_are_weak(self) -> Plan:
+        # One pass over the edges of the plan rather than a Python call for each edge as it
+        # is validated (most of the cost of validating a large plan's edges). The default
+        # counts as written, as the plan's digest has always had it.
+        for edge in self.edges:
+            if edge.type == "related" and "strength" not in edge.model_fields_set:
+                edge.__dict__["strength"] = "weak"
+                edge.model_fields_set.add("strength")
+        return self
 
     def node(self, node_id: str) -> Node | None:
         """Return the node with this id (the first one if ids repeat), or None."""

@@ -132,3 +132,26 @@ def test_canonical_json_is_json_dumps_with_sorted_keys_and_no_spaces() -> None:
         data = value(0)
         expected = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         assert canonical_json(data) == expected
+
+
+RELATED = """
+plangraph: 1
+plan: auth-login
+nodes:
+  - id: step-a
+  - id: step-b
+edges:
+  - {from: step-a, to: step-b, type: related}
+  - {from: step-b, to: step-a, type: related, strength: strong}
+"""
+
+
+def test_a_related_edge_is_weak_by_default_and_its_digest_never_moves(write_plan):
+    """The default strength of a ``related`` edge counts as written: it is in the plan's
+    digest, so the digest stays the one evidence was bound to (the value is fixed here)."""
+    plan = load_plan(write_plan(RELATED)).plan
+    assert [edge.strength for edge in plan.edges] == ["weak", "strong"]
+    assert all("strength" in edge.model_fields_set for edge in plan.edges)
+    assert plan.digest == "f12754a34d32c078afd8ca9e350177117678935f919833829d36e811d91c08c1"
+    spelled = RELATED.replace("type: related}", "type: related, strength: weak}", 1)
+    assert load_plan(write_plan(spelled)).plan.digest == plan.digest
