@@ -368,6 +368,21 @@ def test_a_plan_with_lint_errors_is_refused_before_anything_is_recorded(project)
     assert not (root / ".plangraph" / "store.db").exists()
 
 
+def test_status_check_fails_for_a_stale_node_never_completed(jwt):
+    """A node with stale evidence fails the check even when it never completed (here its
+    approval was never given) and nobody claimed it."""
+    root = jwt
+    record_token_tests(root)
+    assert statuses(root)[TOKEN] == "awaiting_approval"
+    assert plangraph_main(root, "status", "--check").code == 0
+    schema = root / "src/auth/user_schema.json"
+    schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
+    assert statuses(root)[TOKEN] == "stale"
+    result = plangraph_main(root, "status", "--check")
+    assert result.code == 1
+    assert f"status --check: {TOKEN} is stale (" in result.err
+
+
 def test_status_check_catches_completed_turned_failed(jwt):
     assert plangraph_main(jwt, "status", "--check").code == 0
     (jwt / "fixtures/user.json").write_text('{"username": 5}')

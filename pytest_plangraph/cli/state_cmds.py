@@ -108,8 +108,9 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
 
 def _check_failures(state: PlanState, fold: LogFold) -> list[tuple[str, str]]:
-    """Nodes that fail ``status --check``: claimed but not completed, or completed once (every
-    required criterion had passing evidence or an approval at some point) but not now."""
+    """Nodes that fail ``status --check``: claimed but not completed, completed once (every
+    required criterion had passing evidence or an approval at some point) but not now, or
+    stale (a required criterion's evidence no longer matches what it checked)."""
     claimed, passed = fold.claimed, fold.passed
     failing = []
     for node in state.nodes.values():
@@ -120,6 +121,9 @@ def _check_failures(state: PlanState, fold: LogFold) -> list[tuple[str, str]]:
             failing.append((node.id, f"is claimed but {node.status}"))
         elif required and all((node.id, c) in passed for c in required):
             failing.append((node.id, f"was satisfied by evidence before and is {node.status} now"))
+        elif node.status == "stale":
+            codes = ", ".join(dict.fromkeys(r.code for r in node.reasons))
+            failing.append((node.id, f"is stale ({codes})"))
     return failing
 
 
