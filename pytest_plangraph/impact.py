@@ -196,7 +196,7 @@ def evidence_impact(
     invalidated = []
     for node_id, node_state in state.nodes.items():
         stale = [c for c in node_state.criteria if c.state == "stale"]
-        if not stale:
+        if not stale or _cancelled(graph, node_id, state):
             continue
         reasons, paths = walk.reasons(node_id) if node_id in walk.reached else ((), ())
         extra = _state_reasons(stale, skip_artifacts=bool(reasons))

@@ -107,6 +107,29 @@ def test_evidence_goes_stale_and_apply_records_changes(
     assert f"modified out/t5.txt (commit {short})" in row  # when and why, in the text too
 
 
+def test_a_cancelled_node_is_invalidated_by_no_command(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    """A cancelled node needs no evidence: impact over the store, impact --since and audit
+    agree that nothing of it is invalidated, while its evidence is stale underneath."""
+    root = project("seed-000")
+    assert plangraph(root, "verify").code == 0
+    assert plangraph(root, "cancel", "T12", "--by", "lead").code == 0
+    _change_t5(root)
+
+    over_store = plangraph(root, "impact", "--format", "json").json()
+    assert _invalidated(over_store) == DOWNSTREAM[:-1]
+    since = plangraph(root, "impact", "--since", "HEAD~1", "--format", "json").json()
+    assert _invalidated(since) == DOWNSTREAM[:-1]
+    audit = plangraph(root, "audit", "--format", "json")
+    assert audit.code == 1  # T5 … T11 are stale
+    assert {entry["node"] for entry in audit.json()["stale"]} == set(DOWNSTREAM[:-1])
+    status = plangraph(root, "status", "--format", "json").json()
+    [t12] = [node for node in status["nodes"] if node["id"] == "T12"]
+    assert t12["status"] == "cancelled"
+    assert {c["state"] for c in t12["criteria"]} == {"stale"}
+
+
 def test_reverified_node_is_no_longer_invalidated(
     plangraph: Run, project: Callable[[str], Path]
 ) -> None:

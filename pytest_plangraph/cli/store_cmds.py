@@ -84,9 +84,10 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
         signed = 0 if graph.store.signing else graph.store.signed_count()
     phantoms = _phantoms(claims, state)
-    stale = [
+    stale = [  # a cancelled node's evidence stands behind no completion
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
         for n in state.nodes.values()
+        if n.status != "cancelled"
         for c in n.criteria
         if c.state == "stale"
     ]
