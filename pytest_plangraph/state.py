@@ -463,7 +463,7 @@ class _Derivation:
         waiting = "PREREQUISITE_NOT_COMPLETED" in codes
         if codes & {"CONFLICT_COMPLETED", "RETRY_BUDGET_EXHAUSTED"} or (engaged and waiting):
             return "blocked"
-        if open_states == {"awaiting_approval"}:
+        if open_states == {"awaiting_approval"} and not codes & _OTHER_THAN_APPROVAL:
             return "awaiting_approval"
         if claimed:
             return "awaiting_verification"
@@ -471,6 +471,10 @@ class _Derivation:
             return "in_progress"
         return "pending" if waiting else "ready"
 
+
+_OTHER_THAN_APPROVAL = frozenset({"PREREQUISITE_NOT_COMPLETED", "CHILD_NOT_COMPLETED"})
+"""Codes of what an approval alone would not settle: with one, a node is not waiting for its
+approval only."""
 
 _NO_EVIDENCE = (Reason("CRITERION_MISSING", "no evidence recorded"),)
 _NO_APPROVAL = (Reason("APPROVAL_MISSING", "no approval recorded"),)

@@ -252,6 +252,7 @@ SCENARIOS = [
      ["APPROVAL_MISSING"]),
     ("approval-revoked", _reviewed, "all; revoke B/review", "awaiting_approval",
      ["APPROVAL_REVOKED"]),
+    ("approval-after-prerequisite", _approval_only, "", "pending", ["APPROVAL_MISSING", WAITING]),
     ("blocked-with-evidence", _two, "verify B/one", "blocked", [MISSING, WAITING]),
     ("blocked-with-a-claim", _ab, "claim B", "blocked", [MISSING, WAITING]),
     ("blocked-by-conflict", _rivals, "verify A; verify B/one", "blocked",
@@ -383,6 +384,21 @@ def test_a_parent_completes_only_when_every_non_cancelled_child_does(kind: str) 
     assert world.state().nodes["O"].reasons[0].data == {"node": "S2"}
     world.add("cancel", "S2")
     assert world.statuses() == {"O": "completed", "S1": "completed", "S2": "cancelled"}
+
+
+def test_a_parent_awaits_its_approval_only_once_its_children_are_completed() -> None:
+    """``awaiting_approval`` means an approval is all that is missing (DESIGN §5): not while
+    a child, which an approval does not settle, is still open."""
+    world = _family("milestone", crit("signoff", APPROVAL))
+    assert (world.statuses()["O"], world.codes("O")) == (
+        "ready",
+        ["APPROVAL_MISSING", "CHILD_NOT_COMPLETED", "CHILD_NOT_COMPLETED"],
+    )
+    world.verify("S1")
+    world.verify("S2")
+    assert (world.statuses()["O"], world.codes("O")) == ("awaiting_approval", ["APPROVAL_MISSING"])
+    world.approve("O", "signoff")
+    assert world.statuses()["O"] == "completed"
 
 
 def test_a_step_does_not_wait_for_its_children() -> None:
