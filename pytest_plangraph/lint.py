@@ -43,7 +43,7 @@ LINT_CODES: dict[str, tuple[Severity, str]] = {
     "UNKNOWN_VERIFIER": ("error", "a criterion uses a verifier type nobody provides"),
     "VERIFIER_CONFIG": ("error", "a verifier's settings are wrong (e.g. a missing schema file)"),
     "PATH_OUTSIDE_ROOT": ("error", "a path is absolute, climbs out with '..', or escapes by link"),
-    "NO_ACCEPTANCE": ("warning", "a step has no acceptance criteria"),
+    "NO_ACCEPTANCE": ("warning", "a step, or an objective gathering nothing, has no criteria"),
     "NO_COMPENSATION": ("warning", "a write step names no compensate (undo) tool"),
     "RETRY_WITHOUT_IDEMPOTENCY": ("warning", "a non-read, non-idempotent step may be retried"),
     "IRREVERSIBLE_NOT_LAST": ("error", "a reversible step depends on an irreversible one"),

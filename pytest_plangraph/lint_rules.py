@@ -389,13 +389,26 @@ def _links_outside_root(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _no_acceptance(ctx: LintContext) -> Iterator[Finding]:
+    graph = ctx.graph
     for i, node in enumerate(ctx.loaded.plan.nodes):
-        if node.kind == "step" and not node.acceptance and not node.cancelled:
+        if node.acceptance or node.cancelled:
+            continue
+        if node.kind == "step":
             hint = (
                 f"step {node.id} has no acceptance criteria, so no evidence can show it is done; "
                 f"add one, e.g. `acceptance: [{{id: ac-1, verifier: {{type: test}}}}]`"
             )
-            yield ctx.finding("NO_ACCEPTANCE", node.id, hint, ("nodes", i))
+        elif node.kind == "objective" and not (
+            graph.children.get(node.id) or graph.prerequisites(node.id)
+        ):  # a milestone like it is an ORPHAN_MILESTONE
+            hint = (
+                f"objective {node.id} has no children, strong prerequisites or acceptance "
+                f"criteria, so nothing can show it is done; give it children (`parent: "
+                f"{node.id}` on its steps) or a criterion"
+            )
+        else:
+            continue
+        yield ctx.finding("NO_ACCEPTANCE", node.id, hint, ("nodes", i))
 
 
 # --- side effects and integrity ---------------------------------------------------------------

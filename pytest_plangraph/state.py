@@ -264,7 +264,11 @@ class _Derivation:
         self.criteria = {
             n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance) for n in judged
         }
-        self.required = {n: _required(node) for n, node in graph.nodes.items()}
+        children, prerequisites = graph.children, context.links.prerequisites
+        self.required = {
+            n: _required(node, bool(children[n] or prerequisites[n]))
+            for n, node in graph.nodes.items()
+        }
         self.completion = Completion(
             context.links,
             self.required,
@@ -400,11 +404,17 @@ class _Derivation:
                 if c not in self.completed and c not in self.completion.cancelled
             ]
         if self.required[node_id] == [NO_ACCEPTANCE]:
+            what = (
+                "a step without required acceptance criteria"
+                if node.kind == "step"
+                else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
+                "children, strong prerequisites or required acceptance criteria"
+            )
             reasons.append(
                 Reason(
                     "NO_ACCEPTANCE",
-                    "a step without required acceptance criteria is never completed: nothing "
-                    "could show it is done; add a criterion to the plan",
+                    f"{what} is never completed: nothing could show it is done; add a "
+                    "criterion to the plan",
                     {},
                 )
             )
@@ -480,15 +490,18 @@ _NO_EVIDENCE = (Reason("CRITERION_MISSING", "no evidence recorded"),)
 _NO_APPROVAL = (Reason("APPROVAL_MISSING", "no approval recorded"),)
 
 NO_ACCEPTANCE = "(no acceptance criteria)"
-"""Stands for the missing criterion of a step without any: it is never satisfied, so such a
-step never completes on someone's word alone (objectives and milestones complete through their
-children instead)."""
+"""Stands for the missing criterion of a step without any (or of an objective or milestone
+with no criteria, children or strong prerequisites): it is never satisfied, so such a node never
+completes on someone's word alone (objectives and milestones complete through their children
+and prerequisites)."""
 
 
-def _required(node: Node) -> list[str]:
-    """The ids a node must satisfy; a step without required criteria needs the impossible."""
+def _required(node: Node, gathers: bool) -> list[str]:
+    """The ids a node must satisfy. A step without required criteria needs the impossible,
+    and so does an objective or milestone that *gathers* nothing either (no children, no
+    strong prerequisites): nothing at all would stand behind its completion."""
     ids = [c.id for c in node.acceptance if c.required]
-    return ids if ids or node.kind != "step" else [NO_ACCEPTANCE]
+    return ids if ids or (node.kind != "step" and gathers) else [NO_ACCEPTANCE]
 
 
 def _link(code: str, node_id: str, message: str) -> Reason:

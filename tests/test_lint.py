@@ -263,7 +263,12 @@ def test_unreachable_names_the_root_of_a_stray_subtree(tmp_path: Path) -> None:
         _step("s1", parent="m"),
         _step("s2", parent="s1"),
     ]
-    [finding] = _lint(tmp_path, nodes)
+    findings = _lint(tmp_path, nodes)
+    # nothing is under the objective either: nothing could show it done
+    assert [(f.code, f.node) for f in findings if f.code == "NO_ACCEPTANCE"] == [
+        ("NO_ACCEPTANCE", "goal")
+    ]
+    [finding] = [f for f in findings if f.code != "NO_ACCEPTANCE"]
     assert (finding.code, finding.node) == ("UNREACHABLE", "m")
     assert "(and the 2 nodes under it)" in finding.hint
     assert "goal" in finding.hint
@@ -271,9 +276,21 @@ def test_unreachable_names_the_root_of_a_stray_subtree(tmp_path: Path) -> None:
 
 def test_a_missing_parent_is_not_also_unreachable(tmp_path: Path) -> None:
     nodes = [{"id": "goal", "kind": "objective"}, _step("s", parent="gaol")]
-    [finding] = _lint(tmp_path, nodes)
+    [finding] = [f for f in _lint(tmp_path, nodes) if f.code != "NO_ACCEPTANCE"]
     assert finding.code == "MISSING_DEP"
     assert "did you mean 'goal'?" in finding.hint
+
+
+def test_an_objective_that_gathers_nothing_has_no_acceptance(tmp_path: Path) -> None:
+    """An objective completes through its children or strong prerequisites; with neither and
+    no criterion of its own, nothing could show it done (a milestone so is ORPHAN_MILESTONE)."""
+    alone = [{"id": "goal", "kind": "objective"}, _step("s")]
+    finding, stray = _lint(tmp_path, alone)
+    assert (finding.code, finding.severity, finding.node) == ("NO_ACCEPTANCE", "warning", "goal")
+    assert (stray.code, stray.node) == ("UNREACHABLE", "s")
+    assert "objective goal has no children, strong prerequisites or acceptance" in finding.hint
+    parented = [{"id": "goal", "kind": "objective"}, _step("s", parent="goal")]
+    assert _lint(tmp_path, parented) == []
 
 
 def test_plans_without_objectives_have_no_unreachable_nodes(tmp_path: Path) -> None:

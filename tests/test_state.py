@@ -401,6 +401,28 @@ def test_a_parent_awaits_its_approval_only_once_its_children_are_completed() -> 
     assert world.statuses()["O"] == "completed"
 
 
+@pytest.mark.parametrize("kind", ["objective", "milestone"])
+def test_a_parent_that_gathers_nothing_is_never_completed(kind: str) -> None:
+    """No criteria, no children, no strong prerequisites: nothing stands behind it, so it is
+    never completed, as a step without criteria (a claim alone never does it)."""
+    world = World(make_graph([node("O", kind=kind, outputs=[], acceptance=[]), node("S")]))
+    world.add("claim", "O")
+    state = world.state().nodes["O"]
+    assert (state.status, [r.code for r in state.reasons]) == (
+        "awaiting_verification",
+        ["NO_ACCEPTANCE"],
+    )
+    assert "without children, strong prerequisites or required acceptance" in (
+        state.reasons[0].message
+    )
+    gathering = make_graph(
+        [node("O", kind=kind, outputs=[], acceptance=[]), node("S")], [edge("S", "O")]
+    )
+    world = World(gathering)
+    world.verify("S")
+    assert world.statuses()["O"] == "completed"  # through its prerequisite's evidence
+
+
 def test_a_step_does_not_wait_for_its_children() -> None:
     world = _family("step", crit("ac"))
     world.verify("O")
