@@ -4,6 +4,7 @@ sample in a real git repository: through ``main`` in-process, and the console sc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -236,6 +237,28 @@ def test_export_and_merge_round_trip(jwt, tmp_path):
     again = plangraph_main(jwt, "merge", str(other), "--format", "json")
     assert again.json()["merge"]["added"] == 0
     assert plangraph_main(jwt, "audit", "--format", "json").json()["chain"] == []
+
+
+def test_export_refuses_to_write_over_the_store(jwt, tmp_path):
+    store = jwt / ".plangraph" / "store.db"
+    before = store.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(store)
+    hard = tmp_path / "hard.db"
+    os.link(store, hard)
+    for target in (
+        store,
+        Path(f"{store}-wal"),
+        link,
+        hard,
+        jwt / ".plangraph/../.plangraph/store.db",
+    ):
+        result = plangraph_main(jwt, "export", "--output", str(target))
+        assert result.code == 2, target
+        assert "it is the store itself (or one of its journal files)" in result.err
+    assert store.read_bytes() == before  # nothing truncated
+    assert plangraph_main(jwt, "audit").code == 0
+    assert statuses(jwt)["step-user-schema"] == "completed"
 
 
 def test_merge_warns_when_it_cannot_check_a_shards_signatures(jwt, tmp_path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
 from datetime import datetime, timedelta, timezone
@@ -63,7 +65,7 @@ def parse_age(text: str) -> timedelta:
 
 
 def _audit(args: argparse.Namespace, out: Output) -> int:
-    max_age = parse_age(args.max_age) if args.max_age else None
+    max_age = parse_age(args.max_age) if args.max_age is not None else None
     from ..checkpoint import audit
     from ..logfold import LogFold
     from ..state import derive
@@ -179,6 +181,12 @@ def _export(args: argparse.Namespace, out: Output) -> int:
     from ..store import Store
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
+    if args.output is not None and _is_store_file(args.output, store_path):
+        raise UsageError(
+            f"refusing to export into {args.output}: it is the store itself (or one of its "
+            "journal files), which the export would overwrite; name another file, e.g. "
+            "events.jsonl"
+        )
     with Store.open(store_path, create=False, readonly=True) as store:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
@@ -190,6 +198,20 @@ def _export(args: argparse.Namespace, out: Output) -> int:
                 raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
     print(f"exported {count} event(s)", file=sys.stderr)
     return 0
+
+
+def _is_store_file(output: Path, store_path: Path) -> bool:
+    """Whether writing *output* would overwrite the store at *store_path* or its journal files
+    (the same path, through a symlink or a hard link too)."""
+    targets = [Path(f"{store_path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    real = os.path.realpath(output)
+    for target in targets:
+        if real == os.path.realpath(target):
+            return True
+        with contextlib.suppress(OSError):
+            if os.path.samefile(output, target):
+                return True
+    return False
 
 
 def _merge(args: argparse.Namespace, out: Output) -> int:
