@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .errors import UsageError
 from .model import GitInfo, RunInfo
 from .vcs import find_root, git_state
 
@@ -87,13 +88,21 @@ def resolve_paths(
 ) -> tuple[Path, Path, Path]:
     """Repository root, plan file and store file from what the caller gave (any may be None)."""
     if plan is not None and root is None:
-        root = find_root(plan.resolve().parent)
-    root = find_root(Path.cwd()) if root is None else root.resolve()
-    plan_path = plan.resolve() if plan is not None else root / DEFAULT_PLAN
+        root = find_root(_resolved(plan, "--plan").parent)
+    root = find_root(Path.cwd()) if root is None else _resolved(root, "--root")
+    plan_path = _resolved(plan, "--plan") if plan is not None else root / DEFAULT_PLAN
     if store is None and (env := os.environ.get("PLANGRAPH_STORE")):
         store = Path(env)
-    store_path = store.resolve() if store is not None else root / DEFAULT_STORE
+    store_path = _resolved(store, "--store") if store is not None else root / DEFAULT_STORE
     return root, plan_path, store_path
+
+
+def _resolved(path: Path, option: str) -> Path:
+    """*path* made absolute, symlinks followed; UsageError when they loop."""
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python before 3.13: "Symlink loop from …"
+        raise UsageError(f"{option} {path}: its symlinks loop; point it at a real file") from None
 
 
 def store_files(root: Path, store_path: Path) -> list[str]:

@@ -239,6 +239,9 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         ) from None
     except _DuplicateKeyError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
+    except RecursionError:
+        message = "values nested too deeply to read; a plan nests a few levels of objects"
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
     return data, _LazyPositions(text, name)
 
 

@@ -53,8 +53,13 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
         raise PlanError([Problem(name, line, col, "", f"YAML syntax error: {what}")]) from None
     except yaml.YAMLError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
+    except RecursionError:
+        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
     finally:
         loader.dispose()
+
+
+_TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mappings and lists"
 
 
 _STR = "tag:yaml.org,2002:str"

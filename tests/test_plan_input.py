@@ -57,6 +57,127 @@ def test_a_fifo_is_refused_by_every_entry_point_without_waiting(tmp_path):
     assert "Traceback" not in result.stderr + result.stdout
 
 
+FIFO_PLAN = """
+plangraph: 1
+plan: pipes
+nodes:
+  - id: a
+    outputs: [data/user.json]
+    acceptance:
+      - id: schema
+        verifier: {type: schema, schema: data/pipe-schema.json, artifact: data/user.json}
+      - id: artifact
+        verifier: {type: schema, schema: data/schema.json, artifact: data/pipe-artifact.json}
+"""
+
+
+@needs_fifo
+def test_a_named_pipe_in_a_verifiers_settings_is_refused_never_waited_on(tmp_path):
+    """A schema verifier's schema or artifact that is a FIFO: lint, status and verify say what
+    it is at once instead of waiting for a writer."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/user.json").write_text('{"name": "x"}')
+    (tmp_path / "data/schema.json").write_text('{"type": "object"}')
+    (tmp_path / "plangraph.yaml").write_text(FIFO_PLAN)
+    (tmp_path / ".git").mkdir()
+    os.mkfifo(tmp_path / "data/pipe-schema.json")
+    os.mkfifo(tmp_path / "data/pipe-artifact.json")
+    lint = run(tmp_path, str(PLANGRAPH), "lint", "plangraph.yaml")
+    assert lint.returncode == 1
+    assert "data/pipe-schema.json is not a regular file" in lint.stdout
+    assert run(tmp_path, str(PLANGRAPH), "status").returncode == 0
+    verify = run(tmp_path, str(PLANGRAPH), "verify")
+    assert verify.returncode == 1
+    assert "a/artifact: data/pipe-artifact.json is not a regular file" in verify.stdout
+
+
+# --- paths and values the system or argparse refuse -------------------------------------------
+
+
+def _nested(opening: str, closing: str, depth: int) -> str:
+    return opening * depth + closing * depth
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.yaml", f"{HEADER}nodes: {_nested('[', ']', 400)}\n"),
+        ("deep.json", '{"plangraph": 1, "plan": "p", "nodes": ' + _nested("[", "]", 5000) + "}"),
+    ],
+)
+def test_a_plan_nested_too_deeply_is_refused_in_one_line(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    result = run(tmp_path, str(PLANGRAPH), "lint", name)
+    assert result.returncode == 2
+    assert result.stderr == f"plangraph: error: {name}: values nested too deeply to read; " + (
+        "a plan nests a few levels of mappings and lists\n"
+        if name.endswith(".yaml")
+        else "a plan nests a few levels of objects\n"
+    )
+
+
+def test_paths_the_system_refuses_are_told_in_one_line(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "loop-a").symlink_to("loop-b")
+    (tmp_path / "loop-b").symlink_to("loop-a")
+    long_name = "a" * 300
+    cases = [
+        (["status", "--plan", "loop-a"], "--plan loop-a: its symlinks loop"),
+        (["export", "--store", "loop-a"], "--store loop-a: its symlinks loop"),
+        (["lint", f"{long_name}.yaml"], "File name too long"),
+        (["status", "--root", long_name], "File name too long"),
+        (["merge", f"{long_name}.db"], "File name too long"),
+    ]
+    for args, says in cases:
+        result = run(tmp_path, str(PLANGRAPH), *args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("plangraph: error: ") and says in result.stderr, args
+        assert "Traceback" not in result.stderr, args
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["claim", "a", "--by=--"],
+        ["approve", "a/c", "--by", "x", "--note=--"],
+        ["status", "--plan=--"],
+        ["export", "--output=--"],
+    ],
+)
+def test_a_double_dash_given_as_a_value_is_a_usage_error(tmp_path, args):
+    """argparse reads ``--opt=--`` as no value at all; the command says so."""
+    result = plangraph_main(tmp_path, *args)
+    assert result.code == 2
+    option = args[-1].partition("=")[0]
+    assert f"argument {option}: '--' is not a value" in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "command"), [(["status", "--bogus"], "status"), (["verify", "-x", "a"], "verify")]
+)
+def test_an_argument_no_command_takes_is_told_by_that_command(tmp_path, args, command):
+    result = plangraph_main(tmp_path, *args)
+    assert result.code == 2
+    assert result.err.startswith(f"usage: plangraph {command} ")
+    assert f"plangraph {command}: error: unrecognized arguments: {args[1]}" in result.err
+
+
+def test_an_empty_max_age_is_a_usage_error_not_no_limit(tmp_path):
+    result = plangraph_main(tmp_path, "audit", "--max-age", "")
+    assert result.code == 2
+    assert "--max-age '': expected a number and a unit" in result.err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_when_printing_is_one_message(tmp_path):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [str(PLANGRAPH), "schema"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert result.returncode == 2
+    assert result.stderr == "plangraph: error: No space left on device\n"
+
+
 def test_a_directory_given_as_the_plan_is_named_as_one(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "plans").mkdir()

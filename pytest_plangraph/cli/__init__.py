@@ -2,13 +2,15 @@
 
 Exit codes: 0 ok; 1 the check found a problem (lint errors, gate refused, stale evidence under
 ``status --check``, audit findings, a write refused by ``PLAN_VERSION_CONFLICT``); 2 bad input or
-usage (one message on stderr, no traceback). Only :class:`PlangraphError` is caught: anything else
-is a bug and keeps its traceback.
+usage (one message on stderr, no traceback). :class:`PlangraphError` is caught, and an
+``OSError`` that reaches the top (a path the system refuses, a full disk when printing) is told
+as one message with exit 2; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import sys
 from collections.abc import Sequence
@@ -19,9 +21,25 @@ from . import impact_cmds, plan_cmds, state_cmds, store_cmds
 from .common import Output
 
 
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser: an argument no command takes is reported by that command's own
+    parser (its usage line, ``plangraph COMMAND: error: …``), not by the top level."""
+
+    commands: dict[str, argparse.ArgumentParser]
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            owner = self.commands.get(getattr(parsed, "command", ""), self)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="plangraph",
         description="Decide from evidence which steps of a plan are done.",
         epilog="Exit codes: 0 ok, 1 a check found a problem, 2 bad input or usage.",
@@ -30,12 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (plan_cmds, state_cmds, store_cmds, impact_cmds):
         module.register(commands)
+    parser.commands = dict(commands.choices)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    for arg in argv:
+        if arg == "--":
+            break
+        option, _, value = arg.partition("=")
+        if option.startswith("-") and value == "--":  # argparse would read it as no value
+            parser.error(f"argument {option}: '--' is not a value; write `{option} VALUE`")
     args = parser.parse_args(argv)
     out = Output(getattr(args, "format", "text"))
     try:
@@ -52,7 +78,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("plangraph: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        return _system_refused(exc)
     return code
+
+
+def _system_refused(exc: OSError) -> int:
+    """Tell an ``OSError`` that reached the top as one line on stderr; exit 2."""
+    what = exc.strerror or str(exc)
+    where = f": {exc.filename}" if exc.filename is not None else ""
+    with contextlib.suppress(OSError):
+        print(f"plangraph: error: {what}{where}", file=sys.stderr)
+    return 2
 
 
 def run() -> None:

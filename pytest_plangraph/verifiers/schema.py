@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..workspace import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
     ARTIFACT_UNREADABLE,
@@ -213,11 +214,11 @@ def _read(workspace: Workspace, rel: str, role: _Role) -> bytes:
     if workspace.escapes(rel):
         raise _stop(role, PATH_OUTSIDE_ROOT, f"{rel} resolves outside the repository root")
     try:
-        return (workspace.root / rel).read_bytes()
+        return read_bytes(workspace, rel)
     except FileNotFoundError:
         raise _stop(role, role.missing, f"{rel} does not exist") from None
-    except (IsADirectoryError, NotADirectoryError):
-        raise _stop(role, role.missing, f"{rel} is not a file") from None
+    except (NotRegularFileError, NotADirectoryError):
+        raise _stop(role, role.missing, f"{rel} is not a regular file") from None
     except OSError as exc:
         raise _stop(role, role.unreadable, f"{rel} cannot be read: {exc.strerror}") from None
 
