@@ -326,13 +326,22 @@ def test_a_key_reused_for_another_node_is_refused_not_swallowed(jwt):
     assert events == []
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("  ", "expected a name, got an empty text"),
+        ("a\nb", "holds control characters"),
+        ("a\x1b[31mb", "holds control characters"),
+    ],
+    ids=["blank", "line-break", "escape"],
+)
 @pytest.mark.parametrize("option", ["--by", "--idempotency-key"])
-def test_an_empty_name_is_refused(jwt, option):
+def test_an_empty_or_garbling_name_is_refused(jwt, option, value, says):
     argv = ["claim", TOKEN, "--by", "agent", "--idempotency-key", "k1"]
-    argv[argv.index(option) + 1] = "  "
+    argv[argv.index(option) + 1] = value
     result = plangraph(jwt, *argv)
     assert result.code == 2
-    assert "expected a name, got an empty text" in result.err
+    assert says in result.err
     assert "Traceback" not in result.err
     history = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
     assert history == []
