@@ -434,6 +434,21 @@ def test_a_bad_merge_input_is_named_without_advice_about_the_target(
     assert "--store" not in message and "Restore it" not in message
 
 
+def test_an_empty_file_read_as_a_store_says_there_is_none_yet(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    with pytest.raises(StoreError) as refused:
+        Store.open(empty, readonly=True)
+    assert str(refused.value) == (
+        f"there is no store in {empty} yet (an empty file, never written); pass --store to "
+        "name another"
+    )
+    assert empty.read_bytes() == b""
+    with Store.open(tmp_path / "main.db") as store, pytest.raises(StoreError) as merging:
+        store.merge([empty])
+    assert str(merging.value).startswith(f"cannot merge {empty}: there is no store in {empty}")
+
+
 def _export(path: Path) -> None:
     """Replace the store at *path* by its JSON Lines export."""
     with Store.open(path) as store:

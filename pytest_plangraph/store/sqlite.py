@@ -143,7 +143,10 @@ class Store(FileCache):
             )
         if self.readonly:
             if version is None:
-                raise StoreError(f"the store at {self.path} must be opened writable first")
+                raise StoreError(
+                    f"there is no store in {self.path} yet (an empty file, never written); pass "
+                    "--store to name another"
+                )
             self._schema = version  # an older store is read as it is: nothing may be migrated
             return
         with self._reading() as con:
