@@ -86,6 +86,33 @@ def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("DROP TABLE meta", "has lost its meta table (edited outside plangraph)"),
+        ("DELETE FROM meta WHERE key = 'schema_version'", "has no schema version"),
+        ("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'", "schema version 'abc'"),
+    ],
+    ids=["no-meta", "no-version", "bad-version"],
+)
+def test_a_store_whose_meta_table_was_edited_is_named_damaged(
+    tmp_path: Path, edit: str, says: str
+) -> None:
+    path = tmp_path / "store.db"
+    Store.open(path).close()
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(edit)
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as refused:
+        Store.open(path)
+    message = str(refused.value)
+    assert says in message and "The file was left untouched" in message
+    assert "Restore it from a backup copy" in message
+    assert path.read_bytes() == before
+
+
 def test_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     con = sqlite3.connect(path)

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ..errors import StoreError
 from . import schema
-from .faults import UNTOUCHED
+from .faults import UNTOUCHED, damaged
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
@@ -91,9 +91,16 @@ def schema_version(con: sqlite3.Connection, path: Path) -> int | None:
     foreign = f"the store at {path} is an SQLite database, but not a plangraph store. {UNTOUCHED}"
     if application_id != schema.APPLICATION_ID:
         raise StoreError(f"{foreign} Pass --store to use another file.")
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is None or not str(row[0]).isdigit():
-        raise StoreError(f"{foreign} (it has no schema version). Pass --store to use another file.")
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # the table is gone: edited by hand
+        raise damaged(path, "has lost its meta table (edited outside plangraph)") from None
+    if row is None:
+        raise damaged(path, "has no schema version in its meta table (edited outside plangraph)")
+    if not str(row[0]).isdigit():
+        raise damaged(
+            path, f"has an unreadable schema version {row[0]!r} (edited outside plangraph)"
+        )
     return int(row[0])
 
 
