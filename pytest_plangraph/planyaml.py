@@ -65,6 +65,19 @@ _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mapp
 _STR = "tag:yaml.org,2002:str"
 
 
+def _not_text(key: Any, written: Any) -> str:
+    """Why a mapping key that YAML did not read as text is refused, and how to write it."""
+    if isinstance(key, bool):
+        kind = "a boolean"
+    elif isinstance(key, (int, float)):
+        kind = "a number"
+    elif key is None:
+        kind = "null"
+    else:
+        return "keys must be plain text"
+    return f"the key {written!r} is read as {kind}, not text; put it in quotes"
+
+
 class _Walker:
     """Builds plain data from a composed YAML tree, recording positions, refusing duplicates."""
 
@@ -126,18 +139,9 @@ class _Walker:
         for key_node, value_node in node.value:
             key = self._scalar(key_node)
             where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                raise PlanError(
-                    [
-                        Problem(
-                            self.name,
-                            where[0],
-                            where[1],
-                            format_path(path),
-                            "keys must be plain text",
-                        )
-                    ]
-                )
+            if not isinstance(key, str):
+                message = _not_text(key, key_node.value)
+                raise PlanError([Problem(self.name, *where, format_path(path), message)])
             key_path = (*path, str(key))
             if key in result:
                 raise PlanError(

@@ -89,6 +89,14 @@ def test_related_edges_default_to_weak(write_plan):
             "plangraph: 1\nplan: p\nedges:\n  - {from: a, to: b, type: needs}\n",
             "plan.yaml:4:22: edges[0].type: expected 'requires', 'consumes'",
         ),
+        (
+            "plangraph: 1\nplan: p\nnodes: []\ntrue: 1\n",
+            "plan.yaml:4:1: the key 'true' is read as a boolean, not text; put it in quotes",
+        ),
+        (
+            "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    inputs: {1: x}\n",
+            "plan.yaml:5:14: nodes[0].inputs: the key '1' is read as a number, not text",
+        ),
     ],
     ids=[
         "empty",
@@ -101,6 +109,8 @@ def test_related_edges_default_to_weak(write_plan):
         "bad-id",
         "missing-setting",
         "bad-edge-type",
+        "boolean-key",
+        "number-key",
     ],
 )
 def test_bad_input_gives_one_located_message(write_plan, text, expected):
