@@ -394,7 +394,11 @@ class _Derivation:
         ]
         if self.context.links.conflicts[node_id]:
             reasons += [
-                _link("CONFLICT_COMPLETED", q, f"conflicts with {q}, which passes its gate")
+                _link(
+                    "CONFLICT_COMPLETED",
+                    q,
+                    f"conflicts with {q}, which passes its gate but for conflicts edges",
+                )
                 for q in self.completion.conflict_partners(node_id)
             ]
         if node.kind in PARENT_KINDS:

@@ -423,6 +423,24 @@ def test_a_parent_that_gathers_nothing_is_never_completed(kind: str) -> None:
     assert world.statuses()["O"] == "completed"  # through its prerequisite's evidence
 
 
+def test_a_partner_held_back_only_by_another_conflict_still_blocks() -> None:
+    """p and q conflict; y requires p; x conflicts with y. Which of p and q completes is for a
+    person to settle (cancel one); until then y may still complete, so x is not completed
+    either: conflicts are judged on the gate without conflicts edges."""
+    plan = [node("p"), node("q"), node("y"), node("x")]
+    edges = [edge("p", "q", "conflicts"), edge("p", "y"), edge("y", "x", "conflicts")]
+    world = World(make_graph(plan, edges))
+    world.verify_all()
+    assert world.statuses() == {"p": "blocked", "q": "blocked", "y": "blocked", "x": "blocked"}
+    [reason] = [r for r in world.state().nodes["x"].reasons if r.code == "CONFLICT_COMPLETED"]
+    assert reason.data == {"node": "y"} and "but for conflicts edges" in reason.message
+    world.add("cancel", "q")  # settled: p completes; now y and x plainly block each other
+    settled = {"p": "completed", "q": "cancelled", "y": "blocked", "x": "blocked"}
+    assert world.statuses() == settled
+    world.add("cancel", "y")
+    assert world.statuses()["x"] == "completed"
+
+
 def test_a_step_does_not_wait_for_its_children() -> None:
     world = _family("step", crit("ac"))
     world.verify("O")
