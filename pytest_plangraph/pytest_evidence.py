@@ -220,9 +220,12 @@ class EvidenceBuilder:
             return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
         evidence = self._make(item, item.verdict, item.details, subjects)
         started = {**self.before, **item.subjects}
+        # what each subject is at the end, a file deleted during the run (None) included:
+        # the record leaves missing files out of its subjects
+        ended = {**self.maker.own_files(item.node), **subjects}
         moved = sorted(
             path
-            for path, digest in evidence.subjects.items()
+            for path, digest in ended.items()
             if path in started and path not in item.produced and started[path] != digest
         )
         if not moved:

@@ -97,7 +97,7 @@ class RecordMaker:
         self.graph.require_criterion(node, criterion)
         definition = self.graph.graph.nodes[node].criterion(criterion)
         assert definition is not None
-        hashes = dict(self._own_files(node))
+        hashes = dict(self.own_files(node))
         hashes.update(subjects)
         fields: dict[str, Any] = {
             **self.shared,
@@ -116,8 +116,9 @@ class RecordMaker:
         body = {**fields, **self.shared_json}
         return Evidence.model_construct(id=digest(body), **fields)
 
-    def _own_files(self, node: str) -> dict[str, str | None]:
-        """sha256 of the node's outputs and consumed files, from the snapshot (hashed once)."""
+    def own_files(self, node: str) -> dict[str, str | None]:
+        """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;
+        None for a file that is missing)."""
         if node not in self._own:
             files = self.snapshot.files
             workspace = self.graph.workspace

@@ -10,6 +10,11 @@ from pathlib import Path
 
 import pytest
 
+# Imported before any pytester run takes its snapshot of sys.modules. The package imports PyYAML
+# only when it parses a plan; a module imported during an in-process run is dropped after it,
+# and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
+import yaml  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 

@@ -329,6 +329,27 @@ def test_an_output_changed_during_the_run_voids_the_evidence(pytester: pytest.Py
     assert record.details["changed_during_run"] == ["src/a.py"]
 
 
+def test_an_output_deleted_during_the_run_voids_the_evidence(pytester: pytest.Pytester) -> None:
+    tests = """
+        import os
+
+        import pytest
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_marked():
+            os.remove("src/a.py")
+
+        def test_pattern_one():
+            pass
+    """
+    root = make_project(pytester, tests=tests)
+    pytester.runpytest("--plangraph")
+    record = latest(root)["step-a/ac-marked"]
+    assert (record.outcome, record.reason) == ("error", "ARTIFACT_CHANGED_DURING_RUN")
+    assert record.details["changed_during_run"] == ["src/a.py"]
+    assert "src/a.py" not in record.subjects  # missing at the end: not hashed
+
+
 def test_the_summary_says_which_nodes_are_stale_and_why(pytester: pytest.Pytester) -> None:
     root = make_project(pytester)
     pytester.runpytest("--plangraph")
