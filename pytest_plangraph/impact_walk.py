@@ -14,12 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from .graph import Graph
 from .inputs import Links
 from .model import Criterion, SchemaVerifier
-from .paths import is_glob, normalize, path_problem
+from .paths import glob_match, is_glob, normalize, path_problem
 
 MAX_REASONS = 10
 """Reason chains kept per invalidated node; the rest are counted in a last ``… N more``."""
@@ -76,7 +75,7 @@ class PathIndex:
         topology = topology or Topology.of(graph)
         index = cls(topology.prerequisites)
         for node_id, node in graph.nodes.items():
-            patterns = [*node.outputs, *outputs.get(node_id, ()), *subjects.get(node_id, ())]
+            patterns = list(node.outputs)
             for criterion in node.acceptance:
                 patterns.extend(verifier_paths(criterion))
             for edge in graph.incoming.get(node_id, ()):
@@ -84,15 +83,19 @@ class PathIndex:
                     patterns.extend(edge.artifacts)
             for pattern in dict.fromkeys(patterns):
                 index.add(pattern, node_id)
+            # files found on disk or named by evidence: paths, even with a `[` in their name
+            for path in dict.fromkeys([*outputs.get(node_id, ()), *subjects.get(node_id, ())]):
+                index.add(path, node_id, literal=True)
         return index
 
-    def add(self, pattern: str, node_id: str) -> None:
-        """Let *pattern* (a path, a directory or a glob) reach *node_id*."""
+    def add(self, pattern: str, node_id: str, *, literal: bool = False) -> None:
+        """Let *pattern* (a path, a directory or a glob; with *literal*, a path whatever its
+        characters) reach *node_id*."""
         key = _clean(pattern)
         if key is None:
             return
-        if is_glob(key):
-            self.globs.append((pattern, node_id))
+        if key == "." or (not literal and is_glob(key)):  # `.`: the whole repository
+            self.globs.append((key, node_id))
             return
         nodes = self.exact.setdefault(key, [])
         if node_id not in nodes:
@@ -106,7 +109,7 @@ class PathIndex:
             parts = path.split("/")
             for depth in range(len(parts), 0, -1):
                 found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
-            found.update((n, None) for pattern, n in self.globs if fnmatchcase(path, pattern))
+            found.update((n, None) for pattern, n in self.globs if glob_match(pattern, path))
             if below:
                 found.update(self._under(path))
         return [n for n in found if not any(p in found for p in self.prerequisites[n])]

@@ -16,13 +16,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
 from .canonical import digest
 from .graph import Graph
 from .model import ArtifactVerifier, Edge, Node, SchemaVerifier
-from .paths import is_glob
+from .paths import glob_match, is_glob
 
 
 class LoggedEvent(Protocol):
@@ -161,7 +160,7 @@ def _select(artifacts: Sequence[str], upstream: Sequence[str]) -> list[str]:
             for f in upstream
             if f == artifact
             or f.startswith(folder)
-            or (is_glob(artifact) and fnmatchcase(f, artifact))
+            or (is_glob(artifact) and glob_match(artifact, f))
         ]
         chosen.extend(matches or ([] if is_glob(artifact) else [artifact]))
     return chosen

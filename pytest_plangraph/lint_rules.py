@@ -7,7 +7,6 @@ sorts what they find. Severities come from :data:`pytest_plangraph.lint.LINT_COD
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -22,7 +21,7 @@ from .model import (
     SchemaVerifier,
     TestVerifier,
 )
-from .paths import normalize, path_problem
+from .paths import glob_match, normalize, path_problem
 from .planfile import FieldPath
 
 # --- structure --------------------------------------------------------------------------------
@@ -230,7 +229,7 @@ def _produced(artifact: str, outputs: Iterable[str]) -> bool:
         if path_problem(output):
             continue
         made = normalize(output)
-        if wanted == made or fnmatch.fnmatchcase(wanted, made) or wanted.startswith(made + "/"):
+        if wanted == made or glob_match(made, wanted) or wanted.startswith(made + "/"):
             return True
     return False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from fnmatch import fnmatchcase
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -37,3 +38,30 @@ def normalize(path: str) -> str:
 def is_glob(path: str) -> bool:
     """True when *path* holds glob characters."""
     return "*" in path or "?" in path or "[" in path
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """True when the clean relative *path* is among the files *pattern* names, as
+    :meth:`pathlib.Path.glob` expands a plan's glob: ``*``, ``?`` and ``[...]`` stay within one
+    name, ``**`` spans any number of directories (none included), and a directory the glob
+    matches stands for every file under it."""
+    pieces = _glob_pieces(pattern)
+    if not pieces:  # the root itself: every file
+        return True
+    parts = tuple(path.split("/"))
+    return any(_match(pieces, parts[:depth]) for depth in range(1, len(parts) + 1))
+
+
+@functools.lru_cache(maxsize=1024)
+def _glob_pieces(pattern: str) -> tuple[str, ...]:
+    clean = normalize(pattern) if not path_problem(pattern) else pattern
+    return tuple(part for part in clean.split("/") if part not in ("", "."))
+
+
+def _match(pieces: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    if not pieces:
+        return not parts
+    head, rest = pieces[0], pieces[1:]
+    if head == "**":
+        return any(_match(rest, parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], head) and _match(rest, parts[1:])

@@ -370,7 +370,7 @@ class Workspace:
 
     def _glob(self, pattern: str, stats: dict[str, os.stat_result] | None) -> Iterator[str]:
         for match in self.root.glob(pattern):  # `dir/**` matches directories only
-            rel = match.relative_to(self.root).as_posix()
+            rel = normalize(match.relative_to(self.root).as_posix())  # `a/../a/*` gives `a/../a/x`
             if match.is_dir():
                 yield from self._walk(rel, stats)
                 continue

@@ -22,6 +22,7 @@ from pytest_plangraph.vcs import Change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHA = "abc1234def5678"
+TEST = {"type": "test"}
 
 
 def _graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None) -> Graph:
@@ -161,6 +162,40 @@ def test_paths_reach_nodes_through_outputs_and_verifier_files(
     report = diff_impact(graph, [Change(changed, "modified")])
     assert report.changed[0].nodes == ("n",)
     assert [e.node for e in report.invalidated] == ["n"]
+
+
+@pytest.mark.parametrize(
+    ("output", "changed", "reaches"),
+    [
+        ("**/*.py", "top.py", True),  # `**` spans no directory too
+        ("pkg/**/*.py", "pkg/p.py", True),
+        ("./gen/*.txt", "gen/a.txt", True),  # the glob as status expands it: normalized
+        ("src/../src/*.txt", "src/s.txt", True),
+        (".", "anything/at/all.txt", True),  # the whole repository
+        ("gen/*.txt", "gen/sub/x.txt", False),  # `*` stays within one name
+        ("gen/*", "gen/sub/x.txt", True),  # a matched directory: every file under it
+    ],
+)
+def test_diff_paths_meet_output_globs_as_status_expands_them(
+    output: str, changed: str, reaches: bool
+) -> None:
+    node = {"id": "n", "outputs": [output], "acceptance": [{"id": "ac", "verifier": TEST}]}
+    report = diff_impact(_graph([node]), [Change(changed, "modified")])
+    assert [e.node for e in report.invalidated] == (["n"] if reaches else [])
+
+
+def test_a_subject_or_found_output_with_glob_characters_is_a_path() -> None:
+    """Files named by evidence or found on disk are paths, whatever their characters."""
+    graph = _graph([{"id": "n", "acceptance": [{"id": "ac", "verifier": TEST}]}])
+    subject = _evidence("n", "ac", {"tests/test_[v2].py": "0" * 64})
+    report = diff_impact(graph, [Change("tests/test_[v2].py", "modified")], events=[subject])
+    assert [e.node for e in report.invalidated] == ["n"]
+    found = diff_impact(  # expanded outputs as status found them on disk
+        _graph([{"id": "m", "acceptance": [{"id": "ac", "verifier": TEST}]}]),
+        [Change("gen/a[1].txt", "modified")],
+        outputs={"m": ("gen/a[1].txt",)},
+    )
+    assert [e.node for e in found.invalidated] == ["m"]
 
 
 def test_expanded_outputs_subjects_and_renames_reach_nodes() -> None:

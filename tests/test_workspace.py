@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_plangraph.paths import glob_match
 from pytest_plangraph.vcs import Workspace
 from pytest_plangraph.workspace import read_text, remembered_escapes
 
@@ -219,3 +220,29 @@ def test_escaping_answers_a_crowded_directory_as_escapes_answers_each_path(
         (repo / "out/f1.txt").symlink_to(outside / "secret.txt")
         assert workspace.escapes("out/f1.txt") is False
     assert workspace.escaping(asked) == expected | {"out/f1.txt"}
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "**/*.py",
+        "pkg/**/*.py",
+        "gen/*.txt",
+        "gen/*",
+        "./gen/*.txt",
+        "gen/../gen/*.txt",
+        "gen/[ab].txt",
+        "*",
+        ".",
+    ],
+)
+def test_glob_match_names_exactly_the_files_expand_finds(tmp_path: Path, pattern: str) -> None:
+    """impact matches a diff's paths against the plan's globs as text; it must name the files
+    that expanding the same glob on disk finds (status's view)."""
+    files = ["top.py", "pkg/p.py", "pkg/sub/q.py", "gen/a.txt", "gen/b.txt", "gen/sub/x.txt"]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    expanded = set(Workspace(tmp_path).expand([pattern]))
+    assert expanded  # every pattern here names something
+    assert {rel for rel in files if glob_match(pattern, rel)} == expanded
