@@ -96,6 +96,7 @@ def decide(
             unmatched=tests.unmatched,
             deselected=tests.deselected,
             complete=mapping.complete,
+            partial=mapping.partial,
             uncollected=failed,
             skipped_whole=passed_over,
         )

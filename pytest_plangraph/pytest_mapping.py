@@ -46,6 +46,9 @@ class Mapping:
     file_subjects: dict[str, list[str]] = field(default_factory=dict)
     hashes: dict[str, str | None] = field(default_factory=dict)
     complete: bool = True
+    partial: bool = False
+    """The command line narrowed the collection (paths, test ids, ``--lf``): tests it left
+    out may belong to any criterion, so no criterion passes in this run."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain built-in values (safe for execnet)."""
@@ -131,6 +134,7 @@ class MappingBuilder:
     plan: Plan
     prefix: str = ""
     complete: bool = True
+    partial: bool = False
     mapping: Mapping = field(default_factory=Mapping)
 
     def __post_init__(self) -> None:
@@ -138,6 +142,7 @@ class MappingBuilder:
         self.index = PatternIndex(self.patterns)
         self.matched: set[str] = set()
         self.mapping.complete = self.complete
+        self.mapping.partial = self.partial
         self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
 
     def test_id(self, nodeid: str) -> str:

@@ -234,7 +234,10 @@ class PlangraphSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Map the final selection to criteria; a worker hands it to the controller."""
         builder = MappingBuilder(
-            self.graph.plan, self.prefix, complete=not (self.partial or self.collection_failed)
+            self.graph.plan,
+            self.prefix,
+            complete=not (self.partial or self.collection_failed),
+            partial=self.partial,
         )
         for selected, items in ((True, session.items), (False, self.deselected)):
             for item in items:

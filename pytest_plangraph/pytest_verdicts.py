@@ -88,6 +88,7 @@ def criterion_verdict(
     complete: bool = True,
     uncollected: Iterable[str] = (),
     skipped_whole: Iterable[str] = (),
+    partial: bool = False,
 ) -> Verdict | Unverified:
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
@@ -96,7 +97,8 @@ def criterion_verdict(
     failed collectors that may hold some of its tests (their tests never ran); *skipped_whole*
     the collectors skipped whole (``pytest.importorskip``) that may hold some: like a skipped
     test, not passing evidence. A pattern that none of those could hold is still
-    ``TEST_NOT_FOUND``: it matches nothing anywhere.
+    ``TEST_NOT_FOUND``: it matches nothing anywhere. A *partial* run (the command line
+    narrowed the collection) records failures but never a pass: a test it left out could fail.
     """
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
     passed_over = list(skipped_whole)
@@ -122,4 +124,6 @@ def criterion_verdict(
     for outcome, verdict in _NOT_PASSING:
         if outcome in values:
             return verdict
+    if partial:  # every test it collected passed; those it left out are unknown
+        return Unverified(NOT_COLLECTED)
     return Verdict("passed")

@@ -206,8 +206,50 @@ def test_explicit_paths_leave_other_criteria_unverified(pytester: pytest.Pyteste
     # `--plangraph PATH` with a non-plan PATH: the path is a test path, not the plan.
     result = pytester.runpytest("--plangraph", "tests/test_a.py")
     result.assert_outcomes(passed=3)
-    assert sorted(latest(root)) == ["step-a/ac-marked"]
-    assert "not verified in this run: 2 (2 NOT_COLLECTED)" in section(result.stdout.str())
+    # ac-marked's tests all passed, but a file left out could hold more of them
+    assert latest(root) == {}
+    assert "not verified in this run: 3 (3 NOT_COLLECTED)" in section(result.stdout.str())
+
+
+SPLIT = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked_{name}():
+    assert {ok}
+"""
+
+
+@pytest.mark.parametrize(
+    "narrowed",
+    [["tests/test_a.py"], ["tests/test_a.py::test_marked_a"], ["--lf"]],
+    ids=["a-file", "a-test-id", "last-failed"],
+)
+def test_a_narrowed_run_records_no_pass_for_tests_it_left_out(
+    pytester: pytest.Pytester, narrowed: list[str]
+) -> None:
+    """A criterion's failing test in another file: running only the passing one must not
+    record a pass; a failure the narrowed run sees is still recorded."""
+    files = {
+        "tests/test_a.py": SPLIT.format(name="a", ok=True),
+        "tests/test_b.py": SPLIT.format(name="b", ok=False),
+    }
+    root = make_project(pytester, files=files)
+    pytester.runpytest("--plangraph", "-p", "cacheprovider")
+    assert latest(root)["step-a/ac-marked"].outcome == "failed"
+    if narrowed == ["--lf"]:  # the failing test now passes, the other one now fails
+        (root / "tests/test_b.py").write_text(SPLIT.format(name="b", ok=True))
+        (root / "tests/test_a.py").write_text(SPLIT.format(name="a", ok=False))
+    result = pytester.runpytest("--plangraph", "-p", "cacheprovider", *narrowed)
+    assert result.ret == 0
+    assert latest(root)["step-a/ac-marked"].outcome == "failed"  # nothing newer recorded
+    (root / "tests/test_a.py").write_text(SPLIT.format(name="a", ok=False))
+    pytester.runpytest("--plangraph", "tests/test_a.py")
+    record = latest(root)["step-a/ac-marked"]
+    assert (record.outcome, list(record.details["tests"])) == (
+        "failed",
+        ["tests/test_a.py::test_marked_a"],
+    )
 
 
 def test_a_pattern_matching_no_test_is_test_not_found(pytester: pytest.Pytester) -> None:
