@@ -75,7 +75,7 @@ def _criteria(
 def _definition(old: Graph, new: Graph, node_id: str) -> list[str]:
     """Which inputs of the node's digest other than its criteria changed."""
     parts = []
-    if list(old.nodes[node_id].outputs) != list(new.nodes[node_id].outputs):
+    if set(old.nodes[node_id].outputs) != set(new.nodes[node_id].outputs):  # order: no change
         parts.append("outputs")
     if _upstream(old, node_id) != _upstream(new, node_id):
         parts.append("prerequisites")
@@ -88,9 +88,10 @@ def _upstream(graph: Graph, node_id: str) -> set[str]:
     return set(graph.prerequisites(node_id))
 
 
-def _consumed(graph: Graph, node_id: str) -> set[tuple[str, tuple[str, ...]]]:
+def _consumed(graph: Graph, node_id: str) -> set[tuple[str, frozenset[str] | None]]:
+    # the artifacts as a set: listed in another order, they are the same (None: all outputs)
     return {
-        (edge.from_, tuple(edge.artifacts or ()))
+        (edge.from_, None if edge.artifacts is None else frozenset(edge.artifacts))
         for edge in graph.incoming.get(node_id, ())
         if edge.type == "consumes" and edge.propagates
     }

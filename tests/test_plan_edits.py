@@ -149,3 +149,20 @@ def test_the_walk_takes_the_graphs_prerequisites_and_dependents(
     assert {n: set(topology.dependents.get(n, [])) for n in "abcdef"} == {
         n: {d for d in graph.dependents(n) if d != n} for n in "abcdef"
     }
+
+
+def test_listing_outputs_or_consumed_artifacts_in_another_order_is_no_edit() -> None:
+    """The input digest binds the files, not the order they are written in."""
+
+    def plan(outputs: list[str], artifacts: list[str] | None) -> Graph:
+        nodes = [{**_node("a"), "outputs": outputs}, _node("b")]
+        edge = {"from": "a", "to": "b", "type": "consumes", "artifacts": artifacts}
+        return _graph(nodes, [edge])
+
+    before = plan(["out/a.txt", "out/a2.txt"], ["out/a.txt", "out/a2.txt"])
+    reordered = plan(["out/a2.txt", "out/a.txt"], ["out/a2.txt", "out/a.txt"])
+    assert plan_edits(before, reordered) == {}
+    every_output = plan(["out/a.txt", "out/a2.txt"], None)  # all of a's outputs: another list
+    assert _reasons(plan_edits(before, every_output)) == {
+        "b": ["NODE_CHANGED b (consumed artifacts)"]
+    }
