@@ -69,8 +69,11 @@ class ChangedPath:
     new: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"path", "change", "nodes"}``."""
-        return {"path": self.path, "change": self.change, "nodes": list(self.nodes)}
+        """``{"path", "change", "nodes"}``, and ``"old_path"`` for a rename."""
+        data: dict[str, Any] = {"path": self.path, "change": self.change, "nodes": list(self.nodes)}
+        if self.old_path is not None:
+            data["old_path"] = self.old_path
+        return data
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,13 @@ def test_expanded_outputs_subjects_and_renames_reach_nodes() -> None:
         events=[subject],
     )
     assert [c.nodes for c in report.changed] == [("x",), ("y",)]
+    assert report.to_json()["changed"][0] == {
+        "path": "new name.txt",
+        "change": "renamed",
+        "nodes": ["x"],
+        "old_path": "old name.txt",
+    }
+    assert "old_path" not in report.to_json()["changed"][1]
     assert report.invalidated[0].reasons == (
         "ARTIFACT_CHANGED new name.txt (renamed from old name.txt)",
     )
