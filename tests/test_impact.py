@@ -321,3 +321,18 @@ def test_a_cancelled_node_is_never_invalidated() -> None:
     )
     report = diff_impact(graph, [Change("a.txt", "modified"), Change("b.txt", "modified")])
     assert [e.node for e in report.invalidated] == ["a"]
+
+
+def test_markdown_shows_file_names_from_a_pull_request_as_text() -> None:
+    """A changed path is a code span however many backticks it holds; elsewhere HTML and
+    backticks are escaped, so the step summary never runs a pull request's markup."""
+    from pytest_plangraph.cli.impact_cmds import markdown
+
+    odd = "out/a|b`c <img src=x>.txt"
+    graph = _graph(
+        [{"id": "n", "outputs": ["out"], "acceptance": [{"id": "ac", "verifier": TEST}]}]
+    )
+    text = markdown(diff_impact(graph, [Change(odd, "modified")]))
+    assert "| modified | `` out/a\\|b`c <img src=x>.txt `` | n |" in text
+    assert "ARTIFACT_CHANGED out/a\\|b\\`c &lt;img src=x&gt;.txt" in text
+    assert "<img" not in text.replace("`` out/a\\|b`c <img src=x>.txt ``", "")

@@ -12,6 +12,8 @@ commit behind each change (on a long range, finding them is most of the time).
 from __future__ import annotations
 
 import argparse
+import html
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +132,7 @@ def markdown(report: ImpactReport) -> str:
     if reaching:
         lines += ["", "| change | path | nodes |", "| --- | --- | --- |"]
         lines += [
-            f"| {c.change} | `{_cell(_shown(c))}` | {_cell(', '.join(c.nodes))} |" for c in reaching
+            f"| {c.change} | {_code(_shown(c))} | {_cell(', '.join(c.nodes))} |" for c in reaching
         ]
     if report.invalidated:
         lines += ["", "### Invalidated", "", "| node | evidence | reasons |", "| --- | --- | --- |"]
@@ -155,7 +157,19 @@ def _shown(changed: ChangedPath) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """*text* as plain table-cell text: a file name from a pull request is shown, never read as
+    HTML (or as a code span)."""
+    plain = html.escape(text, quote=False).replace("`", "\\`")
+    return plain.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """*text* as an inline code span in a table cell, whatever backticks it holds (a longer
+    fence, padded; HTML is not read inside one)."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence, pad = "`" * (longest + 1), " " if longest else ""
+    inner = text.replace("|", "\\|").replace("\n", " ")
+    return f"{fence}{pad}{inner}{pad}{fence}"
 
 
 def _indent(text: str) -> str:
