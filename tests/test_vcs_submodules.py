@@ -348,7 +348,8 @@ def test_impact_of_a_renamed_submodule(parent: Path) -> None:
     result = plangraph_main(parent, "impact", "--since", "HEAD~1", "--check", "--format", "json")
     assert result.code == 1, result.err
     data = result.json()
-    assert {"path": "sub2/out/s.txt", "change": "renamed", "nodes": ["A"]} in data["changed"]
+    renamed = {"path": "sub2/out/s.txt", "change": "renamed", "nodes": ["A"]}
+    assert {**renamed, "old_path": "sub/out/s.txt"} in data["changed"]
     assert [entry["node"] for entry in data["invalidated"]] == ["A", "B"]
     assert data["invalidated"][0]["reasons"] == [
         f"ARTIFACT_CHANGED sub2/out/s.txt (renamed from sub/out/s.txt, commit {short})"
