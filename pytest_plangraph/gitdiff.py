@@ -77,6 +77,8 @@ def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Chan
     changes: list[Change] = []
     records = list(_parse_raw(git_text(repo, "diff", *options, *revs)))
     for record in _paired(repo, records, (base, target)):
+        if _mode_only(repo, record):
+            continue
         modes = {record.old_mode, record.new_mode}
         if _GITLINK not in modes:
             changes.append(_prefixed(record.change, prefix))
@@ -88,6 +90,22 @@ def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Chan
         untracked = git_text(repo, "ls-files", "-z", "--others", "--exclude-standard")
         changes += [Change(prefix + p, "untracked") for p in untracked.split("\0") if p]
     return changes
+
+
+_REGULAR = frozenset({"100644", "100755"})
+
+
+def _mode_only(repo: Any, record: _Raw) -> bool:
+    """Whether only the file's mode changed (``chmod +x``): evidence binds content, not modes.
+    A file of the working tree has no object yet; it is hashed as git would store it."""
+    if record.change.change != "modified" or record.old_mode == record.new_mode:
+        return False
+    if not {record.old_mode, record.new_mode} <= _REGULAR:
+        return False
+    new_sha = record.new_sha
+    if new_sha == _NO_SHA:
+        new_sha = git_text(repo, "hash-object", "--", record.change.path).strip()
+    return new_sha == record.old_sha
 
 
 def _submodule_changes(

@@ -81,6 +81,18 @@ def test_changes_between_two_revisions(repo: Path) -> None:
     ]
 
 
+def test_a_mode_change_alone_is_no_change(repo: Path) -> None:
+    """Evidence binds content: ``chmod +x`` changes nothing it depends on, in the working tree
+    or committed; a mode change with an edit is a change."""
+    (repo / "keep.txt").chmod(0o755)
+    assert changed_paths(repo, "HEAD") == []
+    _commit(repo, "make it executable")
+    assert changed_paths(repo, "HEAD~1", "HEAD") == []
+    (repo / "edit.txt").chmod(0o755)
+    (repo / "edit.txt").write_text("two\n")
+    assert changed_paths(repo, "HEAD") == [Change("edit.txt", "modified")]
+
+
 def test_working_tree_changes_include_untracked_but_not_ignored(repo: Path) -> None:
     (repo / ".gitignore").write_text("*.log\n")
     _commit(repo, "ignore logs")
