@@ -79,11 +79,20 @@ def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
 
 
 def marker_refs(item: pytest.Item) -> list[str]:
-    """Every argument of every ``criterion`` marker on *item* (class and module marks too)."""
+    """Every argument of every ``criterion`` marker on *item* (class and module marks too); a
+    marker without a positional argument, or with keyword ones, gives a ref that
+    :func:`ref_problems` explains."""
     refs: list[str] = []
     for mark in item.iter_markers("criterion"):
         refs.extend(str(arg) if not isinstance(arg, str) else arg for arg in mark.args)
+        if not mark.args or mark.kwargs:
+            keywords = ", ".join(f"{key}={value!r}" for key, value in mark.kwargs.items())
+            refs.append(f"{_MISWRITTEN}criterion({keywords})")
     return refs
+
+
+_MISWRITTEN = "\0"
+"""Starts the ref of a marker written without its positional reference (no ref starts so)."""
 
 
 def ref_problems(refs: Iterable[str], plan: Plan) -> list[str]:
@@ -96,6 +105,11 @@ def ref_problems(refs: Iterable[str], plan: Plan) -> list[str]:
 
 
 def _ref_problem(ref: str, plan: Plan) -> str | None:
+    if ref.startswith(_MISWRITTEN):
+        return (
+            f"criterion marker @pytest.mark.{ref[len(_MISWRITTEN) :]}: name the criterion as "
+            f"its argument, e.g. @pytest.mark.criterion('node-id/criterion-id')"
+        )
     node_id, slash, criterion_id = ref.partition("/")
     if not slash or not node_id or not criterion_id:
         return f"criterion marker {ref!r}: write 'node-id/criterion-id'"

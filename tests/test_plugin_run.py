@@ -283,6 +283,33 @@ def test_an_unknown_marker_reference_is_a_collection_error(pytester: pytest.Pyte
     assert evidence(root) == []
 
 
+def test_a_marker_without_its_reference_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    tests = """
+        import pytest
+
+        @pytest.mark.criterion()
+        def test_bare():
+            pass
+
+        @pytest.mark.criterion(criterion="step-a/ac-marked")
+        def test_keyword():
+            pass
+    """
+    root = make_project(pytester, tests=tests)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting tests/test_a.py*",
+            "*test_bare: criterion marker @pytest.mark.criterion(): name the criterion as its "
+            "argument, e.g. @pytest.mark.criterion('node-id/criterion-id')*",
+            "*test_keyword: criterion marker "
+            "@pytest.mark.criterion(criterion='step-a/ac-marked'):*",
+        ]
+    )
+    assert evidence(root) == []
+
+
 def test_marker_and_fixture_work_without_plangraph(pytester: pytest.Pytester) -> None:
     tests = """
         import pytest
