@@ -95,12 +95,12 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        if self.graph.store.readonly:  # found now, not after the whole run
-            raise self.graph.store.write_refusal()
         errors, settings = self.graph.plan_problems()
-        if errors:
+        if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)
             raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
+        if self.graph.store.readonly:  # found now, not after the whole run
+            raise self.graph.store.write_refusal()
         for finding in settings:  # the files changed under the plan: shown, not a stop
             sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):

@@ -92,6 +92,14 @@ def test_lint_errors_are_a_usage_error_and_keep_the_store(pytester: pytest.Pytes
     assert len(evidence(root)) == 3
 
 
+def test_lint_errors_in_a_fresh_project_make_no_store(pytester: pytest.Pytester) -> None:
+    broken = PLAN.replace("{from: step-a, to: step-b", "{from: step-x, to: step-b")
+    root = make_project(pytester, plan=broken)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert not (root / ".plangraph" / "store.db").exists()
+
+
 def test_a_corrupt_store_is_a_usage_error_and_left_alone(pytester: pytest.Pytester) -> None:
     root = make_project(pytester)
     store = root / ".plangraph" / "store.db"
