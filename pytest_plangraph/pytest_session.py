@@ -233,11 +233,16 @@ class PlangraphSession:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Map the final selection to criteria; a worker hands it to the controller."""
+        # a collection error stops a serial run before any test (unless the session is told to
+        # go on): nothing was decided, as in a run narrowed by the command line
+        stopped = self.collection_failed and not (
+            self.worker or self.config.getoption("continue_on_collection_errors")
+        )
         builder = MappingBuilder(
             self.graph.plan,
             self.prefix,
             complete=not (self.partial or self.collection_failed),
-            partial=self.partial,
+            partial=self.partial or stopped,
         )
         for selected, items in ((True, session.items), (False, self.deselected)):
             for item in items:

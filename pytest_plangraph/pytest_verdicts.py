@@ -93,20 +93,24 @@ def criterion_verdict(
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
     *unmatched* are plan patterns that matched no collected test; *deselected* are matched tests
-    left out of this run; *complete* says the whole suite was collected; *uncollected* are the
-    failed collectors that may hold some of its tests (their tests never ran); *skipped_whole*
-    the collectors skipped whole (``pytest.importorskip``) that may hold some: like a skipped
-    test, not passing evidence. A pattern that none of those could hold is still
-    ``TEST_NOT_FOUND``: it matches nothing anywhere. A *partial* run (the command line
-    narrowed the collection) records failures but never a pass: a test it left out could fail.
+    left out of this run; *complete* says the whole suite was collected, *partial* that the
+    command line narrowed the collection (when neither, collectors failed); *uncollected* are
+    the failed collectors that may hold some of its tests (their tests never ran);
+    *skipped_whole* the collectors skipped whole (``pytest.importorskip``) that may hold some:
+    like a skipped test, not passing evidence. A pattern that none of those could hold is
+    still ``TEST_NOT_FOUND`` unless the run is partial: it matches nothing anywhere. A partial
+    run records failures but never a pass: a test it left out could fail.
     """
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
     passed_over = list(skipped_whole)
     values = set(outcomes.values())
     skipped = bool(passed_over) and not values & {"failed", "error"}
-    # a pattern that no collector skipped whole could hold matched nothing anywhere: a typo
-    lost = [p for p in unmatched if not any(may_hold(p, c) for c in passed_over)]
-    if complete and (lost or not (outcomes or deselected or skipped)):
+    # a pattern that no collector that never gave its tests could hold (failed or skipped
+    # whole; `.` is the whole suite) matched nothing anywhere: a typo
+    held = [*passed_over, *uncollected]
+    lost = [p for p in unmatched if not any(c == "." or may_hold(p, c) for c in held)]
+    knows_absence = complete or not partial  # after collection errors, their suspects are known
+    if knows_absence and (lost or not (outcomes or deselected or skipped or uncollected)):
         return Verdict("error", "TEST_NOT_FOUND")
     for outcome, verdict in _NEGATIVE:
         if outcome in values:

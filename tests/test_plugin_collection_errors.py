@@ -315,6 +315,30 @@ def test_a_typo_beside_tests_in_a_file_skipped_whole_is_test_not_found(
     assert records["step-a/ac-file"].reason == TEST_SKIPPED
 
 
+@pytest.mark.parametrize(
+    "args", [["--continue-on-collection-errors"], ["-n", "2"]], ids=["serial", "xdist"]
+)
+def test_a_typo_is_test_not_found_beside_a_file_that_cannot_hold_it(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
+    """A failed collector voids only the criteria whose tests it may hold: a pattern it could
+    not hold still matched nothing anywhere."""
+    run = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest
+    typo = """
+      - id: ac-typo
+        verifier: {type: test, tests: ["tests/test_zzz.py::test_x"]}
+"""
+    plan = PLAN.rstrip("\n") + typo
+    root = make_project(pytester, plan=plan, tests=TESTS, files={"tests/test_zbroken.py": BROKEN})
+    run("--plangraph", *args)
+    records = latest(root)
+    assert (records["step-a/ac-typo"].outcome, records["step-a/ac-typo"].reason) == (
+        "error",
+        "TEST_NOT_FOUND",
+    )
+    assert records["step-a/ac-file"].reason == "NOT_COLLECTED"  # the broken file may hold it
+
+
 def test_a_run_stopped_by_a_collection_error_records_nothing_for_skipped_files_either(
     pytester: pytest.Pytester,
 ) -> None:
