@@ -94,8 +94,11 @@ def _plan_edits(
     """The plan edits since *since* (none when the diff does not touch the plan file), and a
     note when the plan at *since* cannot be compared."""
     change = next((c for c in changes if c.path == plan_file), None)
-    if plan_file is None or change is None or change.change in ("added", "untracked"):
+    if plan_file is None or change is None:
         return {}, []
+    if change.change in ("added", "untracked"):  # new here, or moved too far for git to pair
+        old = _moved_plan(graph, since, changes)
+        return ({}, []) if old is None else (plan_edits(old, graph.graph), [])
     before = change.old_path or plan_file
     try:
         old = _plan_at(graph, since, before)
@@ -105,6 +108,25 @@ def _plan_edits(
     if old is None:
         return {}, []
     return plan_edits(old, graph.graph), []
+
+
+_PLAN_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _moved_plan(graph: PlanGraph, since: str, changes: list[Change]) -> Graph | None:
+    """The plan as it was at *since* in a file deleted since, when that file held a plan of the
+    same id: the plan file moved, rewritten too much (say, from YAML to JSON) for git to see a
+    rename."""
+    for change in changes:
+        if change.change != "deleted" or not change.path.lower().endswith(_PLAN_SUFFIXES):
+            continue
+        try:
+            old = _plan_at(graph, since, change.path)
+        except (PlanError, GitError):
+            continue
+        if old is not None and old.plan.plan == graph.plan.plan:
+            return old
+    return None
 
 
 def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:

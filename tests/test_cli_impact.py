@@ -3,11 +3,13 @@ the installed command once for the exit code and stderr of a bad revision."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from cli_helpers import Result
 from cli_helpers import plangraph as installed
 from conftest import FIXTURES, git
@@ -292,6 +294,28 @@ def test_a_plan_new_since_the_revision_has_no_edits(plangraph: Run, tmp_path: Pa
         {"path": "plangraph.yaml", "change": "untracked", "nodes": []}
     ]
     assert result.json()["invalidated"] == []
+
+
+def test_a_plan_moved_and_rewritten_past_gits_rename_still_gives_its_edits(
+    plangraph: Run, project: Callable[[str], Path]
+) -> None:
+    """plangraph.yaml becomes plan.json (too different for git to pair them) with an edited
+    criterion: the deleted file holding the same plan is the plan as it was."""
+    root = project("seed-000")
+    data = yaml.safe_load((root / "plangraph.yaml").read_text())
+    [t5] = [n for n in data["nodes"] if n["id"] == "T5"]
+    t5["acceptance"][0]["assertion"] = "a stricter assertion"
+    (root / "plan.json").write_text(json.dumps(data, indent=2))
+    git(root, "rm", "-q", "plangraph.yaml")
+    git(root, "add", "plan.json")
+    git(root, "commit", "-q", "-m", "the plan moves to JSON")
+
+    result = plangraph(
+        root, "impact", "--plan", "plan.json", "--since", "HEAD~1", "--check", "--format", "json"
+    )
+    assert result.code == 1, result.err
+    assert _invalidated(result.json()) == DOWNSTREAM
+    assert result.json()["invalidated"][0]["reasons"][0].startswith("CRITERION_CHANGED T5/")
 
 
 def test_impact_leaves_out_the_store_and_its_cache_and_nothing_else(
