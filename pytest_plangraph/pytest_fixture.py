@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .errors import UsageError
 from .paths import normalize, path_problem
 
 if TYPE_CHECKING:
@@ -68,7 +69,10 @@ class PlangraphFixture:
         if self._session is None:
             return given.as_posix()
         if given.is_absolute():
-            rel = self._session.graph.workspace.relative(given)
+            try:
+                rel = self._session.graph.workspace.relative(given)
+            except UsageError as exc:  # a test's mistake: an exception of the test's own kind
+                raise ValueError(f"plangraph.artifact({str(given)!r}): {exc}") from None
         else:
             rel = given.as_posix()
             if problem := path_problem(rel):

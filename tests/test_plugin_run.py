@@ -358,6 +358,19 @@ def test_a_declared_artifact_is_a_subject(pytester: pytest.Pytester) -> None:
     assert record.subjects["out/made.txt"] == sha256(root / "out/made.txt")
 
 
+def test_an_artifact_outside_the_repository_is_a_value_error(pytester: pytest.Pytester) -> None:
+    tests = """
+        import pytest
+
+        @pytest.mark.parametrize("path", ["/etc/passwd", "../elsewhere.txt"])
+        def test_outside(plangraph, path):
+            with pytest.raises(ValueError, match="plangraph.artifact"):
+                plangraph.artifact(path)
+    """
+    make_project(pytester, tests=tests)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3)
+
+
 def test_a_declared_artifact_never_made_gives_no_pass(pytester: pytest.Pytester) -> None:
     tests = """
         import pytest
