@@ -129,7 +129,7 @@ class Observed:
     """A change seen by comparing an evidence subject with the file now."""
 
     change: Change
-    old: str
+    old: str | None
     new: str | None
     since: str | None
 
@@ -209,21 +209,31 @@ def evidence_impact(
 
 
 def observed_changes(
-    graph: Graph, events: Sequence[Event], files: Mapping[str, str | None]
+    graph: Graph,
+    events: Sequence[Event],
+    files: Mapping[str, str | None],
+    outputs: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Observed]:
     """Subjects of the latest evidence of each criterion whose current sha256 (in *files*)
     differs from the recorded one, sorted by path; *since* is that evidence's commit, which
     only whole records hold (the light log's rows do not: :func:`latest_evidence` of the log
-    tells which events to read whole)."""
+    tells which events to read whole). With *outputs* (each node's outputs expanded now), a
+    file of a node's outputs that its evidence does not name is ``added``: every record names
+    the node's output files that existed when it was made."""
     found: dict[str, Observed] = {}
-    for event in latest_evidence(graph, events).values():
+    for (node_id, _), event in latest_evidence(graph, events).items():
         payload = event.payload
         commit = (payload.get("git") or {}).get("commit")
-        for path, old in (payload.get("subjects") or {}).items():
+        subjects = payload.get("subjects") or {}
+        for path, old in subjects.items():
             new = files.get(path)
             if new != old and path not in found:
                 change = Change(path, "deleted") if new is None else Change(path, "modified")
                 found[path] = Observed(change, old, new, commit)
+        for path in (outputs or {}).get(node_id, ()):
+            new = files.get(path)
+            if path not in subjects and new is not None and path not in found:
+                found[path] = Observed(Change(path, "added"), None, new, commit)
     return [found[p] for p in sorted(found)]
 
 

@@ -146,6 +146,46 @@ def test_reverified_node_is_no_longer_invalidated(
     assert data["invalidated"][0]["reasons"] == ["UPSTREAM_CHANGED ac-out: T6"]
 
 
+def test_a_file_added_to_an_output_directory_is_named_over_the_store(
+    plangraph: Run, tmp_path: Path
+) -> None:
+    """Every record names the node's output files of its time: a file of the outputs that it
+    does not name was added since, and impact (and --apply, and history) says so."""
+    root = tmp_path / "added"
+    (root / "build").mkdir(parents=True)
+    (root / "build/a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    (root / "plangraph.yaml").write_text(ADDED_PLAN)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    assert plangraph(root, "verify").code == 0
+    (root / "build/new.txt").write_text("new\n")
+
+    data = plangraph(root, "impact", "--format", "json").json()
+    assert data["changed"] == [{"path": "build/new.txt", "change": "added", "nodes": ["A"]}]
+    assert _invalidated(data) == ["A", "B"]
+    assert data["invalidated"][0]["reasons"][0] == "ARTIFACT_CHANGED build/new.txt (added)"
+    assert plangraph(root, "impact", "--apply").out.rstrip().endswith("recorded 2 change events")
+    history = plangraph(root, "history", "A", "--format", "json").json()["events"]
+    assert [e["payload"].get("path") for e in history if e["kind"] == "change"] == ["build/new.txt"]
+
+
+ADDED_PLAN = """
+plangraph: 1
+plan: added
+nodes:
+  - id: A
+    outputs: [build]
+    acceptance: [{id: ok, verifier: {type: artifact, path: build/a.txt}}]
+  - id: B
+    outputs: [b.txt]
+    acceptance: [{id: ok, verifier: {type: artifact, path: b.txt}}]
+edges:
+  - {from: A, to: B, type: consumes}
+"""
+
+
 def test_markdown_for_a_step_summary(plangraph: Run, project: Callable[[str], Path]) -> None:
     root = project("jwt-login")
     schema = root / "src/auth/user_schema.json"
