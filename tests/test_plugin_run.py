@@ -261,52 +261,56 @@ def test_a_pattern_matching_no_test_is_test_not_found(pytester: pytest.Pytester)
     assert record.details["unmatched"] == ["tests/test_a.py::test_renamed"]
 
 
-def test_an_unknown_marker_reference_is_a_collection_error(pytester: pytest.Pytester) -> None:
-    tests = """
-        import pytest
+UNKNOWN_REF = """
+    import pytest
 
-        @pytest.mark.criterion("step-a/ac-markd")
-        def test_marked():
-            pass
-    """
+    @pytest.mark.criterion("step-a/ac-markd")
+    def test_marked():
+        pass
+"""
+NO_REF = """
+    import pytest
+
+    @pytest.mark.criterion()
+    def test_bare():
+        pass
+
+    @pytest.mark.criterion(criterion="step-a/ac-marked")
+    def test_keyword():
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("tests", "says"),
+    [
+        (
+            UNKNOWN_REF,
+            [
+                "*'step-a/ac-markd': node 'step-a' has no criterion 'ac-markd'; "
+                "did you mean 'ac-marked'? valid: ac-marked, ac-pattern*",
+            ],
+        ),
+        (
+            NO_REF,
+            [
+                "*test_bare: criterion marker @pytest.mark.criterion(): name the criterion as "
+                "its argument, e.g. @pytest.mark.criterion('node-id/criterion-id')*",
+                "*test_keyword: criterion marker "
+                "@pytest.mark.criterion(criterion='step-a/ac-marked'):*",
+            ],
+        ),
+    ],
+    ids=["unknown-reference", "no-reference"],
+)
+def test_a_miswritten_marker_is_a_collection_error(
+    pytester: pytest.Pytester, tests: str, says: list[str]
+) -> None:
     root = make_project(pytester, tests=tests)
     result = pytester.runpytest("--plangraph")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(
-        [
-            "*ERROR collecting tests/test_a.py*",
-            "*'step-a/ac-markd': node 'step-a' has no criterion 'ac-markd'; "
-            "did you mean 'ac-marked'? valid: ac-marked, ac-pattern*",
-        ]
-    )
+    result.stdout.fnmatch_lines(["*ERROR collecting tests/test_a.py*", *says])
     assert "Traceback" not in result.stdout.str()
-    assert evidence(root) == []
-
-
-def test_a_marker_without_its_reference_is_a_collection_error(pytester: pytest.Pytester) -> None:
-    tests = """
-        import pytest
-
-        @pytest.mark.criterion()
-        def test_bare():
-            pass
-
-        @pytest.mark.criterion(criterion="step-a/ac-marked")
-        def test_keyword():
-            pass
-    """
-    root = make_project(pytester, tests=tests)
-    result = pytester.runpytest("--plangraph")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(
-        [
-            "*ERROR collecting tests/test_a.py*",
-            "*test_bare: criterion marker @pytest.mark.criterion(): name the criterion as its "
-            "argument, e.g. @pytest.mark.criterion('node-id/criterion-id')*",
-            "*test_keyword: criterion marker "
-            "@pytest.mark.criterion(criterion='step-a/ac-marked'):*",
-        ]
-    )
     assert evidence(root) == []
 
 
