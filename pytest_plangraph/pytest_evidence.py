@@ -95,7 +95,6 @@ def decide(
             outcomes,
             unmatched=tests.unmatched,
             deselected=tests.deselected,
-            complete=mapping.complete,
             partial=mapping.partial,
             uncollected=failed,
             skipped_whole=passed_over,

@@ -45,7 +45,6 @@ class Mapping:
     test_files: dict[str, str] = field(default_factory=dict)
     file_subjects: dict[str, list[str]] = field(default_factory=dict)
     hashes: dict[str, str | None] = field(default_factory=dict)
-    complete: bool = True
     partial: bool = False
     """The command line narrowed the collection (paths, test ids, ``--lf``): tests it left
     out may belong to any criterion, so no criterion passes in this run."""
@@ -147,7 +146,6 @@ class MappingBuilder:
 
     plan: Plan
     prefix: str = ""
-    complete: bool = True
     partial: bool = False
     mapping: Mapping = field(default_factory=Mapping)
 
@@ -155,7 +153,6 @@ class MappingBuilder:
         self.patterns = patterns_by_criterion(self.plan)
         self.index = PatternIndex(self.patterns)
         self.matched: set[str] = set()
-        self.mapping.complete = self.complete
         self.mapping.partial = self.partial
         self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
 

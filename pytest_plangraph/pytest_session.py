@@ -241,7 +241,6 @@ class PlangraphSession:
         builder = MappingBuilder(
             self.graph.plan,
             self.prefix,
-            complete=not (self.partial or self.collection_failed),
             partial=self.partial or stopped,
         )
         for selected, items in ((True, session.items), (False, self.deselected)):

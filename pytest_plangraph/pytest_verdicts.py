@@ -85,7 +85,6 @@ def criterion_verdict(
     *,
     unmatched: Iterable[str] = (),
     deselected: Iterable[str] = (),
-    complete: bool = True,
     uncollected: Iterable[str] = (),
     skipped_whole: Iterable[str] = (),
     partial: bool = False,
@@ -93,9 +92,9 @@ def criterion_verdict(
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
     *unmatched* are plan patterns that matched no collected test; *deselected* are matched tests
-    left out of this run; *complete* says the whole suite was collected, *partial* that the
-    command line narrowed the collection (when neither, collectors failed); *uncollected* are
-    the failed collectors that may hold some of its tests (their tests never ran);
+    left out of this run; *partial* says the command line narrowed the collection (paths,
+    test ids, ``--lf``); *uncollected* are the failed collectors that may hold some of its
+    tests (their tests never ran);
     *skipped_whole* the collectors skipped whole (``pytest.importorskip``) that may hold some:
     like a skipped test, not passing evidence. A pattern that none of those could hold is
     still ``TEST_NOT_FOUND`` unless the run is partial: it matches nothing anywhere. A partial
@@ -109,8 +108,8 @@ def criterion_verdict(
     # whole; `.` is the whole suite) matched nothing anywhere: a typo
     held = [*passed_over, *uncollected]
     lost = [p for p in unmatched if not any(c == "." or may_hold(p, c) for c in held)]
-    knows_absence = complete or not partial  # after collection errors, their suspects are known
-    if knows_absence and (lost or not (outcomes or deselected or skipped or uncollected)):
+    # after collection errors too: what the failed collectors may hold is known
+    if not partial and (lost or not (outcomes or deselected or skipped or uncollected)):
         return Verdict("error", "TEST_NOT_FOUND")
     for outcome, verdict in _NEGATIVE:
         if outcome in values:

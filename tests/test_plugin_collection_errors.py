@@ -211,7 +211,7 @@ def test_collection_suspects_read_the_failed_source_for_marker_references(
 def test_an_uncollected_file_is_an_error_unless_a_test_failed(
     outcomes: dict[str, str | None], expected: Verdict | Unverified
 ) -> None:
-    verdict = criterion_verdict(outcomes, complete=False, uncollected=["tests/test_b.py"])
+    verdict = criterion_verdict(outcomes, uncollected=["tests/test_b.py"])
     assert verdict == expected
 
 

@@ -53,26 +53,24 @@ def test_phases_fold_into_one_test_outcome(
         ({"t1": "xpassed"}, {}, Verdict("error", "TEST_XPASSED")),
         ({}, {}, Verdict("error", "TEST_NOT_FOUND")),
         ({"t1": "passed"}, {"unmatched": ["x"]}, Verdict("error", "TEST_NOT_FOUND")),
-        ({}, {"complete": False, "partial": True}, Unverified("NOT_COLLECTED")),
+        ({}, {"partial": True}, Unverified("NOT_COLLECTED")),
         (
             {"t1": "passed"},
-            {"unmatched": ["x"], "complete": False, "partial": True},
+            {"unmatched": ["x"], "partial": True},
             Unverified("NOT_COLLECTED"),
         ),
-        ({"t1": "passed"}, {"complete": False, "partial": True}, Unverified("NOT_COLLECTED")),
-        ({"t1": "failed"}, {"complete": False, "partial": True}, Verdict("failed", "TEST_FAILED")),
+        ({"t1": "passed"}, {"partial": True}, Unverified("NOT_COLLECTED")),
+        ({"t1": "failed"}, {"partial": True}, Verdict("failed", "TEST_FAILED")),
         # collectors failed: what they may hold is known, so a typo is still a typo
-        ({}, {"complete": False}, Verdict("error", "TEST_NOT_FOUND")),
-        ({}, {"complete": False, "uncollected": ["tests/t.py"]}, Verdict("error", "NOT_COLLECTED")),
-        ({"t1": "passed"}, {"complete": False}, Verdict("passed")),
+        ({}, {"uncollected": ["tests/t.py"]}, Verdict("error", "NOT_COLLECTED")),
         (
             {"t1": "passed"},
-            {"unmatched": ["tests/typo.py::t"], "complete": False, "uncollected": ["tests/b.py"]},
+            {"unmatched": ["tests/typo.py::t"], "uncollected": ["tests/b.py"]},
             Verdict("error", "TEST_NOT_FOUND"),
         ),
         (
             {"t1": "passed"},
-            {"unmatched": ["tests/b.py::t"], "complete": False, "uncollected": ["tests/b.py"]},
+            {"unmatched": ["tests/b.py::t"], "uncollected": ["tests/b.py"]},
             Verdict("error", "NOT_COLLECTED"),
         ),
         ({"t1": "passed"}, {"deselected": ["t2"]}, Unverified("DESELECTED")),
@@ -171,7 +169,7 @@ def test_a_test_path_after_plangraph_is_not_taken_as_the_plan(
 
 
 def test_a_mapping_survives_the_trip_through_plain_values() -> None:
-    mapping = Mapping(test_files={"t": "tests/t.py"}, complete=False)
+    mapping = Mapping(test_files={"t": "tests/t.py"}, partial=True)
     mapping.file_subjects["tests/t.py"] = ["conftest.py", "tests/t.py"]
     assert Mapping.from_dict(mapping.to_dict()) == mapping
     assert mapping.subjects_of(["t", "unknown"]) == ["conftest.py", "tests/t.py"]
