@@ -80,5 +80,9 @@ class PlangraphFixture:
             rel = normalize(rel)
         if self._session.graph.workspace.escapes(rel):
             raise ValueError(f"plangraph.artifact({rel!r}) resolves outside the repository root")
+        if (self._session.graph.root / rel).is_dir():
+            raise ValueError(
+                f"plangraph.artifact({rel!r}) is a directory; declare each file it produced"
+            )
         self._item.user_properties.append((ARTIFACT_PROPERTY, rel))
         return rel

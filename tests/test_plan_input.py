@@ -162,6 +162,12 @@ def test_an_argument_no_command_takes_is_told_by_that_command(tmp_path, args, co
     assert f"plangraph {command}: error: unrecognized arguments: {args[1]}" in result.err
 
 
+def test_a_commands_option_before_the_command_says_where_it_goes(tmp_path):
+    result = plangraph_main(tmp_path, "--format", "json", "status")
+    assert result.code == 2
+    assert "--format goes after the command, e.g. `plangraph status --format …`" in result.err
+
+
 def test_an_empty_max_age_is_a_usage_error_not_no_limit(tmp_path):
     result = plangraph_main(tmp_path, "audit", "--max-age", "")
     assert result.code == 2

@@ -362,7 +362,9 @@ def test_a_declared_artifact_is_a_subject(pytester: pytest.Pytester) -> None:
     assert record.subjects["out/made.txt"] == sha256(root / "out/made.txt")
 
 
-def test_an_artifact_outside_the_repository_is_a_value_error(pytester: pytest.Pytester) -> None:
+def test_an_artifact_outside_the_repository_or_a_directory_is_a_value_error(
+    pytester: pytest.Pytester,
+) -> None:
     tests = """
         import pytest
 
@@ -370,9 +372,13 @@ def test_an_artifact_outside_the_repository_is_a_value_error(pytester: pytest.Py
         def test_outside(plangraph, path):
             with pytest.raises(ValueError, match="plangraph.artifact"):
                 plangraph.artifact(path)
+
+        def test_a_directory(plangraph):
+            with pytest.raises(ValueError, match="is a directory; declare each file"):
+                plangraph.artifact("tests")
     """
     make_project(pytester, tests=tests)
-    pytester.runpytest("--plangraph").assert_outcomes(passed=3)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
 
 
 def test_a_declared_artifact_never_made_gives_no_pass(pytester: pytest.Pytester) -> None:

@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    _options_after_the_command(parser, argv)
     for arg in argv:
         if arg == "--":
             break
@@ -81,6 +82,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         return _system_refused(exc)
     return code
+
+
+def _options_after_the_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A command's option written before the command (``plangraph --format json status``) is a
+    usage error that says where it goes; argparse would call its value an unknown command."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return  # the command
+        option = arg.partition("=")[0]
+        if option in ("--format", "--plan", "--store", "--root"):
+            parser.error(f"{option} goes after the command, e.g. `plangraph status {option} …`")
 
 
 def _system_refused(exc: OSError) -> int:
