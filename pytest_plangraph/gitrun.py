@@ -149,6 +149,8 @@ def _unknown(repo: Any, rev: str) -> str:
             f"history; fetch the full history ({FETCH_ALL})"
         )
     if ancestry:
+        if re.search(r"\^([2-9]|[1-9][0-9]+)", rev[len(base) :]):  # ^2: a merge's second parent
+            return f"unknown revision {rev!r}: a commit on the way has no such parent (not a merge)"
         return f"unknown revision {rev!r}: the history of {base} does not go back that far"
     remote, _, branch = (base or rev).partition("/")  # fetch the branch, not `feature~1`
     if branch and remote in git_text(repo, "remote").split():
