@@ -77,9 +77,15 @@ def _definition(old: Graph, new: Graph, node_id: str) -> list[str]:
     parts = []
     if set(old.nodes[node_id].outputs) != set(new.nodes[node_id].outputs):  # order: no change
         parts.append("outputs")
-    if _upstream(old, node_id) != _upstream(new, node_id):
+    upstream = _upstream(old, node_id) != _upstream(new, node_id)
+    if upstream:
         parts.append("prerequisites")
-    if _consumed(old, node_id) != _consumed(new, node_id):
+    before, after = _consumed(old, node_id), _consumed(new, node_id)
+    # what is taken from a node upstream in both, or from whom when the upstream is the same
+    # (a renamed or replaced prerequisite is told as such)
+    if any(before[n] != after[n] for n in before.keys() & after.keys()) or (
+        not upstream and before.keys() != after.keys()
+    ):
         parts.append("consumed artifacts")
     return parts
 
@@ -88,10 +94,12 @@ def _upstream(graph: Graph, node_id: str) -> set[str]:
     return set(graph.prerequisites(node_id))
 
 
-def _consumed(graph: Graph, node_id: str) -> set[tuple[str, frozenset[str] | None]]:
-    # the artifacts as a set: listed in another order, they are the same (None: all outputs)
-    return {
-        (edge.from_, None if edge.artifacts is None else frozenset(edge.artifacts))
-        for edge in graph.incoming.get(node_id, ())
-        if edge.type == "consumes" and edge.propagates
-    }
+def _consumed(graph: Graph, node_id: str) -> dict[str, set[frozenset[str] | None]]:
+    # per node upstream, the artifacts as sets: listed in another order, they are the same
+    # (None: all its outputs)
+    found: dict[str, set[frozenset[str] | None]] = {}
+    for edge in graph.incoming.get(node_id, ()):
+        if edge.type == "consumes" and edge.propagates:
+            chosen = None if edge.artifacts is None else frozenset(edge.artifacts)
+            found.setdefault(edge.from_, set()).add(chosen)
+    return found

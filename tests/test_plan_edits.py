@@ -166,3 +166,19 @@ def test_listing_outputs_or_consumed_artifacts_in_another_order_is_no_edit() -> 
     assert _reasons(plan_edits(before, every_output)) == {
         "b": ["NODE_CHANGED b (consumed artifacts)"]
     }
+
+
+def test_a_renamed_prerequisite_is_told_as_one_not_as_other_artifacts() -> None:
+    """b consumes from a; a is renamed a2: b's prerequisites changed, and what it takes from
+    its upstream did not (the same node under a new id)."""
+    renamed = _graph(
+        [{**_node("a2"), "outputs": ["out/a.txt"]}, _node("b"), _node("c")],
+        [{"from": "a2", "to": "b", "type": "consumes"}, CHAIN[1]],
+    )
+    before = _graph(BASE, [{"from": "a", "to": "b", "type": "consumes"}, CHAIN[1]])
+    assert _reasons(plan_edits(before, renamed))["b"] == ["NODE_CHANGED b (prerequisites)"]
+    # the same upstream, another selection: the consumed artifacts changed
+    narrowed = _graph(
+        BASE, [{"from": "a", "to": "b", "type": "consumes", "artifacts": ["out/a.txt"]}, CHAIN[1]]
+    )
+    assert _reasons(plan_edits(before, narrowed)) == {"b": ["NODE_CHANGED b (consumed artifacts)"]}
