@@ -8,7 +8,10 @@ Agent runtimes, the CLI and the pytest plugin all go through :class:`PlanGraph`:
         print(decision.reasons)
 
 Status is never stored: every call derives it from the plan, the store's events and the current
-hashes of the files involved.
+hashes of the files involved. A plan file edited while the object is open is read again by the
+next call that judges, claims or records anything, and nothing is judged, claimed or recorded
+against a plan that lint rejects. Wrong values (a blank ``by``, a number where a node id belongs)
+raise :class:`~pytest_plangraph.errors.UsageError`. One object serves one thread.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import apicheck
 from .environment import (
     actor,
     git_info,
@@ -31,7 +35,7 @@ from .gate import LoggedEvent, decide
 from .graph import Graph
 from .ledger import Context
 from .logfold import LogFold
-from .model import Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
+from .model import EVENT_KINDS, Event, Evidence, GitInfo, Plan, PlanRef, RunInfo
 from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
 from .state import (
@@ -58,7 +62,13 @@ class PlanGraph:
     """A repository's plan, evidence store and files, with status derived on demand."""
 
     def __init__(
-        self, root: Path, loaded: LoadedPlan, store_path: Path, plan_path: Path | None = None
+        self,
+        root: Path,
+        loaded: LoadedPlan,
+        store_path: Path,
+        plan_path: Path | None = None,
+        *,
+        plan_stat: os.stat_result | None = None,
     ) -> None:
         self.root = root
         self.plan_path = plan_path
@@ -66,11 +76,16 @@ class PlanGraph:
         self.workspace = Workspace.at(
             root, store_files(root, store_path), cache=cache_dir_of(store_path)
         )
+        self.store_path = store_path
+        self._store: Store | None = None
+        self._use(loaded, plan_stat)
+
+    def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
         self.loaded = loaded
         self.plan: Plan = loaded.plan
         self.graph = Graph.of(loaded.plan)
-        self.store_path = store_path
-        self._store: Store | None = None
+        self._plan_seen = _identity(plan_stat)
+        self._problems: tuple[list[Finding], list[Finding]] | None = None
 
     @classmethod
     def open(
@@ -89,10 +104,38 @@ class PlanGraph:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
             display = str(plan_path)
+        seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
         cache = cache_dir_of(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
-        return cls(root, loaded, store_path, plan_path)
+        return cls(root, loaded, store_path, plan_path, plan_stat=seen)
+
+    def refresh(self) -> bool:
+        """Read the plan file again if it changed since it was read (its size, times or inode
+        differ); True when the plan itself changed. The calls that judge, claim or record call
+        this first, so a long-lived object never answers for a plan edited meanwhile."""
+        if self.plan_path is None:
+            return False
+        seen = _stat(self.plan_path)
+        if seen is not None and _identity(seen) == self._plan_seen:
+            return False
+        with collector_paused():
+            loaded = load_plan(self.plan_path, self.loaded.file, cache_dir=self.workspace.cache)
+        if loaded.plan.digest == self.plan.digest:  # touched, or saved unchanged
+            self._plan_seen = _identity(seen)
+            return False
+        self._use(loaded, seen)
+        return True
+
+    def _ready(self) -> None:
+        """The plan as the file now says, checked: :class:`PlanError` when lint rejects it
+        (each plan is checked once; :meth:`check_plan` checks again)."""
+        self.refresh()
+        if self._problems is None:
+            self.plan_problems()
+        assert self._problems is not None
+        if self._problems[0]:
+            self.check_plan()
 
     # --- resources ---------------------------------------------------------------------------
 
@@ -150,14 +193,15 @@ class PlanGraph:
         which shows their criteria's evidence going stale or failing instead."""
         from .plancheck import check_plan
 
-        return check_plan(self)
+        return check_plan(self, self.plan_problems())
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
         from .plancheck import plan_problems
 
-        return plan_problems(self)
+        self._problems = plan_problems(self)
+        return self._problems
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -215,6 +259,12 @@ class PlanGraph:
         """The derived state of every node, from *events* when the caller has read the log
         already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`), else
         from the store."""
+        if not (events is None or isinstance(events, LogFold) or _sequence(events)):
+            raise UsageError(
+                "status() takes the events read from the store (graph.fold() or "
+                f"graph.store.log()), or nothing; not {type(events).__name__}"
+            )
+        self._ready()
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
         with collector_paused():
@@ -236,6 +286,7 @@ class PlanGraph:
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
         """The completion gate's decision for *node*."""
+        self._ready()
         self.require_node(node)
         return gate(self.graph, state or self.status(), node)
 
@@ -243,13 +294,13 @@ class PlanGraph:
 
     def require_node(self, node: str) -> None:
         """Raise :class:`UsageError` unless *node* is in the plan."""
-        if node not in self.graph.nodes:
+        if apicheck.text(node, "a node id") not in self.graph.nodes:
             raise UsageError(f"unknown node {node!r}; {_choices(self.graph.nodes)}")
 
     def require_criterion(self, node: str, criterion: str) -> None:
         """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
         self.require_node(node)
-        if self.graph.nodes[node].criterion(criterion) is None:
+        if self.graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
             ids = [c.id for c in self.graph.nodes[node].acceptance]
             raise UsageError(f"node {node!r} has no criterion {criterion!r}; {_choices(ids)}")
 
@@ -309,25 +360,30 @@ class PlanGraph:
         stored upstream first (the plan's topological order): a stale record's culprits are the
         upstream nodes whose latest record before it differs from today, so a record of the
         same run must not come before its upstream's. The events come back in *evidence*'s
-        order."""
+        order. Each record must be one :meth:`make_evidence` made for a criterion of the plan
+        (:class:`UsageError` otherwise, and nothing is stored); *expected_plan_version* as for
+        :meth:`append`."""
+        from .records import checked_payloads
+
+        self._ready()
+        payloads = checked_payloads(self, evidence)
+        self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
         events = [
             Event(
                 kind="evidence",
-                node=record.node,
-                criterion=record.criterion,
+                node=payload["node"],
+                criterion=payload["criterion"],
                 at=at,
-                by=record.recorded_by,
-                plan_digest=record.plan.digest,
-                payload=record.model_dump(mode="json"),
+                by=payload["recorded_by"],
+                plan_digest=payload["plan"]["digest"],
+                payload=payload,
             )
-            for record in evidence
+            for payload in payloads
         ]
         rank = {node: i for i, node in enumerate(self.graph.topological_order())}
         order = sorted(range(len(events)), key=lambda i: rank.get(events[i].node or "", -1))
-        appended = self.store.append_many(
-            [events[i] for i in order], expected_plan_version=expected_plan_version
-        )
+        appended = self.store.append_many([events[i] for i in order])
         stored = appended[:]
         for slot, event in zip(order, appended, strict=True):
             stored[slot] = event
@@ -350,30 +406,50 @@ class PlanGraph:
         idempotency_key: str | None = None,
         expected_plan_version: int | None = None,
     ) -> Event:
-        """Append one event of *kind* about *node*.
+        """Append one event of *kind* about *node* (evidence goes through :meth:`record`).
 
-        *expected_plan_version* is the plan version the writer decided against; when the plan
-        now in the repository has another version, the write is refused (``ConflictError``).
+        *by* and *idempotency_key* follow the rules of ``--by``: not blank, no control
+        characters. *expected_plan_version* is the plan version the writer decided against;
+        when the plan now in the repository has another version (as this store numbers it:
+        ``plan_ref().version``), the write is refused (``ConflictError``).
         """
+        if kind == "evidence":
+            raise UsageError(
+                "evidence is recorded with record(), which checks each record; append() "
+                "writes the other kinds of event"
+            )
+        if kind not in EVENT_KINDS:
+            raise UsageError(f"unknown event kind {kind!r}; {_choices(EVENT_KINDS)}")
+        if payload is not None and not isinstance(payload, Mapping):
+            raise UsageError(f"payload must be a mapping, not {type(payload).__name__}")
+        self._ready()
+        self.require_node(node)
+        if criterion is not None:
+            self.require_criterion(node, criterion)
+        key = idempotency_key
+        event = Event(
+            kind=kind,  # checked above
+            node=node,
+            criterion=criterion,
+            at=now(),
+            by=apicheck.name(by, "by"),
+            plan_digest=self.plan.digest,
+            payload=dict(payload or {}),
+            idempotency_key=None if key is None else apicheck.name(key, "idempotency_key"),
+        )
+        self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
+        return self.store.append(event)
+
+    def _expect(self, expected: int | None) -> None:
+        """:class:`ConflictError` unless the plan in the repository is version *expected*."""
+        if expected is None:
+            return
         current = self.plan_ref().version
-        if expected_plan_version is not None and expected_plan_version != current:
+        if expected != current:
             raise ConflictError(
-                f"refused: the writer expected plan version {expected_plan_version}, but the "
+                f"PLAN_VERSION_CONFLICT: the writer expected plan version {expected}, but the "
                 f"plan in the repository is version {current}; reload the plan and decide again"
             )
-        event = Event.model_validate(
-            {
-                "kind": kind,
-                "node": node,
-                "criterion": criterion,
-                "at": now(),
-                "by": by,
-                "plan_digest": self.plan.digest,
-                "payload": dict(payload or {}),
-                "idempotency_key": idempotency_key,
-            }
-        )
-        return self.store.append(event)
 
     def claim(
         self,
@@ -384,7 +460,11 @@ class PlanGraph:
         expected_plan_version: int | None = None,
     ) -> GateDecision:
         """Record that *by* claims *node* is done, and answer with the gate's decision."""
+        self._ready()
         self.require_node(node)
+        apicheck.name(by, "by")
+        if idempotency_key is not None:
+            apicheck.name(idempotency_key, "idempotency_key")
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
         # Only the claimed node's state is built: the gate decides from it alone.
@@ -418,14 +498,20 @@ class PlanGraph:
 
     def approve(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
         """Record an approval of an ``approval`` criterion, bound to the node's input digest."""
+        self._ready()
         definition = self._approval(node, criterion)
+        apicheck.name(by, "by")
+        apicheck.text(note, "note")
         digest = input_digests(self.graph, self.snapshot())[node]
         payload = {"input_digest": digest, "note": note, "role": definition}
         return self.append("approval", node, criterion=criterion, by=by, payload=payload)
 
     def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
         """Withdraw the approval of an ``approval`` criterion."""
+        self._ready()
         self._approval(node, criterion)
+        apicheck.name(by, "by")
+        apicheck.text(note, "note")
         decisions = [
             e.kind
             for e in self.store.events(node=node, kinds=["approval", "revoke"])
@@ -437,12 +523,12 @@ class PlanGraph:
 
     def allow_retry(self, node: str, *, by: str, note: str = "") -> Event:
         """Grant a node whose retry budget is spent a fresh budget (a person's decision)."""
-        self.require_node(node)
+        apicheck.text(note, "note")
         return self.append("retry", node, by=by, payload={"note": note})
 
     def cancel(self, node: str, *, by: str, note: str = "") -> Event:
         """Cancel a node: it no longer needs to be completed."""
-        self.require_node(node)
+        apicheck.text(note, "note")
         return self.append("cancel", node, by=by, payload={"note": note})
 
     def _approval(self, node: str, criterion: str) -> str | None:
@@ -461,10 +547,12 @@ class PlanGraph:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
         from .verify import run_verifiers
 
-        selected = list(nodes)
+        selected = apicheck.texts(nodes, "nodes")
+        by = actor() if by is None else apicheck.name(by, "by")
+        self._ready()
         for node in selected:
             self.require_node(node)
-        evidence = run_verifiers(self, selected or None, by=by or actor())
+        evidence = run_verifiers(self, selected or None, by=by)
         if evidence:
             self.record(evidence)
         return evidence
@@ -477,6 +565,8 @@ class PlanGraph:
         range, the slowest part of a preview of a long range)."""
         from .impact_run import impact_now, impact_since
 
+        apicheck.optional_text(since, "since")
+        self._ready()
         if since is not None:
             return impact_since(self, since, commits=commits)
         return impact_now(self, commits=commits)
@@ -486,3 +576,21 @@ def _choices(names: Iterable[str]) -> str:
     names = sorted(names)
     shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
     return f"known: {shown}" if names else "the plan has none"
+
+
+def _sequence(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:  # gone or unreadable: reading it says what is wrong
+        return None
+
+
+def _identity(seen: os.stat_result | None) -> tuple[int, ...] | None:
+    """What tells a plan file changed without reading it: size, inode and both times."""
+    if seen is None:
+        return None
+    return (seen.st_size, seen.st_ino, seen.st_mtime_ns, seen.st_ctime_ns)

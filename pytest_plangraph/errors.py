@@ -8,7 +8,8 @@
      │    └── ConflictError     a write refused by optimistic concurrency (exit 1, not 2)
      ├── GitError               a git operation failed (not a repository, unknown revision …)
      ├── VerifierError          a verifier is misconfigured or unknown
-     └── UsageError             a command line or API call that names something that is not there
+     └── UsageError             a command line or API call that names something that is not there,
+                                or gives a value of the wrong type or form
 
 Third-party errors are wrapped once, at the boundary that meets them, with ``raise … from exc``.
 Anything else that escapes is a bug and keeps its traceback.
@@ -72,4 +73,5 @@ class VerifierError(PlangraphError):
 
 
 class UsageError(PlangraphError):
-    """A request names a node, criterion or option that does not exist."""
+    """A request names a node, criterion or option that does not exist, or gives a value of
+    the wrong type or form."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -399,6 +399,9 @@ EventKind = Literal[
     "retry",  # a person grants a fresh retry budget after RETRY_BUDGET_EXHAUSTED
     "change",  # an observed change: payload {"path", "change", "old", "new", "commit"}
 ]
+
+
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 
 
 class Event(_Frozen):

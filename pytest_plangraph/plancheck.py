@@ -18,13 +18,16 @@ if TYPE_CHECKING:
     from .api import PlanGraph
 
 
-def check_plan(graph: PlanGraph) -> list[Finding]:
-    """See :meth:`PlanGraph.check_plan <pytest_plangraph.api.PlanGraph.check_plan>`."""
-    blocking, settings = plan_problems(graph)
+def check_plan(
+    graph: PlanGraph, problems: tuple[list[Finding], list[Finding]] | None = None
+) -> list[Finding]:
+    """See :meth:`PlanGraph.check_plan <pytest_plangraph.api.PlanGraph.check_plan>`;
+    *problems* are :func:`plan_problems` when the caller has them."""
+    blocking, settings = plan_problems(graph) if problems is None else problems
     if blocking:
-        problems = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
+        found = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
         fix = Problem(graph.loaded.file, 0, 0, "", "fix these first (plangraph lint)")
-        raise PlanError([*problems, fix])
+        raise PlanError([*found, fix])
     return settings
 
 

@@ -14,10 +14,13 @@ module does not know — goes through :meth:`Evidence.create` instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, get_args
 
+from pydantic import ValidationError
+
 from .canonical import digest
+from .errors import UsageError
 from .inputs import criterion_digests
 from .model import Evidence, Outcome
 
@@ -149,3 +152,52 @@ def is_plain(value: object) -> bool:
             for key, item in value.items()  # type: ignore[attr-defined]
         )
     return False
+
+
+def checked_payloads(graph: PlanGraph, evidence: object) -> list[dict[str, Any]]:
+    """The JSON payload of each record :meth:`PlanGraph.record` is given, once it is sure to
+    be an evidence record of this plan: an :class:`Evidence` of a node and criterion of the
+    plan, valid as the model says (a record changed with ``model_copy(update=…)`` skips the
+    model's checks), made for the criterion's verifier type, and whose ``id`` is its content
+    address. Anything else is a :class:`UsageError`, and nothing of the batch is stored."""
+    if isinstance(evidence, Evidence | str | bytes | Mapping) or not isinstance(evidence, Sequence):
+        raise UsageError(
+            "record() takes a list of Evidence records (made with make_evidence), not "
+            f"{type(evidence).__name__}"
+        )
+    payloads = []
+    for index, record in enumerate(evidence):
+        if not isinstance(record, Evidence):
+            raise UsageError(
+                f"record(): item {index} is {type(record).__name__}, not an Evidence record; "
+                "make records with make_evidence()"
+            )
+        graph.require_criterion(record.node, record.criterion)
+        payload = record.model_dump(mode="json", warnings=False)
+        _check(graph, record, payload)
+        payloads.append(payload)
+    return payloads
+
+
+def _check(graph: PlanGraph, record: Evidence, payload: dict[str, Any]) -> None:
+    ref = record.ref
+    try:
+        Evidence.model_validate(payload)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise UsageError(
+            f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
+        ) from None
+    definition = graph.graph.nodes[record.node].criterion(record.criterion)
+    assert definition is not None
+    if payload["verifier"] != definition.verifier.type:
+        raise UsageError(
+            f"record {ref}: made by a {payload['verifier']!r} verifier, but the plan checks "
+            f"this criterion with {definition.verifier.type!r}"
+        )
+    if payload["id"] != digest({k: v for k, v in payload.items() if k != "id"}):
+        raise UsageError(
+            f"record {ref}: its id is not its content address (the sha256 of the record "
+            "without id); make records with make_evidence() and do not change them after"
+        )

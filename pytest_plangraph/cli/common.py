@@ -44,16 +44,13 @@ def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = 
 
 
 def name_text(value: str) -> str:
-    """An argparse ``type`` for names and keys (``--by``, ``--idempotency-key``): any text but
-    an empty or blank one, which would record nobody, or one with control characters (a line
-    break or a terminal escape would garble every table that shows it)."""
-    if not value.strip():
-        raise argparse.ArgumentTypeError("expected a name, got an empty text")
-    if any(ord(char) < 32 or 127 <= ord(char) < 160 for char in value):
-        raise argparse.ArgumentTypeError(
-            f"{value!r} holds control characters (a line break, a tab, an escape); write the "
-            "name on one line of plain text"
-        )
+    """An argparse ``type`` for names and keys (``--by``, ``--idempotency-key``): the rules
+    of :func:`~pytest_plangraph.apicheck.name_problem`."""
+    from ..apicheck import name_problem
+
+    problem = name_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
