@@ -26,14 +26,14 @@ import pluggy
 from . import hookspecs
 from .errors import VerifierError
 from .hookspecs import PROJECT, hookimpl
-from .verifiers import Registry, VerifierType, builtin_types
+from .verifiers import BUILTIN_ORIGIN, Registry, VerifierType, builtin_types
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
 
 AUTOLOAD_OFF = "PLANGRAPH_DISABLE_PLUGIN_AUTOLOAD"
 """Environment variable: set to 1 to load no ``plangraph`` entry points."""
-BUILTIN_PLUGIN = "plangraph-builtins"
+BUILTIN_PLUGIN = BUILTIN_ORIGIN
 BUILTIN_FORMATS = ("text", "json")
 
 Formatter = Callable[[dict[str, Any]], str]

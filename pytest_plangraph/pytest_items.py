@@ -118,5 +118,5 @@ def run_verifier(
         "reason": result.reason,
         "message": result.message,
         "details": dict(result.details),
-        "subjects": {p: h for p, h in before.items() if p in result.subjects},
+        "subjects": before,
     }

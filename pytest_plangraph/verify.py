@@ -68,7 +68,7 @@ def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list
                 outcome=outcome,
                 reason=reason,
                 details=details,
-                subjects={p: h for p, h in before.items() if p in result.subjects},
+                subjects=before,
                 run=run,
                 recorded_by=by,
                 snapshot=snapshot,

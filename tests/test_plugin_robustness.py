@@ -125,7 +125,20 @@ class Probe:
             raise SystemExit(3)
         if mode == "interrupt":
             raise KeyboardInterrupt
-        return VerifierResult("passed", subjects=("out/b.txt",))
+        if mode == "generator-exit":
+            raise GeneratorExit
+        return JUNK.get(mode, VerifierResult("passed", subjects=("out/b.txt",)))
+
+
+JUNK: dict[str, Any] = {  # results that look right but could not be stored as evidence
+    "reason-int": VerifierResult("failed", reason=404),  # type: ignore[arg-type]
+    "int-keys": VerifierResult("passed", details={1: "a"}),
+    "message-object": VerifierResult("passed", message=object()),  # type: ignore[arg-type]
+    "subjects-text": VerifierResult("passed", subjects="out/b.txt"),  # type: ignore[arg-type]
+    "subject-outside": VerifierResult("passed", subjects=("../secret.txt",)),
+    "subject-dir": VerifierResult("passed", subjects=("out",)),
+    "no-subjects": VerifierResult("passed"),
+}
 
 
 class Provides:
@@ -279,6 +292,67 @@ def test_verify_records_a_broken_verifier_as_crashed(tmp_path: Path, manager: An
     ]
     assert records["step-p/ac-3"].outcome == "passed"
     assert records["step-b/ac-b"].outcome == "passed"
+
+
+JUNK_MESSAGES = {
+    "reason-int": "returned a reason of type int, not text or None",
+    "int-keys": "returned details with a mapping key that is not text",
+    "message-object": "returned a message of type object, not text",
+    "subjects-text": "returned subjects of type str, not a tuple of paths",
+    "subject-outside": "returned the subject '../secret.txt', which is outside the repository",
+    "subject-dir": "returned the subject 'out', which is a directory",
+    "generator-exit": "crashed: GeneratorExit",
+}
+
+
+def test_a_junk_result_is_its_criterion_error_and_the_others_are_recorded(
+    tmp_path: Path, manager: Any
+) -> None:
+    manager.register(Provides(Probe()), name="probe-plugin")
+    modes = [*JUNK_MESSAGES, "fine"]
+    root = make_repo(tmp_path, node("step-p", *(f"{{type: probe, mode: {m}}}" for m in modes)))
+    result = plangraph_main(root, "verify")
+    assert result.code == 1, result.err
+    assert "Traceback" not in result.err
+    records = latest(root)
+    for index, (mode, message) in enumerate(JUNK_MESSAGES.items()):
+        record = records[f"step-p/ac-{index}"]
+        assert (record.outcome, record.reason) == ("error", "VERIFIER_CRASHED"), mode
+        assert message in record.details["message"], mode
+    assert records[f"step-p/ac-{len(JUNK_MESSAGES)}"].outcome == "passed"
+    assert records["step-b/ac-b"].outcome == "passed"
+
+
+def test_the_subjects_a_verifier_declares_are_bound_into_its_evidence(
+    tmp_path: Path, manager: Any
+) -> None:
+    manager.register(Provides(Probe()), name="probe-plugin")
+    root = make_repo(tmp_path, node("step-p", "{type: probe, mode: no-subjects}"))
+    assert plangraph_main(root, "verify").code == 0
+    record = latest(root)["step-p/ac-0"]
+    assert list(record.subjects) == ["out/b.txt"]  # declared by subjects(), not returned
+    (root / "out" / "b.txt").write_text("changed\n")
+    status = json.loads(plangraph_main(root, "status", "--format", "json").out)
+    states = {n["id"]: n["status"] for n in status["nodes"]}
+    assert states["step-p"] == "stale"
+
+
+class Unsure(Probe):
+    @property  # type: ignore[override]
+    def runs_in_pytest(self) -> bool:
+        raise RuntimeError("cannot tell")
+
+
+def test_a_verifier_type_whose_attribute_raises_is_a_load_error(
+    tmp_path: Path, manager: Any
+) -> None:
+    manager.register(Provides(Unsure("unsure")), name="unsure-plugin")
+    result = plangraph_main(make_repo(tmp_path), "status")
+    assert result.code == 2
+    assert result.err.strip() == (
+        "plangraph: error: plugin 'unsure-plugin' returned a verifier type (Unsure) that failed "
+        "when its attributes were read: RuntimeError: cannot tell"
+    )
 
 
 def test_a_keyboard_interrupt_in_a_verifier_is_not_swallowed(tmp_path: Path) -> None:

@@ -110,6 +110,10 @@ def settings_of(verifier: Any) -> dict[str, Any]:
     return data
 
 
+BUILTIN_ORIGIN = "plangraph-builtins"
+"""The name the built-in types are registered under (the plugin manager's name for them)."""
+
+
 def builtin_types() -> list[VerifierType]:
     """Fresh instances of the four built-in verifier types."""
     from .approval import ApprovalType
@@ -164,7 +168,7 @@ class Registry:
     @classmethod
     def builtin(cls) -> Registry:
         """A registry of the built-in types only (no plugins loaded)."""
-        return cls([("plangraph-builtins", builtin_types())])
+        return cls([(BUILTIN_ORIGIN, builtin_types())])
 
     def names(self) -> list[str]:
         """Every registered type name, sorted (clashing names included)."""
@@ -244,7 +248,13 @@ class Registry:
             vtype = self.get(criterion.verifier.type)
         except VerifierError as exc:
             return VerifierResult("error", UNKNOWN_VERIFIER, str(exc))
-        if not vtype.runs_in_pytest:
+        try:
+            runnable = vtype.runs_in_pytest
+        except (Exception, SystemExit) as exc:
+            return VerifierResult(
+                "error", VERIFIER_CRASHED, f"verifier {vtype.name!r}: {_describe(exc)}"
+            )
+        if not runnable:
             return not_runnable(vtype.name)
         try:
             self._declared(vtype, criterion)  # what it reads must be known before it runs
@@ -254,14 +264,17 @@ class Registry:
             result = vtype.run(node, criterion, workspace)
         except VerdictError as stop:
             result = stop.result
-        except (Exception, SystemExit) as exc:  # a third-party bug is that criterion's error
+        except (Exception, SystemExit, GeneratorExit) as exc:  # a plugin's bug: its criterion's
             return VerifierResult(
                 "error",
                 VERIFIER_CRASHED,
                 f"verifier {vtype.name!r} crashed: {_describe(exc)}",
                 {"exception": type(exc).__name__},
             )
-        return _checked(result, vtype.name)
+        checked = _checked(result, vtype.name)
+        if self._origin.get(vtype.name) == [BUILTIN_ORIGIN] or checked.outcome == "error":
+            return checked
+        return _subjects_checked(checked, vtype.name, workspace)
 
     def _declared(self, vtype: VerifierType, criterion: Criterion) -> list[str]:
         """The type's ``subjects(settings)``; VerifierError when it fails or answers junk."""
@@ -342,7 +355,14 @@ def _messages(found: Any) -> list[str]:
 
 
 def _check_type(vtype: Any, plugin: str) -> None:
-    if not isinstance(vtype, VerifierType):
+    try:
+        conforms = isinstance(vtype, VerifierType)  # reads each attribute: a property may raise
+    except (Exception, SystemExit) as exc:
+        raise VerifierError(
+            f"plugin {plugin!r} returned a verifier type ({type(vtype).__name__}) that failed "
+            f"when its attributes were read: {_describe(exc)}"
+        ) from None
+    if not conforms:
         raise VerifierError(
             f"plugin {plugin!r} returned {vtype!r} from plangraph_verifier_types, which is not a"
             " verifier type (it needs name, runs_in_pytest, config_problems and run)"
@@ -362,17 +382,52 @@ def _checked(result: Any, name: str) -> VerifierResult:
     return VerifierResult("error", VERIFIER_CRASHED, f"verifier {name!r} {problem}")
 
 
+def _subjects_checked(result: VerifierResult, name: str, workspace: Workspace) -> VerifierResult:
+    """*result*, or an error when a subject it names cannot be bound into the evidence: a path
+    outside the repository (it would be dropped, and the evidence would never go stale) or a
+    directory (nothing to hash; the verifier should name the files it read)."""
+    for path in result.subjects:
+        if workspace.escapes(path):
+            problem = "which is outside the repository"
+        elif (workspace.root / path).is_dir():
+            problem = "which is a directory; return the files the verdict read"
+        else:
+            continue
+        return VerifierResult(
+            "error", VERIFIER_CRASHED, f"verifier {name!r} returned the subject {path!r}, {problem}"
+        )
+    return result
+
+
 def _result_problem(result: Any) -> str | None:
     if not isinstance(result, VerifierResult):
         return f"returned {type(result).__name__}, not a VerifierResult"
-    if result.outcome not in ("passed", "failed", "error"):
+    if not isinstance(result.outcome, str) or result.outcome not in ("passed", "failed", "error"):
         return f"returned the outcome {result.outcome!r}"
+    if result.reason is not None and not isinstance(result.reason, str):
+        return f"returned a reason of type {type(result.reason).__name__}, not text or None"
+    if not isinstance(result.message, str):
+        return f"returned a message of type {type(result.message).__name__}, not text"
     if not isinstance(result.details, dict):
         return f"returned details of type {type(result.details).__name__}, not a mapping"
+    if not isinstance(result.subjects, tuple | list):
+        return f"returned subjects of type {type(result.subjects).__name__}, not a tuple of paths"
     if not all(isinstance(s, str) and s for s in result.subjects):
         return "returned subjects that are not paths"
+    if not _text_keys(result.details):
+        return "returned details with a mapping key that is not text"
     try:
         json.dumps(result.details, allow_nan=False)
     except (TypeError, ValueError) as exc:
         return f"returned details that are not plain JSON ({exc})"
     return None
+
+
+def _text_keys(value: Any) -> bool:
+    """True when every mapping in *value* has text keys (``json.dumps`` would turn a key ``1``
+    into ``"1"`` without a word, and the record would not be the details returned)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _text_keys(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_text_keys(item) for item in value)
+    return True
