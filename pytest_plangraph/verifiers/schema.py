@@ -3,7 +3,8 @@
 Files ending in ``.yaml``/``.yml`` are read as YAML (safely, and with dates kept as strings, as
 JSON would have them); anything else as JSON. ``$ref`` to other schema files resolves relative
 to the schema file, inside the repository only — nothing is ever fetched from the network.
-Formats (``email``, ``date`` …) are checked. jsonschema is imported when a schema is checked,
+Formats are checked as :mod:`~pytest_plangraph.verifiers.formats` says (the same on every
+machine). jsonschema is imported when a schema is checked,
 never at import time.
 
 Reasons: ``SCHEMA_MISSING``/``SCHEMA_INVALID`` (outcome ``error``: the check itself is broken),
@@ -14,7 +15,6 @@ Reasons: ``SCHEMA_MISSING``/``SCHEMA_INVALID`` (outcome ``error``: the check its
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import posixpath
@@ -38,6 +38,8 @@ from . import (
     path_setting_problems,
     settings_of,
 )
+from .documents import YAML_SUFFIXES, parse_document, short
+from .formats import format_checker
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -48,8 +50,6 @@ if TYPE_CHECKING:
 
 MAX_ERRORS = 10
 """At most this many violations are listed; the count says how many there were."""
-_MAX_TEXT = 300
-_YAML_SUFFIXES = (".yaml", ".yml")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -122,13 +122,13 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
         library = version("jsonschema")
     except PackageNotFoundError:
         return None
-    mode = "yaml" if rel.lower().endswith(_YAML_SUFFIXES) else "json"
+    mode = "yaml" if rel.lower().endswith(YAML_SUFFIXES) else "json"
     key = hashlib.sha256(data)
     key.update(f"\0{mode}\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
 
 
-_SCHEMA_MODULES = ("verifiers/schema.py",)
+_SCHEMA_MODULES = ("verifiers/schema.py", "verifiers/documents.py", "verifiers/formats.py")
 
 KEPT_SCHEMAS = 64
 """How many valid-schema markers the cache keeps (the ones written last)."""
@@ -169,39 +169,6 @@ def load_document(workspace: Workspace, rel: str) -> Any:
     return _load(workspace, rel, _ARTIFACT)
 
 
-def parse_document(data: bytes, name: str) -> Any:
-    """Parse JSON, or YAML when *name* ends in ``.yaml``/``.yml``; ValueError naming *name*."""
-    import yaml
-
-    try:
-        if name.lower().endswith(_YAML_SUFFIXES):
-            return yaml.load(data, Loader=_yaml_loader())
-        return json.loads(data)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{name}: not valid YAML: {_short(str(exc))}") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{name}: not UTF-8 text: {exc.reason}") from exc
-    except ValueError as exc:
-        raise ValueError(f"{name}: not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise ValueError(f"{name}: nested too deeply to read") from exc
-
-
-@functools.cache
-def _yaml_loader() -> Any:
-    """A safe loader that leaves timestamps as strings, as a JSON artifact would have them."""
-    import yaml
-
-    class _JsonLikeLoader(yaml.SafeLoader):
-        pass
-
-    _JsonLikeLoader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(":timestamp")]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    return _JsonLikeLoader
-
-
 def _stop(role: _Role, reason: str, message: str) -> VerdictError:
     return VerdictError(VerifierResult(role.outcome, reason, message))
 
@@ -238,6 +205,8 @@ class _Refs:
         self.base = posixpath.dirname(schema_rel)
         self.read: list[str] = []
         self.failure: VerdictError | None = None
+        self.root_id: str | None = None
+        """The schema file's own ``$id``: relative ``$ref``s resolve against it."""
 
     def registry(self) -> Any:
         """A referencing registry that retrieves through this object."""
@@ -251,16 +220,23 @@ class _Refs:
         import referencing.jsonschema
 
         if urlsplit(uri).scheme:
+            because = (
+                f" (relative $refs resolve against the schema's $id {self.root_id!r}: leave the "
+                "$id out to resolve them next to the schema file)"
+                if self.root_id and urlsplit(self.root_id).scheme
+                else ""
+            )
             self.failure = _stop(
                 _SCHEMA,
                 SCHEMA_INVALID,
                 f"$ref {uri!r} is not fetched: keep referenced schemas in the repository"
-                " and refer to them by relative path",
+                f" and refer to them by relative path{because}",
             )
             raise self.failure
         rel = posixpath.normpath(posixpath.join(self.base, uri))
         try:
             contents = _load(self.workspace, rel, _SCHEMA)
+            _checked_schema(contents, rel)  # as the schema file itself is checked
         except VerdictError as stop:
             self.failure = stop
             raise
@@ -271,9 +247,21 @@ class _Refs:
 
 def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
     """The validator of the schema file *schema_rel* whose content, already read, is *data*."""
-    from jsonschema import exceptions
 
     schema = _parsed(data, schema_rel, _SCHEMA)
+    cls = _checked_schema(schema, schema_rel)
+    if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
+        refs.root_id = schema["$id"]
+    checker = format_checker(cls)
+    validator: Validator = cls(schema, registry=refs.registry(), format_checker=checker)
+    return validator
+
+
+def _checked_schema(schema: Any, schema_rel: str) -> Any:
+    """The validator class of *schema* (read from *schema_rel*), once it is a valid schema of
+    its dialect; SCHEMA_INVALID otherwise."""
+    from jsonschema import exceptions
+
     if not isinstance(schema, (dict, bool)):
         kind = type(schema).__name__
         raise _stop(
@@ -284,10 +272,9 @@ def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
         cls.check_schema(schema)
     except exceptions.SchemaError as exc:
         where = json_path(exc.absolute_path)
-        message = f"{schema_rel}: not a valid JSON Schema: {where}: {_short(exc.message)}"
+        message = f"{schema_rel}: not a valid JSON Schema: {where}: {short(exc.message)}"
         raise _stop(_SCHEMA, SCHEMA_INVALID, message) from None
-    validator: Validator = cls(schema, registry=refs.registry(), format_checker=cls.FORMAT_CHECKER)
-    return validator
+    return cls
 
 
 def _validator_class(schema: dict[str, Any] | bool, schema_rel: str) -> Any:
@@ -318,7 +305,12 @@ def _validate(
     except referencing.exceptions.Unresolvable as exc:
         if refs.failure is not None:
             raise refs.failure from None
-        message = f"{schema_rel}: cannot resolve $ref: {_short(str(exc))}"
+        message = f"{schema_rel}: cannot resolve $ref: {short(str(exc))}"
+        raise _stop(_SCHEMA, SCHEMA_INVALID, message) from None
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        # a schema valid for check_schema that still cannot be applied (a keyword's value
+        # the validator cannot compare); the check is broken, not the artifact
+        message = f"{schema_rel}: cannot be applied: {type(exc).__name__}: {short(str(exc))}"
         raise _stop(_SCHEMA, SCHEMA_INVALID, message) from None
     if not errors:
         return VerifierResult("passed", message=f"{artifact_rel} conforms to {schema_rel}")
@@ -338,7 +330,7 @@ def _violations(artifact_rel: str, errors: list[ValidationError]) -> VerifierRes
     entries = [
         {
             "path": json_path(e.absolute_path),
-            "message": _short(e.message),
+            "message": short(e.message),
             "keyword": str(e.validator),
             "schema_path": _pointer(e.absolute_schema_path),
         }
@@ -367,7 +359,3 @@ def json_path(parts: Iterable[str | int]) -> str:
 def _pointer(parts: Iterable[str | int]) -> str:
     escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
     return "#/" + "/".join(escaped)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."

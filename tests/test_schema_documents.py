@@ -1,0 +1,115 @@
+"""The ``schema`` verifier on documents JSON cannot hold, on schemas reached through ``$ref``, and
+on ``format``: the same verdict on every machine, never a hang or a crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plangraph.model import Node
+from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.verifiers import Registry, VerifierResult
+from pytest_plangraph.verifiers.formats import date_time
+
+BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+BOMB = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + BOMB  # 9**9 values in 400 bytes
+
+
+def run(root: Path, schema: Any, artifact: str, text: str) -> VerifierResult:
+    (root / "s.json").write_text(json.dumps(schema), encoding="utf-8")
+    (root / artifact).write_text(text, encoding="utf-8")
+    verifier = {"type": "schema", "schema": "s.json", "artifact": artifact}
+    node = Node.model_validate({"id": "n", "acceptance": [{"id": "ac", "verifier": verifier}]})
+    return Registry.builtin().run_safely(node, node.acceptance[0], Workspace.at(root))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("bomb.yaml", BOMB, "its aliases expand to more than 1,000,000 values"),
+        ("loop.yaml", "a: &a [1, *a]\n", "an alias refers to a value that contains it"),
+        ("nan.json", '{"ratio": NaN}', "NaN is not a JSON number"),
+        ("inf.json", '{"ratio": -Infinity}', "-Infinity is not a JSON number"),
+        ("nan.yaml", "ratio: .nan\n", "$.ratio: nan is not a JSON number"),
+        ("int-key.yaml", "1: 5\n", "$: the key 1 is read as int, not text"),
+        ("float-key.yaml", "a:\n  1.5: x\n", "$.a: the key 1.5 is read as float, not text"),
+    ],
+)
+def test_what_json_cannot_hold_is_unreadable(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    schema = {"type": "object", "additionalProperties": {"type": ["string", "array", "number"]}}
+    result = run(tmp_path, schema, name, text)
+    assert (result.outcome, result.reason) == ("failed", "ARTIFACT_UNREADABLE")
+    assert result.message.startswith(f"{name}: ")
+    assert expected in result.message
+
+
+def test_a_quoted_key_is_text(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"1": {"type": "string"}}}
+    result = run(tmp_path, schema, "key.yaml", '"1": 5\n')
+    assert (result.outcome, result.reason) == ("failed", "SCHEMA_VIOLATION")
+
+
+@pytest.mark.parametrize(
+    ("referenced", "expected"),
+    [
+        ({"type": "object", "required": "city"}, "$.required: 'city' is not of type 'array'"),
+        ({"maxLength": "5"}, "$.maxLength: '5' is not of type 'integer'"),
+        ([1, 2], "a JSON Schema is an object, not list"),
+    ],
+)
+def test_a_schema_reached_through_ref_is_checked_as_a_schema(
+    tmp_path: Path, referenced: Any, expected: str
+) -> None:
+    (tmp_path / "part.json").write_text(json.dumps(referenced), encoding="utf-8")
+    schema = {"type": "object", "properties": {"part": {"$ref": "part.json"}}}
+    result = run(tmp_path, schema, "a.json", '{"part": {"city": "Oslo"}}')
+    assert (result.outcome, result.reason) == ("error", "SCHEMA_INVALID")
+    assert result.message.startswith("part.json: ")
+    assert expected in result.message
+
+
+def test_a_ref_resolved_against_an_absolute_id_says_so(tmp_path: Path) -> None:
+    (tmp_path / "addr.json").write_text('{"type": "object"}', encoding="utf-8")
+    schema = {"$id": "https://example.com/s.json", "properties": {"addr": {"$ref": "addr.json"}}}
+    result = run(tmp_path, schema, "a.json", '{"addr": {}}')
+    assert (result.outcome, result.reason) == ("error", "SCHEMA_INVALID")
+    assert "$ref 'https://example.com/addr.json' is not fetched" in result.message
+    assert "resolve against the schema's $id 'https://example.com/s.json'" in result.message
+
+
+@pytest.mark.parametrize(
+    ("value", "outcome"),
+    [
+        ({"when": "2026-12-01T08:30:00Z"}, "passed"),
+        ({"when": "2026-12-01t08:30:00.25+05:30"}, "passed"),
+        ({"when": "yesterday"}, "failed"),
+        ({"when": "2026-02-30T00:00:00Z"}, "failed"),
+        ({"when": "2026-12-01T08:30:00+24:00"}, "failed"),
+        ({"day": "yesterday"}, "failed"),
+        ({"home": "not a uri"}, "passed"),  # not a checked format: an annotation
+    ],
+)
+def test_formats_are_checked_the_same_on_every_machine(
+    tmp_path: Path, value: dict[str, str], outcome: str
+) -> None:
+    properties = {
+        "when": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "home": {"type": "string", "format": "uri"},
+    }
+    result = run(tmp_path, {"properties": properties}, "a.json", json.dumps(value))
+    assert result.outcome == outcome, result.message
+
+
+def test_date_time_allows_a_leap_second_and_ignores_what_is_not_text() -> None:
+    assert date_time("2016-12-31T23:59:60Z")
+    assert not date_time("2016-12-31T23:59:61Z")
+    assert date_time(5)
