@@ -227,9 +227,12 @@ class PlanGraph:
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events
-        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event."""
+        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
+        store yet, nothing: reading makes no store."""
         from .checkpoint import checkpoint_path, read_fold
 
+        if not self.has_store():
+            return LogFold()
         with collector_paused():
             return read_fold(self.store, checkpoint_path(self.store_path))
 
@@ -271,9 +274,12 @@ class PlanGraph:
             events = self.fold() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
 
-    def plan_ref(self) -> PlanRef:
-        """Plan id, store-numbered version and digest (registers a digest seen the first time)."""
+    def plan_ref(self, *, create: bool = True) -> PlanRef:
+        """Plan id, store-numbered version and digest (registers a digest seen the first time).
+        Without *create*, a repository with no store yet gets version 0 and no store."""
         digest = self.plan.digest
+        if not create and not self.has_store():
+            return PlanRef(id=self.plan.plan, version=0, digest=digest)
         if self.store.readonly:  # 0: a plan this read-only store has never seen
             version = self.store.plan_version(digest) or 0
         else:

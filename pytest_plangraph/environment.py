@@ -44,8 +44,14 @@ def now() -> str:
 
 
 def actor() -> str:
-    """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name."""
-    if (name := os.environ.get("PLANGRAPH_ACTOR", "")).strip():  # a blank one names nobody
+    """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name.
+    A blank ``PLANGRAPH_ACTOR`` names nobody; one with control characters is refused, as
+    ``--by`` refuses them (a line break would forge a line of ``history``)."""
+    if (name := os.environ.get("PLANGRAPH_ACTOR", "")).strip():
+        from .apicheck import name_problem
+
+        if (problem := name_problem(name)) is not None:
+            raise UsageError(f"PLANGRAPH_ACTOR: {problem}")
         return name
     import getpass  # with termios and pwd: only when no actor is named
 

@@ -72,9 +72,8 @@ def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
     state = derive(graph.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
     latest = [e.seq for e in latest_evidence(graph.graph, events).values()]
-    observed = observed_changes(
-        graph.graph, graph.store.events(seqs=latest), snapshot.files, snapshot.outputs
-    )
+    records = graph.store.events(seqs=latest) if latest else []  # no store: none made
+    observed = observed_changes(graph.graph, records, snapshot.files, snapshot.outputs)
     named: dict[str, str] = {}
     notes: list[str] = []
     if commits:

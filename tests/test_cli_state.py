@@ -612,3 +612,64 @@ def test_a_blank_actor_is_not_a_name(jwt):
     assert result.code == 0
     [record] = result.json()["evidence"]
     assert record["recorded_by"].strip()  # the login name, not a blank
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["status"], ["status", "--check"], ["history", SCHEMA], ["impact"], ["audit"], ["export"]],
+)
+def test_a_named_store_that_is_not_there_is_refused_and_not_made(project, command):
+    root = project("jwt-login")
+    for named in ({"args": ["--store", "ci/stor.db"]}, {"env": {"PLANGRAPH_STORE": "ci/stor.db"}}):
+        result = plangraph_main(root, *command, *named.get("args", []), env=named.get("env"))
+        assert result.code == 2, (command, result.out)
+        assert f"no store at {root.resolve() / 'ci' / 'stor.db'}" in result.err
+        assert not (root / "ci").exists()
+
+
+def test_reading_commands_make_no_store(project):
+    root = project("jwt-login")
+    assert statuses(root)[SCHEMA] == "ready"
+    assert plangraph_main(root, "status", "--check").code == 0
+    history = plangraph_main(root, "history", SCHEMA, "--format", "json")
+    assert history.code == 0 and history.json()["events"] == []
+    assert plangraph_main(root, "impact").code == 0
+    audit = plangraph_main(root, "audit", "--format", "json")
+    assert audit.code == 0
+    assert audit.json()["notes"] == [
+        f"no store at {root.resolve() / STORE} yet: nothing recorded, nothing to audit"
+    ]
+    plan = plangraph_main(root, "status", "--format", "json").json()["plan"]
+    assert plan["version"] == 0  # numbered by the first store that sees it
+    assert not (root / STORE).exists()
+
+
+def test_a_refused_merge_makes_no_store(jwt, tmp_path):
+    shard = tmp_path / "shard.db"
+    shutil.copy(jwt / STORE, shard)
+    with sqlite3.connect(shard) as con:
+        con.execute("DROP TRIGGER events_no_update")
+        con.execute("UPDATE events SET by_ = 'mallory' WHERE seq = 1")
+    target = tmp_path / "merged" / "store.db"
+    result = plangraph_main(jwt, "merge", str(shard), "--store", str(target))
+    assert result.code == 2 and "refusing to merge" in result.err
+    assert not target.parent.exists()
+
+
+def test_an_actor_with_control_characters_is_refused(jwt):
+    env = {"PLANGRAPH_ACTOR": "mallory\nstep-user-schema: PASSED"}
+    result = plangraph_main(jwt, "verify", env=env)
+    assert result.code == 2
+    assert result.err.startswith("plangraph: error: PLANGRAPH_ACTOR: 'mallory\\nstep-user-schema")
+    assert [
+        e["by"] for e in plangraph_main(jwt, "history", SCHEMA, "--format", "json").json()["events"]
+    ] == ["tester"]
+
+
+def test_a_signing_key_that_is_not_utf8_signs(project):
+    root = project("jwt-login")
+    key = os.fsdecode(b"\xffkey")
+    assert plangraph_main(root, "verify", env={"PLANGRAPH_SIGNING_KEY": key}).code == 0
+    assert plangraph_main(root, "audit", env={"PLANGRAPH_SIGNING_KEY": key}).code == 0
+    wrong = plangraph_main(root, "audit", env={"PLANGRAPH_SIGNING_KEY": "key"})
+    assert wrong.code == 1 and "BAD_SIGNATURE" in wrong.out

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import UsageError
 from ..model import FORMAT_VERSION
 
 if TYPE_CHECKING:
@@ -54,12 +56,16 @@ def name_text(value: str) -> str:
     return value
 
 
-def open_graph(args: argparse.Namespace) -> PlanGraph:
-    """Open the repository named by the common options; a plan with lint errors is refused."""
+def open_graph(args: argparse.Namespace, *, reading: bool = False) -> PlanGraph:
+    """Open the repository named by the common options; a plan with lint errors is refused.
+    A *reading* command's store named by ``--store`` or ``$PLANGRAPH_STORE`` must exist (see
+    :func:`reading_store`), which is checked first: nothing is made for it."""
     from ..api import PlanGraph
 
     graph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
     try:
+        if reading:
+            reading_store(graph, args)
         settings = graph.check_plan()
     except BaseException:
         graph.close()
@@ -71,6 +77,21 @@ def open_graph(args: argparse.Namespace) -> PlanGraph:
             file=sys.stderr,
         )
     return graph
+
+
+def reading_store(graph: PlanGraph, args: argparse.Namespace, *, required: bool = False) -> bool:
+    """True when the graph's store exists; a reading command creates none. With no store at
+    a path named by ``--store`` or ``$PLANGRAPH_STORE`` (a typo would otherwise read as a
+    store with nothing wrong in it), or with none where one is *required*, UsageError."""
+    if graph.has_store():
+        return True
+    named = args.store is not None or bool(os.environ.get("PLANGRAPH_STORE"))
+    if named or required:
+        raise UsageError(
+            f"there is no store at {graph.store_path}; check --store and $PLANGRAPH_STORE "
+            "(this command reads a store and creates none)"
+        )
+    return False
 
 
 class Output:

@@ -60,7 +60,8 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "--apply records changes observed against the store's evidence; "
             "it cannot be combined with --since"
         )
-    with open_graph(args) as graph:
+    # over the store, impact reads it and makes none; --apply records what it finds
+    with open_graph(args, reading=args.since is None and not args.apply) as graph:
         report = graph.impact(args.since, commits=args.commits)
         applied = apply(graph, report) if args.apply else 0
     for note in report.notes:

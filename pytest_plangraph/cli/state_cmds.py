@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import Output, common_options, name_text, open_graph, table
+from .common import Output, common_options, name_text, open_graph, reading_store, table
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
@@ -88,10 +88,10 @@ def register(commands: Any) -> None:
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
+    with open_graph(args, reading=True) as graph:
         fold = graph.fold()  # what the log says: status and --check need no more
         state = graph.status(fold)
-        plan = graph.plan_ref()
+        plan = graph.plan_ref(create=False)
     nodes = list(state.nodes.values())
     if out.fmt != "text":  # each format builds only what it prints
         data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
@@ -211,15 +211,17 @@ def _event_json(event: Any) -> dict[str, Any]:
 def _history(args: argparse.Namespace, out: Output) -> int:
     from ..state import event_node, history
 
-    with open_graph(args) as graph:
-        log = graph.store.log()  # replayed light; the node's own events are read in full
+    with open_graph(args, reading=True) as graph:
+        # replayed light; the node's own events are read in full
+        log = graph.store.log() if reading_store(graph, args) else []
         if args.node in graph.graph.nodes:
             replay = history(graph.graph, log, graph.snapshot(log), args.node)
         else:  # a node removed from the plan keeps its events, with no status to replay
             replay = [(e, REMOVED) for e in log if event_node(e) == args.node]
             if not replay:
                 graph.require_node(args.node)  # unknown: the message lists the known ones
-        events = {e.seq: e for e in graph.store.events(seqs=[e.seq for e, _ in replay])}
+        seqs = [e.seq for e, _ in replay]
+        events = {e.seq: e for e in graph.store.events(seqs=seqs)} if seqs else {}
     if gone := [e.seq for e, _ in replay if e.seq not in events]:
         from ..errors import StoreError
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_graph
+from .common import Output, common_options, open_graph, reading_store
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -70,7 +70,17 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
     from ..logfold import LogFold
     from ..state import derive
 
-    with open_graph(args) as graph:
+    with open_graph(args, reading=True) as graph:
+        if not reading_store(graph, args):
+            note = f"no store at {graph.store_path} yet: nothing recorded, nothing to audit"
+            empty: dict[str, list[Any]] = {
+                "chain": [],
+                "phantom_completions": [],
+                "stale": [],
+                "too_old": [],
+            }
+            out.emit({**empty, "notes": [note]}, note)
+            return 0
         problems = graph.store.verify()
         # every event, not the log's checkpoint: audit is what checks the checkpoint
         whole = LogFold.of(graph.store.log())
@@ -217,10 +227,14 @@ def _is_store_file(output: Path, store_path: Path) -> bool:
 def _merge(args: argparse.Namespace, out: Output) -> int:
     from ..environment import resolve_paths
     from ..store import Store
+    from ..store.chain import signing_key_from_env
+    from ..store.merging import load_source
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
+    # every input is checked before the target is opened: a refused merge makes no store
+    loaded = [load_source(source, signing_key_from_env()) for source in args.sources]
     with Store.open(store_path) as store:
-        result = store.merge(args.sources)
+        result = store.merge(args.sources, loaded=loaded)
     data = vars(result)
     text = f"merged into {store_path}: " + ", ".join(f"{k} {v}" for k, v in data.items())
     if result.unchecked_signatures:

@@ -49,9 +49,10 @@ class ChainProblem:
 
 
 def signing_key_from_env() -> bytes | None:
-    """The key in ``PLANGRAPH_SIGNING_KEY`` (UTF-8), or None when it is unset or empty."""
+    """The key in ``PLANGRAPH_SIGNING_KEY`` (its bytes as the environment holds them, UTF-8
+    or not), or None when it is unset or empty."""
     value = os.environ.get(SIGNING_KEY_ENV)
-    return value.encode("utf-8") if value else None
+    return os.fsencode(value) if value else None
 
 
 def event_id(event: Event) -> str:

@@ -448,16 +448,24 @@ class Store(FileCache):
         """Write every event as JSON Lines (format in ``exchange.py``); return the count."""
         return write_jsonl(self.events(), out)
 
-    def merge(self, sources: Sequence[Path]) -> MergeResult:
+    def merge(
+        self,
+        sources: Sequence[Path],
+        *,
+        loaded: Sequence[tuple[list[Event], list[PlanVersion]]] | None = None,
+    ) -> MergeResult:
         """Union the events of other stores into this one, re-chained here (idempotent).
 
         Each source's chain (with this store's key, its signatures too) is verified first; a
         source that fails is refused by name and nothing is written. Plan digests new to this
         store are numbered in order of first appearance. Merged events are chained (and, with a
         key, signed) anew here; without a key, a source's signatures are not checked and the
-        result counts the signed events added unsigned.
+        result counts the signed events added unsigned. *loaded* are the sources as
+        :func:`~pytest_plangraph.store.merging.load_source` read them, when the caller checked
+        them before this store was opened.
         """
-        loaded = [load_source(Path(source), self._key) for source in sources]
+        if loaded is None:
+            loaded = [load_source(Path(source), self._key) for source in sources]
         with self._transaction() as con:
             known = {row[0] for row in con.execute("SELECT digest FROM plans")}
             plans = new_plans([plans for _, plans in loaded], known)
