@@ -76,17 +76,21 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     return fold
 
 
-def audit(graph: PlanGraph, whole: PlanState, snapshot: Snapshot) -> ChainProblem | None:
+def audit(
+    graph: PlanGraph, whole: PlanState, snapshot: Snapshot, folded: LogFold
+) -> ChainProblem | None:
     """Check the checkpoint against *whole*, the state derived from every event (with
-    *snapshot*): a checkpoint that derives another state was edited or written wrongly. It is
-    then removed, so that the next read folds every event, and the problem is returned."""
+    *snapshot*), and *folded*, the fold of every event: a checkpoint that derives another state,
+    or says other criteria passed once (what ``status --check`` compares with), was edited or
+    written wrongly. It is then removed, so that the next read folds every event, and the
+    problem is returned."""
     path = checkpoint_path(graph.store_path)
     kept = _from_checkpoint(graph.store, path)
     if kept is None:
         return None
     fold, _, _, seq = kept
     mine = derive(graph.graph, fold, snapshot)
-    if mine == whole:
+    if mine == whole and fold.passed == folded.passed:
         return None
     with contextlib.suppress(OSError):
         path.unlink()
@@ -150,7 +154,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
         "hash": chain,
         "at": at,
         "sha256": digest,
-        "signature": None if key is None else sign(key, digest),
+        "signature": None if key is None else sign(key, _signed(seq, chain, at, digest)),
     }
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -174,8 +178,9 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         if digest != head["sha256"]:
             return None
         key = signing_key_from_env()  # with a key, only a checkpoint signed with it is used
+        signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest)
         if key is not None and not hmac.compare_digest(
-            str(head.get("signature")), sign(key, digest)
+            str(head.get("signature")), sign(key, signed)
         ):
             return None
         data = json.loads(body)
@@ -199,6 +204,12 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         return None
 
 
+def _signed(seq: int, chain: str, at: str, digest: str) -> str:
+    """What a checkpoint's signature vouches for: the body (its sha256) and the place in the
+    log it covers, so that a head moved to a later event is not taken as signed."""
+    return f"{seq}\0{chain}\0{at}\0{digest}"
+
+
 def _entries(index: Mapping[tuple[str, str], tuple[int, LoggedEvent]]) -> list[list[Any]]:
     # the key names the node and criterion even where the event has them in its payload only
     return [[*key, pos, *_event(e, key)] for key, (pos, e) in index.items()]
@@ -220,4 +231,6 @@ def _read_event(row: Sequence[Any]) -> LogEvent:
     seq, id_, kind, node, criterion, by, payload = row
     if not isinstance(payload, dict):
         raise ValueError("damaged checkpoint payload")
+    if kind == "evidence" and not isinstance(payload.get("subjects"), dict | None):
+        raise ValueError("damaged checkpoint subjects")  # as the log's reader refuses them
     return LogEvent(int(seq), str(id_), str(kind), node, criterion, str(by), payload)

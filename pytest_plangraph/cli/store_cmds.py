@@ -64,38 +64,56 @@ def parse_age(text: str) -> timedelta:
         raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
 
 
+_NO_FINDINGS: dict[str, list[Any]] = {
+    "chain": [],
+    "phantom_completions": [],
+    "stale": [],
+    "too_old": [],
+}
+
+
 def _audit(args: argparse.Namespace, out: Output) -> int:
     max_age = parse_age(args.max_age) if args.max_age is not None else None
-    from ..checkpoint import audit
-    from ..logfold import LogFold
-    from ..state import derive
+    from ..errors import StoreError
 
     with open_graph(args, reading=True) as graph:
         if not reading_store(graph, args):
             note = f"no store at {graph.store_path} yet: nothing recorded, nothing to audit"
-            empty: dict[str, list[Any]] = {
-                "chain": [],
-                "phantom_completions": [],
-                "stale": [],
-                "too_old": [],
-            }
-            out.emit({**empty, "notes": [note]}, note)
+            out.emit({**_NO_FINDINGS, "notes": [note]}, note)
             return 0
         problems = graph.store.verify()
-        # every event, not the log's checkpoint: audit is what checks the checkpoint
-        whole = LogFold.of(graph.store.log())
-        snapshot = graph.snapshot(whole)
-        state = derive(graph.graph, whole, snapshot)
-        mismatch = audit(graph, state, snapshot)
-        chain = [
-            vars(p) if not hasattr(p, "to_json") else p.to_json()
-            for p in [*problems, *([mismatch] if mismatch else [])]
-        ]
-        claims = graph.store.events(kinds=["claim"])
-        # the records' run times matter only to --max-age
-        evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
-        signed = 0 if graph.store.signing else graph.store.signed_count()
-    phantoms = _phantoms(claims, state)
+        chain = [vars(p) for p in problems]
+        try:
+            data, notes = _findings(graph, chain, max_age)
+        except StoreError as exc:
+            if not problems:
+                raise
+            # an event edited so that it cannot be read: the chain says which; the rest of
+            # the audit needs every event
+            notes = [f"status could not be derived, so nothing else was checked: {exc}"]
+            data = {**_NO_FINDINGS, "chain": chain}
+    out.emit({**data, "notes": notes}, "\n".join([*notes, _audit_text(data)]))
+    return 1 if any(data.values()) else 0
+
+
+def _findings(
+    graph: Any, chain: list[dict[str, Any]], max_age: timedelta | None
+) -> tuple[dict[str, list[Any]], list[str]]:
+    """Audit's findings past the chain's *chain* problems, and its notes."""
+    from ..checkpoint import audit
+    from ..logfold import LogFold
+    from ..state import derive
+
+    # every event, not the log's checkpoint: audit is what checks the checkpoint
+    whole = LogFold.of(graph.store.log())
+    snapshot = graph.snapshot(whole)
+    state = derive(graph.graph, whole, snapshot)
+    if (mismatch := audit(graph, state, snapshot, whole)) is not None:
+        chain = [*chain, vars(mismatch)]
+    claims = graph.store.events(kinds=["claim"])
+    # the records' run times matter only to --max-age
+    evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
+    signed = 0 if graph.store.signing else graph.store.signed_count()
     stale = [  # a cancelled node's evidence stands behind no completion
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
         for n in state.nodes.values()
@@ -103,9 +121,12 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         for c in n.criteria
         if c.state == "stale"
     ]
-    old = _too_old(evidence, state, max_age) if max_age is not None else []
-    data = {"chain": chain, "phantom_completions": phantoms, "stale": stale, "too_old": old}
-    found = any(data.values())
+    data = {
+        "chain": chain,
+        "phantom_completions": _phantoms(claims, state),
+        "stale": stale,
+        "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
+    }
     notes = (
         [
             f"{signed} event(s) are signed, and their signatures were not checked: "
@@ -114,8 +135,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
         if signed
         else []
     )
-    out.emit({**data, "notes": notes}, "\n".join([*notes, _audit_text(data)]))
-    return 1 if found else 0
+    return data, notes
 
 
 def _phantoms(claims: list[Any], state: Any) -> list[dict[str, Any]]:

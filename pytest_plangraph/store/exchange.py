@@ -74,7 +74,9 @@ def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
 def union(
     sources: Sequence[Sequence[Event]], ids: set[str], keys: Mapping[str, Request]
 ) -> list[Event]:
-    """Events of *sources* not already present, once each, in (at, id) order.
+    """Events of *sources* not already present, once each, in the order they were recorded:
+    by time, and events of one time in their source's order (a batch stored at once, upstream
+    first, stays so; see ``PlanGraph.record``), then by source.
 
     An event is present when its content id is in *ids* or its idempotency key is in *keys*
     (key → the request it was recorded for); the same key twice is one event, even when the
@@ -85,7 +87,8 @@ def union(
     fresh: dict[str, Event] = {}
     known = dict(keys)
     taken = set(keys)
-    for event in sorted((e for events in sources for e in events), key=lambda e: (e.at, e.id)):
+    every = [(e.at, n, i, e) for n, events in enumerate(sources) for i, e in enumerate(events)]
+    for *_, event in sorted(every, key=lambda entry: entry[:3]):
         if event.id in ids or event.id in fresh:
             continue
         key = event.idempotency_key

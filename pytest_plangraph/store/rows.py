@@ -197,6 +197,14 @@ def row_link(row: Sequence[Any]) -> Link:
     return Link(int(row[0]), str(row[1] or ""), str(row[10] or ""), str(row[11] or ""), signature)
 
 
+def written_as_stored(event: Event, row: Sequence[Any]) -> bool:
+    """True when the payload text of *row* (selected with :data:`COLUMNS`) is the canonical
+    JSON plangraph writes for *event*, read from it. Any other text was edited by hand, and may
+    read differently elsewhere: with a key written twice, Python keeps the last value while
+    SQLite's JSON functions (and the ``log`` table status reads) keep the first."""
+    return bool(row[8] == canonical_json(event.payload))
+
+
 def readable_event(row: Sequence[Any]) -> Event | None:
     """The event of a row selected with :data:`COLUMNS`, or None when it cannot be read."""
     try:

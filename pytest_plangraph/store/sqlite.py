@@ -50,6 +50,7 @@ from .rows import (
     readable_event,
     row_event_fast,
     row_link,
+    written_as_stored,
 )
 
 
@@ -292,12 +293,14 @@ class Store(FileCache):
         after_seq: int = 0,
         mentioning: str | None = None,
         seqs: Collection[int] | None = None,
+        chain_order: bool = False,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
-        same as chain order except after a merge). Each filter given narrows the answer: only
-        events of *node*, of *kinds*, whose ``seq`` is one of *seqs*, or whose payload's
-        stored JSON text contains *mentioning* (text as canonical JSON writes it, such as a
-        quoted key ``'"coverage"'``; an empty text matches every event)."""
+        same as chain order except after a merge), or in *chain_order*. Each filter given
+        narrows the answer: only events of *node*, of *kinds*, whose ``seq`` is one of *seqs*,
+        or whose payload's stored JSON text contains *mentioning* (text as canonical JSON
+        writes it, such as a quoted key ``'"coverage"'``; an empty text matches every
+        event)."""
         where, params = ["seq > ?"], [after_seq]
         if seqs is not None:
             where.append("seq IN (SELECT value FROM json_each(?))")
@@ -313,7 +316,8 @@ class Store(FileCache):
                 return []
             where.append(f"kind IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)  # type: ignore[arg-type]
-        query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY at, seq"
+        order = "seq" if chain_order else "at, seq"
+        query = f"SELECT {COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY {order}"
         with self._reading() as con:
             rows = con.execute(query, params).fetchall()
         with collector_paused():
@@ -413,7 +417,10 @@ class Store(FileCache):
         with collector_paused():
             for row in rows:
                 link, event = row_link(row), readable_event(row)
-                own = check_link(link, None if event is None else event_id(event), prev, self._key)
+                computed = None if event is None else event_id(event)
+                if event is not None and not written_as_stored(event, row):
+                    computed = ""  # the text was edited (say, a second "outcome" key added)
+                own = check_link(link, computed, prev, self._key)
                 problems.extend(own)
                 prev = link.hash
                 if own or event is None:  # an event edited by hand is reported as such
@@ -445,8 +452,9 @@ class Store(FileCache):
         return {int(seq): (str(id_), bool(gone)) for seq, id_, gone in differ}
 
     def export_jsonl(self, out: TextIO) -> int:
-        """Write every event as JSON Lines (format in ``exchange.py``); return the count."""
-        return write_jsonl(self.events(), out)
+        """Write every event as JSON Lines (format in ``exchange.py``), in chain order, so that
+        the export's chain verifies as the store's does; return the count."""
+        return write_jsonl(self.events(chain_order=True), out)
 
     def merge(
         self,
