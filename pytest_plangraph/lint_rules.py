@@ -390,20 +390,23 @@ def _links_outside_root(ctx: LintContext) -> Iterator[Finding]:
 def _no_acceptance(ctx: LintContext) -> Iterator[Finding]:
     graph = ctx.graph
     for i, node in enumerate(ctx.loaded.plan.nodes):
-        if node.acceptance or node.cancelled:
+        if node.cancelled or any(c.required for c in node.acceptance):
             continue
+        # criteria all `required: false` are shown, never waited for: the gate needs one
+        optional = " required" if node.acceptance else ""
+        fix = "make one required (leave out `required: false`)" if node.acceptance else "add one"
         if node.kind == "step":
             hint = (
-                f"step {node.id} has no acceptance criteria, so no evidence can show it is done; "
-                f"add one, e.g. `acceptance: [{{id: ac-1, verifier: {{type: test}}}}]`"
+                f"step {node.id} has no{optional} acceptance criteria, so no evidence can show "
+                f"it is done; {fix}, e.g. `acceptance: [{{id: ac-1, verifier: {{type: test}}}}]`"
             )
         elif node.kind == "objective" and not (
             graph.children.get(node.id) or graph.prerequisites(node.id)
         ):  # a milestone like it is an ORPHAN_MILESTONE
             hint = (
-                f"objective {node.id} has no children, strong prerequisites or acceptance "
-                f"criteria, so nothing can show it is done; give it children (`parent: "
-                f"{node.id}` on its steps) or a criterion"
+                f"objective {node.id} has no children, strong prerequisites or{optional} "
+                f"acceptance criteria, so nothing can show it is done; give it children "
+                f"(`parent: {node.id}` on its steps) or a{optional} criterion"
             )
         else:
             continue

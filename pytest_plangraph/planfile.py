@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from .errors import PlanError, Problem
 from .model import Plan
-from .plancache import keep_parsed, read_parsed, with_facts
+from .plancache import code_fingerprint, keep_parsed, read_parsed, with_facts
 from .planmessages import FieldPath as FieldPath
 from .planmessages import format_path as format_path
 from .planmessages import problem
@@ -44,8 +44,8 @@ class LoadedPlan:
     file: str
     positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, compare=False)
     cache_key: str | None = field(default=None, compare=False)
-    """The sha256 of the plan file's bytes when the plan cache keeps entries for it (a large
-    plan read with a cache folder), else None."""
+    """The key of the plan file's entries when the plan cache keeps them (a large plan read
+    with a cache folder: :func:`cache_key`), else None."""
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
@@ -86,7 +86,7 @@ def parse_plan(
         raise PlanError([_too_large(name, len(raw))])
     key = None
     if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
-        key = hashlib.sha256(raw).hexdigest()
+        key = cache_key(raw)
     data, positions = _read(suffix, raw, name, cache_dir, key)
     kept = None
     if isinstance(data, bytes) and cache_dir is not None and key is not None:
@@ -99,6 +99,18 @@ def parse_plan(
         with_facts(loaded.plan, cache_dir, key)
         loaded = replace(loaded, cache_key=key)
     return loaded
+
+
+def cache_key(raw: bytes) -> str:
+    """What a plan file's cache entries are kept under: the sha256 of its bytes and of the code
+    that reads them, so a reading rule changed by an upgrade (say, which YAML words are
+    booleans) never meets data parsed by the old rule."""
+    digest = hashlib.sha256(raw)
+    digest.update(code_fingerprint(_READING_MODULES).encode())
+    return digest.hexdigest()
+
+
+_READING_MODULES = ("planfile.py", "planyaml.py", "planmessages.py")
 
 
 def _from_kept(

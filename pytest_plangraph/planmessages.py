@@ -35,6 +35,7 @@ _MESSAGES = {
     "float_type": "expected a number",
     "float_parsing": "expected a number",
     "format_version_type": "expected the whole number 1",
+    "string_too_short": "expected a path, got an empty text",
 }
 
 
@@ -66,15 +67,22 @@ _SCALARS = frozenset({"bool_type", "int_type", "float_type", "format_version_typ
 def _type_message(kind: str, text: str, got: Any) -> str:
     if kind not in _MESSAGES:
         return text
+    if kind == "string_too_short":
+        return f"{_MESSAGES[kind]}; write a path relative to the repository root"
     message = f"{_MESSAGES[kind]}, got {type(got).__name__} {got!r}"
-    if kind in _SCALARS and isinstance(got, str) and _looks_plain(got):
+    if kind in _SCALARS and isinstance(got, str) and got.strip().lower() in _YAML11_BOOLEANS:
+        message += "; write true or false (yes, no, on and off are text, as in YAML 1.2 and JSON)"
+    elif kind in _SCALARS and isinstance(got, str) and _looks_plain(got):
         message += "; write it without quotes"
     return message
 
 
+_YAML11_BOOLEANS = frozenset({"yes", "no", "on", "off", "y", "n"})
+
+
 def _looks_plain(text: str) -> bool:
     """True when *text* would be a number or true/false if it were written without quotes."""
-    if text.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
+    if text.strip().lower() in ("true", "false"):
         return True
     try:
         float(text)

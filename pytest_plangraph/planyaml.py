@@ -31,7 +31,10 @@ class _SafeLoader(_BaseLoader):  # type: ignore[misc]
         key = (value, implicit)
         tag = self._tags.get(key)
         if tag is None:
-            tag = self._tags[key] = super().resolve(kind, value, implicit)
+            tag = super().resolve(kind, value, implicit)
+            if tag == _BOOL and value.lower() not in ("true", "false"):
+                tag = _STR  # YAML 1.2 (and JSON): yes, no, on and off are text
+            self._tags[key] = tag
         return tag
 
 
@@ -63,6 +66,7 @@ _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mapp
 
 
 _STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
 
 
 def _not_text(key: Any, written: Any) -> str:

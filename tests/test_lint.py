@@ -531,3 +531,17 @@ def test_the_flat_path_walk_names_every_located_path(name: str) -> None:
     loaded = load_plan(LINT_FIXTURES / f"{name}.yaml", display=f"{name}.yaml")
     context = LintContext(loaded, Graph.of(loaded.plan), ["test", "schema", "artifact"], None)
     assert _path_values(context) == [value for _, _, value in _plan_paths(context)]
+
+
+def test_criteria_that_are_all_optional_are_no_acceptance(tmp_path: Path) -> None:
+    optional = [{"id": "ac", "required": False, "verifier": {"type": "approval"}}]
+    nodes = [
+        {"id": "goal", "kind": "objective", "acceptance": optional},
+        {"id": "s", "acceptance": optional},
+        {"id": "t", "acceptance": [*optional, {"id": "ac2", "verifier": {"type": "approval"}}]},
+    ]
+    found = {f.node: f.hint for f in _lint(tmp_path, nodes) if f.code == "NO_ACCEPTANCE"}
+    assert sorted(found) == ["goal", "s"]
+    assert found["s"].startswith("step s has no required acceptance criteria")
+    assert "make one required (leave out `required: false`)" in found["s"]
+    assert "strong prerequisites or required acceptance criteria" in found["goal"]

@@ -240,7 +240,20 @@ CRITERION = NODE + "    acceptance:\n      - id: c\n"
         (NODE + "    cancelled: 1\n", "nodes[0].cancelled: expected true or false, got int 1"),
         (
             NODE + "    idempotent: 'yes'\n",
-            "nodes[0].idempotent: expected true or false, got str 'yes'; write it without",
+            "nodes[0].idempotent: expected true or false, got str 'yes'; write true or false",
+        ),
+        (  # YAML 1.2 and JSON read these as text; YAML 1.1 took them for booleans
+            NODE + "    idempotent: yes\n",
+            "nodes[0].idempotent: expected true or false, got str 'yes'; write true or false",
+        ),
+        (
+            NODE + "    cancelled: Off\n",
+            "nodes[0].cancelled: expected true or false, got str 'Off'",
+        ),
+        (NODE + "    cancelled: 'true'\n", "nodes[0].cancelled: expected true or false, got str"),
+        (
+            NODE + "    outputs: ['']\n",
+            "nodes[0].outputs[0]: expected a path, got an empty text; write a path relative",
         ),
         (NODE + "    timeout_s: true\n", "nodes[0].timeout_s: expected a number, got bool True"),
         (NODE + "    timeout_s: fast\n", "nodes[0].timeout_s: expected a number, got str 'fast'"),

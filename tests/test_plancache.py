@@ -3,7 +3,6 @@ bytes and the same package version, recomputed whenever it cannot be trusted."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ from conftest import git
 from pytest_plangraph import __version__
 from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
 from pytest_plangraph.plancache import KEEP, cache_dir_of, code_version, prune
-from pytest_plangraph.planfile import load_plan
+from pytest_plangraph.planfile import cache_key, load_plan
 
 
 def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
@@ -145,7 +144,7 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     keys = []
     for minimum in range(KEEP + 3):  # a plan edited again and again
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
-        keys.append(hashlib.sha256(plan_file.read_bytes()).hexdigest())
+        keys.append(cache_key(plan_file.read_bytes()))
         load_plan(plan_file, cache_dir=cache)
         for kind in ("plan", "facts"):  # written a second apart, oldest first
             os.utime(cache / f"{kind}-{keys[-1]}.json", ns=((minimum + 1) * 10**9,) * 2)
@@ -206,7 +205,7 @@ def test_the_entry_just_written_stays_whatever_the_clocks_say(tmp_path: Path) ->
             os.utime(_entry(cache, n, kind), (future, future))
     _write_plan(plan_file, count=110)
     load_plan(plan_file, cache_dir=cache)
-    key = hashlib.sha256(plan_file.read_bytes()).hexdigest()
+    key = cache_key(plan_file.read_bytes())
     assert (cache / f"plan-{key}.json").exists() and (cache / f"facts-{key}.json").exists()
     assert len(list(cache.glob("plan-*.json"))) == KEEP
 
@@ -246,3 +245,17 @@ def test_git_lists_nothing_kept_in_the_cache(tmp_path: Path) -> None:
     assert git(tmp_path, "status", "--porcelain", "--untracked-files=all").strip() == (
         "A  plan.yaml"
     )
+
+
+def test_data_parsed_by_other_reading_code_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file, count=110)
+    before = load_plan(plan_file, cache_dir=cache).cache_key
+    from pytest_plangraph import planfile
+
+    monkeypatch.setattr(planfile, "_READING_MODULES", ("planfile.py",))  # as after an upgrade
+    after = load_plan(plan_file, cache_dir=cache).cache_key
+    assert before and after and before != after
+    assert (cache / f"plan-{after}.json").exists()

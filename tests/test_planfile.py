@@ -41,15 +41,16 @@ def test_loads_a_good_plan_with_defaults(write_plan):
 
 
 def test_yaml_scalars_read_as_yaml_says(write_plan):
-    # text is taken as written; other scalars (quoted or not) as YAML's own rules read them
+    # text is taken as written; other scalars (quoted or not) as YAML's own rules read them,
+    # with YAML 1.2's booleans: yes, no, on and off are text
     text = GOOD.replace(
         "  - id: b\n",
-        "  - id: b\n    title: '12'\n    max_retry: 12\n    idempotent: yes\n"
-        "    risk: !!str 7\n    owner: null\n    timeout_s: 1.5\n",
+        "  - id: b\n    title: '12'\n    max_retry: 12\n    idempotent: True\n"
+        "    risk: !!str 7\n    owner: null\n    timeout_s: 1.5\n    compensate: off\n",
     )
     node = load_plan(write_plan(text)).plan.nodes[1]
     assert (node.title, node.max_retry, node.idempotent) == ("12", 12, True)
-    assert (node.risk, node.owner, node.timeout_s) == ("7", None, 1.5)
+    assert (node.risk, node.owner, node.timeout_s, node.compensate) == ("7", None, 1.5, "off")
 
 
 def test_related_edges_default_to_weak(write_plan):
