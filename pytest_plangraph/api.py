@@ -236,8 +236,11 @@ class PlanGraph:
         with collector_paused():
             return read_fold(self.store, checkpoint_path(self.store_path))
 
-    def snapshot(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> Snapshot:
-        """Current hashes of every file the plan and the evidence depend on."""
+    def snapshot(
+        self, events: Sequence[LoggedEvent] | LogFold | None = None, *, cached: bool = True
+    ) -> Snapshot:
+        """Current hashes of every file the plan and the evidence depend on; without *cached*,
+        every file is read, none taken from the store's hash cache (as ``audit`` does)."""
         events = self.fold() if events is None else events
         judged = events.judged() if isinstance(events, LogFold) else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
@@ -246,7 +249,7 @@ class PlanGraph:
             outputs = self.workspace.expand_each(self._outputs(), stats)
             paths = needed_paths(self.graph, judged, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
-            cache = self.store if self.has_store() else None
+            cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             files = self.workspace.hashes(paths, cache=cache, stats=stats)
         return Snapshot(files=files, outputs=outputs)

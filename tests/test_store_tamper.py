@@ -167,3 +167,33 @@ def test_a_merge_keeps_each_sources_order_for_events_of_one_time() -> None:
     later = _event("2026-12-01T00:00:01+00:00", "later")
     merged = union([[later], batch], set(), {})
     assert merged == [*batch, later]
+
+
+def test_audit_reads_files_itself_not_the_hash_cache(project) -> None:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    schema = root / "src" / "auth" / "user_schema.json"
+    before = hashlib.sha256(schema.read_bytes()).hexdigest()
+    schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    info = schema.stat()
+    # a cache record written by hand to vouch for the old content at the changed file's stat
+    with sqlite3.connect(root / STORE) as con:
+        con.execute(
+            "INSERT OR REPLACE INTO file_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                "src/auth/user_schema.json",
+                info.st_ino,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+                info.st_size,
+                before,
+                2**62,
+            ),
+        )
+    fooled = plangraph_main(root, "status", "--format", "json")
+    assert {n["id"]: n["status"] for n in fooled.json()["nodes"]}[SCHEMA] == "completed"
+    audit = plangraph_main(root, "audit", "--format", "json")
+    assert audit.code == 1
+    assert (SCHEMA, "ac-schema-valid") in {
+        (s["node"], s["criterion"]) for s in audit.json()["stale"]
+    }

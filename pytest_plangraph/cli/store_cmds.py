@@ -106,7 +106,7 @@ def _findings(
 
     # every event, not the log's checkpoint: audit is what checks the checkpoint
     whole = LogFold.of(graph.store.log())
-    snapshot = graph.snapshot(whole)
+    snapshot = graph.snapshot(whole, cached=False)  # every file read: the cache is the store's
     state = derive(graph.graph, whole, snapshot)
     if (mismatch := audit(graph, state, snapshot, whole)) is not None:
         chain = [*chain, vars(mismatch)]
