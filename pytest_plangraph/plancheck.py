@@ -15,11 +15,11 @@ from .lint import ERRORS, Finding, Severity, from_kept, lint_plan, plan_findings
 from .lintfiles import WorkspaceFileCheck
 
 if TYPE_CHECKING:
-    from .api import PlanGraph
+    from .repository import Repository
 
 
 def check_plan(
-    graph: PlanGraph, problems: tuple[list[Finding], list[Finding]] | None = None
+    graph: Repository, problems: tuple[list[Finding], list[Finding]] | None = None
 ) -> list[Finding]:
     """See :meth:`PlanGraph.check_plan <pytest_plangraph.api.PlanGraph.check_plan>`;
     *problems* are :func:`plan_problems` when the caller has them."""
@@ -31,7 +31,7 @@ def check_plan(
     return settings
 
 
-def plan_problems(graph: PlanGraph) -> tuple[list[Finding], list[Finding]]:
+def plan_problems(graph: Repository) -> tuple[list[Finding], list[Finding]]:
     """See :meth:`PlanGraph.plan_problems <pytest_plangraph.api.PlanGraph.plan_problems>`."""
     types = graph.registry.names()
     known = kept_findings(graph, types, ERRORS)
@@ -52,7 +52,7 @@ def plan_problems(graph: PlanGraph) -> tuple[list[Finding], list[Finding]]:
 
 
 def lint(
-    graph: PlanGraph,
+    graph: Repository,
     *,
     run_data: bool = True,
     severities: Collection[Severity] | None = None,
@@ -78,7 +78,7 @@ def lint(
 
 
 def kept_findings(
-    graph: PlanGraph, types: list[str], severities: Collection[Severity] | None
+    graph: Repository, types: list[str], severities: Collection[Severity] | None
 ) -> list[Finding] | None:
     """The plan-only lint findings of *severities* (only errors are kept, the check every
     command makes), from the plan cache, or found and kept there; None when the plan has
@@ -101,7 +101,7 @@ def kept_findings(
     return found
 
 
-def _coverage_findings(graph: PlanGraph) -> list[Finding]:
+def _coverage_findings(graph: Repository) -> list[Finding]:
     """``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence (none without a
     store: lint never creates one)."""
     from .lint_coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies

@@ -307,7 +307,8 @@ class _Derivation:
         state, reasons = self.context.verdict(
             (node_id, criterion.id), payload, lambda: self._culprits(node_id, pos)
         )
-        evidence = str(payload.get("id", "")) or None
+        record_id = payload.get("id")
+        evidence = record_id if isinstance(record_id, str) and record_id else None
         return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
 
     def _approval(

@@ -197,3 +197,21 @@ def test_audit_reads_files_itself_not_the_hash_cache(project) -> None:
     assert (SCHEMA, "ac-schema-valid") in {
         (s["node"], s["criterion"]) for s in audit.json()["stale"]
     }
+
+
+def test_a_stored_record_that_is_not_valid_evidence_does_not_break_lint(project) -> None:
+    from pytest_plangraph import PlanGraph
+
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        graph.verify()
+        [event] = graph.events()
+        # written past the API, which refuses it: an outcome no verifier gives, no id
+        payload = {**event.payload, "outcome": "maybe", "details": {"coverage": ["a.py"]}}
+        del payload["id"]
+        graph.store.append(event.model_copy(update={"id": "", "seq": 0, "payload": payload}))
+    lint = plangraph_main(root, "lint")
+    assert lint.code == 0 and "Traceback" not in lint.err
+    status = plangraph_main(root, "status", "--format", "json")
+    [node] = [n for n in status.json()["nodes"] if n["id"] == SCHEMA]
+    assert node["criteria"][0]["evidence"] is None  # not the text "None"

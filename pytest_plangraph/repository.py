@@ -1,0 +1,289 @@
+"""Opening a repository for the Python API: its plan (read again when the file changes, and
+checked by lint), its evidence store (opened on first use, never made by a read) and its files.
+
+:class:`Repository` is the base of :class:`~pytest_plangraph.api.PlanGraph`, which adds what
+judges, claims and records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from . import apicheck
+from .environment import ignore_store_dir, resolve_paths, store_files
+from .errors import StoreError, UsageError
+from .gate import LoggedEvent
+from .graph import Graph
+from .logfold import LogFold
+from .model import Event, Plan, PlanRef
+from .plancache import cache_dir_of
+from .planfile import LoadedPlan, load_plan
+from .state import Snapshot, collector_paused, needed_paths
+from .vcs import Workspace
+
+if TYPE_CHECKING:
+    from .lint import Finding, Severity
+    from .store import Store
+    from .verifiers import Registry
+
+
+_R = TypeVar("_R", bound="Repository")
+
+
+class Repository:
+    """A repository's plan, evidence store and files: what :class:`~pytest_plangraph.api.PlanGraph`
+    judges, claims and records with (opening, following the plan file, checking it, reading
+    the log and hashing the files)."""
+
+    def __init__(
+        self,
+        root: Path,
+        loaded: LoadedPlan,
+        store_path: Path,
+        plan_path: Path | None = None,
+        *,
+        plan_stat: os.stat_result | None = None,
+    ) -> None:
+        self.root = root
+        self.plan_path = plan_path
+        """The plan file (None when the plan was not read from a file)."""
+        self.workspace = Workspace.at(
+            root, store_files(root, store_path), cache=cache_dir_of(store_path)
+        )
+        self.store_path = store_path
+        self._store: Store | None = None
+        self._use(loaded, plan_stat)
+
+    def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
+        self.loaded = loaded
+        self.plan: Plan = loaded.plan
+        self.graph = Graph.of(loaded.plan)
+        self._plan_seen = _identity(plan_stat)
+        self._problems: tuple[list[Finding], list[Finding]] | None = None
+
+    @classmethod
+    def open(
+        cls: type[_R],
+        root: Path | None = None,
+        *,
+        plan: Path | None = None,
+        store: Path | None = None,
+    ) -> _R:
+        """Load the plan (``plangraph.yaml`` at the repository root unless *plan* is given)."""
+        if root is not None and not Path(root).is_dir():
+            what = "is not a directory" if Path(root).exists() else "does not exist"
+            raise UsageError(f"the root directory {root} {what}; pass an existing one as --root")
+        root, plan_path, store_path = resolve_paths(
+            None if root is None else Path(root),
+            None if plan is None else Path(plan),
+            None if store is None else Path(store),
+        )
+        try:
+            display = plan_path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            display = str(plan_path)
+        seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
+        cache = cache_dir_of(store_path)
+        with collector_paused():  # validating a large plan makes no cycles worth collecting
+            loaded = load_plan(plan_path, display, cache_dir=cache)
+        return cls(root, loaded, store_path, plan_path, plan_stat=seen)
+
+    def refresh(self) -> bool:
+        """Read the plan file again if it changed since it was read (its size, times or inode
+        differ); True when the plan itself changed. The calls that judge, claim or record call
+        this first, so a long-lived object never answers for a plan edited meanwhile."""
+        if self.plan_path is None:
+            return False
+        seen = _stat(self.plan_path)
+        if seen is not None and _identity(seen) == self._plan_seen:
+            return False
+        with collector_paused():
+            loaded = load_plan(self.plan_path, self.loaded.file, cache_dir=self.workspace.cache)
+        if loaded.plan.digest == self.plan.digest:  # touched, or saved unchanged
+            self._plan_seen = _identity(seen)
+            return False
+        self._use(loaded, seen)
+        return True
+
+    def _ready(self) -> None:
+        """The plan as the file now says, checked: :class:`PlanError` when lint rejects it
+        (each plan is checked once; :meth:`check_plan` checks again)."""
+        self.refresh()
+        if self._problems is None:
+            self.plan_problems()
+        assert self._problems is not None
+        if self._problems[0]:
+            self.check_plan()
+
+    # --- resources ---------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The evidence store, opened (and created) on first use."""
+        if self._store is None:
+            from .store import Store
+
+            try:
+                self._store = Store.open(self.store_path)
+            except StoreError as exc:
+                # A store that may be read but not written (a CI artifact, a read-only mount)
+                # still answers status, audit, history and export; writes then say why not.
+                if not self.store_path.is_file():
+                    raise
+                try:
+                    self._store = Store.open(self.store_path, readonly=True)
+                except StoreError:
+                    raise exc from None
+                self._store.unwritable = True  # a write says why: it could not be opened so
+            ignore_store_dir(self.store_path)
+        return self._store
+
+    def has_store(self) -> bool:
+        """True when the store is open or its file exists: a reading command that finds no
+        store does not create one."""
+        return self._store is not None or self.store_path.exists()
+
+    @property
+    def registry(self) -> Registry:
+        """The verifier types of the built-ins and every installed plugin."""
+        from .plugins import get_registry
+
+        return get_registry()
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self: _R) -> _R:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check_plan(self) -> list[Finding]:
+        """Raise :class:`PlanError` when lint finds errors in the plan: nothing is judged,
+        claimed or recorded against a plan that lint rejects (a mistyped edge would otherwise
+        silently drop a prerequisite). Return the ``VERIFIER_CONFIG`` errors that are about
+        the repository or the installation, not the plan's settings (a schema file deleted or
+        broken since, a type name registered by several plugins): those stop no command,
+        which shows their criteria's evidence going stale or failing instead."""
+        from .plancheck import check_plan
+
+        return check_plan(self, self.plan_problems())
+
+    def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
+        """The plan's lint errors that stop a command, and those that do not (see
+        :meth:`check_plan`)."""
+        from .plancheck import plan_problems
+
+        self._problems = plan_problems(self)
+        return self._problems
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def lint(
+        self,
+        *,
+        run_data: bool = True,
+        severities: Collection[Severity] | None = None,
+        known: Collection[Finding] | None = None,
+    ) -> list[Finding]:
+        """Lint findings of the plan, with file checks against this repository; with
+        *run_data*, also ``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence
+        (read only when a store exists: lint never creates one). *severities* keeps only
+        findings of those severities (``("error",)`` to check a plan); *known* are the
+        plan-only findings of those severities when the caller has them."""
+        from .plancheck import lint
+
+        return lint(self, run_data=run_data, severities=severities, known=known)
+
+    def events(self) -> list[Event]:
+        """Every event of the store, in order."""
+        return self.store.events()
+
+    def fold(self) -> LogFold:
+        """What the store's log says for derivation: from its checkpoint and the events
+        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
+        store yet, nothing: reading makes no store."""
+        from .checkpoint import checkpoint_path, read_fold
+
+        if not self.has_store():
+            return LogFold()
+        with collector_paused():
+            return read_fold(self.store, checkpoint_path(self.store_path))
+
+    def snapshot(
+        self, events: Sequence[LoggedEvent] | LogFold | None = None, *, cached: bool = True
+    ) -> Snapshot:
+        """Current hashes of every file the plan and the evidence depend on; without *cached*,
+        every file is read, none taken from the store's hash cache (as ``audit`` does)."""
+        events = self.fold() if events is None else events
+        judged = events.judged() if isinstance(events, LogFold) else events
+        stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
+        # no cycles are made here; with a large log in memory, each collection walks it all
+        with collector_paused():
+            outputs = self.workspace.expand_each(self._outputs(), stats)
+            paths = needed_paths(self.graph, judged, outputs)
+            # the hash cache lives in the store; a command that needs no store does not make one
+            cache = self.store if cached and self.has_store() else None
+            cache = None if cache is not None and cache.readonly else cache
+            files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        return Snapshot(files=files, outputs=outputs)
+
+    def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
+        """Each node's outputs as files (directories and globs expanded), nothing hashed."""
+        return self.workspace.expand_each(self._outputs())
+
+    def _outputs(self) -> dict[str, list[str]]:
+        return {node.id: node.outputs for node in self.graph.nodes.values()}
+
+    def plan_ref(self, *, create: bool = True) -> PlanRef:
+        """Plan id, store-numbered version and digest (registers a digest seen the first time).
+        Without *create*, a repository with no store yet gets version 0 and no store."""
+        digest = self.plan.digest
+        if not create and not self.has_store():
+            return PlanRef(id=self.plan.plan, version=0, digest=digest)
+        if self.store.readonly:  # 0: a plan this read-only store has never seen
+            version = self.store.plan_version(digest) or 0
+        else:
+            version = self.store.register_plan(digest, self.plan.plan)
+        return PlanRef(id=self.plan.plan, version=version, digest=digest)
+
+    # --- checks of names ---------------------------------------------------------------------
+
+    def require_node(self, node: str) -> None:
+        """Raise :class:`UsageError` unless *node* is in the plan."""
+        if apicheck.text(node, "a node id") not in self.graph.nodes:
+            raise UsageError(f"unknown node {node!r}; {choices(self.graph.nodes)}")
+
+    def require_criterion(self, node: str, criterion: str) -> None:
+        """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
+        self.require_node(node)
+        if self.graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
+            ids = [c.id for c in self.graph.nodes[node].acceptance]
+            raise UsageError(f"node {node!r} has no criterion {criterion!r}; {choices(ids)}")
+
+
+def choices(names: Iterable[str]) -> str:
+    names = sorted(names)
+    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
+    return f"known: {shown}" if names else "the plan has none"
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:  # gone or unreadable: reading it says what is wrong
+        return None
+
+
+def _identity(seen: os.stat_result | None) -> tuple[int, ...] | None:
+    """What tells a plan file changed without reading it: size, inode and both times."""
+    if seen is None:
+        return None
+    return (seen.st_size, seen.st_ino, seen.st_mtime_ns, seen.st_ctime_ns)
