@@ -172,11 +172,13 @@ def _edge_shapes(ctx: LintContext) -> Iterator[Finding]:
 # --- types ------------------------------------------------------------------------------------
 
 _OUTPUTS = ".outputs."
+_OUTPUTS_AT = re.compile(f"(?={re.escape(_OUTPUTS)})")
 
 
 def _parse_reference(reference: str, known: Collection[str]) -> tuple[str, str] | None:
     """``node-id.outputs.field`` → (node, field); ids may hold dots, so known ids win."""
-    starts = [m.start() for m in re.finditer(re.escape(_OUTPUTS), reference)]
+    # every place, overlapping ones too: "a.outputs.outputs.f" has two (node a.outputs is one)
+    starts = [m.start() for m in _OUTPUTS_AT.finditer(reference)]
     if not starts:
         return None
     split = next((s for s in reversed(starts) if reference[:s] in known), starts[0])

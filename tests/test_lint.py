@@ -545,3 +545,14 @@ def test_criteria_that_are_all_optional_are_no_acceptance(tmp_path: Path) -> Non
     assert found["s"].startswith("step s has no required acceptance criteria")
     assert "make one required (leave out `required: false`)" in found["s"]
     assert "strong prerequisites or required acceptance criteria" in found["goal"]
+
+
+def test_the_longest_node_id_that_exists_wins_in_an_input_reference(tmp_path: Path) -> None:
+    nodes = [
+        _step("keys", outputs_schema={"public_key": "str"}),
+        _step("keys.outputs", outputs_schema={"token": "str"}),
+        _step("login", inputs={"tok": "keys.outputs.outputs.token"}),
+    ]
+    edges = [{"from": "keys.outputs", "to": "login", "type": "consumes"}]
+    found = [f.code for f in _lint(tmp_path, nodes, edges) if f.severity == "error"]
+    assert found == []
