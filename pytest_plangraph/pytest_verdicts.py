@@ -25,11 +25,16 @@ def fold_phases(phases: Iterable[Phase]) -> str | None:
     """The outcome of one test from its reports, or None when it did not finish.
 
     A failure in setup or teardown is ``error``; in the call (including a strict xpass) it is
-    ``failed``. A passing call counts only once its teardown passed too.
+    ``failed``. A passing call counts only once its teardown passed too. A phase reported more
+    than once (a failed subtest before its test's own call report, the same test on several
+    xdist workers with ``--dist each``) failed when any of its reports failed.
     """
     if phases == _PASSED:
         return "passed"
-    seen = {when: (outcome, xfail) for when, outcome, xfail in phases}
+    seen: dict[str, tuple[str, bool]] = {}
+    for when, outcome, xfail in phases:
+        if seen.get(when, ("", False))[0] != "failed":  # a failure is never overwritten
+            seen[when] = (outcome, xfail)
     failed = [when for when, (outcome, _) in seen.items() if outcome == "failed"]
     if failed:
         return "failed" if "call" in failed else "error"

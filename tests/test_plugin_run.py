@@ -222,8 +222,16 @@ def test_marked_{name}():
 
 @pytest.mark.parametrize(
     "narrowed",
-    [["tests/test_a.py"], ["tests/test_a.py::test_marked_a"], ["--lf"]],
-    ids=["a-file", "a-test-id", "last-failed"],
+    [
+        ["tests/test_a.py"],
+        ["tests/test_a.py::test_marked_a"],
+        ["--lf"],
+        ["--ignore=tests/test_b.py"],
+        ["--ignore-glob", "*_b.py"],
+        ["-o", "python_files=test_a.py"],
+        ["--override-ini=testpaths=tests/test_a.py"],
+    ],
+    ids=["a-file", "a-test-id", "last-failed", "ignore", "ignore-glob", "python-files", "paths"],
 )
 def test_a_narrowed_run_records_no_pass_for_tests_it_left_out(
     pytester: pytest.Pytester, narrowed: list[str]
@@ -444,3 +452,37 @@ def test_the_summary_says_which_nodes_are_stale_and_why(pytester: pytest.Pyteste
     start = lines.index("stale, to verify again:")
     assert lines[start + 1].startswith("  step-a: ac-marked: ")
     assert "src/a.py" in lines[start + 1]
+
+
+def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
+    pytester: pytest.Pytester,
+) -> None:
+    files = {
+        "tests/test_a.py": SPLIT.format(name="a", ok=True),
+        "tests/vendor/test_v.py": "def test_v():\n    assert False\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --ignore=tests/vendor\n",
+    }
+    root = make_project(pytester, files=files)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == 0
+    assert latest(root)["step-a/ac-marked"].outcome == "passed"
+
+
+@pytest.mark.parametrize(
+    ("args", "narrowed"),
+    [
+        (["--ignore=a"], True),
+        (["--ignore", "a"], True),
+        (["--ignore-glob=*x*"], True),
+        (["-o", "testpaths=x"], True),
+        (["-onorecursedirs=x"], True),
+        (["--override-ini", "python_functions = check_*"], True),
+        (["-o", "xfail_strict=true"], False),
+        (["-x", "-q", "--plangraph"], False),
+        (["--", "--ignore=a"], False),
+    ],
+)
+def test_narrowing_options(args: list[str], narrowed: bool) -> None:
+    from pytest_plangraph.pytest_config import narrowing_options
+
+    assert narrowing_options(args) is narrowed

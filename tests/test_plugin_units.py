@@ -34,6 +34,14 @@ P, F, S = "passed", "failed", "skipped"
         ([("setup", P, False), ("call", S, True), ("teardown", P, False)], "xfailed"),
         ([("setup", P, False), ("call", P, True), ("teardown", P, False)], "xpassed"),
         ([("???", F, False)], "error"),
+        # a failed subtest reported before its test's passing call report
+        ([("setup", P, False), ("call", F, False), ("call", P, False), ("teardown", P, False)], F),
+        # --dist each: one worker's failure, another's pass reported after it
+        (
+            [("setup", P, False), ("call", F, False), ("teardown", P, False)] * 1
+            + [("setup", P, False), ("call", P, False), ("teardown", P, False)],
+            F,
+        ),
     ],
 )
 def test_phases_fold_into_one_test_outcome(

@@ -71,3 +71,23 @@ def test_two_workers_record_what_a_serial_run_records(pytester: pytest.Pytester)
     assert comparable(root, ".plangraph/parallel.db") == expected
     assert statuses(root, ".plangraph/parallel.db") == statuses(root, ".plangraph/serial.db")
     assert section(parallel.stdout.str()) == section(serial.stdout.str())
+
+
+def test_a_test_failing_on_one_worker_of_dist_each_is_failed(pytester: pytest.Pytester) -> None:
+    tests = """
+import os
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked():
+    assert os.environ.get("PYTEST_XDIST_WORKER") != "gw1"
+
+def test_pattern_one():
+    pass
+"""
+    root = make_project(pytester, tests=tests)
+    result = pytester.runpytest_subprocess("--plangraph", "-n", "2", "--dist", "each")
+    assert result.parseoutcomes()["failed"] == 1  # on gw1 only; every test ran on both
+    records = {e.ref: e for e in evidence(root)}
+    marked = records["step-a/ac-marked"]
+    assert (marked.outcome, marked.reason) == ("failed", "TEST_FAILED")
