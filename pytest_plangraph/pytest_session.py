@@ -73,6 +73,7 @@ class PlangraphSession:
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
         self._registry: Registry | None = None
         self._conftests: dict[str, list[str]] = {}
+        self._plugins: list[str] | None = None
         self._relatives: dict[Path, str | None] = {}
         self.coverage: CoverageRecorder | None = None
 
@@ -264,17 +265,58 @@ class PlangraphSession:
         file = self._relative(item.path)
         refs = builder.add(item, test_id, file or "", selected=selected)
         if refs and selected and file:
-            self._bind_files(builder.mapping, file)
+            self._bind_files(builder.mapping, file, self._defined_in(item, file))
             item.user_properties.extend((CRITERION_PROPERTY, ref) for ref in refs)
             item.user_properties.append((RUN_PROPERTY, self.run_id))
 
-    def _bind_files(self, mapping: Mapping, file: str) -> None:
-        if file in mapping.file_subjects:
-            return
-        paths = [*self._conftests_of(file.rpartition("/")[0]), file]
-        mapping.file_subjects[file] = paths
+    def _bind_files(self, mapping: Mapping, file: str, defined_in: str | None) -> None:
+        """Bind to the tests of *file* the files their verdicts read: the module, its
+        conftest files, the modules the run loaded as plugins from the repository
+        (``pytest_plugins``, ``-p``), and *defined_in*, the module a test's function comes
+        from when it is not *file* (a test inherited from a base class elsewhere)."""
+        paths = mapping.file_subjects.get(file)
+        if paths is None:
+            directory = file.rpartition("/")[0]
+            paths = [*self._plugin_files(), *self._conftests_of(directory), file]
+            mapping.file_subjects[file] = paths
+        if defined_in is not None and defined_in not in paths:
+            paths.append(defined_in)
         for path in paths:
-            mapping.hashes.setdefault(path, self.graph.workspace.hash_file(path))
+            if path not in mapping.hashes:
+                mapping.hashes[path] = self.graph.workspace.hash_file(path)
+
+    def _defined_in(self, item: pytest.Item, file: str) -> str | None:
+        """The repository file that defines *item*'s test function, when not *file*."""
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        source = getattr(code, "co_filename", None)
+        if not isinstance(source, str) or not source.endswith(".py"):
+            return None
+        found = self._project_file(source)
+        return found if found != file else None
+
+    def _plugin_files(self) -> list[str]:
+        """Modules of the repository that pytest loaded as plugins, conftest files aside
+        (``pytest_plugins = [...]`` in a conftest, ``-p module``): their fixtures and hooks
+        reach every test."""
+        if self._plugins is None:
+            found = set()
+            for plugin in self.config.pluginmanager.get_plugins():
+                source = getattr(plugin, "__file__", None)
+                if not isinstance(source, str) or Path(source).name == "conftest.py":
+                    continue
+                if (relative := self._project_file(source)) is not None:
+                    found.add(relative)
+            self._plugins = sorted(found)
+        return self._plugins
+
+    def _project_file(self, source: str) -> str | None:
+        """*source* relative to the repository, or None outside it or inside the running
+        environment (a ``.venv`` kept in the repository holds the installation, which
+        evidence does not bind)."""
+        resolved = Path(source).resolve()
+        if any(resolved.is_relative_to(place) for place in _INSTALLED):
+            return None
+        return self._relative(resolved)
 
     def _conftests_of(self, directory: str) -> list[str]:
         if directory not in self._conftests:
@@ -439,3 +481,7 @@ def _pytest_terms(message: str) -> str:
     """*message* of the store or the plan, its advice given in pytest's options: the store is
     named with ``--plangraph-store`` here, not the command's ``--store``."""
     return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)
+
+
+_INSTALLED = tuple({Path(place).resolve() for place in (sys.prefix, sys.base_prefix)})
+"""Where the running Python and its packages live."""

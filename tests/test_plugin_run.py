@@ -8,7 +8,7 @@ import pytest
 from conftest import git
 from plugin_helpers import PLAN, evidence, latest, make_project, section
 
-from pytest_plangraph import __version__
+from pytest_plangraph import PlanGraph, __version__
 
 
 def sha256(path: object) -> str:
@@ -32,6 +32,47 @@ def test_a_run_records_evidence_bound_to_the_files(pytester: pytest.Pytester) ->
     assert marked.git.commit == git(root, "rev-parse", "HEAD").strip()
     assert (marked.run.pytest, marked.run.plugin) == (pytest.__version__, __version__)
     assert marked.plan.id == "demo" and marked.plan.version == 1
+
+
+def test_evidence_binds_plugin_modules_and_the_module_a_test_is_inherited_from(
+    pytester: pytest.Pytester,
+) -> None:
+    tests = """
+import pytest
+from tests.base import Contract
+
+class TestSmall(Contract):
+    x = 1
+
+def test_pattern_one(value):
+    assert value == 3
+"""
+    files = {
+        "conftest.py": 'pytest_plugins = ["tests.fixtures"]\n',
+        "tests/__init__.py": "",
+        "tests/fixtures.py": "import pytest\n@pytest.fixture\ndef value():\n    return 3\n",
+        "tests/base.py": (
+            "import pytest\nclass Contract:\n"
+            '    @pytest.mark.criterion("step-a/ac-marked")\n'
+            "    def test_contract(self):\n        assert self.x == 1\n"
+        ),
+    }
+    root = make_project(pytester, tests=tests, files=files)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3)
+    records = latest(root)
+    marked, pattern = records["step-a/ac-marked"], records["step-a/ac-pattern"]
+    assert marked.outcome == pattern.outcome == "passed"
+    assert marked.subjects["tests/base.py"] == sha256(root / "tests/base.py")
+    for record in (marked, pattern):
+        assert record.subjects["tests/fixtures.py"] == sha256(root / "tests/fixtures.py")
+    (root / "tests/fixtures.py").write_text(
+        "import pytest\n@pytest.fixture\ndef value():\n    return 4\n"
+    )
+    (root / "tests/base.py").write_text((root / "tests/base.py").read_text() + "\n")
+    with PlanGraph.open(root) as graph:
+        state = graph.status()
+    criteria = {c.id: c.state for c in state.nodes["step-a"].criteria}
+    assert criteria == {"ac-marked": "stale", "ac-pattern": "stale"}
 
 
 def test_evidence_carries_the_git_state_of_the_tree(pytester: pytest.Pytester) -> None:
