@@ -142,10 +142,13 @@ def _unreachable(ctx: LintContext) -> Iterator[Finding]:
 
 def _orphan_milestones(ctx: LintContext) -> Iterator[Finding]:
     for node_id, node in ctx.graph.nodes.items():
-        if node.kind != "milestone" or ctx.graph.children[node_id]:
+        if node.kind != "milestone" or node.cancelled or ctx.graph.children[node_id]:
             continue
-        if any(
-            e.type in PROPAGATING_EDGES and e.status == "active" and e.from_ != node_id
+        if any(  # a dependency: strong and active (weak edges wait for nothing)
+            e.type in PROPAGATING_EDGES
+            and e.status == "active"
+            and e.strength == "strong"
+            and e.from_ != node_id
             for e in ctx.graph.incoming[node_id]
         ):
             continue

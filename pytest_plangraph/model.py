@@ -11,7 +11,6 @@ defaults never change them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args
@@ -19,7 +18,6 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -46,20 +44,6 @@ Strength = Literal["strong", "weak"]
 Effect = Literal["read", "write", "irreversible"]
 Outcome = Literal["passed", "failed", "error"]
 
-_EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
-
-
-def _exponent_number(value: Any) -> Any:
-    """``1e3`` as the number YAML 1.2 and JSON read it: PyYAML reads YAML 1.1, where an
-    exponent without a dot (or without a sign) is text, so a plan must not be refused for it."""
-    if isinstance(value, str) and _EXPONENT.fullmatch(value):
-        return float(value)
-    return value
-
-
-PlainExponent = BeforeValidator(_exponent_number)
-"""On a float field of the plan (after its constraints): strict, but ``1e3`` written plainly
-in YAML is a number."""
 
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
 BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval")
@@ -175,7 +159,7 @@ class Node(_Strict):
     compensate: str | None = None
     idempotent: bool = False
     max_retry: Annotated[int, Field(ge=0)] = 2
-    timeout_s: Annotated[float, Field(gt=0), PlainExponent] | None = None
+    timeout_s: Annotated[float, Field(gt=0)] | None = None
     inputs: dict[str, str] = _empty(dict)
     outputs_schema: dict[str, str] = _empty(dict)
 
@@ -194,7 +178,7 @@ class Edge(_Strict):
     strength: Strength = "strong"
     artifacts: list[Annotated[str, Field(min_length=1)]] | None = None
     source: str = "declared"
-    confidence: Annotated[float, Field(ge=0, le=1), PlainExponent] = 1.0
+    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
     status: Literal["active", "proposed", "inactive"] = "active"
 
     @property

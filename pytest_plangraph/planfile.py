@@ -244,7 +244,18 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         return seen
 
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates)
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate escape fails
+    except UnicodeEncodeError:
+        where = format_path(_surrogate_path(data, ()) or ())
+        message = (
+            f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
+            "\\ud800), which stands for no character; write the character itself or remove it"
+        )
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+    except _NotANumberError:
+        message = "NaN and Infinity are not JSON numbers; write a finite number"
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
     except json.JSONDecodeError as exc:
         raise PlanError(
             [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
@@ -255,6 +266,38 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         message = "values nested too deeply to read; a plan nests a few levels of objects"
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
     return data, _LazyPositions(text, name)
+
+
+class _NotANumberError(Exception):
+    """``NaN`` or ``Infinity`` in a JSON plan (Python's reader takes them)."""
+
+
+def _not_a_number(constant: str) -> Any:
+    raise _NotANumberError(constant)
+
+
+def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
+    """Where in *value* a text holds an unpaired surrogate (None when nowhere)."""
+    if isinstance(value, str):
+        return None if value.isascii() or _encodes(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = path if not _encodes(key) else _surrogate_path(item, (*path, key))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := _surrogate_path(item, (*path, index))) is not None:
+                return found
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _LazyPositions(dict[FieldPath, tuple[int, int]]):

@@ -53,6 +53,12 @@ def problem(loaded: LoadedPlan, data: Any, err: Any) -> Problem:
         message = f"expected {err['ctx']['expected']}, got {err.get('input')!r}"
     elif kind == "string_pattern_mismatch":
         message = _pattern_message(err["ctx"]["pattern"], err.get("input"))
+    elif kind == "string_too_long":
+        message = f"too long: at most {err['ctx']['max_length']} characters"
+    elif kind == "model_type":
+        got = err.get("input")
+        example = " such as {type: test}" if path[-1:] == ("verifier",) else ""
+        message = f"expected a mapping{example}, got {type(got).__name__} {got!r}"
     else:
         message = _type_message(kind, err["msg"], err.get("input"))
     where = loaded.location(path).removeprefix(loaded.file + ":")

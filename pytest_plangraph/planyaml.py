@@ -6,6 +6,7 @@ Imported only when a plan's YAML is parsed (a plan read from the plan cache need
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -34,6 +35,8 @@ class _SafeLoader(_BaseLoader):  # type: ignore[misc]
             tag = super().resolve(kind, value, implicit)
             if tag == _BOOL and value.lower() not in ("true", "false"):
                 tag = _STR  # YAML 1.2 (and JSON): yes, no, on and off are text
+            elif tag == _STR and implicit[0] and _EXPONENT.fullmatch(value):
+                tag = _FLOAT  # YAML 1.2: 1e3 written plainly is a number (1.1: only 1.0e+3)
             self._tags[key] = tag
         return tag
 
@@ -67,6 +70,8 @@ _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mapp
 
 _STR = "tag:yaml.org,2002:str"
 _BOOL = "tag:yaml.org,2002:bool"
+_FLOAT = "tag:yaml.org,2002:float"
+_EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 
 
 def _not_text(key: Any, written: Any) -> str:

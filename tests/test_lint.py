@@ -556,3 +556,16 @@ def test_the_longest_node_id_that_exists_wins_in_an_input_reference(tmp_path: Pa
     edges = [{"from": "keys.outputs", "to": "login", "type": "consumes"}]
     found = [f.code for f in _lint(tmp_path, nodes, edges) if f.severity == "error"]
     assert found == []
+
+
+def test_a_milestone_reached_only_by_weak_edges_gathers_nothing(tmp_path: Path) -> None:
+    nodes = [
+        _step("s"),
+        {"id": "m", "kind": "milestone"},
+        {"id": "c", "kind": "milestone", "cancelled": True},
+    ]
+    edges = [{"from": "s", "to": "m", "type": "requires", "strength": "weak"}]
+    found = [
+        (f.code, f.node) for f in _lint(tmp_path, nodes, edges) if f.code == "ORPHAN_MILESTONE"
+    ]
+    assert found == [("ORPHAN_MILESTONE", "m")]  # a cancelled one needs nothing

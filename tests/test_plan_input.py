@@ -385,3 +385,47 @@ def test_a_root_that_does_not_exist_is_named(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(UsageError, match=r"root directory .*file is not a directory"):
         PlanGraph.open(tmp_path / "file")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (NODE + '    timeout_s: "1e3"\n', "nodes[0].timeout_s: expected a number, got str '1e3'"),
+        (NODE + "    max_retry: 1e3\n", "nodes[0].max_retry: expected a whole number, got float"),
+        ("plangraph: 1e0\nplan: p\n", "plangraph: expected the whole number 1, got float 1.0"),
+        (
+            CRITERION + "        verifier: test\n",
+            "nodes[0].acceptance[0].verifier: expected a mapping such as {type: test}, got str",
+        ),
+        (HEADER + "nodes:\n  - a\n", "nodes[0]: expected a mapping, got str 'a'"),
+        (HEADER + f"nodes:\n  - id: {'a' * 201}\n", "nodes[0].id: too long: at most 200"),
+    ],
+)
+def test_what_the_plan_gets_wrong_is_said_in_plan_terms(write_plan, text, expected):
+    found = problems(write_plan(text))
+    assert len(found) == 1, found
+    assert found[0].split(": ", 1)[1].startswith(expected), found
+    assert "write it without quotes" not in found[0] or "'1e3'" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ('"title": "\\ud800"', "title: text holds an unpaired surrogate escape"),
+        ('"title": "\\ud83d\\ude80 launch"', None),  # a pair: one character
+        ('"confidence": NaN', "NaN and Infinity are not JSON numbers"),
+        ('"confidence": -Infinity', "NaN and Infinity are not JSON numbers"),
+    ],
+)
+def test_a_json_plan_holds_only_what_json_means(tmp_path, fields, expected):
+    path = tmp_path / "plan.json"
+    path.write_text(
+        '{"plangraph": 1, "plan": "p", "nodes": [{"id": "a"}, {"id": "b"}], "edges": [{"from":'
+        ' "a", "to": "b", "type": "related"}], ' + fields + "}",
+        encoding="utf-8",
+    )
+    if expected is None:
+        assert load_plan(path).plan.title == "\U0001f680 launch"
+        return
+    [found] = problems(path)
+    assert expected in found
