@@ -1,7 +1,8 @@
 """What is kept between runs about a large plan file, under ``.plangraph/cache``.
 
-Both files are named by the sha256 of the plan file's bytes, so an edited plan never meets an
-entry made for other bytes, and both are written whole (a temporary file, then a rename):
+The files are named by the sha256 of the plan file's bytes (see below), so an edited plan
+never meets an entry made for other bytes, and each is written whole (a temporary file, then a
+rename):
 
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
@@ -12,9 +13,12 @@ entry made for other bytes, and both are written whole (a temporary file, then a
   command makes before it judges anything), with the verifier types they were found with and
   the fingerprint of the lint code.
 
-A cache that cannot be read or written is simply not used. It keeps the entries of the
-:data:`KEEP` plan files written last; older ones are removed when a new one is written, so
-editing a plan again and again does not fill the disk.
+Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
+repository: entries that came with a repository (a cache folder committed by mistake or on
+purpose) never match, so no command answers for a plan other than its file or skips its checks
+on another's word. A cache that cannot be read or written is simply not used. It keeps the
+entries of the :data:`KEEP` plan files written last; older ones are removed when a new one is
+written, so editing a plan again and again does not fill the disk.
 """
 
 from __future__ import annotations
@@ -31,6 +35,30 @@ from typing import Any
 
 from . import __version__
 from .model import Plan
+
+
+@functools.cache
+def machine_salt() -> bytes:
+    """The random value kept in ``$XDG_CACHE_HOME/plangraph/salt`` (``~/.cache/…`` by default)
+    and mixed into every cache key; where it cannot be kept, one for this process alone (the
+    cache then serves one run only)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "plangraph" / "salt"
+    if not path.is_absolute():  # no home directory to keep it in
+        return os.urandom(16)
+    for _ in range(2):
+        try:
+            return bytes.fromhex(path.read_text(encoding="ascii").strip()[:64])
+        except (OSError, ValueError):
+            pass
+        try:  # written whole; two processes writing at once agree on the last
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"salt.{os.getpid()}.tmp")
+            partial.write_text(os.urandom(16).hex(), encoding="ascii")
+            os.replace(partial, path)
+        except OSError:
+            break
+    return os.urandom(16)
 
 
 def read_parsed(cache_dir: Path, key: str) -> bytes:

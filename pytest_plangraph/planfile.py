@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from .errors import PlanError, Problem
 from .model import Plan
-from .plancache import code_fingerprint, keep_parsed, read_parsed, with_facts
+from .plancache import code_fingerprint, keep_parsed, machine_salt, read_parsed, with_facts
 from .planmessages import FieldPath as FieldPath
 from .planmessages import format_path as format_path
 from .planmessages import problem
@@ -102,10 +102,12 @@ def parse_plan(
 
 
 def cache_key(raw: bytes) -> str:
-    """What a plan file's cache entries are kept under: the sha256 of its bytes and of the code
-    that reads them, so a reading rule changed by an upgrade (say, which YAML words are
-    booleans) never meets data parsed by the old rule."""
-    digest = hashlib.sha256(raw)
+    """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
+    that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
+    never meets data parsed by the old rule) and of :func:`~.plancache.machine_salt` (an entry
+    that came with the repository never matches)."""
+    digest = hashlib.sha256(machine_salt())
+    digest.update(raw)
     digest.update(code_fingerprint(_READING_MODULES).encode())
     return digest.hexdigest()
 

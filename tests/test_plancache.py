@@ -259,3 +259,48 @@ def test_data_parsed_by_other_reading_code_is_not_used(
     after = load_plan(plan_file, cache_dir=cache).cache_key
     assert before and after and before != after
     assert (cache / f"plan-{after}.json").exists()
+
+
+def test_an_entry_that_came_with_the_repository_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_plangraph import plancache
+
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    _write_plan(plan_file, minimum=3, count=110)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "their-home"))
+    plancache.machine_salt.cache_clear()
+    theirs = load_plan(plan_file, cache_dir=cache).cache_key
+    entry = cache / f"plan-{theirs}.json"  # committed with a different plan in it
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    data["nodes"] = data["nodes"][:1]
+    entry.write_text(json.dumps(data), encoding="utf-8")
+    assert len(load_plan(plan_file, cache_dir=cache).plan.nodes) == 1  # their own: trusted
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my-home"))  # another machine
+    plancache.machine_salt.cache_clear()
+    try:
+        mine = load_plan(plan_file, cache_dir=cache)
+        assert mine.cache_key != theirs
+        assert len(mine.plan.nodes) == 110
+        assert (tmp_path / "my-home" / "plangraph" / "salt").is_file()
+    finally:
+        plancache.machine_salt.cache_clear()
+
+
+def test_without_a_place_for_the_salt_the_cache_serves_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_plangraph import plancache
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    plancache.machine_salt.cache_clear()
+    try:
+        first = plancache.machine_salt()
+        assert len(first) == 16 and plancache.machine_salt() == first
+        plancache.machine_salt.cache_clear()
+        assert plancache.machine_salt() != first
+    finally:
+        plancache.machine_salt.cache_clear()

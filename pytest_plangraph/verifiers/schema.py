@@ -116,14 +116,15 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
-    from ..plancache import code_fingerprint
+    from ..plancache import code_fingerprint, machine_salt
 
     try:
         library = version("jsonschema")
     except PackageNotFoundError:
         return None
     mode = "yaml" if rel.lower().endswith(YAML_SUFFIXES) else "json"
-    key = hashlib.sha256(data)
+    key = hashlib.sha256(machine_salt())
+    key.update(data)
     key.update(f"\0{mode}\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
 
