@@ -569,3 +569,15 @@ def test_a_milestone_reached_only_by_weak_edges_gathers_nothing(tmp_path: Path) 
         (f.code, f.node) for f in _lint(tmp_path, nodes, edges) if f.code == "ORPHAN_MILESTONE"
     ]
     assert found == [("ORPHAN_MILESTONE", "m")]  # a cancelled one needs nothing
+
+
+def test_a_test_pattern_without_its_file_is_told_once(tmp_path: Path) -> None:
+    nodes = [
+        {
+            "id": "a",
+            "acceptance": [{"id": "c", "verifier": {"type": "test", "tests": ["::test_login"]}}],
+        }
+    ]
+    [finding] = _lint(tmp_path, nodes)
+    assert finding.code == "VERIFIER_CONFIG"
+    assert "test pattern '::test_login' has an empty part" in finding.hint
