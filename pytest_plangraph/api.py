@@ -132,9 +132,21 @@ class PlanGraph(Repository):
         order. Each record must be one :meth:`make_evidence` made for a criterion of the plan
         (:class:`UsageError` otherwise, and nothing is stored); *expected_plan_version* as for
         :meth:`append`."""
+        self._ready()
+        return self._record(evidence, expected_plan_version)
+
+    def record_run(self, evidence: Sequence[Evidence]) -> list[Event]:
+        """:meth:`record` for the records of a run made against the plan as this object read
+        it when the run began (``pytest --plangraph``): the plan file is not read again, so an
+        edit during the run (a test writing it) loses none of them."""
+        self._ready(reread=False)
+        return self._record(evidence, None)
+
+    def _record(
+        self, evidence: Sequence[Evidence], expected_plan_version: int | None
+    ) -> list[Event]:
         from .records import checked_payloads
 
-        self._ready()
         payloads = checked_payloads(self, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()

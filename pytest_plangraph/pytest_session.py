@@ -410,7 +410,7 @@ class PlangraphSession:
         end = self.graph.snapshot(self.before_fold)
         builder = self._builder(end) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
-        stored = self.graph.record(evidence) if evidence else []
+        stored = self.graph.record_run(evidence) if evidence else []
         if evidence:
             attach_evidence(self.config, self._tests_of(evidence))
         after = self._after(end, evidence, stored)

@@ -108,10 +108,12 @@ class Repository:
         self._use(loaded, seen)
         return True
 
-    def _ready(self) -> None:
-        """The plan as the file now says, checked: :class:`PlanError` when lint rejects it
-        (each plan is checked once; :meth:`check_plan` checks again)."""
-        self.refresh()
+    def _ready(self, *, reread: bool = True) -> None:
+        """The plan as the file now says (as it was read, without *reread*), checked:
+        :class:`PlanError` when lint rejects it (each plan is checked once;
+        :meth:`check_plan` checks again)."""
+        if reread:
+            self.refresh()
         if self._problems is None:
             self.plan_problems()
         assert self._problems is not None

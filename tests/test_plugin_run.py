@@ -527,3 +527,24 @@ def test_narrowing_options(args: list[str], narrowed: bool) -> None:
     from pytest_plangraph.pytest_config import narrowing_options
 
     assert narrowing_options(args) is narrowed
+
+
+def test_a_plan_edited_during_the_run_loses_none_of_its_records(pytester: pytest.Pytester) -> None:
+    tests = """
+import pathlib
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked():
+    plan = pathlib.Path("plangraph.yaml")
+    # a broken edit: the edge now names a node that is not there
+    plan.write_text(plan.read_text().replace("from: step-a,", "from: step-x,"))
+
+def test_pattern_one():
+    pass
+"""
+    root = make_project(pytester, tests=tests)
+    result = pytester.runpytest("--plangraph")
+    assert result.ret == 0, result.stdout.str()
+    assert "evidence recorded: 3 passed" in result.stdout.str()
+    assert sorted(latest(root)) == ["step-a/ac-marked", "step-a/ac-pattern", "step-b/ac-exists"]
