@@ -71,6 +71,7 @@ _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mapp
 _STR = "tag:yaml.org,2002:str"
 _BOOL = "tag:yaml.org,2002:bool"
 _FLOAT = "tag:yaml.org,2002:float"
+_MERGE = "tag:yaml.org,2002:merge"
 _EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 
 
@@ -143,16 +144,21 @@ class _Walker:
         return self.loader.construct_object(node, deep=True)
 
     def _mapping(self, node: yaml.MappingNode, path: FieldPath) -> dict[Any, Any]:
+        # merge keys (<<) put the merged pairs first; a later pair wins, as PyYAML builds it:
+        # a key written here overrides a merged one, and of several merged the first listed
+        own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE)
         self.loader.flatten_mapping(node)
+        merged = len(node.value) - own
         result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        written: set[str] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = self._scalar(key_node)
             where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key, str):
                 message = _not_text(key, key_node.value)
                 raise PlanError([Problem(self.name, *where, format_path(path), message)])
             key_path = (*path, str(key))
-            if key in result:
+            if index >= merged and key in written:
                 raise PlanError(
                     [
                         Problem(
@@ -164,6 +170,8 @@ class _Walker:
                         )
                     ]
                 )
+            if index >= merged:
+                written.add(key)
             self.positions[key_path] = where
             result[key] = self.value(value_node, key_path)
             self.positions[key_path] = where

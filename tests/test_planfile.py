@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.planfile import MAX_PLAN_BYTES, format_path, load_plan
@@ -307,3 +308,36 @@ def test_a_damaged_kept_plan_is_read_again_and_kept_anew(tmp_path):
     kept.write_bytes(good[: len(good) // 2])  # cut short: not JSON any more
     assert load_plan(path, cache_dir=cache).plan == first.plan
     assert kept.read_bytes() == good
+
+
+def test_a_merge_key_reads_as_pyyaml_reads_it(write_plan):
+    text = """
+plangraph: 1
+plan: p
+nodes:
+  - &step
+    id: deploy-eu
+    effect: write
+    compensate: rollback
+    idempotent: true
+  - <<: *step
+    id: deploy-us
+  - <<: [{id: x, title: first}, {id: y, title: second, owner: o}]
+    title: own
+"""
+    path = write_plan(text)
+    nodes = load_plan(path).plan.nodes
+    expected = [dict(n, acceptance=[]) for n in yaml.safe_load(path.read_text())["nodes"]]
+    got = [
+        {k: getattr(n, k) for k in ("id", "effect", "compensate", "idempotent", "title", "owner")}
+        for n in nodes
+    ]
+    assert [g["id"] for g in got] == [e["id"] for e in expected] == ["deploy-eu", "deploy-us", "y"]
+    assert got[1]["effect"] == "write" and got[1]["compensate"] == "rollback"
+    assert (got[2]["title"], got[2]["owner"]) == ("own", expected[2]["owner"])
+
+
+def test_a_key_written_twice_beside_a_merge_is_still_a_duplicate(write_plan):
+    text = "plangraph: 1\nplan: p\nnodes:\n  - <<: {title: t}\n    id: a\n    id: b\n"
+    [found] = problems(write_plan(text))
+    assert "nodes[0].id: duplicate key 'id'" in found
