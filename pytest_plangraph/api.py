@@ -64,7 +64,9 @@ class PlanGraph(Repository):
             return derive(self.graph, events, self.snapshot(events))
 
     def claims(self) -> set[str]:
-        """Nodes that have been claimed as done."""
+        """Nodes that have been claimed as done (none, and no store made, without a store)."""
+        if not self.has_store():
+            return set()
         return {e.node for e in self.store.events(kinds=["claim"]) if e.node}
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:

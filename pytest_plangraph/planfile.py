@@ -247,14 +247,6 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
 
     try:
         data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
-        json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate escape fails
-    except UnicodeEncodeError:
-        where = format_path(_surrogate_path(data, ()) or ())
-        message = (
-            f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
-            "\\ud800), which stands for no character; write the character itself or remove it"
-        )
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
     except _NotANumberError:
         message = "NaN and Infinity are not JSON numbers; write a finite number"
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
@@ -265,9 +257,32 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
     except _DuplicateKeyError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
     except RecursionError:
-        message = "values nested too deeply to read; a plan nests a few levels of objects"
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+    _check_json_values(data, name)
     return data, _LazyPositions(text, name)
+
+
+_TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
+
+
+def _check_json_values(data: Any, name: str) -> None:
+    """Refuse what Python's JSON reader takes although no JSON value means it: a text with an
+    unpaired surrogate escape (``"\\ud800"``, no character) and a number too large for a
+    float (``1e400``, read as infinity)."""
+    try:
+        json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        where = format_path(_surrogate_path(data, ()) or ())
+        message = (
+            f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
+            "\\ud800), which stands for no character; write the character itself or remove it"
+        )
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+    except ValueError:  # allow_nan: an infinite float
+        message = "a number too large to hold (such as 1e400); write a finite number"
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+    except RecursionError:
+        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
 
 
 class _NotANumberError(Exception):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -57,22 +57,39 @@ NARROWING_INI = frozenset(
 
 
 def narrowing_options(args: Sequence[str]) -> bool:
-    """True when *args* (a command line) hold ``--ignore``, ``--ignore-glob`` or an ``-o``
-    override of one of :data:`NARROWING_INI`."""
+    """True when *args* (a command line) hold ``--ignore``, ``--ignore-glob``, another
+    configuration file (``-c``, ``--config-file``: it defines another suite), or an ``-o``
+    override of one of :data:`NARROWING_INI` (also inside a group of short flags: ``-vo``)."""
     given = iter(args)
     for arg in given:
         if arg == "--":
             break
-        if arg.split("=", 1)[0] in ("--ignore", "--ignore-glob"):
+        name = arg.split("=", 1)[0]
+        if name in ("--ignore", "--ignore-glob", "--config-file"):
             return True
-        if arg in ("-o", "--override-ini"):
-            value = next(given, "")
-        elif arg.startswith("--override-ini="):
-            value = arg.split("=", 1)[1]
-        elif arg.startswith("-o"):
-            value = arg[2:]
+        if name == "--override-ini":
+            value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
+        elif arg.startswith("-") and not arg.startswith("--"):
+            option, value = _short_option(arg, given)
+            if option == "c":
+                return True
+            if option != "o":
+                continue
         else:
             continue
         if value.split("=", 1)[0].strip() in NARROWING_INI:
             return True
     return False
+
+
+_SHORT_WITH_VALUE = frozenset("ckmoprnW")
+"""pytest's (and pytest-xdist's) short options that take a value."""
+
+
+def _short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
+    """The first value-taking option in a group of short flags (``-vo x=y``: ``o``) and its
+    value (the rest of the group, or the next argument); ("", "") when there is none."""
+    for index, letter in enumerate(arg[1:], start=2):
+        if letter in _SHORT_WITH_VALUE:
+            return letter, arg[index:] or next(rest, "")
+    return "", ""

@@ -96,6 +96,7 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
+        actor()  # a PLANGRAPH_ACTOR the records could not carry is refused before any test
         errors, settings = self.graph.plan_problems()
         if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)

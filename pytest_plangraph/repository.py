@@ -205,8 +205,8 @@ class Repository:
         return lint(self, run_data=run_data, severities=severities, known=known)
 
     def events(self) -> list[Event]:
-        """Every event of the store, in order."""
-        return self.store.events()
+        """Every event of the store, in order (none, and no store made, without a store)."""
+        return self.store.events() if self.has_store() else []
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events

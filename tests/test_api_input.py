@@ -173,3 +173,13 @@ def test_the_plan_is_checked_once_while_it_is_unchanged(project) -> None:
         graph.status()
         graph.claim(TOKEN, by="agent")
         assert graph._problems is checked
+
+
+def test_reading_calls_make_no_store(project) -> None:
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        graph.status()
+        assert graph.claims() == set()
+        assert graph.events() == []
+        graph.gate(TOKEN)
+        assert not graph.has_store()

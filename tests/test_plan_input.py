@@ -415,6 +415,7 @@ def test_what_the_plan_gets_wrong_is_said_in_plan_terms(write_plan, text, expect
         ('"title": "\\ud83d\\ude80 launch"', None),  # a pair: one character
         ('"confidence": NaN', "NaN and Infinity are not JSON numbers"),
         ('"confidence": -Infinity', "NaN and Infinity are not JSON numbers"),
+        ('"confidence": 1e400', "a number too large to hold (such as 1e400)"),
     ],
 )
 def test_a_json_plan_holds_only_what_json_means(tmp_path, fields, expected):

@@ -112,7 +112,8 @@ class Probe:
     def subjects(self, settings: Any) -> Any:
         if settings.get("mode") == "subjects-raise":
             raise ZeroDivisionError("no subjects today")
-        return 42 if settings.get("mode") == "subjects-int" else ["out/b.txt"]
+        declared = {"subjects-int": 42, "declare-dir": ["out"], "declare-outside": ["../s.txt"]}
+        return declared.get(settings.get("mode"), ["out/b.txt"])
 
     def config_problems(self, settings: Any, workspace: Any) -> Any:
         if settings.get("mode") == "problems-exit":
@@ -138,6 +139,8 @@ JUNK: dict[str, Any] = {  # results that look right but could not be stored as e
     "subject-outside": VerifierResult("passed", subjects=("../secret.txt",)),
     "subject-dir": VerifierResult("passed", subjects=("out",)),
     "no-subjects": VerifierResult("passed"),
+    "declare-dir": VerifierResult("passed"),
+    "declare-outside": VerifierResult("passed"),
 }
 
 
@@ -299,8 +302,10 @@ JUNK_MESSAGES = {
     "int-keys": "returned details with a mapping key that is not text",
     "message-object": "returned a message of type object, not text",
     "subjects-text": "returned subjects of type str, not a tuple of paths",
-    "subject-outside": "returned the subject '../secret.txt', which is outside the repository",
-    "subject-dir": "returned the subject 'out', which is a directory",
+    "subject-outside": "names the subject '../secret.txt', which is outside the repository",
+    "subject-dir": "names the subject 'out', which is a directory",
+    "declare-outside": "names the subject '../s.txt', which is outside the repository",
+    "declare-dir": "names the subject 'out', which is a directory",
     "generator-exit": "crashed: GeneratorExit",
 }
 

@@ -518,6 +518,12 @@ def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
         (["-o", "testpaths=x"], True),
         (["-onorecursedirs=x"], True),
         (["--override-ini", "python_functions = check_*"], True),
+        (["-vo", "python_functions=x"], True),
+        (["-qopython_files=x"], True),
+        (["-c", "alt.ini"], True),
+        (["--config-file=alt.ini"], True),
+        (["-k", "-otestpaths=x"], False),  # the value of -k
+        (["-n", "2", "-vx"], False),
         (["-o", "xfail_strict=true"], False),
         (["-x", "-q", "--plangraph"], False),
         (["--", "--ignore=a"], False),
@@ -548,3 +554,14 @@ def test_pattern_one():
     assert result.ret == 0, result.stdout.str()
     assert "evidence recorded: 3 passed" in result.stdout.str()
     assert sorted(latest(root)) == ["step-a/ac-marked", "step-a/ac-pattern", "step-b/ac-exists"]
+
+
+def test_an_actor_the_records_could_not_carry_is_refused_before_any_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_project(pytester)
+    monkeypatch.setenv("PLANGRAPH_ACTOR", "ci\nforged")
+    result = pytester.runpytest_subprocess("--plangraph")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "PLANGRAPH_ACTOR" in result.stderr.str()
+    assert "passed" not in result.stdout.str()  # no test ran

@@ -12,7 +12,7 @@ import pytest
 from pytest_plangraph.model import Node
 from pytest_plangraph.vcs import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult
-from pytest_plangraph.verifiers.formats import date_time
+from pytest_plangraph.verifiers.formats import date_time, format_checker
 
 BOMB = "".join(
     f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
@@ -95,6 +95,10 @@ def test_a_ref_resolved_against_an_absolute_id_says_so(tmp_path: Path) -> None:
         ({"when": "2026-12-01T08:30:00+24:00"}, "failed"),
         ({"day": "yesterday"}, "failed"),
         ({"home": "not a uri"}, "passed"),  # not a checked format: an annotation
+        ({"at": "08:30:00Z"}, "passed"),
+        ({"at": "definitely not a time"}, "failed"),
+        ({"when": "2026-12-01T08:30:00Z\n"}, "failed"),
+        ({"when": "\uff12\uff10\uff12\uff16-12-01T08:30:00Z"}, "failed"),  # fullwidth digits
     ],
 )
 def test_formats_are_checked_the_same_on_every_machine(
@@ -104,6 +108,7 @@ def test_formats_are_checked_the_same_on_every_machine(
         "when": {"type": "string", "format": "date-time"},
         "day": {"type": "string", "format": "date"},
         "home": {"type": "string", "format": "uri"},
+        "at": {"type": "string", "format": "time"},
     }
     result = run(tmp_path, {"properties": properties}, "a.json", json.dumps(value))
     assert result.outcome == outcome, result.message
@@ -113,3 +118,35 @@ def test_date_time_allows_a_leap_second_and_ignores_what_is_not_text() -> None:
     assert date_time("2016-12-31T23:59:60Z")
     assert not date_time("2016-12-31T23:59:61Z")
     assert date_time(5)
+
+
+def test_the_checked_formats_are_the_same_whatever_is_installed() -> None:
+    from jsonschema import validators
+
+    # each dialect's own formats that need only the standard library, and plangraph's two
+    latest = format_checker(validators.Draft202012Validator).checkers
+    assert sorted(latest) == [
+        "date",
+        "date-time",
+        "email",
+        "idn-email",
+        "ipv4",
+        "ipv6",
+        "regex",
+        "time",
+        "uuid",
+    ]
+    assert sorted(format_checker(validators.Draft7Validator).checkers) == sorted(
+        set(latest) - {"uuid"}  # uuid came with 2019-09
+    )
+
+
+def test_a_referenced_file_without_schema_is_of_its_referrers_dialect(tmp_path: Path) -> None:
+    draft7 = "http://json-schema.org/draft-07/schema#"
+    point = {"type": "array", "items": [{"type": "number"}, {"type": "number"}]}
+    point["additionalItems"] = False  # draft-07 tuple form: not valid 2020-12
+    (tmp_path / "defs.json").write_text(json.dumps({"definitions": {"point": point}}))
+    schema = {"$schema": draft7, "properties": {"p": {"$ref": "defs.json#/definitions/point"}}}
+    assert run(tmp_path, schema, "a.json", '{"p": [1, 2]}').outcome == "passed"
+    failed = run(tmp_path, schema, "b.json", '{"p": [1, "x", 3]}')
+    assert (failed.outcome, failed.reason) == ("failed", "SCHEMA_VIOLATION")

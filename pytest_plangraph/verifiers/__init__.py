@@ -257,7 +257,7 @@ class Registry:
         if not runnable:
             return not_runnable(vtype.name)
         try:
-            self._declared(vtype, criterion)  # what it reads must be known before it runs
+            declared = self._declared(vtype, criterion)  # known before it runs
         except VerifierError as exc:
             return VerifierResult("error", VERIFIER_CRASHED, str(exc))
         try:
@@ -274,7 +274,7 @@ class Registry:
         checked = _checked(result, vtype.name)
         if self._origin.get(vtype.name) == [BUILTIN_ORIGIN] or checked.outcome == "error":
             return checked
-        return _subjects_checked(checked, vtype.name, workspace)
+        return _subjects_checked(checked, vtype.name, workspace, declared)
 
     def _declared(self, vtype: VerifierType, criterion: Criterion) -> list[str]:
         """The type's ``subjects(settings)``; VerifierError when it fails or answers junk."""
@@ -382,11 +382,13 @@ def _checked(result: Any, name: str) -> VerifierResult:
     return VerifierResult("error", VERIFIER_CRASHED, f"verifier {name!r} {problem}")
 
 
-def _subjects_checked(result: VerifierResult, name: str, workspace: Workspace) -> VerifierResult:
-    """*result*, or an error when a subject it names cannot be bound into the evidence: a path
-    outside the repository (it would be dropped, and the evidence would never go stale) or a
-    directory (nothing to hash; the verifier should name the files it read)."""
-    for path in result.subjects:
+def _subjects_checked(
+    result: VerifierResult, name: str, workspace: Workspace, declared: Sequence[str]
+) -> VerifierResult:
+    """*result*, or an error when a subject it names or *declared* cannot be bound into the
+    evidence: a path outside the repository (it would be dropped, and the evidence would never
+    go stale) or a directory (nothing to hash; the verifier should name the files it read)."""
+    for path in [*declared, *result.subjects]:
         if workspace.escapes(path):
             problem = "which is outside the repository"
         elif (workspace.root / path).is_dir():
@@ -394,7 +396,7 @@ def _subjects_checked(result: VerifierResult, name: str, workspace: Workspace) -
         else:
             continue
         return VerifierResult(
-            "error", VERIFIER_CRASHED, f"verifier {name!r} returned the subject {path!r}, {problem}"
+            "error", VERIFIER_CRASHED, f"verifier {name!r} names the subject {path!r}, {problem}"
         )
     return result
 

@@ -3,8 +3,8 @@
 jsonschema checks some formats only when optional packages are installed (``date-time`` needs
 one, ``uri`` another), so the same artifact could pass on one machine and fail on another. The
 verifier checks a fixed set instead: :data:`CHECKED` (those jsonschema checks with the standard
-library alone) and ``date-time`` (RFC 3339, checked here). Other formats are annotations only,
-as JSON Schema 2020-12 makes them by default.
+library alone) and ``date-time`` and ``time`` (RFC 3339, checked here). Other formats are
+annotations only, as JSON Schema 2020-12 makes them by default.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import re
 from datetime import datetime
 from typing import Any
 
-CHECKED = frozenset({"date", "time", "email", "idn-email", "ipv4", "ipv6", "regex", "uuid"})
+CHECKED = frozenset({"date", "email", "idn-email", "ipv4", "ipv6", "regex", "uuid"})
 """Formats taken from jsonschema's own checks, which need nothing beyond the standard library."""
 
-_DATE_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$"
-)
+_TIME = r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|[+-]([0-9]{2}):([0-9]{2}))"
+_DATE_TIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]" + _TIME)
+_FULL_TIME = re.compile(_TIME)
 
 
 def date_time(value: object) -> bool:
@@ -27,17 +27,33 @@ def date_time(value: object) -> bool:
     (``format`` applies to strings only)."""
     if not isinstance(value, str):
         return True
-    found = _DATE_TIME.match(value)
+    found = _DATE_TIME.fullmatch(value)
     if found is None:
         return False
-    year, month, day, hour, minute, second, off_hour, off_minute = found.groups()
-    if off_hour is not None and (int(off_hour) > 23 or int(off_minute) > 59):
-        return False
-    try:  # a leap second (:60) is a valid time of day in RFC 3339
-        datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second), 59))
+    year, month, day, *clock = found.groups()
+    try:
+        datetime(int(year), int(month), int(day))
     except ValueError:
         return False
-    return int(second) <= 60
+    return _clock(*clock)
+
+
+def time_of_day(value: object) -> bool:
+    """True when *value* is an RFC 3339 full-time (``08:30:00Z``, ``23:59:60+01:00``), or not
+    text."""
+    if not isinstance(value, str):
+        return True
+    found = _FULL_TIME.fullmatch(value)
+    return found is not None and _clock(*found.groups())
+
+
+def _clock(
+    hour: str, minute: str, second: str, off_hour: str | None, off_minute: str | None
+) -> bool:
+    if off_hour is not None and (int(off_hour) > 23 or int(str(off_minute)) > 59):
+        return False
+    # a leap second (:60) is a valid time of day in RFC 3339
+    return int(hour) <= 23 and int(minute) <= 59 and int(second) <= 60
 
 
 @functools.cache
@@ -50,4 +66,5 @@ def format_checker(validator_class: Any) -> Any:
     checker = FormatChecker(formats=())
     checker.checkers = {name: own[name] for name in CHECKED if name in own}
     checker.checks("date-time")(date_time)
+    checker.checks("time")(time_of_day)
     return checker

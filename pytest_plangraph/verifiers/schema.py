@@ -208,6 +208,9 @@ class _Refs:
         self.failure: VerdictError | None = None
         self.root_id: str | None = None
         """The schema file's own ``$id``: relative ``$ref``s resolve against it."""
+        self.dialect: Any = None
+        """The schema file's validator class: a referenced file without ``$schema`` is of the
+        same dialect."""
 
     def registry(self) -> Any:
         """A referencing registry that retrieves through this object."""
@@ -237,12 +240,15 @@ class _Refs:
         rel = posixpath.normpath(posixpath.join(self.base, uri))
         try:
             contents = _load(self.workspace, rel, _SCHEMA)
-            _checked_schema(contents, rel)  # as the schema file itself is checked
+            _checked_schema(contents, rel, self.dialect)  # as the schema file itself is
         except VerdictError as stop:
             self.failure = stop
             raise
         self.read.append(rel)
         spec = referencing.jsonschema.DRAFT202012
+        if self.dialect is not None:  # a file that names no dialect is the referrer's
+            uri = self.dialect.META_SCHEMA.get("$schema", "")
+            spec = referencing.jsonschema.specification_with(uri, default=spec)
         return referencing.Resource.from_contents(contents, default_specification=spec)
 
 
@@ -250,7 +256,7 @@ def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
     """The validator of the schema file *schema_rel* whose content, already read, is *data*."""
 
     schema = _parsed(data, schema_rel, _SCHEMA)
-    cls = _checked_schema(schema, schema_rel)
+    cls = refs.dialect = _checked_schema(schema, schema_rel)
     if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
         refs.root_id = schema["$id"]
     checker = format_checker(cls)
@@ -258,9 +264,10 @@ def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
     return validator
 
 
-def _checked_schema(schema: Any, schema_rel: str) -> Any:
-    """The validator class of *schema* (read from *schema_rel*), once it is a valid schema of
-    its dialect; SCHEMA_INVALID otherwise."""
+def _checked_schema(schema: Any, schema_rel: str, default: Any = None) -> Any:
+    """The validator class of *schema* (read from *schema_rel*; of the *default* dialect when
+    it names none, else 2020-12), once it is a valid schema of its dialect; SCHEMA_INVALID
+    otherwise."""
     from jsonschema import exceptions
 
     if not isinstance(schema, (dict, bool)):
@@ -268,7 +275,7 @@ def _checked_schema(schema: Any, schema_rel: str) -> Any:
         raise _stop(
             _SCHEMA, SCHEMA_INVALID, f"{schema_rel}: a JSON Schema is an object, not {kind}"
         )
-    cls = _validator_class(schema, schema_rel)
+    cls = _validator_class(schema, schema_rel, default)
     try:
         cls.check_schema(schema)
     except exceptions.SchemaError as exc:
@@ -278,12 +285,13 @@ def _checked_schema(schema: Any, schema_rel: str) -> Any:
     return cls
 
 
-def _validator_class(schema: dict[str, Any] | bool, schema_rel: str) -> Any:
-    """The validator of the schema's ``$schema`` dialect (2020-12 when it names none)."""
+def _validator_class(schema: dict[str, Any] | bool, schema_rel: str, default: Any = None) -> Any:
+    """The validator of the schema's ``$schema`` dialect (*default*, else 2020-12, when it
+    names none)."""
     from jsonschema import validators
 
     if not isinstance(schema, dict) or "$schema" not in schema:
-        return validators.Draft202012Validator
+        return default or validators.Draft202012Validator
     cls = validators.validator_for(schema, default=None)  # type: ignore[arg-type]
     if cls is None:
         message = (
