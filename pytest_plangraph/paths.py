@@ -20,8 +20,13 @@ def path_problem(path: str) -> str | None:
         return "empty or padded with spaces"
     if "\0" in path:
         return "contains a NUL character, which no file name can hold"
-    if path.startswith(("/", "\\")) or _DRIVE.match(path):
+    if path.startswith(("/", "\\")):
         return "absolute paths are not allowed; write it relative to the repository root"
+    if _DRIVE.match(path):
+        return (
+            f"{path[:2]!r} is a drive on Windows, where the path would leave the repository; "
+            "write it relative to the repository root without a colon after its first letter"
+        )
     if "\\" in path:
         return "use '/' as the separator"
     normal = posixpath.normpath(path)

@@ -581,3 +581,21 @@ def test_a_test_pattern_without_its_file_is_told_once(tmp_path: Path) -> None:
     [finding] = _lint(tmp_path, nodes)
     assert finding.code == "VERIFIER_CONFIG"
     assert "test pattern '::test_login' has an empty part" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/etc/passwd", "absolute paths are not allowed"),
+        ("C:/x.txt", "'C:' is a drive on Windows"),
+        ("a:b", "'a:' is a drive on Windows"),
+        ("../x", "climbs out of the repository"),
+        ("a\\b", "use '/' as the separator"),
+    ],
+)
+def test_each_way_of_leaving_the_repository_says_which(
+    tmp_path: Path, path: str, says: str
+) -> None:
+    [finding] = _lint(tmp_path, [_step("s", outputs=[path])])
+    assert finding.code == "PATH_OUTSIDE_ROOT"
+    assert says in finding.hint
