@@ -258,6 +258,9 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
     except RecursionError:
         raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+    except ValueError as exc:  # a whole number of more digits than Python converts
+        message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
     _check_json_values(data, name)
     return data, _LazyPositions(text, name)
 

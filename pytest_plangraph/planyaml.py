@@ -61,10 +61,14 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
         raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
     except RecursionError:
         raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+    except ValueError as exc:  # a whole number of more digits than Python converts
+        message = _TOO_LONG_NUMBER.format(str(exc).split(":")[0])
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
     finally:
         loader.dispose()
 
 
+_TOO_LONG_NUMBER = "a number that cannot be read ({}); write a shorter one"
 _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of mappings and lists"
 
 
@@ -99,6 +103,7 @@ class _Walker:
         self.count = 0
         self.memo: dict[int, tuple[Any, int]] = {}
         self.open: set[int] = set()  # nodes being built: an alias to one is a loop
+        self.own: dict[int, int] = {}  # mapping node → pairs it writes itself (not merged)
         # text is taken as written only while the loader reads it as YAML says (another
         # library may have given the loader a constructor of its own)
         standard = yaml.constructor.SafeConstructor.construct_yaml_str
@@ -143,12 +148,27 @@ class _Walker:
             return node.value
         return self.loader.construct_object(node, deep=True)
 
+    def _count_own(self, node: yaml.MappingNode) -> None:
+        """Remember how many pairs *node* and every mapping it merges write themselves, before
+        flattening rewrites them (a mapping merged here may be read again through an alias)."""
+        if id(node) in self.own:
+            return
+        self.own[id(node)] = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE)
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merged = (
+                    value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                )
+                for each in merged:
+                    if isinstance(each, yaml.MappingNode):
+                        self._count_own(each)
+
     def _mapping(self, node: yaml.MappingNode, path: FieldPath) -> dict[Any, Any]:
         # merge keys (<<) put the merged pairs first; a later pair wins, as PyYAML builds it:
         # a key written here overrides a merged one, and of several merged the first listed
-        own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE)
-        self.loader.flatten_mapping(node)
-        merged = len(node.value) - own
+        self._count_own(node)
+        self.loader.flatten_mapping(node)  # flattens every mapping it merges too, in place
+        merged = len(node.value) - self.own[id(node)]
         result: dict[Any, Any] = {}
         written: set[str] = set()
         for index, (key_node, value_node) in enumerate(node.value):

@@ -31,10 +31,10 @@ def store_path(config: pytest.Config) -> Path | None:
 
 def partial_args(config: pytest.Config) -> bool:
     """True when this invocation narrowed the collection (paths, ``--lf``, ``--sw``,
-    ``--ignore``, ``--ignore-glob``, or ``-o`` overriding where tests are found), so it records
-    no pass and a plan pattern that matches nothing is not ``TEST_NOT_FOUND``. What the
-    project's own configuration (its ``addopts``, ``testpaths`` …) leaves out is not a
-    narrowing: that configuration defines the suite."""
+    ``--ignore``, ``--ignore-glob``, another configuration file, or ``-o`` overriding what is
+    collected), so it records no pass and a plan pattern that matches nothing is not
+    ``TEST_NOT_FOUND``. What the project's own configuration (its ``addopts``, ``testpaths``
+    …) leaves out is not a narrowing: that configuration defines the suite."""
     source = config.args_source
     if source == pytest.Config.ArgsSource.ARGS:
         return True
@@ -47,39 +47,85 @@ def partial_args(config: pytest.Config) -> bool:
         extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     except ValueError:  # pytest refuses it first
         extra = []
-    return narrowing_options([*config.invocation_params.args, *extra])
+    args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
+    found = narrowing_options(args)
+    if found == {"config"} and _own_config(config):
+        return False
+    return bool(found)
 
 
 NARROWING_INI = frozenset(
-    {"testpaths", "norecursedirs", "python_files", "python_classes", "python_functions"}
+    {
+        "testpaths",
+        "norecursedirs",
+        "python_files",
+        "python_classes",
+        "python_functions",
+        "collect_imported_tests",
+        "addopts",  # any option at all: --ignore, --deselect …
+    }
 )
 """Configuration values that decide which tests are collected."""
 
+_STANDARD_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
-def narrowing_options(args: Sequence[str]) -> bool:
-    """True when *args* (a command line) hold ``--ignore``, ``--ignore-glob``, another
-    configuration file (``-c``, ``--config-file``: it defines another suite), or an ``-o``
-    override of one of :data:`NARROWING_INI` (also inside a group of short flags: ``-vo``)."""
+
+def _own_config(config: pytest.Config) -> bool:
+    """True when the file named by ``-c`` is the project's own configuration file at its
+    rootdir (as CI and tox often name it), not another suite's."""
+    path = config.inipath
+    return path is not None and path.name in _STANDARD_CONFIGS and path.parent == config.rootpath
+
+
+def _with_argfiles(args: Sequence[str], directory: Path) -> list[str]:
+    """*args* with each ``@file`` replaced by the arguments it holds, one a line (pytest reads
+    them so); a file that cannot be read stays as it is."""
+    expanded: list[str] = []
+    for arg in args:
+        if arg.startswith("@") and len(arg) > 1:
+            try:
+                text = (directory / arg[1:]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                expanded.append(arg)
+                continue
+            expanded.extend(line for line in text.splitlines() if line)
+        else:
+            expanded.append(arg)
+    return expanded
+
+
+def narrowing_options(args: Sequence[str]) -> set[str]:
+    """What in *args* (a command line) narrows the collection: ``"ignore"`` (``--ignore``,
+    ``--ignore-glob``), ``"config"`` (another configuration file: ``-c``, ``--config-file``)
+    and ``"override"`` (an ``-o`` override of one of :data:`NARROWING_INI`, also inside a
+    group of short flags: ``-vo``); empty when nothing does."""
+    found: set[str] = set()
     given = iter(args)
     for arg in given:
         if arg == "--":
             break
         name = arg.split("=", 1)[0]
-        if name in ("--ignore", "--ignore-glob", "--config-file"):
-            return True
+        if name in ("--ignore", "--ignore-glob"):
+            found.add("ignore")
+            continue
+        if name == "--config-file":
+            found.add("config")
+            if "=" not in arg:
+                next(given, "")
+            continue
         if name == "--override-ini":
             value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
         elif arg.startswith("-") and not arg.startswith("--"):
             option, value = _short_option(arg, given)
             if option == "c":
-                return True
+                found.add("config")
             if option != "o":
                 continue
         else:
             continue
         if value.split("=", 1)[0].strip() in NARROWING_INI:
-            return True
-    return False
+            found.add("override")
+    return found
 
 
 _SHORT_WITH_VALUE = frozenset("ckmoprnW")

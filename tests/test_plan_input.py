@@ -430,3 +430,15 @@ def test_a_json_plan_holds_only_what_json_means(tmp_path, fields, expected):
         return
     [found] = problems(path)
     assert expected in found
+
+
+@pytest.mark.parametrize("name", ["plan.json", "plan.yaml"])
+def test_a_number_too_long_to_read_is_one_message(tmp_path, name):
+    digits = "1" * 5000
+    path = tmp_path / name
+    if name.endswith(".json"):
+        path.write_text('{"plangraph": 1, "plan": "p", "x": ' + digits + "}")
+    else:
+        path.write_text(f"plangraph: 1\nplan: p\nx: {digits}\n")
+    [found] = problems(path)
+    assert "a number that cannot be read (Exceeds the limit (4300 digits)" in found

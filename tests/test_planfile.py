@@ -341,3 +341,19 @@ def test_a_key_written_twice_beside_a_merge_is_still_a_duplicate(write_plan):
     text = "plangraph: 1\nplan: p\nnodes:\n  - <<: {title: t}\n    id: a\n    id: b\n"
     [found] = problems(write_plan(text))
     assert "nodes[0].id: duplicate key 'id'" in found
+
+
+def test_a_mapping_merged_and_read_again_through_its_alias_keeps_its_own_keys(write_plan):
+    text = """
+plangraph: 1
+plan: p
+nodes:
+  - &base {id: step-a, title: A}
+  - <<: &b {<<: *base, id: step-b}
+    id: step-c
+  - *b
+"""
+    path = write_plan(text)
+    got = [(n.id, n.title) for n in load_plan(path).plan.nodes]
+    expected = [(n["id"], n["title"]) for n in yaml.safe_load(path.read_text())["nodes"]]
+    assert got == expected == [("step-a", "A"), ("step-c", "A"), ("step-b", "A")]

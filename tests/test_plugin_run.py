@@ -525,6 +525,8 @@ def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
         (["-k", "-otestpaths=x"], False),  # the value of -k
         (["-n", "2", "-vx"], False),
         (["-o", "xfail_strict=true"], False),
+        (["-o", "addopts=--ignore=tests/b"], True),
+        (["-o", "collect_imported_tests=false"], True),
         (["-x", "-q", "--plangraph"], False),
         (["--", "--ignore=a"], False),
     ],
@@ -532,7 +534,7 @@ def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
 def test_narrowing_options(args: list[str], narrowed: bool) -> None:
     from pytest_plangraph.pytest_config import narrowing_options
 
-    assert narrowing_options(args) is narrowed
+    assert bool(narrowing_options(args)) is narrowed
 
 
 def test_a_plan_edited_during_the_run_loses_none_of_its_records(pytester: pytest.Pytester) -> None:
@@ -565,3 +567,20 @@ def test_an_actor_the_records_could_not_carry_is_refused_before_any_test(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "PLANGRAPH_ACTOR" in result.stderr.str()
     assert "passed" not in result.stdout.str()  # no test ran
+
+
+def test_an_argument_file_is_read_and_the_projects_own_config_file_is_the_suite(
+    pytester: pytest.Pytester,
+) -> None:
+    files = {
+        "tests/test_a.py": SPLIT.format(name="a", ok=True),
+        "tests/test_b.py": SPLIT.format(name="b", ok=False),
+        "args.txt": "--ignore=tests/test_b.py\n",
+    }
+    root = make_project(pytester, files=files)
+    pytester.runpytest("--plangraph", "@args.txt")
+    assert "step-a/ac-marked" not in latest(root)  # the failing test was left out: no pass
+    (root / "tests/test_b.py").write_text(SPLIT.format(name="b", ok=True))
+    result = pytester.runpytest("--plangraph", "-c", "pytest.ini")  # as CI and tox name it
+    assert result.ret == 0
+    assert latest(root)["step-a/ac-marked"].outcome == "passed"

@@ -150,3 +150,36 @@ def test_a_referenced_file_without_schema_is_of_its_referrers_dialect(tmp_path: 
     assert run(tmp_path, schema, "a.json", '{"p": [1, 2]}').outcome == "passed"
     failed = run(tmp_path, schema, "b.json", '{"p": [1, "x", 3]}')
     assert (failed.outcome, failed.reason) == ("failed", "SCHEMA_VIOLATION")
+
+
+def test_a_file_without_schema_reached_through_another_dialect_is_read_in_one_it_fits(
+    tmp_path: Path,
+) -> None:
+    draft7 = "http://json-schema.org/draft-07/schema#"
+    pair = {"type": "array", "items": [{"type": "number"}, {"type": "number"}]}
+    pair["additionalItems"] = False
+    (tmp_path / "b.json").write_text(json.dumps({"definitions": {"pair": pair}}))
+    (tmp_path / "a.json").write_text(
+        json.dumps({"$schema": draft7, "$ref": "b.json#/definitions/pair"})
+    )
+    schema = {"properties": {"pair": {"$ref": "a.json"}}}  # the root: 2020-12
+    assert run(tmp_path, schema, "ok.json", '{"pair": [1, 2]}').outcome == "passed"
+    bad = run(tmp_path, schema, "bad.json", '{"pair": [1, 2, 3]}')
+    assert (bad.outcome, bad.reason) == ("failed", "SCHEMA_VIOLATION")
+
+
+@pytest.mark.parametrize(
+    ("draft", "value", "outcome"),
+    [
+        ("http://json-schema.org/draft-03/schema#", "08:30:00", "passed"),  # hh:mm:ss
+        ("http://json-schema.org/draft-03/schema#", "8h30", "failed"),
+        ("http://json-schema.org/draft-04/schema#", "8h30", "passed"),  # defines no time
+        ("http://json-schema.org/draft-07/schema#", "08:30:00", "failed"),  # needs an offset
+        ("http://json-schema.org/draft-07/schema#", "08:30:00Z", "passed"),
+    ],
+)
+def test_time_is_what_the_dialect_defines(
+    tmp_path: Path, draft: str, value: str, outcome: str
+) -> None:
+    schema = {"$schema": draft, "properties": {"at": {"type": "string", "format": "time"}}}
+    assert run(tmp_path, schema, "a.json", json.dumps({"at": value})).outcome == outcome

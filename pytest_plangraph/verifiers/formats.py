@@ -3,8 +3,10 @@
 jsonschema checks some formats only when optional packages are installed (``date-time`` needs
 one, ``uri`` another), so the same artifact could pass on one machine and fail on another. The
 verifier checks a fixed set instead: :data:`CHECKED` (those jsonschema checks with the standard
-library alone) and ``date-time`` and ``time`` (RFC 3339, checked here). Other formats are
-annotations only, as JSON Schema 2020-12 makes them by default.
+library alone), ``date-time`` (RFC 3339, checked here) and ``time`` as the dialect defines it
+(RFC 3339 full-time, checked here, since draft-07; ``hh:mm:ss`` in draft-03; none in
+draft-04 and draft-06). Other formats are annotations only, as JSON Schema 2020-12 makes them
+by default.
 """
 
 from __future__ import annotations
@@ -66,5 +68,9 @@ def format_checker(validator_class: Any) -> Any:
     checker = FormatChecker(formats=())
     checker.checkers = {name: own[name] for name in CHECKED if name in own}
     checker.checks("date-time")(date_time)
-    checker.checks("time")(time_of_day)
+    dialect = str(validator_class.META_SCHEMA.get("$schema", ""))
+    if "draft-03" in dialect:  # hh:mm:ss, checked by jsonschema with the standard library
+        checker.checkers["time"] = own["time"]
+    elif not any(old in dialect for old in ("draft-04", "draft-06")):  # which define no time
+        checker.checks("time")(time_of_day)  # RFC 3339 full-time since draft-07
     return checker

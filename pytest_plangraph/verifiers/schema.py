@@ -240,15 +240,15 @@ class _Refs:
         rel = posixpath.normpath(posixpath.join(self.base, uri))
         try:
             contents = _load(self.workspace, rel, _SCHEMA)
-            _checked_schema(contents, rel, self.dialect)  # as the schema file itself is
+            dialect = _checked_ref(contents, rel, self.dialect)  # as the schema file itself
         except VerdictError as stop:
             self.failure = stop
             raise
         self.read.append(rel)
-        spec = referencing.jsonschema.DRAFT202012
-        if self.dialect is not None:  # a file that names no dialect is the referrer's
-            uri = self.dialect.META_SCHEMA.get("$schema", "")
-            spec = referencing.jsonschema.specification_with(uri, default=spec)
+        uri = dialect.META_SCHEMA.get("$schema", "")
+        spec = referencing.jsonschema.specification_with(
+            uri, default=referencing.jsonschema.DRAFT202012
+        )
         return referencing.Resource.from_contents(contents, default_specification=spec)
 
 
@@ -262,6 +262,36 @@ def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
     checker = format_checker(cls)
     validator: Validator = cls(schema, registry=refs.registry(), format_checker=checker)
     return validator
+
+
+def _checked_ref(schema: Any, schema_rel: str, root: Any) -> Any:
+    """The validator class of a schema file reached through ``$ref``, once it is valid. One
+    that names its ``$schema`` is of that dialect. One that names none is of its referrer's,
+    which is not known here (a draft-07 part of a 2020-12 schema may refer to it): it is taken
+    in the root schema's dialect when valid there, else in the first other dialect it is valid
+    in, and is SCHEMA_INVALID only when it is valid in none."""
+    from jsonschema import validators
+
+    if not isinstance(schema, dict) or "$schema" in schema:
+        return _checked_schema(schema, schema_rel, root)
+    try:
+        return _checked_schema(schema, schema_rel, root)
+    except VerdictError as first:
+        others = [
+            validators.Draft202012Validator,
+            validators.Draft201909Validator,
+            validators.Draft7Validator,
+            validators.Draft6Validator,
+            validators.Draft4Validator,
+        ]
+        for dialect in others:
+            if dialect is root:
+                continue
+            try:
+                return _checked_schema(schema, schema_rel, dialect)
+            except VerdictError:
+                continue
+        raise first
 
 
 def _checked_schema(schema: Any, schema_rel: str, default: Any = None) -> Any:
