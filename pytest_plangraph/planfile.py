@@ -255,7 +255,7 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
             [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
         ) from None
     except _DuplicateKeyError as exc:
-        raise PlanError([Problem(name, 0, 0, "", f"duplicate key {exc.key!r}")]) from None
+        raise _located_duplicate(text, name, exc.key) from None
     except RecursionError:
         raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
     except ValueError as exc:  # a whole number of more digits than Python converts
@@ -266,6 +266,17 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
 
 
 _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
+
+
+def _located_duplicate(text: str, name: str, key: str) -> PlanError:
+    """The error for a key written twice in a JSON plan, with its line, column and field
+    path when the text reads as YAML too (JSON is YAML; the YAML reader locates duplicates)."""
+    try:
+        _read_yaml(text, name)
+    except PlanError as located:
+        if any("duplicate key" in problem.message for problem in located.problems):
+            return located
+    return PlanError([Problem(name, 0, 0, "", f"duplicate key {key!r}")])
 
 
 def _check_json_values(data: Any, name: str) -> None:

@@ -203,7 +203,9 @@ def test_json_plans_load_the_same_and_keep_positions(tmp_path, write_plan):
 def test_json_duplicate_keys_and_syntax(tmp_path):
     path = tmp_path / "plan.json"
     path.write_text('{"plangraph": 1, "plan": "p", "plan": "q"}')
-    assert "duplicate key 'plan'" in problems(path)[0]
+    assert problems(path)[0].startswith("plan.yaml:1:31: plan: duplicate key 'plan'")
+    path.write_text('{"plangraph": 1, "plan": "\\ud83d\\ude80", "plan": "q"}')  # not YAML
+    assert problems(path) == ["plan.yaml: duplicate key 'plan'"]
     path.write_text('{"plangraph": 1,\n "plan": }')
     assert problems(path)[0].startswith("plan.yaml:2:10: invalid JSON: Expecting value")
 
