@@ -8,6 +8,7 @@ judges, claims and records.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -144,9 +145,15 @@ class Repository:
         return self._store
 
     def has_store(self) -> bool:
-        """True when the store is open or its file exists: a reading command that finds no
-        store does not create one."""
-        return self._store is not None or self.store_path.exists()
+        """True when the store is open or its file exists and is not empty (an empty file holds
+        no store yet): a reading command that finds no store does not create one."""
+        if self._store is not None:
+            return True
+        try:
+            info = self.store_path.stat()
+        except OSError:  # not there, or not to be looked at: no store to read
+            return False
+        return info.st_size > 0 or not stat.S_ISREG(info.st_mode)  # a directory: told on open
 
     @property
     def registry(self) -> Registry:

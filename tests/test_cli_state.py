@@ -673,3 +673,14 @@ def test_a_signing_key_that_is_not_utf8_signs(project):
     assert plangraph_main(root, "audit", env={"PLANGRAPH_SIGNING_KEY": key}).code == 0
     wrong = plangraph_main(root, "audit", env={"PLANGRAPH_SIGNING_KEY": "key"})
     assert wrong.code == 1 and "BAD_SIGNATURE" in wrong.out
+
+
+def test_an_empty_file_named_as_the_store_is_no_store_and_stays_empty(project):
+    root = project("jwt-login")
+    empty = root / "ci.db"
+    empty.write_bytes(b"")
+    result = plangraph_main(root, "status", "--store", str(empty))
+    assert result.code == 2 and "(no file, or an empty one)" in result.err
+    assert empty.read_bytes() == b""
+    assert plangraph_main(root, "verify", "--store", str(empty)).code == 0  # a writer makes it
+    assert empty.stat().st_size > 0

@@ -88,7 +88,8 @@ def reading_store(graph: PlanGraph, args: argparse.Namespace, *, required: bool 
     named = args.store is not None or bool(os.environ.get("PLANGRAPH_STORE"))
     if named or required:
         raise UsageError(
-            f"there is no store at {graph.store_path}; check --store and $PLANGRAPH_STORE "
+            f"there is no store at {graph.store_path} (no file, or an empty one); check --store "
+            "and $PLANGRAPH_STORE "
             "(this command reads a store and creates none)"
         )
     return False
