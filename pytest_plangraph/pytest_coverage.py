@@ -82,7 +82,7 @@ class CoverageRecorder:
         self._cov: Coverage | None = None
         self._own = False
         self._tests: set[str] = set()
-        self._excluded = _excluded_dirs(self.root)
+        self._excluded = excluded_dirs(self.root)
 
     # --- hooks -------------------------------------------------------------------------------
 
@@ -205,7 +205,7 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
     return rel.as_posix()
 
 
-def _excluded_dirs(root: Path) -> list[Path]:
+def excluded_dirs(root: Path) -> list[Path]:
     """The interpreter's prefixes (a virtual environment), its install directories and this
     package (its hooks run inside every test), except directories that hold the repository."""
     names = ("stdlib", "platstdlib", "purelib", "platlib")

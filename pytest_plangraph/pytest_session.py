@@ -74,6 +74,7 @@ class PlangraphSession:
         self._registry: Registry | None = None
         self._conftests: dict[str, list[str]] = {}
         self._plugins: list[str] | None = None
+        self._installed: list[Path] | None = None
         self._relatives: dict[Path, str | None] = {}
         self.coverage: CoverageRecorder | None = None
 
@@ -311,13 +312,14 @@ class PlangraphSession:
         return self._plugins
 
     def _project_file(self, source: str) -> str | None:
-        """*source* relative to the repository, or None outside it or inside the running
-        environment (a ``.venv`` kept in the repository holds the installation, which
-        evidence does not bind)."""
-        resolved = Path(source).resolve()
-        if any(resolved.is_relative_to(place) for place in _INSTALLED):
-            return None
-        return self._relative(resolved)
+        """*source* relative to the repository, or None outside it or where coverage data is
+        not taken from either: the running environment (a ``.venv`` kept in the repository
+        holds the installation, which evidence does not bind), site-packages, this package."""
+        from .pytest_coverage import excluded_dirs, repository_file
+
+        if self._installed is None:
+            self._installed = excluded_dirs(self.graph.root)
+        return repository_file(source, self.graph.root, self._installed)
 
     def _conftests_of(self, directory: str) -> list[str]:
         if directory not in self._conftests:
@@ -482,7 +484,3 @@ def _pytest_terms(message: str) -> str:
     """*message* of the store or the plan, its advice given in pytest's options: the store is
     named with ``--plangraph-store`` here, not the command's ``--store``."""
     return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)
-
-
-_INSTALLED = tuple({Path(place).resolve() for place in (sys.prefix, sys.base_prefix)})
-"""Where the running Python and its packages live."""
