@@ -5,9 +5,10 @@
   light rows (``Store.log``) instead of full :class:`~pytest_plangraph.model.Event` objects.
 * :class:`Links` — the adjacency the gate walks, built in one pass over the edges.
 * :func:`input_digests` — each node's input digest, the Merkle DAG of DESIGN §5: its criteria
-  digests, the current hashes of its outputs and of the files it consumes over strong
-  ``consumes`` edges, and the input digests of its strong prerequisites. Content only, never
-  status.
+  digests, the current hashes of its outputs, of the artifacts its verifiers check (a schema
+  verifier's ``artifact``, an artifact verifier's ``path``: products of the node even when
+  ``outputs`` does not name them) and of the files it consumes over strong ``consumes`` edges,
+  and the input digests of its strong prerequisites. Content only, never status.
 * :func:`needed_paths` — every path a snapshot must hash.
 """
 
@@ -212,10 +213,13 @@ def input_digests(
     links = Links.of(graph) if links is None else links
     files_now, outputs, nodes = snapshot.files, snapshot.outputs, graph.nodes
     consumes, prerequisites = links.consumes, links.prerequisites
+    checked = graph.plan.checked_artifacts
     digests: dict[str, str] = {}
     for node_id in graph.topological_order() if order is None else order:  # kept flat
         node = nodes[node_id]
         files: Iterable[str] = outputs.get(node_id, node.outputs)
+        if node_id in checked:
+            files = {*files, *checked[node_id]}
         if node_id in consumes:
             files = {*files, *consumed_files(graph, node_id, snapshot, links=links)}
         digests[node_id] = digest(

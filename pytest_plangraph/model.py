@@ -251,6 +251,33 @@ class Plan(_Strict):
         repeated ids the first counts, as in the plan's graph. Read it, never change it."""
         return plan_criterion_digests(self)
 
+    @cached_property
+    def checked_artifacts(self) -> dict[str, tuple[str, ...]]:
+        """Per node id, the artifacts its verifiers check (:func:`checked_artifacts`), for the
+        nodes that have any; computed once per plan. Read it, never change it."""
+        found: dict[str, tuple[str, ...]] = {}
+        seen: set[str] = set()  # of repeated ids the first counts, as in the plan's graph
+        for node in self.nodes:
+            if node.id not in seen and (paths := checked_artifacts(node)):
+                found[node.id] = paths
+            seen.add(node.id)
+        return found
+
+
+def checked_artifacts(node: Node) -> tuple[str, ...]:
+    """The files *node*'s verifiers check: a schema verifier's ``artifact`` and an artifact
+    verifier's ``path``. They are products of the node even when ``outputs`` does not name
+    them (DESIGN §5), so they are part of its input digest and flow downstream; a schema
+    verifier's ``schema`` is not (it binds its own criterion only)."""
+    paths: list[str] = []
+    for criterion in node.acceptance:
+        verifier = criterion.verifier
+        if isinstance(verifier, SchemaVerifier):
+            paths.append(verifier.artifact)
+        elif isinstance(verifier, ArtifactVerifier):
+            paths.append(verifier.path)
+    return tuple(dict.fromkeys(paths))
+
 
 def canonical_plan(plan: Plan) -> dict[str, Any]:
     """The normalised JSON form of a plan: defaults dropped, nodes and edges in a fixed order."""
@@ -275,7 +302,7 @@ def criterion_digest(node_id: str, criterion: Criterion) -> str:
     return digest({"node": node_id, "criterion": body})
 
 
-_COMPUTED = ("digest", "topological_order", "criterion_digests")
+_COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
 """The cached properties of :class:`Plan`, which depend on its content."""
 
 

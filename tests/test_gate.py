@@ -531,3 +531,32 @@ def test_one_node_derived_alone_is_the_same_as_in_the_whole_state(seed: int) -> 
         assert decide(alone) == gate(world.graph, state, node_id)
     with pytest.raises(UsageError, match="unknown node 'ghost'"):
         derive_node(world.graph, world.events, world.snapshot(), "ghost")
+
+
+# --- what flows downstream --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "downstream", "codes"),
+    [
+        pytest.param("fixtures/a.json", "stale", ["UPSTREAM_CHANGED"], id="schema-artifact"),
+        pytest.param("data/b.bin", "stale", ["UPSTREAM_CHANGED"], id="artifact-path"),
+        pytest.param("schemas/a.schema.json", "completed", [], id="schema-not-an-output"),
+    ],
+)
+def test_a_file_a_verifier_checks_flows_downstream_and_a_schema_not_an_output_does_not(
+    path: str, downstream: str, codes: list[str]
+) -> None:
+    """DESIGN §5 "What binds": an artifact a verifier checks is a product of its node even
+    when ``outputs`` does not name it; verifying the upstream again never freshens B."""
+    schema = {"type": "schema", "schema": "schemas/a.schema.json", "artifact": "fixtures/a.json"}
+    checked = crit("schema", schema), crit("made", {"type": "artifact", "path": "data/b.bin"})
+    graph = make_graph([node("A", *checked), node("B")], [edge("A", "B")])
+    world = World(graph, dict.fromkeys(["fixtures/a.json", "data/b.bin", path], "old"))
+    world.verify_all()
+    world.files[path] = "new"
+    world.verify("A", "schema")
+    world.verify("A", "made")
+    assert world.statuses() == {"A": "completed", "B": downstream}
+    reasons = world.state().nodes["B"].reasons
+    assert [(r.code, r.data.get("node")) for r in reasons] == [(c, "A") for c in codes]
