@@ -3,9 +3,11 @@
 * :func:`validity` — whether one evidence record still holds, with the reason codes of §4.
 * :class:`Completion` — which nodes pass. For every node it counts what still stands between it
   and completion (required criteria without a valid verdict, a cancel, strong prerequisites
-  and — for objectives and milestones — non-cancelled children that do not pass). A node
-  passes when its count is zero; a changed verdict adjusts the counts along the graph, so
-  replaying a log costs the changes it makes, not a full derivation per event.
+  and — for objectives and milestones — children that do not pass, except those cancelled in
+  the plan). A node passes when its count is zero; a changed verdict adjusts the counts along
+  the graph, so replaying a log costs the changes it makes, not a full derivation per event.
+  Only a cancel in the plan file (a reviewed change) settles a child for its parent; a
+  ``cancel`` event stops the node itself from passing and leaves its parent waiting.
 * :func:`final_completion` adds the conflicts rule: a node is completed when it passes while no
   conflicts-edge partner passes (without that rule), and its prerequisites and counted children
   are completed. Two conflicting nodes that both pass block each other — a contradiction a
@@ -20,7 +22,7 @@ re-exported here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -39,10 +41,12 @@ from .inputs import (
 from .model import Evidence
 
 if TYPE_CHECKING:
+    from .ledger import Ledger
     from .state import NodeState, PlanState
 
 
 __all__ = [
+    "CHILD_CODES",
     "PARENT_KINDS",
     "Completion",
     "CriterionStatus",
@@ -52,6 +56,7 @@ __all__ = [
     "Reason",
     "Snapshot",
     "Tick",
+    "child_reasons",
     "consumed_files",
     "criterion_digests",
     "final_completion",
@@ -205,10 +210,13 @@ class Completion:
     """
 
     def __init__(
-        self, links: Links, required: Mapping[str, Iterable[str]], cancelled: Iterable[str]
+        self, links: Links, required: Mapping[str, Iterable[str]], settled: Iterable[str]
     ) -> None:
+        """*settled* are the nodes cancelled in the plan: their parents do not wait for them.
+        Cancels recorded as events come through :meth:`cancel`."""
         self._links = links
-        self.cancelled = set(cancelled)
+        self.settled = frozenset(settled)
+        self.cancelled = set(self.settled)
         self._required = {n: frozenset(required.get(n, ())) for n in links.prerequisites}
         self._missing = {n: set(ids) for n, ids in self._required.items()}
         self._count = {
@@ -216,7 +224,7 @@ class Completion:
             for n, prerequisites in links.prerequisites.items()
         }
         for child, parent in links.parent.items():
-            self._count[parent] += child not in self.cancelled
+            self._count[parent] += child not in self.settled
         self.done = dict.fromkeys(links.prerequisites, False)
         self.flipped: list[str] = []
         for node_id in links.prerequisites:
@@ -235,13 +243,11 @@ class Completion:
             self._adjust(node_id, 1)
 
     def cancel(self, node_id: str) -> None:
-        """Cancel *node_id*: it never passes, and its parent stops waiting for it."""
+        """Cancel *node_id* by an event: it never passes, and its parent (which a cancel
+        event never settles) goes on waiting for it."""
         if node_id in self.cancelled:
             return
         self.cancelled.add(node_id)
-        parent = self._links.parent.get(node_id)
-        if parent is not None and not self.done[node_id]:
-            self._adjust(parent, -1)
         self._adjust(node_id, 1)
 
     def unopposed(self, node_id: str) -> bool:
@@ -266,14 +272,16 @@ class Completion:
             step = -1 if now else 1
             stack.extend((m, step) for m in self._links.dependents[current])
             parent = self._links.parent.get(current)
-            if parent is not None and current not in self.cancelled:
+            if parent is not None and current not in self.settled:
                 stack.append((parent, step))
 
 
 def final_completion(links: Links, raw: Completion) -> Completion:
     """Completion under the conflicts rule too: a node is completed when it passes *raw*
     unopposed and every strong prerequisite and counted child is completed."""
-    final = Completion(links, dict.fromkeys(links.prerequisites, ("unopposed",)), raw.cancelled)
+    final = Completion(links, dict.fromkeys(links.prerequisites, ("unopposed",)), raw.settled)
+    for node_id in raw.cancelled - raw.settled:
+        final.cancel(node_id)
     for node_id in links.prerequisites:
         final.set_ok(node_id, "unopposed", raw.unopposed(node_id))
     raw.flipped.clear()
@@ -324,6 +332,38 @@ def replay_claims(links: Links, raw: Completion, ticks: Iterable[Tick]) -> dict[
             for node_id in (changed, *links.conflicts[changed]):
                 final.set_ok(node_id, "unopposed", raw.unopposed(node_id))
     return refused
+
+
+CHILD_CODES = frozenset({"CHILD_NOT_COMPLETED", "CHILD_CANCELLED_BY_EVENT"})
+"""Codes of an objective's or milestone's children that keep it from completing."""
+
+
+def child_reasons(
+    children: Iterable[str],
+    completed: Collection[str],
+    completion: Completion,
+    ledger: Ledger,
+) -> list[Reason]:
+    """Why *children* keep their parent from completing: ``CHILD_NOT_COMPLETED``, or
+    ``CHILD_CANCELLED_BY_EVENT`` naming who cancelled. A child cancelled in the plan file (a
+    reviewed change) settles its parent; a ``cancel`` event is anyone's word, so it never
+    does (DESIGN §5)."""
+    reasons: list[Reason] = []
+    for child in children:
+        if child in completed or child in completion.settled:
+            continue
+        event = ledger.cancels.get(child) if child in completion.cancelled else None
+        if event is None:
+            message = f"child {child} is not completed"
+            reasons.append(Reason("CHILD_NOT_COMPLETED", message, {"node": child}))
+            continue
+        message = (
+            f"child {child} was cancelled by {event.by} with a cancel event, which never "
+            "settles a parent; cancel it in the plan file (`cancelled: true`) or complete it"
+        )
+        data = {"node": child, "by": event.by}
+        reasons.append(Reason("CHILD_CANCELLED_BY_EVENT", message, data))
+    return reasons
 
 
 @dataclass(frozen=True)

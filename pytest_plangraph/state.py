@@ -21,7 +21,8 @@ Decisions worth knowing:
   claim's payload (``{"verdict": "PASSED"|"FAILED"}``) is taken as is; otherwise the whole gate
   is replayed at the moment of the claim — events up to it, but the *current* file hashes,
   since older contents are not known (see :func:`~pytest_plangraph.gate.replay_claims`).
-* A cancelled prerequisite is not completed: its dependents wait until the plan drops the edge.
+* A cancelled prerequisite is not completed: its dependents wait until the plan drops the edge;
+  a child cancelled by an event, not in the plan, keeps its parent waiting (see the gate).
 
 The events may be full :class:`~pytest_plangraph.model.Event` objects or the light rows of
 ``Store.log()`` (evidence payloads cut down to their verdict fields): derivation reads only what
@@ -39,6 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from .errors import UsageError
 from .gate import (
+    CHILD_CODES,
     PARENT_KINDS,
     Completion,
     CriterionStatus,
@@ -46,6 +48,7 @@ from .gate import (
     LoggedEvent,
     Reason,
     Snapshot,
+    child_reasons,
     consumed_files,
     final_completion,
     gate,
@@ -403,11 +406,8 @@ class _Derivation:
                 for q in self.completion.conflict_partners(node_id)
             ]
         if node.kind in PARENT_KINDS:
-            reasons += [
-                _link("CHILD_NOT_COMPLETED", c, f"child {c} is not completed")
-                for c in graph.children[node_id]
-                if c not in self.completed and c not in self.completion.cancelled
-            ]
+            children = graph.children[node_id]
+            reasons += child_reasons(children, self.completed, self.completion, self.ledger)
         if self.required[node_id] == [NO_ACCEPTANCE]:
             what = (
                 "a step without required acceptance criteria"
@@ -487,7 +487,7 @@ class _Derivation:
         return "pending" if waiting else "ready"
 
 
-_OTHER_THAN_APPROVAL = frozenset({"PREREQUISITE_NOT_COMPLETED", "CHILD_NOT_COMPLETED"})
+_OTHER_THAN_APPROVAL = frozenset({"PREREQUISITE_NOT_COMPLETED", *CHILD_CODES})
 """Codes of what an approval alone would not settle: with one, a node is not waiting for its
 approval only."""
 

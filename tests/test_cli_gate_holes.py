@@ -1,6 +1,6 @@
 """The gate cannot be fooled: the JWT-login sample in a real git repository, run through the
 real ``plangraph`` command. An artifact an upstream verifier checks flows downstream (status,
-claim, audit and impact agree)."""
+claim, audit and impact agree), and a ``cancel`` event never settles a parent's gate."""
 
 from __future__ import annotations
 
@@ -117,3 +117,46 @@ def test_a_schema_that_is_not_an_output_stales_only_its_own_criterion(project) -
     assert plangraph_main(root, "verify").code == 0
     assert plangraph_main(root, "claim", TOKEN, "--by", "agent").code == 0
 
+
+# --- a cancel event never settles a parent ---------------------------------------------------
+
+
+def test_a_child_cancelled_by_an_event_keeps_its_parent_from_completing(project) -> None:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    assert plangraph_main(root, "cancel", TOKEN, "--by", "agent").code == 0
+
+    claim = plangraph(root, "claim", OBJECTIVE, "--by", "agent", "--format", "json")
+    assert (claim.code, claim.json()["verdict"]) == (1, "FAILED")
+    [reason] = claim.json()["reasons"]
+    assert (reason["code"], reason["node"], reason["by"]) == (
+        "CHILD_CANCELLED_BY_EVENT",
+        TOKEN,
+        "agent",
+    )
+    assert "cancelled: true" in reason["message"]
+    assert _nodes(root)[TOKEN]["status"] == "cancelled"
+    text = plangraph_main(root, "status")
+    assert f"child {TOKEN} was cancelled by agent" in text.out
+
+    plan = root / "plangraph.yaml"
+    plan.write_text(
+        plan.read_text().replace(
+            "    title: Token endpoint\n", "    title: Token endpoint\n    cancelled: true\n"
+        )
+    )
+    assert "cancelled: true" in plan.read_text()
+    settled = plangraph_main(root, "claim", OBJECTIVE, "--by", "agent", "--format", "json")
+    assert (settled.code, settled.json()["verdict"]) == (0, "PASSED")
+
+
+def test_a_prerequisite_cancelled_by_an_event_never_satisfies_its_dependent(jwt: Path) -> None:
+    assert plangraph_main(jwt, "cancel", SCHEMA, "--by", "agent").code == 0
+    claim = plangraph_main(jwt, "claim", TOKEN, "--by", "agent", "--format", "json")
+    assert (claim.code, claim.json()["status"]) == (1, "blocked")
+    assert [(r["code"], r["node"]) for r in claim.json()["reasons"]] == [
+        ("PREREQUISITE_NOT_COMPLETED", SCHEMA)
+    ]
+    parent = plangraph_main(jwt, "claim", OBJECTIVE, "--by", "agent", "--format", "json")
+    assert parent.code == 1
+    assert _codes(parent.json()["reasons"]) == {"CHILD_CANCELLED_BY_EVENT", "CHILD_NOT_COMPLETED"}

@@ -487,6 +487,10 @@ def test_a_step_without_criteria_is_never_completed_on_a_claim(tmp_path):
     plangraph_main(tmp_path, "cancel", "bare", "--by", "lead")
     plangraph_main(tmp_path, "approve", "checked/ok", "--by", "lead")
     goal = plangraph_main(tmp_path, "claim", "goal", "--by", "agent", "--format", "json")
+    assert [r["code"] for r in goal.json()["reasons"]] == ["CHILD_CANCELLED_BY_EVENT"]
+    plan = tmp_path / "plangraph.yaml"  # only the plan file settles the parent
+    plan.write_text(plan.read_text().replace("parent: goal}", "parent: goal, cancelled: true}"))
+    goal = plangraph_main(tmp_path, "claim", "goal", "--by", "agent", "--format", "json")
     assert goal.json()["verdict"] == "PASSED"
 
 

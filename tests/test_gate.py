@@ -533,6 +533,31 @@ def test_one_node_derived_alone_is_the_same_as_in_the_whole_state(seed: int) -> 
         derive_node(world.graph, world.events, world.snapshot(), "ghost")
 
 
+# --- cancels: only the plan file settles a parent ---------------------------------------------
+
+
+def test_a_cancel_event_on_a_completed_child_reopens_its_parent_and_refuses_its_claim() -> None:
+    parent = node("O", kind="objective", outputs=[], acceptance=[])
+    world = World(make_graph([parent, node("S", parent="O")]))
+    world.verify("S")
+    assert world.statuses()["O"] == "completed"
+    world.add("cancel", "S")
+    world.add("claim", "O")  # no verdict recorded with it: the gate is replayed
+    state = world.state().nodes["O"]
+    assert (state.status, state.failed_claims) == ("awaiting_verification", 1)
+    assert [(r.code, r.data) for r in state.reasons] == [
+        ("CHILD_CANCELLED_BY_EVENT", {"node": "S", "by": "alice"})
+    ]
+
+
+def test_a_cancel_event_on_a_prerequisite_never_satisfies_its_dependent() -> None:
+    world = World(make_graph([node("A"), node("B")], [edge("A", "B")]))
+    world.verify_all()
+    world.add("cancel", "A")
+    assert world.statuses() == {"A": "cancelled", "B": "blocked"}
+    assert world.codes("B") == ["PREREQUISITE_NOT_COMPLETED"]
+
+
 # --- what flows downstream --------------------------------------------------------------------
 
 

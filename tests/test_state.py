@@ -291,10 +291,12 @@ def test_the_table_covers_every_status_and_reason_code() -> None:
         "cancelled", "completed", "stale", "failed", "blocked", "awaiting_approval",
         "awaiting_verification", "in_progress", "ready", "pending",
     }  # fmt: skip
-    assert {code for row in SCENARIOS for code in row[4]} | {"CHILD_NOT_COMPLETED"} == {
+    parents = {"CHILD_NOT_COMPLETED", "CHILD_CANCELLED_BY_EVENT"}  # tested with parents below
+    assert {code for row in SCENARIOS for code in row[4]} | parents == {
         "CRITERION_CHANGED", "ARTIFACT_CHANGED", "ARTIFACT_DELETED", "UPSTREAM_CHANGED",
         "INPUT_CHANGED", "EVIDENCE_FAILED", "CRITERION_MISSING", "PREREQUISITE_NOT_COMPLETED",
-        "CONFLICT_COMPLETED", "CHILD_NOT_COMPLETED", "APPROVAL_MISSING", "APPROVAL_REVOKED",
+        "CONFLICT_COMPLETED", "CHILD_NOT_COMPLETED", "CHILD_CANCELLED_BY_EVENT",
+        "APPROVAL_MISSING", "APPROVAL_REVOKED",
         "APPROVAL_STALE", "RETRY_BUDGET_EXHAUSTED", "CANCELLED",
     }  # fmt: skip
 
@@ -373,7 +375,9 @@ def _family(kind: str = "objective", *parent_criteria: dict[str, Any]) -> World:
 
 
 @pytest.mark.parametrize("kind", ["objective", "milestone"])
-def test_a_parent_completes_only_when_every_non_cancelled_child_does(kind: str) -> None:
+def test_a_parent_completes_only_when_every_child_not_cancelled_in_the_plan_does(
+    kind: str,
+) -> None:
     world = _family(kind)
     assert (world.statuses()["O"], world.codes("O")) == (
         "ready",
@@ -382,8 +386,15 @@ def test_a_parent_completes_only_when_every_non_cancelled_child_does(kind: str) 
     world.verify("S1")
     assert (world.statuses()["O"], world.codes("O")) == ("in_progress", ["CHILD_NOT_COMPLETED"])
     assert world.state().nodes["O"].reasons[0].data == {"node": "S2"}
-    world.add("cancel", "S2")
-    assert world.statuses() == {"O": "completed", "S1": "completed", "S2": "cancelled"}
+    world.add("cancel", "S2")  # anyone's word: the parent goes on waiting
+    assert world.statuses() == {"O": "in_progress", "S1": "completed", "S2": "cancelled"}
+    [reason] = world.state().nodes["O"].reasons
+    assert (reason.code, reason.data) == ("CHILD_CANCELLED_BY_EVENT", {"node": "S2", "by": "alice"})
+    parent = node("O", kind=kind, outputs=[], acceptance=[])
+    reviewed = make_graph([parent, node("S1", parent="O"), node("S2", parent="O", cancelled=True)])
+    settled = World(reviewed)
+    settled.verify("S1")
+    assert settled.statuses() == {"O": "completed", "S1": "completed", "S2": "cancelled"}
 
 
 def test_a_parent_awaits_its_approval_only_once_its_children_are_completed() -> None:
