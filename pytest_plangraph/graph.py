@@ -119,11 +119,25 @@ class Graph:
     def ancestors(self, node_id: str) -> list[str]:
         """Parents of *node_id*, nearest first; stops at a hierarchy cycle."""
         chain: list[str] = []
+        seen = {node_id}  # a set: a parent chain may be thousands of nodes deep
         current = self.nodes[node_id].parent if node_id in self.nodes else None
-        while current in self.nodes and current not in chain and current != node_id:
+        while current in self.nodes and current not in seen:
             chain.append(current)
+            seen.add(current)
             current = self.nodes[current].parent
         return chain
+
+    def with_ancestors(self, start: Iterable[str]) -> set[str]:
+        """*start* and every ancestor of its nodes. Each walk up stops at the first node
+        already found, so the cost follows the nodes found, however deep the hierarchy (one
+        :meth:`ancestors` per node would cost the square of a long chain)."""
+        found = set(start)
+        for node_id in list(found):
+            current = self.nodes[node_id].parent if node_id in self.nodes else None
+            while current in self.nodes and current not in found:
+                found.add(current)
+                current = self.nodes[current].parent
+        return found
 
     def _dependency_sources(self, node_id: str) -> list[str]:
         return _unique(

@@ -8,11 +8,12 @@ sorts what they find. Severities come from :data:`pytest_plangraph.lint.LINT_COD
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from .graph import Graph
 from .lint import Finding, LintContext, did_you_mean, split_location
+from .lint_hierarchy import hierarchy_cycles, unreachable
 from .model import (
     PROPAGATING_EDGES,
     ArtifactVerifier,
@@ -101,43 +102,6 @@ def _in_order(graph: Graph, edges: list[Edge]) -> bool:
     return all(
         position[e.from_] < position[e.to] for e in edges if e.from_ in nodes and e.to in nodes
     )
-
-
-def _hierarchy_cycles(ctx: LintContext) -> Iterator[Finding]:
-    nodes = ctx.graph.nodes
-    reported: set[str] = set()
-    for node_id in nodes:
-        chain = [node_id]
-        current = nodes[node_id].parent
-        while current in nodes and current not in chain:
-            chain.append(current)
-            current = nodes[current].parent
-        if current == node_id and node_id not in reported:
-            reported.update(chain)
-            hint = (
-                f"parent chain loops: {' -> '.join([*chain, node_id])}; a node cannot be its own "
-                f"ancestor: change the parent of one of them"
-            )
-            path = (*ctx.loaded.node_path(node_id), "parent")
-            yield ctx.finding("HIERARCHY_CYCLE", node_id, hint, path)
-
-
-def _unreachable(ctx: LintContext) -> Iterator[Finding]:
-    """Report roots of the hierarchy that are not objectives (their subtrees go with them)."""
-    nodes = ctx.graph.nodes
-    objectives = [n for n, node in nodes.items() if node.kind == "objective"]
-    if not objectives:
-        return
-    below = Counter(chain[-1] for chain in map(ctx.graph.ancestors, nodes) if chain)
-    for node_id, node in nodes.items():
-        if node.kind == "objective" or node.parent is not None:
-            continue  # a parent that is missing or loops is reported by its own rule
-        carried = f" (and the {below[node_id]} nodes under it)" if below[node_id] else ""
-        hint = (
-            f"{node_id}{carried} is not under any objective; set `parent:` to one of "
-            f"{', '.join(objectives)}"
-        )
-        yield ctx.finding("UNREACHABLE", node_id, hint, ctx.loaded.node_path(node_id))
 
 
 def _orphan_milestones(ctx: LintContext) -> Iterator[Finding]:
@@ -492,8 +456,8 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _duplicate_ids,
     _missing_deps,
     _cycles,
-    _hierarchy_cycles,
-    _unreachable,
+    hierarchy_cycles,
+    unreachable,
     _orphan_milestones,
     _edge_shapes,
     _inputs,

@@ -210,6 +210,7 @@ _FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
 _LINT_MODULES = (
     *_FACT_MODULES,
     "lint.py",
+    "lint_hierarchy.py",
     "lint_rules.py",
     "paths.py",
     "planfile.py",

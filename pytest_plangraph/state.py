@@ -288,9 +288,7 @@ class _Derivation:
             self.completion.cancel(node_id)
         final = final_completion(context.links, self.completion)
         self.completed = {n for n, done in final.done.items() if done}
-        self.active = self.ledger.active()
-        for node_id in list(self.active):
-            self.active.update(graph.ancestors(node_id))
+        self.active = graph.with_ancestors(self.ledger.active())
 
     def result(self) -> PlanState:
         """The state of every node, in topological order."""
