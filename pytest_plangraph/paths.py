@@ -47,26 +47,64 @@ def is_glob(path: str) -> bool:
 
 def glob_match(pattern: str, path: str) -> bool:
     """True when the clean relative *path* is among the files *pattern* names, as
-    :meth:`pathlib.Path.glob` expands a plan's glob: ``*``, ``?`` and ``[...]`` stay within one
-    name, ``**`` spans any number of directories (none included), and a directory the glob
-    matches stands for every file under it."""
-    pieces = _glob_pieces(pattern)
-    if not pieces:  # the root itself: every file
+    :meth:`Workspace.expand <pytest_plangraph.vcs.Workspace.expand>` expands a plan's glob:
+    ``*``, ``?`` and ``[...]`` stay within one name, ``**`` spans any number of directories
+    (none included), and a directory the glob matches stands for every file under it.
+
+    The path's names are read once, left to right, keeping the set of places in the pattern
+    that can have been reached (:func:`glob_step`), so its cost is the path's length times the
+    pattern's, never exponential, however many ``**`` the pattern holds."""
+    pieces = glob_pieces(pattern)
+    end = len(pieces)
+    if not end:  # the root itself: every file
         return True
-    parts = tuple(path.split("/"))
-    return any(_match(pieces, parts[:depth]) for depth in range(1, len(parts) + 1))
+    states = glob_start(pieces)
+    for name in path.split("/"):
+        states = glob_step(pieces, states, name)
+        if end in states:
+            return True
+        if not states:
+            return False
+    return False
 
 
 @functools.lru_cache(maxsize=1024)
-def _glob_pieces(pattern: str) -> tuple[str, ...]:
+def glob_pieces(pattern: str) -> tuple[str, ...]:
+    """The names of *pattern*, normalized, with ``**`` written twice or more in a row kept
+    once (they name the same paths)."""
     clean = normalize(pattern) if not path_problem(pattern) else pattern
-    return tuple(part for part in clean.split("/") if part not in ("", "."))
+    pieces: list[str] = []
+    for part in clean.split("/"):
+        if part not in ("", ".") and not (part == "**" and pieces[-1:] == ["**"]):
+            pieces.append(part)
+    return tuple(pieces)
 
 
-def _match(pieces: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    if not pieces:
-        return not parts
-    head, rest = pieces[0], pieces[1:]
-    if head == "**":
-        return any(_match(rest, parts[i:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], head) and _match(rest, parts[1:])
+def glob_start(pieces: tuple[str, ...], at: int = 0) -> frozenset[int]:
+    """The places in *pieces* reachable before any name is read, from the place *at*."""
+    return _past_globstars(pieces, {at})
+
+
+def glob_step(pieces: tuple[str, ...], states: frozenset[int], name: str) -> frozenset[int]:
+    """The places in *pieces* reachable after reading one more *name* from *states*; the
+    place ``len(pieces)`` means the names read so far match the whole pattern."""
+    reached: set[int] = set()
+    for i in states:
+        if i == len(pieces):
+            continue
+        piece = pieces[i]
+        if piece == "**":
+            reached.add(i)
+        elif fnmatchcase(name, piece):
+            reached.add(i + 1)
+    return _past_globstars(pieces, reached)
+
+
+def _past_globstars(pieces: tuple[str, ...], states: set[int]) -> frozenset[int]:
+    """*states* plus the places a ``**`` matching no directory leads to."""
+    found = set(states)
+    for i in sorted(states):
+        while i < len(pieces) and pieces[i] == "**":
+            i += 1
+            found.add(i)
+    return frozenset(found)

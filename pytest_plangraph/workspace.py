@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from .errors import UsageError
-from .paths import is_glob, normalize, path_problem
+from .globwalk import matches
+from .paths import glob_pieces, is_glob, normalize, path_problem
 
 _CHUNK = 1024 * 1024
 
@@ -369,18 +370,20 @@ class Workspace:
         return sorted(found) if len(found) > 1 else list(found)
 
     def _glob(self, pattern: str, stats: dict[str, os.stat_result] | None) -> Iterator[str]:
-        for match in self.root.glob(pattern):  # `dir/**` matches directories only
-            rel = normalize(match.relative_to(self.root).as_posix())  # `a/../a/*` gives `a/../a/x`
-            if match.is_dir():
-                yield from self._walk(rel, stats)
-                continue
-            if _SKIPPED_DIRS.intersection(rel.split("/")) or rel in self.ignored:
-                continue
-            info = self._regular(rel, None)
-            if info is not None:
+        """The files *pattern* names, found by :func:`~pytest_plangraph.globwalk.matches`
+        (never a search per combination of wildcards); a directory the glob matches gives
+        every file under it."""
+        pieces = glob_pieces(pattern)
+        for rel, directory in matches(self.root, pieces, self._skipped, self.escapes):
+            if directory:
+                yield from self._walk(rel, stats)  # which refuses a link out
+            elif (info := self._regular(rel, None)) is not None:
                 if stats is not None:
                     stats[rel] = info
                 yield rel
+
+    def _skipped(self, rel: str, name: str) -> bool:
+        return name in _SKIPPED_DIRS or rel in self.ignored
 
     def _walk(self, top: str, stats: dict[str, os.stat_result] | None = None) -> list[str]:
         """Every file under the directory *top* (one ``scandir`` per directory): symlinked

@@ -234,12 +234,19 @@ def test_escaping_answers_a_crowded_directory_as_escapes_answers_each_path(
         "gen/[ab].txt",
         "*",
         ".",
+        "**/" * 100 + "x.txt",  # endless for a search that tries every split of each `**`
+        "*/" * 300 + "x.txt",  # deeper than the recursion of a selector per name
+        "*/" * 11 + "x.txt",
+        "**/d/" * 6 + "**/x.txt",
     ],
 )
 def test_glob_match_names_exactly_the_files_expand_finds(tmp_path: Path, pattern: str) -> None:
     """impact matches a diff's paths against the plan's globs as text; it must name the files
     that expanding the same glob on disk finds (status's view)."""
-    files = ["top.py", "pkg/p.py", "pkg/sub/q.py", "gen/a.txt", "gen/b.txt", "gen/sub/x.txt"]
+    deep = "d/" * 11 + "x.txt"
+    files = ["top.py", "pkg/p.py", "pkg/sub/q.py", "gen/a.txt", "gen/b.txt", "gen/sub/x.txt", deep]
+    if "*/" * 300 in pattern:
+        files.append("d/" * 300 + "x.txt")
     for rel in files:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(rel)
