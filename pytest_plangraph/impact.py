@@ -3,9 +3,10 @@
 Two entry points build an :class:`ImpactReport`:
 
 * :func:`diff_impact` — what a set of changed paths (a git diff) *would* invalidate. Every node
-  the paths reach, and everything downstream of it over strong, active ``requires``/``consumes``/
-  ``validates`` edges, is invalidated when it has acceptance criteria. No store is needed; when
-  a state is given, the entries carry the ids of the evidence that would go stale.
+  the paths reach, and everything downstream over strong, active ``requires``/``consumes``/
+  ``validates`` edges of a node whose input digest they move (a file it makes, not one it only
+  reads), is invalidated when it has acceptance criteria. No store is needed; when a state is
+  given, the entries carry the ids of the evidence that would go stale.
 * :func:`evidence_impact` — what the recorded evidence says now: the changed paths are the
   evidence subjects whose current sha256 differs from the recorded one, and the invalidated
   nodes are exactly those with a stale criterion in the derived state (a node re-verified after
@@ -67,6 +68,9 @@ class ChangedPath:
     commit: str | None = None
     old: str | None = None
     new: str | None = None
+    flows: tuple[str, ...] = ()
+    """The nodes of ``nodes`` whose input digest the change moves: it goes downstream from
+    them (from the others — a schema or test file read, a subject — it does not)."""
 
     def to_json(self) -> dict[str, Any]:
         """``{"path", "change", "nodes"}``, and ``"old_path"`` for a rename."""
@@ -165,7 +169,7 @@ def diff_impact(
         direct = _direct(changed)
         if edits:
             changed = _with_edits(changed, edits, plan_file, (commits or {}), direct)
-        walk = Walk(topology, direct)
+        walk = Walk(topology, direct, _flowing(changed, edits))
         affected = [
             n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
         ]
@@ -195,7 +199,7 @@ def evidence_impact(
         _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
         for o in observed
     ]
-    walk = Walk(topology, _direct(changed))
+    walk = Walk(topology, _direct(changed), _flowing(changed))
     invalidated = []
     for node_id, node_state in state.nodes.items():
         stale = [c for c in node_state.criteria if c.state == "stale"]
@@ -270,10 +274,19 @@ def _changed(
     new: str | None = None,
 ) -> ChangedPath:
     paths = (change.path,) if change.old_path is None else (change.path, change.old_path)
-    reached = index.nodes(*paths, below=change.subtree)
+    reached = index.reach(*paths, below=change.subtree)
+    flows = tuple(n for n, moves in reached.items() if moves)
     return ChangedPath(
-        change.path, change.change, tuple(reached), change.old_path, commit, old, new
+        change.path, change.change, tuple(reached), change.old_path, commit, old, new, flows
     )
+
+
+def _flowing(
+    changed: Sequence[ChangedPath], edits: Mapping[str, Sequence[PlanEdit]] | None = None
+) -> set[str]:
+    """The directly reached nodes a change goes downstream from: those whose input digest a
+    changed path moves, and the nodes edited in the plan."""
+    return {n for entry in changed for n in entry.flows} | set(edits or ())
 
 
 def _direct(changed: Sequence[ChangedPath]) -> dict[str, list[tuple[str, str]]]:
@@ -304,7 +317,7 @@ def _with_edits(
     found = [c for c in changed if c.path == where]
     entry = found[0] if found else ChangedPath(where, "modified", ())
     nodes = tuple(dict.fromkeys([*entry.nodes, *edits]))
-    updated = ChangedPath(where, entry.change, nodes, entry.old_path, entry.commit)
+    updated = ChangedPath(where, entry.change, nodes, entry.old_path, entry.commit, flows=nodes)
     if found:
         return [updated if c is entry else c for c in changed]
     return sorted([*changed, updated], key=lambda c: c.path)

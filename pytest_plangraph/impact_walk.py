@@ -12,7 +12,7 @@ the values are tuples of strings (the garbage collector stops tracking those).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .graph import Graph
@@ -60,8 +60,8 @@ class PathIndex:
     upstream (a consumed artifact, a shared file), and its reason chain says so."""
 
     prerequisites: Mapping[str, tuple[str, ...]]
-    exact: dict[str, list[str]] = field(default_factory=dict)
-    globs: list[tuple[str, str]] = field(default_factory=list)
+    exact: dict[str, dict[str, bool]] = field(default_factory=dict)
+    globs: list[tuple[str, str, bool]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -71,62 +71,83 @@ class PathIndex:
         subjects: Mapping[str, Iterable[str]],
         topology: Topology | None = None,
     ) -> PathIndex:
-        """The index of *graph* with expanded *outputs* and evidence *subjects*."""
+        """The index of *graph* with expanded *outputs* and evidence *subjects*.
+
+        What a node makes — its outputs, the artifacts its verifiers check, the artifacts
+        consumed over strong edges into it — is part of its input digest, so a change to it
+        flows downstream; the other files of its verifiers (a schema, test files) and its
+        evidence subjects bind only its own criteria (DESIGN §5, "What binds")."""
         topology = topology or Topology.of(graph)
         index = cls(topology.prerequisites)
-        for node_id, node in graph.nodes.items():
-            patterns = list(node.outputs)
-            for criterion in node.acceptance:
-                patterns.extend(verifier_paths(criterion))
+        checked = graph.plan.checked_artifacts
+        for node_id, node in graph.nodes.items():  # once per node of a large plan: kept flat
+            made = [*node.outputs, *checked.get(node_id, ())]
             for edge in graph.incoming.get(node_id, ()):
                 if edge.type == "consumes" and edge.artifacts and edge.propagates:
-                    patterns.extend(edge.artifacts)
-            for pattern in dict.fromkeys(patterns):
+                    made.extend(edge.artifacts)
+            read = [path for c in node.acceptance for path in verifier_paths(c)]
+            for pattern in dict.fromkeys(made):
                 index.add(pattern, node_id)
+            for pattern in dict.fromkeys(read):
+                index.add(pattern, node_id, flows=False)
             # files found on disk or named by evidence: paths, even with a `[` in their name
-            for path in dict.fromkeys([*outputs.get(node_id, ()), *subjects.get(node_id, ())]):
+            for path in dict.fromkeys(outputs.get(node_id, ())):
                 index.add(path, node_id, literal=True)
+            for path in dict.fromkeys(subjects.get(node_id, ())):
+                index.add(path, node_id, literal=True, flows=False)
         return index
 
-    def add(self, pattern: str, node_id: str, *, literal: bool = False) -> None:
+    def add(self, pattern: str, node_id: str, *, literal: bool = False, flows: bool = True) -> None:
         """Let *pattern* (a path, a directory or a glob; with *literal*, a path whatever its
-        characters) reach *node_id*."""
+        characters) reach *node_id*; with *flows*, a change to it flows downstream too."""
         key = _clean(pattern)
         if key is None:
             return
         if key == "." or (not literal and is_glob(key)):  # `.`: the whole repository
-            self.globs.append((key, node_id))
+            self.globs.append((key, node_id, flows))
             return
-        nodes = self.exact.setdefault(key, [])
-        if node_id not in nodes:
-            nodes.append(node_id)
+        nodes = self.exact.setdefault(key, {})
+        nodes[node_id] = flows or nodes.get(node_id, False)
 
     def nodes(self, *paths: str, below: bool = False) -> list[str]:
-        """The nodes *paths* reach directly; with *below*, each path stands for every path
-        under it too (a submodule whose changed files could not be listed)."""
-        found: dict[str, None] = {}
+        """The nodes *paths* reach directly (see :meth:`reach`)."""
+        return list(self.reach(*paths, below=below))
+
+    def reach(self, *paths: str, below: bool = False) -> dict[str, bool]:
+        """The nodes *paths* reach directly, each with whether the change flows downstream
+        from it; with *below*, each path stands for every path under it too (a submodule
+        whose changed files could not be listed). A node whose strong prerequisite the change
+        flows from is left out: it is reached through that prerequisite."""
+        found: dict[str, bool] = {}
         for path in paths:
             parts = path.split("/")
             for depth in range(len(parts), 0, -1):
-                found.update(dict.fromkeys(self.exact.get("/".join(parts[:depth]), ())))
-            found.update((n, None) for pattern, n in self.globs if glob_match(pattern, path))
+                _merge(found, self.exact.get("/".join(parts[:depth]), {}).items())
+            _merge(found, ((n, f) for pattern, n, f in self.globs if glob_match(pattern, path)))
             if below:
-                found.update(self._under(path))
-        return [n for n in found if not any(p in found for p in self.prerequisites[n])]
+                _merge(found, self._under(path).items())
+        prerequisites = self.prerequisites
+        return {n: f for n, f in found.items() if not any(found.get(p) for p in prerequisites[n])}
 
-    def _under(self, folder: str) -> dict[str, None]:
+    def _under(self, folder: str) -> dict[str, bool]:
         """The nodes of the paths under *folder*, and of the globs that may match one (those
         whose part before the first wildcard and *folder* lie on one line: ``*`` spans ``/``)."""
         start = folder.rstrip("/") + "/"
-        found: dict[str, None] = {}
+        found: dict[str, bool] = {}
         for key, nodes in self.exact.items():
             if key.startswith(start):
-                found.update(dict.fromkeys(nodes))
-        for pattern, node_id in self.globs:
+                _merge(found, nodes.items())
+        for pattern, node_id, flows in self.globs:
             fixed = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
             if fixed.startswith(start) or start.startswith(fixed):
-                found[node_id] = None
+                _merge(found, [(node_id, flows)])
         return found
+
+
+def _merge(found: dict[str, bool], reached: Iterable[tuple[str, bool]]) -> None:
+    """Add *reached* (node, flows) pairs to *found*: a change flows when any path says so."""
+    for node_id, flows in reached:
+        found[node_id] = flows or found.get(node_id, False)
 
 
 def _clean(pattern: str) -> str | None:
@@ -174,13 +195,21 @@ class Walk:
     node the nearest directly reached upstream nodes with the path to them.
 
     *direct* maps each directly reached node to its (changed path, description) pairs; each
-    description is written once, not once per downstream chain.
+    description is written once, not once per downstream chain. *flowing* are the directly
+    reached nodes whose input digest the change moves (all of them unless told): only from
+    those does it go downstream.
     """
 
-    def __init__(self, topology: Topology, direct: Mapping[str, Sequence[tuple[str, str]]]):
+    def __init__(
+        self,
+        topology: Topology,
+        direct: Mapping[str, Sequence[tuple[str, str]]],
+        flowing: Collection[str] | None = None,
+    ):
         self.direct = direct
+        self.flowing = direct.keys() if flowing is None else flowing
         self.prerequisites = topology.prerequisites
-        self.reached = _reach(direct, topology.dependents)
+        self.reached = set(direct) | _reach(self.flowing, topology.dependents)
         self.order = [n for n in topology.order if n in self.reached]
         self.sources: dict[str, _Sources] = {}
         for node_id in self.order:
@@ -190,7 +219,7 @@ class Walk:
         """Directly reached upstream nodes and the nodes between (nearest upstream first)."""
         best: dict[str, tuple[str, ...]] = {}
         length: dict[str, int] = {}  # len(best[source]), so that sorting calls no Python
-        reached, direct, sources = self.reached, self.direct, self.sources
+        reached, flowing, sources = self.reached, self.flowing, self.sources
         for upstream in self.prerequisites[node_id]:
             if upstream not in reached:
                 continue
@@ -200,7 +229,7 @@ class Walk:
                 if steps < length.get(source, steps + 1):
                     best[source] = (upstream, *between)
                     length[source] = steps
-            if upstream in direct:
+            if upstream in flowing:
                 best[upstream] = (upstream,)
                 length[upstream] = 1
         if len(best) < 2:

@@ -113,6 +113,12 @@ def test_a_schema_that_is_not_an_output_stales_only_its_own_criterion(project) -
     assert nodes[TOKEN]["status"] == "blocked"  # not completed while its prerequisite is not
     assert _codes(nodes[TOKEN]["reasons"]) == {"PREREQUISITE_NOT_COMPLETED"}
     assert {c["state"] for c in nodes[TOKEN]["criteria"]} == {"valid"}
+    for args in (["impact"], ["impact", "--since", "HEAD"]):  # impact agrees with status
+        report = plangraph_main(root, *args, "--format", "json").json()
+        assert [i["node"] for i in report["invalidated"]] == [SCHEMA]
+        assert report["invalidated"][0]["reasons"][0].startswith("ARTIFACT_CHANGED")
+        blocked = {b["node"]: b["reason"] for b in report["blocked"]}
+        assert blocked[TOKEN] == f"PREREQUISITE_INVALIDATED {SCHEMA}"
 
     assert plangraph_main(root, "verify").code == 0
     assert plangraph_main(root, "claim", TOKEN, "--by", "agent").code == 0

@@ -184,6 +184,39 @@ def test_diff_paths_meet_output_globs_as_status_expands_them(
     assert [e.node for e in report.invalidated] == (["n"] if reaches else [])
 
 
+@pytest.mark.parametrize(
+    ("changed", "invalidated"),
+    [
+        pytest.param("fixtures/a.json", ["a", "b"], id="checked-artifact-flows"),
+        pytest.param("data/a.bin", ["a", "b"], id="artifact-path-flows"),
+        pytest.param("out/a.txt", ["a", "b"], id="output-flows"),
+        pytest.param("schemas/a.json", ["a"], id="schema-binds-only"),
+        pytest.param("tests/test_a.py", ["a"], id="test-file-binds-only"),
+        pytest.param("tests/conftest.py", ["a"], id="subject-binds-only"),
+    ],
+)
+def test_only_what_a_node_makes_goes_downstream(changed: str, invalidated: list[str]) -> None:
+    """DESIGN §5 "What binds", as status judges it: b's input digest moves with a's outputs
+    and checked artifacts, not with the files a's verifiers only read."""
+    schema = {"type": "schema", "schema": "schemas/a.json", "artifact": "fixtures/a.json"}
+    criteria = [
+        {"id": "s", "verifier": schema},
+        {"id": "f", "verifier": {"type": "artifact", "path": "data/a.bin"}},
+        {"id": "t", "verifier": {"type": "test", "tests": ["tests/test_a.py::test_a"]}},
+    ]
+    a = {"id": "a", "outputs": ["out/a.txt"], "acceptance": criteria}
+    b = {"id": "b", "acceptance": [{"id": "ac", "verifier": TEST}]}
+    graph = _graph([a, b], [{"from": "a", "to": "b", "type": "requires"}])
+    subject = _evidence("a", "t", {"tests/conftest.py": "0" * 64})
+    report = diff_impact(graph, [Change(changed, "modified")], events=[subject])
+    assert [e.node for e in report.invalidated] == invalidated
+    assert report.invalidated[0].reasons[0].startswith(f"ARTIFACT_CHANGED {changed}")
+    if len(invalidated) == 2:
+        assert report.invalidated[1].reasons == (
+            f"UPSTREAM_CHANGED via a ← ARTIFACT_CHANGED {changed}",
+        )
+
+
 def test_a_subject_or_found_output_with_glob_characters_is_a_path() -> None:
     """Files named by evidence or found on disk are paths, whatever their characters."""
     graph = _graph([{"id": "n", "acceptance": [{"id": "ac", "verifier": TEST}]}])
