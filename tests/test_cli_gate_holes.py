@@ -166,3 +166,22 @@ def test_a_prerequisite_cancelled_by_an_event_never_satisfies_its_dependent(jwt:
     parent = plangraph_main(jwt, "claim", OBJECTIVE, "--by", "agent", "--format", "json")
     assert parent.code == 1
     assert _codes(parent.json()["reasons"]) == {"CHILD_CANCELLED_BY_EVENT", "CHILD_NOT_COMPLETED"}
+
+
+def test_status_check_is_not_settled_by_a_cancel_event(project) -> None:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    assert plangraph_main(root, "claim", TOKEN, "--by", "agent").code == 1  # no evidence yet
+    assert plangraph_main(root, "cancel", TOKEN, "--by", "agent").code == 0
+    check = plangraph_main(root, "status", "--check")
+    assert check.code == 1
+    assert f"status --check: {TOKEN} is claimed but cancelled by an event" in check.err
+
+    plan = root / "plangraph.yaml"
+    text = plan.read_text().replace(
+        "    title: Token endpoint\n", "    title: Token endpoint\n    cancelled: true\n"
+    )
+    plan.write_text(text)
+    settled = plangraph_main(root, "status", "--check")
+    assert (settled.code, settled.err) == (0, "")
+    assert _nodes(root)[OBJECTIVE]["status"] == "completed"

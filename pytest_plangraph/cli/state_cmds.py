@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, name_text, open_graph, reading_store, table
@@ -92,6 +93,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         fold = graph.fold()  # what the log says: status and --check need no more
         state = graph.status(fold)
         plan = graph.plan_ref(create=False)
+        settled = {n for n, node in graph.graph.nodes.items() if node.cancelled}
     nodes = list(state.nodes.values())
     if out.fmt != "text":  # each format builds only what it prints
         data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
@@ -101,26 +103,33 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         out.emit({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
     if not args.check:
         return 0
-    failing = _check_failures(state, fold)
+    failing = _check_failures(state, fold, settled)
     for node_id, why in failing:
         print(f"status --check: {node_id} {why}", file=sys.stderr)
     return 1 if failing else 0
 
 
-def _check_failures(state: PlanState, fold: LogFold) -> list[tuple[str, str]]:
+def _check_failures(
+    state: PlanState, fold: LogFold, settled: Collection[str]
+) -> list[tuple[str, str]]:
     """Nodes that fail ``status --check``: claimed but not completed, completed once (every
     required criterion had passing evidence or an approval at some point) but not now, or
-    stale (a required criterion's evidence no longer matches what it checked)."""
+    stale (a required criterion's evidence no longer matches what it checked). Only a cancel
+    in the plan file (*settled*) excuses a node: a ``cancel`` event is anyone's word, so a
+    node claimed or satisfied before and cancelled by an event since still fails."""
     claimed, passed = fold.claimed, fold.passed
     failing = []
     for node in state.nodes.values():
-        if node.status in ("completed", "cancelled"):
+        if node.status == "completed" or node.id in settled:
             continue
+        status: str = node.status
+        if status == "cancelled":
+            status = "cancelled by an event, which settles nothing (`cancelled: true` does)"
         required = [c.id for c in node.criteria if c.required]
         if node.id in claimed:
-            failing.append((node.id, f"is claimed but {node.status}"))
+            failing.append((node.id, f"is claimed but {status}"))
         elif required and all((node.id, c) in passed for c in required):
-            failing.append((node.id, f"was satisfied by evidence before and is {node.status} now"))
+            failing.append((node.id, f"was satisfied by evidence before and is {status} now"))
         elif node.status == "stale":
             codes = ", ".join(dict.fromkeys(r.code for r in node.reasons))
             failing.append((node.id, f"is stale ({codes})"))
