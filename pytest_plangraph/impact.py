@@ -24,6 +24,7 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -408,14 +409,16 @@ def _cancelled(graph: Graph, node_id: str, state: PlanState | None) -> bool:
 
 
 def _descendants(graph: Graph, node_id: str) -> list[str]:
-    found: list[str] = []
-    queue = list(graph.children.get(node_id, ()))
+    """The nodes under *node_id*, breadth first (a set and a deque: a hierarchy may be
+    thousands of nodes deep)."""
+    found: dict[str, None] = {}
+    queue = deque(graph.children.get(node_id, ()))
     while queue:
-        child = queue.pop(0)
+        child = queue.popleft()
         if child not in found and child != node_id:
-            found.append(child)
+            found[child] = None
             queue.extend(graph.children.get(child, ()))
-    return found
+    return list(found)
 
 
 def _evidence_ids(state: PlanState | None, node_id: str, *, stale_only: bool) -> tuple[str, ...]:
