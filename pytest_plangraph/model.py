@@ -406,7 +406,7 @@ EventKind = Literal[
     "claim",  # a claimed completion: payload {}
     "approval",  # payload {"input_digest", "note", "role"}
     "revoke",  # an approval withdrawn
-    "cancel",  # the node is cancelled
+    "cancel",  # the node is cancelled (it never settles a parent: only the plan file does)
     "retry",  # a person grants a fresh retry budget after RETRY_BUDGET_EXHAUSTED
     "change",  # an observed change: payload {"path", "change", "old", "new", "commit"}
 ]
