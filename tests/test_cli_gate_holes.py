@@ -168,7 +168,7 @@ def test_a_prerequisite_cancelled_by_an_event_never_satisfies_its_dependent(jwt:
     assert _codes(parent.json()["reasons"]) == {"CHILD_CANCELLED_BY_EVENT", "CHILD_NOT_COMPLETED"}
 
 
-def test_status_check_is_not_settled_by_a_cancel_event(project) -> None:
+def test_status_check_and_audit_are_not_settled_by_a_cancel_event(project) -> None:
     root = project("jwt-login")
     assert plangraph_main(root, "verify").code == 0
     assert plangraph_main(root, "claim", TOKEN, "--by", "agent").code == 1  # no evidence yet
@@ -176,6 +176,10 @@ def test_status_check_is_not_settled_by_a_cancel_event(project) -> None:
     check = plangraph_main(root, "status", "--check")
     assert check.code == 1
     assert f"status --check: {TOKEN} is claimed but cancelled by an event" in check.err
+    audit = plangraph_main(root, "audit", "--format", "json")
+    assert audit.code == 1
+    [phantom] = audit.json()["phantom_completions"]
+    assert (phantom["node"], phantom["status"]) == (TOKEN, "cancelled")
 
     plan = root / "plangraph.yaml"
     text = plan.read_text().replace(
@@ -184,4 +188,5 @@ def test_status_check_is_not_settled_by_a_cancel_event(project) -> None:
     plan.write_text(text)
     settled = plangraph_main(root, "status", "--check")
     assert (settled.code, settled.err) == (0, "")
+    assert plangraph_main(root, "audit", "--format", "json").json()["phantom_completions"] == []
     assert _nodes(root)[OBJECTIVE]["status"] == "completed"

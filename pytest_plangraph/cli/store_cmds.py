@@ -7,6 +7,7 @@ import contextlib
 import os
 import re
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def _findings(
     ]
     data = {
         "chain": chain,
-        "phantom_completions": _phantoms(claims, state),
+        "phantom_completions": _phantoms(claims, state, graph.graph.nodes),
         "stale": stale,
         "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
     }
@@ -138,15 +139,16 @@ def _findings(
     return data, notes
 
 
-def _phantoms(claims: list[Any], state: Any) -> list[dict[str, Any]]:
-    """One entry per claimed node that is not completed now, with its latest claim."""
+def _phantoms(claims: list[Any], state: Any, plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One entry per claimed node that is not completed now, with its latest claim; only a
+    cancel in the *plan* excuses one (a cancel event is anyone's word)."""
     latest: dict[str, tuple[Any, int]] = {}
     for event in claims:
         latest[event.node] = (event, latest.get(event.node, (None, 0))[1] + 1)
     found = []
     for node_id, (event, count) in latest.items():
         node = state.nodes.get(node_id)
-        if node is not None and node.status not in ("completed", "cancelled"):
+        if node is not None and node.status != "completed" and not plan[node_id].cancelled:
             found.append(
                 {
                     "node": node_id,
