@@ -41,7 +41,6 @@ from .inputs import (
 from .model import Evidence
 
 if TYPE_CHECKING:
-    from .ledger import Ledger
     from .state import NodeState, PlanState
 
 
@@ -342,17 +341,18 @@ def child_reasons(
     children: Iterable[str],
     completed: Collection[str],
     completion: Completion,
-    ledger: Ledger,
+    cancels: Mapping[str, LoggedEvent],
 ) -> list[Reason]:
     """Why *children* keep their parent from completing: ``CHILD_NOT_COMPLETED``, or
-    ``CHILD_CANCELLED_BY_EVENT`` naming who cancelled. A child cancelled in the plan file (a
+    ``CHILD_CANCELLED_BY_EVENT`` naming who cancelled (from *cancels*, the first cancel
+    event of each node). A child cancelled in the plan file (a
     reviewed change) settles its parent; a ``cancel`` event is anyone's word, so it never
     does (DESIGN §5)."""
     reasons: list[Reason] = []
     for child in children:
         if child in completed or child in completion.settled:
             continue
-        event = ledger.cancels.get(child) if child in completion.cancelled else None
+        event = cancels.get(child) if child in completion.cancelled else None
         if event is None:
             message = f"child {child} is not completed"
             reasons.append(Reason("CHILD_NOT_COMPLETED", message, {"node": child}))

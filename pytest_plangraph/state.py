@@ -405,7 +405,8 @@ class _Derivation:
             ]
         if node.kind in PARENT_KINDS:
             children = graph.children[node_id]
-            reasons += child_reasons(children, self.completed, self.completion, self.ledger)
+            cancels = self.ledger.cancels
+            reasons += child_reasons(children, self.completed, self.completion, cancels)
         if self.required[node_id] == [NO_ACCEPTANCE]:
             what = (
                 "a step without required acceptance criteria"
