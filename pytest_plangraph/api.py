@@ -279,14 +279,25 @@ class PlanGraph(Repository):
         notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
 
-    def approve(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
-        """Record an approval of an ``approval`` criterion, bound to the node's input digest."""
+    def approve(
+        self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None
+    ) -> Event:
+        """Record an approval of an ``approval`` criterion, bound to the node's input digest,
+        given as *role* (by default the role the criterion names; another is refused). With
+        keys configured it counts only when signed by a key trusted for that role."""
         self._ready()
         definition = self._approval(node, criterion)
         apicheck.name(by, "by")
         apicheck.text(note, "note")
+        if role is not None:
+            apicheck.name(role, "role")
+            if definition is not None and role != definition:
+                raise UsageError(
+                    f"{node}/{criterion} needs an approval as {definition!r}, not {role!r}; "
+                    f"approve with --role {definition}"
+                )
         digest = input_digests(self.graph, self.snapshot())[node]
-        payload = {"input_digest": digest, "note": note, "role": definition}
+        payload = {"input_digest": digest, "note": note, "role": role or definition}
         return self.append("approval", node, criterion=criterion, by=by, payload=payload)
 
     def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
