@@ -102,14 +102,15 @@ class LogFold:
             return None
         return found[1], found[2]
 
-    def add_stored(self, events: Iterable[LoggedEvent]) -> None:
+    def add_stored(
+        self, events: Iterable[LoggedEvent], untrusted: Mapping[int, str] | None = None
+    ) -> None:
         """Fold events just stored by this process (in any order: they are taken by
         ``seq``), leaving out those folded already: a write that the store answers with an
         event it held (a repeated idempotency key, a record already there) returns one with a
-        ``seq`` seen here."""
-        for event in sorted(events, key=lambda stored: stored.seq):
-            if event.seq > self.last_seq:
-                self.add(event)
+        ``seq`` seen here. Those whose seq is in *untrusted* are ignored (see :meth:`extend`)."""
+        fresh = [e for e in sorted(events, key=lambda stored: stored.seq) if e.seq > self.last_seq]
+        self.extend(fresh, untrusted)
 
     def add(self, event: LoggedEvent) -> None:
         """Fold one event recorded after every event folded so far."""

@@ -184,3 +184,11 @@ def screen(
         if code is not None:
             found[event.seq] = code
     return found
+
+
+def screen_stored(store: Store, events: Sequence[LoggedEvent]) -> dict[int, str]:
+    """:func:`screen` for events this process just stored, under the environment's policy:
+    what it recorded counts only as far as the keys it signed with are trusted."""
+    if not events:
+        return {}
+    return screen(store, events, policy_from_env(), min(e.seq for e in events) - 1)
