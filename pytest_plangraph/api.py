@@ -49,7 +49,8 @@ class PlanGraph(Repository):
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
-        already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`), else
+        already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`, whose
+        events are screened as the store's log is: see :mod:`pytest_plangraph.trust`), else
         from the store."""
         if not (events is None or isinstance(events, LogFold) or _sequence(events)):
             raise UsageError(
@@ -60,6 +61,12 @@ class PlanGraph(Repository):
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
         with collector_paused():
+            if events is not None and not isinstance(events, LogFold) and self.has_store():
+                from .trust import policy_from_env, screen
+
+                fold = LogFold()  # the store's events, as the store's log is read
+                fold.extend(events, screen(self.store, events, policy_from_env()))
+                events = fold
             events = self.fold() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
 
