@@ -216,12 +216,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         use_keys(args.keys, Path(tmp))
         for size in sizes:
-            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
             root = Path(tmp) / str(size)
             build(root, size, args.events_per_node)
             if args.keys == "ed25519-judge":  # recorded by CI; judged with the public key only
-                os.environ.pop("PLANGRAPH_SIGNING_KEY_FILE")
+                os.environ.pop("PLANGRAPH_SIGNING_KEY_FILE", None)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
             with PlanGraph.open(root) as graph:
                 events = graph.store.count()
                 edge_count = len(graph.plan.edges)
