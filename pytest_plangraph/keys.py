@@ -29,7 +29,7 @@ import binascii
 import hashlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,13 +69,21 @@ def key_id(public: bytes) -> str:
     return hashlib.sha256(public).hexdigest()[:16]
 
 
-def verify(public: bytes, signature: bytes, message: bytes) -> bool:
-    """Whether *signature* is an Ed25519 signature of *message* by *public*."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+_verifiers: dict[bytes, Callable[[bytes, bytes], None]] = {}
 
+
+def verify(public: bytes, signature: bytes, message: bytes) -> bool:
+    """Whether *signature* is an Ed25519 signature of *message* by *public* (each public key
+    is decoded once per process: a status may check tens of thousands of signatures)."""
+    from cryptography.exceptions import InvalidSignature
+
+    check = _verifiers.get(public)
+    if check is None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        check = _verifiers[public] = Ed25519PublicKey.from_public_bytes(public).verify
     try:
-        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+        check(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
