@@ -16,14 +16,21 @@ written to a real SQLite store in a temporary repository. The script prints, for
 
 then how each grew from the smallest plan to the largest (linear growth = the size ratio).
 
+``--keys`` measures the same with signatures (see docs/trust.md): ``hmac`` (one HMAC key where
+evidence is recorded and judged), ``ed25519`` (CI's private key and a trusted-keys file: CI's
+checkpoints are signed, so a status checks only the signatures of events after one) and
+``ed25519-judge`` (the store recorded by CI, judged where only the public key is: no checkpoint
+can be signed there, so every status checks every signature).
+
 Run: ``.venv/bin/python bench/bench_status.py [--sizes 500,1000,5000] [--rounds 5]
-[--events-per-node 10]``
+[--events-per-node 10] [--keys none|hmac|ed25519|ed25519-judge]``
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import random
 import resource
@@ -40,6 +47,8 @@ from pathlib import Path
 import yaml
 
 from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.checkpoint import whole_fold
+from pytest_plangraph.keys import generate
 from pytest_plangraph.model import Event
 
 EDGES_PER_NODE = 3
@@ -135,7 +144,23 @@ def status(root: Path) -> None:
 def whole_log_status(root: Path) -> None:
     """``status`` derived from every event of the log, as without a checkpoint."""
     with PlanGraph.open(root) as graph:
-        graph.status(graph.store.log())
+        graph.status(whole_fold(graph.store))
+
+
+def use_keys(kind: str, where: Path) -> None:
+    """Set the environment of *kind* (see the module's docstring) for building and timing."""
+    if kind == "none":
+        return
+    if kind == "hmac":
+        os.environ["PLANGRAPH_SIGNING_KEY"] = "bench-secret"
+        return
+    private, public = generate(where / "ci-key")
+    raw = public.read_text(encoding="utf-8").split()[1]
+    trusted = where / "trusted-keys.json"
+    entry = {"public_key": raw, "roles": ["ci"]}
+    trusted.write_text(json.dumps({"format": 1, "keys": [entry]}), encoding="utf-8")
+    os.environ["PLANGRAPH_SIGNING_KEY_FILE"] = str(private)
+    os.environ["PLANGRAPH_TRUSTED_KEYS"] = str(trusted)
 
 
 def cold_status(root: Path) -> float:
@@ -182,15 +207,21 @@ def main() -> None:
         default=EVENTS_PER_NODE,
         help="events in the store per node of the plan (default %(default)s)",
     )
+    parser.add_argument(
+        "--keys", choices=("none", "hmac", "ed25519", "ed25519-judge"), default="none"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
+        use_keys(args.keys, Path(tmp))
         for size in sizes:
             root = Path(tmp) / str(size)
             build(root, size, args.events_per_node)
+            if args.keys == "ed25519-judge":  # recorded by CI; judged with the public key only
+                os.environ.pop("PLANGRAPH_SIGNING_KEY_FILE", None)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
             with PlanGraph.open(root) as graph:
                 events = graph.store.count()
                 edge_count = len(graph.plan.edges)

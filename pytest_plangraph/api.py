@@ -49,7 +49,8 @@ class PlanGraph(Repository):
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
-        already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`), else
+        already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`, whose
+        events are screened as the store's log is: see :mod:`pytest_plangraph.trust`), else
         from the store."""
         if not (events is None or isinstance(events, LogFold) or _sequence(events)):
             raise UsageError(
@@ -60,6 +61,12 @@ class PlanGraph(Repository):
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
         with collector_paused():
+            if events is not None and not isinstance(events, LogFold) and self.has_store():
+                from .trust import policy_from_env, screen
+
+                fold = LogFold()  # the store's events, as the store's log is read
+                fold.extend(events, screen(self.store, events, policy_from_env()))
+                events = fold
             events = self.fold() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
 
@@ -279,14 +286,25 @@ class PlanGraph(Repository):
         notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
 
-    def approve(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
-        """Record an approval of an ``approval`` criterion, bound to the node's input digest."""
+    def approve(
+        self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None
+    ) -> Event:
+        """Record an approval of an ``approval`` criterion, bound to the node's input digest,
+        given as *role* (by default the role the criterion names; another is refused). With
+        keys configured it counts only when signed by a key trusted for that role."""
         self._ready()
         definition = self._approval(node, criterion)
         apicheck.name(by, "by")
         apicheck.text(note, "note")
+        if role is not None:
+            apicheck.name(role, "role")
+            if definition is not None and role != definition:
+                raise UsageError(
+                    f"{node}/{criterion} needs an approval as {definition!r}, not {role!r}; "
+                    f"approve with --role {definition}"
+                )
         digest = input_digests(self.graph, self.snapshot())[node]
-        payload = {"input_digest": digest, "note": note, "role": definition}
+        payload = {"input_digest": digest, "note": note, "role": role or definition}
         return self.append("approval", node, criterion=criterion, by=by, payload=payload)
 
     def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:

@@ -13,18 +13,24 @@ reads check that hash in the store, read only the events after *N* and fold them
 * the file is damaged, or was written by other code (it is kept under a fingerprint of the
   modules that fold and read it)
 
-— in each case the whole log is read and folded instead, as without a checkpoint. With
-``PLANGRAPH_SIGNING_KEY`` set, a checkpoint is signed with it (HMAC-SHA256, as events are) and
-only a checkpoint signed with that key is used. ``plangraph audit`` derives from every event,
-checks every event, and compares the checkpoint with them (:func:`audit`): an event edited by
-hand below the checkpoint, or an edited checkpoint, is found there, not by status.
+* the checkpoint was made under other trust settings (keys, trusted keys and their roles): its
+  fold counted other events (:meth:`~pytest_plangraph.trust.Policy.fingerprint`)
+
+— in each case the whole log is read and folded instead, as without a checkpoint. Every read
+goes through :func:`~pytest_plangraph.trust.screen`, which keeps events that do not count out of
+the fold. With keys configured, a checkpoint is used only when it is signed in a way this
+process trusts (HMAC with ``PLANGRAPH_SIGNING_KEY``, or Ed25519 by a trusted key with role
+``ci``), so the signatures of the events it covers are not checked again; where no such
+signature can be made (only public keys at hand), no checkpoint is written.
+``plangraph audit`` derives from every event, checks every event, and compares the checkpoint
+with them (:func:`audit`): an event edited by hand below the checkpoint, or an edited
+checkpoint, is found there, not by status.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -35,8 +41,9 @@ from .inputs import LoggedEvent
 from .logfold import LogFold
 from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
 from .state import PlanState, Snapshot, derive
-from .store.chain import ChainProblem, sign, signing_key_from_env
+from .store.chain import ChainProblem
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
+from .trust import Policy, policy_from_env, screen
 
 if TYPE_CHECKING:
     from .api import PlanGraph
@@ -48,7 +55,7 @@ FIRST_AT = 1_000
 EVERY = 1_000
 """Events read after a checkpoint before a newer one is written."""
 
-_MODULES = ("logfold.py", "checkpoint.py", "store/rows.py")
+_MODULES = ("logfold.py", "checkpoint.py", "store/rows.py", "trust.py", "store/signatures.py")
 _KEPT_FIELDS = (*VERDICT_FIELDS, "id")
 
 
@@ -61,18 +68,30 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
     when enough events were read since the last (never with *path* None)."""
+    policy = policy_from_env()
     if path is None:
-        return LogFold.of(store.log())
-    kept = _from_checkpoint(store, path)
+        return whole_fold(store, policy)
+    kept = _from_checkpoint(store, path, policy)
     if kept is not None:
         fold, read, at, _ = kept
         if len(read.events) >= EVERY:
-            _save(path, store, fold, read.last_seq, read.last_at or at)
+            _save(path, store, fold, read.last_seq, read.last_at or at, policy)
         return fold
     read = store.log_since(0)
-    fold = LogFold.of(read.events)
+    fold = LogFold()
+    fold.extend(read.events, screen(store, read.events, policy))
     if not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
-        _save(path, store, fold, read.last_seq, read.last_at)
+        _save(path, store, fold, read.last_seq, read.last_at, policy)
+    return fold
+
+
+def whole_fold(store: Store, policy: Policy | None = None) -> LogFold:
+    """The fold of every event of the store, each signature checked under *policy* (the
+    environment's by default); no checkpoint is read or written."""
+    policy = policy_from_env() if policy is None else policy
+    events = store.log()
+    fold = LogFold()
+    fold.extend(events, screen(store, events, policy))
     return fold
 
 
@@ -85,7 +104,7 @@ def audit(
     written wrongly. It is then removed, so that the next read folds every event, and the
     problem is returned."""
     path = checkpoint_path(graph.store_path)
-    kept = _from_checkpoint(graph.store, path)
+    kept = _from_checkpoint(graph.store, path, policy_from_env())
     if kept is None:
         return None
     fold, _, _, seq = kept
@@ -108,11 +127,13 @@ CHECKPOINT_MISMATCH = "CHECKPOINT_MISMATCH"
 """Audit code: the checkpoint says something else than the events it summarizes."""
 
 
-def _from_checkpoint(store: Store, path: Path) -> tuple[LogFold, LogRead, str, int] | None:
+def _from_checkpoint(
+    store: Store, path: Path, policy: Policy
+) -> tuple[LogFold, LogRead, str, int] | None:
     """The fold kept at *path* with the events recorded after it folded in, the read of those
     events, and the time and seq the checkpoint covers; None when the checkpoint does not
     hold."""
-    kept = _load(path)
+    kept = _load(path, policy)
     if kept is None:
         return None
     fold, seq, chain, at = kept
@@ -121,11 +142,11 @@ def _from_checkpoint(store: Store, path: Path) -> tuple[LogFold, LogRead, str, i
     read = store.log_since(seq)
     if read.first_at is not None and read.first_at < at:
         return None
-    fold.extend(read.events)
+    fold.extend(read.events, screen(store, read.events, policy, seq))
     return None if fold.unjudged else (fold, read, at, seq)
 
 
-def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
+def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Policy) -> None:
     """Keep *fold* (of the log up to event *seq*, recorded up to *at*) at *path*; a write that
     fails leaves no file behind and the next read folds more events."""
     chain = store.hash_at(seq)
@@ -143,18 +164,25 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
             "refused": compact.refused,
             "on_record": compact.on_record,
             "passed": sorted(compact.passed),
+            "ignored": [
+                [*k, pos, code, *_event(e)] for k, (pos, e, code) in compact.ignored.items()
+            ],
         },
         ensure_ascii=False,
     )
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    key = signing_key_from_env()
+    trust = policy.fingerprint()
+    signature = policy.sign_checkpoint(_signed(seq, chain, at, digest, trust))
+    if policy.configured and signature is None:
+        return  # a checkpoint nobody here can sign would be trusted by nobody
     head = {
         "version": code_fingerprint(_MODULES),
         "seq": seq,
         "hash": chain,
         "at": at,
         "sha256": digest,
-        "signature": None if key is None else sign(key, _signed(seq, chain, at, digest)),
+        "trust": trust,
+        "signature": signature,
     }
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -166,7 +194,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
             partial.unlink(missing_ok=True)
 
 
-def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
+def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
     """The fold kept at *path* with the seq, chain hash and time it was kept at, or None when
     there is none this code can trust."""
     try:
@@ -177,11 +205,11 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
         if digest != head["sha256"]:
             return None
-        key = signing_key_from_env()  # with a key, only a checkpoint signed with it is used
-        signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest)
-        if key is not None and not hmac.compare_digest(
-            str(head.get("signature")), sign(key, signed)
-        ):
+        trust = policy.fingerprint()  # made under other trust settings, it counted other events
+        if head.get("trust") != trust:
+            return None
+        signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest, trust)
+        if policy.configured and not policy.checkpoint_holds(signed, head.get("signature")):
             return None
         data = json.loads(body)
         fold = LogFold(
@@ -198,16 +226,21 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
             },
             passed={(str(node), str(criterion)) for node, criterion in data["passed"]},
             events=None,
+            ignored={
+                (str(row[0]), str(row[1])): (int(row[2]), _read_event(row[4:]), str(row[3]))
+                for row in data["ignored"]
+            },
         )
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
-def _signed(seq: int, chain: str, at: str, digest: str) -> str:
-    """What a checkpoint's signature vouches for: the body (its sha256) and the place in the
-    log it covers, so that a head moved to a later event is not taken as signed."""
-    return f"{seq}\0{chain}\0{at}\0{digest}"
+def _signed(seq: int, chain: str, at: str, digest: str, trust: str) -> str:
+    """What a checkpoint's signature vouches for: the body (its sha256), the place in the
+    log it covers, so that a head moved to a later event is not taken as signed, and the trust
+    settings its fold was filtered with."""
+    return f"{seq}\0{chain}\0{at}\0{digest}\0{trust}"
 
 
 def _entries(index: Mapping[tuple[str, str], tuple[int, LoggedEvent]]) -> list[list[Any]]:

@@ -109,7 +109,11 @@ class Ledger:
             for key, (pos, event) in fold.evidence.items()
             if key in context.criteria and key not in context.approvals
         }
-        self.approvals = {k: v for k, v in fold.approvals.items() if k in context.approvals}
+        self.approvals = {
+            k: v
+            for k, v in fold.approvals.items()
+            if k in context.approvals and _for_role(v[1], context.criteria[k][0])
+        }
         self.cancels = {n: e for n, e in fold.cancels.items() if n in nodes}
         self.claimed = {n for n in fold.claimed if n in nodes}
         self.refused: dict[str, int] | None = None
@@ -129,6 +133,13 @@ class Ledger:
     def on_record(self) -> dict[str, list[tuple[int, str]]]:
         """Per node, the input digests on record (evidence and approvals) in log order."""
         return self.fold.on_record
+
+
+def _for_role(event: LoggedEvent, criterion: Criterion) -> bool:
+    """Whether an approval was given for the role its criterion asks for (an approval given as
+    another role does not count; a revoke withdraws whatever was in force)."""
+    role = getattr(criterion.verifier, "role", None)
+    return event.kind != "approval" or role is None or event.payload.get("role") == role
 
 
 def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]:

@@ -8,6 +8,10 @@ and the criteria that were ever satisfied (``status --check``). After :meth:`Log
 its size follows the plan, not the history, which is what lets a checkpoint of it
 (:mod:`pytest_plangraph.checkpoint`) spare status from reading every event ever recorded.
 
+With keys configured, events whose signature does not count (:mod:`pytest_plangraph.trust`)
+are not folded: :meth:`LogFold.ignore` keeps only the latest of them per (node, criterion), with
+its code, so that status can say why newer evidence was not taken.
+
 A claim recorded without the gate's verdict (appended through the API as a bare event, or merged
 from another store) can only be judged by replaying the log from the start: a fold that has seen
 one is ``unjudged``, and keeps every event it was given for
@@ -56,6 +60,7 @@ class LogFold:
     passed: set[Key] = field(default_factory=set)
     unjudged: bool = False
     events: list[LoggedEvent] | None = field(default_factory=list)
+    ignored: dict[Key, tuple[int, LoggedEvent, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, events: Iterable[LoggedEvent]) -> LogFold:
@@ -64,19 +69,48 @@ class LogFold:
         fold.extend(events)
         return fold
 
-    def extend(self, events: Iterable[LoggedEvent]) -> None:
-        """Fold *events*, which follow the ones folded so far in recording order."""
+    def extend(
+        self, events: Iterable[LoggedEvent], untrusted: Mapping[int, str] | None = None
+    ) -> None:
+        """Fold *events*, which follow the ones folded so far in recording order; those
+        whose seq is in *untrusted* are ignored with the code it gives."""
+        if not untrusted:
+            for event in events:
+                self.add(event)
+            return
         for event in events:
-            self.add(event)
+            code = untrusted.get(event.seq)
+            if code is None:
+                self.add(event)
+            else:
+                self.ignore(event, code)
 
-    def add_stored(self, events: Iterable[LoggedEvent]) -> None:
+    def ignore(self, event: LoggedEvent, code: str) -> None:
+        """Remember *event*, which does not count (*code* says why), as the latest ignored
+        event of its (node, criterion); the next event folded is positioned after it."""
+        self.last_seq = max(self.last_seq, event.seq)
+        key = evidence_key(event) if event.kind == "evidence" else (event.node or "", "")
+        if event.kind in ("approval", "revoke"):
+            key = (event.node or "", event.criterion or "")
+        self.ignored[key] = (self.count, event, code)
+
+    def unverified(self, key: Key, counted: int | None) -> tuple[LoggedEvent, str] | None:
+        """The event of *key* ignored after the one counted at position *counted* (or with
+        none counted), with its code; None when there is none."""
+        found = self.ignored.get(key)
+        if found is None or (counted is not None and found[0] <= counted):
+            return None
+        return found[1], found[2]
+
+    def add_stored(
+        self, events: Iterable[LoggedEvent], untrusted: Mapping[int, str] | None = None
+    ) -> None:
         """Fold events just stored by this process (in any order: they are taken by
         ``seq``), leaving out those folded already: a write that the store answers with an
         event it held (a repeated idempotency key, a record already there) returns one with a
-        ``seq`` seen here."""
-        for event in sorted(events, key=lambda stored: stored.seq):
-            if event.seq > self.last_seq:
-                self.add(event)
+        ``seq`` seen here. Those whose seq is in *untrusted* are ignored (see :meth:`extend`)."""
+        fresh = [e for e in sorted(events, key=lambda stored: stored.seq) if e.seq > self.last_seq]
+        self.extend(fresh, untrusted)
 
     def add(self, event: LoggedEvent) -> None:
         """Fold one event recorded after every event folded so far."""
@@ -145,6 +179,7 @@ class LogFold:
             set(self.passed),
             self.unjudged,
             None if self.events is None else list(self.events),
+            dict(self.ignored),
         )
 
     def compacted(self) -> LogFold:

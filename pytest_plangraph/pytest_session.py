@@ -138,8 +138,11 @@ class PlangraphSession:
     ) -> PlanState:
         """The state after recording: the log read at the start and the events this run
         stored (not read back), hashing only what *end* and the new records lack."""
+        from .trust import screen_stored
+
+        stored = list(stored)
         fold = self.before_fold.copy()
-        fold.add_stored(stored)
+        fold.add_stored(stored, screen_stored(self.graph.store, stored))
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)

@@ -220,7 +220,9 @@ class Repository:
         recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
         store yet, nothing: reading makes no store."""
         from .checkpoint import checkpoint_path, read_fold
+        from .trust import policy_from_env
 
+        policy_from_env()  # a trusted-keys file that cannot be read is told with no store too
         if not self.has_store():
             return LogFold()
         with collector_paused():

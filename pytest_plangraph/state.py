@@ -34,7 +34,7 @@ plan's context and the indexed log are built in :mod:`pytest_plangraph.ledger`.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -63,6 +63,7 @@ from .ledger import Context, Ledger
 from .logfold import LogFold
 from .memory import collector_paused
 from .model import Criterion, Node
+from .untrusted import describe
 
 __all__ = [
     "CriterionState",
@@ -225,9 +226,14 @@ def _cone(context: Context, node_id: str) -> set[str]:
 
 
 def history(
-    graph: Graph, events: Sequence[E], snapshot: Snapshot, node_id: str
+    graph: Graph,
+    events: Sequence[E],
+    snapshot: Snapshot,
+    node_id: str,
+    untrusted: Mapping[int, str] | None = None,
 ) -> list[tuple[E, str]]:
-    """Each event of *node_id* with the node's status right after it (replayed from the log)."""
+    """Each event of *node_id* with the node's status right after it (replayed from the log);
+    the events whose seq is in *untrusted* are not counted (:mod:`.trust`)."""
     if node_id not in graph.nodes:
         raise UsageError(f"unknown node {node_id!r}")
     with collector_paused():
@@ -235,7 +241,7 @@ def history(
         fold = LogFold()  # each event folded once: the node is derived after each of its own
         steps: list[tuple[E, str]] = []
         for event in events:
-            fold.add(event)
+            fold.extend([event], untrusted)
             if event_node(event) == node_id:
                 state = derive_node(graph, fold, snapshot, node_id, context=context)
                 steps.append((event, state.status))
@@ -301,13 +307,15 @@ class _Derivation:
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
-        found = self.ledger.evidence.get((node_id, criterion.id))
+        key = (node_id, criterion.id)
+        found = self.ledger.evidence.get(key)
         if found is None:
-            return CriterionState(criterion.id, criterion.required, "missing", None, _NO_EVIDENCE)
+            reasons = self._ignored(key, None, _NO_EVIDENCE)
+            return CriterionState(criterion.id, criterion.required, "missing", None, reasons)
         pos, payload = found
-        state, reasons = self.context.verdict(
-            (node_id, criterion.id), payload, lambda: self._culprits(node_id, pos)
-        )
+        state, reasons = self.context.verdict(key, payload, lambda: self._culprits(node_id, pos))
+        if state != "valid":
+            reasons = self._ignored(key, pos, reasons)
         record_id = payload.get("id")
         evidence = record_id if isinstance(record_id, str) and record_id else None
         return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
@@ -317,7 +325,11 @@ class _Derivation:
     ) -> tuple[CriterionStatus, str | None, tuple[Reason, ...]]:
         found = self.ledger.approvals.get((node_id, criterion_id))
         if found is None:
-            return "awaiting_approval", None, _NO_APPROVAL
+            return (
+                "awaiting_approval",
+                None,
+                self._ignored((node_id, criterion_id), None, _NO_APPROVAL),
+            )
         pos, event = found
         if event.kind == "revoke":
             revoked = Reason(
@@ -335,6 +347,18 @@ class _Derivation:
         )
         upstream = (upstream_reason(p) for p in self._culprits(node_id, pos))
         return "stale", event.id, (stale, *upstream)
+
+    def _ignored(
+        self, key: tuple[str, str], pos: int | None, reasons: tuple[Reason, ...]
+    ) -> tuple[Reason, ...]:
+        """*reasons*, led by why a newer event of *key* was not counted, when one was not
+        (its signature did not verify with the keys configured; see :mod:`.trust`)."""
+        found = self.ledger.fold.unverified(key, pos)
+        if found is None:
+            return reasons
+        event, code = found
+        why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
+        return (why, *reasons)
 
     def _culprits(self, node_id: str, pos: int) -> list[str]:
         """Strong prerequisites whose input digest changed since the record at *pos*."""

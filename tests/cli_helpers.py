@@ -31,7 +31,12 @@ class Result:
 
 def _environment(env: dict[str, str] | None) -> dict[str, str]:
     full = {**os.environ, "PLANGRAPH_ACTOR": "tester", **(env or {})}
-    for name in ("PLANGRAPH_STORE", "PLANGRAPH_SIGNING_KEY"):
+    for name in (
+        "PLANGRAPH_STORE",
+        "PLANGRAPH_SIGNING_KEY",
+        "PLANGRAPH_SIGNING_KEY_FILE",
+        "PLANGRAPH_TRUSTED_KEYS",
+    ):
         if name not in (env or {}):
             full.pop(name, None)
     return full

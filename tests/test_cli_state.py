@@ -370,8 +370,8 @@ def test_signed_store_and_wrong_key(jwt, tmp_path):
     unkeyed = plangraph_main(jwt, "audit", "--store", store, "--format", "json")
     assert unkeyed.code == 0  # nothing wrong could be found, but it says what was not checked
     assert unkeyed.json()["notes"] == [
-        "1 event(s) are signed, and their signatures were not checked: "
-        "PLANGRAPH_SIGNING_KEY is not set"
+        "1 event(s) are signed, and their signatures were not checked: neither "
+        "PLANGRAPH_SIGNING_KEY nor PLANGRAPH_TRUSTED_KEYS is set"
     ]
     assert "signatures were not checked" in plangraph_main(jwt, "audit", "--store", store).out
     assert plangraph_main(jwt, "audit", "--format", "json").json()["notes"] == []

@@ -115,7 +115,9 @@ class World:
 
     def approve(self, node_id: str, criterion: str = "review") -> Event:
         digest = input_digests(self.graph, self.snapshot())[node_id]
-        payload = {"input_digest": digest, "note": "", "role": None}
+        definition = self.graph.nodes[node_id].criterion(criterion)
+        role = getattr(definition.verifier, "role", None) if definition else None
+        payload = {"input_digest": digest, "note": "", "role": role}  # as approve() records
         return self.add("approval", node_id, criterion, payload)
 
     def verify_all(self) -> None:

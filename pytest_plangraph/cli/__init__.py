@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import ConflictError, PlangraphError
-from . import impact_cmds, plan_cmds, state_cmds, store_cmds
+from . import impact_cmds, key_cmds, plan_cmds, state_cmds, store_cmds
 from .common import Output
 
 
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (plan_cmds, state_cmds, store_cmds, impact_cmds):
+    for module in (plan_cmds, state_cmds, store_cmds, impact_cmds, key_cmds):
         module.register(commands)
     parser.commands = dict(commands.choices)
     return parser
@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"argument {option}: '--' is not a value; write `{option} VALUE`")
     args = parser.parse_args(argv)
     out = Output(getattr(args, "format", "text"))
+    if (problem := _undecodable(parser, args)) is not None:
+        out.error(problem)
+        return 2
     try:
         code: int = args.handler(args, out)
     except ConflictError as exc:
@@ -93,6 +96,31 @@ def _options_after_the_command(parser: argparse.ArgumentParser, argv: list[str])
         option = arg.partition("=")[0]
         if option in ("--format", "--plan", "--store", "--root"):
             parser.error(f"{option} goes after the command, e.g. `plangraph status {option} …`")
+
+
+def _undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The first text argument that is not UTF-8 (the system hands such bytes over as lone
+    surrogates, which no store, JSON or terminal takes), said as a problem; paths may hold any
+    bytes the system allows and are not checked."""
+    command = getattr(parser, "commands", {}).get(getattr(args, "command", ""), parser)
+    names = {a.dest: (a.option_strings or [a.metavar or a.dest])[-1] for a in command._actions}
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and not _encodes(text):
+                shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                return (
+                    f'argument {names.get(name, name)} "{shown}" is not valid UTF-8 text; pass '
+                    "names, notes and ids as UTF-8"
+                )
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _system_refused(exc: OSError) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, name_text, open_graph, reading_store, table
@@ -76,6 +76,13 @@ def register(commands: Any) -> None:
         sub.add_argument(target, metavar=target.upper().replace("REF", "NODE/CRITERION"))
         sub.add_argument("--by", type=name_text, required=True, help="who decides")
         sub.add_argument("--note", default="", help="why")
+        if name == "approve":
+            sub.add_argument(
+                "--role",
+                type=name_text,
+                help="the role approving (default: the criterion's role); with keys "
+                "configured, it counts only when signed by a key trusted for that role",
+            )
         sub.set_defaults(handler=_decide, decision=name, done=done)
 
     history = commands.add_parser(
@@ -201,8 +208,10 @@ def _decide(args: argparse.Namespace, out: Output) -> int:
     with open_graph(args) as graph:
         if args.decision in ("approve", "revoke"):
             node, criterion = _split(args.ref)
-            on_criterion = graph.approve if args.decision == "approve" else graph.revoke
-            event = on_criterion(node, criterion, by=args.by, note=args.note)
+            if args.decision == "approve":
+                event = graph.approve(node, criterion, by=args.by, note=args.note, role=args.role)
+            else:
+                event = graph.revoke(node, criterion, by=args.by, note=args.note)
             what = args.ref
         else:
             on_node = graph.allow_retry if args.decision == "retry" else graph.cancel
@@ -219,12 +228,14 @@ def _event_json(event: Any) -> dict[str, Any]:
 
 def _history(args: argparse.Namespace, out: Output) -> int:
     from ..state import event_node, history
+    from ..trust import policy_from_env, screen
 
     with open_graph(args, reading=True) as graph:
         # replayed light; the node's own events are read in full
         log = graph.store.log() if reading_store(graph, args) else []
+        untrusted = screen(graph.store, log, policy_from_env()) if log else {}
         if args.node in graph.graph.nodes:
-            replay = history(graph.graph, log, graph.snapshot(log), args.node)
+            replay = history(graph.graph, log, graph.snapshot(log), args.node, untrusted)
         else:  # a node removed from the plan keeps its events, with no status to replay
             replay = [(e, REMOVED) for e in log if event_node(e) == args.node]
             if not replay:
@@ -240,12 +251,15 @@ def _history(args: argparse.Namespace, out: Output) -> int:
         )
     full = [(events[e.seq], status) for e, status in replay]
     rows = [
-        [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e), status]
+        [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e, untrusted), status]
         for e, status in full
     ]
     data = {
         "node": args.node,
-        "events": [{**_event_json(e)["event"], "status_after": s} for e, s in full],
+        "events": [
+            {**_event_json(e)["event"], "status_after": s, "ignored": untrusted.get(e.seq)}
+            for e, s in full
+        ],
     }
     text = table(rows, ["seq", "at", "event", "criterion", "by", "outcome", "status after"])
     out.emit(data, text if rows else f"{args.node}: no events yet")
@@ -256,9 +270,15 @@ REMOVED = "(not in the plan)"
 """The status column of ``history`` for a node that the plan no longer has."""
 
 
-def _outcome(event: Any) -> str:
+def _outcome(event: Any, untrusted: Mapping[int, str]) -> str:
     """What the event says, in a word or two: an evidence outcome, a claim's verdict, an
-    observed change with its path and commit."""
+    observed change with its path and commit; an event the gate does not count says so."""
+    said = _said(event)
+    code = untrusted.get(event.seq)
+    return said if code is None else f"{said} (ignored: {code})".lstrip()
+
+
+def _said(event: Any) -> str:
     payload = event.payload
     if event.kind == "evidence":
         return str(payload.get("outcome", ""))

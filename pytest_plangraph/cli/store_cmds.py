@@ -67,6 +67,7 @@ def parse_age(text: str) -> timedelta:
 
 _NO_FINDINGS: dict[str, list[Any]] = {
     "chain": [],
+    "ignored_events": [],
     "phantom_completions": [],
     "stale": [],
     "too_old": [],
@@ -104,9 +105,14 @@ def _findings(
     from ..checkpoint import audit
     from ..logfold import LogFold
     from ..state import derive
+    from ..trust import policy_from_env, screen
 
     # every event, not the log's checkpoint: audit is what checks the checkpoint
-    whole = LogFold.of(graph.store.log())
+    policy = policy_from_env()
+    log = graph.store.log()
+    untrusted = screen(graph.store, log, policy)
+    whole = LogFold()
+    whole.extend(log, untrusted)
     snapshot = graph.snapshot(whole, cached=False)  # every file read: the cache is the store's
     state = derive(graph.graph, whole, snapshot)
     if (mismatch := audit(graph, state, snapshot, whole)) is not None:
@@ -114,7 +120,7 @@ def _findings(
     claims = graph.store.events(kinds=["claim"])
     # the records' run times matter only to --max-age
     evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
-    signed = 0 if graph.store.signing else graph.store.signed_count()
+    signed = 0 if graph.store.signing or policy.configured else graph.store.signed_count()
     stale = [  # a cancelled node's evidence stands behind no completion
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
         for n in state.nodes.values()
@@ -124,19 +130,40 @@ def _findings(
     ]
     data = {
         "chain": chain,
+        "ignored_events": _ignored(log, untrusted),
         "phantom_completions": _phantoms(claims, state, graph.graph.nodes),
         "stale": stale,
         "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
     }
     notes = (
         [
-            f"{signed} event(s) are signed, and their signatures were not checked: "
-            "PLANGRAPH_SIGNING_KEY is not set"
+            f"{signed} event(s) are signed, and their signatures were not checked: neither "
+            "PLANGRAPH_SIGNING_KEY nor PLANGRAPH_TRUSTED_KEYS is set"
         ]
         if signed
         else []
     )
     return data, notes
+
+
+def _ignored(log: Any, untrusted: dict[int, str]) -> list[dict[str, Any]]:
+    """One entry per event the gate does not count for its signature (keys configured)."""
+    from ..untrusted import describe
+
+    return [
+        {
+            "seq": e.seq,
+            "event": e.id,
+            "kind": e.kind,
+            "node": e.node,
+            "criterion": e.criterion,
+            "by": e.by,
+            "code": untrusted[e.seq],
+            "message": describe(untrusted[e.seq], e),
+        }
+        for e in log
+        if e.seq in untrusted
+    ]
 
 
 def _phantoms(claims: list[Any], state: Any, plan: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -193,6 +220,8 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
     lines = []
     for problem in data["chain"]:
         lines.append(f"chain: {problem.get('code')}: {problem.get('message')}")
+    for ignored in data["ignored_events"]:
+        lines.append(f"signature: {ignored['code']}: {ignored['message']}")
     for p in data["phantom_completions"]:
         lines.append(
             f"phantom completion: {p['node']} is {p['status']}, last claimed by {p['by']} "

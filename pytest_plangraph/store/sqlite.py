@@ -52,6 +52,7 @@ from .rows import (
     row_link,
     written_as_stored,
 )
+from .signatures import event_message, is_ed25519, signer_from_env
 
 
 class Store(FileCache):
@@ -220,6 +221,7 @@ class Store(FileCache):
         if not events:
             return []
         ids = [event_id(event) for event in events]
+        self._signer_checked()
         with self._transaction() as con:
             # an event already stored, or the position of a new one in `fresh`
             by_id: dict[str, Event | int]
@@ -273,15 +275,32 @@ class Store(FileCache):
                 f"store at {self.path} has {have}; reload the plan and retry"
             )
 
-    def _insert(self, con: sqlite3.Connection, fresh: Sequence[tuple[Event, str]]) -> list[Event]:
-        """Chain and insert new events (with their content ids) after the current tail."""
+    def _signer_checked(self) -> None:
+        """Read ``PLANGRAPH_SIGNING_KEY_FILE`` before a write begins: a bad key file is told
+        (UsageError) and nothing is written."""
+        if not self.readonly:
+            signer_from_env()
+
+    def _insert(
+        self, con: sqlite3.Connection, fresh: Sequence[tuple[Event, str]], *, merged: bool = False
+    ) -> list[Event]:
+        """Chain and insert new events (with their content ids) after the current tail. With
+        ``PLANGRAPH_SIGNING_KEY_FILE`` set, each is signed with that Ed25519 key; a *merged*
+        event keeps the Ed25519 signature it came with (it vouches for its content anywhere)."""
         tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (tail[0], tail[1]) if tail else (0, "")
+        signer = signer_from_env()
         sealed: list[Event] = []
         for event, content_id in fresh:
             seq += 1
-            sealed.append(seal(event, seq, prev, self._key, content_id))
-            prev = sealed[-1].hash
+            kept = event.signature if merged and is_ed25519(event.signature) else None
+            stored = seal(event, seq, prev, self._key, content_id)
+            if kept is None and signer is not None:
+                kept = signer.sign(event_message(content_id))
+            if kept is not None:
+                stored = stored.model_copy(update={"signature": kept})
+            sealed.append(stored)
+            prev = stored.hash
         con.executemany(INSERT_EVENT, [event_row(event) for event in sealed])  # log: a trigger
         return sealed
 
@@ -355,6 +374,17 @@ class Store(FileCache):
         with self._reading() as con:
             row = con.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
         return None if row is None else str(row[0])
+
+    def signatures(self, after_seq: int, kinds: Collection[str]) -> dict[int, tuple[str, ...]]:
+        """The chain fields of the events of *kinds* after *after_seq*, by seq: (prev, hash,
+        signature or ""), for checking signatures without reading the records."""
+        query = (
+            "SELECT seq, prev, hash, coalesce(signature, '') FROM events WHERE seq > ? "
+            f"AND kind IN ({', '.join('?' * len(kinds))})"
+        )
+        with self._reading() as con:
+            rows = con.execute(query, (after_seq, *kinds)).fetchall()
+        return {int(row[0]): (str(row[1]), str(row[2]), str(row[3])) for row in rows}
 
     def count(self) -> int:
         """How many events the store holds."""
@@ -474,6 +504,7 @@ class Store(FileCache):
         """
         if loaded is None:
             loaded = [load_source(Path(source), self._key) for source in sources]
+        self._signer_checked()
         with self._transaction() as con:
             known = {row[0] for row in con.execute("SELECT digest FROM plans")}
             plans = new_plans([plans for _, plans in loaded], known)
@@ -488,9 +519,14 @@ class Store(FileCache):
                 )
             }
             fresh = union([events for events, _ in loaded], ids, keys)
-            self._insert(con, [(event, event.id) for event in fresh])  # verified on loading
+            # verified on loading
+            self._insert(con, [(event, event.id) for event in fresh], merged=True)
         total = sum(len(events) for events, _ in loaded)
-        unchecked = 0 if self._key is not None else sum(1 for e in fresh if e.signature)
+        unchecked = (
+            0
+            if self._key is not None
+            else sum(1 for e in fresh if e.signature and not is_ed25519(e.signature))
+        )
         return MergeResult(len(fresh), total - len(fresh), len(plans), unchecked)
 
 
