@@ -53,6 +53,9 @@ class TamperCase:
     """The audit finding code that must be reported."""
     tamper: Callable[[Path], None]
     signed: bool = False
+    flips: bool = False
+    """The tampering turns the failed record into a pass: an attempt to fool the gate (the
+    others damage the log without making anything look done)."""
 
 
 @dataclass(frozen=True)
@@ -145,19 +148,28 @@ def _checkpoint_says_passed(root: Path) -> None:
 
 
 CASES = (
-    TamperCase("second-key", "a payload edited in place", "CONTENT_TAMPERED", _second_outcome_key),
+    TamperCase(
+        "second-key",
+        "a payload edited in place",
+        "CONTENT_TAMPERED",
+        _second_outcome_key,
+        flips=True,
+    ),
     TamperCase("unreadable", "a payload made unreadable", "CONTENT_TAMPERED", _unreadable_payload),
     TamperCase("deleted", "an event deleted", "CHAIN_BROKEN", _deleted_event),
     TamperCase(
         "no-trigger", "append-only trigger dropped", "APPEND_ONLY_DISABLED", _triggers_dropped
     ),
-    TamperCase("log-edit", "the status log says passed", "LOG_MISMATCH", _log_says_passed),
+    TamperCase(
+        "log-edit", "the status log says passed", "LOG_MISMATCH", _log_says_passed, flips=True
+    ),
     TamperCase(
         "resealed",
         "a failure made a pass, id and chain recomputed, no key",
         "BAD_SIGNATURE",
         _resealed_without_key,
         signed=True,
+        flips=True,
     ),
     TamperCase("unsigned", "a signature removed", "UNSIGNED", _signature_stripped, signed=True),
     TamperCase(
@@ -165,6 +177,7 @@ CASES = (
         "the log's checkpoint rewritten",
         "CHECKPOINT_MISMATCH",
         _checkpoint_says_passed,
+        flips=True,
     ),
 )
 
