@@ -71,3 +71,27 @@ def test_bad_characters_and_numbers_are_located(
     result = plangraph_main(tmp_path, "lint", name)
     assert result.code == 2
     assert result.err == f"plangraph: error: {expected}\n"
+
+
+def test_a_control_character_is_located_by_pyyamls_own_reader_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where libyaml is missing, PyYAML's pure-Python reader checks every character when the
+    loader is made (before any parsing); that error is told the same way, not a traceback."""
+    import yaml
+
+    from pytest_plangraph import planyaml
+    from pytest_plangraph.errors import PlanError
+
+    class PureLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self._tags: dict[object, str] = {}
+
+        resolve = planyaml._SafeLoader.resolve
+
+    monkeypatch.setattr(planyaml, "_BaseLoader", yaml.SafeLoader)
+    monkeypatch.setattr(planyaml, "_SafeLoader", PureLoader)
+    with pytest.raises(PlanError) as refused:
+        planyaml.read_yaml("plangraph: 1\nplan: p\ntitle: éé\x01\n", "plan.yaml", 1000)
+    assert str(refused.value) == f"plan.yaml:3:10: {_control(1)}"
