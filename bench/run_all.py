@@ -1,4 +1,5 @@
-"""Run every ``bench/bench_*.py`` script in turn with small sizes (``make bench``).
+"""Run every ``bench/bench_*.py`` script, then ``bench/reliability.py``, in turn with small
+sizes (``make bench``).
 
 Each script runs in its own process with ``--quick``; a script that predates that flag gets the
 small sizes listed in ``SMALL`` instead. Output goes straight through; a summary at the end says
@@ -34,7 +35,7 @@ def arguments(script: Path) -> list[str]:
 def main() -> int:
     """Run the scripts one after the other; return 1 when any of them failed."""
     results: list[tuple[str, float, int]] = []
-    for script in sorted(HERE.glob("bench_*.py")):
+    for script in [*sorted(HERE.glob("bench_*.py")), HERE / "reliability.py"]:
         command = [sys.executable, str(script), *arguments(script)]
         print(f"== {script.name} {' '.join(command[2:])}", flush=True)
         start = time.perf_counter()

@@ -12,8 +12,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
+import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -217,9 +220,9 @@ def _read(
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise PlanError(
-            [Problem(name, 0, 0, "", f"not UTF-8 text (byte {exc.start}); save it as UTF-8")]
-        ) from None
+        line, column = _byte_position(raw, exc.start)
+        message = f"not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        raise PlanError([Problem(name, line, column, "", message)]) from None
     if not text.strip():
         raise PlanError(
             [Problem(name, 1, 1, "", "file is empty; a plan starts with 'plangraph: 1'")]
@@ -249,7 +252,8 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
     except _NotANumberError:
         message = "NaN and Infinity are not JSON numbers; write a finite number"
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+        line, column = _json_position(text, lambda token: token.lstrip("-") in _CONSTANTS)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
     except json.JSONDecodeError as exc:
         raise PlanError(
             [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
@@ -261,7 +265,7 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
     except ValueError as exc:  # a whole number of more digits than Python converts
         message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
-    _check_json_values(data, name)
+    _check_json_values(data, text, name)
     return data, _LazyPositions(text, name)
 
 
@@ -279,7 +283,7 @@ def _located_duplicate(text: str, name: str, key: str) -> PlanError:
     return PlanError([Problem(name, 0, 0, "", f"duplicate key {key!r}")])
 
 
-def _check_json_values(data: Any, name: str) -> None:
+def _check_json_values(data: Any, text: str, name: str) -> None:
     """Refuse what Python's JSON reader takes although no JSON value means it: a text with an
     unpaired surrogate escape (``"\\ud800"``, no character) and a number too large for a
     float (``1e400``, read as infinity)."""
@@ -291,12 +295,46 @@ def _check_json_values(data: Any, name: str) -> None:
             f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
             "\\ud800), which stands for no character; write the character itself or remove it"
         )
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+        line, column = _json_position(text, _unpaired_surrogate)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
     except ValueError:  # allow_nan: an infinite float
         message = "a number too large to hold (such as 1e400); write a finite number"
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+        line, column = _json_position(text, _infinite)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
     except RecursionError:
         raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+
+
+_CONSTANTS = ("NaN", "Infinity")
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|-?Infinity|NaN')
+"""The JSON texts and numbers (and the constants Python's reader takes) of a JSON text."""
+
+
+def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
+    """Line and column of the first text or number token of a JSON *text* that is *wanted*
+    ((0, 0) when none is). The text was read up to that token, so its tokens are sound."""
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        with contextlib.suppress(ValueError):
+            if wanted(token):
+                start = match.start()
+                return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    return 0, 0
+
+
+def _unpaired_surrogate(token: str) -> bool:
+    return token.startswith('"') and not _encodes(json.loads(token))
+
+
+def _infinite(token: str) -> bool:
+    return not token.startswith('"') and math.isinf(float(token))
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """Line and column (in characters) of the byte at *offset* of a plan file."""
+    start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[start:offset].decode("utf-8", "replace")) + 1
+    return raw.count(b"\n", 0, offset) + 1, column
 
 
 class _NotANumberError(Exception):

@@ -45,7 +45,10 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
     """The data of a YAML plan *text* and the position of each field path; :class:`PlanError`
     for a syntax error, a duplicate key, a key that is not text, or more than *max_nodes*
     values (an alias bomb)."""
-    loader = _SafeLoader(text)
+    try:
+        loader = _SafeLoader(text)  # PyYAML's own reader checks every character here
+    except yaml.reader.ReaderError as exc:
+        raise PlanError([_forbidden_character(text, name, exc)]) from None
     try:
         root = loader.get_single_node()
         if root is None:
@@ -57,6 +60,8 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         what = exc.problem or exc.context or "syntax error"
         raise PlanError([Problem(name, line, col, "", f"YAML syntax error: {what}")]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow, such as NUL
+        raise PlanError([_forbidden_character(text, name, exc)]) from None
     except yaml.YAMLError as exc:
         raise PlanError([Problem(name, 0, 0, "", f"YAML error: {exc}")]) from None
     except RecursionError:
@@ -66,6 +71,23 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
     finally:
         loader.dispose()
+
+
+def _forbidden_character(text: str, name: str, exc: yaml.reader.ReaderError) -> Problem:
+    """The problem for a character YAML refuses anywhere in a file (a control character such
+    as NUL), at its line and column; PyYAML says only its offset in "<unicode string>" (in
+    UTF-8 bytes when libyaml read it, in characters when PyYAML's own reader did)."""
+    at = exc.position
+    if _BaseLoader is not yaml.SafeLoader:
+        at = len(text.encode("utf-8", "surrogatepass")[:at].decode("utf-8", "replace"))
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+    message = (
+        f"character U+{code:04X} is not allowed in a YAML file (control characters are "
+        f"refused); remove it, or write it as the escape \\x{code & 0xFF:02X} inside double "
+        "quotes"
+    )
+    return Problem(name, line, column, "", message)
 
 
 _TOO_LONG_NUMBER = "a number that cannot be read ({}); write a shorter one"

@@ -1,0 +1,235 @@
+"""Tampering with the evidence store by hand, and whether ``plangraph audit`` catches it or the
+gate refuses it: the measured cases of the reliability figures.
+
+Each case starts from the JWT sample project with one recorded evidence event whose outcome is
+*failed* (the sample user was edited so that the schema criterion fails) and one claim, then
+changes the store the way someone with the ``sqlite3`` shell and no signing key could, and runs
+the real command. A case is *caught* when audit exits 1 naming the expected finding or when the
+gate refuses a claim of the node whose record was changed; both are measured and reported.
+
+``PENDING`` lists the tamperings of the trust list (DESIGN §5 "Trust") whose defences are being
+added now; they are not measured yet and the figures say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import plangraph_main
+
+from pytest_plangraph import checkpoint
+from pytest_plangraph.canonical import canonical_json
+from pytest_plangraph.store import Store
+from pytest_plangraph.store.chain import chain_hash, event_id
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "jwt-login"
+STORE = Path(".plangraph/store.db")
+SCHEMA = "step-user-schema"
+KEY = {"PLANGRAPH_SIGNING_KEY": "sesame"}
+PENDING = (
+    "a store rolled back to an older copy (caught by comparing with a published head)",
+    "a whole chain rewritten consistently in an unsigned store (the same)",
+    "events signed by a key that is not trusted (PLANGRAPH_TRUSTED_KEYS)",
+    "evidence or approvals recorded through an agent-facing surface",
+)
+"""Tamperings of the trust list not measured yet: their defences are being added."""
+
+
+@dataclass(frozen=True)
+class TamperCase:
+    """One way of tampering and the finding that must catch it."""
+
+    name: str
+    what: str
+    expect: str
+    """The audit finding code that must be reported."""
+    tamper: Callable[[Path], None]
+    signed: bool = False
+    flips: bool = False
+    """The tampering turns the failed record into a pass: an attempt to fool the gate (the
+    others damage the log without making anything look done)."""
+
+
+@dataclass(frozen=True)
+class TamperResult:
+    """What the real commands said about one tampered store."""
+
+    case: TamperCase
+    audited: bool
+    """``plangraph audit`` exited 1 naming the expected finding."""
+    refused: bool
+    """The gate refused a claim of the tampered node."""
+    findings: list[str]
+
+    @property
+    def caught(self) -> bool:
+        """Caught by audit or refused by the gate."""
+        return self.audited or self.refused
+
+
+def _lifted(root: Path, *statements: str) -> None:
+    """Run *statements* with the append-only triggers dropped, then put them back."""
+    with sqlite3.connect(root / STORE) as con:
+        rows = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        saved = [(name, sql) for name, sql in rows if "_no_" in name]
+        for name, _ in saved:
+            con.execute(f"DROP TRIGGER {name}")
+        for statement in statements:
+            con.execute(statement)
+        for _, sql in saved:
+            con.execute(sql)
+    con.close()
+
+
+def _second_outcome_key(root: Path) -> None:
+    _lifted(
+        root,
+        'UPDATE events SET payload = \'{"outcome":"passed",\' || substr(payload, 2) WHERE seq = 1',
+        "UPDATE log SET body = (SELECT body FROM log_source WHERE seq = 1) WHERE seq = 1",
+    )
+
+
+def _unreadable_payload(root: Path) -> None:
+    _lifted(root, "UPDATE events SET payload = 'not json' WHERE seq = 2")
+
+
+def _deleted_event(root: Path) -> None:
+    _lifted(root, "DELETE FROM events WHERE seq = 1", "DELETE FROM log WHERE seq = 1")
+
+
+def _triggers_dropped(root: Path) -> None:
+    with sqlite3.connect(root / STORE) as con:
+        con.execute("DROP TRIGGER events_no_delete")
+    con.close()
+
+
+def _log_says_passed(root: Path) -> None:
+    _lifted(root, "UPDATE log SET body = replace(body, '\"failed\"', '\"passed\"') WHERE seq = 1")
+
+
+def _resealed_without_key(root: Path) -> None:
+    """The failed record made a pass, its id and chain hash recomputed; no key to sign it."""
+    with Store.open(root / STORE, signing_key=b"unknown") as store:
+        [event] = store.events(seqs=[1])
+    forged = event.model_copy(update={"payload": {**event.payload, "outcome": "passed"}})
+    new_id = event_id(forged)
+    payload = canonical_json(forged.payload).replace("'", "''")
+    _lifted(
+        root,
+        f"UPDATE events SET payload = '{payload}', id = '{new_id}', "
+        f"hash = '{chain_hash(event.prev, new_id)}' WHERE seq = 1",
+        "UPDATE log SET body = (SELECT body FROM log_source WHERE seq = 1), "
+        f"id = '{new_id}' WHERE seq = 1",
+    )
+
+
+def _signature_stripped(root: Path) -> None:
+    _lifted(root, "UPDATE events SET signature = NULL WHERE seq = 1")
+
+
+def _checkpoint_says_passed(root: Path) -> None:
+    """The log's checkpoint rewritten (with a matching body digest): the failure is a pass."""
+    path = root / ".plangraph" / "cache" / "log-store.db.json"
+    head_text, body_text = path.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(body_text)
+    for entry in data["evidence"]:
+        entry[9] = {**entry[9], "outcome": "passed"}
+    body = json.dumps(data, ensure_ascii=False)
+    head = {**json.loads(head_text), "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
+
+
+CASES = (
+    TamperCase(
+        "second-key",
+        "a payload edited in place",
+        "CONTENT_TAMPERED",
+        _second_outcome_key,
+        flips=True,
+    ),
+    TamperCase("unreadable", "a payload made unreadable", "CONTENT_TAMPERED", _unreadable_payload),
+    TamperCase("deleted", "an event deleted", "CHAIN_BROKEN", _deleted_event),
+    TamperCase(
+        "no-trigger", "append-only trigger dropped", "APPEND_ONLY_DISABLED", _triggers_dropped
+    ),
+    TamperCase(
+        "log-edit", "the status log says passed", "LOG_MISMATCH", _log_says_passed, flips=True
+    ),
+    TamperCase(
+        "resealed",
+        "a failure made a pass, id and chain recomputed, no key",
+        "BAD_SIGNATURE",
+        _resealed_without_key,
+        signed=True,
+        flips=True,
+    ),
+    TamperCase("unsigned", "a signature removed", "UNSIGNED", _signature_stripped, signed=True),
+    TamperCase(
+        "checkpoint",
+        "the log's checkpoint rewritten",
+        "CHECKPOINT_MISMATCH",
+        _checkpoint_says_passed,
+        flips=True,
+    ),
+)
+
+
+def prepare(workdir: Path, signed: bool) -> Path:
+    """The JWT sample in *workdir* as a git repository, its schema criterion's evidence failed
+    and a claim recorded (refused), with a checkpoint of the log kept: the state every case
+    starts from (made once for signed and once for unsigned stores, then copied)."""
+    root = workdir / ("signed" if signed else "unsigned")
+    if root.exists():
+        return root
+    shutil.copytree(FIXTURE, root)
+    sample = root / "fixtures" / "user.json"
+    sample.write_text(sample.read_text(encoding="utf-8").replace('"alice"', '"al"'))
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "sample"]):
+        _git(root, *args)
+    env = KEY if signed else {}
+    saved = checkpoint.FIRST_AT, checkpoint.EVERY
+    checkpoint.FIRST_AT, checkpoint.EVERY = 1, 1  # a checkpoint at once, for the last case
+    try:
+        assert plangraph_main(root, "verify", env=env).code == 1
+        assert plangraph_main(root, "claim", SCHEMA, "--by", "agent", env=env).code == 1
+        assert plangraph_main(root, "status", env=env).code == 0
+    finally:
+        checkpoint.FIRST_AT, checkpoint.EVERY = saved
+    return root
+
+
+def measure(workdir: Path, case: TamperCase) -> TamperResult:
+    """Tamper with a copy of the prepared store as *case* says, then run ``plangraph audit``
+    and a claim of the tampered node; say what caught it."""
+    root = workdir / case.name
+    shutil.copytree(prepare(workdir / "templates", case.signed), root)
+    env = KEY if case.signed else {}
+    case.tamper(root)
+    audit = plangraph_main(root, "audit", "--format", "json", env=env)
+    findings: list[str] = []
+    if audit.code in (0, 1) and audit.out:
+        data: dict[str, Any] = audit.json()
+        findings = [str(problem["code"]) for problem in data["chain"]]
+    audited = audit.code == 1 and case.expect in findings
+    refused = plangraph_main(root, "claim", SCHEMA, "--by", "agent", env=env).code == 1
+    return TamperResult(case, audited, refused, findings)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(cwd),
+    }
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
