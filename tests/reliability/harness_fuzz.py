@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_plans import EXCLUDED_PATTERNS, PlanFile
+from harness_plans import EXCLUDED_PATTERNS, HOSTILE_GLOBS, PlanFile
 
 from pytest_plangraph.errors import PlangraphError
 
@@ -190,10 +190,10 @@ def describe(finding: Finding) -> str:
 
 
 def known_pattern_answers(root: Path) -> dict[str, str]:
-    """What ``status`` answers today for a plan whose one output is each excluded pattern:
-    ``answered`` once the fix is in, else the kind of finding."""
+    """What ``status`` answers for a plan whose one output is each hostile glob: ``answered``,
+    else the kind of finding."""
     answers = {}
-    for pattern in EXCLUDED_PATTERNS:
+    for pattern in HOSTILE_GLOBS:
         text = f"plangraph: 1\nplan: p\nnodes:\n  - id: a\n    outputs: ['{pattern}']\n"
         plan = PlanFile("plangraph.yaml", text.encode(), "known")
         (root / plan.name).write_bytes(plan.data)
