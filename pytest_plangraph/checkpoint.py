@@ -13,11 +13,22 @@ reads check that hash in the store, read only the events after *N* and fold them
 * the file is damaged, or was written by other code (it is kept under a fingerprint of the
   modules that fold and read it)
 
-— in each case the whole log is read and folded instead, as without a checkpoint. With
-``PLANGRAPH_SIGNING_KEY`` set, a checkpoint is signed with it (HMAC-SHA256, as events are) and
-only a checkpoint signed with that key is used. ``plangraph audit`` derives from every event,
-checks every event, and compares the checkpoint with them (:func:`audit`): an event edited by
-hand below the checkpoint, or an edited checkpoint, is found there, not by status.
+— in each case the whole log is read and folded instead, as without a checkpoint.
+
+What a checkpoint protects against. It is signed (HMAC-SHA256 over the seq and chain hash it
+covers, its time and the sha256 of its body) with ``PLANGRAPH_SIGNING_KEY`` when that is set,
+else with this user's key (:mod:`pytest_plangraph.localkey`), and its body's ``last_seq`` must be
+the seq it covers. A checkpoint edited by hand — its body (say a failed verdict made a pass), or
+its head moved to a later event so that the events in between are skipped — or one written by
+another user or copied from another machine does not match its signature and is not used. It
+is no protection against a process of this user that reads the key (or the signing key):
+``plangraph audit`` derives from every event and compares (:func:`audit`). The events after the
+checkpoint (all of them, without one) are checked before they are used
+(:func:`check_events`): each one's content id recomputed, and its chain link followed back to
+the hash the checkpoint holds, which is the stored hash of its last event; an event edited by
+hand there stops status and claim with ``STORE_TAMPERED``. An event edited by hand below the
+checkpoint is not read again by status — the checkpoint keeps what it said when it was checked —
+and is found by audit.
 """
 
 from __future__ import annotations
@@ -31,7 +42,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import StoreTamperedError
 from .inputs import LoggedEvent
+from .localkey import local_key
 from .logfold import LogFold
 from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
 from .state import PlanState, Snapshot, derive
@@ -60,9 +73,13 @@ def checkpoint_path(store_path: Path) -> Path:
 def read_fold(store: Store, path: Path | None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
-    when enough events were read since the last (never with *path* None)."""
+    when enough events were read since the last (never with *path* None). The events read are
+    checked first (:func:`check_events`): a store edited by hand raises
+    :class:`~pytest_plangraph.errors.StoreTamperedError` instead of giving a status."""
     if path is None:
-        return LogFold.of(store.log())
+        read = store.log_since(0)
+        check_events(store, read)
+        return LogFold.of(read.events)
     kept = _from_checkpoint(store, path)
     if kept is not None:
         fold, read, at, _ = kept
@@ -70,10 +87,51 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
             _save(path, store, fold, read.last_seq, read.last_at or at)
         return fold
     read = store.log_since(0)
+    check_events(store, read)
     fold = LogFold.of(read.events)
     if not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
         _save(path, store, fold, read.last_seq, read.last_at)
     return fold
+
+
+def check_events(store: Store, read: LogRead, after_seq: int = 0, prev: str = "") -> None:
+    """Raise :class:`~pytest_plangraph.errors.StoreTamperedError` naming the first event after
+    *after_seq* (whose trusted chain hash is *prev*) that does not match its content id or the
+    chain, or — when *read* came from the ``log`` table — its ``log`` row. Called after the
+    events were read, so that it covers every event read (and any appended meanwhile)."""
+    problem = store.check_tail(after_seq, prev, log=read.from_log)
+    if problem is not None:
+        raise StoreTamperedError(problem.message, problem.seq, problem.event_id)
+
+
+def ahead(store: Store, store_path: Path) -> ChainProblem | None:
+    """A checkpoint of this user's that covers an event the store does not hold, or holds with
+    another hash: the store lost events from its end, an older copy of it was restored, or it
+    was replaced (``CHECKPOINT_AHEAD``); None otherwise."""
+    path = checkpoint_path(store_path)
+    kept = _load(path)
+    if kept is None:
+        return None
+    _, seq, chain, _ = kept
+    found = store.hash_at(seq)
+    if found == chain:
+        return None
+    held = store.head().seq
+    what = (
+        f"the store holds {held} event(s): events were removed from its end, or an older copy "
+        "of it was restored"
+        if found is None
+        else f"event {seq} of the store is another one: the store was replaced or rewritten"
+    )
+    message = (
+        f"the log's checkpoint {path} covers events up to {seq}, but {what}. If the store "
+        "was replaced on purpose, delete the checkpoint file"
+    )
+    return ChainProblem(seq, "", CHECKPOINT_AHEAD, message)
+
+
+CHECKPOINT_AHEAD = "CHECKPOINT_AHEAD"
+"""Audit code: the checkpoint knows events that the store no longer holds as it knew them."""
 
 
 def audit(
@@ -121,6 +179,7 @@ def _from_checkpoint(store: Store, path: Path) -> tuple[LogFold, LogRead, str, i
     read = store.log_since(seq)
     if read.first_at is not None and read.first_at < at:
         return None
+    check_events(store, read, seq, chain)
     fold.extend(read.events)
     return None if fold.unjudged else (fold, read, at, seq)
 
@@ -147,14 +206,14 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
         ensure_ascii=False,
     )
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    key = signing_key_from_env()
+    key = _checkpoint_key()
     head = {
         "version": code_fingerprint(_MODULES),
         "seq": seq,
         "hash": chain,
         "at": at,
         "sha256": digest,
-        "signature": None if key is None else sign(key, _signed(seq, chain, at, digest)),
+        "signature": sign(key, _signed(seq, chain, at, digest)),
     }
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -177,13 +236,12 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
         if digest != head["sha256"]:
             return None
-        key = signing_key_from_env()  # with a key, only a checkpoint signed with it is used
         signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest)
-        if key is not None and not hmac.compare_digest(
-            str(head.get("signature")), sign(key, signed)
-        ):
+        if not hmac.compare_digest(str(head.get("signature")), sign(_checkpoint_key(), signed)):
             return None
         data = json.loads(body)
+        if int(data["last_seq"]) != int(head["seq"]):
+            return None
         fold = LogFold(
             count=int(data["count"]),
             last_seq=int(data["last_seq"]),
@@ -202,6 +260,13 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
+
+
+def _checkpoint_key() -> bytes:
+    """What checkpoints are signed with: ``PLANGRAPH_SIGNING_KEY`` when it is set, else this
+    user's key (:mod:`pytest_plangraph.localkey`), which neither the store nor the cache
+    folder holds."""
+    return signing_key_from_env() or local_key()
 
 
 def _signed(seq: int, chain: str, at: str, digest: str) -> str:
