@@ -69,6 +69,9 @@ class Store(FileCache, PlanVersions, ChainTail):
         self.unwritable = False
         """True when the store was opened read-only because this process may not write its
         file (not because the caller asked)."""
+        self.refusal: StoreError | None = None
+        """Why the store could not be opened for writing, when it was opened read-only after
+        that failed: a write says this, not a guess."""
         self._schema = schema.SCHEMA_VERSION
 
     # --- opening -----------------------------------------------------------------------------
@@ -162,6 +165,8 @@ class Store(FileCache, PlanVersions, ChainTail):
 
     def write_refusal(self) -> StoreError:
         """The error for a write to this read-only store, saying why it is read-only."""
+        if self.refusal is not None:
+            return StoreError(f"nothing was written: {self.refusal}")
         if self.unwritable:
             return StoreError(
                 f"cannot write to the store at {self.path}: this process may not write the "
