@@ -16,15 +16,16 @@ and rehashed from the edit to its end is one only a head kept elsewhere can expo
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..canonical import canonical_json
 from ..errors import StoreError
-from ..memory import collector_paused
-from .chain import ChainProblem, chain_hash, event_id
-from .rows import COLUMNS, LOG_DIFFERENCES, row_event_fast, row_link, written_as_stored
+from .chain import ChainProblem, chain_hash
+from .rows import COLUMNS, LOG_DIFFERENCES, row_link
 
 STORE_TAMPERED = "STORE_TAMPERED"
 """Reason code: an event the gate would use does not match its id or the chain."""
@@ -108,8 +109,7 @@ class ChainTail:
             differ = None
             if log and self._schema >= 2:  # an older store read as it is has no log table
                 differ = con.execute(_TAIL_LOG_DIFFERENCES, (after_seq,)).fetchone()
-        with collector_paused():
-            problem = first_bad_link(rows, prev)
+        problem = first_bad_link(rows, prev)
         if differ is not None and (problem is None or int(differ[0]) < problem.seq):
             seq, id_ = int(differ[0]), str(differ[1])
             what = "its row in the log table, which status reads, is not the one its event makes"
@@ -122,17 +122,39 @@ def first_bad_link(rows: Iterable[Sequence[Any]], prev: str) -> ChainProblem | N
     following the event whose hash is *prev*) whose content, id or chain link is wrong."""
     for row in rows:
         link = row_link(row)
-        try:
-            event = row_event_fast(row)
-            computed = event_id(event) if written_as_stored(event, row) else None
-        except (ValueError, TypeError):
-            computed = None
-        if computed != link.id:
+        if stored_id(row) != link.id:
             return tampered(link.seq, link.id, "its content does not match its id")
         if link.prev != prev or link.hash != chain_hash(prev, link.id):
             return tampered(link.seq, link.id, "it does not link to the event before it")
         prev = link.hash
     return None
+
+
+CONTENT_FIELDS = ("at", "by", "criterion", "idempotency_key", "kind", "node")
+"""The fields of :meth:`Event.content() <pytest_plangraph.model.Event.content>` besides
+``payload`` and ``plan_digest``, in the order canonical JSON sorts them (``payload`` and
+``plan_digest`` come after them)."""
+
+
+def stored_id(row: Sequence[Any]) -> str | None:
+    """The content id of a row selected with :data:`~.rows.COLUMNS`, hashing its payload text
+    as stored; None when the row cannot be hashed.
+
+    plangraph stores a payload as its canonical JSON, so for every row it wrote this equals
+    :func:`~.chain.event_id` of the event, without parsing the payload: the cost of checking an
+    event is one small encoding and one sha256. A payload text that is not canonical (edited by
+    hand, say with a key written twice, which Python and SQLite read differently) gives another
+    id, as it should."""
+    _, _, kind, node, criterion, at, by, plan_digest, payload, key, _, _, _ = row
+    if not isinstance(payload, str):
+        return None
+    values = (at, by, criterion, key, kind, node)
+    try:
+        head = canonical_json(dict(zip(CONTENT_FIELDS, values, strict=True)))
+        text = f'{head[:-1]},"payload":{payload},"plan_digest":{canonical_json(plan_digest)}}}'
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except (TypeError, ValueError):  # a value of no JSON type, or text that is not UTF-8
+        return None
 
 
 def tampered(seq: int, event_id: str, what: str) -> ChainProblem:
