@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 from pathlib import Path
 
@@ -49,14 +48,6 @@ def local_key() -> bytes:
         except OSError:
             break
     return os.urandom(_SIZE)
-
-
-def tag(key: bytes, person: bytes, text: str) -> str:
-    """A keyed digest of *text* (BLAKE2b with *key*; *person* keeps one use of the key from
-    vouching for another): one C call, cheap enough for thousands of cache rows."""
-    return hashlib.blake2b(
-        text.encode("utf-8", "surrogateescape"), key=key, person=person, digest_size=16
-    ).hexdigest()
 
 
 def _read(path: Path) -> bytes | None:
