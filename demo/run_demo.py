@@ -117,6 +117,7 @@ def main() -> None:
         step("Audit: chain intact; then an event edited by hand in the SQLite file is caught")
         run(project, "plangraph", "audit")
         _tamper(project / ".plangraph/store.db")
+        run(project, "plangraph", "status", expect=(2,))  # STORE_TAMPERED: no status from it
         run(project, "plangraph", "audit", expect=(1,))
     print("\ndemo finished: every command answered as expected")
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import apicheck
 from .environment import actor, git_info, now
-from .errors import ConflictError, UsageError
-from .gate import LoggedEvent, decide
+from .errors import ConflictError, StoreTamperedError, UsageError
+from .gate import LoggedEvent, Reason, decide
 from .ledger import Context
 from .logfold import LogFold
 from .model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
@@ -40,6 +40,7 @@ from .state import (
 
 if TYPE_CHECKING:
     from .impact import ImpactReport
+    from .store.tail import Head
 
 __all__ = ["PlanGraph"]
 
@@ -75,6 +76,16 @@ class PlanGraph(Repository):
         if not self.has_store():
             return set()
         return {e.node for e in self.store.events(kinds=["claim"]) if e.node}
+
+    def head(self) -> Head:
+        """The last event of the store's chain, ``SEQ:HASH`` as ``str()`` gives it: what CI
+        publishes so that ``plangraph audit --expect-head`` can tell a store rolled back or cut
+        short. ``Head(0, "", None)`` without events (and no store is made)."""
+        from .store.tail import Head
+
+        if not self.has_store():
+            return Head(0, "", None)
+        return self.store.head()
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
         """The completion gate's decision for *node*."""
@@ -258,8 +269,11 @@ class PlanGraph(Repository):
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
         # Only the claimed node's state is built: the gate decides from it alone.
-        with collector_paused():
+        try:
             fold = self.fold()
+        except StoreTamperedError as exc:  # nothing is judged from, or written to, such a store
+            return _tampered(node, exc)
+        with collector_paused():
             snapshot = self.snapshot(fold)
             context = Context.of(self.graph, snapshot)  # shared by both derivations
             before = derive_node(self.graph, fold, snapshot, node, context=context)
@@ -371,6 +385,14 @@ class PlanGraph(Repository):
         if since is not None:
             return impact_since(self, since, commits=commits)
         return impact_now(self, commits=commits)
+
+
+def _tampered(node: str, exc: StoreTamperedError) -> GateDecision:
+    """The refusal of a claim on a store whose events do not match their ids or chain: no
+    status was derived and no claim was recorded."""
+    data = {"seq": exc.seq, "event": exc.event_id}
+    reason = Reason(exc.reason, str(exc).removeprefix(f"{exc.reason}: "), data)
+    return GateDecision(node, "FAILED", "blocked", (reason,), [])
 
 
 def _sequence(value: object) -> bool:

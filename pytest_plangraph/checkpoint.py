@@ -11,8 +11,7 @@ reads check that hash in the store, read only the events after *N* and fold them
   another store's older events, which sort before newer ones);
 * a folded claim carries no verdict (only a replay of the whole log can judge it);
 * the file is damaged, or was written by other code (it is kept under a fingerprint of the
-  modules that fold and read it)
-
+  modules that fold and read it);
 * the checkpoint was made under other trust settings (keys, trusted keys and their roles): its
   fold counted other events (:meth:`~pytest_plangraph.trust.Policy.fingerprint`)
 
@@ -22,26 +21,41 @@ the fold. With keys configured, a checkpoint is used only when it is signed in a
 process trusts (HMAC with ``PLANGRAPH_SIGNING_KEY``, or Ed25519 by a trusted key with role
 ``ci``), so the signatures of the events it covers are not checked again; where no such
 signature can be made (only public keys at hand), no checkpoint is written.
-``plangraph audit`` derives from every event, checks every event, and compares the checkpoint
-with them (:func:`audit`): an event edited by hand below the checkpoint, or an edited
-checkpoint, is found there, not by status.
+
+What a checkpoint protects against. It is signed (over the seq and chain hash it covers, its
+time, the sha256 of its body and the trust settings) as above when keys are configured, else
+(HMAC-SHA256) with this user's key (:mod:`pytest_plangraph.localkey`), and its body's
+``last_seq`` must be the seq it covers. A checkpoint edited by hand — its body (say a failed verdict made a pass), or
+its head moved to a later event so that the events in between are skipped — or one written by
+another user or copied from another machine does not match its signature and is not used. It
+is no protection against a process of this user that reads the key (or the signing key):
+``plangraph audit`` derives from every event and compares (:func:`audit`). The events after the
+checkpoint (all of them, without one) are checked before they are used
+(:func:`check_events`): each one's content id recomputed, and its chain link followed back to
+the hash the checkpoint holds, which is the stored hash of its last event; an event edited by
+hand there stops status and claim with ``STORE_TAMPERED``. An event edited by hand below the
+checkpoint is not read again by status — the checkpoint keeps what it said when it was checked —
+and is found by audit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import StoreTamperedError
 from .inputs import LoggedEvent
+from .localkey import local_key
 from .logfold import LogFold
 from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
 from .state import PlanState, Snapshot, derive
-from .store.chain import ChainProblem
+from .store.chain import ChainProblem, sign
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
 from .trust import Policy, policy_from_env, screen
 
@@ -67,7 +81,9 @@ def checkpoint_path(store_path: Path) -> Path:
 def read_fold(store: Store, path: Path | None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
-    when enough events were read since the last (never with *path* None)."""
+    when enough events were read since the last (never with *path* None). The events read are
+    checked first (:func:`check_events`): a store edited by hand raises
+    :class:`~pytest_plangraph.errors.StoreTamperedError` instead of giving a status."""
     policy = policy_from_env()
     if path is None:
         return whole_fold(store, policy)
@@ -78,6 +94,7 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
             _save(path, store, fold, read.last_seq, read.last_at or at, policy)
         return fold
     read = store.log_since(0)
+    check_events(store, read)
     fold = LogFold()
     fold.extend(read.events, screen(store, read.events, policy))
     if not fold.unjudged and fold.count >= FIRST_AT and read.last_at:
@@ -86,13 +103,55 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
 
 
 def whole_fold(store: Store, policy: Policy | None = None) -> LogFold:
-    """The fold of every event of the store, each signature checked under *policy* (the
-    environment's by default); no checkpoint is read or written."""
+    """The fold of every event of the store, each checked against its content id and the
+    chain (:func:`check_events`) and its signature under *policy* (the environment's by
+    default); no checkpoint is read or written."""
     policy = policy_from_env() if policy is None else policy
-    events = store.log()
+    read = store.log_since(0)
+    check_events(store, read)
     fold = LogFold()
-    fold.extend(events, screen(store, events, policy))
+    fold.extend(read.events, screen(store, read.events, policy))
     return fold
+
+
+def check_events(store: Store, read: LogRead, after_seq: int = 0, prev: str = "") -> None:
+    """Raise :class:`~pytest_plangraph.errors.StoreTamperedError` naming the first event after
+    *after_seq* (whose trusted chain hash is *prev*) that does not match its content id or the
+    chain, or — when *read* came from the ``log`` table — its ``log`` row. Called after the
+    events were read, so that it covers every event read (and any appended meanwhile)."""
+    problem = store.check_tail(after_seq, prev, log=read.from_log)
+    if problem is not None:
+        raise StoreTamperedError(problem.message, problem.seq, problem.event_id)
+
+
+def ahead(store: Store, store_path: Path) -> ChainProblem | None:
+    """A checkpoint of this user's that covers an event the store does not hold, or holds with
+    another hash: the store lost events from its end, an older copy of it was restored, or it
+    was replaced (``CHECKPOINT_AHEAD``); None otherwise."""
+    path = checkpoint_path(store_path)
+    kept = _load(path, policy_from_env())
+    if kept is None:
+        return None
+    _, seq, chain, _ = kept
+    found = store.hash_at(seq)
+    if found == chain:
+        return None
+    held = store.head().seq
+    what = (
+        f"the store holds {held} event(s): events were removed from its end, or an older copy "
+        "of it was restored"
+        if found is None
+        else f"event {seq} of the store is another one: the store was replaced or rewritten"
+    )
+    message = (
+        f"the log's checkpoint {path} covers events up to {seq}, but {what}. If the store "
+        "was replaced on purpose, delete the checkpoint file"
+    )
+    return ChainProblem(seq, "", CHECKPOINT_AHEAD, message)
+
+
+CHECKPOINT_AHEAD = "CHECKPOINT_AHEAD"
+"""Audit code: the checkpoint knows events that the store no longer holds as it knew them."""
 
 
 def audit(
@@ -142,6 +201,7 @@ def _from_checkpoint(
     read = store.log_since(seq)
     if read.first_at is not None and read.first_at < at:
         return None
+    check_events(store, read, seq, chain)
     fold.extend(read.events, screen(store, read.events, policy, seq))
     return None if fold.unjudged else (fold, read, at, seq)
 
@@ -172,9 +232,13 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
     )
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
     trust = policy.fingerprint()
-    signature = policy.sign_checkpoint(_signed(seq, chain, at, digest, trust))
-    if policy.configured and signature is None:
-        return  # a checkpoint nobody here can sign would be trusted by nobody
+    signed = _signed(seq, chain, at, digest, trust)
+    if policy.configured:
+        signature = policy.sign_checkpoint(signed)
+        if signature is None:
+            return  # a checkpoint nobody here can sign would be trusted by nobody
+    else:
+        signature = sign(local_key(), signed)
     head = {
         "version": code_fingerprint(_MODULES),
         "seq": seq,
@@ -209,9 +273,11 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
         if head.get("trust") != trust:
             return None
         signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest, trust)
-        if policy.configured and not policy.checkpoint_holds(signed, head.get("signature")):
+        if not _holds(policy, signed, head.get("signature")):
             return None
         data = json.loads(body)
+        if int(data["last_seq"]) != int(head["seq"]):
+            return None
         fold = LogFold(
             count=int(data["count"]),
             last_seq=int(data["last_seq"]),
@@ -234,6 +300,15 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
+
+
+def _holds(policy: Policy, signed: str, signature: object) -> bool:
+    """Whether a checkpoint's *signature* vouches for *signed*: under keys configured, as the
+    trust policy says; else with this user's key (:mod:`pytest_plangraph.localkey`), which
+    neither the store nor the cache folder holds."""
+    if policy.configured:
+        return policy.checkpoint_holds(signed, signature)
+    return hmac.compare_digest(str(signature), sign(local_key(), signed))
 
 
 def _signed(seq: int, chain: str, at: str, digest: str, trust: str) -> str:

@@ -5,7 +5,8 @@
     PlangraphError              anything a person can act on; the CLI prints it and exits 2
      ├── PlanError              a plan file that cannot be read or does not fit the format
      ├── StoreError             the evidence store cannot be opened, read or appended to
-     │    └── ConflictError     a write refused by optimistic concurrency (exit 1, not 2)
+     │    ├── ConflictError     a write refused by optimistic concurrency (exit 1, not 2)
+     │    └── StoreTamperedError  an event the gate would use does not match its id or chain
      ├── GitError               a git operation failed (not a repository, unknown revision …)
      ├── VerifierError          a verifier is misconfigured or unknown
      └── UsageError             a command line or API call that names something that is not there,
@@ -62,6 +63,19 @@ class ConflictError(StoreError):
     def __init__(self, message: str, reason: str = "PLAN_VERSION_CONFLICT") -> None:
         self.reason = reason
         super().__init__(message)
+
+
+class StoreTamperedError(StoreError):
+    """An event the gate would use does not match its content id or the hash chain
+    (``STORE_TAMPERED``): no status is derived from the store. ``seq`` and ``event_id`` name
+    the first such event."""
+
+    reason = "STORE_TAMPERED"
+
+    def __init__(self, message: str, seq: int, event_id: str) -> None:
+        self.seq = seq
+        self.event_id = event_id
+        super().__init__(f"STORE_TAMPERED: {message}")
 
 
 class GitError(PlangraphError):

@@ -54,7 +54,10 @@ def machine_salt() -> bytes:
         try:  # written whole; two processes writing at once agree on the last
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f"salt.{os.getpid()}.tmp")
-            partial.write_text(os.urandom(16).hex(), encoding="ascii")
+            # readable by this user only: whoever knows the salt can name an entry the cache uses
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+                handle.write(os.urandom(16).hex())
             os.replace(partial, path)
         except OSError:
             break

@@ -86,6 +86,7 @@ class Repository:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
             display = str(plan_path)
+        _check_store_path(store_path)
         seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
         cache = cache_dir_of(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
@@ -141,6 +142,7 @@ class Repository:
                 except StoreError:
                     raise exc from None
                 self._store.unwritable = True  # a write says why: it could not be opened so
+                self._store.refusal = exc
             ignore_store_dir(self.store_path)
         return self._store
 
@@ -284,6 +286,25 @@ def choices(names: Iterable[str]) -> str:
     names = sorted(names)
     shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
     return f"known: {shown}" if names else "the plan has none"
+
+
+def _check_store_path(path: Path) -> None:
+    """Refuse a store path that names no file a store can be: a directory (``/``, ``.``), or
+    something else than a regular file (a FIFO, a socket, a device)."""
+    try:
+        info = path.stat()
+    except OSError:  # not there (a new store), or opening it says what is wrong
+        info = None
+    if not path.name or (info is not None and stat.S_ISDIR(info.st_mode)):
+        raise UsageError(
+            f"the store path {path} is a directory; pass --store (or set PLANGRAPH_STORE) "
+            "with a file path such as .plangraph/store.db"
+        )
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise UsageError(
+            f"the store path {path} is not a regular file (a FIFO, socket or device); pass "
+            "--store (or set PLANGRAPH_STORE) with a file path such as .plangraph/store.db"
+        )
 
 
 def _stat(path: Path) -> os.stat_result | None:

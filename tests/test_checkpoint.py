@@ -19,9 +19,11 @@ from test_store_migration import _evidence
 from pytest_plangraph import checkpoint
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.checkpoint import checkpoint_path, read_fold
+from pytest_plangraph.localkey import local_key
 from pytest_plangraph.logfold import LogFold
 from pytest_plangraph.state import PlanState, derive
 from pytest_plangraph.store import Store
+from pytest_plangraph.store.chain import sign
 
 TOKEN = "step-token-endpoint"
 SCHEMA = "step-user-schema"
@@ -260,13 +262,17 @@ def test_a_bare_claim_stored_by_another_writer_meanwhile_is_replayed(
         assert decision.status == graph.status().nodes[TOKEN].status
 
 
-def _forge(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    """Edit the checkpoint's body and seal it again, as someone who wanted it believed would."""
+def _forge(path: Path, change: Callable[[dict[str, Any]], None], key: bytes | None = None) -> None:
+    """Edit the checkpoint's body and seal it again, as someone who wanted it believed would;
+    with *key*, signed with it too (someone who can read this user's key)."""
     head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
     head, data = json.loads(head_text), json.loads(body)
     change(data)
     body = json.dumps(data)
     head["sha256"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    if key is not None:
+        signed = checkpoint._signed(head["seq"], head["hash"], head["at"], head["sha256"])
+        head["signature"] = sign(key, signed)
     path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
 
 
@@ -279,7 +285,7 @@ def test_audit_finds_an_edited_checkpoint_and_removes_it(jwt: Path) -> None:
         graph.status()
         path = checkpoint_path(graph.store_path)
         assert graph.status().nodes[TOKEN].failed_claims == 1
-        _forge(path, _no_refusals)
+        _forge(path, _no_refusals, local_key())
         assert graph.status().nodes[TOKEN].failed_claims == 0  # believed by status …
     result = plangraph_main(jwt, "audit", "--format", "json")
     assert result.code == 1
@@ -288,6 +294,35 @@ def test_audit_finds_an_edited_checkpoint_and_removes_it(jwt: Path) -> None:
     assert not path.exists()  # … until audit compares it with the events
     with PlanGraph.open(jwt) as graph:
         assert graph.status().nodes[TOKEN].failed_claims == 1
+
+
+def test_a_checkpoint_resealed_without_the_users_key_is_not_used(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.status()
+        path = checkpoint_path(graph.store_path)
+        assert graph.fold().events is None  # the checkpoint is used
+        _forge(path, _no_refusals)  # a new sha256, but no signature made with the key
+        fold = graph.fold()
+        assert fold.events is not None  # every event read instead
+        assert graph.status(fold).nodes[TOKEN].failed_claims == 1
+
+
+def test_a_checkpoint_head_moved_past_events_is_not_used(jwt: Path) -> None:
+    """Moving the head to the last event (what `plangraph head` prints) would skip the events
+    in between; the head is signed with the body, so the checkpoint is not used."""
+    with PlanGraph.open(jwt) as graph:
+        graph.status()
+        path = checkpoint_path(graph.store_path)
+        graph.append("claim", TOKEN, by="agent", payload={"verdict": "FAILED"})
+        head = graph.head()
+        head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
+        path.write_text(
+            json.dumps({**json.loads(head_text), "seq": head.seq, "hash": head.hash}) + "\n" + body,
+            encoding="utf-8",
+        )
+        fold = graph.fold()
+        assert fold.events is not None
+        assert graph.status(fold).nodes[TOKEN].failed_claims == 2
 
 
 def test_audit_passes_a_sound_checkpoint(jwt: Path) -> None:

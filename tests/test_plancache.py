@@ -283,7 +283,9 @@ def test_an_entry_that_came_with_the_repository_is_not_used(
         mine = load_plan(plan_file, cache_dir=cache)
         assert mine.cache_key != theirs
         assert len(mine.plan.nodes) == 110
-        assert (tmp_path / "my-home" / "plangraph" / "salt").is_file()
+        salt = tmp_path / "my-home" / "plangraph" / "salt"
+        assert salt.is_file()
+        assert salt.stat().st_mode & 0o077 == 0  # others may not read it
     finally:
         plancache.machine_salt.cache_clear()
 

@@ -62,9 +62,10 @@ def _schema_1_store(path: Path) -> list[Any]:
 
 
 def _to_schema_1(path: Path) -> None:
-    """Take away what schema 2 added: the log table (its triggers go with it), its view and the
-    trigger on events that fills it."""
+    """Take away what schemas 2 and 3 added: the log table (its triggers go with it), its view
+    and the trigger on events that fills it; the hash cache's tag column."""
     con = sqlite3.connect(path, isolation_level=None)
+    con.execute("ALTER TABLE file_cache DROP COLUMN tag")
     con.execute("DROP TRIGGER events_log")
     con.execute("DROP VIEW log_source")
     con.execute("DROP TABLE log")
@@ -92,7 +93,7 @@ def test_a_schema_1_store_is_migrated_and_reads_the_same(tmp_path: Path) -> None
     con = sqlite3.connect(path)
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     con.close()
-    assert version == str(SCHEMA_VERSION) == "2"
+    assert version == str(SCHEMA_VERSION) == "3"
 
 
 def test_a_read_only_schema_1_store_is_read_without_migrating(tmp_path: Path) -> None:

@@ -15,8 +15,10 @@ import pytest
 from cli_helpers import plangraph_main
 
 from pytest_plangraph import checkpoint
+from pytest_plangraph.localkey import local_key
 from pytest_plangraph.model import Event
 from pytest_plangraph.store import read_jsonl, verify_events
+from pytest_plangraph.store.chain import sign
 from pytest_plangraph.store.exchange import union
 
 STORE = Path(".plangraph/store.db")
@@ -85,12 +87,21 @@ def _checkpointed(root: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, st
     return path
 
 
-def _rewrite(path: Path, head: dict[str, Any] | None = None, body: Any = None) -> None:
+def _rewrite(
+    path: Path, head: dict[str, Any] | None = None, body: Any = None, *, key: bytes | None = None
+) -> None:
+    """Edit the checkpoint at *path*; with *key*, sign it again as plangraph would (a process
+    that can read the key)."""
     head_text, body_text = path.read_text(encoding="utf-8").split("\n", 1)
     new_head = {**json.loads(head_text), **(head or {})}
     if body is not None:
         body_text = json.dumps(body(json.loads(body_text)), ensure_ascii=False)
         new_head["sha256"] = hashlib.sha256(body_text.encode("utf-8")).hexdigest()
+    if key is not None:
+        signed = checkpoint._signed(
+            new_head["seq"], new_head["hash"], new_head["at"], new_head["sha256"]
+        )
+        new_head["signature"] = sign(key, signed)
     path.write_text(json.dumps(new_head) + "\n" + body_text, encoding="utf-8")
 
 
@@ -112,7 +123,7 @@ def test_a_rewritten_checkpoint_that_hides_a_pass_is_caught_by_audit(
 ) -> None:
     root = project("jwt-login")
     path = _checkpointed(root, monkeypatch, {})
-    _rewrite(path, body=lambda data: {**data, "passed": []})
+    _rewrite(path, body=lambda data: {**data, "passed": []}, key=local_key())
     audit = plangraph_main(root, "audit", "--format", "json")
     assert audit.code == 1
     assert [p["code"] for p in audit.json()["chain"]] == ["CHECKPOINT_MISMATCH"]
@@ -129,7 +140,7 @@ def test_a_checkpoint_with_subjects_of_the_wrong_type_is_not_used(
         data["evidence"][0][9]["subjects"] = "x"
         return data
 
-    _rewrite(path, body=broken)
+    _rewrite(path, body=broken, key=local_key())
     status = plangraph_main(root, "status", "--format", "json")
     assert status.code == 0, status.err
     assert {n["id"]: n["status"] for n in status.json()["nodes"]}[SCHEMA] == "completed"
@@ -169,34 +180,73 @@ def test_a_merge_keeps_each_sources_order_for_events_of_one_time() -> None:
     assert merged == [*batch, later]
 
 
-def test_audit_reads_files_itself_not_the_hash_cache(project) -> None:
-    root = project("jwt-login")
-    assert plangraph_main(root, "verify").code == 0
-    schema = root / "src" / "auth" / "user_schema.json"
-    before = hashlib.sha256(schema.read_bytes()).hexdigest()
-    schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-    info = schema.stat()
-    # a cache record written by hand to vouch for the old content at the changed file's stat
+def _poison(root: Path, rel: str, old_sha: str, tag: str | None) -> None:
+    """A hash-cache row written by hand: the old sha256 of *rel* at its current stat."""
+    info = (root / rel).stat()
     with sqlite3.connect(root / STORE) as con:
         con.execute(
-            "INSERT OR REPLACE INTO file_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO file_cache "
+            "(path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns, tag) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                "src/auth/user_schema.json",
+                rel,
                 info.st_ino,
                 info.st_mtime_ns,
                 info.st_ctime_ns,
                 info.st_size,
-                before,
+                old_sha,
                 2**62,
+                tag,
             ),
         )
-    fooled = plangraph_main(root, "status", "--format", "json")
-    assert {n["id"]: n["status"] for n in fooled.json()["nodes"]}[SCHEMA] == "completed"
+
+
+@pytest.mark.parametrize("forged_tag", [None, "0" * 32, "tag made with another key"])
+def test_a_poisoned_hash_cache_row_hides_no_change(project, forged_tag: str | None) -> None:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    rel = "src/auth/user_schema.json"
+    schema = root / rel
+    before = hashlib.sha256(schema.read_bytes()).hexdigest()
+    schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    tag = forged_tag
+    if forged_tag == "tag made with another key":
+        from pytest_plangraph.store.filecache import row_tag
+
+        info = schema.stat()
+        row = (rel, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, before, 2**62)
+        tag = row_tag(b"k" * 32, row)
+    _poison(root, rel, before, tag)
+    status = plangraph_main(root, "status", "--format", "json")
+    node = {n["id"]: n for n in status.json()["nodes"]}[SCHEMA]
+    assert node["status"] == "stale"
+    codes = {r["code"] for c in node["criteria"] for r in c["reasons"]}
+    assert "ARTIFACT_CHANGED" in codes
+    claim = plangraph_main(root, "claim", SCHEMA, "--by", "agent", "--format", "json")
+    assert claim.code == 1
+    assert "ARTIFACT_CHANGED" in {r["code"] for r in claim.json()["reasons"]}
     audit = plangraph_main(root, "audit", "--format", "json")
     assert audit.code == 1
     assert (SCHEMA, "ac-schema-valid") in {
         (s["node"], s["criterion"]) for s in audit.json()["stale"]
     }
+
+
+def test_a_hash_cache_row_written_by_plangraph_is_used(project) -> None:
+    """The tag does not make every row a miss: a file hashed once is not read again."""
+    from pytest_plangraph import PlanGraph
+
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    with PlanGraph.open(root) as graph:
+        graph.status()
+        rel = "src/auth/user_schema.json"
+        kept = graph.store.cache_get(rel)
+        assert kept is not None
+        assert kept.sha256 == hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        with sqlite3.connect(root / STORE) as con:  # the same row with another sha256
+            con.execute("UPDATE file_cache SET sha256 = ? WHERE path = ?", ("0" * 64, rel))
+        assert graph.store.cache_get(rel) is None
 
 
 def test_a_stored_record_that_is_not_valid_evidence_does_not_break_lint(project) -> None:

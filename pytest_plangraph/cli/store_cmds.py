@@ -33,7 +33,22 @@ def register(commands: Any) -> None:
         metavar="AGE",
         help="also report evidence older than AGE (e.g. 12h, 7d, 2w)",
     )
+    audit.add_argument(
+        "--expect-head",
+        metavar="SEQ:HASH",
+        help="also report when the store does not hold this head (what `plangraph head` "
+        "printed) at its sequence number: a store rolled back, cut short or replaced",
+    )
     audit.set_defaults(handler=_audit)
+    head = commands.add_parser(
+        "head",
+        parents=[common_options(plan=False)],
+        help="print the last event of the chain as SEQ:HASH",
+        description="Print the sequence number and chain hash of the store's last event "
+        "(0: for a store without events). Publish it where agents cannot write (a CI log, a "
+        "status check), and check it later with `plangraph audit --expect-head SEQ:HASH`.",
+    )
+    head.set_defaults(handler=_head)
     export = commands.add_parser(
         "export",
         parents=[common_options(formats=("jsonl", "json"), plan=False)],
@@ -74,28 +89,110 @@ _NO_FINDINGS: dict[str, list[Any]] = {
 }
 
 
+def parse_head(text: str) -> tuple[int, str]:
+    """``12:<64 hex digits>`` (or ``0:`` for a store without events) → (12, the hash); raise
+    :class:`UsageError` on anything else."""
+    match = _HEAD.fullmatch(text.strip())
+    if match is None or (match.group(2) == "") != (int(match.group(1)) == 0):
+        raise UsageError(
+            f"--expect-head {text!r}: expected SEQ:HASH as `plangraph head` prints it, a "
+            "sequence number and a 64-digit hex chain hash (e.g. 12:3f5a…), or 0: for a store "
+            "without events"
+        )
+    return int(match.group(1)), match.group(2)
+
+
+_HEAD = re.compile(r"(\d{1,18}):([0-9a-f]{64}|)")
+
+
+def _head(args: argparse.Namespace, out: Output) -> int:
+    from ..environment import resolve_paths
+    from ..store import Store
+    from ..store.tail import Head
+
+    _, _, store_path = resolve_paths(args.root, None, args.store)
+    if store_path.is_file() and store_path.stat().st_size > 0:
+        with Store.open(store_path, create=False, readonly=True) as store:
+            head = store.head()
+    elif args.store is not None or os.environ.get("PLANGRAPH_STORE") or store_path.exists():
+        Store.open(store_path, create=False, readonly=True).close()  # it says what is wrong
+        head = Head(0, "", None)  # not reached: an empty or missing file is refused
+    else:
+        head = Head(0, "", None)  # no store yet: nothing recorded
+    out.emit(head.to_json(), str(head))
+    return 0
+
+
 def _audit(args: argparse.Namespace, out: Output) -> int:
     max_age = parse_age(args.max_age) if args.max_age is not None else None
+    expected = parse_head(args.expect_head) if args.expect_head is not None else None
     from ..errors import StoreError
 
     with open_graph(args, reading=True) as graph:
         if not reading_store(graph, args):
             note = f"no store at {graph.store_path} yet: nothing recorded, nothing to audit"
-            out.emit({**_NO_FINDINGS, "notes": [note]}, note)
-            return 0
-        problems = graph.store.verify()
+            missing = _expected_head(None, expected)
+            data = {**_NO_FINDINGS, "chain": [] if missing is None else [vars(missing)]}
+            out.emit({**data, "notes": [note]}, "\n".join([note, _audit_text(data)]))
+            return 1 if missing is not None else 0
+        problems = _store_problems(graph, expected)
         chain = [vars(p) for p in problems]
         try:
             data, notes = _findings(graph, chain, max_age)
         except StoreError as exc:
             if not problems:
                 raise
-            # an event edited so that it cannot be read: the chain says which; the rest of
-            # the audit needs every event
+            # an event edited so that it cannot be read, or a damaged file: the chain or the
+            # integrity check says which; the rest of the audit needs every event
             notes = [f"status could not be derived, so nothing else was checked: {exc}"]
             data = {**_NO_FINDINGS, "chain": chain}
     out.emit({**data, "notes": notes}, "\n".join([*notes, _audit_text(data)]))
     return 1 if any(data.values()) else 0
+
+
+def _store_problems(graph: Any, expected: tuple[int, str] | None) -> list[Any]:
+    """The store's own findings: a damaged file (SQLite's quick check), the chain and
+    signatures, the expected head, and a checkpoint that knows events the store has lost."""
+    from ..checkpoint import ahead
+    from ..errors import StoreError
+
+    store = graph.store
+    problems: list[Any] = store.integrity()
+    try:
+        problems += store.verify()
+    except StoreError:
+        if not problems:
+            raise
+        return problems  # the events cannot be read: the damage is the finding
+    for found in (_expected_head(store, expected), ahead(store, graph.store_path)):
+        if found is not None:
+            problems.append(found)
+    return problems
+
+
+def _expected_head(store: Any, expected: tuple[int, str] | None) -> Any:
+    """A ``HEAD_MISSING`` problem when *store* (None: there is none) does not hold the
+    *expected* head at its sequence number; else None."""
+    from ..store.chain import ChainProblem
+    from ..store.tail import HEAD_MISSING
+
+    if expected is None or expected[0] == 0:
+        return None
+    seq, want = expected
+    found = None if store is None else store.hash_at(seq)
+    if found == want:
+        return None
+    held = 0 if store is None else store.head().seq
+    what = (
+        f"it holds {held} event(s)"
+        if found is None
+        else f"its event {seq} is another one (hash {found[:12]}…)"
+    )
+    message = (
+        f"the store does not hold the expected head {seq}:{want[:12]}…: {what}. It was "
+        "rolled back to an older copy, cut short or replaced after that head was published"
+    )
+    return ChainProblem(seq, "", HEAD_MISSING, message)
 
 
 def _findings(

@@ -138,3 +138,18 @@ def new_plans(sources: Sequence[Sequence[PlanVersion]], known: set[str]) -> list
         if plan.digest not in known and plan.digest not in fresh:
             fresh[plan.digest] = plan
     return list(fresh.values())
+
+
+def same_request(event: Event, stored: Event) -> None:
+    """Refuse *event* when its idempotency key was recorded for another request: another kind
+    of event, node or criterion (the key would otherwise swallow it unrecorded). Who asked
+    may differ: the same observation recorded by two people is one event."""
+    asked, recorded = request_of(event), request_of(stored)
+    if asked != recorded:
+        what = " ".join(str(part) for part in recorded if part)
+        raise ConflictError(
+            f"IDEMPOTENCY_CONFLICT: the idempotency key {event.idempotency_key!r} was recorded "
+            f"for another request ({what}); nothing was written — use a fresh key for each "
+            f"distinct request",
+            reason="IDEMPOTENCY_CONFLICT",
+        )

@@ -34,6 +34,11 @@ def check_file(path: Path) -> None:
     """
     if path.is_dir():
         raise StoreError(f"the store path {path} is a directory; pass --store with a file path")
+    if path.exists() and not path.is_file():  # reading a FIFO would wait for a writer
+        raise StoreError(
+            f"the store path {path} is not a regular file (a FIFO, socket or device); pass "
+            "--store with a file path"
+        )
     if not path.exists() or path.stat().st_size == 0:
         return
     try:

@@ -7,6 +7,7 @@ one transaction that a second process opening the same new file waits for.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import time
 from datetime import datetime, timezone
@@ -114,6 +115,7 @@ def upgrade(
         con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
         con.execute("INSERT INTO meta (key, value) VALUES ('created', ?)", (now(),))
     else:
+        _check_version(con, path, version)
         for target in range(version + 1, schema.SCHEMA_VERSION + 1):
             if target not in migrations:
                 raise StoreError(f"the store at {path} has schema {version}; no migration found")
@@ -122,6 +124,23 @@ def upgrade(
     con.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
         (str(schema.SCHEMA_VERSION),),
+    )
+
+
+def _check_version(con: sqlite3.Connection, path: Path, version: int) -> None:
+    """Refuse to migrate a store whose tables are newer than the version its ``meta`` table
+    says (that version was edited by hand): a migration would fail on what is already there."""
+    tables = {str(row[0]) for row in con.execute("SELECT name FROM sqlite_master")}
+    columns = {str(row[1]) for row in con.execute("PRAGMA table_info(file_cache)")}
+    apparent = 3 if "tag" in columns else 2 if "log" in tables else 1
+    if apparent <= version:
+        return
+    raise StoreError(
+        f"the store at {path} says schema {version} in its meta table, but its tables are "
+        f"those of schema {apparent}: the version was edited outside plangraph. {UNTOUCHED} "
+        "No event is lost; put the version back with: sqlite3 "
+        f"{shlex.quote(str(path))} \"UPDATE meta SET value = '{apparent}' WHERE key = "
+        "'schema_version'\", or restore the file from a backup copy"
     )
 
 

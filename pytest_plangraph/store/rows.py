@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..canonical import canonical_json
 from ..model import Event, EventKind
-from .chain import Link
+from .chain import LOG_MISMATCH, ChainProblem, Link
 from .exchange import PlanVersion
 from .schema import LOG_SOURCE
 
@@ -109,12 +109,15 @@ class LogEvent(NamedTuple):
 class LogRead(NamedTuple):
     """What :meth:`Store.log_since <pytest_plangraph.store.Store.log_since>` read: the events in
     recording order, the last ``seq`` among them (the one asked after when there are none), and
-    the earliest and latest ``at`` among them (None when there are none)."""
+    the earliest and latest ``at`` among them (None when there are none), and whether they were
+    read from the ``log`` table (else from the events themselves: a log row could not be
+    read)."""
 
     events: Sequence[Event | LogEvent]
     last_seq: int
     first_at: str | None
     last_at: str | None
+    from_log: bool = True
 
 
 VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
@@ -224,3 +227,16 @@ def add_plan(con: sqlite3.Connection, plan: PlanVersion) -> int:
         (plan.digest, plan.plan_id, version, plan.first_seen),
     )
     return version
+
+
+def log_problem(seq: int, event_id: str, gone: bool) -> ChainProblem:
+    """The ``LOG_MISMATCH`` problem of event *seq*, whose log row differs or outlived it."""
+    where = f"event {seq} ({event_id[:12] or 'no id'})"
+    what = (
+        "the log table, which status reads, has a row for it, but the event is gone"
+        if gone
+        else "its row in the log table, which status reads, does not match the event"
+    )
+    return ChainProblem(
+        seq, event_id, LOG_MISMATCH, f"{where}: {what}; the store was edited outside plangraph"
+    )

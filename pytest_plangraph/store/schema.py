@@ -9,6 +9,8 @@ Schema versions:
 
 1. Event log with hash chain and signatures, plan versions, file-hash cache.
 2. The ``log`` table: what status derivation reads of each event, written with the event.
+3. ``file_cache.tag``: each hash-cache row is authenticated with this user's key
+   (:mod:`pytest_plangraph.localkey`); a row without a matching tag is not used.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the schema written by this release (history above)."""
 
 APPLICATION_ID = 0x504C4752
@@ -72,6 +74,8 @@ CREATE TABLE plans (
 
 -- sha256 of files keyed by their stat, so unchanged files are not read again. recorded_ns lets
 -- the hashing layer apply git's racy-clean rule (an mtime not older than the record is untrusted).
+-- tag is a keyed digest of the row's other fields with a key this store file does not hold
+-- (filecache.py): a row inserted by hand has none that matches, and is not used.
 CREATE TABLE file_cache (
     path        TEXT PRIMARY KEY,
     inode       INTEGER NOT NULL,
@@ -79,7 +83,8 @@ CREATE TABLE file_cache (
     ctime_ns    INTEGER NOT NULL,
     size        INTEGER NOT NULL,
     sha256      TEXT NOT NULL,
-    recorded_ns INTEGER NOT NULL
+    recorded_ns INTEGER NOT NULL,
+    tag         TEXT
 );
 """
 
@@ -146,7 +151,12 @@ FILL_LOG = """
 INSERT INTO log SELECT * FROM log_source;
 """
 
-MIGRATIONS: dict[int, str] = {2: LOG_TABLE + FILL_LOG}
+CACHE_TAG = """
+-- Schema 2's hash-cache rows carry no tag: they are left to be replaced as files are read again.
+ALTER TABLE file_cache ADD COLUMN tag TEXT;
+"""
+
+MIGRATIONS: dict[int, str] = {2: LOG_TABLE + FILL_LOG, 3: CACHE_TAG}
 """SQL that upgrades a store from version ``n - 1`` to version ``n``, keyed by ``n``.
 
 A migration only adds (tables, columns, indexes, rows derived from the events); it never

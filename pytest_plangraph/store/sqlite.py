@@ -24,18 +24,18 @@ from ..model import Event
 from . import schema
 from .chain import (
     APPEND_ONLY_DISABLED,
-    LOG_MISMATCH,
     ChainProblem,
     check_link,
     event_id,
     seal,
     signing_key_from_env,
 )
-from .exchange import MergeResult, PlanVersion, new_plans, request_of, union, write_jsonl
+from .exchange import MergeResult, PlanVersion, new_plans, same_request, union, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
 from .filecache import FileCache
 from .merging import load_source
-from .opening import connect, enable_wal, make_parent, now, schema_version, upgrade
+from .opening import connect, enable_wal, make_parent, schema_version, upgrade
+from .planrows import PlanVersions
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
@@ -47,15 +47,17 @@ from .rows import (
     add_plan,
     event_row,
     log_events,
+    log_problem,
     readable_event,
     row_event_fast,
     row_link,
     written_as_stored,
 )
 from .signatures import event_message, is_ed25519, signer_from_env
+from .tail import ChainTail
 
 
-class Store(FileCache):
+class Store(FileCache, PlanVersions, ChainTail):
     """An open evidence store. Use :meth:`open`; close it (or use ``with``) when done."""
 
     def __init__(
@@ -68,6 +70,9 @@ class Store(FileCache):
         self.unwritable = False
         """True when the store was opened read-only because this process may not write its
         file (not because the caller asked)."""
+        self.refusal: StoreError | None = None
+        """Why the store could not be opened for writing, when it was opened read-only after
+        that failed: a write says this, not a guess."""
         self._schema = schema.SCHEMA_VERSION
 
     # --- opening -----------------------------------------------------------------------------
@@ -161,6 +166,8 @@ class Store(FileCache):
 
     def write_refusal(self) -> StoreError:
         """The error for a write to this read-only store, saying why it is read-only."""
+        if self.refusal is not None:
+            return StoreError(f"nothing was written: {self.refusal}")
         if self.unwritable:
             return StoreError(
                 f"cannot write to the store at {self.path}: this process may not write the "
@@ -234,7 +241,7 @@ class Store(FileCache):
                 key = event.idempotency_key
                 found = by_key.get(key) if key is not None else None
                 if found is not None:
-                    _same_request(event, fresh[found][0] if isinstance(found, int) else found)
+                    same_request(event, fresh[found][0] if isinstance(found, int) else found)
                 found = by_id.get(content_id) if found is None else found
                 if found is None:
                     if not checked:
@@ -355,6 +362,7 @@ class Store(FileCache):
         """:meth:`log` after *after_seq*, with the last ``seq`` read and the earliest and
         latest recording times among the events (a checkpoint of what the log says holds
         only while nothing is recorded with an earlier time than its own events)."""
+        from_log = True
         try:
             with self._reading() as con, collector_paused():
                 query = LOG_QUERY if self._schema >= 2 else LEGACY_LOG_QUERY
@@ -363,11 +371,11 @@ class Store(FileCache):
                 times = [str(row[8]) for row in rows]
                 seqs = [int(row[0]) for row in rows]
         except (ValueError, TypeError, StoreError):
-            events = self.events(after_seq=after_seq)
+            events, from_log = self.events(after_seq=after_seq), False
             times = [event.at for event in events]
             seqs = [event.seq for event in events]
         first, last = min(times, default=None), max(times, default=None)
-        return LogRead(events, max(seqs, default=after_seq), first, last)
+        return LogRead(events, max(seqs, default=after_seq), first, last, from_log)
 
     def hash_at(self, seq: int) -> str | None:
         """The chain hash of event *seq*, or None when the store has no such event."""
@@ -400,36 +408,6 @@ class Store(FileCache):
                 "edited outside plangraph — run plangraph audit"
             ) from exc
 
-    # --- plans -------------------------------------------------------------------------------
-
-    def register_plan(self, digest: str, plan_id: str) -> int:
-        """The version number of plan *digest*, numbering it (1, 2, 3 …) when it is new."""
-        known = self.plan_version(digest)
-        if known is not None:
-            return known
-        with self._transaction() as con:
-            return add_plan(con, PlanVersion(digest, plan_id, 0, now()))
-
-    def plan_version(self, digest: str) -> int | None:
-        """The version number of plan *digest*, or None when this store has not seen it."""
-        with self._reading() as con:
-            row = con.execute("SELECT version FROM plans WHERE digest = ?", (digest,)).fetchone()
-        return None if row is None else int(row[0])
-
-    def latest_plan_version(self) -> int | None:
-        """The highest plan version registered, or None when none is."""
-        with self._reading() as con:
-            row = con.execute("SELECT max(version) FROM plans").fetchone()
-        return None if row[0] is None else int(row[0])
-
-    def plans(self) -> list[PlanVersion]:
-        """Every registered plan digest, by version."""
-        with self._reading() as con:
-            rows = con.execute(
-                "SELECT digest, plan_id, version, first_seen FROM plans ORDER BY version"
-            ).fetchall()
-        return [PlanVersion(*row) for row in rows]
-
     # --- audit, export, merge ----------------------------------------------------------------
 
     def verify(self) -> list[ChainProblem]:
@@ -455,7 +433,7 @@ class Store(FileCache):
                 prev = link.hash
                 if own or event is None:  # an event edited by hand is reported as such
                     differ.pop(link.seq, None)
-        problems.extend(_log_problem(seq, *found) for seq, found in differ.items())
+        problems.extend(log_problem(seq, *found) for seq, found in differ.items())
         problems.sort(key=lambda p: p.seq)
         expected = schema.TRIGGERS if self._schema >= 2 else schema.TRIGGERS[:2]
         if missing := [t for t in expected if t not in triggers]:
@@ -528,30 +506,3 @@ class Store(FileCache):
             else sum(1 for e in fresh if e.signature and not is_ed25519(e.signature))
         )
         return MergeResult(len(fresh), total - len(fresh), len(plans), unchecked)
-
-
-def _same_request(event: Event, stored: Event) -> None:
-    """Refuse *event* when its idempotency key was recorded for another request: another kind
-    of event, node or criterion (the key would otherwise swallow it unrecorded). Who asked
-    may differ: the same observation recorded by two people is one event."""
-    asked, recorded = request_of(event), request_of(stored)
-    if asked != recorded:
-        what = " ".join(str(part) for part in recorded if part)
-        raise ConflictError(
-            f"IDEMPOTENCY_CONFLICT: the idempotency key {event.idempotency_key!r} was recorded "
-            f"for another request ({what}); nothing was written — use a fresh key for each "
-            f"distinct request",
-            reason="IDEMPOTENCY_CONFLICT",
-        )
-
-
-def _log_problem(seq: int, event_id: str, gone: bool) -> ChainProblem:
-    where = f"event {seq} ({event_id[:12] or 'no id'})"
-    what = (
-        "the log table, which status reads, has a row for it, but the event is gone"
-        if gone
-        else "its row in the log table, which status reads, does not match the event"
-    )
-    return ChainProblem(
-        seq, event_id, LOG_MISMATCH, f"{where}: {what}; the store was edited outside plangraph"
-    )
