@@ -22,21 +22,19 @@ process trusts (HMAC with ``PLANGRAPH_SIGNING_KEY``, or Ed25519 by a trusted key
 ``ci``), so the signatures of the events it covers are not checked again; where no such
 signature can be made (only public keys at hand), no checkpoint is written.
 
-What a checkpoint protects against. It is signed (over the seq and chain hash it covers, its
-time, the sha256 of its body and the trust settings) as above when keys are configured, else
-(HMAC-SHA256) with this user's key (:mod:`pytest_plangraph.localkey`), and its body's
-``last_seq`` must be the seq it covers. A checkpoint edited by hand — its body (say a failed verdict made a pass), or
-its head moved to a later event so that the events in between are skipped — or one written by
-another user or copied from another machine does not match its signature and is not used. It
-is no protection against a process of this user that reads the key (or the signing key):
+What a checkpoint protects against. It is signed (over the seq and chain hash it covers, its time,
+the sha256 of its body and the trust settings) as above when keys are configured, else
+(HMAC-SHA256) with this user's key (:mod:`pytest_plangraph.localkey`), and its body's ``last_seq``
+must be the seq it covers. A checkpoint edited by hand — its body (say a failed verdict made a
+pass), or its head moved to a later event so that the events in between are skipped — or one
+written by another user or copied from another machine does not match its signature and is not
+used. It is no protection against a process of this user that reads the key (or the signing key):
 ``plangraph audit`` derives from every event and compares (:func:`audit`). The events after the
-checkpoint (all of them, without one) are checked before they are used
-(:func:`check_events`): each one's content id recomputed, and its chain link followed back to
-the hash the checkpoint holds, which is the stored hash of its last event; an event edited by
-hand there stops status and claim with ``STORE_TAMPERED``. An event edited by hand below the
-checkpoint is not read again by status — the checkpoint keeps what it said when it was checked —
-and is found by audit.
-"""
+checkpoint (all of them, without one) are checked before they are used (:func:`check_events`): each
+one's content id recomputed, and its chain link followed back to the hash the checkpoint holds,
+which is the stored hash of its last event; an event edited by hand there stops status and claim
+with ``STORE_TAMPERED``. An event edited by hand below the checkpoint is not read again by status —
+the checkpoint keeps what it said when it was checked — and is found by audit."""
 
 from __future__ import annotations
 
