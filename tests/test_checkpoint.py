@@ -271,7 +271,9 @@ def _forge(path: Path, change: Callable[[dict[str, Any]], None], key: bytes | No
     body = json.dumps(data)
     head["sha256"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
     if key is not None:
-        signed = checkpoint._signed(head["seq"], head["hash"], head["at"], head["sha256"])
+        signed = checkpoint._signed(
+            head["seq"], head["hash"], head["at"], head["sha256"], head["trust"]
+        )
         head["signature"] = sign(key, signed)
     path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
 

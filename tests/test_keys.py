@@ -113,7 +113,8 @@ def test_a_checkpoint_made_without_a_key_is_not_used_with_one(jwt, monkeypatch):
     monkeypatch.setattr(checkpoint, "FIRST_AT", 1)
     assert plangraph_main(jwt, "verify", SCHEMA).code == 0  # unsigned
     plangraph_main(jwt, "status")
-    assert _checkpoint_signature(jwt) is None  # written, counting the unsigned evidence
+    # written, counting the unsigned evidence, and signed with this user's key only
+    assert isinstance(_checkpoint_signature(jwt), str)
     claimed = plangraph_main(jwt, "claim", SCHEMA, "--by", "agent", env=HMAC)
     assert claimed.code == 1 and "UNSIGNED_EVENT" in claimed.out
 

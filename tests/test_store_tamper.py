@@ -99,7 +99,7 @@ def _rewrite(
         new_head["sha256"] = hashlib.sha256(body_text.encode("utf-8")).hexdigest()
     if key is not None:
         signed = checkpoint._signed(
-            new_head["seq"], new_head["hash"], new_head["at"], new_head["sha256"]
+            new_head["seq"], new_head["hash"], new_head["at"], new_head["sha256"], new_head["trust"]
         )
         new_head["signature"] = sign(key, signed)
     path.write_text(json.dumps(new_head) + "\n" + body_text, encoding="utf-8")

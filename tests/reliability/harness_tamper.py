@@ -27,8 +27,9 @@ from cli_helpers import plangraph_main
 
 from pytest_plangraph import checkpoint
 from pytest_plangraph.canonical import canonical_json
+from pytest_plangraph.localkey import local_key
 from pytest_plangraph.store import Store
-from pytest_plangraph.store.chain import chain_hash, event_id
+from pytest_plangraph.store.chain import chain_hash, event_id, sign
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "jwt-login"
 STORE = Path(".plangraph/store.db")
@@ -136,7 +137,8 @@ def _signature_stripped(root: Path) -> None:
 
 
 def _checkpoint_says_passed(root: Path) -> None:
-    """The log's checkpoint rewritten (with a matching body digest): the failure is a pass."""
+    """The log's checkpoint rewritten (with a matching body digest) and signed again with this
+    user's key, as a process of this user could: the failure is a pass."""
     path = root / ".plangraph" / "cache" / "log-store.db.json"
     head_text, body_text = path.read_text(encoding="utf-8").split("\n", 1)
     data = json.loads(body_text)
@@ -144,6 +146,10 @@ def _checkpoint_says_passed(root: Path) -> None:
         entry[9] = {**entry[9], "outcome": "passed"}
     body = json.dumps(data, ensure_ascii=False)
     head = {**json.loads(head_text), "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    signed = checkpoint._signed(
+        head["seq"], head["hash"], head["at"], head["sha256"], head["trust"]
+    )
+    head["signature"] = sign(local_key(), signed)
     path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
 
 
