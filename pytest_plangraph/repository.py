@@ -23,6 +23,7 @@ from .model import Event, Plan, PlanRef
 from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
 from .state import Snapshot, collector_paused, needed_paths
+from .trust import local_caches_count
 from .vcs import Workspace
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class Repository:
         self.plan_path = plan_path
         """The plan file (None when the plan was not read from a file)."""
         self.workspace = Workspace.at(
-            root, store_files(root, store_path), cache=cache_dir_of(store_path)
+            root, store_files(root, store_path), cache=_cache_dir(store_path)
         )
         self.store_path = store_path
         self._store: Store | None = None
@@ -88,7 +89,7 @@ class Repository:
             display = str(plan_path)
         _check_store_path(store_path)
         seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
-        cache = cache_dir_of(store_path)
+        cache = _cache_dir(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
         return cls(root, loaded, store_path, plan_path, plan_stat=seen)
@@ -243,6 +244,7 @@ class Repository:
             outputs = self.workspace.expand_each(self._outputs(), stats)
             paths = needed_paths(self.graph, judged, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
+            cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             files = self.workspace.hashes(paths, cache=cache, stats=stats)
@@ -280,6 +282,12 @@ class Repository:
         if self.graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
             ids = [c.id for c in self.graph.nodes[node].acceptance]
             raise UsageError(f"node {node!r} has no criterion {criterion!r}; {choices(ids)}")
+
+
+def _cache_dir(store_path: Path) -> Path | None:
+    """The plan cache's folder for the store at *store_path*, or None when keys are configured
+    and this user's caches do not count (:func:`~pytest_plangraph.trust.local_caches_count`)."""
+    return cache_dir_of(store_path) if local_caches_count() else None
 
 
 def choices(names: Iterable[str]) -> str:

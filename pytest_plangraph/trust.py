@@ -166,6 +166,15 @@ def policy_from_env() -> Policy:
     return Policy(hmac_key, trusted, keys_file=True)
 
 
+def local_caches_count() -> bool:
+    """Whether what this user's caches hold (file hashes, parsed plans, lint results) may stand
+    in for reading the files: only without keys configured. Those caches are authenticated with
+    this user's key, which any process of this user can read — an agent included — so with keys
+    configured the gate believes none of them: every file is hashed and the plan parsed anew
+    (docs/trust.md). The log's checkpoint is signed with a configured key and still counts."""
+    return not policy_from_env().configured
+
+
 def screen(
     store: Store, events: Sequence[LoggedEvent], policy: Policy, after_seq: int = 0
 ) -> dict[int, str]:

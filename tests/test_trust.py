@@ -4,6 +4,7 @@ JWT-login sample in a real git repository with a real store, through the real co
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -208,3 +209,32 @@ def test_an_unsigned_retry_grant_does_not_reset_the_budget(jwt):
     assert "RETRY_BUDGET_EXHAUSTED" in claim(jwt, SCHEMA, env=HMAC)[1]
     assert plangraph_main(jwt, "retry", SCHEMA, "--by", "lead", env=HMAC).code == 0
     assert "RETRY_BUDGET_EXHAUSTED" not in claim(jwt, SCHEMA, env=HMAC)[1]
+
+
+def test_with_keys_a_cache_row_forged_with_this_users_key_hides_no_change(jwt, ci_keys):
+    """The agent runs as the same user, so it can read the key that tags hash-cache rows and
+    forge one; with keys configured the gate reads every file instead of the cache."""
+    from pytest_plangraph.localkey import local_key
+    from pytest_plangraph.store.filecache import row_tag
+
+    record = {"PLANGRAPH_SIGNING_KEY_FILE": ci_keys["record"]}
+    judge = json.loads(ci_keys["judge"])
+    assert plangraph_main(jwt, "verify", SCHEMA, env=record).code == 0
+    assert claim(jwt, SCHEMA, env=judge) == (0, [])
+    rel = "src/auth/user_schema.json"
+    schema = jwt / rel
+    before = hashlib.sha256(schema.read_bytes()).hexdigest()
+    schema.write_text(schema.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    info = schema.stat()
+    row = (rel, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, before, 2**62)
+    with sqlite3.connect(jwt / ".plangraph" / "store.db") as con:
+        con.execute(
+            "INSERT OR REPLACE INTO file_cache "
+            "(path, inode, mtime_ns, ctime_ns, size, sha256, recorded_ns, tag) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (*row, row_tag(local_key(), row)),
+        )
+    code, reasons = claim(jwt, SCHEMA, env=judge)
+    assert code == 1 and "ARTIFACT_CHANGED" in reasons
+    # without keys the forged row is believed: the trust model's "no key" line (docs/trust.md)
+    assert claim(jwt, SCHEMA) == (0, [])
