@@ -33,6 +33,7 @@ from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
 from .pytest_junit import attach_evidence
 from .pytest_mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .pytest_soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .state import Snapshot, derive, needed_paths
 from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
@@ -77,12 +78,17 @@ class PlangraphSession:
         self._installed: list[Path] | None = None
         self._relatives: dict[Path, str | None] = {}
         self.coverage: CoverageRecorder | None = None
+        self.heard_facts: dict[str, dict[str, Any]] = {}
+        """The interpreter facts on the reports of xdist workers, each different one once."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
         """Load the plan; on the controller also lint it and open the store (usage errors)."""
         plan, store = plan_path(config), store_path(config)
         graph: PlanGraph | None = None
+        from .plugin import install_guard
+
+        install_guard(config)  # already done unless the plugin was loaded late (a conftest)
         try:
             graph = PlanGraph.open(plan=plan, store=store)
             session = cls(config, graph)
@@ -345,8 +351,11 @@ class PlangraphSession:
         controller collect each phase's outcome, verifier verdicts and declared artifacts."""
         if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
-        if self.worker:
+        if self.worker:  # every report says whether the worker's tests could fail
+            setattr(report, FACTS_ATTRIBUTE, self.own_facts)
             return
+        if facts := getattr(report, FACTS_ATTRIBUTE, None):
+            self.heard_facts.setdefault(repr(facts), facts)
         test_id = self.prefix + report.nodeid
         xfail = hasattr(report, "wasxfail")
         self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
@@ -356,6 +365,14 @@ class PlangraphSession:
         for name, value in report.user_properties:
             if name == ARTIFACT_PROPERTY:
                 self.results.artifacts.setdefault(test_id, []).append(str(value))
+
+    @cached_property
+    def own_facts(self) -> dict[str, Any]:
+        """This process's interpreter facts (:func:`~.pytest_soundness.run_facts`)."""
+        from .plugin import install_guard
+
+        stale = install_guard(self.config).check(self.config, self._project_file)
+        return run_facts(self.config, stale)
 
     # --- xdist controller --------------------------------------------------------------------
 
@@ -407,11 +424,18 @@ class PlangraphSession:
         plan, root = self.graph.plan, self.graph.root
         suspects = collection_suspects(plan, failed, root)
         skipped = collection_suspects(plan, skipped_whole, root)
+        facts = join_facts([self.own_facts, *self.heard_facts.values()])
+        no_pass = no_pass_reasons(facts)
         decided, unverified = decide(
-            self.mapping or Mapping(), self.results, runnable, suspects, skipped
+            self.mapping or Mapping(),
+            self.results,
+            runnable,
+            suspects,
+            skipped,
+            no_pass[0][0] if no_pass else None,
         )
         end = self.graph.snapshot(self.before_fold)
-        builder = self._builder(end) if decided else None
+        builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.graph.record_run(evidence) if evidence else []
         if evidence:
@@ -434,6 +458,7 @@ class PlangraphSession:
             gate=gated,
             collection_errors=list(self.collection_errors),
             skipped_whole=skipped_whole,
+            no_pass=[message for _, message in no_pass],
         )
 
     def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
@@ -447,8 +472,15 @@ class PlangraphSession:
                 found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
         return found
 
-    def _builder(self, end: Snapshot) -> EvidenceBuilder:
-        run = run_info(self.started, now(), pytest.__version__, run_id=self.run_id)
+    def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
+        run = run_info(
+            self.started,
+            now(),
+            pytest.__version__,
+            run_id=self.run_id,
+            optimize=facts["optimize"],
+            assert_mode=facts["assert_mode"],
+        )
         return EvidenceBuilder(
             graph=self.graph,
             snapshot=end,
