@@ -27,6 +27,7 @@ from .api import PlanGraph
 from .environment import actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
+from .pytest_binding import FileBinder
 from .pytest_config import partial_args, plan_path, store_path
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
@@ -73,10 +74,7 @@ class PlangraphSession:
         self.item_verdicts: dict[str, dict[str, Any]] = {}
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
         self._registry: Registry | None = None
-        self._conftests: dict[str, list[str]] = {}
-        self._plugins: list[str] | None = None
-        self._installed: list[Path] | None = None
-        self._relatives: dict[Path, str | None] = {}
+        self.binder = FileBinder(config, graph)
         self.coverage: CoverageRecorder | None = None
         self.heard_facts: dict[str, dict[str, Any]] = {}
         """The interpreter facts on the reports of xdist workers, each different one once."""
@@ -270,78 +268,12 @@ class PlangraphSession:
             else:
                 builder.mapping.verifiers_deselected.append(item.ref)
             return
-        file = self._relative(item.path)
+        file = self.binder.relative(item.path)
         refs = builder.add(item, test_id, file or "", selected=selected)
         if refs and selected and file:
-            self._bind_files(builder.mapping, file, self._defined_in(item, file))
+            self.binder.bind(builder.mapping, file, item)
             item.user_properties.extend((CRITERION_PROPERTY, ref) for ref in refs)
             item.user_properties.append((RUN_PROPERTY, self.run_id))
-
-    def _bind_files(self, mapping: Mapping, file: str, defined_in: str | None) -> None:
-        """Bind to the tests of *file* the files their verdicts read: the module, its
-        conftest files, the modules the run loaded as plugins from the repository
-        (``pytest_plugins``, ``-p``), and *defined_in*, the module a test's function comes
-        from when it is not *file* (a test inherited from a base class elsewhere)."""
-        paths = mapping.file_subjects.get(file)
-        if paths is None:
-            directory = file.rpartition("/")[0]
-            paths = [*self._plugin_files(), *self._conftests_of(directory), file]
-            mapping.file_subjects[file] = paths
-        if defined_in is not None and defined_in not in paths:
-            paths.append(defined_in)
-        for path in paths:
-            if path not in mapping.hashes:
-                mapping.hashes[path] = self.graph.workspace.hash_file(path)
-
-    def _defined_in(self, item: pytest.Item, file: str) -> str | None:
-        """The repository file that defines *item*'s test function, when not *file*."""
-        code = getattr(getattr(item, "function", None), "__code__", None)
-        source = getattr(code, "co_filename", None)
-        if not isinstance(source, str) or not source.endswith(".py"):
-            return None
-        found = self._project_file(source)
-        return found if found != file else None
-
-    def _plugin_files(self) -> list[str]:
-        """Modules of the repository that pytest loaded as plugins, conftest files aside
-        (``pytest_plugins = [...]`` in a conftest, ``-p module``): their fixtures and hooks
-        reach every test."""
-        if self._plugins is None:
-            found = set()
-            for plugin in self.config.pluginmanager.get_plugins():
-                source = getattr(plugin, "__file__", None)
-                if not isinstance(source, str) or Path(source).name == "conftest.py":
-                    continue
-                if (relative := self._project_file(source)) is not None:
-                    found.add(relative)
-            self._plugins = sorted(found)
-        return self._plugins
-
-    def _project_file(self, source: str) -> str | None:
-        """*source* relative to the repository, or None outside it or where coverage data is
-        not taken from either: the running environment (a ``.venv`` kept in the repository
-        holds the installation, which evidence does not bind), site-packages, this package."""
-        from .pytest_coverage import excluded_dirs, repository_file
-
-        if self._installed is None:
-            self._installed = excluded_dirs(self.graph.root)
-        return repository_file(source, self.graph.root, self._installed)
-
-    def _conftests_of(self, directory: str) -> list[str]:
-        if directory not in self._conftests:
-            parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
-            own = f"{directory}/conftest.py" if directory else "conftest.py"
-            here = [own] if (self.graph.root / own).is_file() else []
-            self._conftests[directory] = [*parent, *here]
-        return self._conftests[directory]
-
-    def _relative(self, path: Path) -> str | None:
-        if path not in self._relatives:
-            try:
-                self._relatives[path] = self.graph.workspace.relative(path)
-            except PlangraphError:
-                self._relatives[path] = None
-        return self._relatives[path]
 
     # --- running -----------------------------------------------------------------------------
 
@@ -371,7 +303,7 @@ class PlangraphSession:
         """This process's interpreter facts (:func:`~.pytest_soundness.run_facts`)."""
         from .plugin import install_guard
 
-        stale = install_guard(self.config).check(self.config, self._project_file)
+        stale = install_guard(self.config).check(self.config, self.binder.project_file)
         return run_facts(self.config, stale)
 
     # --- xdist controller --------------------------------------------------------------------
