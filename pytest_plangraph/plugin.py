@@ -110,7 +110,7 @@ def install_guard(config: pytest.Config) -> BytecodeGuard:
     if guard is None:
         from .pytest_soundness import BytecodeGuard
 
-        guard = config.stash[GUARD_KEY] = BytecodeGuard.install()
+        guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
         config.add_cleanup(guard.remove)
     return guard
 

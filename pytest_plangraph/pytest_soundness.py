@@ -11,12 +11,18 @@ tests say:
   (reason :data:`ASSERTS_DISABLED`).
 * **Stale bytecode.** Python trusts a ``__pycache__`` file whose recorded source size and mtime
   match, so a source file changed to the same size with its old mtime set back runs its old
-  bytecode. :class:`BytecodeGuard` points ``sys.pycache_prefix`` at a private, empty directory
-  before any conftest, test module or source module of the run is imported, so every module the
-  run imports from then on is compiled from its source as it is now (pytest's assertion rewriter
-  honours the prefix too). Modules of the repository imported before that (a ``-p`` plugin,
-  ``PYTEST_PLUGINS``, an installed entry point) are compared with a compilation of their current
-  source; one that differs makes the run record no pass (reason :data:`STALE_BYTECODE`).
+  bytecode. :class:`BytecodeGuard` puts a finder on ``sys.meta_path`` before any conftest, test
+  module or module under test is imported: a module of the project (any source file outside the
+  installed environment) that the standard loader would load is loaded by
+  :class:`CheckedSourceLoader` instead, which takes cached bytecode only when it is a PEP 552
+  checked-hash file whose hash is the current source's, and otherwise compiles the source and
+  caches it so. pytest's assertion rewriter (test modules, conftest files) checks the source's
+  hash itself in recent versions; with an older pytest, which trusts size and mtime, the guard
+  also points ``sys.pycache_prefix`` at a private, empty directory, so nothing stale can be
+  read at the price of compiling every module the run imports. Modules imported before the
+  guard (a ``-p`` plugin, ``PYTEST_PLUGINS``, an installed entry point) are compared with a
+  compilation of their current source; one that differs makes the run record no pass (reason
+  :data:`STALE_BYTECODE`).
 
 Each process checks itself: under pytest-xdist each worker is its own interpreter (it may be
 started with other flags or another environment), so a worker puts its :func:`run_facts` on
@@ -25,18 +31,22 @@ every report it sends and the controller joins them with :func:`join_facts`.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import marshal
 import shutil
 import sys
 import tempfile
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .pytest_coverage import THIRD_PARTY_DIRS
 
 ASSERTS_DISABLED = "ASSERTS_DISABLED"
 """No pass: the interpreter strips ``assert`` statements (``-O``, ``PYTHONOPTIMIZE``)."""
@@ -47,44 +57,139 @@ FACTS_ATTRIBUTE = "plangraph_python"
 """The report attribute that carries a worker's :func:`run_facts` to the controller."""
 
 
+class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the project from its source, through a bytecode cache that is checked
+    against the source's hash (PEP 552), never against its size and mtime."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        """The module's code: the cached checked-hash bytecode of exactly this source, or a
+        fresh compilation (then cached as checked-hash bytecode, unless writing is off)."""
+        path = self.get_filename(fullname)
+        source = self.get_data(path)
+        source_hash = importlib.util.source_hash(source)
+        try:
+            pyc: str | None = importlib.util.cache_from_source(path)
+        except NotImplementedError:  # an implementation without a bytecode cache
+            pyc = None
+        if pyc is not None and (code := _checked_pyc(pyc, source_hash)) is not None:
+            return code
+        code = self.source_to_code(source, path)
+        if pyc is not None and not sys.dont_write_bytecode:
+            header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
+            self.set_data(pyc, header + source_hash + marshal.dumps(code))
+        return code
+
+
+_CHECKED_HASH = 0b11
+"""The flags word of a PEP 552 pyc that is hash-based and checked against its source."""
+
+
+def _checked_pyc(pyc: str, source_hash: bytes) -> types.CodeType | None:
+    """The code in *pyc* when it is checked-hash bytecode of a source with *source_hash*."""
+    try:
+        data = Path(pyc).read_bytes()
+    except OSError:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if data[:4] != importlib.util.MAGIC_NUMBER or flags != _CHECKED_HASH:
+        return None
+    if data[8:16] != source_hash:
+        return None
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+class ProjectFinder(importlib.abc.MetaPathFinder):
+    """Asks the finders after it on ``sys.meta_path`` for a module's spec and, for a source file
+    of the project that the standard loader would load, hands the spec a
+    :class:`CheckedSourceLoader` instead."""
+
+    def __init__(self, installed: Sequence[Path]) -> None:
+        self.installed = installed
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        """The spec the rest of ``sys.meta_path`` finds, its loader replaced for the project."""
+        finders = sys.meta_path
+        after = finders[finders.index(self) + 1 :] if self in finders else []
+        spec: importlib.machinery.ModuleSpec | None = None
+        for finder in after:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        if spec is None:
+            return None
+        origin = spec.origin
+        standard = type(spec.loader) is importlib.machinery.SourceFileLoader
+        if standard and origin and self._in_project(origin):
+            spec.loader = CheckedSourceLoader(fullname, origin)
+        return spec
+
+    def _in_project(self, origin: str) -> bool:
+        resolved = Path(origin).resolve()
+        if any(part in THIRD_PARTY_DIRS for part in resolved.parts):
+            return False
+        return not any(resolved.is_relative_to(d) for d in self.installed)
+
+
 @dataclass
 class BytecodeGuard:
-    """The private bytecode cache of one pytest process and the modules imported before it."""
+    """What one pytest process changed to run no stale bytecode, and the modules imported before
+    it did."""
 
-    directory: Path
-    previous: str | None
+    finder: ProjectFinder
+    directory: Path | None = None
+    """The private bytecode cache, with a pytest whose rewriter trusts size and mtime."""
+    previous: str | None = None
     early: dict[str, str] = field(default_factory=dict)
-    """Module name → source file of every module imported before the cache was switched."""
+    """Module name → source file of every module imported before the guard."""
     stale: list[str] | None = None
     """Repository files whose loaded bytecode differs from their source (None: not checked)."""
 
     @classmethod
-    def install(cls) -> BytecodeGuard:
-        """Switch this interpreter's bytecode cache to a new private directory."""
-        # The plugin's own dependencies are imported before the switch, from the installation's
-        # own cache: compiling them from source on every run would cost time and protect
-        # nothing, since evidence never binds the installed environment.
-        import pytest_plangraph.pytest_session  # noqa: F401
+    def install(cls, rootdir: Path) -> BytecodeGuard:
+        """Guard this interpreter's imports from now on (*rootdir*: pytest's, which tells the
+        project from the installed environment that may hold it)."""
+        from .pytest_coverage import excluded_dirs
 
-        directory = Path(tempfile.mkdtemp(prefix="plangraph-pyc-"))
-        guard = cls(directory=directory, previous=sys.pycache_prefix)
+        finder = ProjectFinder(excluded_dirs(rootdir))
+        guard = cls(finder=finder, previous=sys.pycache_prefix)
         guard.early = {
             name: source
             for name, module in list(sys.modules.items())
             if (source := _source_of(module)) is not None
         }
-        sys.pycache_prefix = str(directory)
+        # after pytest's assertion rewriter, which must still see the test modules first
+        rewriters = [
+            i for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"
+        ]
+        sys.meta_path.insert(rewriters[-1] + 1 if rewriters else 0, finder)
+        if not _rewriter_checks_hashes():
+            guard.directory = Path(tempfile.mkdtemp(prefix="plangraph-pyc-"))
+            sys.pycache_prefix = str(guard.directory)
         return guard
 
     def remove(self) -> None:
-        """Put the previous cache setting back and delete the private directory."""
-        if sys.pycache_prefix == str(self.directory):
-            sys.pycache_prefix = self.previous
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
+        the private directory, when there is one."""
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        if self.directory is not None:
+            if sys.pycache_prefix == str(self.directory):
+                sys.pycache_prefix = self.previous
+            shutil.rmtree(self.directory, ignore_errors=True)
 
-    def check(self, config: pytest.Config, project_file: Any) -> list[str]:
+    def check(self, config: pytest.Config, project_file: Callable[[str], str | None]) -> list[str]:
         """Repository files (as *project_file* names them, None outside the repository) whose
-        module was imported before the switch and whose bytecode is not their source's, and
+        module was imported before the guard and whose bytecode is not their source's, and
         any repository module loaded from bytecode without source; computed once."""
         if self.stale is None:
             found: set[str] = set()
@@ -95,11 +200,25 @@ class BytecodeGuard:
                     found.add(relative)
             for module in list(sys.modules.values()):
                 filename = getattr(module, "__file__", None)
-                sourceless = isinstance(filename, str) and filename.endswith((".pyc", ".pyo"))
-                if sourceless and (relative := project_file(filename)):
+                if not isinstance(filename, str) or not filename.endswith((".pyc", ".pyo")):
+                    continue
+                if relative := project_file(filename):  # bytecode without its source
                     found.add(relative)
             self.stale = sorted(found)
         return self.stale
+
+
+def _rewriter_checks_hashes() -> bool:
+    """True when pytest's assertion rewriter takes its cached bytecode only for the source's
+    hash (recent pytest), not for its size and mtime."""
+    import inspect
+
+    from _pytest.assertion import rewrite
+
+    try:
+        return "source_hash" in inspect.getsource(rewrite._read_pyc)
+    except (OSError, TypeError, AttributeError):
+        return False
 
 
 def _source_of(module: types.ModuleType) -> str | None:

@@ -7,8 +7,8 @@ is broken so that any password gets a token, and the test of the 401 answer woul
 
 from __future__ import annotations
 
+import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 from plugin_helpers import LOGIN, break_login, evidence, jwt_project, latest, section
@@ -139,13 +139,16 @@ def test_a_broken_source_behind_stale_bytecode_is_run_from_source(
     # the attack works without the plugin: the cached bytecode of the good login runs
     pytester.runpytest_subprocess(*workers).assert_outcomes(passed=2)
     cached = root / "src/auth/__pycache__" / f"login.{sys.implementation.cache_tag}.pyc"
-    stale = cached.read_bytes()
     result = pytester.runpytest_subprocess("--plangraph", *workers)
     result.assert_outcomes(passed=2, failed=1)
     record = latest(root)[f"{TOKEN}/ac-invalid-401"]
     assert (record.outcome, record.reason) == ("failed", "TEST_FAILED")
-    # the run compiled into a private cache of its own, and left the project's alone
-    assert cached.read_bytes() == stale
+    # the run cached the module again, checked against the hash of its source (PEP 552) …
+    data = cached.read_bytes()
+    assert data[4:8] == (0b11).to_bytes(4, "little")
+    assert data[8:16] == importlib.util.source_hash((root / LOGIN).read_bytes())
+    # … which a later run without the plugin takes only for exactly this source
+    pytester.runpytest_subprocess(*workers).assert_outcomes(passed=1, failed=1)
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
@@ -171,21 +174,25 @@ def test_a_module_imported_before_the_run_from_stale_bytecode_records_no_pass(
     assert latest(root)[f"{TOKEN}/ac-invalid-401"].reason == "TEST_FAILED"
 
 
-def test_the_private_bytecode_cache_is_used_during_the_run_and_removed_after(
+def test_the_guard_is_in_place_during_the_run_and_removed_after(
     pytester: pytest.Pytester,
 ) -> None:
     root = jwt_project(pytester)
-    (root / "tests/test_cache.py").write_text(
+    (root / "tests/test_guard.py").write_text(
         "import pathlib\nimport sys\n\ndef test_where():\n"
-        "    pathlib.Path('prefix.txt').write_text(sys.pycache_prefix or '')\n"
+        "    names = [type(f).__name__ for f in sys.meta_path]\n"
+        "    pathlib.Path('finders.txt').write_text(' '.join(names))\n"
     )
-    before = sys.pycache_prefix
+    finders, prefix = list(sys.meta_path), sys.pycache_prefix
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
-    used = Path((root / "prefix.txt").read_text())
-    assert used.name.startswith("plangraph-pyc-") and not used.exists()
-    assert sys.pycache_prefix == before
-    pytester.runpytest().assert_outcomes(passed=3)  # without --plangraph nothing changes
-    assert (root / "prefix.txt").read_text() == (before or "")
+    during = (root / "finders.txt").read_text().split()
+    # after pytest's assertion rewriters (this process's own and the inner run's), before
+    # every other finder
+    before = during[: during.index("ProjectFinder")]
+    assert before and set(before) == {"AssertionRewritingHook"}
+    assert (sys.meta_path, sys.pycache_prefix) == (finders, prefix)
+    pytester.runpytest().assert_outcomes(passed=3)  # without --plangraph there is no guard
+    assert "ProjectFinder" not in (root / "finders.txt").read_text()
 
 
 @pytest.mark.parametrize(
