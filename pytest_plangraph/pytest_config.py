@@ -94,7 +94,17 @@ HARMLESS_PLUGINS = frozenset(
 other (``warnings`` turns ``filterwarnings = error`` off, ``skipping`` ignores ``xfail``
 marks, a project's own plugin takes its fixtures and hooks away) is a narrowing."""
 
-_STANDARD_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_STANDARD_CONFIGS = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+"""The names pytest looks for at the rootdir (``pytest.toml`` and ``.pytest.toml`` since
+pytest 9)."""
 
 
 def _own_config(config: pytest.Config) -> bool:

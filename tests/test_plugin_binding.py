@@ -88,6 +88,23 @@ def test_whichever_file_holds_the_settings_binds(pytester: pytest.Pytester, name
     assert reasons(root, INVALID) == [("ARTIFACT_CHANGED", name)]
 
 
+@pytest.mark.skipif(
+    int(pytest.__version__.split(".")[0]) < 9, reason="pytest.toml is read since pytest 9"
+)
+def test_a_pytest_toml_binds_and_naming_it_is_no_narrowing(pytester: pytest.Pytester) -> None:
+    root = jwt_project(pytester)
+    git(root, "rm", "-q", "pytest.ini")
+    (root / "pytest.toml").write_text('[pytest]\ntestpaths = ["tests"]\n')
+    git(root, "add", "pytest.toml")
+    git(root, "commit", "-qm", "settings in pytest.toml")
+    pytester.runpytest("--plangraph", "-c", "pytest.toml").assert_outcomes(passed=3)
+    record = latest(root)[INVALID]
+    assert (record.outcome, record.subjects["pytest.toml"]) == (
+        "passed",
+        sha256(root / "pytest.toml"),
+    )
+
+
 PLUGIN = "import pytest\n\n@pytest.fixture\ndef unused():\n    return 1\n"
 
 
