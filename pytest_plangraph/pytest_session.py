@@ -112,6 +112,14 @@ class PlangraphSession:
             sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):
             self.graph.require_node(node)
+        # before any worker starts and any test runs, since a process a test starts has no
+        # guard; after the modules imported before the guard are compared with their bytecode
+        from .plugin import install_guard
+        from .pytest_coverage import excluded_dirs
+        from .pytest_soundness import purge_trusted_bytecode
+
+        install_guard(self.config).check(self.config, self.binder.project_file)
+        purge_trusted_bytecode(self.graph.root, excluded_dirs(self.graph.root))
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)

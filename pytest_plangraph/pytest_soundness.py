@@ -35,6 +35,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import marshal
+import os
 import shutil
 import sys
 import tempfile
@@ -152,7 +153,8 @@ class BytecodeGuard:
     early: dict[str, str] = field(default_factory=dict)
     """Module name → source file of every module imported before the guard."""
     stale: list[str] | None = None
-    """Repository files whose loaded bytecode differs from their source (None: not checked)."""
+    """Repository files imported before the guard whose bytecode differs from their source
+    (None: not compared yet)."""
 
     @classmethod
     def install(cls, rootdir: Path) -> BytecodeGuard:
@@ -189,23 +191,74 @@ class BytecodeGuard:
 
     def check(self, config: pytest.Config, project_file: Callable[[str], str | None]) -> list[str]:
         """Repository files (as *project_file* names them, None outside the repository) whose
-        module was imported before the guard and whose bytecode is not their source's, and
-        any repository module loaded from bytecode without source; computed once."""
+        module was imported before the guard and whose bytecode is not their source's
+        (compared once, before :func:`purge_trusted_bytecode` removes that bytecode), and the
+        repository modules loaded so far from bytecode without source."""
         if self.stale is None:
-            found: set[str] = set()
-            for name, source in self.early.items():
-                module = sys.modules.get(name)
-                relative = project_file(source)
-                if module is not None and relative and not _matches_source(module, config):
-                    found.add(relative)
-            for module in list(sys.modules.values()):
-                filename = getattr(module, "__file__", None)
-                if not isinstance(filename, str) or not filename.endswith((".pyc", ".pyo")):
-                    continue
-                if relative := project_file(filename):  # bytecode without its source
-                    found.add(relative)
-            self.stale = sorted(found)
-        return self.stale
+            self.stale = [
+                relative
+                for name, source in self.early.items()
+                if (module := sys.modules.get(name)) is not None
+                and (relative := project_file(source))
+                and not _matches_source(module, config)
+            ]
+        found = set(self.stale)
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if not isinstance(filename, str) or not filename.endswith((".pyc", ".pyo")):
+                continue
+            if relative := project_file(filename):  # bytecode without its source
+                found.add(relative)
+        return sorted(found)
+
+
+def purge_trusted_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
+    """Delete the cached bytecode of the repository's sources under *root* that Python would
+    take on size and mtime alone (a timestamp pyc whose header matches its source), and return
+    the sources it belonged to. A process the tests start (``subprocess.run([sys.executable,
+    ...])``) has no guard of its own: with those files gone it compiles what it imports from
+    the source as it is now. Directories of the installed environment are left alone."""
+    purged: list[str] = []
+    skipped = {"__pycache__", "node_modules", *THIRD_PARTY_DIRS}
+    for directory, subdirectories, files in os.walk(root):
+        here = Path(directory)
+        subdirectories[:] = [
+            name
+            for name in subdirectories
+            if name not in skipped
+            and not name.startswith(".")  # .git, .tox, .venv: no sources of the project
+            and not any((here / name).resolve() == d for d in installed)
+        ]
+        for name in files:
+            if name.endswith(".py") and _trusted_pyc_removed(here / name):
+                purged.append((here / name).relative_to(root).as_posix())
+    return purged
+
+
+def _trusted_pyc_removed(source: Path) -> bool:
+    try:
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        with pyc.open("rb") as cached:
+            header = cached.read(16)
+        stat = source.stat()
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    if header[:4] != importlib.util.MAGIC_NUMBER or header[4:8] != bytes(4):
+        return False
+    if header[8:16] != _timestamp(stat.st_mtime, stat.st_size):
+        return False
+    try:
+        pyc.unlink()
+    except OSError:
+        return False
+    return True
+
+
+def _timestamp(mtime: float, size: int) -> bytes:
+    """The mtime and size fields of a timestamp pyc's header, as Python writes them."""
+    return (int(mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (size & 0xFFFFFFFF).to_bytes(
+        4, "little"
+    )
 
 
 def _rewriter_checks_hashes() -> bool:

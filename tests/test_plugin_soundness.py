@@ -151,27 +151,72 @@ def test_a_broken_source_behind_stale_bytecode_is_run_from_source(
     pytester.runpytest_subprocess(*workers).assert_outcomes(passed=1, failed=1)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize(
+    ("workers", "outcomes", "refused"),
+    [
+        # the process that imported the stale module ran the tests: nothing fails
+        ([], {"passed": 3}, 3),
+        # the controller imported it and runs no test; the workers start after the stale
+        # bytecode is gone and fail the test, but the run still records no pass
+        (["-n", "2"], {"passed": 2, "failed": 1}, 2),
+    ],
+)
 def test_a_module_imported_before_the_run_from_stale_bytecode_records_no_pass(
-    pytester: pytest.Pytester, workers: list[str]
+    pytester: pytest.Pytester, workers: list[str], outcomes: dict[str, int], refused: int
 ) -> None:
     root = jwt_project(pytester)
     # a plugin named with -p is imported before any conftest, and imports the code under test
     (root / "authplugin.py").write_text("from src.auth.login import login  # noqa: F401\n")
     break_login(root, unnoticed=True)
     result = pytester.runpytest_subprocess("--plangraph", "-p", "authplugin", *workers)
-    result.assert_outcomes(passed=3)  # the stale bytecode of the good login ran
-    assert evidence(root) == []
-    assert unverified_line(result) == "not verified in this run: 3 (3 STALE_BYTECODE)"
+    result.assert_outcomes(**outcomes)
+    assert [(r.ref, r.outcome) for r in evidence(root)] == (
+        [(f"{TOKEN}/ac-invalid-401", "failed")] if workers else []
+    )
+    assert unverified_line(result) == (
+        f"not verified in this run: {refused} ({refused} STALE_BYTECODE)"
+    )
     assert f"no pass recorded: bytecode that does not match its source ran for {LOGIN}" in (
         result.stdout.str()
     )
-    # once the stale file is gone, the same command records the failure
-    for cached in (root / "src/auth/__pycache__").iterdir():
-        cached.unlink()
+    # the run removed the bytecode that only size and mtime vouched for: the same command
+    # now imports the plugin's module from its source, and records the failure
     again = pytester.runpytest_subprocess("--plangraph", "-p", "authplugin", *workers)
     again.assert_outcomes(passed=2, failed=1)
     assert latest(root)[f"{TOKEN}/ac-invalid-401"].reason == "TEST_FAILED"
+    assert "no pass recorded" not in again.stdout.str()
+
+
+CHILD_TEST = f"""
+import subprocess
+import sys
+
+import pytest
+
+@pytest.mark.criterion("{TOKEN}/ac-invalid-401")
+def test_wrong_password_in_a_process_of_its_own():
+    code = "from src.auth.login import login; print(login('alice', 'wrong')[0])"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout.strip() == "401"
+"""
+
+
+def test_a_process_a_test_starts_runs_the_source_too(pytester: pytest.Pytester) -> None:
+    root = jwt_project(pytester)
+    (root / "tests/test_child.py").write_text(CHILD_TEST)
+    break_login(root, unnoticed=True)
+    # without the plugin the new process takes the cached bytecode of the good login
+    pytester.runpytest_subprocess("tests/test_child.py").assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("--plangraph")
+    result.assert_outcomes(passed=2, failed=2)
+    record = latest(root)[f"{TOKEN}/ac-invalid-401"]
+    assert (record.outcome, record.details["tests"]) == (
+        "failed",
+        {
+            "tests/test_child.py::test_wrong_password_in_a_process_of_its_own": "failed",
+            "tests/test_login.py::test_login_wrong_password": "failed",
+        },
+    )
 
 
 def test_the_guard_is_in_place_during_the_run_and_removed_after(
