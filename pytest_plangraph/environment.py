@@ -62,10 +62,17 @@ def actor() -> str:
 
 
 def run_info(
-    started: str, finished: str, pytest_version: str | None = None, run_id: str | None = None
+    started: str,
+    finished: str,
+    pytest_version: str | None = None,
+    run_id: str | None = None,
+    *,
+    optimize: int | None = None,
+    assert_mode: str | None = None,
 ) -> RunInfo:
     """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
-    CI variables that are set."""
+    CI variables that are set and, from a pytest run, its interpreter's optimize level and
+    pytest's assertion mode."""
     ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
     return RunInfo(
         id=run_id or uuid.uuid4().hex,
@@ -75,6 +82,8 @@ def run_info(
         pytest=pytest_version,
         plugin=__version__,
         ci=ci,
+        optimize=optimize,
+        assert_mode=assert_mode,
     )
 
 

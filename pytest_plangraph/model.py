@@ -360,6 +360,13 @@ class RunInfo(_Frozen):
     pytest: str | None = None
     plugin: str
     ci: dict[str, str] = _empty(dict)
+    # Added after the first records were stored: left out of a record (and so of its content
+    # address) when unknown, so a record stored before them keeps its id when read again.
+    optimize: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """``sys.flags.optimize`` of the run's interpreter (the highest of its xdist workers): above
+    0, ``assert`` statements outside rewritten test modules were stripped."""
+    assert_mode: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """pytest's ``--assert`` mode: ``rewrite`` or ``plain`` (``plain`` when any worker's was)."""
 
 
 class Evidence(_Frozen):

@@ -18,9 +18,12 @@ import pytest
 if TYPE_CHECKING:
     from .pytest_fixture import PlangraphFixture
     from .pytest_session import PlangraphSession
+    from .pytest_soundness import BytecodeGuard
 
 SESSION_KEY: pytest.StashKey[PlangraphSession] = pytest.StashKey()
 """Where the running :class:`PlangraphSession` is kept in ``config.stash``."""
+GUARD_KEY: pytest.StashKey[BytecodeGuard] = pytest.StashKey()
+"""Where this process's private bytecode cache is kept in ``config.stash``."""
 
 PLAN_SUFFIXES = (".yaml", ".yml", ".json")
 MARKER = (
@@ -86,13 +89,30 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, args: list[str]
 ) -> Generator[None, object, object]:
     """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file; under
+    ``--plangraph`` compile every module imported from now on from its source; under
     ``--plangraph-coverage`` make coverage.py use a core that records per-test contexts."""
     split_plan_argument(args)
+    if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
+        # before any conftest, test module or module under test is imported (an xdist worker
+        # runs this hook too), so none of them can run bytecode older than its source
+        install_guard(early_config)
     if "--plangraph-coverage" in args:
         from .pytest_coverage import force_ctrace
 
         force_ctrace(early_config)
     return (yield)
+
+
+def install_guard(config: pytest.Config) -> BytecodeGuard:
+    """This process's :class:`~pytest_plangraph.pytest_soundness.BytecodeGuard`, installed on
+    first use and removed when pytest ends."""
+    guard = config.stash.get(GUARD_KEY, None)
+    if guard is None:
+        from .pytest_soundness import BytecodeGuard
+
+        guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
+        config.add_cleanup(guard.remove)
+    return guard
 
 
 def split_plan_argument(args: list[str]) -> None:

@@ -63,11 +63,48 @@ NARROWING_INI = frozenset(
         "python_functions",
         "collect_imported_tests",
         "addopts",  # any option at all: --ignore, --deselect …
+        # values that decide whether a test fails: which warnings are errors, which fixtures
+        # every test uses, where modules are imported from, which conftest files load
+        "filterwarnings",
+        "usefixtures",
+        "pythonpath",
+        "confcutdir",
     }
 )
-"""Configuration values that decide which tests are collected."""
+"""Configuration values that decide which tests are collected, or whether they can fail."""
 
-_STANDARD_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+LOOSENING_FLAGS = frozenset({"--runxfail", "--noconftest", "--confcutdir"})
+"""Options that make a test pass that the project's configuration would not let pass: run
+expected failures as ordinary tests, skip the ``conftest.py`` files, stop loading them above a
+directory."""
+
+HARMLESS_PLUGINS = frozenset(
+    {
+        "cacheprovider",
+        "pastebin",
+        "junitxml",
+        "stepwise",
+        "faulthandler",
+        "cov",
+        "xdist",
+        "randomly",
+    }
+)
+"""Plugins that ``-p no:NAME`` may disable without changing any test's outcome; disabling any
+other (``warnings`` turns ``filterwarnings = error`` off, ``skipping`` ignores ``xfail``
+marks, a project's own plugin takes its fixtures and hooks away) is a narrowing."""
+
+_STANDARD_CONFIGS = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+"""The names pytest looks for at the rootdir (``pytest.toml`` and ``.pytest.toml`` since
+pytest 9)."""
 
 
 def _own_config(config: pytest.Config) -> bool:
@@ -95,10 +132,12 @@ def _with_argfiles(args: Sequence[str], directory: Path) -> list[str]:
 
 
 def narrowing_options(args: Sequence[str]) -> set[str]:
-    """What in *args* (a command line) narrows the collection: ``"ignore"`` (``--ignore``,
-    ``--ignore-glob``), ``"config"`` (another configuration file: ``-c``, ``--config-file``)
-    and ``"override"`` (an ``-o`` override of one of :data:`NARROWING_INI`, also inside a
-    group of short flags: ``-vo``); empty when nothing does."""
+    """What in *args* (a command line) narrows the collection or loosens the suite:
+    ``"ignore"`` (``--ignore``, ``--ignore-glob``), ``"config"`` (another configuration file:
+    ``-c``, ``--config-file``), ``"override"`` (an ``-o`` override of one of
+    :data:`NARROWING_INI`, also inside a group of short flags: ``-vo``), ``"loosen"``
+    (:data:`LOOSENING_FLAGS`, ``-p no:NAME`` of a plugin not in :data:`HARMLESS_PLUGINS`, a
+    ``-W`` warning filter other than ``error``); empty when nothing does."""
     found: set[str] = set()
     given = iter(args)
     for arg in given:
@@ -107,6 +146,14 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
         name = arg.split("=", 1)[0]
         if name in ("--ignore", "--ignore-glob"):
             found.add("ignore")
+            continue
+        if name in LOOSENING_FLAGS:
+            found.add("loosen")
+            continue
+        if name == "--pythonwarnings":
+            value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
+            if _loosens(("W", value)):
+                found.add("loosen")
             continue
         if name == "--config-file":
             found.add("config")
@@ -119,6 +166,8 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
             option, value = _short_option(arg, given)
             if option == "c":
                 found.add("config")
+            if _loosens((option, value)):
+                found.add("loosen")
             if option != "o":
                 continue
         else:
@@ -126,6 +175,15 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
         if value.split("=", 1)[0].strip() in NARROWING_INI:
             found.add("override")
     return found
+
+
+def _loosens(option: tuple[str, str]) -> bool:
+    """True for ``-p no:NAME`` of a plugin that may change outcomes, and for a ``-W`` filter
+    whose action is not ``error`` (it may override ``filterwarnings = error``)."""
+    letter, value = option
+    if letter == "p":
+        return value.startswith("no:") and value[3:].strip() not in HARMLESS_PLUGINS
+    return letter == "W" and value.split(":", 1)[0].strip() != "error"
 
 
 _SHORT_WITH_VALUE = frozenset("ckmoprnW")

@@ -77,13 +77,16 @@ def decide(
     runnable: Iterable[str] = (),
     uncollected: MappingABC[str, list[str]] | None = None,
     skipped_whole: MappingABC[str, list[str]] | None = None,
+    no_pass: str | None = None,
 ) -> tuple[list[Decided], dict[str, Unverified]]:
     """One :class:`Decided` per verified criterion, and why each other one was not verified.
 
     *runnable* are the refs of criteria a verifier item could check: those the run did not
     collect are reported ``NOT_COLLECTED``. *uncollected* maps a test criterion to the failed
     collectors that may hold its tests (see :func:`~.pytest_mapping.collection_suspects`),
-    *skipped_whole* to the collectors skipped whole that may hold them.
+    *skipped_whole* to the collectors skipped whole that may hold them. *no_pass* is the
+    reason code of a run whose tests could not fail: its passes, of tests and of verifier
+    items alike, are left unverified with that reason; its failures are recorded.
     """
     decided: list[Decided] = []
     skipped: dict[str, Unverified] = {}
@@ -98,6 +101,7 @@ def decide(
             partial=mapping.partial,
             uncollected=failed,
             skipped_whole=passed_over,
+            no_pass=no_pass,
         )
         if isinstance(verdict, Unverified):
             skipped[ref] = verdict
@@ -137,6 +141,8 @@ def decide(
         found = results.verdicts.get(item_id)
         if found is None:
             skipped[ref] = Unverified(NOT_RUN)
+        elif no_pass and found.get("outcome") == "passed":
+            skipped[ref] = Unverified(no_pass)
         else:
             decided.append(_verifier_decided(ref, found))
     return decided, skipped

@@ -27,12 +27,14 @@ from .api import PlanGraph
 from .environment import actor, git_info, now, run_info
 from .errors import PlangraphError
 from .model import Criterion, Node
+from .pytest_binding import FileBinder
 from .pytest_config import partial_args, plan_path, store_path
 from .pytest_evidence import EvidenceBuilder, RunResults, decide
 from .pytest_fixture import ARTIFACT_PROPERTY
 from .pytest_items import PlanFile, VerifierItem
 from .pytest_junit import attach_evidence
 from .pytest_mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .pytest_soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .state import Snapshot, derive, needed_paths
 from .summary import Outcome, RunReport, write_summary
 from .verify import runnable_criteria
@@ -72,17 +74,19 @@ class PlangraphSession:
         self.item_verdicts: dict[str, dict[str, Any]] = {}
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
         self._registry: Registry | None = None
-        self._conftests: dict[str, list[str]] = {}
-        self._plugins: list[str] | None = None
-        self._installed: list[Path] | None = None
-        self._relatives: dict[Path, str | None] = {}
+        self.binder = FileBinder(config, graph)
         self.coverage: CoverageRecorder | None = None
+        self.heard_facts: dict[str, dict[str, Any]] = {}
+        """The interpreter facts on the reports of xdist workers, each different one once."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
         """Load the plan; on the controller also lint it and open the store (usage errors)."""
         plan, store = plan_path(config), store_path(config)
         graph: PlanGraph | None = None
+        from .plugin import install_guard
+
+        install_guard(config)  # already done unless the plugin was loaded late (a conftest)
         try:
             graph = PlanGraph.open(plan=plan, store=store)
             session = cls(config, graph)
@@ -108,6 +112,14 @@ class PlangraphSession:
             sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):
             self.graph.require_node(node)
+        # before any worker starts and any test runs, since a process a test starts has no
+        # guard; after the modules imported before the guard are compared with their bytecode
+        from .plugin import install_guard
+        from .pytest_coverage import excluded_dirs
+        from .pytest_soundness import purge_trusted_bytecode
+
+        install_guard(self.config).check(self.config, self.binder.project_file)
+        purge_trusted_bytecode(self.graph.root, excluded_dirs(self.graph.root))
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)
@@ -267,78 +279,12 @@ class PlangraphSession:
             else:
                 builder.mapping.verifiers_deselected.append(item.ref)
             return
-        file = self._relative(item.path)
+        file = self.binder.relative(item.path)
         refs = builder.add(item, test_id, file or "", selected=selected)
         if refs and selected and file:
-            self._bind_files(builder.mapping, file, self._defined_in(item, file))
+            self.binder.bind(builder.mapping, file, item)
             item.user_properties.extend((CRITERION_PROPERTY, ref) for ref in refs)
             item.user_properties.append((RUN_PROPERTY, self.run_id))
-
-    def _bind_files(self, mapping: Mapping, file: str, defined_in: str | None) -> None:
-        """Bind to the tests of *file* the files their verdicts read: the module, its
-        conftest files, the modules the run loaded as plugins from the repository
-        (``pytest_plugins``, ``-p``), and *defined_in*, the module a test's function comes
-        from when it is not *file* (a test inherited from a base class elsewhere)."""
-        paths = mapping.file_subjects.get(file)
-        if paths is None:
-            directory = file.rpartition("/")[0]
-            paths = [*self._plugin_files(), *self._conftests_of(directory), file]
-            mapping.file_subjects[file] = paths
-        if defined_in is not None and defined_in not in paths:
-            paths.append(defined_in)
-        for path in paths:
-            if path not in mapping.hashes:
-                mapping.hashes[path] = self.graph.workspace.hash_file(path)
-
-    def _defined_in(self, item: pytest.Item, file: str) -> str | None:
-        """The repository file that defines *item*'s test function, when not *file*."""
-        code = getattr(getattr(item, "function", None), "__code__", None)
-        source = getattr(code, "co_filename", None)
-        if not isinstance(source, str) or not source.endswith(".py"):
-            return None
-        found = self._project_file(source)
-        return found if found != file else None
-
-    def _plugin_files(self) -> list[str]:
-        """Modules of the repository that pytest loaded as plugins, conftest files aside
-        (``pytest_plugins = [...]`` in a conftest, ``-p module``): their fixtures and hooks
-        reach every test."""
-        if self._plugins is None:
-            found = set()
-            for plugin in self.config.pluginmanager.get_plugins():
-                source = getattr(plugin, "__file__", None)
-                if not isinstance(source, str) or Path(source).name == "conftest.py":
-                    continue
-                if (relative := self._project_file(source)) is not None:
-                    found.add(relative)
-            self._plugins = sorted(found)
-        return self._plugins
-
-    def _project_file(self, source: str) -> str | None:
-        """*source* relative to the repository, or None outside it or where coverage data is
-        not taken from either: the running environment (a ``.venv`` kept in the repository
-        holds the installation, which evidence does not bind), site-packages, this package."""
-        from .pytest_coverage import excluded_dirs, repository_file
-
-        if self._installed is None:
-            self._installed = excluded_dirs(self.graph.root)
-        return repository_file(source, self.graph.root, self._installed)
-
-    def _conftests_of(self, directory: str) -> list[str]:
-        if directory not in self._conftests:
-            parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
-            own = f"{directory}/conftest.py" if directory else "conftest.py"
-            here = [own] if (self.graph.root / own).is_file() else []
-            self._conftests[directory] = [*parent, *here]
-        return self._conftests[directory]
-
-    def _relative(self, path: Path) -> str | None:
-        if path not in self._relatives:
-            try:
-                self._relatives[path] = self.graph.workspace.relative(path)
-            except PlangraphError:
-                self._relatives[path] = None
-        return self._relatives[path]
 
     # --- running -----------------------------------------------------------------------------
 
@@ -348,8 +294,11 @@ class PlangraphSession:
         controller collect each phase's outcome, verifier verdicts and declared artifacts."""
         if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
-        if self.worker:
+        if self.worker:  # every report says whether the worker's tests could fail
+            setattr(report, FACTS_ATTRIBUTE, self.own_facts)
             return
+        if facts := getattr(report, FACTS_ATTRIBUTE, None):
+            self.heard_facts.setdefault(repr(facts), facts)
         test_id = self.prefix + report.nodeid
         xfail = hasattr(report, "wasxfail")
         self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
@@ -359,6 +308,14 @@ class PlangraphSession:
         for name, value in report.user_properties:
             if name == ARTIFACT_PROPERTY:
                 self.results.artifacts.setdefault(test_id, []).append(str(value))
+
+    @cached_property
+    def own_facts(self) -> dict[str, Any]:
+        """This process's interpreter facts (:func:`~.pytest_soundness.run_facts`)."""
+        from .plugin import install_guard
+
+        stale = install_guard(self.config).check(self.config, self.binder.project_file)
+        return run_facts(self.config, stale)
 
     # --- xdist controller --------------------------------------------------------------------
 
@@ -410,11 +367,18 @@ class PlangraphSession:
         plan, root = self.graph.plan, self.graph.root
         suspects = collection_suspects(plan, failed, root)
         skipped = collection_suspects(plan, skipped_whole, root)
+        facts = join_facts([self.own_facts, *self.heard_facts.values()])
+        no_pass = no_pass_reasons(facts)
         decided, unverified = decide(
-            self.mapping or Mapping(), self.results, runnable, suspects, skipped
+            self.mapping or Mapping(),
+            self.results,
+            runnable,
+            suspects,
+            skipped,
+            no_pass[0][0] if no_pass else None,
         )
         end = self.graph.snapshot(self.before_fold)
-        builder = self._builder(end) if decided else None
+        builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.graph.record_run(evidence) if evidence else []
         if evidence:
@@ -437,6 +401,7 @@ class PlangraphSession:
             gate=gated,
             collection_errors=list(self.collection_errors),
             skipped_whole=skipped_whole,
+            no_pass=[message for _, message in no_pass],
         )
 
     def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
@@ -450,8 +415,15 @@ class PlangraphSession:
                 found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
         return found
 
-    def _builder(self, end: Snapshot) -> EvidenceBuilder:
-        run = run_info(self.started, now(), pytest.__version__, run_id=self.run_id)
+    def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
+        run = run_info(
+            self.started,
+            now(),
+            pytest.__version__,
+            run_id=self.run_id,
+            optimize=facts["optimize"],
+            assert_mode=facts["assert_mode"],
+        )
         return EvidenceBuilder(
             graph=self.graph,
             snapshot=end,

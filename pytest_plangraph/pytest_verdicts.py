@@ -93,6 +93,7 @@ def criterion_verdict(
     uncollected: Iterable[str] = (),
     skipped_whole: Iterable[str] = (),
     partial: bool = False,
+    no_pass: str | None = None,
 ) -> Verdict | Unverified:
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
@@ -103,7 +104,9 @@ def criterion_verdict(
     *skipped_whole* the collectors skipped whole (``pytest.importorskip``) that may hold some:
     like a skipped test, not passing evidence. A pattern that none of those could hold is
     still ``TEST_NOT_FOUND`` unless the run is partial: it matches nothing anywhere. A partial
-    run records failures but never a pass: a test it left out could fail.
+    run records failures but never a pass: a test it left out could fail. *no_pass* is the
+    reason code of a run whose tests could not fail (stripped asserts, stale bytecode): like a
+    partial run it records failures, and a criterion that would pass is left unverified.
     """
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
     passed_over = list(skipped_whole)
@@ -134,4 +137,6 @@ def criterion_verdict(
             return verdict
     if partial:  # every test it collected passed; those it left out are unknown
         return Unverified(NOT_COLLECTED)
+    if no_pass:  # every test passed, but in a run where they could not fail
+        return Unverified(no_pass)
     return Verdict("passed")

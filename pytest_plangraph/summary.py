@@ -53,6 +53,8 @@ class RunReport:
     collection_errors: list[str] = field(default_factory=list)
     skipped_whole: list[str] = field(default_factory=list)
     """Collectors (test files, directories) that failed: their tests never ran."""
+    no_pass: list[str] = field(default_factory=list)
+    """Why this run records no pass at all (its tests could not fail), one message each."""
 
     @property
     def refusals(self) -> list[GateDecision]:
@@ -81,6 +83,9 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
     lines.extend(_changes(report))
     lines.extend(_still_stale(report))
     lines.extend(_incomplete(report.collection_errors, report.skipped_whole))
+    lines.extend(
+        [(f"no pass recorded: {why}", {"red": True, "bold": True})] for why in report.no_pass
+    )
     lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import py_compile
 import re
+import shutil
 import textwrap
+from importlib.util import cache_from_source
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import FIXTURES, git
 
 # Imported here, before any in-process pytester run: pytester drops the modules a run imported
 # when it ends, and libyaml's C loader keeps the classes of the first `yaml` import, so a plan
@@ -98,3 +102,40 @@ def section(output: str) -> list[str]:
 
 
 _FINAL_LINE = re.compile(r"^(=+ .*|\d+ \w+.* in [\d.]+s.*)$")
+
+
+LOGIN = "src/auth/login.py"
+CHECK = "if _users().get(username) != digest:"
+BROKEN = "if False:"
+
+
+def jwt_project(pytester: pytest.Pytester) -> Path:
+    """A copy of the JWT-login sample in a fresh git repository at ``pytester.path``."""
+    root = pytester.path
+    shutil.copytree(FIXTURES / "jwt-login", root, dirs_exist_ok=True)
+    (root / ".gitignore").write_text(".plangraph/\n__pycache__/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def break_login(root: Path, *, unnoticed: bool = False) -> None:
+    """Make the login accept any password. *unnoticed*: first cache the good module's
+    bytecode, then keep the file's size (padding the line) and set its old mtime back, so the
+    import system takes the cached bytecode of the good code for the broken file's."""
+    path = root / LOGIN
+    before = path.stat()
+    if unnoticed:
+        py_compile.compile(
+            str(path),
+            cfile=cache_from_source(str(path)),
+            doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP,
+        )
+    text = path.read_text(encoding="utf-8")
+    broken = BROKEN.ljust(len(CHECK)) if unnoticed else BROKEN
+    path.write_text(text.replace(CHECK, broken), encoding="utf-8")
+    if unnoticed:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_size == before.st_size

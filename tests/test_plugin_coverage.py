@@ -101,7 +101,8 @@ def test_an_executed_file_no_plan_entry_names_makes_the_evidence_stale(
         "tests/test_app.py",
     ]
     assert lib.details["coverage"] == ["src/lib/core.py", "tests/test_lib.py"]
-    assert set(app.subjects) == {*app.details["coverage"], "tests/test_app.py"}
+    # and the configuration file the run read, which binds every test's evidence
+    assert set(app.subjects) == {*app.details["coverage"], "tests/test_app.py", "pytest.ini"}
     assert all((root / path).is_file() for path in app.subjects)
     (root / "src/helper.py").write_text("def inc(x):\n    return x + 2\n")
     with PlanGraph.open(root) as graph:

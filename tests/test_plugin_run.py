@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 from conftest import git
-from plugin_helpers import PLAN, evidence, latest, make_project, section
+from plugin_helpers import PLAN, TESTS, evidence, latest, make_project, section
 
 from pytest_plangraph import PlanGraph, __version__
 
@@ -510,6 +510,25 @@ def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
 
 
 @pytest.mark.parametrize(
+    "loosening",
+    [["-W", "ignore::UserWarning"], ["-p", "no:warnings"], ["-o", "filterwarnings=default"]],
+)
+def test_a_command_line_that_loosens_the_configuration_records_no_pass(
+    pytester: pytest.Pytester, loosening: list[str]
+) -> None:
+    tests = TESTS.replace("    assert True\n", "    warnings.warn('deprecated call')\n", 1)
+    files = {"pytest.ini": "[pytest]\ntestpaths = tests\nfilterwarnings = error\n"}
+    root = make_project(pytester, tests=f"import warnings\n{tests}", files=files)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=3, failed=1)
+    assert latest(root)["step-a/ac-marked"].reason == "TEST_FAILED"
+    recorded = len(evidence(root))
+    result = pytester.runpytest_subprocess("--plangraph", *loosening)
+    assert result.parseoutcomes()["passed"] == 3  # the warning no longer fails the test
+    assert evidence(root)[recorded:] == []
+    assert "not verified in this run: 3 (3 NOT_COLLECTED)" in section(result.stdout.str())
+
+
+@pytest.mark.parametrize(
     ("args", "narrowed"),
     [
         (["--ignore=a"], True),
@@ -529,6 +548,21 @@ def test_what_the_projects_own_configuration_leaves_out_is_the_suite(
         (["-o", "collect_imported_tests=false"], True),
         (["-x", "-q", "--plangraph"], False),
         (["--", "--ignore=a"], False),
+        # what loosens the project's configuration: a test could pass that would not
+        (["-W", "ignore::UserWarning"], True),
+        (["-Wdefault"], True),
+        (["--pythonwarnings=always"], True),
+        (["-W", "error::DeprecationWarning"], False),
+        (["-p", "no:warnings"], True),
+        (["-pno:skipping"], True),
+        (["-p", "no:tests.fixtures"], True),
+        (["-p", "no:cacheprovider", "-p", "no:cov"], False),
+        (["-p", "tests.fixtures"], False),
+        (["--runxfail"], True),
+        (["--noconftest"], True),
+        (["--confcutdir=tests"], True),
+        (["-o", "filterwarnings=ignore"], True),
+        (["-o", "pythonpath=elsewhere"], True),
     ],
 )
 def test_narrowing_options(args: list[str], narrowed: bool) -> None:

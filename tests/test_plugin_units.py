@@ -86,6 +86,11 @@ def test_phases_fold_into_one_test_outcome(
         ({"t1": "failed"}, {"deselected": ["t2"]}, Verdict("failed", "TEST_FAILED")),
         ({"t1": "passed", "t2": None}, {}, Unverified("NOT_RUN")),
         ({"t1": "failed", "t2": None}, {}, Verdict("failed", "TEST_FAILED")),
+        # a run whose tests could not fail: failures count, a pass is not decided
+        ({"t1": "passed"}, {"no_pass": "ASSERTS_DISABLED"}, Unverified("ASSERTS_DISABLED")),
+        ({"t1": "failed"}, {"no_pass": "STALE_BYTECODE"}, Verdict("failed", "TEST_FAILED")),
+        ({}, {"no_pass": "STALE_BYTECODE"}, Verdict("error", "TEST_NOT_FOUND")),
+        ({"t1": "skipped"}, {"no_pass": "STALE_BYTECODE"}, Verdict("error", "TEST_SKIPPED")),
     ],
 )
 def test_a_criterion_passes_only_when_all_its_tests_ran_and_passed(

@@ -151,3 +151,25 @@ def test_own_files_are_hashed_once_per_run(graph: PlanGraph) -> None:
 )
 def test_is_plain(value: object, plain: bool) -> None:
     assert is_plain(value) is plain
+
+
+def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
+    graph: PlanGraph,
+) -> None:
+    # records of earlier versions have no run.optimize or run.assert_mode: read again, they
+    # must keep their id, and `record()` must still take them
+    common: dict[str, Any] = {"reason": None, "details": {}, "subjects": {}, "recorded_by": "t"}
+    old = graph.make_evidence(
+        TOKEN, "ac-http-200", outcome="passed", run=run_info(now(), now()), **common
+    )
+    payload = old.model_dump(mode="json")
+    assert set(payload["run"]) == {"id", "started", "finished", "python", "pytest", "plugin", "ci"}
+    read = Evidence.model_validate(payload)
+    assert (read.run.optimize, read.run.assert_mode) == (None, None)
+    assert read.model_dump(mode="json") == payload and evidence_id(read) == read.id
+    graph.record([read])
+    flagged = run_info(now(), now(), "9.0", optimize=1, assert_mode="plain")
+    new = graph.make_evidence(TOKEN, "ac-http-200", outcome="failed", run=flagged, **common)
+    assert (new.model_dump(mode="json")["run"]["optimize"], new.run.assert_mode) == (1, "plain")
+    assert new.id == evidence_id(new) != read.id
+    graph.close()
