@@ -10,8 +10,8 @@ reads check that hash in the store, read only the events after *N* and fold them
 * an event after *N* was recorded with an earlier time than the checkpoint's (a merge of
   another store's older events, which sort before newer ones);
 * a folded claim carries no verdict (only a replay of the whole log can judge it);
-* the file is damaged, or was written by other code (it is kept under a fingerprint of the
-  modules that fold and read it)
+* the file is damaged, or was written by other code (it is kept under the fingerprint of the
+  package's code, :mod:`.codehash`)
 
 — in each case the whole log is read and folded instead, as without a checkpoint. With
 ``PLANGRAPH_SIGNING_KEY`` set, a checkpoint is signed with it (HMAC-SHA256, as events are) and
@@ -31,9 +31,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .codehash import code_fingerprint
 from .inputs import LoggedEvent
 from .logfold import LogFold
-from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
+from .plancache import cache_dir_of, make_cache_dir
 from .state import PlanState, Snapshot, derive
 from .store.chain import ChainProblem, sign, signing_key_from_env
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
@@ -48,7 +49,6 @@ FIRST_AT = 1_000
 EVERY = 1_000
 """Events read after a checkpoint before a newer one is written."""
 
-_MODULES = ("logfold.py", "checkpoint.py", "store/rows.py")
 _KEPT_FIELDS = (*VERDICT_FIELDS, "id")
 
 
@@ -149,7 +149,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str) -> None:
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
     key = signing_key_from_env()
     head = {
-        "version": code_fingerprint(_MODULES),
+        "version": code_fingerprint(),
         "seq": seq,
         "hash": chain,
         "at": at,
@@ -172,7 +172,7 @@ def _load(path: Path) -> tuple[LogFold, int, str, str] | None:
     try:
         head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
         head = json.loads(head_text)
-        if head["version"] != code_fingerprint(_MODULES):
+        if head["version"] != code_fingerprint():
             return None
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
         if digest != head["sha256"]:

@@ -20,9 +20,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .codehash import code_fingerprint
 from .errors import PlanError, Problem
 from .model import Plan
-from .plancache import code_fingerprint, keep_parsed, machine_salt, read_parsed, with_facts
+from .plancache import keep_parsed, machine_salt, read_parsed, with_facts
 from .planmessages import FieldPath as FieldPath
 from .planmessages import format_path as format_path
 from .planmessages import problem
@@ -108,11 +109,8 @@ def cache_key(raw: bytes) -> str:
     that came with the repository never matches)."""
     digest = hashlib.sha256(machine_salt())
     digest.update(raw)
-    digest.update(code_fingerprint(_READING_MODULES).encode())
+    digest.update(code_fingerprint().encode())
     return digest.hexdigest()
-
-
-_READING_MODULES = ("planfile.py", "planyaml.py", "planmessages.py")
 
 
 def _from_kept(

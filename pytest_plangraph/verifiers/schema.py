@@ -116,7 +116,8 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
-    from ..plancache import code_fingerprint, machine_salt
+    from ..codehash import code_fingerprint
+    from ..plancache import machine_salt
 
     try:
         library = version("jsonschema")
@@ -125,11 +126,9 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
     mode = "yaml" if rel.lower().endswith(YAML_SUFFIXES) else "json"
     key = hashlib.sha256(machine_salt())
     key.update(data)
-    key.update(f"\0{mode}\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
+    key.update(f"\0{mode}\0{code_fingerprint()}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
 
-
-_SCHEMA_MODULES = ("verifiers/schema.py", "verifiers/documents.py", "verifiers/formats.py")
 
 KEPT_SCHEMAS = 64
 """How many valid-schema markers the cache keeps (the ones written last)."""
