@@ -160,15 +160,6 @@ def _remember(marker: Path | None) -> None:
             old.unlink()
 
 
-def load_document(workspace: Workspace, rel: str) -> Any:
-    """The parsed content of a JSON or YAML file (``.yaml``/``.yml``) in *workspace*.
-
-    Raises :class:`VerdictError` with outcome ``failed`` and ``ARTIFACT_MISSING``,
-    ``ARTIFACT_UNREADABLE`` or ``PATH_OUTSIDE_ROOT``.
-    """
-    return _load(workspace, rel, _ARTIFACT)
-
-
 def _stop(role: _Role, reason: str, message: str) -> VerdictError:
     return VerdictError(VerifierResult(role.outcome, reason, message))
 
