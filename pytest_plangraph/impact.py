@@ -23,6 +23,7 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -395,11 +396,15 @@ def _cancelled(graph: Graph, node_id: str, state: PlanState | None) -> bool:
 
 
 def _descendants(graph: Graph, node_id: str) -> list[str]:
+    """The nodes under *node_id* in the hierarchy, breadth first, each once (linear: a queue
+    and a set, so a wide or deep hierarchy costs no more than its size)."""
     found: list[str] = []
-    queue = list(graph.children.get(node_id, ()))
+    seen = {node_id}
+    queue = deque(graph.children.get(node_id, ()))
     while queue:
-        child = queue.pop(0)
-        if child not in found and child != node_id:
+        child = queue.popleft()
+        if child not in seen:
+            seen.add(child)
             found.append(child)
             queue.extend(graph.children.get(child, ()))
     return found
