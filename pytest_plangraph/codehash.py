@@ -19,7 +19,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 
 
 @functools.cache
