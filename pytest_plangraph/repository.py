@@ -23,7 +23,7 @@ from .model import Event, Plan, PlanRef
 from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
 from .state import Snapshot, collector_paused, needed_paths
-from .vcs import Workspace
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .lint import Finding, Severity

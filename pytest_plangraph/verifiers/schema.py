@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ..model import Criterion, Node
-    from ..vcs import Workspace
+    from ..workspace import Workspace
 
 MAX_ERRORS = 10
 """At most this many violations are listed; the count says how many there were."""
