@@ -26,7 +26,7 @@ from .model import Plan
 from .plancache import keep_parsed, machine_salt, read_parsed, with_facts
 from .planmessages import FieldPath as FieldPath
 from .planmessages import format_path as format_path
-from .planmessages import problem
+from .planmessages import position, problem
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads)."""
@@ -50,11 +50,8 @@ class LoadedPlan:
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
-        for end in range(len(path), -1, -1):
-            pos = self.positions.get(path[:end])
-            if pos:
-                return f"{self.file}:{pos[0]}:{pos[1]}"
-        return self.file
+        found = position(self.positions, path)
+        return f"{self.file}:{found[0]}:{found[1]}" if found else self.file
 
     def node_path(self, node_id: str) -> FieldPath:
         """Field path of the first node with this id."""
@@ -143,8 +140,7 @@ def validate_plan(
     try:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
-        loaded = LoadedPlan(Plan(plangraph=1, plan="x"), name, positions)
-        raise PlanError([problem(loaded, data, err) for err in exc.errors()]) from None
+        raise PlanError([problem(name, positions, data, err) for err in exc.errors()]) from None
     return LoadedPlan(plan, name, positions)
 
 
