@@ -36,8 +36,3 @@ def canonical_json(value: Any) -> str:
 def digest(value: Any) -> str:
     """Return the hex sha256 of the canonical JSON of *value*."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Return the hex sha256 of raw bytes."""
-    return hashlib.sha256(data).hexdigest()

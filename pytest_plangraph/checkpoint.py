@@ -10,8 +10,8 @@ reads check that hash in the store, read only the events after *N* and fold them
 * an event after *N* was recorded with an earlier time than the checkpoint's (a merge of
   another store's older events, which sort before newer ones);
 * a folded claim carries no verdict (only a replay of the whole log can judge it);
-* the file is damaged, or was written by other code (it is kept under a fingerprint of the
-  modules that fold and read it);
+* the file is damaged, or was written by other code (it is kept under the fingerprint of the
+  package's code, :mod:`.codehash`);
 * the checkpoint was made under other trust settings (keys, trusted keys and their roles): its
   fold counted other events (:meth:`~pytest_plangraph.trust.Policy.fingerprint`)
 
@@ -47,11 +47,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .codehash import code_fingerprint
 from .errors import StoreTamperedError
 from .inputs import LoggedEvent
 from .localkey import local_key
 from .logfold import LogFold
-from .plancache import cache_dir_of, code_fingerprint, make_cache_dir
+from .plancache import cache_dir_of, make_cache_dir
 from .state import PlanState, Snapshot, derive
 from .store.chain import ChainProblem, sign
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
@@ -67,7 +68,6 @@ FIRST_AT = 1_000
 EVERY = 1_000
 """Events read after a checkpoint before a newer one is written."""
 
-_MODULES = ("logfold.py", "checkpoint.py", "store/rows.py", "trust.py", "store/signatures.py")
 _KEPT_FIELDS = (*VERDICT_FIELDS, "id")
 
 
@@ -238,7 +238,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
     else:
         signature = sign(local_key(), signed)
     head = {
-        "version": code_fingerprint(_MODULES),
+        "version": code_fingerprint(),
         "seq": seq,
         "hash": chain,
         "at": at,
@@ -262,7 +262,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
     try:
         head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
         head = json.loads(head_text)
-        if head["version"] != code_fingerprint(_MODULES):
+        if head["version"] != code_fingerprint():
             return None
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
         if digest != head["sha256"]:

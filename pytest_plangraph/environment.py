@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .errors import UsageError
 from .model import GitInfo, RunInfo
 from .vcs import find_root, git_state

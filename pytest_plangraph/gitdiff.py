@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from .changes import Change, ChangeKind
 from .errors import GitError
 from .gitrun import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_repo, verify_commit
-
-ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
 
 _STATUS: dict[str, ChangeKind] = {
     "M": "modified",
@@ -30,20 +29,6 @@ _STATUS: dict[str, ChangeKind] = {
     "D": "deleted",
     "R": "renamed",
 }
-
-
-@dataclass(frozen=True)
-class Change:
-    """One changed path (root-relative POSIX); *old_path* is set for renames only. *note* is
-    set when the change could not be looked into: a submodule whose own changes could not be
-    listed is reported as its own path, and the note says why and how to fix it. *subtree*
-    says the change stands for every path under *path* (and *old_path*) as well."""
-
-    path: str
-    change: ChangeKind
-    old_path: str | None = None
-    note: str | None = None
-    subtree: bool = False
 
 
 def tree_changes(repo: Any, base: str, target: str | None) -> list[Change]:

@@ -1,4 +1,4 @@
-"""Pure graph operations over a plan: indexes, topological order, cycles and closures.
+"""Pure graph operations over a plan: indexes, topological order, cycles and ancestors.
 
 Edges read "``to`` depends on ``from``". The topological order is :mod:`graphlib`'s (nodes
 become ready in rounds), with ties broken by the position of nodes in the plan file so every
@@ -8,8 +8,7 @@ listing is stable; it is computed once per plan (``Plan.topological_order``).
 from __future__ import annotations
 
 import graphlib
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .model import PROPAGATING_EDGES, Edge, Node, Plan
@@ -61,16 +60,6 @@ class Graph:
             for e in edges
             if e.type == "conflicts" and e.status == "active"
         )
-
-    def downstream_closure(self, start: Iterable[str]) -> list[str]:
-        """*start* and every node reachable from it by propagating edges, in topological order."""
-        seen = _reach(start, self.dependents)
-        return [n for n in self.topological_order() if n in seen]
-
-    def upstream_closure(self, start: Iterable[str]) -> list[str]:
-        """*start* and every node it transitively depends on, in topological order."""
-        seen = _reach(start, self.prerequisites)
-        return [n for n in self.topological_order() if n in seen]
 
     def topological_order(self) -> list[str]:
         """Upstream before downstream over active requires/consumes/validates edges.
@@ -145,18 +134,6 @@ class Graph:
             for e in self.incoming.get(node_id, ())
             if e.type in PROPAGATING_EDGES and e.status == "active" and e.from_ != node_id
         )
-
-
-def _reach(start: Iterable[str], step: Callable[[str], list[str]]) -> set[str]:
-    seen: set[str] = set()
-    queue = deque(start)
-    while queue:
-        node_id = queue.popleft()
-        if node_id in seen:
-            continue
-        seen.add(node_id)
-        queue.extend(step(node_id))
-    return seen
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -29,12 +29,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .changes import Change
 from .graph import Graph
 from .impact_walk import MAX_REASONS, MAX_SOURCES, PathIndex, Topology, Walk, verifier_paths
 from .inputs import LoggedEvent
 from .memory import collector_paused
 from .model import PROPAGATING_EDGES, Edge, Event
-from .vcs import Change
 
 if TYPE_CHECKING:
     from .plan_edits import PlanEdit

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .model import Criterion, Node, SchemaVerifier
-from .vcs import Workspace
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .verifiers import Registry

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .graph import Graph
-from .inputs import criterion_digests
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,8 @@ class PlanEdit:
 def plan_edits(old: Graph, new: Graph) -> dict[str, tuple[PlanEdit, ...]]:
     """For each node of *new* that was in *old* and whose definition changed in a way its
     evidence depends on, the edits (criteria first, in plan order)."""
-    before, after = criterion_digests(old), criterion_digests(new)
+    # The plan keeps its criterion digests (computed once per plan, or read from its cache).
+    before, after = old.plan.criterion_digests, new.plan.criterion_digests
     edits: dict[str, tuple[PlanEdit, ...]] = {}
     for node_id in new.nodes:
         if node_id not in old.nodes:

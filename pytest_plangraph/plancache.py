@@ -7,11 +7,11 @@ rename):
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
-  which depend on the validated plan alone; kept with the package version and a fingerprint of
-  the code that computed them, and used only by the same code;
+  which depend on the validated plan alone; kept with the fingerprint of the package's code
+  (:mod:`.codehash`), and used only by the same code;
 * ``lint-<sha>.json`` — the lint errors the rules that read the plan alone find (the check every
   command makes before it judges anything), with the verifier types they were found with and
-  the fingerprint of the lint code.
+  the fingerprint of the package's code.
 
 Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
 repository: entries that came with a repository (a cache folder committed by mistake or on
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
@@ -33,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .codehash import code_fingerprint
 from .model import Plan
 
 
@@ -185,44 +184,16 @@ def keep_entry(cache_dir: Path, kind: str, key: str, version: str, data: Any) ->
 
 
 def code_version() -> str:
-    """The package version and the sha256 of the modules that compute a plan's facts, so a
-    changed digest or order rule never meets facts kept by other code of the same version."""
-    return code_fingerprint(_FACT_MODULES)
-
-
-@functools.cache
-def code_fingerprint(modules: tuple[str, ...]) -> str:
-    """The package version and the sha256 of the package's *modules* (paths relative to the
-    package): what a cache of values those modules compute is kept under."""
-    fingerprint = hashlib.sha256()
-    for name in modules:
-        try:
-            fingerprint.update((Path(__file__).parent / name).read_bytes())
-        except OSError:  # not installed as files: the version alone
-            return __version__
-    return f"{__version__}+{fingerprint.hexdigest()[:16]}"
+    """What kept facts are valid for: the fingerprint of the package's code
+    (:func:`~.codehash.code_fingerprint`), so a changed digest or order rule never meets facts
+    kept by other code of the same version."""
+    return code_fingerprint()
 
 
 def lint_version() -> str:
-    """What kept lint findings are valid for: the package version and the sha256 of the lint
-    rules and of everything they read (plan model, graph, paths, locations)."""
-    return code_fingerprint(_LINT_MODULES)
-
-
-_FACT_MODULES = ("model.py", "graph.py", "canonical.py", "plancache.py")
-_LINT_MODULES = (
-    *_FACT_MODULES,
-    "lint.py",
-    "lint_hierarchy.py",
-    "lint_rules.py",
-    "paths.py",
-    "planfile.py",
-    "planyaml.py",
-    "verifiers/__init__.py",
-    "verifiers/approval.py",
-    "verifiers/artifact.py",
-    "verifiers/test.py",
-)
+    """What kept lint findings are valid for: the fingerprint of the package's code, which covers
+    the lint rules and everything they read (plan model, graph, paths, locations, verifiers)."""
+    return code_fingerprint()
 
 
 def make_cache_dir(directory: Path) -> None:

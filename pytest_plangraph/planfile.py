@@ -23,12 +23,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .codehash import code_fingerprint
 from .errors import PlanError, Problem
 from .model import Plan
-from .plancache import code_fingerprint, keep_parsed, machine_salt, read_parsed, with_facts
+from .plancache import keep_parsed, machine_salt, read_parsed, with_facts
 from .planmessages import FieldPath as FieldPath
 from .planmessages import format_path as format_path
-from .planmessages import problem
+from .planmessages import position, problem
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads)."""
@@ -52,11 +53,8 @@ class LoadedPlan:
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
-        for end in range(len(path), -1, -1):
-            pos = self.positions.get(path[:end])
-            if pos:
-                return f"{self.file}:{pos[0]}:{pos[1]}"
-        return self.file
+        found = position(self.positions, path)
+        return f"{self.file}:{found[0]}:{found[1]}" if found else self.file
 
     def node_path(self, node_id: str) -> FieldPath:
         """Field path of the first node with this id."""
@@ -111,11 +109,8 @@ def cache_key(raw: bytes) -> str:
     that came with the repository never matches)."""
     digest = hashlib.sha256(machine_salt())
     digest.update(raw)
-    digest.update(code_fingerprint(_READING_MODULES).encode())
+    digest.update(code_fingerprint().encode())
     return digest.hexdigest()
-
-
-_READING_MODULES = ("planfile.py", "planyaml.py", "planmessages.py")
 
 
 def _from_kept(
@@ -148,8 +143,7 @@ def validate_plan(
     try:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
-        loaded = LoadedPlan(Plan(plangraph=1, plan="x"), name, positions)
-        raise PlanError([problem(loaded, data, err) for err in exc.errors()]) from None
+        raise PlanError([problem(name, positions, data, err) for err in exc.errors()]) from None
     return LoadedPlan(plan, name, positions)
 
 

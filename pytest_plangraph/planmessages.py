@@ -3,13 +3,11 @@ was expected there (pydantic's own wording is replaced for the errors a plan com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import Problem
 from .model import SHA256_PATTERN, Plan
-
-if TYPE_CHECKING:
-    from .planfile import LoadedPlan
 
 FieldPath = tuple[str | int, ...]
 """Where a value is in a plan's data: keys and list indexes from the top."""
@@ -39,8 +37,22 @@ _MESSAGES = {
 }
 
 
-def problem(loaded: LoadedPlan, data: Any, err: Any) -> Problem:
-    """One located :class:`Problem` for one pydantic error *err* of validating *data*."""
+def position(
+    positions: Mapping[FieldPath, tuple[int, int]], path: FieldPath
+) -> tuple[int, int] | None:
+    """The (line, column) of the deepest prefix of *path* that *positions* knows, or None."""
+    for end in range(len(path), -1, -1):
+        found = positions.get(path[:end])
+        if found:
+            return found
+    return None
+
+
+def problem(
+    file: str, positions: Mapping[FieldPath, tuple[int, int]], data: Any, err: Any
+) -> Problem:
+    """One :class:`Problem` for one pydantic error *err* of validating *data*, read from
+    *file*, located with the *positions* of its fields."""
     path = _data_path(data, err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -61,9 +73,8 @@ def problem(loaded: LoadedPlan, data: Any, err: Any) -> Problem:
         message = f"expected a mapping{example}, got {type(got).__name__} {got!r}"
     else:
         message = _type_message(kind, err["msg"], err.get("input"))
-    where = loaded.location(path).removeprefix(loaded.file + ":")
-    line, col = (int(x) for x in where.split(":")) if where != loaded.file else (0, 0)
-    return Problem(loaded.file, line, col, format_path(path), message)
+    line, col = position(positions, path) or (0, 0)
+    return Problem(file, line, col, format_path(path), message)
 
 
 _SCALARS = frozenset({"bool_type", "int_type", "float_type", "format_version_type"})

@@ -24,7 +24,7 @@ from .plancache import cache_dir_of
 from .planfile import LoadedPlan, load_plan
 from .state import Snapshot, collector_paused, needed_paths
 from .trust import local_caches_count
-from .vcs import Workspace
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .lint import Finding, Severity

@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .gitdiff import Change, ChangeKind, tree_changes
+from .changes import Change, ChangeKind
+from .gitdiff import tree_changes
 from .gitrun import (
     EMPTY_TREE,
     FETCH_ALL,

@@ -29,7 +29,7 @@ from ..paths import is_glob, path_problem
 
 if TYPE_CHECKING:
     from ..model import Criterion, Node
-    from ..vcs import Workspace
+    from ..workspace import Workspace
     from .approval import ApprovalType
     from .artifact import ArtifactType
     from .test import TestType

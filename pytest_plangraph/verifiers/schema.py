@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ..model import Criterion, Node
-    from ..vcs import Workspace
+    from ..workspace import Workspace
 
 MAX_ERRORS = 10
 """At most this many violations are listed; the count says how many there were."""
@@ -116,7 +116,8 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
         return None
     from importlib.metadata import PackageNotFoundError, version
 
-    from ..plancache import code_fingerprint, machine_salt
+    from ..codehash import code_fingerprint
+    from ..plancache import machine_salt
 
     try:
         library = version("jsonschema")
@@ -125,11 +126,9 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
     mode = "yaml" if rel.lower().endswith(YAML_SUFFIXES) else "json"
     key = hashlib.sha256(machine_salt())
     key.update(data)
-    key.update(f"\0{mode}\0{code_fingerprint(_SCHEMA_MODULES)}\0{library}".encode())
+    key.update(f"\0{mode}\0{code_fingerprint()}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
 
-
-_SCHEMA_MODULES = ("verifiers/schema.py", "verifiers/documents.py", "verifiers/formats.py")
 
 KEPT_SCHEMAS = 64
 """How many valid-schema markers the cache keeps (the ones written last)."""
@@ -159,15 +158,6 @@ def _remember(marker: Path | None) -> None:
     for old in kept[: max(len(kept) - KEPT_SCHEMAS, 0)]:
         with contextlib.suppress(OSError):
             old.unlink()
-
-
-def load_document(workspace: Workspace, rel: str) -> Any:
-    """The parsed content of a JSON or YAML file (``.yaml``/``.yml``) in *workspace*.
-
-    Raises :class:`VerdictError` with outcome ``failed`` and ``ARTIFACT_MISSING``,
-    ``ARTIFACT_UNREADABLE`` or ``PATH_OUTSIDE_ROOT``.
-    """
-    return _load(workspace, rel, _ARTIFACT)
 
 
 def _stop(role: _Role, reason: str, message: str) -> VerdictError:

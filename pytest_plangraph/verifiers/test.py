@@ -15,7 +15,7 @@ from . import VerifierResult, not_runnable
 
 if TYPE_CHECKING:
     from ..model import Criterion, Node
-    from ..vcs import Workspace
+    from ..workspace import Workspace
 
 
 class TestType:
