@@ -37,10 +37,10 @@ from pathlib import Path
 import yaml
 
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.impact import diff_impact
-from pytest_plangraph.model import Plan
-from pytest_plangraph.vcs import Change, changed_paths, last_commits
+from pytest_plangraph.impact.report import diff_impact
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.vcs.history import Change, changed_paths, last_commits
 
 EDGES_PER_NODE = 3
 VERDICT = {True: "met", False: "MISSED"}

@@ -20,14 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
-from .environment import actor, git_info, now
 from .errors import ConflictError, StoreTamperedError, UsageError
-from .gate import LoggedEvent, Reason, decide
-from .ledger import Context
-from .logfold import LogFold
-from .model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
-from .repository import Repository, choices
-from .state import (
+from .judge.derive import (
     GateDecision,
     PlanState,
     Snapshot,
@@ -37,9 +31,15 @@ from .state import (
     gate,
     input_digests,
 )
+from .judge.gate import LoggedEvent, Reason, decide
+from .judge.ledger import Context
+from .judge.logfold import LogFold
+from .plan.model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
+from .repository import Repository, choices
+from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
-    from .impact import ImpactReport
+    from .impact.report import ImpactReport
     from .store.tail import Head
 
 __all__ = ["PlanGraph"]
@@ -51,7 +51,7 @@ class PlanGraph(Repository):
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
         already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`, whose
-        events are screened as the store's log is: see :mod:`pytest_plangraph.trust`), else
+        events are screened as the store's log is: see :mod:`pytest_plangraph.store.trust`), else
         from the store."""
         if not (events is None or isinstance(events, LogFold) or _sequence(events)):
             raise UsageError(
@@ -63,7 +63,7 @@ class PlanGraph(Repository):
         # between would walk every event read so far, again and again.
         with collector_paused():
             if events is not None and not isinstance(events, LogFold) and self.has_store():
-                from .trust import policy_from_env, screen
+                from .store.trust import policy_from_env, screen
 
                 fold = LogFold()  # the store's events, as the store's log is read
                 fold.extend(events, screen(self.store, events, policy_from_env()))
@@ -117,7 +117,7 @@ class PlanGraph(Repository):
         Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
         making many records at once, so they are computed once.
         """
-        from .records import RecordMaker
+        from .judge.records import RecordMaker
 
         self.require_criterion(node, criterion)
         snapshot = snapshot or self.snapshot()
@@ -136,7 +136,7 @@ class PlanGraph(Repository):
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
-        from .state import consumed_files
+        from .judge.derive import consumed_files
 
         return sorted(
             {*snapshot.outputs.get(node, ()), *consumed_files(self.graph, node, snapshot)}
@@ -165,7 +165,7 @@ class PlanGraph(Repository):
     def _record(
         self, evidence: Sequence[Evidence], expected_plan_version: int | None
     ) -> list[Event]:
-        from .records import checked_payloads
+        from .judge.records import checked_payloads
 
         payloads = checked_payloads(self, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
@@ -188,7 +188,7 @@ class PlanGraph(Repository):
         stored = appended[:]
         for slot, event in zip(order, appended, strict=True):
             stored[slot] = event
-        from .plugins import notify
+        from .hooks.manager import notify
 
         store = str(self.store_path)  # a plugin that raises is warned about, never our failure
         notify(
@@ -287,7 +287,7 @@ class PlanGraph(Repository):
         )
         fold.add_stored([claim])
         if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
-            from .checkpoint import read_fold
+            from .store.checkpoint import read_fold
 
             fold = read_fold(self.store, None)
             snapshot = self.snapshot(fold)
@@ -295,7 +295,7 @@ class PlanGraph(Repository):
         with collector_paused():
             after = derive_node(self.graph, fold, snapshot, node, context=context)
         decision = decide(after)
-        from .plugins import notify
+        from .hooks.manager import notify
 
         notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
@@ -360,7 +360,7 @@ class PlanGraph(Repository):
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
-        from .verify import run_verifiers
+        from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
         by = actor() if by is None else apicheck.name(by, "by")
@@ -378,7 +378,7 @@ class PlanGraph(Repository):
         ids and claims are used when one exists). Without: every evidence subject against the
         files now. *commits* names the commit behind each change (a ``git log`` over the
         range, the slowest part of a preview of a long range)."""
-        from .impact_run import impact_now, impact_since
+        from .impact.run import impact_now, impact_since
 
         apicheck.optional_text(since, "since")
         self._ready()

@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from . import apicheck
-from .environment import ignore_store_dir, resolve_paths, store_files
 from .errors import StoreError, UsageError
-from .gate import LoggedEvent
-from .graph import Graph
-from .logfold import LogFold
-from .model import Event, Plan, PlanRef
-from .plancache import cache_dir_of
-from .planfile import LoadedPlan, load_plan
-from .state import Snapshot, collector_paused, needed_paths
-from .trust import local_caches_count
-from .workspace import Workspace
+from .judge.derive import Snapshot, collector_paused, needed_paths
+from .judge.gate import LoggedEvent
+from .judge.logfold import LogFold
+from .plan.cache import cache_dir_of
+from .plan.file import LoadedPlan, load_plan
+from .plan.graph import Graph
+from .plan.model import Event, Plan, PlanRef
+from .store.trust import local_caches_count
+from .vcs.environment import ignore_store_dir, resolve_paths, store_files
+from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
-    from .lint import Finding, Severity
+    from .lint.findings import Finding, Severity
     from .store import Store
     from .verifiers import Registry
 
@@ -161,7 +161,7 @@ class Repository:
     @property
     def registry(self) -> Registry:
         """The verifier types of the built-ins and every installed plugin."""
-        from .plugins import get_registry
+        from .hooks.manager import get_registry
 
         return get_registry()
 
@@ -184,14 +184,14 @@ class Repository:
         the repository or the installation, not the plan's settings (a schema file deleted or
         broken since, a type name registered by several plugins): those stop no command,
         which shows their criteria's evidence going stale or failing instead."""
-        from .plancheck import check_plan
+        from .lint.check import check_plan
 
         return check_plan(self, self.plan_problems())
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
-        from .plancheck import plan_problems
+        from .lint.check import plan_problems
 
         self._problems = plan_problems(self)
         return self._problems
@@ -210,7 +210,7 @@ class Repository:
         (read only when a store exists: lint never creates one). *severities* keeps only
         findings of those severities (``("error",)`` to check a plan); *known* are the
         plan-only findings of those severities when the caller has them."""
-        from .plancheck import lint
+        from .lint.check import lint
 
         return lint(self, run_data=run_data, severities=severities, known=known)
 
@@ -220,10 +220,10 @@ class Repository:
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events
-        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
+        recorded since (see :mod:`pytest_plangraph.store.checkpoint`), or from every event. With no
         store yet, nothing: reading makes no store."""
-        from .checkpoint import checkpoint_path, read_fold
-        from .trust import policy_from_env
+        from .store.checkpoint import checkpoint_path, read_fold
+        from .store.trust import policy_from_env
 
         policy_from_env()  # a trusted-keys file that cannot be read is told with no store too
         if not self.has_store():
@@ -286,7 +286,7 @@ class Repository:
 
 def _cache_dir(store_path: Path) -> Path | None:
     """The plan cache's folder for the store at *store_path*, or None when keys are configured
-    and this user's caches do not count (:func:`~pytest_plangraph.trust.local_caches_count`)."""
+    and this user's caches do not count (:func:`~.store.trust.local_caches_count`)."""
     return cache_dir_of(store_path) if local_caches_count() else None
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pytest_plangraph import PlanGraph
-from pytest_plangraph.environment import now, run_info
 from pytest_plangraph.errors import UsageError
+from pytest_plangraph.vcs.environment import now, run_info
 
 TOKEN = "step-token-endpoint"
 

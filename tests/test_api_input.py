@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_plangraph import PlanGraph
-from pytest_plangraph.environment import now, run_info
 from pytest_plangraph.errors import ConflictError, PlanError, UsageError
-from pytest_plangraph.model import Evidence
+from pytest_plangraph.plan.model import Evidence
+from pytest_plangraph.vcs.environment import now, run_info
 
 SCHEMA, TOKEN = "step-user-schema", "step-token-endpoint"
 REVIEW = "ac-security-review"

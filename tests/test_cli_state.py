@@ -125,7 +125,7 @@ def test_status_check_fails_for_a_claimed_node_that_is_not_completed(jwt):
 def test_status_check_reads_evidence_recorded_without_node_columns(project):
     # the node and criterion of an evidence event may be only in its record, as status reads it
     from pytest_plangraph.api import PlanGraph
-    from pytest_plangraph.model import Event
+    from pytest_plangraph.plan.model import Event
 
     root = project("jwt-login")
     with PlanGraph.open(root) as graph:

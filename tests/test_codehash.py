@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 import pytest_plangraph
-from pytest_plangraph import __version__, graph
+from pytest_plangraph import __version__
 from pytest_plangraph.codehash import code_fingerprint, fingerprint_of
-from pytest_plangraph.plancache import code_version, lint_version
+from pytest_plangraph.plan import graph
+from pytest_plangraph.plan.cache import code_version, lint_version
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from cli_helpers import plangraph_main
 from conftest import git
 from test_state import World
 
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.inputs import input_digests
-from pytest_plangraph.lint import lint_plan
-from pytest_plangraph.model import Node
-from pytest_plangraph.planfile import load_plan
+from pytest_plangraph.judge.inputs import input_digests
+from pytest_plangraph.lint.findings import lint_plan
+from pytest_plangraph.plan.file import load_plan
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Node
 
 DEPTH = 5000
 LOOKUPS_PER_NODE = 40

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_plangraph.model import criterion_digest
-from pytest_plangraph.planfile import load_plan
+from pytest_plangraph.plan.file import load_plan
+from pytest_plangraph.plan.model import criterion_digest
 
 BASE = """
 plangraph: 1

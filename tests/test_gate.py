@@ -1,4 +1,4 @@
-"""gate.py: input digests and paths, evidence validity, the gate's decision, conflicts, the
+"""judge/gate.py: input digests and paths, evidence validity, the gate's decision, conflicts, the
 retry budget, and claims judged by replay (checked against a fresh derivation per claim)."""
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import pytest
 from test_state import APPROVAL, World, crit, edge, make_graph, node
 
 from pytest_plangraph.errors import UsageError
-from pytest_plangraph.gate import Completion, Links, decide, final_completion
-from pytest_plangraph.model import Evidence, criterion_digest
-from pytest_plangraph.state import (
+from pytest_plangraph.judge.derive import (
     Snapshot,
     consumed_files,
     derive,
@@ -23,6 +21,8 @@ from pytest_plangraph.state import (
     needed_paths,
     validity,
 )
+from pytest_plangraph.judge.gate import Completion, Links, decide, final_completion
+from pytest_plangraph.plan.model import Evidence, criterion_digest
 
 
 def _ab(**b_extra: Any) -> World:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from pytest_plangraph.gitstate import GitStatus, parse_status, read_git_status
-from pytest_plangraph.vcs import git_state
+from pytest_plangraph.vcs.history import git_state
+from pytest_plangraph.vcs.status import GitStatus, parse_status, read_git_status
 
 
 def _gitpython(root: Path, ignore: tuple[str, ...] = ()) -> GitStatus:

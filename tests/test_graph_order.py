@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.model import Plan
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Plan
 
 TYPES = ("requires", "consumes", "validates", "related", "conflicts", "relates_to")
 

@@ -1,4 +1,4 @@
-"""impact.py, pure: changed paths → directly reached nodes → strong closure, with reason chains."""
+"""impact/report.py, pure: changed paths → reached nodes → strong closure, with reason chains."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.impact import (
+from pytest_plangraph.impact.report import (
     MAX_REASONS,
     Observed,
     diff_impact,
     evidence_impact,
     observed_changes,
 )
-from pytest_plangraph.model import Event, Plan
-from pytest_plangraph.planfile import load_plan
-from pytest_plangraph.state import CriterionState, NodeState, PlanState
-from pytest_plangraph.vcs import Change
+from pytest_plangraph.judge.derive import CriterionState, NodeState, PlanState
+from pytest_plangraph.plan.file import load_plan
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Event, Plan
+from pytest_plangraph.vcs.history import Change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHA = "abc1234def5678"

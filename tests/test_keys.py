@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import PLANGRAPH, plangraph_main
 
-from pytest_plangraph import checkpoint
-from pytest_plangraph.trust import policy_from_env
+from pytest_plangraph.store import checkpoint
+from pytest_plangraph.store.trust import policy_from_env
 
 SCHEMA = "step-user-schema"
 HMAC = {"PLANGRAPH_SIGNING_KEY": "ci-secret"}

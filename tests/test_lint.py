@@ -12,10 +12,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_plangraph.lint import LINT_CODES, RUN_DATA_CODES, Finding, has_errors, lint_plan
-from pytest_plangraph.model import Criterion, Node, SchemaVerifier
-from pytest_plangraph.planfile import load_plan
-from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.lint.findings import (
+    LINT_CODES,
+    RUN_DATA_CODES,
+    Finding,
+    has_errors,
+    lint_plan,
+)
+from pytest_plangraph.plan.file import load_plan
+from pytest_plangraph.plan.model import Criterion, Node, SchemaVerifier
+from pytest_plangraph.vcs.history import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT_FIXTURES = ROOT / "fixtures" / "lint"
@@ -201,7 +207,7 @@ def test_a_chain_listed_downstream_first_is_no_cycle(tmp_path: Path) -> None:
 
 
 def test_lint_with_the_callers_graph_finds_the_same(tmp_path: Path) -> None:
-    from pytest_plangraph.graph import Graph
+    from pytest_plangraph.plan.graph import Graph
 
     nodes = [_step(n) for n in "abcd"]
     edges = [_edge("a", "b"), _edge("b", "a"), _edge("c", "ghost")]
@@ -224,7 +230,7 @@ class _Asked(dict[tuple[object, ...], tuple[int, int]]):
 
 
 def test_only_the_severities_asked_for_are_made_and_located(tmp_path: Path) -> None:
-    from pytest_plangraph.planfile import LoadedPlan
+    from pytest_plangraph.plan.file import LoadedPlan
 
     nodes = [_step("a", effect="write"), _step("b")]
     path = tmp_path / "plan.yaml"  # JSON text read as YAML: positions are found as it is read
@@ -524,9 +530,9 @@ def test_docs_list_every_code_with_its_severity() -> None:
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in LINT_FIXTURES.glob("*.yaml")))
 def test_the_flat_path_walk_names_every_located_path(name: str) -> None:
-    from pytest_plangraph.graph import Graph
-    from pytest_plangraph.lint import LintContext
-    from pytest_plangraph.lint_rules import _path_values, _plan_paths
+    from pytest_plangraph.lint.findings import LintContext
+    from pytest_plangraph.lint.rules import _path_values, _plan_paths
+    from pytest_plangraph.plan.graph import Graph
 
     loaded = load_plan(LINT_FIXTURES / f"{name}.yaml", display=f"{name}.yaml")
     context = LintContext(loaded, Graph.of(loaded.plan), ["test", "schema", "artifact"], None)

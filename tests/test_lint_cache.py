@@ -11,7 +11,7 @@ from conftest import git
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import PlanError
-from pytest_plangraph.plancache import lint_version
+from pytest_plangraph.plan.cache import lint_version
 
 
 def _repo(tmp_path: Path, edge_to: str = "n1") -> Path:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plangraph import localkey
+from pytest_plangraph.store import localkey
 
 
 def _key_in_fresh_process(cache_home: Path) -> str:
-    code = "from pytest_plangraph.localkey import local_key; print(local_key().hex())"
+    code = "from pytest_plangraph.store.localkey import local_key; print(local_key().hex())"
     return subprocess.run(
         [sys.executable, "-c", code],
         env={"XDG_CACHE_HOME": str(cache_home), "PATH": "/usr/bin:/bin"},

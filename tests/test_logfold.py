@@ -1,4 +1,4 @@
-"""logfold.py: a log folded, compacted at any point and folded on, derives exactly what the
+"""judge/logfold.py: a log folded, compacted at any point and folded on, derives exactly what the
 whole log derives (random plans and logs), and its compacted size follows the plan."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from test_gate import Step, _random_world, change_step, event_step, random_log, verify_step
 from test_state import World, crit, edge, make_graph, node
 
-from pytest_plangraph.logfold import LogFold
-from pytest_plangraph.state import derive, history
+from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.logfold import LogFold
 
 JUDGED_LOG: list[tuple[float, Step]] = [
     (0.45, verify_step(0.15)),

@@ -1,4 +1,4 @@
-"""plan_edits.py and the walk's topology, pure: what a plan edit invalidates, in which order."""
+"""plan/edits.py and the walk's topology, pure: what a plan edit invalidates, in which order."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.impact import diff_impact
-from pytest_plangraph.impact_walk import Topology
-from pytest_plangraph.model import Plan
-from pytest_plangraph.plan_edits import PlanEdit, plan_edits
-from pytest_plangraph.vcs import Change
+from pytest_plangraph.impact.report import diff_impact
+from pytest_plangraph.impact.walk import Topology
+from pytest_plangraph.plan.edits import PlanEdit, plan_edits
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.vcs.history import Change
 
 
 def _node(node_id: str, **extra: Any) -> dict[str, Any]:

@@ -80,8 +80,8 @@ def test_a_control_character_is_located_by_pyyamls_own_reader_too(
     loader is made (before any parsing); that error is told the same way, not a traceback."""
     import yaml
 
-    from pytest_plangraph import planyaml
     from pytest_plangraph.errors import PlanError
+    from pytest_plangraph.plan import yaml_reader as planyaml
 
     class PureLoader(yaml.SafeLoader):
         def __init__(self, stream: str) -> None:

@@ -14,9 +14,9 @@ import pytest
 from conftest import git
 
 from pytest_plangraph import __version__
-from pytest_plangraph.model import Plan, plan_criterion_digests, plan_digest
-from pytest_plangraph.plancache import KEEP, cache_dir_of, code_version, prune
-from pytest_plangraph.planfile import cache_key, load_plan
+from pytest_plangraph.plan.cache import KEEP, cache_dir_of, code_version, prune
+from pytest_plangraph.plan.file import cache_key, load_plan
+from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest
 
 
 def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
@@ -71,7 +71,7 @@ def test_a_plan_read_from_the_cache_needs_no_yaml_parser(tmp_path: Path) -> None
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from pytest_plangraph.planfile import load_plan\n"
+        "from pytest_plangraph.plan.file import load_plan\n"
         f"plan = load_plan(Path({str(plan_file)!r}), cache_dir=Path({str(cache)!r})).plan\n"
         "print(len(plan.nodes), 'yaml' in sys.modules)\n"
     )
@@ -253,7 +253,7 @@ def test_data_parsed_by_other_reading_code_is_not_used(
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _write_plan(plan_file, count=110)
     before = load_plan(plan_file, cache_dir=cache).cache_key
-    from pytest_plangraph import planfile
+    from pytest_plangraph.plan import file as planfile
 
     # Other reading code, as after an upgrade, has another fingerprint.
     monkeypatch.setattr(planfile, "code_fingerprint", lambda: f"{__version__}+other-code")
@@ -265,7 +265,7 @@ def test_data_parsed_by_other_reading_code_is_not_used(
 def test_an_entry_that_came_with_the_repository_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_plangraph import plancache
+    from pytest_plangraph.plan import cache as plancache
 
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _write_plan(plan_file, minimum=3, count=110)
@@ -294,7 +294,7 @@ def test_an_entry_that_came_with_the_repository_is_not_used(
 def test_without_a_place_for_the_salt_the_cache_serves_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_plangraph import plancache
+    from pytest_plangraph.plan import cache as plancache
 
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pytest_plangraph.errors import PlanError
-from pytest_plangraph.planfile import MAX_PLAN_BYTES, format_path, load_plan
+from pytest_plangraph.plan.file import MAX_PLAN_BYTES, format_path, load_plan
 
 GOOD = """
 plangraph: 1
@@ -166,7 +166,7 @@ def test_an_alias_loop_is_refused_not_a_crash(write_plan):
 def test_a_path_resolver_of_another_library_still_decides_by_path(monkeypatch):
     import yaml
 
-    from pytest_plangraph import planyaml
+    from pytest_plangraph.plan import yaml_reader as planyaml
 
     # registered on the loader class, as a library could; restored after the test
     loader = planyaml._SafeLoader
@@ -177,7 +177,7 @@ def test_a_path_resolver_of_another_library_still_decides_by_path(monkeypatch):
 
 
 def test_text_is_read_by_a_constructor_another_library_gave_the_loader(monkeypatch):
-    from pytest_plangraph import planyaml
+    from pytest_plangraph.plan import yaml_reader as planyaml
 
     loader = planyaml._SafeLoader
     monkeypatch.setattr(loader, "yaml_constructors", dict(loader.yaml_constructors))
@@ -235,7 +235,7 @@ def test_large_yaml_plans_are_cached_by_content(tmp_path):
 
 
 def test_parse_plan_reads_bytes_as_a_file_of_that_suffix(monkeypatch):
-    from pytest_plangraph import planfile
+    from pytest_plangraph.plan import file as planfile
 
     text = b'{"plangraph": 1, "plan": "p", "nodes": [{"id": "a"}]}'
     assert planfile.parse_plan(text, "HEAD~1:plan.json", suffix=".json").plan.nodes[0].id == "a"
@@ -274,7 +274,7 @@ def _varied_plan(path: Path, extra: str = "") -> None:
 
 
 def test_a_plan_read_from_its_kept_json_is_the_plan_read_from_yaml(tmp_path):
-    from pytest_plangraph.model import Plan, plan_digest
+    from pytest_plangraph.plan.model import Plan, plan_digest
 
     path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _varied_plan(path)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from plugin_helpers import latest, make_project, section
 
-from pytest_plangraph.model import Plan
-from pytest_plangraph.patterns import may_hold
-from pytest_plangraph.pytest_mapping import collection_suspects
-from pytest_plangraph.pytest_verdicts import TEST_SKIPPED, Unverified, Verdict, criterion_verdict
-from pytest_plangraph.summary import RunReport, render
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.patterns import may_hold
+from pytest_plangraph.plugin.mapping import collection_suspects
+from pytest_plangraph.plugin.summary import RunReport, render
+from pytest_plangraph.plugin.verdicts import TEST_SKIPPED, Unverified, Verdict, criterion_verdict
 
 PLAN = """
 plangraph: 1

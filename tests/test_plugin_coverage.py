@@ -13,17 +13,17 @@ from cli_helpers import plangraph_main
 from plugin_helpers import evidence, latest, make_project
 
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.lint_coverage import executed_by_node, implicit_dependencies
-from pytest_plangraph.model import Plan
-from pytest_plangraph.pytest_coverage import (
+from pytest_plangraph.lint.coverage import executed_by_node, implicit_dependencies
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plugin.coverage import (
     context_test,
     force_ctrace,
     repository_file,
     restore_core,
 )
-from pytest_plangraph.pytest_evidence import RunResults, decide
-from pytest_plangraph.pytest_mapping import CriterionTests, Mapping
+from pytest_plangraph.plugin.evidence import RunResults, decide
+from pytest_plangraph.plugin.mapping import CriterionTests, Mapping
 
 PLAN = """
 plangraph: 1

@@ -9,8 +9,8 @@ import pytest
 from plugin_helpers import PLAN, evidence, make_project, section
 
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.hookspecs import hookimpl
-from pytest_plangraph.plugins import get_plugin_manager
+from pytest_plangraph.hooks.manager import get_plugin_manager
+from pytest_plangraph.hooks.specs import hookimpl
 
 APPROVAL_PLAN = PLAN.replace(
     "        verifier: {type: artifact, path: out/b.txt}",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from plugin_helpers import PLAN, evidence, latest, make_project
 
-from pytest_plangraph.hookspecs import hookimpl
-from pytest_plangraph.plugins import get_plugin_manager
+from pytest_plangraph.hooks.manager import get_plugin_manager
+from pytest_plangraph.hooks.specs import hookimpl
 from pytest_plangraph.verifiers import VerifierResult
 
 

@@ -16,11 +16,11 @@ from cli_helpers import plangraph_main
 from conftest import FIXTURES, git
 from plugin_helpers import PLAN, latest, make_project, section
 
-from pytest_plangraph import plugins
 from pytest_plangraph.cli import build_parser
-from pytest_plangraph.hookspecs import hookimpl
-from pytest_plangraph.model import Node
-from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.hooks import manager as plugins
+from pytest_plangraph.hooks.specs import hookimpl
+from pytest_plangraph.plan.model import Node
+from pytest_plangraph.vcs.history import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult, settings_of
 
 BASE_PLAN = """

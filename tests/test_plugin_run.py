@@ -566,7 +566,7 @@ def test_a_command_line_that_loosens_the_configuration_records_no_pass(
     ],
 )
 def test_narrowing_options(args: list[str], narrowed: bool) -> None:
-    from pytest_plangraph.pytest_config import narrowing_options
+    from pytest_plangraph.plugin.config import narrowing_options
 
     assert bool(narrowing_options(args)) is narrowed
 

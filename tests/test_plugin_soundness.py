@@ -13,7 +13,7 @@ import sys
 import pytest
 from plugin_helpers import LOGIN, break_login, evidence, jwt_project, latest, section
 
-from pytest_plangraph.pytest_soundness import join_facts, no_pass_reasons
+from pytest_plangraph.plugin.soundness import join_facts, no_pass_reasons
 
 TOKEN = "step-token-endpoint"
 REFS = [f"{TOKEN}/ac-http-200", f"{TOKEN}/ac-invalid-401", "step-user-schema/ac-schema-valid"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_plangraph.gate import GateDecision, Reason
-from pytest_plangraph.model import Plan
-from pytest_plangraph.patterns import PatternIndex
+from pytest_plangraph.judge.gate import GateDecision, Reason
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.patterns import PatternIndex
 from pytest_plangraph.plugin import split_plan_argument
-from pytest_plangraph.pytest_mapping import Mapping, ref_problems
-from pytest_plangraph.pytest_verdicts import Unverified, Verdict, criterion_verdict, fold_phases
-from pytest_plangraph.summary import Outcome, RunReport, render
+from pytest_plangraph.plugin.mapping import Mapping, ref_problems
+from pytest_plangraph.plugin.summary import Outcome, RunReport, render
+from pytest_plangraph.plugin.verdicts import Unverified, Verdict, criterion_verdict, fold_phases
 
 P, F, S = "passed", "failed", "skipped"
 

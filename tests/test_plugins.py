@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph import plugins
 from pytest_plangraph.errors import VerifierError
-from pytest_plangraph.hookspecs import hookimpl
-from pytest_plangraph.model import Node
-from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.hooks import manager as plugins
+from pytest_plangraph.hooks.specs import hookimpl
+from pytest_plangraph.plan.model import Node
+from pytest_plangraph.vcs.history import Workspace
 from pytest_plangraph.verifiers import VerifierResult
 
 LINECOUNT = Path(__file__).resolve().parents[1] / "fixtures" / "plangraph-linecount"
@@ -191,7 +191,7 @@ def test_a_plugin_returning_junk_types_is_named() -> None:
 def test_importing_the_plugin_manager_imports_no_heavy_modules() -> None:
     heavy = ("jsonschema", "pydantic", "git", "sqlite3", "yaml")
     code = (
-        "import sys, pytest_plangraph.plugins, pytest_plangraph.hookspecs;"
+        "import sys, pytest_plangraph.hooks.manager, pytest_plangraph.hooks.specs;"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.model import Node
-from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.plan.model import Node
+from pytest_plangraph.vcs.history import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult
 from pytest_plangraph.verifiers.formats import date_time, format_checker
 

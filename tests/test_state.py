@@ -1,6 +1,6 @@
 """Status derivation: every status and reason code, the seed-000 plan, parents, replay.
 
-Plans, evidence records and events are built directly in memory: state.py is pure, so nothing
+Plans, evidence records and events are built directly in memory: judge/derive.py is pure, so nothing
 here touches a file, a store or git. ``World`` (imported by test_gate.py too) holds a plan, the
 current file hashes and the event log.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.model import Event, Evidence, Plan, PlanRef, RunInfo, criterion_digest
-from pytest_plangraph.state import PlanState, Snapshot, derive, history, input_digests
+from pytest_plangraph.judge.derive import PlanState, Snapshot, derive, history, input_digests
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Event, Evidence, Plan, PlanRef, RunInfo, criterion_digest
 
 RUN = RunInfo(id="run-1", started="t0", finished="t1", python="3.11", plugin="0.1")
 TEST = {"type": "test"}
@@ -512,7 +512,7 @@ def test_history_gives_the_status_after_each_event_of_the_node() -> None:
 
 
 def test_a_context_made_once_serves_derivations_of_the_same_files() -> None:
-    from pytest_plangraph.ledger import Context
+    from pytest_plangraph.judge.ledger import Context
 
     world = _two()
     world.verify("A")

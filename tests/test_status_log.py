@@ -14,9 +14,9 @@ from test_gate import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
-from pytest_plangraph.inputs import Links, criterion_digests
-from pytest_plangraph.model import criterion_digest
-from pytest_plangraph.state import PlanState, derive, history
+from pytest_plangraph.judge.derive import PlanState, derive, history
+from pytest_plangraph.judge.inputs import Links, criterion_digests
+from pytest_plangraph.plan.model import criterion_digest
 from pytest_plangraph.store import CacheEntry, Store
 
 TOKEN = "step-token-endpoint"
@@ -164,8 +164,8 @@ def test_the_links_kept_for_a_graph_do_not_keep_it_alive() -> None:
 
 
 def test_criterion_digests_keep_the_first_of_repeated_ids() -> None:
-    from pytest_plangraph.graph import Graph
-    from pytest_plangraph.model import Plan
+    from pytest_plangraph.plan.graph import Graph
+    from pytest_plangraph.plan.model import Plan
 
     artifact = {"type": "artifact", "path": "out/a.txt", "min_bytes": 0}
     plan = Plan.model_validate(

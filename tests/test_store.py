@@ -14,7 +14,7 @@ import pytest
 
 from pytest_plangraph.canonical import digest
 from pytest_plangraph.errors import ConflictError, StoreError
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store import (
     APPEND_ONLY_DISABLED,
     BAD_SIGNATURE,

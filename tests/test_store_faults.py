@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_plangraph.errors import StoreError
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store import Store, opening
 
 posix_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and signals")

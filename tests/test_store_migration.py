@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.errors import StoreError
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store import SCHEMA_VERSION, Store
 
 PLAN = "a" * 64

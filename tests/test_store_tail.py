@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.canonical import canonical_json
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store.chain import event_id, seal
 from pytest_plangraph.store.rows import event_row
 from pytest_plangraph.store.tail import (

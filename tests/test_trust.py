@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph_main
 
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store.chain import seal
 from pytest_plangraph.store.rows import INSERT_EVENT, event_row
 
@@ -157,7 +157,7 @@ def _forge_with_trusted_id(root: Path, ci_keys: dict[str, str]) -> None:
 
 
 def _id_of(trusted: str) -> str:
-    from pytest_plangraph.keys import key_id
+    from pytest_plangraph.store.keys import key_id
 
     public = trusted.split("public_key: '")[1].split("'")[0]
     return key_id(base64.b64decode(public))
@@ -214,8 +214,8 @@ def test_an_unsigned_retry_grant_does_not_reset_the_budget(jwt):
 def test_with_keys_a_cache_row_forged_with_this_users_key_hides_no_change(jwt, ci_keys):
     """The agent runs as the same user, so it can read the key that tags hash-cache rows and
     forge one; with keys configured the gate reads every file instead of the cache."""
-    from pytest_plangraph.localkey import local_key
     from pytest_plangraph.store.filecache import row_tag
+    from pytest_plangraph.store.localkey import local_key
 
     record = {"PLANGRAPH_SIGNING_KEY_FILE": ci_keys["record"]}
     judge = json.loads(ci_keys["judge"])

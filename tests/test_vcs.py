@@ -1,4 +1,4 @@
-"""vcs.py against real git repositories (changed paths, commits, revisions, faults) and the
+"""vcs/history.py against real git repositories (changed paths, commits, revisions, faults) and the
 hash cache in a real store."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from conftest import git
 
 from pytest_plangraph.errors import GitError
 from pytest_plangraph.store import Store
-from pytest_plangraph.vcs import (
+from pytest_plangraph.vcs.history import (
     RACY_NS,
     Change,
     Workspace,

@@ -1,4 +1,4 @@
-"""Changes inside git submodules, and what a shallow clone is told: vcs.py directly and the
+"""Changes inside git submodules, and what a shallow clone is told: vcs/history.py directly and the
 ``plangraph impact`` command, in real repositories built with git in tmp_path."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from cli_helpers import plangraph_main
 from conftest import git
 
 from pytest_plangraph.errors import GitError
-from pytest_plangraph.graph import Graph
-from pytest_plangraph.impact import diff_impact
-from pytest_plangraph.model import Plan
-from pytest_plangraph.vcs import Change, changed_paths, commits_since, last_commits
+from pytest_plangraph.impact.report import diff_impact
+from pytest_plangraph.plan.graph import Graph
+from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.vcs.history import Change, changed_paths, commits_since, last_commits
 
 PLAN = """\
 plangraph: 1
@@ -110,7 +110,7 @@ SUB_CHANGES = [
 ]
 
 
-# --- vcs.py -----------------------------------------------------------------------------------
+# --- vcs/history.py--------------------------------------------------------------------------------
 
 
 def test_commits_inside_a_submodule_are_listed_under_its_path(parent: Path) -> None:

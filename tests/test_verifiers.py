@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.errors import VerifierError
-from pytest_plangraph.model import Criterion, Node
-from pytest_plangraph.vcs import Workspace
+from pytest_plangraph.plan.model import Criterion, Node
+from pytest_plangraph.vcs.history import Workspace
 from pytest_plangraph.verifiers import (
     Registry,
     VerifierResult,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plangraph.paths import glob_match
-from pytest_plangraph.vcs import Workspace
-from pytest_plangraph.workspace import read_text, remembered_escapes
+from pytest_plangraph.plan.paths import glob_match
+from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import read_text, remembered_escapes
 
 
 def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_walking_a_directory_keeps_links_inside_and_drops_links_out(tmp_path: Pa
 
 def test_stats_taken_while_expanding_serve_the_hash_cache(tmp_path: Path) -> None:
     from pytest_plangraph.store import Store
-    from pytest_plangraph.vcs import RACY_NS
+    from pytest_plangraph.vcs.history import RACY_NS
 
     (tmp_path / "out/sub").mkdir(parents=True)
     for rel in ("out/a.txt", "out/sub/b.txt", "out/c.txt"):

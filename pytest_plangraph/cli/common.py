@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..model import FORMAT_VERSION
+from ..plan.model import FORMAT_VERSION
 
 if TYPE_CHECKING:
     from ..api import PlanGraph

@@ -23,7 +23,7 @@ from .common import Output, common_options, open_graph, table
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
-    from ..impact import ChangedPath, ImpactReport
+    from ..impact.report import ChangedPath, ImpactReport
 
 
 def register(commands: Any) -> None:
@@ -76,7 +76,7 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
 def apply(graph: PlanGraph, report: ImpactReport) -> int:
     """Record a ``change`` event for each (invalidated node, changed path behind it); the same
     observation twice is one event. Returns how many events were new."""
-    from ..environment import actor
+    from ..vcs.environment import actor
 
     by_path = {c.path: c for c in report.changed}
     who = actor()

@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
 
 
 def _keygen(args: argparse.Namespace, out: Output) -> int:
-    from ..keys import generate
+    from ..store.keys import generate
 
     private, public = generate(args.output)
     line = public.read_text(encoding="utf-8").split()

@@ -36,7 +36,7 @@ def register(commands: Any) -> None:
 
 def _lint(args: argparse.Namespace, out: Output) -> int:
     from ..api import PlanGraph
-    from ..lint import has_errors
+    from ..lint.findings import has_errors
 
     with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
         findings = graph.lint()
@@ -54,7 +54,7 @@ def _node(node: str | None) -> str:
 
 
 def _schema(args: argparse.Namespace, out: Output) -> int:
-    from ..planfile import plan_json_schema
+    from ..plan.file import plan_json_schema
 
     print(json.dumps(plan_json_schema(), indent=2, ensure_ascii=False))
     return 0

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import VerifierError
-from ..model import FORMAT_VERSION
+from ..plan.model import FORMAT_VERSION
 
 BUILTIN = ("text", "json")
 
@@ -57,13 +57,13 @@ def plugin_report(fmt: str, data: dict[str, Any]) -> str | None:
     format *fmt*; None when *fmt* is built in. VerifierError when the plugin fails."""
     if fmt in BUILTIN:
         return None
-    from ..plugins import render_report
+    from ..hooks.manager import render_report
 
     return render_report(fmt, {"format": FORMAT_VERSION, **data})
 
 
 def _plugin_formats(warn: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from ..plugins import get_report_formats
+    from ..hooks.manager import get_report_formats
 
     return get_report_formats(warn=_silent if warn is None else warn)
 

@@ -12,8 +12,8 @@ from .common import Output, common_options, name_text, open_graph, reading_store
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
-    from ..logfold import LogFold
-    from ..state import NodeState, PlanState, Reason
+    from ..judge.derive import NodeState, PlanState, Reason
+    from ..judge.logfold import LogFold
 
 
 def register(commands: Any) -> None:
@@ -227,8 +227,8 @@ def _event_json(event: Any) -> dict[str, Any]:
 
 
 def _history(args: argparse.Namespace, out: Output) -> int:
-    from ..state import event_node, history
-    from ..trust import policy_from_env, screen
+    from ..judge.derive import event_node, history
+    from ..store.trust import policy_from_env, screen
 
     with open_graph(args, reading=True) as graph:
         # replayed light; the node's own events are read in full

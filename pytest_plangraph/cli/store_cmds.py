@@ -106,9 +106,9 @@ _HEAD = re.compile(r"(\d{1,18}):([0-9a-f]{64}|)")
 
 
 def _head(args: argparse.Namespace, out: Output) -> int:
-    from ..environment import resolve_paths
     from ..store import Store
     from ..store.tail import Head
+    from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
     if store_path.is_file() and store_path.stat().st_size > 0:
@@ -153,8 +153,8 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
 def _store_problems(graph: Any, expected: tuple[int, str] | None) -> list[Any]:
     """The store's own findings: a damaged file (SQLite's quick check), the chain and
     signatures, the expected head, and a checkpoint that knows events the store has lost."""
-    from ..checkpoint import ahead
     from ..errors import StoreError
+    from ..store.checkpoint import ahead
 
     store = graph.store
     problems: list[Any] = store.integrity()
@@ -199,10 +199,10 @@ def _findings(
     graph: Any, chain: list[dict[str, Any]], max_age: timedelta | None
 ) -> tuple[dict[str, list[Any]], list[str]]:
     """Audit's findings past the chain's *chain* problems, and its notes."""
-    from ..checkpoint import audit
-    from ..logfold import LogFold
-    from ..state import derive
-    from ..trust import policy_from_env, screen
+    from ..judge.derive import derive
+    from ..judge.logfold import LogFold
+    from ..store.checkpoint import audit
+    from ..store.trust import policy_from_env, screen
 
     # every event, not the log's checkpoint: audit is what checks the checkpoint
     policy = policy_from_env()
@@ -245,7 +245,7 @@ def _findings(
 
 def _ignored(log: Any, untrusted: dict[int, str]) -> list[dict[str, Any]]:
     """One entry per event the gate does not count for its signature (keys configured)."""
-    from ..untrusted import describe
+    from ..judge.untrusted import describe
 
     return [
         {
@@ -335,8 +335,8 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _export(args: argparse.Namespace, out: Output) -> int:
-    from ..environment import resolve_paths
     from ..store import Store
+    from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
     if args.output is not None and _is_store_file(args.output, store_path):
@@ -373,10 +373,10 @@ def _is_store_file(output: Path, store_path: Path) -> bool:
 
 
 def _merge(args: argparse.Namespace, out: Output) -> int:
-    from ..environment import resolve_paths
     from ..store import Store
     from ..store.chain import signing_key_from_env
     from ..store.merging import load_source
+    from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
     # every input is checked before the target is opened: a refused merge makes no store

@@ -15,7 +15,7 @@ file-hash cache, ``sqlite.py`` the :class:`Store` itself. Nothing else in the pr
 
 from __future__ import annotations
 
-from ..environment import DEFAULT_STORE
+from ..vcs.environment import DEFAULT_STORE
 from .chain import (
     APPEND_ONLY_DISABLED,
     BAD_SIGNATURE,

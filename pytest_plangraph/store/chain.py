@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..canonical import digest
-from ..model import Event
+from ..plan.model import Event
 
 SIGNING_KEY_ENV = "PLANGRAPH_SIGNING_KEY"
 
@@ -124,7 +124,7 @@ def check_link(
     if event.hash != chain_hash(event.prev, event.id):
         add(CHAIN_BROKEN, "its hash is not sha256(prev + id)")
     if key is not None and not str(event.signature or "").startswith("ed25519:"):
-        # An Ed25519 signature is checked against the trusted public keys (trust.py).
+        # An Ed25519 signature is checked against the trusted public keys (store/trust.py).
         if not event.signature:
             add(UNSIGNED, "it has no signature although a signing key is set")
         elif not hmac.compare_digest(event.signature.encode(), sign(key, event.hash).encode()):

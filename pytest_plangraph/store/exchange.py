@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..canonical import canonical_json
 from ..errors import ConflictError, StoreError
-from ..model import FORMAT_VERSION, Event
+from ..plan.model import FORMAT_VERSION, Event
 
 __all__ = ["MergeResult", "PlanVersion", "new_plans", "read_jsonl", "union", "write_jsonl"]
 

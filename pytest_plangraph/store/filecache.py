@@ -3,7 +3,7 @@ whose stat has not changed is not read again (the ``file_cache`` table; not part
 never chained or exported).
 
 Each row carries a tag: a keyed digest of its fields with this user's key
-(:func:`~pytest_plangraph.localkey.local_key`), which the store file does not hold. A row written
+(:func:`~.localkey.local_key`), which the store file does not hold. A row written
 by anything but plangraph run by this user — an ``INSERT`` of an old sha256 for a changed file's
 current stat, a row copied from another store or machine — has no tag that matches, so it is
 taken for a miss: the file is read and hashed again, and status and claim see its real content.
@@ -18,8 +18,8 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ..localkey import local_key
-from ..vcs import HashRecord
+from ..vcs.history import HashRecord
+from .localkey import local_key
 
 CacheEntry = HashRecord
 """A file's sha256 together with the stat it was computed for (the hashing layer's record)."""

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from ..errors import StoreError
-from ..model import Event
+from ..plan.model import Event
 from .exchange import PlanVersion
 
 

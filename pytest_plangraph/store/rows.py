@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, get_args
 from pydantic import ValidationError
 
 from ..canonical import canonical_json
-from ..model import Event, EventKind
+from ..plan.model import Event, EventKind
 from .chain import LOG_MISMATCH, ChainProblem, Link
 from .exchange import PlanVersion
 from .schema import LOG_SOURCE
@@ -94,7 +94,7 @@ def row_event_fast(row: Sequence[Any]) -> Event:
 
 class LogEvent(NamedTuple):
     """An event as status derivation reads it (see :data:`LOG_QUERY`): the fields of
-    :class:`~pytest_plangraph.model.Event` that derivation uses, with an evidence payload cut
+    :class:`~pytest_plangraph.plan.model.Event` that derivation uses, with an evidence payload cut
     down to :data:`VERDICT_FIELDS` and ``id``."""
 
     seq: int

@@ -10,7 +10,7 @@ Schema versions:
 1. Event log with hash chain and signatures, plan versions, file-hash cache.
 2. The ``log`` table: what status derivation reads of each event, written with the event.
 3. ``file_cache.tag``: each hash-cache row is authenticated with this user's key
-   (:mod:`pytest_plangraph.localkey`); a row without a matching tag is not used.
+   (:mod:`pytest_plangraph.store.localkey`); a row without a matching tag is not used.
 """
 
 from __future__ import annotations

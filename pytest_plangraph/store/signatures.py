@@ -21,7 +21,7 @@ import binascii
 import os
 from pathlib import Path
 
-from ..keys import SigningKey, load_private
+from .keys import SigningKey, load_private
 
 SIGNING_KEY_FILE_ENV = "PLANGRAPH_SIGNING_KEY_FILE"
 """Names the Ed25519 private key that signs every event appended (where evidence is recorded)."""

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
-from ..model import Event
+from ..plan.model import Event
 from . import schema
 from .chain import (
     APPEND_ONLY_DISABLED,

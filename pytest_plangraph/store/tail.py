@@ -131,7 +131,7 @@ def first_bad_link(rows: Iterable[Sequence[Any]], prev: str) -> ChainProblem | N
 
 
 CONTENT_FIELDS = ("at", "by", "criterion", "idempotency_key", "kind", "node")
-"""The fields of :meth:`Event.content() <pytest_plangraph.model.Event.content>` besides
+"""The fields of :meth:`Event.content() <pytest_plangraph.plan.model.Event.content>` besides
 ``payload`` and ``plan_digest``, in the order canonical JSON sorts them (``payload`` and
 ``plan_digest`` come after them)."""
 

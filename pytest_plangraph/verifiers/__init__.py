@@ -2,8 +2,8 @@
 
 A verifier *type* (``schema``, ``artifact``, a plug-in's ``linecount`` …) checks its settings for
 lint and runs one criterion into a :class:`VerifierResult`. Types reach the :class:`Registry`
-through the ``plangraph_verifier_types`` hook (:mod:`pytest_plangraph.hookspecs`); the built-ins
-are registered the same way, by an internal plugin of :mod:`pytest_plangraph.plugins`.
+through the ``plangraph_verifier_types`` hook (:mod:`pytest_plangraph.hooks.specs`); the built-ins
+are registered the same way, by an internal plugin of :mod:`pytest_plangraph.hooks.manager`.
 
 Two built-in types are never *run* by the registry: ``test`` criteria are verified by the pytest
 plugin, which maps tests to criteria itself, and ``approval`` criteria are satisfied by an
@@ -25,11 +25,11 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import VerifierError
-from ..paths import is_glob, path_problem
+from ..plan.paths import is_glob, path_problem
 
 if TYPE_CHECKING:
-    from ..model import Criterion, Node
-    from ..workspace import Workspace
+    from ..plan.model import Criterion, Node
+    from ..vcs.workspace import Workspace
     from .approval import ApprovalType
     from .artifact import ArtifactType
     from .test import TestType

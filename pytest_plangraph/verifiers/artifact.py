@@ -24,8 +24,8 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from ..model import Criterion, Node
-    from ..workspace import Workspace
+    from ..plan.model import Criterion, Node
+    from ..vcs.workspace import Workspace
 
 _SHA256 = re.compile(r"[0-9A-Fa-f]{64}")
 """A pinned sha256 as the plan model takes it: either case (the model keeps it lowercase)."""

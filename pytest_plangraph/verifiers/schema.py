@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from ..workspace import NotRegularFileError, read_bytes
+from ..vcs.workspace import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
     ARTIFACT_UNREADABLE,
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from ..model import Criterion, Node
-    from ..workspace import Workspace
+    from ..plan.model import Criterion, Node
+    from ..vcs.workspace import Workspace
 
 MAX_ERRORS = 10
 """At most this many violations are listed; the count says how many there were."""
@@ -117,7 +117,7 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
     from importlib.metadata import PackageNotFoundError, version
 
     from ..codehash import code_fingerprint
-    from ..plancache import machine_salt
+    from ..plan.cache import machine_salt
 
     try:
         library = version("jsonschema")
@@ -146,7 +146,7 @@ def _remember(marker: Path | None) -> None:
     :data:`KEPT_SCHEMAS`; a cache that cannot be written is not used."""
     if marker is None:
         return
-    from ..plancache import make_cache_dir
+    from ..plan.cache import make_cache_dir
 
     try:
         make_cache_dir(marker.parent.parent)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from . import VerifierResult, not_runnable
 
 if TYPE_CHECKING:
-    from ..model import Criterion, Node
-    from ..workspace import Workspace
+    from ..plan.model import Criterion, Node
+    from ..vcs.workspace import Workspace
 
 
 class TestType:

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pytest_plangraph.model import Event
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store import Store
 
 HANG_GUARD_S = 600.0

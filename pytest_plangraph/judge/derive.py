@@ -1,0 +1,536 @@
+"""Status derivation (DESIGN §4, §5), pure: plan, events and current file hashes in, states out.
+
+Nothing stores a status; :func:`derive` computes every node's status from the plan
+(:class:`~pytest_plangraph.plan.graph.Graph`), the store's events in order, and a :class:`Snapshot`
+of current sha256s, so it can never disagree with them.
+
+Decisions worth knowing:
+
+* The latest evidence event per (node, criterion) counts. A failed or errored latest verdict is
+  ``failed`` even when its subjects changed since: it has to be run again either way. Approval
+  criteria are decided by ``approval``/``revoke`` events only.
+* ``UPSTREAM_CHANGED`` names each strong prerequisite whose input digest is no longer the one it
+  had when the evidence was recorded, read from that prerequisite's own latest evidence or
+  approval before it. A prerequisite with no such record counts as changed when it drifted from
+  its latest record, or — never verified — when one of its prerequisites did. When neither a
+  subject, the criterion nor a prerequisite explains a changed input digest, the reason is
+  ``INPUT_CHANGED`` (an output that is not a subject, or a sibling criterion's definition).
+* An approval bound to an older input digest is ``stale`` with ``APPROVAL_STALE``, plus
+  ``UPSTREAM_CHANGED`` for the prerequisites that changed since it was given.
+* A claim counts against the retry budget when the gate refused it. A verdict recorded in the
+  claim's payload (``{"verdict": "PASSED"|"FAILED"}``) is taken as is; otherwise the whole gate
+  is replayed at the moment of the claim — events up to it, but the *current* file hashes,
+  since older contents are not known (see :func:`~pytest_plangraph.judge.gate.replay_claims`).
+* A cancelled prerequisite is not completed: its dependents wait until the plan drops the edge;
+  a child cancelled by an event, not in the plan, keeps its parent waiting (see the gate).
+
+The events may be full :class:`~pytest_plangraph.plan.model.Event` objects or the light rows of
+``Store.log()`` (evidence payloads cut down to their verdict fields): derivation reads only what
+:class:`~pytest_plangraph.judge.inputs.LoggedEvent` names, and only through what they say folded
+(:class:`~pytest_plangraph.judge.logfold.LogFold`, which may come from the log's checkpoint). The
+plan's context and the indexed log are built in :mod:`pytest_plangraph.judge.ledger`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from ..errors import UsageError
+from ..memory import collector_paused
+from ..plan.graph import Graph
+from ..plan.model import Criterion, Node
+from .gate import (
+    CHILD_CODES,
+    PARENT_KINDS,
+    Completion,
+    CriterionStatus,
+    GateDecision,
+    LoggedEvent,
+    Reason,
+    Snapshot,
+    child_reasons,
+    consumed_files,
+    final_completion,
+    gate,
+    input_digests,
+    needed_paths,
+    replay_claims,
+    upstream_reason,
+    validity,
+)
+from .ledger import Context, Ledger
+from .logfold import LogFold
+from .untrusted import describe
+
+__all__ = [
+    "CriterionState",
+    "CriterionStatus",
+    "GateDecision",
+    "NodeState",
+    "NodeStatus",
+    "PlanState",
+    "Reason",
+    "Snapshot",
+    "collector_paused",
+    "consumed_files",
+    "derive",
+    "derive_node",
+    "gate",
+    "history",
+    "input_digests",
+    "needed_paths",
+    "validity",
+]
+
+NodeStatus = Literal[
+    "cancelled",
+    "completed",
+    "stale",
+    "failed",
+    "blocked",
+    "awaiting_approval",
+    "awaiting_verification",
+    "in_progress",
+    "ready",
+    "pending",
+]
+
+
+@dataclass(frozen=True)
+class CriterionState:
+    """The state of one criterion and the evidence (or approval event) that decides it."""
+
+    id: str
+    required: bool
+    state: CriterionStatus
+    evidence: str | None
+    reasons: tuple[Reason, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The criterion entry of ``plangraph status --format json``."""
+        return {
+            "id": self.id,
+            "required": self.required,
+            "state": self.state,
+            "evidence": self.evidence,
+            "reasons": [r.to_json() for r in self.reasons],
+        }
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A node's derived status, the reasons its gate fails, and its criteria."""
+
+    id: str
+    kind: str
+    status: NodeStatus
+    reasons: tuple[Reason, ...]
+    criteria: tuple[CriterionState, ...]
+    claimed: bool = False
+    failed_claims: int = 0
+
+    @property
+    def satisfied(self) -> int:
+        """Required criteria in state ``valid``."""
+        return sum(1 for c in self.criteria if c.required and c.state == "valid")
+
+    @property
+    def required_count(self) -> int:
+        """Required criteria."""
+        return sum(1 for c in self.criteria if c.required)
+
+    def to_json(self) -> dict[str, Any]:
+        """The node entry of ``plangraph status --format json``."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status,
+            "reasons": [r.to_json() for r in self.reasons],
+            "criteria": [c.to_json() for c in self.criteria],
+            "satisfied": self.satisfied,
+            "required_count": self.required_count,
+        }
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """Every node's state, in topological order, and the input digests they were judged by."""
+
+    nodes: dict[str, NodeState]
+    input_digests: dict[str, str]
+
+
+# --- derivation ------------------------------------------------------------------------------
+
+
+E = TypeVar("E", bound=LoggedEvent)
+
+
+def derive(
+    graph: Graph,
+    events: Sequence[LoggedEvent] | LogFold,
+    snapshot: Snapshot,
+    *,
+    until_seq: int | None = None,
+    context: Context | None = None,
+) -> PlanState:
+    """The state of every node from the plan, the events (in store order) and current hashes.
+
+    *events* are the store's :class:`~pytest_plangraph.plan.model.Event` objects or the lighter
+    rows of ``Store.log()``, or what they say already folded (:class:`LogFold`, e.g. from
+    ``PlanGraph.fold()``). With *until_seq*, only events whose ``seq`` is at most that count
+    (a replay of a sequence). *context*, when given, is ``Context.of(graph, snapshot)``, made
+    once for several derivations over the same plan and files.
+    """
+    if until_seq is not None:
+        if isinstance(events, LogFold):
+            raise TypeError("a replay until a seq needs the events, not their fold")
+        events = [e for e in events if e.seq <= until_seq]
+    with collector_paused():
+        context = Context.of(graph, snapshot) if context is None else context
+        return _Derivation(context, events).result()
+
+
+def derive_node(
+    graph: Graph,
+    events: Sequence[LoggedEvent] | LogFold,
+    snapshot: Snapshot,
+    node_id: str,
+    *,
+    context: Context | None = None,
+) -> NodeState:
+    """The state of *node_id* alone, as :func:`derive` would give it: only the criteria of
+    the nodes it depends on are judged (:func:`_cone`), and no other node's state is built."""
+    if node_id not in graph.nodes:
+        raise UsageError(f"unknown node {node_id!r}")
+    with collector_paused():
+        context = Context.of(graph, snapshot) if context is None else context
+        return _Derivation(context, events, only=_cone(context, node_id))._node(node_id)
+
+
+def _cone(context: Context, node_id: str) -> set[str]:
+    """*node_id* and every node whose verdicts can decide whether it completes: its strong
+    prerequisites, children and conflicts-edge partners, and theirs in turn."""
+    links, children = context.links, context.graph.children
+    cone, stack = {node_id}, [node_id]
+    while stack:
+        current = stack.pop()
+        for other in (*links.prerequisites[current], *children[current], *links.conflicts[current]):
+            if other not in cone:
+                cone.add(other)
+                stack.append(other)
+    return cone
+
+
+def history(
+    graph: Graph,
+    events: Sequence[E],
+    snapshot: Snapshot,
+    node_id: str,
+    untrusted: Mapping[int, str] | None = None,
+) -> list[tuple[E, str]]:
+    """Each event of *node_id* with the node's status right after it (replayed from the log);
+    the events whose seq is in *untrusted* are not counted (:mod:`..store.trust`)."""
+    if node_id not in graph.nodes:
+        raise UsageError(f"unknown node {node_id!r}")
+    with collector_paused():
+        context = Context.of(graph, snapshot)
+        fold = LogFold()  # each event folded once: the node is derived after each of its own
+        steps: list[tuple[E, str]] = []
+        for event in events:
+            fold.extend([event], untrusted)
+            if event_node(event) == node_id:
+                state = derive_node(graph, fold, snapshot, node_id, context=context)
+                steps.append((event, state.status))
+        return steps
+
+
+def event_node(event: LoggedEvent) -> str | None:
+    """The node an event is about (an evidence record may name it in its payload only)."""
+    return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
+
+
+class _Derivation:
+    """One derivation: index the events, judge every criterion (of the nodes in *only*, when
+    given: their completion must not depend on any other node), then every node."""
+
+    def __init__(
+        self,
+        context: Context,
+        events: Sequence[LoggedEvent] | LogFold,
+        only: Collection[str] | None = None,
+    ) -> None:
+        graph = context.graph
+        self.context = context
+        self.ledger = Ledger(context, events)
+        self._drifted: dict[str, bool] | None = None
+        self._waiting: dict[str, Reason] = {}
+        self._tagged: dict[tuple[int, str], Reason] = {}
+        judged = context.order if only is None else [n for n in context.order if n in only]
+        self.criteria = {
+            n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance) for n in judged
+        }
+        children, prerequisites = graph.children, context.links.prerequisites
+        self.required = {
+            n: _required(node, bool(children[n] or prerequisites[n]))
+            for n, node in graph.nodes.items()
+        }
+        self.completion = Completion(
+            context.links,
+            self.required,
+            [n for n, node in graph.nodes.items() if node.cancelled],
+        )
+        refused = self.ledger.refused
+        if refused is None:  # a claim without its verdict: the gate is replayed
+            refused = replay_claims(context.links, self.completion, self.ledger.ticks)
+        self.refused = refused
+        for node_id, states in self.criteria.items():
+            for state in states:
+                self.completion.set_ok(node_id, state.id, state.state == "valid")
+        for node_id in self.ledger.cancels:
+            self.completion.cancel(node_id)
+        final = final_completion(context.links, self.completion)
+        self.completed = {n for n, done in final.done.items() if done}
+        self.active = graph.with_ancestors(self.ledger.active())
+
+    def result(self) -> PlanState:
+        """The state of every node, in topological order."""
+        nodes = {n: self._node(n) for n in self.context.order}
+        return PlanState(nodes, dict(self.context.digests))
+
+    # criteria
+
+    def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
+        if criterion.verifier.type == "approval":
+            state, evidence, reasons = self._approval(node_id, criterion.id)
+            return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
+        key = (node_id, criterion.id)
+        found = self.ledger.evidence.get(key)
+        if found is None:
+            reasons = self._ignored(key, None, _NO_EVIDENCE)
+            return CriterionState(criterion.id, criterion.required, "missing", None, reasons)
+        pos, payload = found
+        state, reasons = self.context.verdict(key, payload, lambda: self._culprits(node_id, pos))
+        if state != "valid":
+            reasons = self._ignored(key, pos, reasons)
+        record_id = payload.get("id")
+        evidence = record_id if isinstance(record_id, str) and record_id else None
+        return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
+
+    def _approval(
+        self, node_id: str, criterion_id: str
+    ) -> tuple[CriterionStatus, str | None, tuple[Reason, ...]]:
+        found = self.ledger.approvals.get((node_id, criterion_id))
+        if found is None:
+            return (
+                "awaiting_approval",
+                None,
+                self._ignored((node_id, criterion_id), None, _NO_APPROVAL),
+            )
+        pos, event = found
+        if event.kind == "revoke":
+            revoked = Reason(
+                "APPROVAL_REVOKED", f"approval revoked by {event.by}", {"by": event.by}
+            )
+            return "awaiting_approval", None, (revoked,)
+        bound = str(event.payload.get("input_digest", ""))
+        current = self.context.digests[node_id]
+        if bound == current:
+            return "valid", event.id, ()
+        stale = Reason(
+            "APPROVAL_STALE",
+            f"approved by {event.by} for inputs that changed since",
+            {"by": event.by, "old": bound, "new": current},
+        )
+        upstream = (upstream_reason(p) for p in self._culprits(node_id, pos))
+        return "stale", event.id, (stale, *upstream)
+
+    def _ignored(
+        self, key: tuple[str, str], pos: int | None, reasons: tuple[Reason, ...]
+    ) -> tuple[Reason, ...]:
+        """*reasons*, led by why a newer event of *key* was not counted, when one was not
+        (its signature did not verify with the keys configured; see :mod:`..store.trust`)."""
+        found = self.ledger.fold.unverified(key, pos)
+        if found is None:
+            return reasons
+        event, code = found
+        why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
+        return (why, *reasons)
+
+    def _culprits(self, node_id: str, pos: int) -> list[str]:
+        """Strong prerequisites whose input digest changed since the record at *pos*."""
+        return [p for p in self.context.links.prerequisites[node_id] if self._changed(p, pos)]
+
+    def _changed(self, node_id: str, pos: int) -> bool:
+        recorded = self.ledger.on_record().get(node_id, [])
+        before = bisect_left(recorded, pos, key=lambda entry: entry[0])
+        if before:
+            return recorded[before - 1][1] != self.context.digests[node_id]
+        return self._drift()[node_id]
+
+    def _drift(self) -> dict[str, bool]:
+        """Nodes whose digest moved off their latest record (or, never verified, upstream's)."""
+        if self._drifted is None:
+            drifted: dict[str, bool] = {}
+            for node_id in self.context.order:
+                recorded = self.ledger.on_record().get(node_id)
+                drifted[node_id] = (
+                    recorded[-1][1] != self.context.digests[node_id]
+                    if recorded
+                    else any(
+                        drifted.get(p, False) for p in self.context.links.prerequisites[node_id]
+                    )
+                )
+            self._drifted = drifted
+        return self._drifted
+
+    # nodes
+
+    def _node(self, node_id: str) -> NodeState:
+        node = self.context.graph.nodes[node_id]
+        criteria = self.criteria[node_id]
+        refused = self.refused.get(node_id, 0)
+        reasons = tuple(self._reasons(node_id, criteria, refused))
+        status = self._status(node_id, criteria, {r.code for r in reasons})
+        claimed = node_id in self.ledger.claimed
+        return NodeState(node_id, node.kind, status, reasons, criteria, claimed, refused)
+
+    def _reasons(
+        self, node_id: str, criteria: tuple[CriterionState, ...], refused: int
+    ) -> list[Reason]:
+        """Why the gate fails for *node_id* (empty when it is completed)."""
+        graph, node = self.context.graph, self.context.graph.nodes[node_id]
+        if node_id in self.completion.cancelled:
+            return [self._cancelled(node_id)]
+        if node_id in self.completed:
+            return []
+        reasons = [
+            self._about(reason, c.id)
+            for c in criteria
+            if c.required and c.state != "valid"
+            for reason in c.reasons
+        ]
+        reasons += [
+            self._waiting_for(p)
+            for p in self.context.links.prerequisites[node_id]
+            if p not in self.completed
+        ]
+        if self.context.links.conflicts[node_id]:
+            reasons += [
+                _link(
+                    "CONFLICT_COMPLETED",
+                    q,
+                    f"conflicts with {q}, which passes its gate but for conflicts edges",
+                )
+                for q in self.completion.conflict_partners(node_id)
+            ]
+        if node.kind in PARENT_KINDS:
+            children = graph.children[node_id]
+            cancels = self.ledger.cancels
+            reasons += child_reasons(children, self.completed, self.completion, cancels)
+        if self.required[node_id] == [NO_ACCEPTANCE]:
+            what = (
+                "a step without required acceptance criteria"
+                if node.kind == "step"
+                else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
+                "children, strong prerequisites or required acceptance criteria"
+            )
+            reasons.append(
+                Reason(
+                    "NO_ACCEPTANCE",
+                    f"{what} is never completed: nothing could show it is done; add a "
+                    "criterion to the plan",
+                    {},
+                )
+            )
+        if refused > node.max_retry:
+            reasons.append(
+                Reason(
+                    "RETRY_BUDGET_EXHAUSTED",
+                    f"{refused} claims refused since the last retry grant (max_retry "
+                    f"{node.max_retry}); a person must grant a retry",
+                    {"refused": refused, "max_retry": node.max_retry},
+                )
+            )
+        return reasons
+
+    def _about(self, reason: Reason, criterion_id: str) -> Reason:
+        """*reason* tagged with its criterion, made once for a reason shared by many nodes
+        (``CRITERION_MISSING``, ``APPROVAL_MISSING``); every reason stays alive for the whole
+        derivation, so its ``id`` names it."""
+        key = (id(reason), criterion_id)
+        found = self._tagged.get(key)
+        if found is None:
+            found = self._tagged[key] = reason.for_criterion(criterion_id)
+        return found
+
+    def _waiting_for(self, prerequisite: str) -> Reason:
+        """``PREREQUISITE_NOT_COMPLETED`` naming *prerequisite* (one object for every node
+        that waits for it: reasons are never changed)."""
+        found = self._waiting.get(prerequisite)
+        if found is None:
+            message = f"strong prerequisite {prerequisite} is not completed"
+            found = _link("PREREQUISITE_NOT_COMPLETED", prerequisite, message)
+            self._waiting[prerequisite] = found
+        return found
+
+    def _cancelled(self, node_id: str) -> Reason:
+        event = self.ledger.cancels.get(node_id)
+        if self.context.graph.nodes[node_id].cancelled or event is None:
+            return Reason("CANCELLED", "cancelled in the plan", {"by": None})
+        return Reason("CANCELLED", f"cancelled by {event.by}", {"by": event.by})
+
+    def _status(
+        self, node_id: str, criteria: tuple[CriterionState, ...], codes: set[str]
+    ) -> NodeStatus:
+        """The first status that matches, in the precedence of DESIGN §5."""
+        if node_id in self.completion.cancelled:
+            return "cancelled"
+        if node_id in self.completed:
+            return "completed"
+        open_states = {c.state for c in criteria if c.required and c.state != "valid"}
+        if "stale" in open_states:
+            return "stale"
+        if "failed" in open_states:
+            return "failed"
+        claimed = node_id in self.ledger.claimed
+        engaged = claimed or node_id in self.active
+        waiting = "PREREQUISITE_NOT_COMPLETED" in codes
+        if codes & {"CONFLICT_COMPLETED", "RETRY_BUDGET_EXHAUSTED"} or (engaged and waiting):
+            return "blocked"
+        if open_states == {"awaiting_approval"} and not codes & _OTHER_THAN_APPROVAL:
+            return "awaiting_approval"
+        if claimed:
+            return "awaiting_verification"
+        if node_id in self.active:
+            return "in_progress"
+        return "pending" if waiting else "ready"
+
+
+_OTHER_THAN_APPROVAL = frozenset({"PREREQUISITE_NOT_COMPLETED", *CHILD_CODES})
+"""Codes of what an approval alone would not settle: with one, a node is not waiting for its
+approval only."""
+
+_NO_EVIDENCE = (Reason("CRITERION_MISSING", "no evidence recorded"),)
+_NO_APPROVAL = (Reason("APPROVAL_MISSING", "no approval recorded"),)
+
+NO_ACCEPTANCE = "(no acceptance criteria)"
+"""Stands for the missing criterion of a step without any (or of an objective or milestone
+with no criteria, children or strong prerequisites): it is never satisfied, so such a node never
+completes on someone's word alone (objectives and milestones complete through their children
+and prerequisites)."""
+
+
+def _required(node: Node, gathers: bool) -> list[str]:
+    """The ids a node must satisfy. A step without required criteria needs the impossible,
+    and so does an objective or milestone that *gathers* nothing either (no children, no
+    strong prerequisites): nothing at all would stand behind its completion."""
+    ids = [c.id for c in node.acceptance if c.required]
+    return ids if ids or (node.kind != "step" and gathers) else [NO_ACCEPTANCE]
+
+
+def _link(code: str, node_id: str, message: str) -> Reason:
+    return Reason(code, message, {"node": node_id})

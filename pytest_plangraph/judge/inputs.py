@@ -1,0 +1,238 @@
+"""What a derivation reads besides the events: file hashes, the plan's links and digests (pure).
+
+* :class:`Snapshot` — current sha256 of every file involved, and each node's outputs expanded.
+* :class:`LoggedEvent` — the fields of an event that derivation reads, so the store can hand over
+  light rows (``Store.log``) instead of full :class:`~pytest_plangraph.plan.model.Event` objects.
+* :class:`Links` — the adjacency the gate walks, built in one pass over the edges.
+* :func:`input_digests` — each node's input digest, the Merkle DAG of DESIGN §5: its criteria
+  digests, the current hashes of its outputs, of the artifacts its verifiers check (a schema
+  verifier's ``artifact``, an artifact verifier's ``path``: products of the node even when
+  ``outputs`` does not name them) and of the files it consumes over strong ``consumes`` edges,
+  and the input digests of its strong prerequisites. Content only, never status.
+* :func:`needed_paths` — every path a snapshot must hash.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..canonical import digest
+from ..plan.graph import Graph
+from ..plan.model import ArtifactVerifier, Edge, Node, SchemaVerifier
+from ..plan.paths import glob_match, is_glob
+
+
+class LoggedEvent(Protocol):
+    """What derivation reads of an event: a stored :class:`~pytest_plangraph.plan.model.Event`, or
+    the lighter row :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def criterion(self) -> str | None: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Current file hashes (None = missing) and each node's outputs expanded to files.
+
+    It must hold every path of :func:`needed_paths`; a path it lacks counts as missing.
+    A node absent from ``outputs`` uses its ``outputs`` from the plan as plain paths.
+    """
+
+    files: Mapping[str, str | None]
+    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def outputs_of(self, node: Node) -> tuple[str, ...]:
+        """The files *node* produces."""
+        return self.outputs.get(node.id, tuple(node.outputs))
+
+
+PARENT_KINDS = frozenset({"objective", "milestone"})
+"""Node kinds that are completed only when all their non-cancelled children are."""
+
+
+@dataclass(frozen=True)
+class Links:
+    """The adjacency the gate walks, computed once per plan: strong prerequisites and
+    dependents, conflicts-edge partners, the parent (objective or milestone) that waits
+    for each child, and each node's strong incoming ``consumes`` edges."""
+
+    prerequisites: dict[str, list[str]]
+    dependents: dict[str, list[str]]
+    conflicts: dict[str, list[str]]
+    parent: dict[str, str]
+    consumes: dict[str, list[Edge]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, graph: Graph) -> Links:
+        """The links of *graph* (the same lists as its ``prerequisites``, ``dependents`` and
+        ``conflicts``), in one pass over the edges; kept for the graph last asked about."""
+        if _LAST_LINKS and _LAST_LINKS[0][0]() is graph:
+            return _LAST_LINKS[0][1]
+        links = cls._build(graph)
+        _LAST_LINKS[:] = [(weakref.ref(graph, _forget), links)]
+        return links
+
+    @classmethod
+    def _build(cls, graph: Graph) -> Links:
+        nodes = graph.nodes
+        parent: dict[str, str] = {}
+        for node_id, node in nodes.items():
+            if node.parent in nodes and nodes[node.parent].kind in PARENT_KINDS:
+                parent[node_id] = nodes[node.parent].id
+        prerequisites: dict[str, list[str]] = {n: [] for n in nodes}
+        dependents: dict[str, list[str]] = {n: [] for n in nodes}
+        conflicts: dict[str, list[str]] = {n: [] for n in nodes}
+        consumes: dict[str, list[Edge]] = {}
+        opposed: list[tuple[str, str]] = []
+        linked: set[tuple[str, str]] = set()  # an edge written twice links once
+        # The graph keeps each node's incoming and outgoing edges in plan order, so one pass
+        # over the plan's edges gives every list in the order the graph's methods give it.
+        for edge in graph.plan.edges:  # once per edge of a large plan: kept flat
+            source, target = edge.from_, edge.to
+            if source not in nodes or target not in nodes:
+                continue
+            if edge.propagates:
+                if edge.type == "consumes":
+                    consumes.setdefault(target, []).append(edge)
+                if (source, target) not in linked:
+                    linked.add((source, target))
+                    prerequisites[target].append(source)
+                    dependents[source].append(target)
+            elif edge.type == "conflicts" and edge.status == "active":
+                opposed.append((source, target))
+        # incoming before outgoing, as graph.conflicts reads them
+        for one, other in [*((t, s) for s, t in opposed), *opposed]:
+            if other not in conflicts[one]:  # few: conflicts edges are rare
+                conflicts[one].append(other)
+        return cls(prerequisites, dependents, conflicts, parent, consumes)
+
+
+_LAST_LINKS: list[tuple[weakref.ref[Graph], Links]] = []
+"""The last graph :meth:`Links.of` was asked about, and its links (a graph is never changed
+once built, and one command asks several times: paths, input digests, derivation). Only a
+weak reference: the links go when the graph does, so a large plan is not kept alive."""
+
+
+def _forget(gone: weakref.ref[Graph]) -> None:
+    if _LAST_LINKS and _LAST_LINKS[0][0] is gone:
+        _LAST_LINKS.clear()
+
+
+def consumed_files(
+    graph: Graph, node_id: str, snapshot: Snapshot, *, links: Links | None = None
+) -> list[str]:
+    """Files of upstream nodes that *node_id* consumes over strong, active consumes edges:
+    the edge's ``artifacts`` (a path, a directory or an fnmatch glob over the upstream
+    outputs), or all upstream outputs when the edge names none. *links* (of *graph*) saves
+    looking the edges up again."""
+    edges = (
+        [e for e in graph.incoming.get(node_id, ()) if e.type == "consumes" and e.propagates]
+        if links is None
+        else links.consumes.get(node_id, ())
+    )
+    files: list[str] = []
+    for edge in edges:
+        upstream = snapshot.outputs_of(graph.nodes[edge.from_])
+        files.extend(upstream if edge.artifacts is None else _select(edge.artifacts, upstream))
+    return list(dict.fromkeys(files))
+
+
+def _select(artifacts: Sequence[str], upstream: Sequence[str]) -> list[str]:
+    chosen: list[str] = []
+    for artifact in artifacts:
+        folder = artifact.rstrip("/") + "/"
+        matches = [
+            f
+            for f in upstream
+            if f == artifact
+            or f.startswith(folder)
+            or (is_glob(artifact) and glob_match(artifact, f))
+        ]
+        chosen.extend(matches or ([] if is_glob(artifact) else [artifact]))
+    return chosen
+
+
+def needed_paths(
+    graph: Graph, events: Sequence[LoggedEvent], outputs: Mapping[str, tuple[str, ...]]
+) -> set[str]:
+    """Every path a :class:`Snapshot` must hash: expanded outputs, consumed artifacts, verifier
+    files (schema, artifact, path) and the subjects of every evidence event."""
+    snapshot = Snapshot({}, outputs)
+    paths: set[str] = set()
+    links = Links.of(graph)
+    for node_id, node in graph.nodes.items():  # once per node of a large plan: kept flat
+        paths.update(outputs.get(node_id, node.outputs))
+        if node_id in links.consumes:
+            paths.update(consumed_files(graph, node_id, snapshot, links=links))
+        for criterion in node.acceptance:
+            verifier = criterion.verifier
+            if isinstance(verifier, ArtifactVerifier):
+                paths.add(verifier.path)
+            elif isinstance(verifier, SchemaVerifier):
+                paths.update((verifier.schema_path, verifier.artifact))
+    # the store's log shares equal subjects between events: each distinct object once
+    distinct = {
+        id(subjects): subjects
+        for event in events
+        if event.kind == "evidence" and (subjects := event.payload.get("subjects"))
+    }
+    for subjects in distinct.values():
+        paths.update(subjects)
+    return paths
+
+
+def input_digests(
+    graph: Graph,
+    snapshot: Snapshot,
+    *,
+    criteria: Mapping[tuple[str, str], str] | None = None,
+    order: Sequence[str] | None = None,
+    links: Links | None = None,
+) -> dict[str, str]:
+    """Each node's input digest (DESIGN §5), computed upstream first.
+
+    *criteria* (from :func:`criterion_digests`), *order* (the topological order) and *links*
+    (:meth:`Links.of` the graph) may be passed when the caller already has them.
+    """
+    criteria = criterion_digests(graph) if criteria is None else criteria
+    links = Links.of(graph) if links is None else links
+    files_now, outputs, nodes = snapshot.files, snapshot.outputs, graph.nodes
+    consumes, prerequisites = links.consumes, links.prerequisites
+    checked = graph.plan.checked_artifacts
+    digests: dict[str, str] = {}
+    for node_id in graph.topological_order() if order is None else order:  # kept flat
+        node = nodes[node_id]
+        files: Iterable[str] = outputs.get(node_id, node.outputs)
+        if node_id in checked:
+            files = {*files, *checked[node_id]}
+        if node_id in consumes:
+            files = {*files, *consumed_files(graph, node_id, snapshot, links=links)}
+        digests[node_id] = digest(
+            {
+                "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},
+                "files": {path: files_now.get(path) for path in files},
+                "upstream": {p: digests.get(p) for p in prerequisites[node_id]},
+            }
+        )
+    return digests
+
+
+def criterion_digests(graph: Graph) -> Mapping[tuple[str, str], str]:
+    """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
+    values as :func:`~pytest_plangraph.plan.model.criterion_digest`, computed once per plan."""
+    return graph.plan.criterion_digests

@@ -1,0 +1,203 @@
+"""Many evidence records of one run, built at once (DESIGN §4).
+
+:meth:`PlanGraph.make_evidence` builds one record and validates it with pydantic; a run of
+``pytest --plangraph`` makes hundreds that share the plan reference, the git state, the run
+information, the criterion digests, the input digests and each node's own files.
+:class:`RecordMaker` computes those once, writes each record's canonical JSON body from values
+that are already valid, takes its content address from that body, and builds the model without
+validating it again. The records are the same, byte for byte, as :meth:`Evidence.create` would
+make (tests compare both); whatever this module cannot vouch for — details that are not plain
+JSON values, an outcome outside the model's choices, an :class:`Evidence` model with fields this
+module does not know — goes through :meth:`Evidence.create` instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, get_args
+
+from pydantic import ValidationError
+
+from ..canonical import digest
+from ..errors import UsageError
+from ..plan.model import Evidence, Outcome
+from .inputs import criterion_digests
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from ..plan.model import GitInfo, PlanRef, RunInfo
+    from .derive import Snapshot
+
+OUTCOMES = frozenset(get_args(Outcome))
+BODY_FIELDS = (
+    "plan",
+    "node",
+    "criterion",
+    "criterion_digest",
+    "input_digest",
+    "verifier",
+    "outcome",
+    "reason",
+    "details",
+    "subjects",
+    "git",
+    "run",
+    "recorded_by",
+)
+"""The fields of an evidence record's content address (every field but ``id``)."""
+
+
+class RecordMaker:
+    """Makes the evidence records of one run against one end-of-run snapshot.
+
+    *digests* are the nodes' input digests for that snapshot; *criteria* the criterion digests
+    (:func:`~pytest_plangraph.judge.inputs.criterion_digests`) when the caller has them already.
+    """
+
+    def __init__(
+        self,
+        graph: PlanGraph,
+        snapshot: Snapshot,
+        *,
+        plan: PlanRef,
+        git: GitInfo,
+        run: RunInfo,
+        recorded_by: str,
+        digests: Mapping[str, str],
+        criteria: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.snapshot = snapshot
+        self.shared: dict[str, Any] = {
+            "plan": plan,
+            "git": git,
+            "run": run,
+            "recorded_by": recorded_by,
+        }
+        self.shared_json = {
+            "plan": plan.model_dump(mode="json"),
+            "git": git.model_dump(mode="json"),
+            "run": run.model_dump(mode="json"),
+        }
+        self.digests = digests
+        self.criteria = criterion_digests(graph.graph) if criteria is None else criteria
+        self.fast = set(Evidence.model_fields) == {"id", *BODY_FIELDS}
+        self._own: dict[str, dict[str, str | None]] = {}
+
+    def make(
+        self,
+        node: str,
+        criterion: str,
+        *,
+        outcome: str,
+        reason: str | None,
+        details: Mapping[str, Any],
+        subjects: Mapping[str, str | None],
+    ) -> Evidence:
+        """The record of one verdict: the node's own files and *subjects* with their sha256
+        (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`."""
+        self.graph.require_criterion(node, criterion)
+        definition = self.graph.graph.nodes[node].criterion(criterion)
+        assert definition is not None
+        hashes = dict(self.own_files(node))
+        hashes.update(subjects)
+        fields: dict[str, Any] = {
+            **self.shared,
+            "node": node,
+            "criterion": criterion,
+            "criterion_digest": self.criteria[(node, criterion)],
+            "input_digest": self.digests[node],
+            "verifier": definition.verifier.type,
+            "outcome": outcome,
+            "reason": reason,
+            "details": dict(details),
+            "subjects": {path: sha for path, sha in hashes.items() if sha is not None},
+        }
+        if not (self.fast and outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
+            return Evidence.create(**fields)
+        body = {**fields, **self.shared_json}
+        return Evidence.model_construct(id=digest(body), **fields)
+
+    def own_files(self, node: str) -> dict[str, str | None]:
+        """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;
+        None for a file that is missing)."""
+        if node not in self._own:
+            files = self.snapshot.files
+            workspace = self.graph.workspace
+            self._own[node] = {
+                path: files.get(path) or workspace.hash_file(path)
+                for path in self.graph.node_files(node, self.snapshot)
+            }
+        return self._own[node]
+
+
+def _plain_text(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def is_plain(value: object) -> bool:
+    """True when *value* is JSON made of dicts with text keys, lists, text, integers, finite
+    floats, booleans and None, so its canonical JSON is what pydantic's JSON dump gives."""
+    kind = type(value)
+    if value is None or kind in (str, int, bool):
+        return True
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    if kind is list:
+        return all(is_plain(item) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return all(
+            type(key) is str and is_plain(item)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    return False
+
+
+def checked_payloads(graph: PlanGraph, evidence: object) -> list[dict[str, Any]]:
+    """The JSON payload of each record :meth:`PlanGraph.record` is given, once it is sure to
+    be an evidence record of this plan: an :class:`Evidence` of a node and criterion of the
+    plan, valid as the model says (a record changed with ``model_copy(update=…)`` skips the
+    model's checks), made for the criterion's verifier type, and whose ``id`` is its content
+    address. Anything else is a :class:`UsageError`, and nothing of the batch is stored."""
+    if isinstance(evidence, Evidence | str | bytes | Mapping) or not isinstance(evidence, Sequence):
+        raise UsageError(
+            "record() takes a list of Evidence records (made with make_evidence), not "
+            f"{type(evidence).__name__}"
+        )
+    payloads = []
+    for index, record in enumerate(evidence):
+        if not isinstance(record, Evidence):
+            raise UsageError(
+                f"record(): item {index} is {type(record).__name__}, not an Evidence record; "
+                "make records with make_evidence()"
+            )
+        graph.require_criterion(record.node, record.criterion)
+        payload = record.model_dump(mode="json", warnings=False)
+        _check(graph, record, payload)
+        payloads.append(payload)
+    return payloads
+
+
+def _check(graph: PlanGraph, record: Evidence, payload: dict[str, Any]) -> None:
+    ref = record.ref
+    try:
+        Evidence.model_validate(payload)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise UsageError(
+            f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
+        ) from None
+    definition = graph.graph.nodes[record.node].criterion(record.criterion)
+    assert definition is not None
+    if payload["verifier"] != definition.verifier.type:
+        raise UsageError(
+            f"record {ref}: made by a {payload['verifier']!r} verifier, but the plan checks "
+            f"this criterion with {definition.verifier.type!r}"
+        )
+    if payload["id"] != digest({k: v for k, v in payload.items() if k != "id"}):
+        raise UsageError(
+            f"record {ref}: its id is not its content address (the sha256 of the record "
+            "without id); make records with make_evidence() and do not change them after"
+        )

@@ -1,0 +1,117 @@
+"""Checking a repository's plan before a command judges anything: lint with the files on
+disk, the plan-only errors kept in the plan cache, and which errors stop a command.
+
+:class:`~pytest_plangraph.api.PlanGraph` delegates ``check_plan``, ``plan_problems`` and
+``lint`` here; every function takes the opened graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from ..errors import PlanError, Problem
+from .files import WorkspaceFileCheck
+from .findings import ERRORS, Finding, Severity, from_kept, lint_plan, plan_findings, to_kept
+
+if TYPE_CHECKING:
+    from ..repository import Repository
+
+
+def check_plan(
+    graph: Repository, problems: tuple[list[Finding], list[Finding]] | None = None
+) -> list[Finding]:
+    """See :meth:`PlanGraph.check_plan <pytest_plangraph.api.PlanGraph.check_plan>`;
+    *problems* are :func:`plan_problems` when the caller has them."""
+    blocking, settings = plan_problems(graph) if problems is None else problems
+    if blocking:
+        found = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
+        fix = Problem(graph.loaded.file, 0, 0, "", "fix these first (plangraph lint)")
+        raise PlanError([*found, fix])
+    return settings
+
+
+def plan_problems(graph: Repository) -> tuple[list[Finding], list[Finding]]:
+    """See :meth:`PlanGraph.plan_problems <pytest_plangraph.api.PlanGraph.plan_problems>`."""
+    types = graph.registry.names()
+    known = kept_findings(graph, types, ERRORS)
+    if known is None:
+        known = plan_findings(
+            graph.loaded, verifier_types=types, graph=graph.graph, severities=ERRORS
+        )
+    files = WorkspaceFileCheck(graph.workspace, graph.registry)
+    found = lint(graph, run_data=False, severities=ERRORS, known=known, files=files)
+    plan_only = set(known)
+    goes_on = {f"{node}/{criterion}: " for node, criterion in files.not_settings}
+    on_disk = [
+        f
+        for f in found
+        if f.code == "VERIFIER_CONFIG" and f not in plan_only and f.hint.startswith(tuple(goes_on))
+    ]
+    return [f for f in found if f not in on_disk], on_disk
+
+
+def lint(
+    graph: Repository,
+    *,
+    run_data: bool = True,
+    severities: Collection[Severity] | None = None,
+    known: Collection[Finding] | None = None,
+    files: WorkspaceFileCheck | None = None,
+) -> list[Finding]:
+    """See :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`; *files* is the file
+    check to ask (a fresh one by default)."""
+    from ..vcs.workspace import remembered_escapes
+
+    registry = graph.registry
+    types = registry.names()
+    with remembered_escapes():
+        return lint_plan(
+            graph.loaded,
+            verifier_types=types,
+            files=WorkspaceFileCheck(graph.workspace, registry) if files is None else files,
+            extra=_coverage_findings(graph) if run_data else (),
+            graph=graph.graph,
+            severities=severities,
+            known=kept_findings(graph, types, severities) if known is None else known,
+        )
+
+
+def kept_findings(
+    graph: Repository, types: list[str], severities: Collection[Severity] | None
+) -> list[Finding] | None:
+    """The plan-only lint findings of *severities* (only errors are kept, the check every
+    command makes), from the plan cache, or found and kept there; None when the plan has
+    no cache entries or other severities are asked for."""
+    from ..plan.cache import keep_entry, lint_version, read_entry
+
+    key, cache, file = graph.loaded.cache_key, graph.workspace.cache, graph.loaded.file
+    if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
+        return None
+    version = lint_version()
+    kept = read_entry(cache, "lint", key, version)
+    if isinstance(kept, dict) and kept.get("types") == types:
+        found = from_kept(kept.get("findings"), file)
+        if found is not None:
+            return found
+    found = plan_findings(
+        graph.loaded, verifier_types=types, graph=graph.graph, severities=severities
+    )
+    keep_entry(cache, "lint", key, version, {"types": types, "findings": to_kept(found, file)})
+    return found
+
+
+def _coverage_findings(graph: Repository) -> list[Finding]:
+    """``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence (none without a
+    store: lint never creates one)."""
+    from .coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies
+
+    if not graph.has_store():
+        return []
+    # only records with coverage details matter: the store skips the others unread
+    store = graph.store
+    executed = executed_by_node(store.events(kinds=["evidence"], mentioning=COVERAGE_KEY))
+    if not executed:
+        return []
+    outputs = graph.expanded_outputs()
+    return implicit_dependencies(graph.graph, executed, outputs, loaded=graph.loaded)

@@ -1,0 +1,216 @@
+"""What is kept between runs about a large plan file, under ``.plangraph/cache``.
+
+The files are named by the sha256 of the plan file's bytes (see below), so an edited plan
+never meets an entry made for other bytes, and each is written whole (a temporary file, then a
+rename):
+
+* ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
+  large plan and the same bytes always parse to the same data;
+* ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
+  which depend on the validated plan alone; kept with the fingerprint of the package's code
+  (:mod:`..codehash`), and used only by the same code;
+* ``lint-<sha>.json`` — the lint errors the rules that read the plan alone find (the check every
+  command makes before it judges anything), with the verifier types they were found with and
+  the fingerprint of the package's code.
+
+Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
+repository: entries that came with a repository (a cache folder committed by mistake or on
+purpose) never match, so no command answers for a plan other than its file or skips its checks
+on another's word. A cache that cannot be read or written is simply not used. It keeps the
+entries of the :data:`KEEP` plan files written last; older ones are removed when a new one is
+written, so editing a plan again and again does not fill the disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..codehash import code_fingerprint
+from .model import Plan
+
+
+@functools.cache
+def machine_salt() -> bytes:
+    """The random value kept in ``$XDG_CACHE_HOME/plangraph/salt`` (``~/.cache/…`` by default)
+    and mixed into every cache key; where it cannot be kept, one for this process alone (the
+    cache then serves one run only)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "plangraph" / "salt"
+    if not path.is_absolute():  # no home directory to keep it in
+        return os.urandom(16)
+    for _ in range(2):
+        try:
+            return bytes.fromhex(path.read_text(encoding="ascii").strip()[:64])
+        except (OSError, ValueError):
+            pass
+        try:  # written whole; two processes writing at once agree on the last
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"salt.{os.getpid()}.tmp")
+            # readable by this user only: whoever knows the salt can name an entry the cache uses
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+                handle.write(os.urandom(16).hex())
+            os.replace(partial, path)
+        except OSError:
+            break
+    return os.urandom(16)
+
+
+def read_parsed(cache_dir: Path, key: str) -> bytes:
+    """The JSON text of the parsed data kept for the plan file whose sha256 is *key* (OSError
+    when there is none or it cannot be read): :func:`~pytest_plangraph.plan.file.parse_plan`
+    validates it as it parses it, and decodes it only to explain a plan it refuses."""
+    return (cache_dir / f"plan-{key}.json").read_bytes()
+
+
+KEEP = 8
+"""How many plan files' entries the cache keeps (the last written)."""
+
+
+def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
+    """Keep the parsed data of the plan file whose sha256 is *key* (its facts follow, and
+    writing them prunes the cache)."""
+    _write(cache_dir / f"plan-{key}.json", data)
+
+
+def cache_dir_of(store_path: Path) -> Path:
+    """Where the cache of the plans read with the store at *store_path* lives: ``cache`` beside
+    the store in its default ``.plangraph`` directory, else ``<store file name>.cache`` beside
+    it (a store moved into a project folder must not share a ``cache`` folder of the project)."""
+    if store_path.parent.name == ".plangraph":
+        return store_path.parent / "cache"
+    return store_path.with_name(f"{store_path.name}.cache")
+
+
+def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
+    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* plan files whose
+    entries were written last (*current*, the one just written, always stays), and temporary
+    files an interrupted write (of an entry or of the log's checkpoint) left over a minute
+    ago (a younger one may be another process's write in progress). Only names this module
+    writes are touched; a file that cannot be looked at or removed is skipped."""
+    written: dict[str, int] = {}
+    leftovers: list[Path] = []
+    for path in _listing(cache_dir):
+        found = _ENTRY.fullmatch(path.name)
+        if found is None:
+            continue
+        mtime = _mtime(path)
+        if found["tmp"] or found["logtmp"]:
+            if mtime is not None and mtime < time.time_ns() - 60 * 10**9:
+                leftovers.append(path)
+        elif found["key"] != current and mtime is not None:
+            written[found["key"]] = max(written.get(found["key"], 0), mtime)
+    old = sorted(written, key=written.__getitem__, reverse=True)[max(keep - 1, 0) :]
+    for path in [*leftovers, *(cache_dir / f"{k}-{key}.json" for key in old for k in _KINDS)]:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+_KINDS = ("plan", "facts", "lint")
+_ENTRY = re.compile(
+    r"(?:plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.store.checkpoint)
+)
+
+
+def _listing(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # removed by another process meanwhile
+        return None
+
+
+def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
+    """Give *plan* (validated from the file whose sha256 is *key*) its digest, criterion
+    digests and topological order from the cache, or compute them and keep them there (then
+    :func:`prune` the cache: a new plan file's facts are always written)."""
+    path = cache_dir / f"facts-{key}.json"
+    try:
+        facts = json.loads(path.read_text(encoding="utf-8"))
+        if facts["version"] == code_version() and facts["plan"] == plan.plan:
+            criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
+            order = tuple(str(n) for n in facts["order"])
+            if sorted(order) != sorted({node.id for node in plan.nodes}):
+                raise ValueError("the kept order is not one of the plan's nodes")
+            # the values of the cached properties, as computing them would have set them
+            plan.__dict__["digest"] = str(facts["digest"])
+            plan.__dict__["criterion_digests"] = criteria
+            plan.__dict__["topological_order"] = order
+            return
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    criteria = plan.criterion_digests
+    facts = {
+        "version": code_version(),
+        "plan": plan.plan,
+        "digest": plan.digest,
+        "criteria": [[n, c, d] for (n, c), d in criteria.items()],
+        "order": list(plan.topological_order),
+    }
+    _write(path, facts)
+    prune(cache_dir, key)
+
+
+def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
+    """The data kept as *kind* (say ``lint``) for the plan file whose sha256 is *key* by code
+    of *version*, or None when there is none, it cannot be read, or other code kept it."""
+    try:
+        kept = json.loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("version") != version:
+        return None
+    return kept.get("data")
+
+
+def keep_entry(cache_dir: Path, kind: str, key: str, version: str, data: Any) -> None:
+    """Keep *data* as *kind* for the plan file whose sha256 is *key*, made by code of
+    *version* (:func:`read_entry` gives it back); nothing happens when it cannot be written."""
+    _write(cache_dir / f"{kind}-{key}.json", {"version": version, "data": data})
+
+
+def code_version() -> str:
+    """What kept facts are valid for: the fingerprint of the package's code
+    (:func:`~..codehash.code_fingerprint`), so a changed digest or order rule never meets facts
+    kept by other code of the same version."""
+    return code_fingerprint()
+
+
+def lint_version() -> str:
+    """What kept lint findings are valid for: the fingerprint of the package's code, which covers
+    the lint rules and everything they read (plan model, graph, paths, locations, verifiers)."""
+    return code_fingerprint()
+
+
+def make_cache_dir(directory: Path) -> None:
+    """Create the cache folder *directory* with a ``.gitignore`` of ``*`` in it, so that git
+    never lists what is kept there as a change (OSError when it cannot be made)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / ".gitignore"
+    if not marker.exists():
+        marker.write_text("# cache of pytest-plangraph: safe to delete\n*\n", encoding="utf-8")
+
+
+def _write(path: Path, data: Any) -> None:
+    try:
+        body = json.dumps(data, ensure_ascii=False)
+        make_cache_dir(path.parent)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(body, encoding="utf-8")
+        os.replace(partial, path)
+    except (OSError, TypeError, ValueError):
+        return

@@ -1,0 +1,401 @@
+"""Reading plan files (YAML or JSON) into models, with file positions for every message.
+
+YAML is composed with the safe loader and walked by hand, so that duplicate keys are caught and
+the position of every field is known; nothing is ever constructed from tags. Only a regular file
+is read (a FIFO or a device is refused, never waited on). pydantic errors are turned into one
+:class:`~pytest_plangraph.errors.Problem` per defect, located by the field path
+(:mod:`~pytest_plangraph.plan.messages`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..codehash import code_fingerprint
+from ..errors import PlanError, Problem
+from .cache import keep_parsed, machine_salt, read_parsed, with_facts
+from .messages import FieldPath as FieldPath
+from .messages import format_path as format_path
+from .messages import position, problem
+from .model import Plan
+
+MAX_PLAN_BYTES = 10 * 1024 * 1024
+"""Plans larger than this are refused before parsing (a plan is text a person reads)."""
+CACHE_MIN_BYTES = 16 * 1024
+"""YAML plans smaller than this parse fast enough to skip the parse cache (a 16 KiB plan takes
+about 30 ms to parse, more than every command's cost of reading the cache)."""
+MAX_YAML_NODES = 2_000_000
+"""Guards against alias bombs: a plan expanding to more values than this is refused."""
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A plan with the file it came from and the position of each field path."""
+
+    plan: Plan
+    file: str
+    positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, compare=False)
+    cache_key: str | None = field(default=None, compare=False)
+    """The key of the plan file's entries when the plan cache keeps them (a large plan read
+    with a cache folder: :func:`cache_key`), else None."""
+
+    def location(self, path: FieldPath) -> str:
+        """``file:line:column`` of the deepest known prefix of *path*."""
+        found = position(self.positions, path)
+        return f"{self.file}:{found[0]}:{found[1]}" if found else self.file
+
+    def node_path(self, node_id: str) -> FieldPath:
+        """Field path of the first node with this id."""
+        for index, node in enumerate(self.plan.nodes):
+            if node.id == node_id:
+                return ("nodes", index)
+        return ()
+
+
+def load_plan(
+    path: Path, display: str | None = None, *, cache_dir: Path | None = None
+) -> LoadedPlan:
+    """Read and validate a plan file; raise :class:`PlanError` listing every problem.
+
+    With *cache_dir*, what can be kept about a large plan is kept there (see
+    :mod:`~pytest_plangraph.plan.cache`): its parsed data, its digest and its criterion digests.
+    Positions are then found only when a message needs one.
+    """
+    name = display or str(path)
+    return parse_plan(_raw(path, name), name, suffix=path.suffix, cache_dir=cache_dir)
+
+
+def parse_plan(
+    raw: bytes, name: str, *, suffix: str = ".yaml", cache_dir: Path | None = None
+) -> LoadedPlan:
+    """:func:`load_plan` for the bytes of a plan file that are not on disk (say, the plan at
+    an older revision); *suffix* (``.json`` or not) says how to read them, *name* is the name
+    messages give."""
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError([_too_large(name, len(raw))])
+    key = None
+    if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
+        key = cache_key(raw)
+    data, positions = _read(suffix, raw, name, cache_dir, key)
+    kept = None
+    if isinstance(data, bytes) and cache_dir is not None and key is not None:
+        kept = _from_kept(data, name, positions)
+        if kept is None:  # a damaged entry: the file is read again and kept anew
+            data, positions = _read(suffix, raw, name, None, None)
+            keep_parsed(cache_dir, key, data)
+    loaded = kept or validate_plan(data, name, positions)
+    if cache_dir is not None and key is not None:
+        with_facts(loaded.plan, cache_dir, key)
+        loaded = replace(loaded, cache_key=key)
+    return loaded
+
+
+def cache_key(raw: bytes) -> str:
+    """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
+    that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
+    never meets data parsed by the old rule) and of :func:`~.cache.machine_salt` (an entry
+    that came with the repository never matches)."""
+    digest = hashlib.sha256(machine_salt())
+    digest.update(raw)
+    digest.update(code_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def _from_kept(
+    kept: bytes, name: str, positions: dict[FieldPath, tuple[int, int]]
+) -> LoadedPlan | None:
+    """The plan from the JSON the cache kept of its parsed data, parsed and validated in one
+    pass; a plan it refuses is explained from the decoded data, as on the first read (None
+    when the entry is not JSON: damaged)."""
+    try:
+        return LoadedPlan(Plan.model_validate_json(kept), name, positions)
+    except ValidationError:
+        pass
+    try:
+        data = json.loads(kept)
+    except ValueError:
+        return None
+    return validate_plan(data, name, positions)
+
+
+def validate_plan(
+    data: Any, name: str, positions: dict[FieldPath, tuple[int, int]] | None = None
+) -> LoadedPlan:
+    """Turn already-parsed data into a :class:`LoadedPlan` or a :class:`PlanError`."""
+    positions = {} if positions is None else positions
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else type(data).__name__
+        raise PlanError(
+            [Problem(name, 1, 1, "", f"expected a mapping with 'plangraph: 1', got {kind}")]
+        )
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as exc:
+        raise PlanError([problem(name, positions, data, err) for err in exc.errors()]) from None
+    return LoadedPlan(plan, name, positions)
+
+
+def _raw(path: Path, name: str) -> bytes:
+    """The bytes of the plan file: only a regular file is read, and no more than the limit (a
+    FIFO or a device would block or never end), opened without waiting for a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NO_WAIT)
+    except FileNotFoundError:
+        raise PlanError(
+            [Problem(name, 0, 0, "", "plan file not found; pass the plan's path or create it")]
+        ) from None
+    except OSError as exc:  # a directory is refused here on some systems
+        what = _not_a_plan_file(path.stat().st_mode) if path.is_dir() else None
+        raise PlanError([_unreadable(name, what, exc)]) from None
+    try:
+        return _read_regular(fd, name)
+    except OSError as exc:
+        raise PlanError([_unreadable(name, None, exc)]) from None
+    finally:
+        os.close(fd)
+
+
+def _read_regular(fd: int, name: str) -> bytes:
+    info = os.fstat(fd)
+    what = _not_a_plan_file(info.st_mode)
+    if what is not None:
+        raise PlanError([Problem(name, 0, 0, "", what)])
+    if info.st_size > MAX_PLAN_BYTES:
+        raise PlanError([_too_large(name, info.st_size)])
+    with open(fd, "rb", closefd=False) as handle:
+        return handle.read(MAX_PLAN_BYTES + 1)
+
+
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+"""Opening a FIFO for reading waits for a writer, and a terminal could become ours: neither."""
+
+
+def _not_a_plan_file(mode: int) -> str | None:
+    """Why a file of this mode cannot be a plan file, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a plan file; pass the path of the plan file in it"
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((text for test, text in kinds if test(mode)), "a special file")
+    return f"is {kind}, not a regular file; pass the path of a plan file"
+
+
+def _unreadable(name: str, what: str | None, exc: OSError) -> Problem:
+    return Problem(name, 0, 0, "", what or f"cannot read: {exc.strerror or exc}")
+
+
+def _too_large(name: str, size: int) -> Problem:
+    limit = MAX_PLAN_BYTES // (1024 * 1024)
+    message = f"plan file is {size / 1e6:.1f} MB; the limit is {limit} MB — split the plan"
+    return Problem(name, 0, 0, "", f"{message} or check the path")
+
+
+def _read(
+    suffix: str, raw: bytes, name: str, cache_dir: Path | None, key: str | None
+) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = _byte_position(raw, exc.start)
+        message = f"not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        raise PlanError([Problem(name, line, column, "", message)]) from None
+    if not text.strip():
+        raise PlanError(
+            [Problem(name, 1, 1, "", "file is empty; a plan starts with 'plangraph: 1'")]
+        )
+    if suffix.lower() == ".json":
+        return _read_json(text, name)
+    if cache_dir is None or key is None:
+        return _read_yaml(text, name)
+    try:
+        return read_parsed(cache_dir, key), _LazyPositions(text, name)
+    except OSError:
+        data, positions = _read_yaml(text, name)
+    keep_parsed(cache_dir, key, data)
+    return data, positions
+
+
+def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key)
+            seen[key] = value
+        return seen
+
+    try:
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
+    except _NotANumberError:
+        message = "NaN and Infinity are not JSON numbers; write a finite number"
+        line, column = _json_position(text, lambda token: token.lstrip("-") in _CONSTANTS)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
+    except json.JSONDecodeError as exc:
+        raise PlanError(
+            [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
+        ) from None
+    except _DuplicateKeyError as exc:
+        raise _located_duplicate(text, name, exc.key) from None
+    except RecursionError:
+        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+    except ValueError as exc:  # a whole number of more digits than Python converts
+        message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
+        raise PlanError([Problem(name, 0, 0, "", message)]) from None
+    _check_json_values(data, text, name)
+    return data, _LazyPositions(text, name)
+
+
+_TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
+
+
+def _located_duplicate(text: str, name: str, key: str) -> PlanError:
+    """The error for a key written twice in a JSON plan, with its line, column and field
+    path when the text reads as YAML too (JSON is YAML; the YAML reader locates duplicates)."""
+    try:
+        _read_yaml(text, name)
+    except PlanError as located:
+        if any("duplicate key" in problem.message for problem in located.problems):
+            return located
+    return PlanError([Problem(name, 0, 0, "", f"duplicate key {key!r}")])
+
+
+def _check_json_values(data: Any, text: str, name: str) -> None:
+    """Refuse what Python's JSON reader takes although no JSON value means it: a text with an
+    unpaired surrogate escape (``"\\ud800"``, no character) and a number too large for a
+    float (``1e400``, read as infinity)."""
+    try:
+        json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        where = format_path(_surrogate_path(data, ()) or ())
+        message = (
+            f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
+            "\\ud800), which stands for no character; write the character itself or remove it"
+        )
+        line, column = _json_position(text, _unpaired_surrogate)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
+    except ValueError:  # allow_nan: an infinite float
+        message = "a number too large to hold (such as 1e400); write a finite number"
+        line, column = _json_position(text, _infinite)
+        raise PlanError([Problem(name, line, column, "", message)]) from None
+    except RecursionError:
+        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
+
+
+_CONSTANTS = ("NaN", "Infinity")
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|-?Infinity|NaN')
+"""The JSON texts and numbers (and the constants Python's reader takes) of a JSON text."""
+
+
+def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
+    """Line and column of the first text or number token of a JSON *text* that is *wanted*
+    ((0, 0) when none is). The text was read up to that token, so its tokens are sound."""
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        with contextlib.suppress(ValueError):
+            if wanted(token):
+                start = match.start()
+                return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    return 0, 0
+
+
+def _unpaired_surrogate(token: str) -> bool:
+    return token.startswith('"') and not _encodes(json.loads(token))
+
+
+def _infinite(token: str) -> bool:
+    return not token.startswith('"') and math.isinf(float(token))
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """Line and column (in characters) of the byte at *offset* of a plan file."""
+    start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[start:offset].decode("utf-8", "replace")) + 1
+    return raw.count(b"\n", 0, offset) + 1, column
+
+
+class _NotANumberError(Exception):
+    """``NaN`` or ``Infinity`` in a JSON plan (Python's reader takes them)."""
+
+
+def _not_a_number(constant: str) -> Any:
+    raise _NotANumberError(constant)
+
+
+def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
+    """Where in *value* a text holds an unpaired surrogate (None when nowhere)."""
+    if isinstance(value, str):
+        return None if value.isascii() or _encodes(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = path if not _encodes(key) else _surrogate_path(item, (*path, key))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := _surrogate_path(item, (*path, index))) is not None:
+                return found
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _LazyPositions(dict[FieldPath, tuple[int, int]]):
+    """Positions in a plan read the fast way, found only when a message needs one (walking the
+    text as YAML for positions costs far more than reading the data)."""
+
+    def __init__(self, text: str, name: str) -> None:
+        super().__init__()
+        self._text: str | None = text
+        self._name = name
+
+    def get(self, key: FieldPath, default: Any = None) -> Any:
+        if self._text is not None:
+            text, self._text = self._text, None
+            with contextlib.suppress(PlanError):  # JSON is (nearly) YAML: borrow its walker
+                self.update(_read_yaml(text, self._name)[1])
+        return super().get(key, default)
+
+
+class _DuplicateKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    from .yaml_reader import read_yaml  # PyYAML only when YAML is read: not from the plan cache
+
+    return read_yaml(text, name, MAX_YAML_NODES)
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the plan format, generated from the models."""
+    schema = Plan.model_json_schema(by_alias=True, mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://pytest-plangraph.readthedocs.io/plangraph.schema.json",
+        **schema,
+    }

@@ -1,0 +1,165 @@
+"""The pytest entry point of pytest-plangraph: options, the ``criterion`` marker and the switch.
+
+Every pytest run in an environment that has pytest-plangraph installed imports this module, so it
+imports nothing heavy (no plan models, YAML, git, jsonschema, SQLite or coverage). Only when
+``--plangraph`` is given does :func:`pytest_configure` import and register one
+:class:`~pytest_plangraph.plugin.session.PlangraphSession`, which holds the run's state and does
+the work; the hooks here stay a few lines each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .fixture import PlangraphFixture
+    from .session import PlangraphSession
+    from .soundness import BytecodeGuard
+
+SESSION_KEY: pytest.StashKey[PlangraphSession] = pytest.StashKey()
+"""Where the running :class:`PlangraphSession` is kept in ``config.stash``."""
+GUARD_KEY: pytest.StashKey[BytecodeGuard] = pytest.StashKey()
+"""Where this process's private bytecode cache is kept in ``config.stash``."""
+
+PLAN_SUFFIXES = (".yaml", ".yml", ".json")
+MARKER = (
+    "criterion(*refs): the test verifies these acceptance criteria of the plan, each written "
+    "'node-id/criterion-id' (pytest-plangraph)"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``--plangraph*`` options and the ``plangraph_plan`` ini key."""
+    group = parser.getgroup("plangraph", "plan graph evidence (pytest-plangraph)")
+    group.addoption(
+        "--plangraph",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PLAN",
+        help="record the run's verdicts as evidence for the plan's acceptance criteria and "
+        "print the plan's state. PLAN defaults to the plangraph_plan ini value, else "
+        "plangraph.yaml at the rootdir. A following argument that is not a .yaml/.yml/.json "
+        "file is taken as a test path, not as PLAN.",
+    )
+    group.addoption(
+        "--plangraph-store",
+        metavar="PATH",
+        default=None,
+        help="evidence store to write (default: .plangraph/store.db under the repository "
+        "root, or $PLANGRAPH_STORE).",
+    )
+    group.addoption(
+        "--plangraph-gate",
+        action="store_true",
+        default=False,
+        help="fail the session (exit 1) when a claimed node, or a --plangraph-require node, "
+        "is not completed after the run. Without it the exit code is pytest's own.",
+    )
+    group.addoption(
+        "--plangraph-require",
+        action="append",
+        default=[],
+        metavar="NODE",
+        help="a node that must be completed after the run (repeatable); checked by "
+        "--plangraph-gate and shown in the summary.",
+    )
+    group.addoption(
+        "--plangraph-coverage",
+        action="store_true",
+        default=False,
+        help="learn which source files (inside the repository) each criterion's tests execute, "
+        "bind them as evidence subjects and keep them for `plangraph lint` "
+        "(IMPLICIT_DEPENDENCY). Reuses pytest-cov's measurement when --cov is active.",
+    )
+    parser.addini(
+        "plangraph_plan",
+        help="plan file used by --plangraph, relative to the rootdir (default plangraph.yaml).",
+        default="plangraph.yaml",
+    )
+
+
+# a wrapper runs before every plain implementation, pytest-cov's (which builds its Coverage) too
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str]
+) -> Generator[None, object, object]:
+    """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file; under
+    ``--plangraph`` compile every module imported from now on from its source; under
+    ``--plangraph-coverage`` make coverage.py use a core that records per-test contexts."""
+    split_plan_argument(args)
+    if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
+        # before any conftest, test module or module under test is imported (an xdist worker
+        # runs this hook too), so none of them can run bytecode older than its source
+        install_guard(early_config)
+    if "--plangraph-coverage" in args:
+        from .coverage import force_ctrace
+
+        force_ctrace(early_config)
+    return (yield)
+
+
+def install_guard(config: pytest.Config) -> BytecodeGuard:
+    """This process's :class:`~pytest_plangraph.plugin.soundness.BytecodeGuard`, installed on
+    first use and removed when pytest ends."""
+    guard = config.stash.get(GUARD_KEY, None)
+    if guard is None:
+        from .soundness import BytecodeGuard
+
+        guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
+        config.add_cleanup(guard.remove)
+    return guard
+
+
+def split_plan_argument(args: list[str]) -> None:
+    """Rewrite ``--plangraph X`` to ``--plangraph= X`` (in place) when X is not a plan file."""
+    for index, arg in enumerate(args[:-1]):
+        if arg != "--plangraph":
+            continue
+        following = args[index + 1]
+        if following.startswith("-"):
+            continue
+        if "::" in following or Path(following).suffix.lower() not in PLAN_SUFFIXES:
+            args[index] = "--plangraph="
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker always; start the session object only under ``--plangraph``."""
+    config.addinivalue_line("markers", MARKER)
+    if config.getoption("plangraph") is None:
+        if config.getoption("plangraph_gate") or config.getoption("plangraph_require"):
+            raise pytest.UsageError("--plangraph-gate and --plangraph-require need --plangraph")
+        if config.getoption("plangraph_coverage"):
+            raise pytest.UsageError("--plangraph-coverage needs --plangraph")
+        return
+    from .session import PlangraphSession
+
+    session = PlangraphSession.start(config)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, "plangraph-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the session object (its store connection) when there is one."""
+    if config.getoption("plangraph_coverage", False):
+        from .coverage import restore_core
+
+        restore_core(config)
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        del config.stash[SESSION_KEY]
+        config.pluginmanager.unregister(session)
+        session.close()
+
+
+@pytest.fixture
+def plangraph(request: pytest.FixtureRequest) -> PlangraphFixture:
+    """The plan under test, and ``plangraph.artifact(path)`` to bind a file the test produced
+    as a subject of this test's evidence."""
+    from .fixture import PlangraphFixture
+
+    return PlangraphFixture.for_request(request, request.config.stash.get(SESSION_KEY, None))

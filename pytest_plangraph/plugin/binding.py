@@ -1,0 +1,109 @@
+"""Which repository files bind to the evidence of a pytest test (DESIGN §5 "What binds").
+
+A test's verdict depends on more than its own module: the ``conftest.py`` files above it, the
+module its function is defined in (a test inherited from a base class elsewhere), the
+configuration file pytest read, and the modules pytest loaded as plugins. :class:`FileBinder`
+names them, relative to the repository, and hashes each once per run into the
+:class:`~pytest_plangraph.plugin.mapping.Mapping` that the controller turns into subjects.
+Files of the installed environment never bind, whatever directory holds them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..errors import PlangraphError
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from .mapping import Mapping
+
+
+class FileBinder:
+    """Names and hashes the files that bind to the tests of one run (in one process)."""
+
+    def __init__(self, config: pytest.Config, graph: PlanGraph) -> None:
+        self.config = config
+        self.graph = graph
+        self._conftests: dict[str, list[str]] = {}
+        self._run_files: list[str] | None = None
+        self._installed: list[Path] | None = None
+        self._relatives: dict[Path, str | None] = {}
+
+    def bind(self, mapping: Mapping, file: str, item: pytest.Item) -> None:
+        """Bind to the tests of *file* the files their verdicts read: the module, its
+        conftest files, :meth:`run_files`, and the module *item*'s function is defined in when
+        it is not *file*."""
+        paths = mapping.file_subjects.get(file)
+        if paths is None:
+            directory = file.rpartition("/")[0]
+            paths = [*self.run_files(), *self._conftests_of(directory), file]
+            mapping.file_subjects[file] = paths
+        defined_in = self._defined_in(item, file)
+        if defined_in is not None and defined_in not in paths:
+            paths.append(defined_in)
+        for path in paths:
+            if path not in mapping.hashes:
+                mapping.hashes[path] = self.graph.workspace.hash_file(path)
+
+    def run_files(self) -> list[str]:
+        """Files of the repository that shape every test of the run: the configuration file
+        pytest read (``config.inipath``: ``pytest.ini``, ``pyproject.toml``, ``tox.ini``,
+        ``setup.cfg`` …, which says what is collected and how), and every module pytest loaded
+        as a plugin (``pytest_plugins = [...]``, ``-p module``, ``PYTEST_PLUGINS``, and each
+        ``conftest.py`` it loaded: a conftest's collection hooks see every test of the
+        session, not only the tests below it). Computed once, after collection."""
+        if self._run_files is None:
+            inipath = self.config.inipath
+            sources: list[object] = [str(inipath)] if inipath is not None else []
+            sources.extend(
+                getattr(plugin, "__file__", None)
+                for plugin in self.config.pluginmanager.get_plugins()
+            )
+            self._run_files = sorted(
+                {
+                    relative
+                    for source in sources
+                    if isinstance(source, str) and (relative := self.project_file(source))
+                }
+            )
+        return self._run_files
+
+    def project_file(self, source: str) -> str | None:
+        """*source* relative to the repository, or None outside it or where coverage data is
+        not taken from either: the running environment (a ``.venv`` kept in the repository
+        holds the installation, which evidence does not bind), site-packages, this package."""
+        from .coverage import excluded_dirs, repository_file
+
+        if self._installed is None:
+            self._installed = excluded_dirs(self.graph.root)
+        return repository_file(source, self.graph.root, self._installed)
+
+    def relative(self, path: Path) -> str | None:
+        """*path* relative to the repository, or None outside it."""
+        if path not in self._relatives:
+            try:
+                self._relatives[path] = self.graph.workspace.relative(path)
+            except PlangraphError:
+                self._relatives[path] = None
+        return self._relatives[path]
+
+    def _defined_in(self, item: pytest.Item, file: str) -> str | None:
+        """The repository file that defines *item*'s test function, when not *file*."""
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        source = getattr(code, "co_filename", None)
+        if not isinstance(source, str) or not source.endswith(".py"):
+            return None
+        found = self.project_file(source)
+        return found if found != file else None
+
+    def _conftests_of(self, directory: str) -> list[str]:
+        if directory not in self._conftests:
+            parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
+            own = f"{directory}/conftest.py" if directory else "conftest.py"
+            here = [own] if (self.graph.root / own).is_file() else []
+            self._conftests[directory] = [*parent, *here]
+        return self._conftests[directory]

@@ -1,0 +1,261 @@
+"""Turning one pytest run's outcomes into evidence records (DESIGN §4).
+
+:class:`RunResults` holds what the controller heard (the mapping, each test's report phases,
+each verifier item's verdict, the artifacts tests declared); :func:`decide` folds it into one
+verdict per criterion, or the reason it was not verified; :class:`EvidenceBuilder` binds each
+verdict to subjects and their sha256 through :class:`~pytest_plangraph.judge.records.RecordMaker`
+(the batch form of :meth:`PlanGraph.make_evidence`), voiding a record whose subjects changed
+while the session ran (``ARTIFACT_CHANGED_DURING_RUN``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping as MappingABC
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..judge.derive import input_digests
+from ..judge.inputs import criterion_digests
+from ..judge.records import RecordMaker
+from ..verifiers import ARTIFACT_MISSING
+from .mapping import Mapping
+from .verdicts import (
+    DESELECTED,
+    NOT_COLLECTED,
+    NOT_RUN,
+    TEST_SKIPPED,
+    Phase,
+    Unverified,
+    Verdict,
+    criterion_verdict,
+    fold_phases,
+)
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from ..judge.derive import Snapshot
+    from ..plan.model import Evidence, GitInfo, PlanRef, RunInfo
+
+CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
+
+
+@dataclass
+class RunResults:
+    """What the controller collected during the run, keyed by repository-relative test id."""
+
+    phases: dict[str, list[Phase]] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[str, list[str]] = field(default_factory=dict)
+    coverage: dict[str, list[str]] | None = None
+    """Test id → files it executed, under ``--plangraph-coverage`` (else None)."""
+
+    def outcome(self, test_id: str) -> str | None:
+        """The test's outcome, None when it has not finished (or never ran)."""
+        return fold_phases(self.phases.get(test_id, ()))
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A criterion's verdict in this run with its details and the paths it depends on."""
+
+    node: str
+    criterion: str
+    verdict: Verdict
+    details: dict[str, Any]
+    subjects: dict[str, str | None]
+    """path → sha256 before the run (None: unknown, or missing then)."""
+    produced: tuple[str, ...] = ()
+    """Artifacts the tests declared: made by the run, so never 'changed during' it."""
+    executed: tuple[str, ...] = ()
+    """Source files the tests executed (coverage): hashed at the end of the run."""
+
+
+def decide(
+    mapping: Mapping,
+    results: RunResults,
+    runnable: Iterable[str] = (),
+    uncollected: MappingABC[str, list[str]] | None = None,
+    skipped_whole: MappingABC[str, list[str]] | None = None,
+    no_pass: str | None = None,
+) -> tuple[list[Decided], dict[str, Unverified]]:
+    """One :class:`Decided` per verified criterion, and why each other one was not verified.
+
+    *runnable* are the refs of criteria a verifier item could check: those the run did not
+    collect are reported ``NOT_COLLECTED``. *uncollected* maps a test criterion to the failed
+    collectors that may hold its tests (see :func:`~.mapping.collection_suspects`),
+    *skipped_whole* to the collectors skipped whole that may hold them. *no_pass* is the
+    reason code of a run whose tests could not fail: its passes, of tests and of verifier
+    items alike, are left unverified with that reason; its failures are recorded.
+    """
+    decided: list[Decided] = []
+    skipped: dict[str, Unverified] = {}
+    for ref, tests in mapping.criteria.items():
+        failed = (uncollected or {}).get(ref, [])
+        passed_over = (skipped_whole or {}).get(ref, [])
+        outcomes = {t: results.outcome(t) for t in tests.tests}
+        verdict = criterion_verdict(
+            outcomes,
+            unmatched=tests.unmatched,
+            deselected=tests.deselected,
+            partial=mapping.partial,
+            uncollected=failed,
+            skipped_whole=passed_over,
+            no_pass=no_pass,
+        )
+        if isinstance(verdict, Unverified):
+            skipped[ref] = verdict
+            continue
+        details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
+        if tests.unmatched:
+            details["unmatched"] = tests.unmatched
+        if failed:
+            details.update(_uncollected_details(failed))
+        elif passed_over and verdict.reason == TEST_SKIPPED:
+            names = ", ".join(passed_over)
+            details["skipped_whole"] = passed_over
+            details["message"] = f"{names} was skipped whole and may hold tests of this criterion"
+        produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
+        subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
+        subjects.update(dict.fromkeys(produced))
+        if results.coverage is not None:
+            details.update(_coverage_details(results.coverage, outcomes))
+        node, _, criterion = ref.partition("/")
+        decided.append(
+            Decided(
+                node,
+                criterion,
+                verdict,
+                details,
+                subjects,
+                tuple(produced),
+                tuple(details.get("coverage", ())),
+            )
+        )
+    for ref in runnable:
+        if ref not in mapping.verifiers:
+            skipped[ref] = Unverified(NOT_COLLECTED)
+    for ref in mapping.verifiers_deselected:
+        skipped[ref] = Unverified(DESELECTED)
+    for ref, item_id in mapping.verifiers.items():
+        found = results.verdicts.get(item_id)
+        if found is None:
+            skipped[ref] = Unverified(NOT_RUN)
+        elif no_pass and found.get("outcome") == "passed":
+            skipped[ref] = Unverified(no_pass)
+        else:
+            decided.append(_verifier_decided(ref, found))
+    return decided, skipped
+
+
+def _uncollected_details(failed: list[str]) -> dict[str, Any]:
+    """``not_collected``: the failed collectors; ``message``: what that means for the verdict."""
+    names = ", ".join(failed)
+    return {
+        "not_collected": failed,
+        "message": f"collection failed in {names}, which may hold tests of this criterion",
+    }
+
+
+def _coverage_details(
+    coverage: MappingABC[str, list[str]], outcomes: MappingABC[str, str | None]
+) -> dict[str, list[str]]:
+    """``coverage``: the sorted files the tests executed; ``coverage_missing``: tests that ran
+    but whose coverage never arrived (a worker lost before it reported)."""
+    details = {"coverage": sorted({p for t in outcomes for p in coverage.get(t, ())})}
+    if lost := [t for t, outcome in outcomes.items() if outcome and t not in coverage]:
+        details["coverage_missing"] = lost
+    return details
+
+
+def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
+    details = dict(verdict.get("details") or {})
+    if verdict.get("message"):
+        details.setdefault("message", verdict["message"])
+    node, _, criterion = ref.partition("/")
+    return Decided(
+        node,
+        criterion,
+        Verdict(verdict["outcome"], verdict.get("reason")),
+        details,
+        dict(verdict.get("subjects") or {}),
+    )
+
+
+@dataclass
+class EvidenceBuilder:
+    """Builds the records of one run against one end-of-run snapshot."""
+
+    graph: PlanGraph
+    snapshot: Snapshot
+    before: dict[str, str | None]
+    """sha256 of the plan's files when the session started."""
+    run: RunInfo
+    plan: PlanRef
+    git: GitInfo
+    recorded_by: str
+    _hashes: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        criteria = criterion_digests(self.graph.graph)
+        self.maker = RecordMaker(
+            self.graph,
+            self.snapshot,
+            plan=self.plan,
+            git=self.git,
+            run=self.run,
+            recorded_by=self.recorded_by,
+            digests=input_digests(self.graph.graph, self.snapshot, criteria=criteria),
+            criteria=criteria,
+        )
+
+    def build(self, item: Decided) -> Evidence:
+        """The record for *item*; voided when a subject changed during the run."""
+        # executed files are learned only now: compared with the start only when the plan or
+        # the latest evidence of some criterion already named them (their "before" is known)
+        paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
+        subjects = {path: self._hash(path) for path in paths}
+        missing = [path for path in item.produced if subjects.get(path) is None]
+        if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
+            details = {
+                **item.details,
+                "missing_artifacts": missing,
+                "message": f"declared with plangraph.artifact() but not there at the end of the "
+                f"run: {', '.join(missing)}",
+            }
+            return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
+        evidence = self._make(item, item.verdict, item.details, subjects)
+        started = {**self.before, **item.subjects}
+        # what each subject is at the end, a file deleted during the run (None) included:
+        # the record leaves missing files out of its subjects
+        ended = {**self.maker.own_files(item.node), **subjects}
+        moved = sorted(
+            path
+            for path, digest in ended.items()
+            if path in started and path not in item.produced and started[path] != digest
+        )
+        if not moved:
+            return evidence
+        details = {**item.details, "changed_during_run": moved}
+        return self._make(item, Verdict("error", CHANGED_DURING_RUN), details, subjects)
+
+    def _make(
+        self,
+        item: Decided,
+        verdict: Verdict,
+        details: dict[str, Any],
+        subjects: dict[str, str | None],
+    ) -> Evidence:
+        return self.maker.make(
+            item.node,
+            item.criterion,
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            details=details,
+            subjects=subjects,
+        )
+
+    def _hash(self, path: str) -> str | None:
+        if path not in self._hashes:
+            self._hashes[path] = self.graph.workspace.hash_file(path)
+        return self._hashes[path]

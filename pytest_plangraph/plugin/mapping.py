@@ -1,0 +1,234 @@
+"""Which collected tests verify which criteria: ``criterion`` markers and ``tests:`` patterns.
+
+The mapping is computed where the items are (the only process in a serial run, every worker under
+xdist) and kept as plain built-in values, so a worker can hand it to the controller through
+``workeroutput`` unchanged. Test ids are node ids relative to the repository root, the same form
+the plan's ``tests:`` patterns use.
+
+How a pattern matches a test id is :mod:`pytest_plangraph.plan.patterns`.
+
+:func:`collection_suspects` names the criteria whose tests a collector that failed (a test file
+that does not import) may have held: a pattern that could match a test inside it, or the
+``node/criterion`` reference written in quotes in its source (a ``criterion`` marker).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..plan.model import Plan, TestVerifier
+from ..plan.patterns import PatternIndex, may_hold
+
+
+@dataclass
+class CriterionTests:
+    """The tests of one ``test`` criterion in this run."""
+
+    tests: list[str] = field(default_factory=list)
+    deselected: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Mapping:
+    """Tests ↔ criteria of one collection, in plain values (see module docstring)."""
+
+    criteria: dict[str, CriterionTests] = field(default_factory=dict)
+    verifiers: dict[str, str] = field(default_factory=dict)
+    verifiers_deselected: list[str] = field(default_factory=list)
+    test_files: dict[str, str] = field(default_factory=dict)
+    file_subjects: dict[str, list[str]] = field(default_factory=dict)
+    hashes: dict[str, str | None] = field(default_factory=dict)
+    partial: bool = False
+    """The command line narrowed the collection (paths, test ids, ``--lf``): tests it left
+    out may belong to any criterion, so no criterion passes in this run."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain built-in values (safe for execnet)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Mapping:
+        """Inverse of :meth:`to_dict`."""
+        criteria = {ref: CriterionTests(**value) for ref, value in data["criteria"].items()}
+        return cls(**{**data, "criteria": criteria})
+
+    def subjects_of(self, test_ids: Iterable[str]) -> list[str]:
+        """Test files and the conftest.py files above them, for these tests."""
+        files = {self.test_files[t] for t in test_ids if t in self.test_files}
+        return sorted({p for f in files for p in self.file_subjects.get(f, [f])})
+
+
+def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
+    """``node/criterion`` → its ``tests:`` patterns, for every test criterion of live nodes."""
+    found: dict[str, list[str]] = {}
+    for node in plan.nodes:
+        if node.cancelled:
+            continue
+        for criterion in node.acceptance:
+            if isinstance(criterion.verifier, TestVerifier):
+                found[f"{node.id}/{criterion.id}"] = list(criterion.verifier.tests)
+    return found
+
+
+def marker_refs(item: pytest.Item) -> list[str]:
+    """Every argument of every ``criterion`` marker on *item* (class and module marks too); a
+    marker without a positional argument, or with keyword ones, gives a ref that
+    :func:`ref_problems` explains."""
+    refs: list[str] = []
+    for mark in item.iter_markers("criterion"):
+        refs.extend(str(arg) if not isinstance(arg, str) else arg for arg in mark.args)
+        if not mark.args or mark.kwargs:
+            keywords = ", ".join(f"{key}={value!r}" for key, value in mark.kwargs.items())
+            refs.append(f"{_MISWRITTEN}criterion({keywords})")
+    return refs
+
+
+_MISWRITTEN = "\0"
+"""Starts the ref of a marker written without its positional reference (no ref starts so)."""
+
+
+def ref_problems(refs: Iterable[str], plan: Plan) -> list[str]:
+    """One message per marker reference that names no test criterion of *plan*."""
+    problems: list[str] = []
+    for ref in refs:
+        if message := _ref_problem(ref, plan):
+            problems.append(message)
+    return problems
+
+
+def _ref_problem(ref: str, plan: Plan) -> str | None:
+    if ref.startswith(_MISWRITTEN):
+        return (
+            f"criterion marker @pytest.mark.{ref[len(_MISWRITTEN) :]}: name the criterion as "
+            f"its argument, e.g. @pytest.mark.criterion('node-id/criterion-id')"
+        )
+    node_id, slash, criterion_id = ref.partition("/")
+    if not slash or not node_id or not criterion_id:
+        return f"criterion marker {ref!r}: write 'node-id/criterion-id'"
+    node = plan.node(node_id)
+    if node is None:
+        nodes = [n.id for n in plan.nodes]
+        return f"criterion marker {ref!r}: unknown node {node_id!r}; {_choices(node_id, nodes)}"
+    criterion = node.criterion(criterion_id)
+    if criterion is None:
+        ids = [c.id for c in node.acceptance]
+        return (
+            f"criterion marker {ref!r}: node {node_id!r} has no criterion {criterion_id!r}; "
+            f"{_choices(criterion_id, ids)}"
+        )
+    if criterion.verifier.type != "test":
+        tests = [c.id for c in node.acceptance if c.verifier.type == "test"]
+        return (
+            f"criterion marker {ref!r} is verified by {criterion.verifier.type!r}, not by tests; "
+            f"test criteria of {node_id!r}: {', '.join(tests) or 'none'}"
+        )
+    return None
+
+
+def _choices(name: str, known: Sequence[str]) -> str:
+    if not known:
+        return "there are none"
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{hint}valid: {', '.join(known)}"
+
+
+@dataclass
+class MappingBuilder:
+    """Accumulates selected and deselected tests into a :class:`Mapping`."""
+
+    plan: Plan
+    prefix: str = ""
+    partial: bool = False
+    mapping: Mapping = field(default_factory=Mapping)
+
+    def __post_init__(self) -> None:
+        self.patterns = patterns_by_criterion(self.plan)
+        self.index = PatternIndex(self.patterns)
+        self.matched: set[str] = set()
+        self.mapping.partial = self.partial
+        self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
+
+    def test_id(self, nodeid: str) -> str:
+        """The repository-relative id of a pytest node id."""
+        return self.prefix + nodeid
+
+    def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
+        """Map one test; returns the refs it verifies."""
+        refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
+        for ref, pattern in self.index.match(test_id):
+            self.matched.add(pattern)
+            refs.append(ref)
+        refs = list(dict.fromkeys(refs))
+        for ref in refs:
+            entry = self.mapping.criteria[ref]
+            (entry.tests if selected else entry.deselected).append(test_id)
+        if refs and selected:
+            self.mapping.test_files[test_id] = file
+        return refs
+
+    def finish(self) -> Mapping:
+        """Record the patterns that matched nothing and return the mapping."""
+        for ref, patterns in self.patterns.items():
+            self.mapping.criteria[ref].unmatched = [p for p in patterns if p not in self.matched]
+        return self.mapping
+
+
+def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[str, list[str]]:
+    """``node/criterion`` → the failed collectors (repository-relative ids) that may hold its
+    tests: one a ``tests:`` pattern could match, or whose source (under *root*) quotes the
+    reference as a marker would. A failure at the repository root (``.``) may hold any test."""
+    patterns = patterns_by_criterion(plan)
+    found: dict[str, list[str]] = {}
+    for collector in failed:
+        everything = collector == "."
+        text = "" if everything else _source_text(root, collector)
+        for ref, ref_patterns in patterns.items():
+            quoted = f'"{ref}"' in text or f"'{ref}'" in text
+            if everything or quoted or any(may_hold(p, collector) for p in ref_patterns):
+                found.setdefault(ref, []).append(collector)
+    return found
+
+
+def _source_text(root: Path, collector: str) -> str:
+    """The Python source of a failed collector: its class (``file.py::Class``, nested classes
+    too), its file, or every ``.py`` file under its directory ("" when it cannot be read)."""
+    file, *classes = collector.split("::")
+    path = root / file
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    texts = []
+    for found in files:
+        try:
+            texts.append(found.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    text = "\n".join(texts)
+    return _class_source(text, classes) if classes and len(texts) == 1 else text
+
+
+def _class_source(text: str, names: list[str]) -> str:
+    """The source of the class at *names* (outermost first) in the module *text*; the whole
+    text when it cannot be found (a module that does not parse, a parametrized id)."""
+    import ast
+
+    try:
+        body: list[ast.stmt] = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return text
+    found: ast.ClassDef | None = None
+    for name in names:
+        found = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if found is None:
+            return text
+        body = found.body
+    if found is None or found.end_lineno is None:
+        return text
+    start = min([found.lineno, *(d.lineno for d in found.decorator_list)])  # class markers too
+    return "\n".join(text.splitlines()[start - 1 : found.end_lineno])

@@ -1,0 +1,461 @@
+"""The state of one ``pytest --plangraph`` run, registered as a plugin by ``pytest_configure``.
+
+Three roles share this class. In a serial run one process does everything. Under pytest-xdist a
+*worker* collects, maps tests to criteria, runs verifier items and attaches plain values to its
+reports and its ``workeroutput``; the *controller* never collects, hears the reports, and is the
+only process that opens the store. Roles are told apart by ``config.workerinput``.
+
+At session start the controller lints the plan (errors are a usage error), registers the plan in
+the store and derives the state before the run; at session end it builds one evidence record per
+verified criterion, appends them, derives the state again and asks the gate about claimed and
+required nodes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import uuid
+from collections.abc import Generator, Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..api import PlanGraph
+from ..errors import PlangraphError
+from ..judge.derive import Snapshot, derive, needed_paths
+from ..plan.model import Criterion, Node
+from ..vcs.environment import actor, git_info, now, run_info
+from ..verifiers.run import runnable_criteria
+from .binding import FileBinder
+from .config import partial_args, plan_path, store_path
+from .evidence import EvidenceBuilder, RunResults, decide
+from .fixture import ARTIFACT_PROPERTY
+from .items import PlanFile, VerifierItem
+from .junit import attach_evidence
+from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
+from .summary import Outcome, RunReport, write_summary
+
+if TYPE_CHECKING:
+    from ..judge.derive import PlanState
+    from ..plan.model import Event, Evidence
+    from ..verifiers import Registry
+    from .coverage import CoverageRecorder
+
+CRITERION_PROPERTY = "plangraph_criterion"
+RUN_PROPERTY = "plangraph_run"
+
+
+class PlangraphSession:
+    """One run's plan, mapping, results and (on the controller) store."""
+
+    def __init__(self, config: pytest.Config, graph: PlanGraph) -> None:
+        self.config = config
+        self.graph = graph
+        self.worker = hasattr(config, "workerinput")
+        worker_input: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
+        self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
+        self.prefix = _prefix(graph, config.rootpath)
+        self.plan_path = plan_path(config)
+        self.mapping: Mapping | None = None
+        self.results = RunResults()
+        self.deselected: list[pytest.Item] = []
+        self.collection_failed = False
+        self.collection_errors: dict[str, None] = {}
+        """Repository-relative ids of the collectors that failed (under xdist: in any worker)."""
+        self.collection_skips: dict[str, None] = {}
+        """Repository-relative ids of the collectors skipped whole (``pytest.importorskip``, a
+        module-level ``pytest.skip``): their tests never ran."""
+        self.report: RunReport | None = None
+        self.item_verdicts: dict[str, dict[str, Any]] = {}
+        """Verdicts of verifier items that ran, by node id, until their call report is made."""
+        self._registry: Registry | None = None
+        self.binder = FileBinder(config, graph)
+        self.coverage: CoverageRecorder | None = None
+        self.heard_facts: dict[str, dict[str, Any]] = {}
+        """The interpreter facts on the reports of xdist workers, each different one once."""
+
+    @classmethod
+    def start(cls, config: pytest.Config) -> PlangraphSession:
+        """Load the plan; on the controller also lint it and open the store (usage errors)."""
+        plan, store = plan_path(config), store_path(config)
+        graph: PlanGraph | None = None
+        from . import install_guard
+
+        install_guard(config)  # already done unless the plugin was loaded late (a conftest)
+        try:
+            graph = PlanGraph.open(plan=plan, store=store)
+            session = cls(config, graph)
+            if config.getoption("plangraph_coverage"):
+                session._start_coverage()
+            if not session.worker:
+                session._start_controller()
+        except PlangraphError as exc:
+            if graph is not None:
+                graph.close()
+            raise pytest.UsageError(f"--plangraph: {_pytest_terms(str(exc))}") from None
+        return session
+
+    def _start_controller(self) -> None:
+        actor()  # a PLANGRAPH_ACTOR the records could not carry is refused before any test
+        errors, settings = self.graph.plan_problems()
+        if errors:  # refused before the store is opened: a refused run makes no store
+            lines = "\n".join(str(f) for f in errors)
+            raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
+        if self.graph.store.readonly:  # found now, not after the whole run
+            raise self.graph.store.write_refusal()
+        for finding in settings:  # the files changed under the plan: shown, not a stop
+            sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
+        for node in self.config.getoption("plangraph_require"):
+            self.graph.require_node(node)
+        # before any worker starts and any test runs, since a process a test starts has no
+        # guard; after the modules imported before the guard are compared with their bytecode
+        from . import install_guard
+        from .coverage import excluded_dirs
+        from .soundness import purge_trusted_bytecode
+
+        install_guard(self.config).check(self.config, self.binder.project_file)
+        purge_trusted_bytecode(self.graph.root, excluded_dirs(self.graph.root))
+        self.started = now()
+        self.plan_ref = self.graph.plan_ref()
+        # what the log says (from its checkpoint and the events since, when there is one)
+        self.before_fold = self.graph.fold()
+        self.before_snapshot = self.graph.snapshot(self.before_fold)
+        self.before = derive(self.graph.graph, self.before_fold, self.before_snapshot)
+
+    def _start_coverage(self) -> None:
+        """Register the per-test coverage recorder (``--plangraph-coverage``)."""
+        from .coverage import CoverageRecorder
+
+        self.results.coverage = {}
+        self.coverage = CoverageRecorder(self.config, self.graph.root, self._mapped)
+        self.config.pluginmanager.register(self.coverage, "plangraph-coverage")
+
+    def _mapped(self, nodeid: str) -> bool:
+        """True when the test verifies a criterion in this run."""
+        return self.mapping is not None and self.prefix + nodeid in self.mapping.test_files
+
+    def _add_coverage(self, executed: dict[str, list[str]] | None) -> None:
+        """Take a process's {node id: [paths]} into the results (as repository test ids)."""
+        if executed and self.results.coverage is not None:
+            for nodeid, paths in executed.items():
+                self.results.coverage[self.prefix + nodeid] = list(paths)
+
+    def _after(
+        self, end: Snapshot, evidence: Iterable[Evidence], stored: Iterable[Event]
+    ) -> PlanState:
+        """The state after recording: the log read at the start and the events this run
+        stored (not read back), hashing only what *end* and the new records lack."""
+        from ..store.trust import screen_stored
+
+        stored = list(stored)
+        fold = self.before_fold.copy()
+        fold.add_stored(stored, screen_stored(self.graph.store, stored))
+        files = dict(end.files)
+        for record in evidence:
+            files.update(record.subjects)
+        missing = needed_paths(self.graph.graph, fold.judged(), end.outputs) - files.keys()
+        files.update(self.graph.workspace.hashes(missing))
+        return derive(self.graph.graph, fold, Snapshot(files=files, outputs=end.outputs))
+
+    def close(self) -> None:
+        """Close the store connection (and unregister the coverage recorder)."""
+        if self.coverage is not None:
+            self.config.pluginmanager.unregister(self.coverage)
+            self.coverage = None
+        self.graph.close()
+
+    # --- used by the verifier items ----------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The verifier registry, built once per run."""
+        if self._registry is None:
+            self._registry = self.graph.registry
+        return self._registry
+
+    def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
+        """Criteria that run as verifier items, in topological order."""
+        return runnable_criteria(self.graph, None)
+
+    # --- collection (serial run and workers) -------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> PlanFile | None:
+        """Collect the plan file into verifier items when a run reaches it."""
+        if file_path == self.plan_path:
+            return PlanFile.from_parent(parent, path=file_path)
+        return None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """Turn a ``criterion`` marker naming no test criterion into a collection error."""
+        report = yield
+        if report.passed and report.result:
+            valid = self._test_refs
+            problems = [
+                f"{item.nodeid}: {problem}"
+                for item in report.result
+                if isinstance(item, pytest.Item)
+                for problem in ref_problems(
+                    [ref for ref in marker_refs(item) if ref not in valid], self.graph.plan
+                )
+            ]
+            if problems:
+                report.outcome = "failed"
+                report.longrepr = "\n".join(problems)
+                report.result = []
+        return report
+
+    @cached_property
+    def _test_refs(self) -> frozenset[str]:
+        """``node/criterion`` of every test criterion: markers naming one need no message."""
+        return frozenset(
+            f"{node.id}/{criterion.id}"
+            for node in self.graph.plan.nodes
+            for criterion in node.acceptance
+            if criterion.verifier.type == "test"
+        )
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A collection error makes the collection partial (no TEST_NOT_FOUND) and is kept, by
+        id, for the criteria whose tests it may hold (xdist calls this on the controller with
+        each worker's failed collect reports)."""
+        if report.failed:
+            self.collection_failed = True
+            self.collection_errors[(self.prefix + report.nodeid).rstrip("/") or "."] = None
+        elif report.skipped:
+            self.collection_skips[(self.prefix + report.nodeid).rstrip("/") or "."] = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[Any]) -> None:
+        """Add the verifier items when the plan file was not collected as a path (before any
+        ``-k``/``-m`` deselection sees the items)."""
+        if self.partial or any(isinstance(item, VerifierItem) for item in items):
+            return
+        plan_file = PlanFile.from_parent(session, path=self.plan_path)
+        items.extend(session.genitems(plan_file))
+
+    @pytest.hookimpl
+    def pytest_deselected(self, items: Iterable[pytest.Item]) -> None:
+        """Remember deselected items: their criteria are not verified in this run."""
+        self.deselected.extend(items)
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Map the final selection to criteria; a worker hands it to the controller."""
+        # a collection error stops a serial run before any test (unless the session is told to
+        # go on): nothing was decided, as in a run narrowed by the command line
+        stopped = self.collection_failed and not (
+            self.worker or self.config.getoption("continue_on_collection_errors")
+        )
+        builder = MappingBuilder(
+            self.graph.plan,
+            self.prefix,
+            partial=self.partial or stopped,
+        )
+        for selected, items in ((True, session.items), (False, self.deselected)):
+            for item in items:
+                self._map(builder, item, selected=selected)
+        self.mapping = builder.finish()
+        if self.worker:
+            workeroutput: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
+            workeroutput["plangraph"] = self.mapping.to_dict()
+
+    def _map(self, builder: MappingBuilder, item: pytest.Item, *, selected: bool) -> None:
+        test_id = builder.test_id(item.nodeid)
+        if isinstance(item, VerifierItem):
+            if selected:
+                builder.mapping.verifiers[item.ref] = test_id
+                item.user_properties.append((CRITERION_PROPERTY, item.ref))
+                item.user_properties.append((RUN_PROPERTY, self.run_id))
+            else:
+                builder.mapping.verifiers_deselected.append(item.ref)
+            return
+        file = self.binder.relative(item.path)
+        refs = builder.add(item, test_id, file or "", selected=selected)
+        if refs and selected and file:
+            self.binder.bind(builder.mapping, file, item)
+            item.user_properties.extend((CRITERION_PROPERTY, ref) for ref in refs)
+            item.user_properties.append((RUN_PROPERTY, self.run_id))
+
+    # --- running -----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)  # before a worker sends the report to the controller
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Put a verifier item's verdict on its call report (plain values: xdist-safe); on the
+        controller collect each phase's outcome, verifier verdicts and declared artifacts."""
+        if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
+            report.plangraph_verdict = ran  # type: ignore[attr-defined]
+        if self.worker:  # every report says whether the worker's tests could fail
+            setattr(report, FACTS_ATTRIBUTE, self.own_facts)
+            return
+        if facts := getattr(report, FACTS_ATTRIBUTE, None):
+            self.heard_facts.setdefault(repr(facts), facts)
+        test_id = self.prefix + report.nodeid
+        xfail = hasattr(report, "wasxfail")
+        self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
+        verdict = getattr(report, "plangraph_verdict", None)
+        if verdict is not None:
+            self.results.verdicts[test_id] = verdict
+        for name, value in report.user_properties:
+            if name == ARTIFACT_PROPERTY:
+                self.results.artifacts.setdefault(test_id, []).append(str(value))
+
+    @cached_property
+    def own_facts(self) -> dict[str, Any]:
+        """This process's interpreter facts (:func:`~.soundness.run_facts`)."""
+        from . import install_guard
+
+        stale = install_guard(self.config).check(self.config, self.binder.project_file)
+        return run_facts(self.config, stale)
+
+    # --- xdist controller --------------------------------------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Tell each worker the run id and whether the run's paths are partial."""
+        node.workerinput["plangraph_run"] = self.run_id
+        node.workerinput["plangraph_partial"] = self.partial
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Take the mapping from the first worker that finished collecting."""
+        data = getattr(node, "workeroutput", {}).get("plangraph")
+        if data is not None and self.mapping is None:
+            self.mapping = Mapping.from_dict(data)
+        if self.results.coverage is not None:  # --plangraph-coverage
+            from .coverage import WORKER_KEY
+
+            self._add_coverage(getattr(node, "workeroutput", {}).get(WORKER_KEY))
+
+    # --- session end (controller) ------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)  # before the JUnit XML report is written
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Record the evidence, derive the new state and apply the gate."""
+        if self.worker or self.config.option.collectonly:
+            return
+        # stopped by a collection error before any test ran: nothing passed, nothing is decided
+        stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.results.phases
+        try:
+            failed, skipped = (
+                ([], []) if stopped else (list(self.collection_errors), list(self.collection_skips))
+            )
+            self.report = self._finish(failed, skipped)
+        except PlangraphError as exc:
+            self.report = RunReport(error=f"evidence was not recorded: {_pytest_terms(str(exc))}")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        passing = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if self.report.refusals and self.report.gate and session.exitstatus in passing:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _finish(self, failed: list[str], skipped_whole: list[str]) -> RunReport:
+        """Decide, record and gate; *failed* collectors and those *skipped_whole* void the
+        criteria they may verify."""
+        if self.coverage is not None:
+            self._add_coverage(self.coverage.executed)
+        runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
+        plan, root = self.graph.plan, self.graph.root
+        suspects = collection_suspects(plan, failed, root)
+        skipped = collection_suspects(plan, skipped_whole, root)
+        facts = join_facts([self.own_facts, *self.heard_facts.values()])
+        no_pass = no_pass_reasons(facts)
+        decided, unverified = decide(
+            self.mapping or Mapping(),
+            self.results,
+            runnable,
+            suspects,
+            skipped,
+            no_pass[0][0] if no_pass else None,
+        )
+        end = self.graph.snapshot(self.before_fold)
+        builder = self._builder(end, facts) if decided else None
+        evidence = [builder.build(item) for item in decided] if builder else []
+        stored = self.graph.record_run(evidence) if evidence else []
+        if evidence:
+            attach_evidence(self.config, self._tests_of(evidence))
+        after = self._after(end, evidence, stored)
+        decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
+        gated = bool(self.config.getoption("plangraph_gate"))
+        if gated:
+            from ..hooks.manager import notify
+
+            notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
+        outcomes = [Outcome(e.ref, e.outcome, e.reason) for e in evidence]
+        return RunReport(
+            before=self.before,
+            after=after,
+            plan=self.plan_ref,
+            recorded=outcomes,
+            unverified={ref: u.reason for ref, u in unverified.items()},
+            decisions=decisions,
+            gate=gated,
+            collection_errors=list(self.collection_errors),
+            skipped_whole=skipped_whole,
+            no_pass=[message for _, message in no_pass],
+        )
+
+    def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
+        """pytest node id → ids of the evidence its outcome went into."""
+        mapping = self.mapping or Mapping()
+        found: dict[str, list[str]] = {}
+        for record in evidence:
+            entry = mapping.criteria.get(record.ref)
+            tests = entry.tests if entry else [mapping.verifiers.get(record.ref, "")]
+            for test_id in tests:
+                found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
+        return found
+
+    def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
+        run = run_info(
+            self.started,
+            now(),
+            pytest.__version__,
+            run_id=self.run_id,
+            optimize=facts["optimize"],
+            assert_mode=facts["assert_mode"],
+        )
+        return EvidenceBuilder(
+            graph=self.graph,
+            snapshot=end,
+            before=dict(self.before_snapshot.files),
+            run=run,
+            plan=self.plan_ref,
+            git=git_info(self.graph.root, self.graph.store_path),
+            recorded_by=actor(),
+        )
+
+    def _gated_nodes(self) -> list[str]:
+        """Claimed nodes still in the plan and required nodes, in topological order."""
+        wanted = self.graph.claims() | set(self.config.getoption("plangraph_require"))
+        return [n for n in self.graph.graph.topological_order() if n in wanted]
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The ``plangraph`` section: state table, changes of this run, gate refusals."""
+        if self.report is not None:
+            write_summary(terminalreporter, self.report, self.config.get_verbosity())
+
+
+def _prefix(graph: PlanGraph, rootdir: Path) -> str:
+    """What turns a node id (relative to the rootdir) into a repository-relative test id."""
+    try:
+        relative = graph.workspace.relative(rootdir)
+    except PlangraphError:
+        return ""
+    return "" if relative == "." else f"{relative}/"
+
+
+def _pytest_terms(message: str) -> str:
+    """*message* of the store or the plan, its advice given in pytest's options: the store is
+    named with ``--plangraph-store`` here, not the command's ``--store``."""
+    return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)

@@ -1,0 +1,378 @@
+"""Whether the tests of a ``pytest --plangraph`` run could fail: asserts and bytecode.
+
+A test that cannot fail is no evidence. Two things make a passing run prove nothing, whatever the
+tests say:
+
+* **Stripped asserts.** Under ``python -O``, ``-OO`` or ``PYTHONOPTIMIZE`` the interpreter drops
+  every ``assert`` statement it compiles. pytest's assertion rewriting turns the asserts of test
+  modules and conftest files into ordinary ``if`` statements, so those still fail, but the asserts
+  of every other module (the code under test, helpers) are gone; with ``--assert=plain`` the tests'
+  own asserts are gone too. So a run whose interpreter optimizes records no pass, in either mode
+  (reason :data:`ASSERTS_DISABLED`).
+* **Stale bytecode.** Python trusts a ``__pycache__`` file whose recorded source size and mtime
+  match, so a source file changed to the same size with its old mtime set back runs its old
+  bytecode. :class:`BytecodeGuard` puts a finder on ``sys.meta_path`` before any conftest, test
+  module or module under test is imported: a module of the project (any source file outside the
+  installed environment) that the standard loader would load is loaded by
+  :class:`CheckedSourceLoader` instead, which takes cached bytecode only when it is a PEP 552
+  checked-hash file whose hash is the current source's, and otherwise compiles the source and
+  caches it so. pytest's assertion rewriter (test modules, conftest files) checks the source's
+  hash itself in recent versions; with an older pytest, which trusts size and mtime, the guard
+  also points ``sys.pycache_prefix`` at a private, empty directory, so nothing stale can be
+  read at the price of compiling every module the run imports. Modules imported before the
+  guard (a ``-p`` plugin, ``PYTEST_PLUGINS``, an installed entry point) are compared with a
+  compilation of their current source; one that differs makes the run record no pass (reason
+  :data:`STALE_BYTECODE`).
+
+Each process checks itself: under pytest-xdist each worker is its own interpreter (it may be
+started with other flags or another environment), so a worker puts its :func:`run_facts` on
+every report it sends and the controller joins them with :func:`join_facts`.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .coverage import THIRD_PARTY_DIRS
+
+ASSERTS_DISABLED = "ASSERTS_DISABLED"
+"""No pass: the interpreter strips ``assert`` statements (``-O``, ``PYTHONOPTIMIZE``)."""
+STALE_BYTECODE = "STALE_BYTECODE"
+"""No pass: a repository module ran bytecode that does not match its source."""
+
+FACTS_ATTRIBUTE = "plangraph_python"
+"""The report attribute that carries a worker's :func:`run_facts` to the controller."""
+
+
+class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the project from its source, through a bytecode cache that is checked
+    against the source's hash (PEP 552), never against its size and mtime."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        """The module's code: the cached checked-hash bytecode of exactly this source, or a
+        fresh compilation (then cached as checked-hash bytecode, unless writing is off)."""
+        path = self.get_filename(fullname)
+        source = self.get_data(path)
+        source_hash = importlib.util.source_hash(source)
+        try:
+            pyc: str | None = importlib.util.cache_from_source(path)
+        except NotImplementedError:  # an implementation without a bytecode cache
+            pyc = None
+        if pyc is not None and (code := _checked_pyc(pyc, source_hash)) is not None:
+            return code
+        code = self.source_to_code(source, path)
+        if pyc is not None and not sys.dont_write_bytecode:
+            header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
+            self.set_data(pyc, header + source_hash + marshal.dumps(code))
+        return code
+
+
+_CHECKED_HASH = 0b11
+"""The flags word of a PEP 552 pyc that is hash-based and checked against its source."""
+
+
+def _checked_pyc(pyc: str, source_hash: bytes) -> types.CodeType | None:
+    """The code in *pyc* when it is checked-hash bytecode of a source with *source_hash*."""
+    try:
+        data = Path(pyc).read_bytes()
+    except OSError:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if data[:4] != importlib.util.MAGIC_NUMBER or flags != _CHECKED_HASH:
+        return None
+    if data[8:16] != source_hash:
+        return None
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+class ProjectFinder(importlib.abc.MetaPathFinder):
+    """Asks the finders after it on ``sys.meta_path`` for a module's spec and, for a source file
+    of the project that the standard loader would load, hands the spec a
+    :class:`CheckedSourceLoader` instead."""
+
+    def __init__(self, installed: Sequence[Path]) -> None:
+        self.installed = installed
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        """The spec the rest of ``sys.meta_path`` finds, its loader replaced for the project."""
+        finders = sys.meta_path
+        after = finders[finders.index(self) + 1 :] if self in finders else []
+        spec: importlib.machinery.ModuleSpec | None = None
+        for finder in after:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        if spec is None:
+            return None
+        origin = spec.origin
+        standard = type(spec.loader) is importlib.machinery.SourceFileLoader
+        if standard and origin and self._in_project(origin):
+            spec.loader = CheckedSourceLoader(fullname, origin)
+        return spec
+
+    def _in_project(self, origin: str) -> bool:
+        resolved = Path(origin).resolve()
+        if any(part in THIRD_PARTY_DIRS for part in resolved.parts):
+            return False
+        return not any(resolved.is_relative_to(d) for d in self.installed)
+
+
+@dataclass
+class BytecodeGuard:
+    """What one pytest process changed to run no stale bytecode, and the modules imported before
+    it did."""
+
+    finder: ProjectFinder
+    directory: Path | None = None
+    """The private bytecode cache, with a pytest whose rewriter trusts size and mtime."""
+    previous: str | None = None
+    early: dict[str, str] = field(default_factory=dict)
+    """Module name → source file of every module imported before the guard."""
+    stale: list[str] | None = None
+    """Repository files imported before the guard whose bytecode differs from their source
+    (None: not compared yet)."""
+
+    @classmethod
+    def install(cls, rootdir: Path) -> BytecodeGuard:
+        """Guard this interpreter's imports from now on (*rootdir*: pytest's, which tells the
+        project from the installed environment that may hold it)."""
+        from .coverage import excluded_dirs
+
+        finder = ProjectFinder(excluded_dirs(rootdir))
+        guard = cls(finder=finder, previous=sys.pycache_prefix)
+        guard.early = {
+            name: source
+            for name, module in list(sys.modules.items())
+            if (source := _source_of(module)) is not None
+        }
+        # after pytest's assertion rewriter, which must still see the test modules first
+        rewriters = [
+            i for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"
+        ]
+        sys.meta_path.insert(rewriters[-1] + 1 if rewriters else 0, finder)
+        if not _rewriter_checks_hashes():
+            guard.directory = Path(tempfile.mkdtemp(prefix="plangraph-pyc-"))
+            sys.pycache_prefix = str(guard.directory)
+        return guard
+
+    def remove(self) -> None:
+        """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
+        the private directory, when there is one."""
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        if self.directory is not None:
+            if sys.pycache_prefix == str(self.directory):
+                sys.pycache_prefix = self.previous
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def check(self, config: pytest.Config, project_file: Callable[[str], str | None]) -> list[str]:
+        """Repository files (as *project_file* names them, None outside the repository) whose
+        module was imported before the guard and whose bytecode is not their source's
+        (compared once, before :func:`purge_trusted_bytecode` removes that bytecode), and the
+        repository modules loaded so far from bytecode without source."""
+        if self.stale is None:
+            self.stale = [
+                relative
+                for name, source in self.early.items()
+                if (module := sys.modules.get(name)) is not None
+                and (relative := project_file(source))
+                and not _matches_source(module, config)
+            ]
+        found = set(self.stale)
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if not isinstance(filename, str) or not filename.endswith((".pyc", ".pyo")):
+                continue
+            if relative := project_file(filename):  # bytecode without its source
+                found.add(relative)
+        return sorted(found)
+
+
+def purge_trusted_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
+    """Delete the cached bytecode of the repository's sources under *root* that Python would
+    take on size and mtime alone (a timestamp pyc whose header matches its source), and return
+    the sources it belonged to. A process the tests start (``subprocess.run([sys.executable,
+    ...])``) has no guard of its own: with those files gone it compiles what it imports from
+    the source as it is now. Directories of the installed environment are left alone."""
+    purged: list[str] = []
+    skipped = {"__pycache__", "node_modules", *THIRD_PARTY_DIRS}
+    for directory, subdirectories, files in os.walk(root):
+        here = Path(directory)
+        subdirectories[:] = [
+            name
+            for name in subdirectories
+            if name not in skipped
+            and not name.startswith(".")  # .git, .tox, .venv: no sources of the project
+            and not any((here / name).resolve() == d for d in installed)
+        ]
+        for name in files:
+            if name.endswith(".py") and _trusted_pyc_removed(here / name):
+                purged.append((here / name).relative_to(root).as_posix())
+    return purged
+
+
+def _trusted_pyc_removed(source: Path) -> bool:
+    try:
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        with pyc.open("rb") as cached:
+            header = cached.read(16)
+        stat = source.stat()
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    if header[:4] != importlib.util.MAGIC_NUMBER or header[4:8] != bytes(4):
+        return False
+    if header[8:16] != _timestamp(stat.st_mtime, stat.st_size):
+        return False
+    try:
+        pyc.unlink()
+    except OSError:
+        return False
+    return True
+
+
+def _timestamp(mtime: float, size: int) -> bytes:
+    """The mtime and size fields of a timestamp pyc's header, as Python writes them."""
+    return (int(mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (size & 0xFFFFFFFF).to_bytes(
+        4, "little"
+    )
+
+
+def _rewriter_checks_hashes() -> bool:
+    """True when pytest's assertion rewriter takes its cached bytecode only for the source's
+    hash (recent pytest), not for its size and mtime."""
+    import inspect
+
+    from _pytest.assertion import rewrite
+
+    try:
+        return "source_hash" in inspect.getsource(rewrite._read_pyc)
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def _source_of(module: types.ModuleType) -> str | None:
+    filename = getattr(module, "__file__", None)
+    return filename if isinstance(filename, str) and filename.endswith(".py") else None
+
+
+def _matches_source(module: types.ModuleType, config: pytest.Config) -> bool:
+    """True when *module* was compiled from its current source: no cached bytecode would have
+    been read for it, or the bytecode that would be equals a fresh compilation."""
+    source = Path(module.__file__ or "")
+    loader = getattr(module, "__loader__", None)
+    try:
+        if type(loader).__name__ == "AssertionRewritingHook":
+            return _rewritten_matches(source, config)
+        cached = getattr(module, "__cached__", None)
+        if not isinstance(cached, str):
+            return True  # nothing was cached for it: it was compiled from source
+        code = _valid_pyc(source, Path(cached))
+        if code is None:
+            return True
+        fresh = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+        return bool(code == fresh)
+    except (OSError, ValueError, SyntaxError, EOFError, TypeError, AttributeError):
+        return False  # what cannot be checked is not vouched for
+
+
+def _valid_pyc(source: Path, pyc: Path) -> types.CodeType | None:
+    """The code in *pyc* when the import system would use it for *source* (its header matches
+    the source's size and mtime, or it is hash-based), else None."""
+    try:
+        data = pyc.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if flags == 0:
+        stat = source.stat()
+        mtime = int.from_bytes(data[8:12], "little")
+        size = int.from_bytes(data[12:16], "little")
+        if (mtime, size) != (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF):
+            return None
+    code = marshal.loads(data[16:])
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _rewritten_matches(source: Path, config: pytest.Config) -> bool:
+    """The same check for a module pytest's assertion rewriter loaded (a ``-p`` plugin)."""
+    from _pytest.assertion import rewrite
+
+    pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
+    cached = rewrite._read_pyc(source, pyc)
+    if cached is None:
+        return True
+    fresh = rewrite._rewrite_test(source, config)[1]
+    return bool(cached == fresh)
+
+
+def run_facts(config: pytest.Config, stale: Iterable[str] = ()) -> dict[str, Any]:
+    """This process's interpreter facts, in plain values: the optimize level, the assertion
+    mode and the repository files that ran stale bytecode."""
+    return {
+        "optimize": sys.flags.optimize,
+        "assert_mode": str(config.getoption("assertmode", "rewrite")),
+        "stale_bytecode": sorted(stale),
+    }
+
+
+def join_facts(facts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The facts of a whole run from those of its processes: the highest optimize level,
+    ``plain`` when any process did not rewrite asserts, every stale file."""
+    joined: dict[str, Any] = {"optimize": 0, "assert_mode": "rewrite", "stale_bytecode": []}
+    stale: set[str] = set()
+    for one in facts:
+        joined["optimize"] = max(joined["optimize"], int(one.get("optimize", 0)))
+        if one.get("assert_mode") != "rewrite":
+            joined["assert_mode"] = str(one.get("assert_mode"))
+        stale.update(one.get("stale_bytecode", ()))
+    joined["stale_bytecode"] = sorted(stale)
+    return joined
+
+
+def no_pass_reasons(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Why a run with these *facts* may record no pass: (reason code, message) pairs."""
+    reasons = []
+    if facts.get("optimize", 0) > 0:
+        reasons.append(
+            (
+                ASSERTS_DISABLED,
+                f"the interpreter strips assert statements (optimize level "
+                f"{facts['optimize']}: python -O or PYTHONOPTIMIZE); run without it to "
+                "record passes",
+            )
+        )
+    if stale := facts.get("stale_bytecode"):
+        reasons.append(
+            (
+                STALE_BYTECODE,
+                f"bytecode that does not match its source ran for {', '.join(stale)}; "
+                "delete its __pycache__ files and run again",
+            )
+        )
+    return reasons

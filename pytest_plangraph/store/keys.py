@@ -1,0 +1,227 @@
+"""Ed25519 key files: making a key pair, reading a private key, reading the trusted-keys file.
+
+This module owns every file that holds a key and every call into ``cryptography``, which is
+imported only when a key is made, read or used. A key's id is the first 16 hex digits of the
+sha256 of its 32 raw public bytes: it is computed, never taken from a file, so a file cannot
+name one key with another's id.
+
+Files (documented for users in ``docs/trust.md``):
+
+* private key (``plangraph keygen`` writes ``PREFIX``): PKCS#8 PEM, unencrypted, mode 0600;
+  named by ``PLANGRAPH_SIGNING_KEY_FILE`` where evidence is recorded.
+* public key (``PREFIX.pub``): one line ``ed25519 <base64 of the 32 raw bytes> <key id>``.
+* trusted keys (``PLANGRAPH_TRUSTED_KEYS``), JSON or YAML::
+
+      format: 1
+      keys:
+        - public_key: <base64 of the 32 raw bytes, or a whole .pub line>
+          roles: [ci]                # what this key may vouch for
+          id: <key id>               # optional; checked against the key when given
+
+Every problem with one of these files is a :class:`~pytest_plangraph.errors.UsageError`
+(exit 2) saying what is wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+KEYS_FORMAT = 1
+"""The ``format`` of the trusted-keys file this release reads."""
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    """One public key of the trusted-keys file and the roles it may vouch for."""
+
+    id: str
+    public: bytes
+    roles: frozenset[str]
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A private key read from a file, with the id of its public half."""
+
+    id: str
+    private: Ed25519PrivateKey
+
+    def sign(self, message: bytes) -> str:
+        """The signature of *message* as stored: ``ed25519:<key id>:<base64>``."""
+        return f"ed25519:{self.id}:{base64.b64encode(self.private.sign(message)).decode()}"
+
+
+def key_id(public: bytes) -> str:
+    """The id of a public key: the first 16 hex digits of sha256 of its raw bytes."""
+    return hashlib.sha256(public).hexdigest()[:16]
+
+
+_verifiers: dict[bytes, Callable[[bytes, bytes], None]] = {}
+
+
+def verify(public: bytes, signature: bytes, message: bytes) -> bool:
+    """Whether *signature* is an Ed25519 signature of *message* by *public* (each public key
+    is decoded once per process: a status may check tens of thousands of signatures)."""
+    from cryptography.exceptions import InvalidSignature
+
+    check = _verifiers.get(public)
+    if check is None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        check = _verifiers[public] = Ed25519PublicKey.from_public_bytes(public).verify
+    try:
+        check(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def generate(prefix: Path) -> tuple[Path, Path]:
+    """Write a new key pair: the private key at *prefix* (mode 0600) and the public key at
+    ``<prefix>.pub``; an existing file is never overwritten. Returns both paths."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    public_path = prefix.with_name(f"{prefix.name}.pub")
+    for path in (prefix, public_path):
+        if os.path.lexists(path):
+            raise UsageError(
+                f"refusing to overwrite {path}: a key file is never replaced (evidence signed "
+                "with the old key would lose its signer); choose another --output PREFIX"
+            )
+    private = Ed25519PrivateKey.generate()
+    pem = private.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    raw = private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    line = f"ed25519 {base64.b64encode(raw).decode()} {key_id(raw)}\n"
+    try:
+        _write_new(prefix, pem, 0o600)
+        _write_new(public_path, line.encode(), 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot write the key pair at {prefix}: {exc.strerror}") from None
+    return prefix, public_path
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    """Create *path* with *mode* (it must not exist yet) and write *data*."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def load_private(path: Path, variable: str) -> SigningKey:
+    """The Ed25519 private key in the file at *path* (named by the environment *variable*)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    where = f"{variable}={path}"
+    try:
+        info = path.stat()
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"{where}: the private key cannot be read ({exc.strerror}); point {variable} at the "
+            "file `plangraph keygen` wrote"
+        ) from None
+    if os.name == "posix" and stat.S_IMODE(info.st_mode) & 0o077:
+        raise UsageError(
+            f"{where}: the private key may be read by others (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}); run `chmod 600 {path}`"
+        )
+    try:
+        private = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(
+            f"{where}: not an unencrypted PEM private key ({exc}); make one with `plangraph keygen`"
+        ) from None
+    if not isinstance(private, Ed25519PrivateKey):
+        raise UsageError(f"{where}: not an Ed25519 key; make one with `plangraph keygen`")
+    raw = private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    return SigningKey(key_id(raw), private)
+
+
+def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
+    """The keys of the trusted-keys file at *path*, by id."""
+    where = f"{variable}={path}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        what = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise UsageError(
+            f"{where}: the trusted-keys file cannot be read ({what}); point {variable} at a "
+            "readable file (format in docs/trust.md)"
+        ) from None
+    data = _parse(text, where)
+    if not isinstance(data, Mapping) or data.get("format") != KEYS_FORMAT:
+        raise UsageError(
+            f"{where}: expected a mapping with `format: {KEYS_FORMAT}` and `keys: [...]` "
+            "(see docs/trust.md)"
+        )
+    entries = data.get("keys")
+    if not isinstance(entries, list) or set(data) - {"format", "keys"}:
+        raise UsageError(f"{where}: expected only `format` and a list `keys` (see docs/trust.md)")
+    keys: dict[str, TrustedKey] = {}
+    for i, entry in enumerate(entries):
+        key = _entry(entry, f"{where}: keys[{i}]")
+        keys[key.id] = TrustedKey(key.id, key.public, keys.get(key.id, key).roles | key.roles)
+    return keys
+
+
+def _parse(text: str, where: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)  # JSON is YAML, so one reader takes both forms
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"{where}: not valid YAML or JSON{at}; fix the file") from None
+
+
+def _entry(entry: Any, where: str) -> TrustedKey:
+    if not isinstance(entry, Mapping) or set(entry) - {"id", "public_key", "roles"}:
+        raise UsageError(f"{where}: expected a mapping of public_key, roles and optionally id")
+    text = entry.get("public_key")
+    parts = text.split() if isinstance(text, str) else []
+    encoded = parts[1] if len(parts) >= 2 and parts[0] == "ed25519" else "".join(parts)
+    try:
+        public = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        public = b""
+    if len(public) != 32:
+        raise UsageError(
+            f"{where}.public_key: expected the base64 of a 32-byte Ed25519 public key (the "
+            "second word of a .pub file `plangraph keygen` wrote)"
+        )
+    roles = entry.get("roles")
+    if not (
+        isinstance(roles, list) and roles and all(isinstance(r, str) and r.strip() for r in roles)
+    ):
+        raise UsageError(f"{where}.roles: expected a non-empty list of role names, e.g. [ci]")
+    found = key_id(public)
+    if entry.get("id") is not None and entry.get("id") != found:
+        raise UsageError(
+            f"{where}.id: {entry.get('id')!r} is not this key's id {found!r}; remove the id or "
+            "correct it"
+        )
+    return TrustedKey(found, public, frozenset(roles))

@@ -1,0 +1,26 @@
+"""One changed path, as the diff of two revisions reports it: a plain value with no git in it.
+
+It is what :mod:`.diff` returns and what the pure impact report reads, so the report never
+imports the modules that run git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path (root-relative POSIX); *old_path* is set for renames only. *note* is
+    set when the change could not be looked into: a submodule whose own changes could not be
+    listed is reported as its own path, and the note says why and how to fix it. *subtree*
+    says the change stands for every path under *path* (and *old_path*) as well."""
+
+    path: str
+    change: ChangeKind
+    old_path: str | None = None
+    note: str | None = None
+    subtree: bool = False

@@ -1,0 +1,217 @@
+"""Git, the only git in the project: the state of the repository, changed paths between
+revisions and the working tree, the commits behind them, files as they were at a revision.
+The state comes from :mod:`.status` (one ``git status`` call); the rest uses GitPython
+through :mod:`.run` (opening a repository, running a command, naming a revision's commit).
+Changed submodules are looked into (:mod:`.diff`): their files are listed under their path.
+
+Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
+:class:`GitError` with a message a person can act on. Files on disk and their hashes are
+:mod:`.workspace`'s; its names are re-exported here for existing imports.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from .changes import Change, ChangeKind
+from .diff import tree_changes
+from .run import (
+    EMPTY_TREE,
+    FETCH_ALL,
+    git_bytes,
+    git_text,
+    has_commits,
+    is_shallow,
+    open_repo,
+    resolve,
+    verify_commit,
+    verify_object,
+)
+from .status import GitStatus as GitState
+from .status import read_git_status
+from .workspace import RACY_NS, HashCache, HashRecord, Workspace, find_root, read_text
+
+__all__ = [
+    "EMPTY_TREE",
+    "RACY_NS",
+    "Change",
+    "ChangeKind",
+    "GitState",
+    "HashCache",
+    "HashRecord",
+    "Workspace",
+    "changed_paths",
+    "commits_since",
+    "environ_flag",
+    "file_at",
+    "find_root",
+    "git_state",
+    "is_ancestor",
+    "last_commit_touching",
+    "last_commits",
+    "read_text",
+    "revision_exists",
+]
+
+
+def environ_flag(name: str) -> bool:
+    """True when the environment variable *name* is set to a true-ish value."""
+    return os.environ.get(name, "").lower() in {"1", "true", "yes", "on"}
+
+
+def git_state(root: Path, ignore: Iterable[str] = ()) -> GitState:
+    """The git state of the repository at *root*; outside git, an empty state (hash-only mode).
+
+    Untracked files under the *ignore* prefixes (the evidence store and its journal files) do
+    not make the tree dirty: recording evidence must not change the verdict on the tree. One
+    ``git status`` call (:mod:`.status`), no repository object.
+    """
+    return read_git_status(root, ignore)
+
+
+# --- changes between revisions ---------------------------------------------------------------
+
+
+def changed_paths(
+    root: Path, since: str, until: str | None = None, *, working_tree: bool = True
+) -> list[Change]:
+    """What changed from revision *since* to *until*, sorted by path.
+
+    Without *until*: to the working tree (staged and unstaged edits of tracked files, and
+    untracked files that are not ignored) when *working_tree* is true, else to ``HEAD``.
+    With *until*, the two revisions are compared and *working_tree* plays no part. Renames
+    are detected. In a repository without commits, ``HEAD`` (or :data:`EMPTY_TREE`) as *since*
+    gives every file as ``added`` (staged) or ``untracked``.
+
+    A changed submodule (a gitlink) is replaced by the paths that changed inside it, prefixed
+    with its path: between the commits recorded at both ends, or from the commit recorded at
+    *since* to the submodule's working tree (untracked files included), and so on down nested
+    submodules. A renamed submodule renames each of its files; a removed one deletes each file
+    it had (read from the history git keeps under ``.git/modules``). A submodule whose files
+    cannot be listed (not checked out, lacking one of the commits) is reported as its own path
+    with a :attr:`Change.note`, standing for every path under it (:attr:`Change.subtree`).
+    """
+    with open_repo(root) as repo:
+        base = resolve(repo, since, allow_unborn=True)
+        if until is not None:
+            target: str | None = resolve(repo, until)
+        elif working_tree:
+            target = None
+        else:
+            target = resolve(repo, "HEAD", allow_unborn=True)
+        changes = tree_changes(repo, base, target)
+    return sorted(changes, key=lambda c: (c.path, c.change))
+
+
+def last_commit_touching(root: Path, path: str, since: str) -> str | None:
+    """The newest commit in ``since..HEAD`` that changed *path*, or None."""
+    return last_commits(root, since, [path]).get(path)
+
+
+def last_commits(root: Path, since: str, paths: Iterable[str] | None = None) -> dict[str, str]:
+    """For each path changed in ``since..HEAD`` (only *paths* when given), the newest commit
+    that changed it; renames count as a deletion of the old path and an addition of the new.
+
+    A path inside a submodule gets the newest commit of this repository that moved the
+    submodule's pointer (the submodule's own commits are not in this history), whether or not
+    that move changed the path itself; a path changed only in the submodule's working tree
+    gets that commit too when there is one in the range."""
+    wanted = None if paths is None else set(paths)
+    with open_repo(root) as repo:
+        base = resolve(repo, since, allow_unborn=True)
+        if not has_commits(repo):
+            return {}
+        span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
+        raw = git_text(repo, "log", "-z", "--no-renames", "--name-only", "--format=%x01%H", span)
+    newest: dict[str, str] = {}
+    for entry in raw.split("\x01")[1:]:
+        sha, _, files = entry.partition("\0")
+        for name in files.split("\0"):
+            if name := name.strip("\n"):
+                newest.setdefault(name, sha.strip())
+    if wanted is None:
+        return newest
+    return {p: commit for p in wanted if (commit := _newest_of(p, newest)) is not None}
+
+
+def _newest_of(path: str, newest: dict[str, str]) -> str | None:
+    """The commit of *path*, else of the nearest enclosing path that is in *newest*: a
+    submodule's pointer (``git log`` lists files, so a folder is never one of its names)."""
+    while path:
+        if path in newest:
+            return newest[path]
+        path = path.rpartition("/")[0]
+    return None
+
+
+def file_at(root: Path, rev: str, path: str) -> bytes | None:
+    """The content of *path* (root-relative POSIX) at revision *rev*, or None when the file
+    did not exist there (or the repository had no commits)."""
+    with open_repo(root) as repo:
+        base = resolve(repo, rev, allow_unborn=True)
+        if base == EMPTY_TREE or verify_object(repo, f"{base}:{path}") is None:
+            return None
+        content: bytes = git_bytes(repo, "cat-file", "blob", f"{base}:{path}")
+    return content
+
+
+def revision_exists(root: Path, rev: str) -> bool:
+    """True when *rev* names a commit of the repository at *root*."""
+    with open_repo(root) as repo:
+        return verify_commit(repo, rev) is not None
+
+
+def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
+    """True when commit *rev* is in the history of *of* (False after a rebase dropped it)."""
+    import git
+
+    with open_repo(root) as repo:
+        if verify_commit(repo, rev) is None or verify_commit(repo, of) is None:
+            return False
+        try:
+            repo.git.merge_base("--is-ancestor", rev, of)
+        except git.exc.GitCommandError:
+            return False
+    return True
+
+
+def commits_since(
+    root: Path, pairs: Iterable[tuple[str, str | None]]
+) -> tuple[dict[str, str], list[str]]:
+    """For (path, evidence commit) pairs: the newest commit since the evidence commit that
+    changed each path, and notes for a person. Outside git, or for an evidence commit no
+    longer in the history of ``HEAD`` (a rebase), paths get no commit and a note says so."""
+    if not (root / ".git").exists():
+        return {}, ["not a git repository: changes are found by file hashes alone"]
+    wanted: dict[str, list[str]] = {}
+    for path, since in pairs:
+        if since:
+            wanted.setdefault(since, []).append(path)
+    commits: dict[str, str] = {}
+    notes: list[str] = []
+    for since, paths in wanted.items():
+        if not is_ancestor(root, since):
+            notes.append(_lost_commit_note(root, since))
+            continue
+        for path, sha in last_commits(root, since, paths).items():
+            commits.setdefault(path, sha)
+    return commits, notes
+
+
+def _lost_commit_note(root: Path, since: str) -> str:
+    """Why evidence commit *since* is not in the history of ``HEAD``: rebased or dropped, or,
+    in a shallow clone, maybe only not fetched."""
+    with open_repo(root) as repo:
+        shallow = is_shallow(repo)
+    if not shallow:
+        return (
+            f"evidence commit {since[:7]} is not in the history of HEAD (rebased or dropped); "
+            "its subjects are judged by file hashes alone"
+        )
+    return (
+        f"evidence commit {since[:7]} is not in the fetched history of this shallow clone (it "
+        "may be outside it, or rebased or dropped); its subjects are judged by file hashes "
+        f"alone; to name the commits behind the changes, fetch the full history ({FETCH_ALL})"
+    )
