@@ -36,3 +36,13 @@ def canonical_json(value: Any) -> str:
 def digest(value: Any) -> str:
     """Return the hex sha256 of the canonical JSON of *value*."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def encodes_as_utf8(text: str) -> bool:
+    """Whether *text* can be written as UTF-8: False when it holds a lone surrogate, as text read
+    from undecodable bytes (``surrogateescape``) or from a JSON escape like ``"\\ud800"`` does."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
 from . import impact_cmds, key_cmds, plan_cmds, state_cmds, store_cmds
 from .common import Output
@@ -106,21 +107,13 @@ def _undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
     names = {a.dest: (a.option_strings or [a.metavar or a.dest])[-1] for a in command._actions}
     for name, value in vars(args).items():
         for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and not _encodes(text):
+            if isinstance(text, str) and not encodes_as_utf8(text):
                 shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                 return (
                     f'argument {names.get(name, name)} "{shown}" is not valid UTF-8 text; pass '
                     "names, notes and ids as UTF-8"
                 )
     return None
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _system_refused(exc: OSError) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
 from .cache import keep_parsed, machine_salt, read_parsed, with_facts
@@ -317,7 +318,7 @@ def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
 
 
 def _unpaired_surrogate(token: str) -> bool:
-    return token.startswith('"') and not _encodes(json.loads(token))
+    return token.startswith('"') and not encodes_as_utf8(json.loads(token))
 
 
 def _infinite(token: str) -> bool:
@@ -342,10 +343,10 @@ def _not_a_number(constant: str) -> Any:
 def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
     """Where in *value* a text holds an unpaired surrogate (None when nowhere)."""
     if isinstance(value, str):
-        return None if value.isascii() or _encodes(value) else path
+        return None if value.isascii() or encodes_as_utf8(value) else path
     if isinstance(value, dict):
         for key, item in value.items():
-            found = path if not _encodes(key) else _surrogate_path(item, (*path, key))
+            found = path if not encodes_as_utf8(key) else _surrogate_path(item, (*path, key))
             if found is not None:
                 return found
     if isinstance(value, list):
@@ -353,14 +354,6 @@ def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
             if (found := _surrogate_path(item, (*path, index))) is not None:
                 return found
     return None
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class _LazyPositions(dict[FieldPath, tuple[int, int]]):
