@@ -44,7 +44,7 @@ def _keygen(args: argparse.Namespace, out: Output) -> int:
             f"private key: {private} (keep it secret: PLANGRAPH_SIGNING_KEY_FILE={private})",
             f"public key:  {public} (id {line[2]})",
             "trusted-keys entry (PLANGRAPH_TRUSTED_KEYS file, see docs/trust.md):",
-            f"  - {{id: {line[2]}, public_key: {line[1]}, roles: [ci]}}",
+            f"  - {{id: '{line[2]}', public_key: {line[1]}, roles: [ci]}}",
         ]
     )
     out.emit(data, text)

@@ -102,15 +102,25 @@ def parse_head(text: str) -> tuple[int, str]:
     return int(match.group(1)), match.group(2)
 
 
-_HEAD = re.compile(r"(\d{1,18}):([0-9a-f]{64}|)")
+_HEAD = re.compile(r"([0-9]{1,18}):([0-9a-f]{64}|)")
 
 
 def _head(args: argparse.Namespace, out: Output) -> int:
     from ..store import Store
     from ..store.tail import Head
-    from ..vcs.environment import resolve_paths
+    from ..vcs.environment import DEFAULT_PLAN, resolve_paths
 
-    _, _, store_path = resolve_paths(args.root, None, args.store)
+    if args.root is not None and not Path(args.root).is_dir():
+        what = "is not a directory" if Path(args.root).exists() else "does not exist"
+        raise UsageError(f"the root directory {args.root} {what}; pass an existing one as --root")
+    root, _, store_path = resolve_paths(args.root, None, args.store)
+    named = args.store is not None or bool(os.environ.get("PLANGRAPH_STORE"))
+    if not named and not (root / ".git").exists() and not (root / DEFAULT_PLAN).exists():
+        # "0:" would be published as the head, and every store holds "no event"
+        raise UsageError(
+            f"{root} is not a repository (no .git and no {DEFAULT_PLAN}) and no --store is "
+            "given; run head at the repository root, or pass --root or --store"
+        )
     if store_path.is_file() and store_path.stat().st_size > 0:
         with Store.open(store_path, create=False, readonly=True) as store:
             head = store.head()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import os
 import stat
@@ -95,6 +96,10 @@ def generate(prefix: Path) -> tuple[Path, Path]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    if not prefix.name or prefix.name in (".", "..") or prefix.is_dir():
+        raise UsageError(
+            f"--output {prefix} is a directory; give a file prefix such as {prefix / 'ci-key'}"
+        )
     public_path = prefix.with_name(f"{prefix.name}.pub")
     for path in (prefix, public_path):
         if os.path.lexists(path):
@@ -112,10 +117,15 @@ def generate(prefix: Path) -> tuple[Path, Path]:
         serialization.Encoding.Raw, serialization.PublicFormat.Raw
     )
     line = f"ed25519 {base64.b64encode(raw).decode()} {key_id(raw)}\n"
+    written: list[Path] = []
     try:
-        _write_new(prefix, pem, 0o600)
-        _write_new(public_path, line.encode(), 0o644)
+        for path, data, mode in ((prefix, pem, 0o600), (public_path, line.encode(), 0o644)):
+            _write_new(path, data, mode)
+            written.append(path)
     except OSError as exc:
+        for path in written:  # half a pair would only make the next try refuse to overwrite
+            with contextlib.suppress(OSError):
+                path.unlink()
         raise UsageError(f"cannot write the key pair at {prefix}: {exc.strerror}") from None
     return prefix, public_path
 
@@ -127,6 +137,22 @@ def _write_new(path: Path, data: bytes, mode: int) -> None:
         handle.write(data)
 
 
+_MAX_KEY_FILE = 1 << 20
+"""Bytes read of a key file at most: a key or a trusted-keys file is far smaller."""
+
+
+def _read_regular(path: Path) -> tuple[os.stat_result, bytes]:
+    """The stat and bytes of *path*, which must be a regular file: a FIFO, a device or a
+    directory is refused before it is opened for reading (reading a FIFO blocks until a
+    writer comes, which may be never). OSError when it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise IsADirectoryError(0, "it is not a regular file")
+        return info, handle.read(_MAX_KEY_FILE + 1)
+
+
 def load_private(path: Path, variable: str) -> SigningKey:
     """The Ed25519 private key in the file at *path* (named by the environment *variable*)."""
     from cryptography.hazmat.primitives import serialization
@@ -134,8 +160,7 @@ def load_private(path: Path, variable: str) -> SigningKey:
 
     where = f"{variable}={path}"
     try:
-        info = path.stat()
-        data = path.read_bytes()
+        info, data = _read_regular(path)
     except OSError as exc:
         raise UsageError(
             f"{where}: the private key cannot be read ({exc.strerror}); point {variable} at the "
@@ -164,7 +189,7 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
     """The keys of the trusted-keys file at *path*, by id."""
     where = f"{variable}={path}"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path)[1].decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         what = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         raise UsageError(
@@ -190,12 +215,33 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
 def _parse(text: str, where: str) -> Any:
     import yaml
 
+    class _Loader(yaml.SafeLoader):
+        """The safe loader, refusing a key written twice in one mapping: a reader of the file
+        would see two entries where YAML keeps only the last."""
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, str) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is written twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
     try:
-        return yaml.safe_load(text)  # JSON is YAML, so one reader takes both forms
+        return yaml.load(text, Loader=_Loader)  # a safe loader; JSON is YAML too
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"{where}: not valid YAML or JSON{at}; fix the file") from None
+        problem = getattr(exc, "problem", None)
+        why = f" ({problem})" if isinstance(problem, str) and "twice" in problem else ""
+        raise UsageError(f"{where}: not valid YAML or JSON{at}{why}; fix the file") from None
+    except RecursionError:
+        raise UsageError(
+            f"{where}: nested too deeply to be a trusted-keys file; fix the file"
+        ) from None
 
 
 def _entry(entry: Any, where: str) -> TrustedKey:
@@ -219,9 +265,10 @@ def _entry(entry: Any, where: str) -> TrustedKey:
     ):
         raise UsageError(f"{where}.roles: expected a non-empty list of role names, e.g. [ci]")
     found = key_id(public)
-    if entry.get("id") is not None and entry.get("id") != found:
+    given = entry.get("id")
+    if given is not None and (not isinstance(given, str) or given != found):
         raise UsageError(
-            f"{where}.id: {entry.get('id')!r} is not this key's id {found!r}; remove the id or "
-            "correct it"
+            f"{where}.id: {given!r} is not this key's id {found!r}; remove the id or write it "
+            f"as quoted text, id: '{found}'"
         )
     return TrustedKey(found, public, frozenset(roles))

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .._version import __version__
+from ..canonical import encodes_as_utf8
 from ..errors import UsageError
 from ..plan.model import GitInfo, RunInfo
 from .history import find_root, git_state
@@ -56,9 +57,17 @@ def actor() -> str:
     import getpass  # with termios and pwd: only when no actor is named
 
     try:
-        return getpass.getuser()
+        login = getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+    from ..apicheck import name_problem
+
+    if (problem := name_problem(login)) is not None:
+        raise UsageError(
+            f"the login name (LOGNAME, USER or the password database): {problem}; set "
+            "PLANGRAPH_ACTOR to name who records"
+        )
+    return login
 
 
 def run_info(
@@ -74,6 +83,9 @@ def run_info(
     CI variables that are set and, from a pytest run, its interpreter's optimize level and
     pytest's assertion mode."""
     ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
+    for name, value in ci.items():
+        if not encodes_as_utf8(value):  # it would be recorded in every evidence's "run"
+            raise UsageError(f"the environment variable {name} is not valid UTF-8 text; fix it")
     return RunInfo(
         id=run_id or uuid.uuid4().hex,
         started=started,
