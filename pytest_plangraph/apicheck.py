@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .canonical import encodes_as_utf8
 from .errors import UsageError
 
 
@@ -26,8 +25,6 @@ def name_problem(value: str) -> str | None:
             f"{value!r} holds control characters (a line break, a tab, an escape); write the "
             "name on one line of plain text"
         )
-    if not encodes_as_utf8(value):
-        return f"{value!r} is not valid UTF-8 text; write the name as UTF-8"
     return None
 
 

@@ -49,9 +49,7 @@ def actor() -> str:
     A blank ``PLANGRAPH_ACTOR`` names nobody; one with control characters is refused, as
     ``--by`` refuses them (a line break would forge a line of ``history``)."""
     if (name := os.environ.get("PLANGRAPH_ACTOR", "")).strip():
-        from ..apicheck import name_problem
-
-        if (problem := name_problem(name)) is not None:
+        if (problem := _name_problem(name)) is not None:
             raise UsageError(f"PLANGRAPH_ACTOR: {problem}")
         return name
     import getpass  # with termios and pwd: only when no actor is named
@@ -60,14 +58,22 @@ def actor() -> str:
         login = getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
-    from ..apicheck import name_problem
-
-    if (problem := name_problem(login)) is not None:
+    if (problem := _name_problem(login)) is not None:
         raise UsageError(
             f"the login name (LOGNAME, USER or the password database): {problem}; set "
             "PLANGRAPH_ACTOR to name who records"
         )
     return login
+
+
+def _name_problem(name: str) -> str | None:
+    """Why *name*, taken from the environment, cannot name who records (as ``--by`` is
+    checked), or None; text that is not UTF-8 could not be stored at all."""
+    from ..apicheck import name_problem
+
+    if not encodes_as_utf8(name):
+        return "it is not valid UTF-8 text; set it in UTF-8"
+    return name_problem(name)
 
 
 def run_info(
