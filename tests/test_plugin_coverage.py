@@ -214,7 +214,8 @@ def test_only_files_inside_the_repository_count(tmp_path: Path) -> None:
         path.write_text("x = 1\n")
     (root / "link.py").symlink_to(elsewhere / "z.py")
     found = [repository_file(str(path), root, [venv]) for path in files]
-    assert found == ["src/a.py", None, None, None]
+    # a folder merely named site-packages is the repository's: pytest loads conftests from it
+    assert found == ["src/a.py", None, "vendor/site-packages/y.py", None]
     assert repository_file(str(root / "link.py"), root) is None
     assert repository_file(str(root / "missing.py"), root) is None
     assert repository_file("<string>", root) is None

@@ -108,10 +108,13 @@ def install_guard(config: pytest.Config) -> BytecodeGuard:
     first use and removed when pytest ends."""
     guard = config.stash.get(GUARD_KEY, None)
     if guard is None:
+        from ..vcs.workspace import find_root
         from .soundness import BytecodeGuard
 
         guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
         config.add_cleanup(guard.remove)
+        worker = getattr(config, "workerinput", None) is not None  # the controller purges
+        guard.secure(config, find_root(config.rootpath), purge=not worker)
     return guard
 
 

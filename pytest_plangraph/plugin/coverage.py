@@ -44,7 +44,6 @@ WORKER_KEY = "plangraph_coverage"
 """The ``workeroutput`` key a worker's {node id: [paths]} travels under."""
 PHASES = ("|setup", "|run", "|teardown")
 """Suffixes of pytest-cov's ``--cov-context=test`` labels."""
-THIRD_PARTY_DIRS = ("site-packages", "dist-packages")
 
 _SAVED_CORE: pytest.StashKey[str | None] = pytest.StashKey()
 
@@ -134,7 +133,7 @@ class CoverageRecorder:
         from coverage import Coverage
         from coverage.exceptions import CoverageException
 
-        omit = [f"{d}/*" for d in self._excluded] + [f"*/{d}/*" for d in THIRD_PARTY_DIRS]
+        omit = [f"{d}/*" for d in self._excluded]
         cov = Coverage(data_file=None, config_file=False, include=[f"{self.root}/*"], omit=omit)
         with contextlib.suppress(CoverageException):  # older coverage.py: COVERAGE_CORE does
             cov.set_option("run:core", "ctrace")
@@ -189,7 +188,9 @@ def context_test(context: str, tests: Collection[str], static: str | None = None
 
 def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) -> str | None:
     """*filename* relative to *root* (resolved), or None when it is not an existing file
-    inside the repository, or lies in *excluded*, site-packages or dist-packages."""
+    inside the repository, or lies in *excluded* (the installed environment). A folder that is
+    only *named* ``site-packages`` is the repository's like any other: what Python or pytest
+    loads from it binds."""
     path = Path(filename)
     if not path.is_absolute() or not path.is_file():
         return None
@@ -200,8 +201,6 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
         rel = resolved.relative_to(root)
     except ValueError:
         return None
-    if any(part in THIRD_PARTY_DIRS for part in rel.parts):
-        return None
     return rel.as_posix()
 
 
@@ -210,6 +209,7 @@ def excluded_dirs(root: Path) -> list[Path]:
     package (its hooks run inside every test), except directories that hold the repository."""
     names = ("stdlib", "platstdlib", "purelib", "platlib")
     found = {sysconfig.get_paths().get(name) for name in names}
-    found.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parent)})
+    package = Path(__file__).resolve().parent.parent  # all of pytest_plangraph, not plugin/
+    found.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(package)})
     dirs = {Path(d).resolve() for d in found if d}
     return sorted(d for d in dirs if not root.is_relative_to(d))

@@ -112,14 +112,12 @@ class PlangraphSession:
             sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):
             self.graph.require_node(node)
-        # before any worker starts and any test runs, since a process a test starts has no
-        # guard; after the modules imported before the guard are compared with their bytecode
+        # installed (and the repository's bytecode purged) before the first conftest was read,
+        # unless --plangraph came from the ini file only; modules loaded from bytecode without
+        # their source are looked for again now
         from . import install_guard
-        from .coverage import excluded_dirs
-        from .soundness import purge_trusted_bytecode
 
         install_guard(self.config).check(self.config, self.binder.project_file)
-        purge_trusted_bytecode(self.graph.root, excluded_dirs(self.graph.root))
         self.started = now()
         self.plan_ref = self.graph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)
@@ -313,9 +311,10 @@ class PlangraphSession:
     def own_facts(self) -> dict[str, Any]:
         """This process's interpreter facts (:func:`~.soundness.run_facts`)."""
         from . import install_guard
+        from .soundness import links_out
 
         stale = install_guard(self.config).check(self.config, self.binder.project_file)
-        return run_facts(self.config, stale)
+        return run_facts(self.config, stale, links_out(self.config, self.graph.root))
 
     # --- xdist controller --------------------------------------------------------------------
 

@@ -9,20 +9,21 @@ tests say:
   of every other module (the code under test, helpers) are gone; with ``--assert=plain`` the tests'
   own asserts are gone too. So a run whose interpreter optimizes records no pass, in either mode
   (reason :data:`ASSERTS_DISABLED`).
-* **Stale bytecode.** Python trusts a ``__pycache__`` file whose recorded source size and mtime
-  match, so a source file changed to the same size with its old mtime set back runs its old
-  bytecode. :class:`BytecodeGuard` puts a finder on ``sys.meta_path`` before any conftest, test
-  module or module under test is imported: a module of the project (any source file outside the
-  installed environment) that the standard loader would load is loaded by
-  :class:`CheckedSourceLoader` instead, which takes cached bytecode only when it is a PEP 552
-  checked-hash file whose hash is the current source's, and otherwise compiles the source and
-  caches it so. pytest's assertion rewriter (test modules, conftest files) checks the source's
-  hash itself in recent versions; with an older pytest, which trusts size and mtime, the guard
-  also points ``sys.pycache_prefix`` at a private, empty directory, so nothing stale can be
-  read at the price of compiling every module the run imports. Modules imported before the
-  guard (a ``-p`` plugin, ``PYTEST_PLUGINS``, an installed entry point) are compared with a
-  compilation of their current source; one that differs makes the run record no pass (reason
-  :data:`STALE_BYTECODE`).
+* **Bytecode that is not the source.** Python trusts a ``__pycache__`` file whose recorded
+  source size and mtime match (a source changed to the same size with its old mtime set back
+  runs its old bytecode), and a checked-hash file whose recorded hash matches — though nothing
+  checks that the code in it was compiled from that source, so a planted one runs other code.
+  :class:`BytecodeGuard` puts a finder on ``sys.meta_path`` before any conftest, test module or
+  module under test is imported: a module of the project (any source file outside the installed
+  environment) that the standard loader would load is loaded by :class:`CheckedSourceLoader`
+  instead, which always compiles the source. Then, before the first conftest is read, every
+  ``.pyc`` of the repository is deleted (:func:`purge_bytecode`): pytest's cache of rewritten
+  test modules and conftest files, and what processes the tests start would read, hold nothing
+  older than this run. With an older pytest, whose rewriter trusts size and mtime even within
+  the run, the guard also points ``sys.pycache_prefix`` at a private, empty directory. Modules
+  imported before the guard (a ``-p`` plugin, ``PYTEST_PLUGINS``, an installed entry point) are
+  compared with a compilation of their current source; one that differs makes the run record no
+  pass (reason :data:`STALE_BYTECODE`).
 
 Each process checks itself: under pytest-xdist each worker is its own interpreter (it may be
 started with other flags or another environment), so a worker puts its :func:`run_facts` on
@@ -31,6 +32,7 @@ every report it sends and the controller joins them with :func:`join_facts`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -47,12 +49,13 @@ from typing import Any
 
 import pytest
 
-from .coverage import THIRD_PARTY_DIRS
-
 ASSERTS_DISABLED = "ASSERTS_DISABLED"
 """No pass: the interpreter strips ``assert`` statements (``-O``, ``PYTHONOPTIMIZE``)."""
 STALE_BYTECODE = "STALE_BYTECODE"
 """No pass: a repository module ran bytecode that does not match its source."""
+UNBOUND_CODE = "UNBOUND_CODE"
+"""No pass: code or configuration the run loaded from the repository's tree is a link to a file
+outside it, which evidence cannot bind (its change would go unseen)."""
 
 FACTS_ATTRIBUTE = "plangraph_python"
 """The report attribute that carries a worker's :func:`run_facts` to the controller."""
@@ -63,8 +66,11 @@ class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
     against the source's hash (PEP 552), never against its size and mtime."""
 
     def get_code(self, fullname: str) -> types.CodeType:
-        """The module's code: the cached checked-hash bytecode of exactly this source, or a
-        fresh compilation (then cached as checked-hash bytecode, unless writing is off)."""
+        """The module's code, compiled from its source. Cached bytecode is never read: even a
+        checked-hash file only says which source it claims to come from, and anyone who can
+        write ``__pycache__`` can pair the current source's hash with other code. What is
+        compiled is cached as checked-hash bytecode (unless writing is off) for the processes
+        the tests start."""
         path = self.get_filename(fullname)
         source = self.get_data(path)
         source_hash = importlib.util.source_hash(source)
@@ -72,8 +78,6 @@ class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
             pyc: str | None = importlib.util.cache_from_source(path)
         except NotImplementedError:  # an implementation without a bytecode cache
             pyc = None
-        if pyc is not None and (code := _checked_pyc(pyc, source_hash)) is not None:
-            return code
         code = self.source_to_code(source, path)
         if pyc is not None and not sys.dont_write_bytecode:
             header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
@@ -83,24 +87,6 @@ class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
 
 _CHECKED_HASH = 0b11
 """The flags word of a PEP 552 pyc that is hash-based and checked against its source."""
-
-
-def _checked_pyc(pyc: str, source_hash: bytes) -> types.CodeType | None:
-    """The code in *pyc* when it is checked-hash bytecode of a source with *source_hash*."""
-    try:
-        data = Path(pyc).read_bytes()
-    except OSError:
-        return None
-    flags = int.from_bytes(data[4:8], "little")
-    if data[:4] != importlib.util.MAGIC_NUMBER or flags != _CHECKED_HASH:
-        return None
-    if data[8:16] != source_hash:
-        return None
-    try:
-        code = marshal.loads(data[16:])
-    except (EOFError, ValueError, TypeError):
-        return None
-    return code if isinstance(code, types.CodeType) else None
 
 
 class ProjectFinder(importlib.abc.MetaPathFinder):
@@ -136,8 +122,6 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
 
     def _in_project(self, origin: str) -> bool:
         resolved = Path(origin).resolve()
-        if any(part in THIRD_PARTY_DIRS for part in resolved.parts):
-            return False
         return not any(resolved.is_relative_to(d) for d in self.installed)
 
 
@@ -179,6 +163,19 @@ class BytecodeGuard:
             sys.pycache_prefix = str(guard.directory)
         return guard
 
+    def secure(self, config: pytest.Config, root: Path, *, purge: bool) -> None:
+        """Compare the modules imported before the guard with their bytecode (while that is
+        still on disk), then, with *purge* (the process that starts the run, not each xdist
+        worker), delete the repository's cached bytecode under *root* — before any conftest or
+        test module is read, so that pytest's own cache of rewritten modules holds nothing
+        planted and the processes the tests start compile what they import from source."""
+        from .coverage import repository_file
+
+        installed = self.finder.installed
+        self.check(config, lambda source: repository_file(source, root, installed))
+        if purge:
+            purge_bytecode(root, installed)
+
     def remove(self) -> None:
         """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
         the private directory, when there is one."""
@@ -192,7 +189,7 @@ class BytecodeGuard:
     def check(self, config: pytest.Config, project_file: Callable[[str], str | None]) -> list[str]:
         """Repository files (as *project_file* names them, None outside the repository) whose
         module was imported before the guard and whose bytecode is not their source's
-        (compared once, before :func:`purge_trusted_bytecode` removes that bytecode), and the
+        (compared once, before :func:`purge_bytecode` removes that bytecode), and the
         repository modules loaded so far from bytecode without source."""
         if self.stale is None:
             self.stale = [
@@ -212,53 +209,33 @@ class BytecodeGuard:
         return sorted(found)
 
 
-def purge_trusted_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
-    """Delete the cached bytecode of the repository's sources under *root* that Python would
-    take on size and mtime alone (a timestamp pyc whose header matches its source), and return
-    the sources it belonged to. A process the tests start (``subprocess.run([sys.executable,
-    ...])``) has no guard of its own: with those files gone it compiles what it imports from
-    the source as it is now. Directories of the installed environment are left alone."""
+def purge_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
+    """Delete every cached bytecode file (``__pycache__/*.pyc``, pytest's rewritten modules
+    included) of the repository under *root*, and return them (relative to *root*). Any of
+    them may have been planted: a checked-hash file carries the hash of the current source
+    but can hold other code, and pytest and plain Python both take it. Directories of the
+    installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
+    hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
+    not there."""
     purged: list[str] = []
-    skipped = {"__pycache__", "node_modules", *THIRD_PARTY_DIRS}
     for directory, subdirectories, files in os.walk(root):
         here = Path(directory)
         subdirectories[:] = [
             name
             for name in subdirectories
-            if name not in skipped
-            and not name.startswith(".")  # .git, .tox, .venv: no sources of the project
+            if name != "node_modules"
+            and not name.startswith(".")
+            and not (here / name / "pyvenv.cfg").exists()
             and not any((here / name).resolve() == d for d in installed)
         ]
+        if here.name != "__pycache__":
+            continue
         for name in files:
-            if name.endswith(".py") and _trusted_pyc_removed(here / name):
-                purged.append((here / name).relative_to(root).as_posix())
+            if name.endswith(".pyc"):
+                with contextlib.suppress(OSError):
+                    (here / name).unlink()
+                    purged.append((here / name).relative_to(root).as_posix())
     return purged
-
-
-def _trusted_pyc_removed(source: Path) -> bool:
-    try:
-        pyc = Path(importlib.util.cache_from_source(str(source)))
-        with pyc.open("rb") as cached:
-            header = cached.read(16)
-        stat = source.stat()
-    except (OSError, NotImplementedError, ValueError):
-        return False
-    if header[:4] != importlib.util.MAGIC_NUMBER or header[4:8] != bytes(4):
-        return False
-    if header[8:16] != _timestamp(stat.st_mtime, stat.st_size):
-        return False
-    try:
-        pyc.unlink()
-    except OSError:
-        return False
-    return True
-
-
-def _timestamp(mtime: float, size: int) -> bytes:
-    """The mtime and size fields of a timestamp pyc's header, as Python writes them."""
-    return (int(mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (size & 0xFFFFFFFF).to_bytes(
-        4, "little"
-    )
 
 
 def _rewriter_checks_hashes() -> bool:
@@ -331,27 +308,51 @@ def _rewritten_matches(source: Path, config: pytest.Config) -> bool:
     return bool(cached == fresh)
 
 
-def run_facts(config: pytest.Config, stale: Iterable[str] = ()) -> dict[str, Any]:
+def run_facts(
+    config: pytest.Config, stale: Iterable[str] = (), unbound: Iterable[str] = ()
+) -> dict[str, Any]:
     """This process's interpreter facts, in plain values: the optimize level, the assertion
-    mode and the repository files that ran stale bytecode."""
+    mode, the repository files that ran stale bytecode and those that are links out of the
+    repository (:func:`links_out`)."""
     return {
         "optimize": sys.flags.optimize,
         "assert_mode": str(config.getoption("assertmode", "rewrite")),
         "stale_bytecode": sorted(stale),
+        "unbound_code": sorted(unbound),
     }
+
+
+def links_out(config: pytest.Config, root: Path) -> list[str]:
+    """Paths under *root* (as loaded, before links are followed) of the modules loaded so far
+    and of the configuration file, whose real file lies outside *root*: a ``conftest.py``, a
+    test module, a plugin or a source module that is a symbolic link out of the repository is
+    loaded, but evidence can only bind files inside it."""
+    sources = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+    sources.append(str(config.inipath) if config.inipath is not None else None)
+    found = set()
+    for source in sources:
+        if not isinstance(source, str) or not os.path.isabs(source):
+            continue
+        path = Path(os.path.normpath(source))
+        if path.is_relative_to(root) and not path.resolve().is_relative_to(root):
+            found.add(path.relative_to(root).as_posix())
+    return sorted(found)
 
 
 def join_facts(facts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The facts of a whole run from those of its processes: the highest optimize level,
     ``plain`` when any process did not rewrite asserts, every stale file."""
-    joined: dict[str, Any] = {"optimize": 0, "assert_mode": "rewrite", "stale_bytecode": []}
+    joined: dict[str, Any] = {"optimize": 0, "assert_mode": "rewrite"}
     stale: set[str] = set()
+    unbound: set[str] = set()
     for one in facts:
         joined["optimize"] = max(joined["optimize"], int(one.get("optimize", 0)))
         if one.get("assert_mode") != "rewrite":
             joined["assert_mode"] = str(one.get("assert_mode"))
         stale.update(one.get("stale_bytecode", ()))
+        unbound.update(one.get("unbound_code", ()))
     joined["stale_bytecode"] = sorted(stale)
+    joined["unbound_code"] = sorted(unbound)
     return joined
 
 
@@ -373,6 +374,14 @@ def no_pass_reasons(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
                 STALE_BYTECODE,
                 f"bytecode that does not match its source ran for {', '.join(stale)}; "
                 "delete its __pycache__ files and run again",
+            )
+        )
+    if unbound := facts.get("unbound_code"):
+        reasons.append(
+            (
+                UNBOUND_CODE,
+                f"{', '.join(unbound)} link(s) to files outside the repository, which evidence "
+                "cannot bind; replace each link with the file itself",
             )
         )
     return reasons
