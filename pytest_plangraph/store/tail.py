@@ -7,8 +7,8 @@ recomputes each one's content id from its stored content, checks that it links t
 before it — the first one to the chain hash the caller trusts at *N* — and that the ``log`` rows
 status reads are the ones its events make (as :data:`~.schema.LOG_SOURCE` makes them, never as
 a view in the file does). The first event that fails is named by a :class:`ChainProblem` with
-the code ``STORE_TAMPERED``; a file that holds SQL objects plangraph did not make is refused
-before any event is read (:mod:`.schemacheck`), with the same code. Events up to *N* are not
+the code ``STORE_TAMPERED``; a file that holds SQL objects plangraph did not make was refused
+when the store was opened (:mod:`.schemacheck`), with the same code. Events up to *N* are not
 read again: what the gate needs of them is in the checkpoint, which was folded from events
 checked this way.
 
@@ -23,14 +23,12 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..canonical import canonical_json
 from ..errors import StoreError
 from .chain import ChainProblem, chain_hash
 from .rows import COLUMNS, LOG_DIFFERENCES, row_link
-from .schemacheck import check_schema
 
 STORE_TAMPERED = "STORE_TAMPERED"
 """Reason code: an event the gate would use does not match its id or the chain."""
@@ -67,7 +65,6 @@ class ChainTail:
 
     if TYPE_CHECKING:
         _schema: int
-        path: Path
 
         def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
@@ -112,7 +109,6 @@ class ChainTail:
         (with *log*: status read the ``log`` table) whose ``log`` row differs from it; None
         when every one holds."""
         with self._reading() as con:
-            check_schema(con, self.path, self._schema)  # raises: the store's SQL is not ours
             rows = con.execute(
                 f"SELECT {COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after_seq,)
             ).fetchall()
