@@ -209,3 +209,36 @@ def test_a_role_less_approval_needs_the_approver_role(project) -> None:
     status = plangraph_main(root, "status", "--format", "json", env=judge).json()
     node = {n["id"]: n for n in status["nodes"]}[TOKEN]
     assert {c["id"]: c for c in node["criteria"]}["ac-security-review"]["state"] == "valid"
+
+
+def test_a_write_the_file_dropped_is_not_kept(tmp_path: Path) -> None:
+    """The check after inserting, on its own: an insert that SQLite reports done but that a
+    trigger of the file turned into nothing is refused, naming the event."""
+    from pytest_plangraph.errors import StoreTamperedError
+    from pytest_plangraph.plan.model import Event
+    from pytest_plangraph.store import Store
+    from pytest_plangraph.store.chain import seal
+    from pytest_plangraph.store.rows import INSERT_EVENT, event_row
+    from pytest_plangraph.store.schemacheck import confirm_stored
+
+    path = tmp_path / "store.db"
+    event = Event(
+        kind="claim",
+        node="n",
+        at="2026-01-01T00:00:00+00:00",
+        by="a",
+        plan_digest="a" * 64,
+        payload={"verdict": "FAILED"},
+    )
+    with Store.open(path) as store:
+        store.append(event)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("CREATE TRIGGER zz BEFORE INSERT ON events BEGIN SELECT RAISE(IGNORE); END")
+    [(seq, prev)] = con.execute("SELECT seq, hash FROM events").fetchall()
+    second = seal(event.model_copy(update={"by": "b"}), seq + 1, prev, None)
+    con.execute("BEGIN")
+    con.execute(INSERT_EVENT, event_row(second))
+    with pytest.raises(StoreTamperedError, match=f"event {seq + 1} .* did not keep it"):
+        confirm_stored(con, path, seq, [(second.seq, second.id)])
+    con.execute("ROLLBACK")
+    con.close()

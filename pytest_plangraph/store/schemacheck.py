@@ -122,12 +122,15 @@ def confirm_stored(
     *after_seq* and their ``log`` rows are exactly *rows* (seq, id), just inserted: a write
     that SQLite reports done but that something in the file dropped or changed is not kept
     (the caller's transaction is rolled back)."""
+    if not rows:  # nothing was inserted
+        return
     stored = con.execute("SELECT seq, id FROM events WHERE seq > ? ORDER BY seq", (after_seq,))
     logged = con.execute("SELECT seq, id FROM log WHERE seq > ? ORDER BY seq", (after_seq,))
     events, log = [tuple(row) for row in stored], [tuple(row) for row in logged]
     if events == rows and log == rows:
         return
-    lost = next((row for row in rows if row not in events or row not in log), rows[0])
+    kept = set(events) & set(log)
+    lost = next((row for row in rows if row not in kept), rows[0])
     raise StoreTamperedError(
         f"event {lost[0]} ({lost[1][:12]}) was written to the store at {path}, but the store "
         "did not keep it (or its log row) as written: the file holds SQL that changes writes. "
