@@ -41,6 +41,7 @@ _ALLOWED = frozenset({"sqlite_stat1", "sqlite_stat4"})
 _QUERY = "SELECT type, name, tbl_name, sql FROM sqlite_master"
 
 
+@cache
 def _objects(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
     """The objects *scripts* make in an empty database, None when they cannot run in turn."""
     con = sqlite3.connect(":memory:")
@@ -55,31 +56,32 @@ def _objects(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
         con.close()
 
 
-def expected(version: int) -> tuple[frozenset[SchemaObject], ...]:
-    """The sets of objects a store of schema *version* may hold: made by schema 1 and migrated
-    up to *version*, or made as a new store is (:data:`~.schema.CREATE`) and migrated since by
-    any later migrations."""
+def _paths(version: int) -> list[tuple[str, ...]]:
+    """The scripts that make a store of schema *version*, the most common first: made as a
+    new store is (:data:`~.schema.CREATE`) and migrated since by any later migrations, or made
+    by schema 1 and migrated up to *version*."""
     migrations = tuple(schema.MIGRATIONS.get(target, "") for target in range(2, version + 1))
-    return _expected(schema.SCHEMA_1, schema.CREATE, migrations)
+    made = [(schema.CREATE, *migrations[n:]) for n in range(len(migrations), -1, -1)]
+    return [*made, (schema.SCHEMA_1, *migrations)]
 
 
-@cache
-def _expected(
-    first: str, create: str, migrations: tuple[str, ...]
-) -> tuple[frozenset[SchemaObject], ...]:
-    paths = [(first, *migrations)] + [(create, *migrations[n:]) for n in range(len(migrations) + 1)]
-    return tuple({shape for path in paths if (shape := _objects(path)) is not None})
+def expected(version: int) -> list[frozenset[SchemaObject]]:
+    """The sets of objects a store of schema *version* may hold (see :func:`_paths`)."""
+    shapes = (_objects(path) for path in _paths(version))
+    return list(dict.fromkeys(shape for shape in shapes if shape is not None))
 
 
 def check_schema(con: sqlite3.Connection, path: Path, version: int) -> None:
     """Raise :class:`~pytest_plangraph.errors.StoreTamperedError` when the store at *path*
     (of schema *version*) holds a table, view, trigger or index that its schema does not make,
-    lacks one, or holds one whose SQL differs: the first such object is named."""
+    lacks one, or holds one whose SQL differs: the first such object is named. Each shape is
+    made only when the ones before it did not match (a store made today matches the first)."""
     found = frozenset(row for row in con.execute(_QUERY).fetchall() if row[1] not in _ALLOWED)
-    shapes = expected(version)
-    if any(_holds(shape, found) for shape in shapes):
-        return
-    closest = min(shapes, key=lambda shape: len(shape ^ found))
+    for scripts in _paths(version):
+        shape = _objects(scripts)
+        if shape is not None and _holds(shape, found):
+            return
+    closest = min(expected(version), key=lambda shape: len(shape ^ found))
     raise StoreTamperedError(_message(path, closest, found), 0, "")
 
 
