@@ -11,12 +11,12 @@ refused with ``STORE_TAMPERED`` naming the object. The one exception is an appen
 trigger removed: it runs nothing, the chain exposes any edit it would have stopped, and audit
 reports it as ``APPEND_ONLY_DISABLED`` (one put back must have its exact text again).
 
-The expected sets are made once per process by running the schema's own SQL in an in-memory
-database: a store created at schema 1 and migrated in place, or created as a new store is now
-and migrated by any later migration (SQLite rewrites a table's text when a column is added, so
-the two differ). SQLite's
-statistics tables (``sqlite_stat1``, ``sqlite_stat4``, made by ``ANALYZE``) are allowed: they
-steer which index answers a query, never what the answer is.
+The expected sets are made once per process, each only when needed, by running the schema's own
+SQL in an in-memory database: a store created as a new store is now and migrated by any later
+migration, or created at schema 1 and migrated in place (SQLite rewrites a table's text when a
+column is added, so the two differ). SQLite's statistics tables (``sqlite_stat1``,
+``sqlite_stat4``, made by ``ANALYZE``) are allowed: they steer which index answers a query,
+never what the answer is.
 
 An index whose text is right but whose entries are not (``PRAGMA writable_schema``) is not seen
 here; the gate reads nothing through an index it trusts for security, and ``plangraph audit``
