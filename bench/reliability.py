@@ -14,7 +14,7 @@ full counts:
    plugin's plan loading, in this process, with a 60 s hang guard per call.
 4. ``tamper``: every tampering measured today (``harness_tamper.CASES``), each on a copy of a
    real store: caught by ``plangraph audit``, refused by the gate, or neither. The cases of
-   the trust list still being defended are listed as pending.
+   the trust list not measured yet are listed as pending.
 
 Run: ``.venv/bin/python bench/reliability.py [--quick] [--only kill,concurrent,fuzz,tamper]
 [--seed N]``. Exit 1 when any figure is not clean. docs/reliability.md keeps the figures.
@@ -107,7 +107,7 @@ def _tamper(work: Path, counts: dict[str, int], seed: int) -> bool:
         f"  refused by the gate, of those that turn the failure into a pass: "
         f"{sum(r.refused for r in flips)}/{len(flips)}"
     )
-    print("  pending (defences being added; not measured yet):")
+    print("  pending (not measured yet):")
     for item in harness_tamper.PENDING:
         print(f"    - {item}")
     return caught == len(results)

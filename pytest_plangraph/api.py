@@ -34,6 +34,7 @@ from .judge.derive import (
 from .judge.gate import LoggedEvent, Reason, decide
 from .judge.ledger import Context
 from .judge.logfold import LogFold
+from .judge.untrusted import DECISION_ROLE
 from .plan.model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
 from .repository import Repository, choices
 from .vcs.environment import actor, git_info, now
@@ -304,7 +305,8 @@ class PlanGraph(Repository):
         self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None
     ) -> Event:
         """Record an approval of an ``approval`` criterion, bound to the node's input digest,
-        given as *role* (by default the role the criterion names; another is refused). With
+        given as *role* (by default the role the criterion names, else ``approver``; another is
+        refused). With
         keys configured it counts only when signed by a key trusted for that role."""
         self._ready()
         definition = self._approval(node, criterion)
@@ -312,10 +314,10 @@ class PlanGraph(Repository):
         apicheck.text(note, "note")
         if role is not None:
             apicheck.name(role, "role")
-            if definition is not None and role != definition:
+            if role != (wanted := definition or DECISION_ROLE):  # the only role that counts
                 raise UsageError(
-                    f"{node}/{criterion} needs an approval as {definition!r}, not {role!r}; "
-                    f"approve with --role {definition}"
+                    f"{node}/{criterion} needs an approval as {wanted!r}, not {role!r}; "
+                    f"approve with --role {wanted}"
                 )
         digest = input_digests(self.graph, self.snapshot())[node]
         payload = {"input_digest": digest, "note": note, "role": role or definition}

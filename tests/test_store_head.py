@@ -76,15 +76,17 @@ def test_a_store_cut_short_fails_the_expected_head(project) -> None:
     assert plangraph_main(root, "cancel", SCHEMA, "--by", "boss").code == 0
     published = _head(root)
     with sqlite3.connect(root / STORE) as con:
-        con.execute("DROP TRIGGER events_no_delete")
-        con.execute("DROP TRIGGER log_no_delete")
+        names = ("events_no_delete", "log_no_delete")
+        saved = [
+            con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (n,)).fetchone()[0]
+            for n in names
+        ]
+        for name in names:
+            con.execute(f"DROP TRIGGER {name}")
         con.execute("DELETE FROM events WHERE seq = (SELECT max(seq) FROM events)")
         con.execute("DELETE FROM log WHERE seq = (SELECT max(seq) FROM log)")
-        for name, sql in [
-            ("events_no_delete", "BEFORE DELETE ON events"),
-            ("log_no_delete", "BEFORE DELETE ON log"),
-        ]:
-            con.execute(f"CREATE TRIGGER {name} {sql} BEGIN SELECT RAISE(ABORT, 'no'); END")
+        for sql in saved:  # put back as they were, text and all
+            con.execute(sql)
     assert plangraph_main(root, "audit").code == 0  # what the chain alone says
     audit = plangraph_main(root, "audit", "--expect-head", published)
     assert audit.code == 1

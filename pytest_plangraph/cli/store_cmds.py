@@ -161,7 +161,7 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
 
 
 def _store_problems(graph: Any, expected: tuple[int, str] | None) -> list[Any]:
-    """The store's own findings: a damaged file (SQLite's quick check), the chain and
+    """The store's own findings: a damaged file (SQLite's integrity check), the chain and
     signatures, the expected head, and a checkpoint that knows events the store has lost."""
     from ..errors import StoreError
     from ..store.checkpoint import ahead

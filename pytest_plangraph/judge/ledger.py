@@ -20,6 +20,7 @@ from ..plan.model import Criterion
 from .gate import CriterionStatus, Reason, Tick, holds, judge
 from .inputs import Links, LoggedEvent, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key
+from .untrusted import DECISION_ROLE
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,12 @@ class Ledger:
 
 
 def _for_role(event: LoggedEvent, criterion: Criterion) -> bool:
-    """Whether an approval was given for the role its criterion asks for (an approval given as
-    another role does not count; a revoke withdraws whatever was in force)."""
-    role = getattr(criterion.verifier, "role", None)
-    return event.kind != "approval" or role is None or event.payload.get("role") == role
+    """Whether an approval was given for the role its criterion asks for: the criterion's
+    ``role``, else ``approver`` (an approval given as another role does not count — with keys
+    configured it was vouched for by a key trusted for that other role; a revoke withdraws
+    whatever was in force)."""
+    role = getattr(criterion.verifier, "role", None) or DECISION_ROLE
+    return event.kind != "approval" or (event.payload.get("role") or DECISION_ROLE) == role
 
 
 def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]:

@@ -13,6 +13,10 @@ BAD_SIGNATURE = "BAD_SIGNATURE"
 UNTRUSTED_KEY = "UNTRUSTED_KEY"
 ROLE_NOT_TRUSTED = "ROLE_NOT_TRUSTED"
 
+DECISION_ROLE = "approver"
+"""The role a person's decision needs (a retry grant, a cancel, and the approval of a criterion
+that names no role)."""
+
 MESSAGES = {
     UNSIGNED_EVENT: "it carries no signature, and a key is configured",
     BAD_SIGNATURE: "its signature does not verify (a wrong key, or an edited or forged event)",

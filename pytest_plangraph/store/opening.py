@@ -17,6 +17,7 @@ from urllib.parse import quote
 from ..errors import StoreError
 from . import schema
 from .faults import UNTOUCHED, damaged
+from .schemacheck import check_schema
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
@@ -125,6 +126,9 @@ def upgrade(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
         (str(schema.SCHEMA_VERSION),),
     )
+    # A store migrated in place is checked as it now is (its older objects included), inside
+    # the transaction: anything the file held that is not ours undoes the migration.
+    check_schema(con, path, schema.SCHEMA_VERSION)
 
 
 def _check_version(con: sqlite3.Connection, path: Path, version: int) -> None:

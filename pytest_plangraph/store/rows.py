@@ -123,16 +123,30 @@ class LogRead(NamedTuple):
 VERDICT_FIELDS = ("outcome", "reason", "criterion_digest", "input_digest", "subjects")
 """The fields of an evidence record that decide its verdict (besides its ``id``)."""
 
-LOG_DIFFERENCES = """
-SELECT s.seq, s.id, 0 FROM log_source s LEFT JOIN log l ON l.seq = s.seq
+LOG_DIFFERENCES = f"""
+SELECT s.seq, s.id, 0 FROM ({LOG_SOURCE}) s LEFT JOIN log l ON l.seq = s.seq
 WHERE l.seq IS NULL OR l.id IS NOT s.id OR l.kind IS NOT s.kind OR l.node IS NOT s.node
    OR l.criterion IS NOT s.criterion OR l.at IS NOT s.at OR l.by_ IS NOT s.by_
    OR l.record IS NOT s.record OR l.body IS NOT s.body
 UNION ALL
 SELECT seq, id, 1 FROM log WHERE seq NOT IN (SELECT seq FROM events)
 """
-"""Rows of the ``log`` table that differ from what the events make of them (``log_source``),
-or are missing, and rows left behind by an event that is gone: seq, event id, gone."""
+"""Rows of the ``log`` table that differ from what the events make of them, or are missing, and
+rows left behind by an event that is gone: seq, event id, gone. What the events make of them is
+:data:`~.schema.LOG_SOURCE` itself, never the view ``log_source`` of the store file: the file is
+what is being checked, and a view replaced by hand would compare the log with itself."""
+
+
+def log_differences(con: sqlite3.Connection, schema: int) -> dict[int, tuple[str, bool]]:
+    """Events whose ``log`` row differs from what the events say, by seq: (event id, whether
+    the event is gone). Empty for an older store opened read-only (no log)."""
+    if schema < 2:
+        return {}
+    try:
+        differ = con.execute(LOG_DIFFERENCES).fetchall()
+    except sqlite3.OperationalError:  # the log table dropped by hand
+        differ = con.execute("SELECT seq, id, 0 FROM events").fetchall()
+    return {int(seq): (str(id_), bool(gone)) for seq, id_, gone in differ}
 
 
 LOG_QUERY = """

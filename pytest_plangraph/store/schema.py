@@ -163,6 +163,10 @@ A migration only adds (tables, columns, indexes, rows derived from the events); 
 changes or drops an event.
 """
 
+SCHEMA_1 = SCHEMA.replace(",\n    tag         TEXT\n);", "\n);")
+"""What schema 1 created: :data:`SCHEMA` without the hash cache's ``tag`` column (the check of a
+store's ``sqlite_master``, ``schemacheck.py``, replays it and the migrations)."""
+
 TRIGGERS = ("events_no_update", "events_no_delete", "log_no_update", "log_no_delete")
 """Triggers that keep the event table append-only."""
 

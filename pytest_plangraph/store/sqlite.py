@@ -40,12 +40,12 @@ from .rows import (
     COLUMNS,
     INSERT_EVENT,
     LEGACY_LOG_QUERY,
-    LOG_DIFFERENCES,
     LOG_QUERY,
     LogEvent,
     LogRead,
     add_plan,
     event_row,
+    log_differences,
     log_events,
     log_problem,
     readable_event,
@@ -53,6 +53,7 @@ from .rows import (
     row_link,
     written_as_stored,
 )
+from .schemacheck import check_schema, confirm_stored
 from .signatures import event_message, is_ed25519, signer_from_env
 from .tail import ChainTail
 
@@ -139,6 +140,8 @@ class Store(FileCache, PlanVersions, ChainTail):
             con.execute("BEGIN")
             try:
                 version = schema_version(con, self.path)
+                if version == schema.SCHEMA_VERSION or (self.readonly and version is not None):
+                    check_schema(con, self.path, version)  # a newer version is refused below
             finally:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
@@ -294,8 +297,10 @@ class Store(FileCache, PlanVersions, ChainTail):
         """Chain and insert new events (with their content ids) after the current tail. With
         ``PLANGRAPH_SIGNING_KEY_FILE`` set, each is signed with that Ed25519 key; a *merged*
         event keeps the Ed25519 signature it came with (it vouches for its content anywhere)."""
+        check_schema(con, self.path, self._schema)  # what runs inside this write is ours
         tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (tail[0], tail[1]) if tail else (0, "")
+        first = seq
         signer = signer_from_env()
         sealed: list[Event] = []
         for event, content_id in fresh:
@@ -309,6 +314,7 @@ class Store(FileCache, PlanVersions, ChainTail):
             sealed.append(stored)
             prev = stored.hash
         con.executemany(INSERT_EVENT, [event_row(event) for event in sealed])  # log: a trigger
+        confirm_stored(con, self.path, first, [(event.seq, event.id) for event in sealed])
         return sealed
 
     def events(
@@ -384,15 +390,16 @@ class Store(FileCache, PlanVersions, ChainTail):
         return None if row is None else str(row[0])
 
     def signatures(self, after_seq: int, kinds: Collection[str]) -> dict[int, tuple[str, ...]]:
-        """The chain fields of the events of *kinds* after *after_seq*, by seq: (prev, hash,
-        signature or ""), for checking signatures without reading the records."""
+        """The chain fields of the events of *kinds* after *after_seq*, by seq: (kind, prev,
+        hash, signature or ""), for checking signatures without reading the records. Read by
+        ``seq`` range with no index: an index's entries can be forged while its SQL is intact."""
         query = (
-            "SELECT seq, prev, hash, coalesce(signature, '') FROM events WHERE seq > ? "
-            f"AND kind IN ({', '.join('?' * len(kinds))})"
+            "SELECT seq, kind, prev, hash, coalesce(signature, '') FROM events NOT INDEXED "
+            f"WHERE seq > ? AND kind IN ({', '.join('?' * len(kinds))})"
         )
         with self._reading() as con:
             rows = con.execute(query, (after_seq, *kinds)).fetchall()
-        return {int(row[0]): (str(row[1]), str(row[2]), str(row[3])) for row in rows}
+        return {int(row[0]): tuple(str(value) for value in row[1:]) for row in rows}
 
     def count(self) -> int:
         """How many events the store holds."""
@@ -418,7 +425,7 @@ class Store(FileCache, PlanVersions, ChainTail):
         """
         with self._reading() as con:
             rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
-            differ = self._log_differences(con)
+            differ = log_differences(con, self._schema)
             triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
         problems: list[ChainProblem] = []
         prev = ""
@@ -447,17 +454,6 @@ class Store(FileCache, PlanVersions, ChainTail):
             return int(
                 con.execute("SELECT count(*) FROM events WHERE signature IS NOT NULL").fetchone()[0]
             )
-
-    def _log_differences(self, con: sqlite3.Connection) -> dict[int, tuple[str, bool]]:
-        """Events whose ``log`` row differs from what the events say, by seq: (event id,
-        whether the event is gone). Empty for an older store opened read-only (no log)."""
-        if self._schema < 2:
-            return {}
-        try:
-            differ = con.execute(LOG_DIFFERENCES).fetchall()
-        except sqlite3.OperationalError:  # the log table or its view dropped by hand
-            differ = con.execute("SELECT seq, id, 0 FROM events").fetchall()
-        return {int(seq): (str(id_), bool(gone)) for seq, id_, gone in differ}
 
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``), in chain order, so that

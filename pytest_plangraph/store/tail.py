@@ -5,9 +5,12 @@ Status and claim read the ``log`` table, which the events fill. Before the gate 
 after event *N* (the log's checkpoint, or the start of the chain), :meth:`ChainTail.check_tail`
 recomputes each one's content id from its stored content, checks that it links to the event
 before it — the first one to the chain hash the caller trusts at *N* — and that the ``log`` rows
-status reads are the ones its events make. The first event that fails is named by a
-:class:`ChainProblem` with the code ``STORE_TAMPERED``. Events up to *N* are not read again: what
-the gate needs of them is in the checkpoint, which was folded from events checked this way.
+status reads are the ones its events make (as :data:`~.schema.LOG_SOURCE` makes them, never as
+a view in the file does). The first event that fails is named by a :class:`ChainProblem` with
+the code ``STORE_TAMPERED``; a file that holds SQL objects plangraph did not make was refused
+when the store was opened (:mod:`.schemacheck`), with the same code. Events up to *N* are not
+read again: what the gate needs of them is in the checkpoint, which was folded from events
+checked this way.
 
 This check leaves signatures to the keys' own check (``chain.py``); with no key, a chain edited
 and rehashed from the edit to its end is one only a head kept elsewhere can expose
@@ -35,7 +38,7 @@ HEAD_MISSING = "HEAD_MISSING"
 """Audit code: the store does not hold the head it was expected to (``--expect-head``)."""
 
 STORE_CORRUPT = "STORE_CORRUPT"
-"""Audit code: SQLite's own check of the file found damage (``PRAGMA quick_check``)."""
+"""Audit code: SQLite's own check of the file found damage (``PRAGMA integrity_check``)."""
 
 
 class Head(NamedTuple):
@@ -74,12 +77,15 @@ class ChainTail:
         return Head(0, "", None) if row is None else Head(int(row[0]), str(row[1]), row[2])
 
     def integrity(self) -> list[ChainProblem]:
-        """What SQLite's ``PRAGMA quick_check`` finds damaged in the file (pages, b-trees,
-        records), as ``STORE_CORRUPT`` problems; empty for a sound file. The chain cannot see
-        damage to an index or to pages that no event read touches; this check does."""
+        """What SQLite's ``PRAGMA integrity_check`` finds damaged in the file (pages, b-trees,
+        records, and index entries that do not match their table's rows), as ``STORE_CORRUPT``
+        problems; empty for a sound file. The chain cannot see damage to an index or to pages
+        that no event read touches; this check does. ``quick_check`` would not do: it does not
+        compare an index with its table, so an index rebuilt on another column under its old
+        SQL text (``PRAGMA writable_schema``) passes it."""
         try:
             with self._reading() as con:
-                found = [str(row[0]) for row in con.execute("PRAGMA quick_check(20)")]
+                found = [str(row[0]) for row in con.execute("PRAGMA integrity_check(20)")]
         except StoreError as exc:
             found = [str(exc)]
         if found == ["ok"]:

@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judge.untrusted import BAD_SIGNATURE, ROLE_NOT_TRUSTED, UNSIGNED_EVENT, UNTRUSTED_KEY
+from ..errors import StoreTamperedError
+from ..judge.untrusted import (
+    BAD_SIGNATURE,
+    DECISION_ROLE,
+    ROLE_NOT_TRUSTED,
+    UNSIGNED_EVENT,
+    UNTRUSTED_KEY,
+)
 from .chain import chain_hash, sign, signing_key_from_env
 from .keys import TrustedKey, load_trusted, verify
 from .signatures import (
@@ -47,6 +54,7 @@ from .signatures import (
     parse_ed25519,
     signer_from_env,
 )
+from .tail import tampered
 
 if TYPE_CHECKING:
     from ..judge.inputs import LoggedEvent
@@ -55,7 +63,6 @@ if TYPE_CHECKING:
 TRUSTED_KEYS_ENV = "PLANGRAPH_TRUSTED_KEYS"
 
 EVIDENCE_ROLE = "ci"
-DECISION_ROLE = "approver"
 VOUCHED_KINDS = ("evidence", "approval", "retry", "cancel")
 """The kinds of event that count only when signed, once a key is configured."""
 
@@ -179,17 +186,28 @@ def screen(
     store: Store, events: Sequence[LoggedEvent], policy: Policy, after_seq: int = 0
 ) -> dict[int, str]:
     """The events of *events* (read after *after_seq*) that do not count under *policy*: their
-    seq and code. Only events of the vouched kinds are looked up and checked."""
+    seq and code. Only events of the vouched kinds are looked up and checked.
+
+    Which events need a signature is decided by the kind the fold reads (the ``log`` row's),
+    and that kind must be the stored event's: an event of a vouched kind with no such event
+    stored at its seq is not taken as one that needs no signature, but raises
+    :class:`~pytest_plangraph.errors.StoreTamperedError` (the log and the events disagree, as
+    a log row edited by hand does)."""
     if not policy.configured or not events:
         return {}
     chains = store.signatures(after_seq, VOUCHED_KINDS)
     found: dict[int, str] = {}
     for event in events:
-        chain = chains.get(event.seq)
-        if chain is None:  # a kind that needs no signature
+        if event.kind not in VOUCHED_KINDS:  # the kind the fold reads: claims count unsigned
             continue
-        content_id = event.id
-        code = policy.check(event.kind, event.payload, content_id, chain)
+        chain = chains.get(event.seq)
+        if chain is None or chain[0] != event.kind:  # fail closed: no event of this kind
+            stored = "no kind that needs a signature" if chain is None else f"kind {chain[0]}"
+            problem = tampered(
+                event.seq, event.id, f"its log row says {event.kind}, but its event has {stored}"
+            )
+            raise StoreTamperedError(problem.message, problem.seq, problem.event_id)
+        code = policy.check(event.kind, event.payload, event.id, chain[1:])
         if code is not None:
             found[event.seq] = code
     return found

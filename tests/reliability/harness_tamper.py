@@ -7,21 +7,27 @@ changes the store the way someone with the ``sqlite3`` shell and no signing key 
 the real command. A case is *caught* when audit exits 1 naming the expected finding or when the
 gate refuses a claim of the node whose record was changed; both are measured and reported.
 
-``PENDING`` lists the tamperings of the trust list (DESIGN §5 "Trust") whose defences are being
-added now; they are not measured yet and the figures say so.
+A store holding SQL that plangraph did not make (a view replaced, a trigger planted) is refused
+by every command, audit included, with ``STORE_TAMPERED`` (exit 2): such a refusal naming the
+expected code counts as caught by audit. Cases with Ed25519 keys make them with
+``plangraph keygen`` and judge with a trusted-keys file.
+
+``PENDING`` lists the tamperings of the trust list (DESIGN §5 "Trust") not measured yet; the
+figures say so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cli_helpers import plangraph_main
 
@@ -29,18 +35,26 @@ from pytest_plangraph.canonical import canonical_json
 from pytest_plangraph.store import Store, checkpoint
 from pytest_plangraph.store.chain import chain_hash, event_id, sign
 from pytest_plangraph.store.localkey import local_key
+from pytest_plangraph.store.opening import now
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "jwt-login"
 STORE = Path(".plangraph/store.db")
 SCHEMA = "step-user-schema"
 KEY = {"PLANGRAPH_SIGNING_KEY": "sesame"}
 PENDING = (
-    "a store rolled back to an older copy (caught by comparing with a published head)",
-    "a whole chain rewritten consistently in an unsigned store (the same)",
-    "events signed by a key that is not trusted (PLANGRAPH_TRUSTED_KEYS)",
-    "evidence or approvals recorded through an agent-facing surface",
+    "a whole chain rewritten consistently in an unsigned store (caught by comparing with a "
+    "published head, as a store rolled back is)",
+    "approvals recorded through an agent-facing surface",
 )
-"""Tamperings of the trust list not measured yet: their defences are being added."""
+"""Tamperings of the trust list not measured yet."""
+
+
+class Tampered(NamedTuple):
+    """What a tampering tells the commands that judge it: the environment of the machine that
+    judges (its trusted-keys file) and the arguments audit is given (a published head)."""
+
+    env: dict[str, str]
+    audit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,7 @@ class TamperCase:
     what: str
     expect: str
     """The audit finding code that must be reported."""
-    tamper: Callable[[Path], None]
+    tamper: Callable[[Path], Tampered | None]
     signed: bool = False
     flips: bool = False
     """The tampering turns the failed record into a pass: an attempt to fool the gate (the
@@ -152,6 +166,101 @@ def _checkpoint_says_passed(root: Path) -> None:
     path.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
 
 
+def _view_swapped(root: Path) -> None:
+    """The failed record's log row made a pass and the view ``log_source`` replaced by one that
+    returns the log as it is: the log's check would compare the forgery with itself."""
+    _lifted(
+        root,
+        "UPDATE log SET body = json_set(body, '$[0]', 'passed', '$[1]', json('null')) "
+        "WHERE seq = 1",
+        "DROP VIEW log_source",
+        "CREATE VIEW log_source AS SELECT * FROM log",
+    )
+
+
+def _trigger_planted(root: Path) -> None:
+    """A trigger that silently drops failed evidence, then CI recording the failure again."""
+    with sqlite3.connect(root / STORE) as con:
+        con.execute(
+            "CREATE TRIGGER zz BEFORE INSERT ON events WHEN NEW.kind = 'evidence' AND "
+            "json_extract(NEW.payload, '$.outcome') <> 'passed' BEGIN SELECT RAISE(IGNORE); END"
+        )
+    con.close()
+    plangraph_main(root, "verify", env=KEY)  # refused: nothing is written into such a store
+
+
+def _index_swapped(root: Path) -> None:
+    """``events_kind`` rebuilt on another column with its SQL text put back by hand."""
+    with sqlite3.connect(root / STORE, isolation_level=None) as con:
+        con.execute("DROP INDEX events_kind")
+        con.execute("CREATE INDEX events_kind ON events (by_)")
+        con.execute("PRAGMA writable_schema = ON")
+        con.execute(
+            "UPDATE sqlite_master SET sql = 'CREATE INDEX events_kind ON events (kind)' "
+            "WHERE name = 'events_kind'"
+        )
+    con.close()
+
+
+def _rolled_back(root: Path) -> Tampered:
+    """A retry grant recorded and its head published, then the store put back as it was."""
+    saved = root.parent / f"{root.name}-copy.db"
+    shutil.copy(root / STORE, saved)
+    assert plangraph_main(root, "retry", SCHEMA, "--by", "lead").code == 0
+    head = plangraph_main(root, "head").out.strip()
+    shutil.copy(saved, root / STORE)
+    for leftover in ("-wal", "-shm"):
+        Path(f"{root / STORE}{leftover}").unlink(missing_ok=True)
+    return Tampered({}, ("--expect-head", head))
+
+
+def _ci_trusted(root: Path) -> dict[str, str]:
+    """CI's key pair (``plangraph keygen``) and a trusted-keys file trusting it for ``ci``:
+    the environment of the machine that judges."""
+    name = root.parent / f"{root.name}-ci"
+    assert plangraph_main(root.parent, "keygen", "--output", str(name)).code == 0
+    public = Path(f"{name}.pub").read_text(encoding="utf-8").split()[1]
+    trusted = root.parent / f"{root.name}-trusted.yaml"
+    trusted.write_text(f"format: 1\nkeys:\n  - {{public_key: '{public}', roles: [ci]}}\n")
+    return {"PLANGRAPH_TRUSTED_KEYS": str(trusted)}
+
+
+def _passing_copy(root: Path, env: dict[str, str]) -> None:
+    """The failed record appended again as a pass, through the Python API, under *env*."""
+    with Store.open(root / STORE) as store:
+        [event] = store.events(seqs=[1])
+    forged = event.model_copy(
+        update={"payload": {**event.payload, "outcome": "passed", "reason": None}, "by": "agent"}
+    )
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        with Store.open(root / STORE) as store:
+            store.append(forged.model_copy(update={"at": now()}))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _untrusted_key(root: Path) -> Tampered:
+    """A pass signed with a key the agent made itself (not in the trusted-keys file)."""
+    judge = _ci_trusted(root)
+    own = root.parent / f"{root.name}-agent"
+    assert plangraph_main(root.parent, "keygen", "--output", str(own)).code == 0
+    _passing_copy(root, {"PLANGRAPH_SIGNING_KEY_FILE": str(own)})
+    return Tampered(judge)
+
+
+def _api_without_key(root: Path) -> Tampered:
+    """A pass recorded through the Python API where the agent runs: no private key there."""
+    judge = _ci_trusted(root)
+    _passing_copy(root, {})
+    return Tampered(judge)
+
+
 CASES = (
     TamperCase(
         "second-key",
@@ -182,6 +291,37 @@ CASES = (
         "the log's checkpoint rewritten",
         "CHECKPOINT_MISMATCH",
         _checkpoint_says_passed,
+        flips=True,
+    ),
+    TamperCase(
+        "view-swap",
+        "the log says passed, its view log_source replaced",
+        "STORE_TAMPERED",
+        _view_swapped,
+        signed=True,
+        flips=True,
+    ),
+    TamperCase(
+        "trigger",
+        "a trigger planted that drops failed evidence",
+        "STORE_TAMPERED",
+        _trigger_planted,
+        signed=True,
+    ),
+    TamperCase("index-swap", "events_kind rebuilt on by_", "STORE_CORRUPT", _index_swapped),
+    TamperCase("rolled-back", "the store put back to an older copy", "HEAD_MISSING", _rolled_back),
+    TamperCase(
+        "untrusted",
+        "a pass signed with the agent's own Ed25519 key",
+        "UNTRUSTED_KEY",
+        _untrusted_key,
+        flips=True,
+    ),
+    TamperCase(
+        "api-nokey",
+        "a pass recorded through the Python API, no key",
+        "UNSIGNED_EVENT",
+        _api_without_key,
         flips=True,
     ),
 )
@@ -217,13 +357,20 @@ def measure(workdir: Path, case: TamperCase) -> TamperResult:
     root = workdir / case.name
     shutil.copytree(prepare(workdir / "templates", case.signed), root)
     env = KEY if case.signed else {}
-    case.tamper(root)
-    audit = plangraph_main(root, "audit", "--format", "json", env=env)
+    tampered = case.tamper(root)
+    audit_args: tuple[str, ...] = ()
+    if tampered is not None:
+        env, audit_args = {**env, **tampered.env}, tampered.audit
+    audit = plangraph_main(root, "audit", *audit_args, "--format", "json", env=env)
     findings: list[str] = []
     if audit.code in (0, 1) and audit.out:
         data: dict[str, Any] = audit.json()
         findings = [str(problem["code"]) for problem in data["chain"]]
-    audited = audit.code == 1 and case.expect in findings
+        findings += [str(event["code"]) for event in data["ignored_events"]]
+        audited = audit.code == 1 and case.expect in findings
+    else:  # a store refused as a whole: audit says why, with its code
+        findings = [case.expect] if case.expect in audit.err else []
+        audited = audit.code == 2 and bool(findings)
     refused = plangraph_main(root, "claim", SCHEMA, "--by", "agent", env=env).code == 1
     return TamperResult(case, audited, refused, findings)
 

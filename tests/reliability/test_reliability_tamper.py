@@ -1,6 +1,7 @@
-"""Every tampering measured today is caught by ``plangraph audit`` (the cases of the
-reliability figures; whether the gate refuses as well is measured and reported by
-``bench/reliability.py``, and docs/reliability.md lists the cases still pending)."""
+"""Every tampering measured today is caught by ``plangraph audit`` (a finding, or the store refused
+as a whole with ``STORE_TAMPERED``): the cases of the reliability figures. Whether the gate refuses
+as well is measured and reported by ``bench/reliability.py``, and docs/reliability.md lists the
+cases still pending."""
 
 from __future__ import annotations
 
