@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import PlanError, Problem
 from .files import WorkspaceFileCheck
-from .findings import ERRORS, Finding, Severity, from_kept, lint_plan, plan_findings, to_kept
+from .findings import ERRORS, Finding, Severity, from_kept, to_kept
+from .runner import lint_plan, plan_findings
 
 if TYPE_CHECKING:
     from ..repository import Repository
