@@ -28,6 +28,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..canonical import canonical_json, digest
+from .order import rounds
 
 FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
@@ -241,9 +242,13 @@ class Plan(_Strict):
     def topological_order(self) -> tuple[str, ...]:
         """Node ids upstream first (:meth:`Graph.topological_order
         <pytest_plangraph.plan.graph.Graph.topological_order>`), computed once per plan."""
-        from .graph import Graph
-
-        return tuple(Graph.of(self).rounds())
+        node_ids = list(dict.fromkeys(node.id for node in self.nodes))
+        pairs = [
+            (edge.from_, edge.to)
+            for edge in self.edges
+            if edge.type in PROPAGATING_EDGES and edge.status == "active"
+        ]
+        return tuple(rounds(node_ids, pairs))
 
     @cached_property
     def criterion_digests(self) -> dict[tuple[str, str], str]:
