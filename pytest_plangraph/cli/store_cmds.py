@@ -106,7 +106,7 @@ _HEAD = re.compile(r"(\d{1,18}):([0-9a-f]{64}|)")
 
 
 def _head(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
+    from ..store.sqlite import Store
     from ..store.tail import Head
     from ..vcs.environment import resolve_paths
 
@@ -335,7 +335,7 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _export(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
+    from ..store.sqlite import Store
     from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
@@ -373,14 +373,14 @@ def _is_store_file(output: Path, store_path: Path) -> bool:
 
 
 def _merge(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
     from ..store.chain import signing_key_from_env
     from ..store.merging import load_source
+    from ..store.sqlite import Store
     from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
     # every input is checked before the target is opened: a refused merge makes no store
-    loaded = [load_source(source, signing_key_from_env()) for source in args.sources]
+    loaded = [load_source(source, signing_key_from_env(), Store.open) for source in args.sources]
     with Store.open(store_path) as store:
         result = store.merge(args.sources, loaded=loaded)
     data = vars(result)

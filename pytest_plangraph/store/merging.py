@@ -5,17 +5,45 @@ verify are each refused by name)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import StoreError
 from ..plan.model import Event
+from .chain import ChainProblem
 from .exchange import PlanVersion
 
 
-def load_source(source: Path, key: bytes | None) -> tuple[list[Event], list[PlanVersion]]:
+class SourceStore(Protocol):
+    """What merging reads of a store it opened: its chain's problems, events and plans."""
+
+    def __enter__(self) -> SourceStore: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def verify(self) -> Sequence[ChainProblem]: ...
+
+    def events(self) -> list[Event]: ...
+
+    def plans(self) -> list[PlanVersion]: ...
+
+
+class StoreOpener(Protocol):
+    """How a store file is opened (:meth:`pytest_plangraph.store.sqlite.Store.open`)."""
+
+    def __call__(
+        self, path: Path, *, create: bool, readonly: bool, signing_key: bytes | None
+    ) -> SourceStore: ...
+
+
+def load_source(
+    source: Path, key: bytes | None, open_store: StoreOpener
+) -> tuple[list[Event], list[PlanVersion]]:
     """The events and plan versions of the store at *source*, whose chain (and signatures,
-    with *key*) verify; :class:`StoreError` naming *source* otherwise."""
-    from .sqlite import Store
+    with *key*) verify; :class:`StoreError` naming *source* otherwise. *open_store* opens a
+    store file (the store module passes :meth:`Store.open
+    <pytest_plangraph.store.sqlite.Store.open>`, so this module need not import it)."""
 
     if not source.is_file():
         raise StoreError(
@@ -29,7 +57,7 @@ def load_source(source: Path, key: bytes | None) -> tuple[list[Event], list[Plan
                 "takes store files, e.g. another checkout's .plangraph/store.db"
             )
     try:
-        other = Store.open(source, create=False, readonly=True, signing_key=key)
+        other = open_store(source, create=False, readonly=True, signing_key=key)
     except StoreError as exc:
         reason = _without_store_advice(str(exc))
         raise StoreError(f"cannot merge {source}: {reason}; nothing was merged") from None

@@ -481,7 +481,7 @@ class Store(FileCache, PlanVersions, ChainTail):
         them before this store was opened.
         """
         if loaded is None:
-            loaded = [load_source(Path(source), self._key) for source in sources]
+            loaded = [load_source(Path(source), self._key, Store.open) for source in sources]
         self._signer_checked()
         with self._transaction() as con:
             known = {row[0] for row in con.execute("SELECT digest FROM plans")}
