@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from . import apicheck
 from .errors import StoreError, UsageError
-from .judge.derive import Snapshot, collector_paused, needed_paths
-from .judge.gate import LoggedEvent
+from .judge.inputs import LoggedEvent, Snapshot, needed_paths
 from .judge.logfold import LogFold
+from .judge.lookup import require_criterion, require_node
+from .memory import collector_paused
 from .plan.cache import cache_dir_of
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
@@ -28,7 +28,7 @@ from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
     from .lint.findings import Finding, Severity
-    from .store import Store
+    from .store.sqlite import Store
     from .verifiers import Registry
 
 
@@ -129,7 +129,7 @@ class Repository:
     def store(self) -> Store:
         """The evidence store, opened (and created) on first use."""
         if self._store is None:
-            from .store import Store
+            from .store.sqlite import Store
 
             try:
                 self._store = Store.open(self.store_path)
@@ -273,27 +273,17 @@ class Repository:
 
     def require_node(self, node: str) -> None:
         """Raise :class:`UsageError` unless *node* is in the plan."""
-        if apicheck.text(node, "a node id") not in self.graph.nodes:
-            raise UsageError(f"unknown node {node!r}; {choices(self.graph.nodes)}")
+        require_node(self.graph, node)
 
     def require_criterion(self, node: str, criterion: str) -> None:
         """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
-        self.require_node(node)
-        if self.graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
-            ids = [c.id for c in self.graph.nodes[node].acceptance]
-            raise UsageError(f"node {node!r} has no criterion {criterion!r}; {choices(ids)}")
+        require_criterion(self.graph, node, criterion)
 
 
 def _cache_dir(store_path: Path) -> Path | None:
     """The plan cache's folder for the store at *store_path*, or None when keys are configured
     and this user's caches do not count (:func:`~.store.trust.local_caches_count`)."""
     return cache_dir_of(store_path) if local_caches_count() else None
-
-
-def choices(names: Iterable[str]) -> str:
-    names = sorted(names)
-    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
-    return f"known: {shown}" if names else "the plan has none"
 
 
 def _check_store_path(path: Path) -> None:
