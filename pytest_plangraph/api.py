@@ -21,21 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from . import apicheck
 from .errors import ConflictError, StoreTamperedError, UsageError
-from .judge.derive import (
-    GateDecision,
-    PlanState,
-    Snapshot,
-    collector_paused,
-    derive,
-    derive_node,
-    gate,
-    input_digests,
-)
-from .judge.gate import LoggedEvent, Reason, decide
+from .judge.derive import derive, derive_node
+from .judge.gate import GateDecision, decide, gate
+from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
+from .judge.lookup import choices
+from .judge.states import PlanState, Reason
+from .memory import collector_paused
 from .plan.model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
-from .repository import Repository, choices
+from .repository import Repository
 from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
@@ -136,11 +131,7 @@ class PlanGraph(Repository):
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
-        from .judge.derive import consumed_files
-
-        return sorted(
-            {*snapshot.outputs.get(node, ()), *consumed_files(self.graph, node, snapshot)}
-        )
+        return node_files(self.graph, node, snapshot)
 
     def record(
         self, evidence: Sequence[Evidence], *, expected_plan_version: int | None = None
@@ -167,7 +158,7 @@ class PlanGraph(Repository):
     ) -> list[Event]:
         from .judge.records import checked_payloads
 
-        payloads = checked_payloads(self, evidence)
+        payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
         events = [
@@ -360,6 +351,7 @@ class PlanGraph(Repository):
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
+        from .judge.records import RecordMaker
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
@@ -367,7 +359,26 @@ class PlanGraph(Repository):
         self._ready()
         for node in selected:
             self.require_node(node)
-        evidence = run_verifiers(self, selected or None, by=by)
+        started = now()
+        snapshot = self.snapshot()
+        plan = self.plan_ref()
+        git = git_info(self.root, self.store_path)
+        digests = input_digests(self.graph, snapshot)
+
+        def maker(run: RunInfo) -> RecordMaker:
+            return RecordMaker(
+                self, snapshot, plan=plan, git=git, run=run, recorded_by=by, digests=digests
+            )
+
+        evidence = run_verifiers(
+            self.graph,
+            self.registry,
+            self.workspace,
+            snapshot,
+            selected or None,
+            started=started,
+            maker=maker,
+        )
         if evidence:
             self.record(evidence)
         return evidence

@@ -18,7 +18,7 @@ from conftest import FIXTURES, git
 # loaded in a later run would meet a second, different `yaml` package.
 import pytest_plangraph.api  # noqa: F401
 from pytest_plangraph.plan.model import Evidence
-from pytest_plangraph.store import Store
+from pytest_plangraph.store.sqlite import Store
 
 PLAN = """
 plangraph: 1

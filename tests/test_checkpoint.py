@@ -17,12 +17,14 @@ from test_state import RUN
 from test_store_migration import _evidence
 
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.judge.derive import PlanState, derive
+from pytest_plangraph.judge.derive import derive
 from pytest_plangraph.judge.logfold import LogFold
-from pytest_plangraph.store import Store, checkpoint
+from pytest_plangraph.judge.states import PlanState
+from pytest_plangraph.store import checkpoint
 from pytest_plangraph.store.chain import sign
 from pytest_plangraph.store.checkpoint import checkpoint_path, read_fold
 from pytest_plangraph.store.localkey import local_key
+from pytest_plangraph.store.sqlite import Store
 
 TOKEN = "step-token-endpoint"
 SCHEMA = "step-user-schema"

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.judge.derive import PlanState, Snapshot, derive, history, input_digests
+from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.inputs import Snapshot, input_digests
+from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Event, Evidence, Plan, PlanRef, RunInfo, criterion_digest
 

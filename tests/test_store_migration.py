@@ -11,7 +11,8 @@ import pytest
 
 from pytest_plangraph.errors import StoreError
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import SCHEMA_VERSION, Store
+from pytest_plangraph.store.schema import SCHEMA_VERSION
+from pytest_plangraph.store.sqlite import Store
 
 PLAN = "a" * 64
 

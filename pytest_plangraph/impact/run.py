@@ -23,7 +23,8 @@ from ..plan.cache import cache_dir_of
 from ..plan.edits import PlanEdit, plan_edits
 from ..plan.file import parse_plan
 from ..plan.graph import Graph
-from ..vcs.history import Change, changed_paths, commits_since, file_at, last_commits
+from ..vcs.changes import Change
+from ..vcs.history import changed_paths, commits_since, file_at, last_commits
 from .report import ImpactReport, diff_impact, evidence_impact, latest_evidence, observed_changes
 
 if TYPE_CHECKING:

@@ -25,28 +25,26 @@ import pytest
 
 from ..api import PlanGraph
 from ..errors import PlangraphError
-from ..judge.derive import Snapshot, derive, needed_paths
+from ..judge.derive import derive
+from ..judge.inputs import Snapshot, needed_paths
 from ..plan.model import Criterion, Node
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .config import partial_args, plan_path, store_path
 from .evidence import EvidenceBuilder, RunResults, decide
-from .fixture import ARTIFACT_PROPERTY
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .summary import Outcome, RunReport, write_summary
 
 if TYPE_CHECKING:
-    from ..judge.derive import PlanState
+    from ..judge.states import PlanState
     from ..plan.model import Event, Evidence
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
-
-CRITERION_PROPERTY = "plangraph_criterion"
-RUN_PROPERTY = "plangraph_run"
 
 
 class PlangraphSession:
@@ -180,7 +178,7 @@ class PlangraphSession:
 
     def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
         """Criteria that run as verifier items, in topological order."""
-        return runnable_criteria(self.graph, None)
+        return runnable_criteria(self.graph.graph, self.registry, None)
 
     # --- collection (serial run and workers) -------------------------------------------------
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..judge.derive import NodeState, PlanState
-    from ..judge.gate import GateDecision, Reason
+    from ..judge.gate import GateDecision
+    from ..judge.states import NodeState, PlanState, Reason
     from ..plan.model import PlanRef
 
 Markup = dict[str, bool]

@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..codehash import code_fingerprint
 from ..errors import StoreTamperedError
-from ..judge.derive import PlanState, Snapshot, derive
-from ..judge.inputs import LoggedEvent
+from ..judge.derive import derive
+from ..judge.inputs import LoggedEvent, Snapshot
 from ..judge.logfold import LogFold
+from ..judge.states import PlanState
 from ..plan.cache import cache_dir_of, make_cache_dir
 from .chain import ChainProblem, sign
 from .localkey import local_key
@@ -60,7 +61,7 @@ from .trust import Policy, policy_from_env, screen
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
-    from . import Store
+    from .sqlite import Store
 
 FIRST_AT = 1_000
 """Events a log holds before its first checkpoint is written (a smaller log is read whole)."""
