@@ -27,6 +27,7 @@ from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
+    from .lint.check import LintSubject
     from .lint.findings import Finding, Severity
     from .store.sqlite import Store
     from .verifiers import Registry
@@ -186,14 +187,14 @@ class Repository:
         which shows their criteria's evidence going stale or failing instead."""
         from .lint.check import check_plan
 
-        return check_plan(self, self.plan_problems())
+        return check_plan(self._lint_subject(), self.plan_problems())
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
         from .lint.check import plan_problems
 
-        self._problems = plan_problems(self)
+        self._problems = plan_problems(self._lint_subject())
         return self._problems
 
     # --- reading -----------------------------------------------------------------------------
@@ -212,7 +213,32 @@ class Repository:
         plan-only findings of those severities when the caller has them."""
         from .lint.check import lint
 
-        return lint(self, run_data=run_data, severities=severities, known=known)
+        return lint(
+            self._lint_subject(),
+            run_data=self._coverage_findings if run_data else None,
+            severities=severities,
+            known=known,
+        )
+
+    def _lint_subject(self) -> LintSubject:
+        from .lint.check import LintSubject
+
+        return LintSubject(self.loaded, self.graph, self.registry, self.workspace)
+
+    def _coverage_findings(self) -> list[Finding]:
+        """``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence (none without a
+        store: lint never creates one)."""
+        from .lint.coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies
+
+        if not self.has_store():
+            return []
+        # only records with coverage details matter: the store skips the others unread
+        store = self.store
+        executed = executed_by_node(store.events(kinds=["evidence"], mentioning=COVERAGE_KEY))
+        if not executed:
+            return []
+        outputs = self.expanded_outputs()
+        return implicit_dependencies(self.graph, executed, outputs, loaded=self.loaded)
 
     def events(self) -> list[Event]:
         """Every event of the store, in order (none, and no store made, without a store)."""
@@ -220,9 +246,9 @@ class Repository:
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events
-        recorded since (see :mod:`pytest_plangraph.store.checkpoint`), or from every event. With no
+        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
         store yet, nothing: reading makes no store."""
-        from .store.checkpoint import checkpoint_path, read_fold
+        from .checkpoint import checkpoint_path, read_fold
         from .store.trust import policy_from_env
 
         policy_from_env()  # a trusted-keys file that cannot be read is told with no store too
