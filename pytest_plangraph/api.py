@@ -278,7 +278,7 @@ class PlanGraph(Repository):
         )
         fold.add_stored([claim])
         if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
-            from .store.checkpoint import read_fold
+            from .checkpoint import read_fold
 
             fold = read_fold(self.store, None)
             snapshot = self.snapshot(fold)
@@ -389,7 +389,7 @@ class PlanGraph(Repository):
         ids and claims are used when one exists). Without: every evidence subject against the
         files now. *commits* names the commit behind each change (a ``git log`` over the
         range, the slowest part of a preview of a long range)."""
-        from .impact.run import impact_now, impact_since
+        from .survey import impact_now, impact_since
 
         apicheck.optional_text(since, "since")
         self._ready()

@@ -1,6 +1,8 @@
 """Gathering what an impact report needs (DESIGN §6): the changed paths and the commits behind
 them from git, the store's evidence, the files now, and the plan as it was at a revision. The
-report itself is built by :mod:`.report`, which is pure.
+report itself is built by :mod:`pytest_plangraph.impact.report` and
+:mod:`pytest_plangraph.impact.walk`, which are pure: this module, just under the API, hands them
+values (it is the one part of impact that runs git and reads the store).
 
 Two questions, two functions:
 
@@ -16,22 +18,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import GitError, PlanError
-from ..judge.derive import derive
-from ..memory import collector_paused
-from ..plan.cache import cache_dir_of
-from ..plan.edits import PlanEdit, plan_edits
-from ..plan.file import parse_plan
-from ..plan.graph import Graph
-from ..vcs.changes import Change
-from ..vcs.history import changed_paths, commits_since, file_at, last_commits
-from .report import ImpactReport, diff_impact, evidence_impact, latest_evidence, observed_changes
+from .errors import GitError, PlanError
+from .impact.report import (
+    ImpactReport,
+    diff_impact,
+    evidence_impact,
+    latest_evidence,
+    observed_changes,
+)
+from .judge.derive import derive
+from .memory import collector_paused
+from .plan.cache import cache_dir_of
+from .plan.edits import PlanEdit, plan_edits
+from .plan.file import parse_plan
+from .plan.graph import Graph
+from .vcs.changes import Change
+from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
 if TYPE_CHECKING:
-    from ..api import PlanGraph
+    from .repository import Repository
 
 
-def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> ImpactReport:
+def impact_since(graph: Repository, since: str, *, commits: bool = True) -> ImpactReport:
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
@@ -59,7 +67,7 @@ def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> Impac
     )
 
 
-def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
+def impact_now(graph: Repository, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
     fold = graph.fold()
     events = fold.latest()  # the latest evidence of each criterion: all that impact reads
@@ -85,7 +93,7 @@ def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
 
 
 def _plan_edits(
-    graph: PlanGraph, since: str, changes: list[Change], plan_file: str | None
+    graph: Repository, since: str, changes: list[Change], plan_file: str | None
 ) -> tuple[dict[str, tuple[PlanEdit, ...]], list[str]]:
     """The plan edits since *since* (none when the diff does not touch the plan file), and a
     note when the plan at *since* cannot be compared."""
@@ -109,7 +117,7 @@ def _plan_edits(
 _PLAN_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def _moved_plan(graph: PlanGraph, since: str, changes: list[Change]) -> Graph | None:
+def _moved_plan(graph: Repository, since: str, changes: list[Change]) -> Graph | None:
     """The plan as it was at *since* in a file deleted since, when that file held a plan of the
     same id: the plan file moved, rewritten too much (say, from YAML to JSON) for git to see a
     rename."""
@@ -125,7 +133,7 @@ def _moved_plan(graph: PlanGraph, since: str, changes: list[Change]) -> Graph | 
     return None
 
 
-def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
+def _plan_at(graph: Repository, rev: str, path: str) -> Graph | None:
     """The plan file *path* as it was at *rev*, read as the current one is (YAML or JSON)."""
     content = file_at(graph.root, rev, path)
     if content is None:
@@ -136,7 +144,7 @@ def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
     return Graph.of(loaded.plan)
 
 
-def _own_files(graph: PlanGraph) -> tuple[str, ...]:
+def _own_files(graph: Repository) -> tuple[str, ...]:
     """What plangraph itself writes in the repository: the store and its journal files, and
     the cache folder (ending in ``/``)."""
     cache = _relative(graph.root, cache_dir_of(graph.store_path))
