@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from cli_helpers import plangraph_main
 
+from pytest_plangraph import checkpoint
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import checkpoint
 from pytest_plangraph.store.chain import sign, verify_events
 from pytest_plangraph.store.exchange import read_jsonl, union
 from pytest_plangraph.store.localkey import local_key

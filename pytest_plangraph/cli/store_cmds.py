@@ -153,8 +153,8 @@ def _audit(args: argparse.Namespace, out: Output) -> int:
 def _store_problems(graph: Any, expected: tuple[int, str] | None) -> list[Any]:
     """The store's own findings: a damaged file (SQLite's quick check), the chain and
     signatures, the expected head, and a checkpoint that knows events the store has lost."""
+    from ..checkpoint import ahead
     from ..errors import StoreError
-    from ..store.checkpoint import ahead
 
     store = graph.store
     problems: list[Any] = store.integrity()
@@ -199,9 +199,9 @@ def _findings(
     graph: Any, chain: list[dict[str, Any]], max_age: timedelta | None
 ) -> tuple[dict[str, list[Any]], list[str]]:
     """Audit's findings past the chain's *chain* problems, and its notes."""
+    from ..checkpoint import audit
     from ..judge.derive import derive
     from ..judge.logfold import LogFold
-    from ..store.checkpoint import audit
     from ..store.trust import policy_from_env, screen
 
     # every event, not the log's checkpoint: audit is what checks the checkpoint
@@ -212,7 +212,9 @@ def _findings(
     whole.extend(log, untrusted)
     snapshot = graph.snapshot(whole, cached=False)  # every file read: the cache is the store's
     state = derive(graph.graph, whole, snapshot)
-    if (mismatch := audit(graph, state, snapshot, whole)) is not None:
+    if (
+        mismatch := audit(graph.graph, graph.store, graph.store_path, state, snapshot, whole)
+    ) is not None:
         chain = [*chain, vars(mismatch)]
     claims = graph.store.events(kinds=["claim"])
     # the records' run times matter only to --max-age

@@ -25,8 +25,8 @@ from typing import Any
 
 from cli_helpers import plangraph_main
 
+from pytest_plangraph import checkpoint
 from pytest_plangraph.canonical import canonical_json
-from pytest_plangraph.store import checkpoint
 from pytest_plangraph.store.chain import chain_hash, event_id, sign
 from pytest_plangraph.store.localkey import local_key
 from pytest_plangraph.store.sqlite import Store
