@@ -34,6 +34,9 @@ from .repository import Repository
 from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from .audit import AuditReport
     from .impact.report import ImpactReport
     from .store.tail import Head
 
@@ -396,6 +399,19 @@ class PlanGraph(Repository):
         if since is not None:
             return impact_since(self, since, commits=commits)
         return impact_now(self, commits=commits)
+
+    def audit(
+        self, *, expect_head: tuple[int, str] | None = None, max_age: timedelta | None = None
+    ) -> AuditReport:
+        """What ``plangraph audit`` reports, as data (:class:`~pytest_plangraph.audit.AuditReport`):
+        the store's chain, signatures and checkpoint checked, and what every event says
+        derived afresh. *expect_head* is a ``(seq, chain hash)`` the store must still hold;
+        *max_age* also reports evidence behind valid criteria recorded longer ago than that.
+        Without a store, nothing is audited and none is made."""
+        from .audit import audit
+
+        self._ready()
+        return audit(self, expected_head=expect_head, max_age=max_age)
 
 
 def _tampered(node: str, exc: StoreTamperedError) -> GateDecision:
