@@ -29,7 +29,8 @@ from .judge.logfold import LogFold
 from .judge.lookup import choices
 from .judge.states import PlanState, Reason
 from .memory import collector_paused
-from .plan.model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
+from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+from .plan.model import EVENT_KINDS, Event
 from .repository import Repository
 from .vcs.environment import actor, git_info, now
 

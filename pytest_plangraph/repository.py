@@ -19,9 +19,10 @@ from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
 from .plan.cache import cache_dir_of
+from .plan.evidence import PlanRef
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
-from .plan.model import Event, Plan, PlanRef
+from .plan.model import Event, Plan
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.workspace import Workspace

@@ -20,7 +20,8 @@ from pytest_plangraph.judge.inputs import (
     input_digests,
     needed_paths,
 )
-from pytest_plangraph.plan.model import Evidence, criterion_digest
+from pytest_plangraph.plan.evidence import Evidence
+from pytest_plangraph.plan.model import criterion_digest
 
 
 def _ab(**b_extra: Any) -> World:

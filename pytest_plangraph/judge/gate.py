@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from ..errors import UsageError
+from ..plan.evidence import Evidence
 from ..plan.graph import Graph
-from ..plan.model import Evidence
 from .inputs import (
     Links,
     LoggedEvent,

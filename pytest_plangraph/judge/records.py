@@ -21,13 +21,13 @@ from pydantic import ValidationError
 
 from ..canonical import digest
 from ..errors import UsageError
-from ..plan.model import Evidence, Outcome
+from ..plan.evidence import Evidence, Outcome
 from .inputs import criterion_digests, node_files
 from .lookup import require_criterion
 
 if TYPE_CHECKING:
+    from ..plan.evidence import GitInfo, PlanRef, RunInfo
     from ..plan.graph import Graph
-    from ..plan.model import GitInfo, PlanRef, RunInfo
     from ..vcs.workspace import Workspace
     from .inputs import Snapshot
 

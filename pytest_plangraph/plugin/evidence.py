@@ -34,7 +34,7 @@ from .verdicts import (
 if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
-    from ..plan.model import Evidence, GitInfo, PlanRef, RunInfo
+    from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
 
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 

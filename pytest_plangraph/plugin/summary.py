@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..judge.gate import GateDecision
     from ..judge.states import NodeState, PlanState, Reason
-    from ..plan.model import PlanRef
+    from ..plan.evidence import PlanRef
 
 Markup = dict[str, bool]
 Segment = tuple[str, Markup]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..errors import UsageError
-from ..plan.model import GitInfo, RunInfo
+from ..plan.evidence import GitInfo, RunInfo
 from .history import git_state
 from .workspace import find_root
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..plan.model import Criterion, Evidence, Node
+from ..plan.evidence import Evidence
+from ..plan.model import Criterion, Node
 from ..vcs.environment import now, run_info
 
 if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
     from ..judge.records import RecordMaker
+    from ..plan.evidence import RunInfo
     from ..plan.graph import Graph
-    from ..plan.model import RunInfo
     from ..vcs.workspace import Workspace
     from . import Registry, VerifierResult
 
