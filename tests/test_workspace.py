@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_plangraph.plan.paths import glob_match
-from pytest_plangraph.vcs.workspace import Workspace, read_text, remembered_escapes
+from pytest_plangraph.vcs.reading import read_text
+from pytest_plangraph.vcs.workspace import Workspace, remembered_escapes
 
 
 def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
