@@ -40,23 +40,23 @@ class AuditReport:
 
 
 def audit(
-    graph: Repository,
+    repo: Repository,
     *,
     expected_head: tuple[int, str] | None = None,
     max_age: timedelta | None = None,
 ) -> AuditReport:
-    """Audit the store of *graph*. *expected_head* is a ``(seq, chain hash)`` that the store
+    """Audit the store of *repo*. *expected_head* is a ``(seq, chain hash)`` that the store
     must still hold; *max_age* reports the evidence behind valid criteria recorded longer ago.
     Without a store nothing is recorded and nothing is audited (no store is made)."""
-    if not graph.has_store():
-        note = f"no store at {graph.store_path} yet: nothing recorded, nothing to audit"
+    if not repo.has_store():
+        note = f"no store at {repo.store_path} yet: nothing recorded, nothing to audit"
         missing = _expected_head(None, expected_head)
         data = {**NO_FINDINGS, "chain": [] if missing is None else [vars(missing)]}
         return AuditReport(data, [note])
-    problems = _store_problems(graph, expected_head)
+    problems = _store_problems(repo, expected_head)
     chain = [vars(p) for p in problems]
     try:
-        data, notes = _findings(graph, chain, max_age)
+        data, notes = _findings(repo, chain, max_age)
     except StoreError as exc:
         if not problems:
             raise
@@ -76,12 +76,12 @@ NO_FINDINGS: dict[str, list[Any]] = {
 }
 
 
-def _store_problems(graph: Repository, expected: tuple[int, str] | None) -> list[Any]:
+def _store_problems(repo: Repository, expected: tuple[int, str] | None) -> list[Any]:
     """The store's own findings: a damaged file (SQLite's quick check), the chain and
     signatures, the expected head, and a checkpoint that knows events the store has lost."""
     from .checkpoint import ahead
 
-    store = graph.store
+    store = repo.store
     problems: list[Any] = store.integrity()
     try:
         problems += store.verify()
@@ -89,7 +89,7 @@ def _store_problems(graph: Repository, expected: tuple[int, str] | None) -> list
         if not problems:
             raise
         return problems  # the events cannot be read: the damage is the finding
-    for found in (_expected_head(store, expected), ahead(store, graph.store_path)):
+    for found in (_expected_head(store, expected), ahead(store, repo.store_path)):
         if found is not None:
             problems.append(found)
     return problems
@@ -121,7 +121,7 @@ def _expected_head(store: Any, expected: tuple[int, str] | None) -> Any:
 
 
 def _findings(
-    graph: Repository, chain: list[dict[str, Any]], max_age: timedelta | None
+    repo: Repository, chain: list[dict[str, Any]], max_age: timedelta | None
 ) -> tuple[dict[str, list[Any]], list[str]]:
     """Audit's findings past the chain's *chain* problems, and its notes."""
     from .checkpoint import audit
@@ -131,20 +131,20 @@ def _findings(
 
     # every event, not the log's checkpoint: audit is what checks the checkpoint
     policy = policy_from_env()
-    log = graph.store.log()
-    untrusted = screen(graph.store, log, policy)
+    log = repo.store.log()
+    untrusted = screen(repo.store, log, policy)
     whole = LogFold()
     whole.extend(log, untrusted)
-    snapshot = graph.snapshot(whole, cached=False)  # every file read: the cache is the store's
-    state = derive(graph.graph, whole, snapshot)
+    snapshot = repo.snapshot(whole, cached=False)  # every file read: the cache is the store's
+    state = derive(repo.graph, whole, snapshot)
     if (
-        mismatch := audit(graph.graph, graph.store, graph.store_path, state, snapshot, whole)
+        mismatch := audit(repo.graph, repo.store, repo.store_path, state, snapshot, whole)
     ) is not None:
         chain = [*chain, vars(mismatch)]
-    claims = graph.store.events(kinds=["claim"])
+    claims = repo.store.events(kinds=["claim"])
     # the records' run times matter only to --max-age
-    evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
-    signed = 0 if graph.store.signing or policy.configured else graph.store.signed_count()
+    evidence = repo.store.events(kinds=["evidence"]) if max_age is not None else []
+    signed = 0 if repo.store.signing or policy.configured else repo.store.signed_count()
     stale = [  # a cancelled node's evidence stands behind no completion
         {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
         for n in state.nodes.values()
@@ -155,7 +155,7 @@ def _findings(
     data = {
         "chain": chain,
         "ignored_events": _ignored(log, untrusted),
-        "phantom_completions": _phantoms(claims, state, graph.graph.nodes),
+        "phantom_completions": _phantoms(claims, state, repo.graph.nodes),
         "stale": stale,
         "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
     }

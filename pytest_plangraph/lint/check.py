@@ -35,28 +35,28 @@ class LintSubject:
 
 
 def check_plan(
-    graph: LintSubject, problems: tuple[list[Finding], list[Finding]] | None = None
+    subject: LintSubject, problems: tuple[list[Finding], list[Finding]] | None = None
 ) -> list[Finding]:
     """See :meth:`PlanGraph.check_plan <pytest_plangraph.api.PlanGraph.check_plan>`;
     *problems* are :func:`plan_problems` when the caller has them."""
-    blocking, settings = plan_problems(graph) if problems is None else problems
+    blocking, settings = plan_problems(subject) if problems is None else problems
     if blocking:
         found = [Problem(f.location, 0, 0, "", f"{f.code}: {f.hint}") for f in blocking]
-        fix = Problem(graph.loaded.file, 0, 0, "", "fix these first (plangraph lint)")
+        fix = Problem(subject.loaded.file, 0, 0, "", "fix these first (plangraph lint)")
         raise PlanError([*found, fix])
     return settings
 
 
-def plan_problems(graph: LintSubject) -> tuple[list[Finding], list[Finding]]:
+def plan_problems(subject: LintSubject) -> tuple[list[Finding], list[Finding]]:
     """See :meth:`PlanGraph.plan_problems <pytest_plangraph.api.PlanGraph.plan_problems>`."""
-    types = graph.registry.names()
-    known = kept_findings(graph, types, ERRORS)
+    types = subject.registry.names()
+    known = kept_findings(subject, types, ERRORS)
     if known is None:
         known = plan_findings(
-            graph.loaded, verifier_types=types, graph=graph.graph, severities=ERRORS
+            subject.loaded, verifier_types=types, graph=subject.graph, severities=ERRORS
         )
-    files = WorkspaceFileCheck(graph.workspace, graph.registry)
-    found = lint(graph, severities=ERRORS, known=known, files=files)
+    files = WorkspaceFileCheck(subject.workspace, subject.registry)
+    found = lint(subject, severities=ERRORS, known=known, files=files)
     plan_only = set(known)
     goes_on = {f"{node}/{criterion}: " for node, criterion in files.not_settings}
     on_disk = [
@@ -68,7 +68,7 @@ def plan_problems(graph: LintSubject) -> tuple[list[Finding], list[Finding]]:
 
 
 def lint(
-    graph: LintSubject,
+    subject: LintSubject,
     *,
     run_data: Callable[[], Iterable[Finding]] | None = None,
     severities: Collection[Severity] | None = None,
@@ -80,29 +80,29 @@ def lint(
     coverage of the latest evidence), asked for while the file checks remember escapes."""
     from ..vcs.workspace import remembered_escapes
 
-    registry = graph.registry
+    registry = subject.registry
     types = registry.names()
     with remembered_escapes():
         return lint_plan(
-            graph.loaded,
+            subject.loaded,
             verifier_types=types,
-            files=WorkspaceFileCheck(graph.workspace, registry) if files is None else files,
+            files=WorkspaceFileCheck(subject.workspace, registry) if files is None else files,
             extra=run_data() if run_data is not None else (),
-            graph=graph.graph,
+            graph=subject.graph,
             severities=severities,
-            known=kept_findings(graph, types, severities) if known is None else known,
+            known=kept_findings(subject, types, severities) if known is None else known,
         )
 
 
 def kept_findings(
-    graph: LintSubject, types: list[str], severities: Collection[Severity] | None
+    subject: LintSubject, types: list[str], severities: Collection[Severity] | None
 ) -> list[Finding] | None:
     """The plan-only lint findings of *severities* (only errors are kept, the check every
     command makes), from the plan cache, or found and kept there; None when the plan has
     no cache entries or other severities are asked for."""
     from ..plan.cache import keep_entry, lint_version, read_entry
 
-    key, cache, file = graph.loaded.cache_key, graph.workspace.cache, graph.loaded.file
+    key, cache, file = subject.loaded.cache_key, subject.workspace.cache, subject.loaded.file
     if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
         return None
     version = lint_version()
@@ -112,7 +112,7 @@ def kept_findings(
         if found is not None:
             return found
     found = plan_findings(
-        graph.loaded, verifier_types=types, graph=graph.graph, severities=severities
+        subject.loaded, verifier_types=types, graph=subject.graph, severities=severities
     )
     keep_entry(cache, "lint", key, version, {"types": types, "findings": to_kept(found, file)})
     return found
