@@ -20,6 +20,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check pytest_plangraph tests bench demo
 	$(BIN)/ruff format --check pytest_plangraph tests bench demo
 	$(BIN)/mypy --strict pytest_plangraph
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)

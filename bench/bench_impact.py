@@ -40,7 +40,8 @@ from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.impact.report import diff_impact
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Plan
-from pytest_plangraph.vcs.history import Change, changed_paths, last_commits
+from pytest_plangraph.vcs.changes import Change
+from pytest_plangraph.vcs.history import changed_paths, last_commits
 
 EDGES_PER_NODE = 3
 VERDICT = {True: "met", False: "MISSED"}

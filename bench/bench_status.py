@@ -47,8 +47,8 @@ from pathlib import Path
 import yaml
 
 from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.checkpoint import whole_fold
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store.checkpoint import whole_fold
 from pytest_plangraph.store.keys import generate
 
 EDGES_PER_NODE = 3

@@ -21,25 +21,24 @@ from typing import TYPE_CHECKING, Any
 
 from . import apicheck
 from .errors import ConflictError, StoreTamperedError, UsageError
-from .judge.derive import (
-    GateDecision,
-    PlanState,
-    Snapshot,
-    collector_paused,
-    derive,
-    derive_node,
-    gate,
-    input_digests,
-)
-from .judge.gate import LoggedEvent, Reason, decide
+from .judge.derive import derive, derive_node
+from .judge.gate import GateDecision, decide, gate
+from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
+from .judge.lookup import choices
+from .judge.states import PlanState, Reason
 from .judge.untrusted import DECISION_ROLE
-from .plan.model import EVENT_KINDS, Event, Evidence, GitInfo, PlanRef, RunInfo
-from .repository import Repository, choices
+from .memory import collector_paused
+from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+from .plan.model import EVENT_KINDS, Event
+from .repository import Repository
 from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from .audit import AuditReport
     from .impact.report import ImpactReport
     from .store.tail import Head
 
@@ -137,11 +136,7 @@ class PlanGraph(Repository):
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
-        from .judge.derive import consumed_files
-
-        return sorted(
-            {*snapshot.outputs.get(node, ()), *consumed_files(self.graph, node, snapshot)}
-        )
+        return node_files(self.graph, node, snapshot)
 
     def record(
         self, evidence: Sequence[Evidence], *, expected_plan_version: int | None = None
@@ -168,7 +163,7 @@ class PlanGraph(Repository):
     ) -> list[Event]:
         from .judge.records import checked_payloads
 
-        payloads = checked_payloads(self, evidence)
+        payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
         events = [
@@ -288,7 +283,7 @@ class PlanGraph(Repository):
         )
         fold.add_stored([claim])
         if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
-            from .store.checkpoint import read_fold
+            from .checkpoint import read_fold
 
             fold = read_fold(self.store, None)
             snapshot = self.snapshot(fold)
@@ -362,6 +357,7 @@ class PlanGraph(Repository):
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
+        from .judge.records import RecordMaker
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
@@ -369,7 +365,26 @@ class PlanGraph(Repository):
         self._ready()
         for node in selected:
             self.require_node(node)
-        evidence = run_verifiers(self, selected or None, by=by)
+        started = now()
+        snapshot = self.snapshot()
+        plan = self.plan_ref()
+        git = git_info(self.root, self.store_path)
+        digests = input_digests(self.graph, snapshot)
+
+        def maker(run: RunInfo) -> RecordMaker:
+            return RecordMaker(
+                self, snapshot, plan=plan, git=git, run=run, recorded_by=by, digests=digests
+            )
+
+        evidence = run_verifiers(
+            self.graph,
+            self.registry,
+            self.workspace,
+            snapshot,
+            selected or None,
+            started=started,
+            maker=maker,
+        )
         if evidence:
             self.record(evidence)
         return evidence
@@ -380,13 +395,26 @@ class PlanGraph(Repository):
         ids and claims are used when one exists). Without: every evidence subject against the
         files now. *commits* names the commit behind each change (a ``git log`` over the
         range, the slowest part of a preview of a long range)."""
-        from .impact.run import impact_now, impact_since
+        from .survey import impact_now, impact_since
 
         apicheck.optional_text(since, "since")
         self._ready()
         if since is not None:
             return impact_since(self, since, commits=commits)
         return impact_now(self, commits=commits)
+
+    def audit(
+        self, *, expect_head: tuple[int, str] | None = None, max_age: timedelta | None = None
+    ) -> AuditReport:
+        """What ``plangraph audit`` reports, as data (:class:`~pytest_plangraph.audit.AuditReport`):
+        the store's chain, signatures and checkpoint checked, and what every event says
+        derived afresh. *expect_head* is a ``(seq, chain hash)`` the store must still hold;
+        *max_age* also reports evidence behind valid criteria recorded longer ago than that.
+        Without a store, nothing is audited and none is made."""
+        from .audit import audit
+
+        self._ready()
+        return audit(self, expected_head=expect_head, max_age=max_age)
 
 
 def _tampered(node: str, exc: StoreTamperedError) -> GateDecision:

@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from . import apicheck
 from .errors import StoreError, UsageError
-from .judge.derive import Snapshot, collector_paused, needed_paths
-from .judge.gate import LoggedEvent
+from .judge.inputs import LoggedEvent, Snapshot, needed_paths
 from .judge.logfold import LogFold
+from .judge.lookup import require_criterion, require_node
+from .memory import collector_paused
 from .plan.cache import cache_dir_of
+from .plan.evidence import PlanRef
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
-from .plan.model import Event, Plan, PlanRef
+from .plan.model import Event, Plan
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
+    from .lint.check import LintSubject
     from .lint.findings import Finding, Severity
-    from .store import Store
+    from .store.sqlite import Store
     from .verifiers import Registry
 
 
@@ -129,7 +131,7 @@ class Repository:
     def store(self) -> Store:
         """The evidence store, opened (and created) on first use."""
         if self._store is None:
-            from .store import Store
+            from .store.sqlite import Store
 
             try:
                 self._store = Store.open(self.store_path)
@@ -186,14 +188,14 @@ class Repository:
         which shows their criteria's evidence going stale or failing instead."""
         from .lint.check import check_plan
 
-        return check_plan(self, self.plan_problems())
+        return check_plan(self._lint_subject(), self.plan_problems())
 
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
         from .lint.check import plan_problems
 
-        self._problems = plan_problems(self)
+        self._problems = plan_problems(self._lint_subject())
         return self._problems
 
     # --- reading -----------------------------------------------------------------------------
@@ -212,7 +214,32 @@ class Repository:
         plan-only findings of those severities when the caller has them."""
         from .lint.check import lint
 
-        return lint(self, run_data=run_data, severities=severities, known=known)
+        return lint(
+            self._lint_subject(),
+            run_data=self._coverage_findings if run_data else None,
+            severities=severities,
+            known=known,
+        )
+
+    def _lint_subject(self) -> LintSubject:
+        from .lint.check import LintSubject
+
+        return LintSubject(self.loaded, self.graph, self.registry, self.workspace)
+
+    def _coverage_findings(self) -> list[Finding]:
+        """``IMPLICIT_DEPENDENCY`` from the coverage data of the latest evidence (none without a
+        store: lint never creates one)."""
+        from .lint.coverage import COVERAGE_KEY, executed_by_node, implicit_dependencies
+
+        if not self.has_store():
+            return []
+        # only records with coverage details matter: the store skips the others unread
+        store = self.store
+        executed = executed_by_node(store.events(kinds=["evidence"], mentioning=COVERAGE_KEY))
+        if not executed:
+            return []
+        outputs = self.expanded_outputs()
+        return implicit_dependencies(self.graph, executed, outputs, loaded=self.loaded)
 
     def events(self) -> list[Event]:
         """Every event of the store, in order (none, and no store made, without a store)."""
@@ -220,9 +247,9 @@ class Repository:
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events
-        recorded since (see :mod:`pytest_plangraph.store.checkpoint`), or from every event. With no
+        recorded since (see :mod:`pytest_plangraph.checkpoint`), or from every event. With no
         store yet, nothing: reading makes no store."""
-        from .store.checkpoint import checkpoint_path, read_fold
+        from .checkpoint import checkpoint_path, read_fold
         from .store.trust import policy_from_env
 
         policy_from_env()  # a trusted-keys file that cannot be read is told with no store too
@@ -273,27 +300,17 @@ class Repository:
 
     def require_node(self, node: str) -> None:
         """Raise :class:`UsageError` unless *node* is in the plan."""
-        if apicheck.text(node, "a node id") not in self.graph.nodes:
-            raise UsageError(f"unknown node {node!r}; {choices(self.graph.nodes)}")
+        require_node(self.graph, node)
 
     def require_criterion(self, node: str, criterion: str) -> None:
         """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
-        self.require_node(node)
-        if self.graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
-            ids = [c.id for c in self.graph.nodes[node].acceptance]
-            raise UsageError(f"node {node!r} has no criterion {criterion!r}; {choices(ids)}")
+        require_criterion(self.graph, node, criterion)
 
 
 def _cache_dir(store_path: Path) -> Path | None:
     """The plan cache's folder for the store at *store_path*, or None when keys are configured
     and this user's caches do not count (:func:`~.store.trust.local_caches_count`)."""
     return cache_dir_of(store_path) if local_caches_count() else None
-
-
-def choices(names: Iterable[str]) -> str:
-    names = sorted(names)
-    shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
-    return f"known: {shown}" if names else "the plan has none"
 
 
 def _check_store_path(path: Path) -> None:

@@ -17,8 +17,8 @@ from conftest import FIXTURES, git
 # when it ends, and libyaml's C loader keeps the classes of the first `yaml` import, so a plan
 # loaded in a later run would meet a second, different `yaml` package.
 import pytest_plangraph.api  # noqa: F401
-from pytest_plangraph.plan.model import Evidence
-from pytest_plangraph.store import Store
+from pytest_plangraph.plan.evidence import Evidence
+from pytest_plangraph.store.sqlite import Store
 
 PLAN = """
 plangraph: 1

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_plangraph import PlanGraph
 from pytest_plangraph.errors import ConflictError, PlanError, UsageError
-from pytest_plangraph.plan.model import Evidence
+from pytest_plangraph.plan.evidence import Evidence
 from pytest_plangraph.vcs.environment import now, run_info
 
 SCHEMA, TOKEN = "step-user-schema", "step-token-endpoint"

@@ -1,4 +1,4 @@
-"""store/checkpoint.py: status from a checkpoint of the log and the events after it equals status
+"""checkpoint.py: status from a checkpoint of the log and the events after it equals status
 from every event, and a checkpoint that no longer holds is never used (real stores)."""
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from cli_helpers import plangraph_main
 from test_state import RUN
 from test_store_migration import _evidence
 
+from pytest_plangraph import checkpoint
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.judge.derive import PlanState, derive
+from pytest_plangraph.checkpoint import checkpoint_path, read_fold
+from pytest_plangraph.judge.derive import derive
 from pytest_plangraph.judge.logfold import LogFold
-from pytest_plangraph.store import Store, checkpoint
+from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.store.chain import sign
-from pytest_plangraph.store.checkpoint import checkpoint_path, read_fold
 from pytest_plangraph.store.localkey import local_key
+from pytest_plangraph.store.sqlite import Store
 
 TOKEN = "step-token-endpoint"
 SCHEMA = "step-user-schema"

@@ -11,7 +11,7 @@ from conftest import git
 from test_state import World
 
 from pytest_plangraph.judge.inputs import input_digests
-from pytest_plangraph.lint.findings import lint_plan
+from pytest_plangraph.lint.runner import lint_plan
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Node

@@ -11,18 +11,17 @@ import pytest
 from test_state import APPROVAL, World, crit, edge, make_graph, node
 
 from pytest_plangraph.errors import UsageError
-from pytest_plangraph.judge.derive import (
+from pytest_plangraph.judge.derive import derive, derive_node
+from pytest_plangraph.judge.gate import Completion, decide, final_completion, gate, validity
+from pytest_plangraph.judge.inputs import (
+    Links,
     Snapshot,
     consumed_files,
-    derive,
-    derive_node,
-    gate,
     input_digests,
     needed_paths,
-    validity,
 )
-from pytest_plangraph.judge.gate import Completion, Links, decide, final_completion
-from pytest_plangraph.plan.model import Evidence, criterion_digest
+from pytest_plangraph.plan.evidence import Evidence
+from pytest_plangraph.plan.model import criterion_digest
 
 
 def _ab(**b_extra: Any) -> World:

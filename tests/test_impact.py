@@ -7,18 +7,13 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.impact.report import (
-    MAX_REASONS,
-    Observed,
-    diff_impact,
-    evidence_impact,
-    observed_changes,
-)
-from pytest_plangraph.judge.derive import CriterionState, NodeState, PlanState
+from pytest_plangraph.impact.report import Observed, diff_impact, evidence_impact, observed_changes
+from pytest_plangraph.impact.walk import MAX_REASONS
+from pytest_plangraph.judge.states import CriterionState, NodeState, PlanState
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Event, Plan
-from pytest_plangraph.vcs.history import Change
+from pytest_plangraph.vcs.changes import Change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHA = "abc1234def5678"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import PLANGRAPH, plangraph_main
 
-from pytest_plangraph.store import checkpoint
+from pytest_plangraph import checkpoint
 from pytest_plangraph.store.trust import policy_from_env
 
 SCHEMA = "step-user-schema"

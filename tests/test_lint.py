@@ -17,11 +17,11 @@ from pytest_plangraph.lint.findings import (
     RUN_DATA_CODES,
     Finding,
     has_errors,
-    lint_plan,
 )
+from pytest_plangraph.lint.runner import lint_plan
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.model import Criterion, Node, SchemaVerifier
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT_FIXTURES = ROOT / "fixtures" / "lint"

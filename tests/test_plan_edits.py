@@ -11,7 +11,7 @@ from pytest_plangraph.impact.walk import Topology
 from pytest_plangraph.plan.edits import PlanEdit, plan_edits
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Plan
-from pytest_plangraph.vcs.history import Change
+from pytest_plangraph.vcs.changes import Change
 
 
 def _node(node_id: str, **extra: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import PlanError, UsageError
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.model import criterion_digest
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 from pytest_plangraph.verifiers import Registry
 
 HEADER = "plangraph: 1\nplan: p\n"

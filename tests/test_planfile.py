@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from pytest_plangraph.errors import PlanError
-from pytest_plangraph.plan.file import MAX_PLAN_BYTES, format_path, load_plan
+from pytest_plangraph.plan.file import MAX_PLAN_BYTES, load_plan
+from pytest_plangraph.plan.messages import format_path
 
 GOOD = """
 plangraph: 1

@@ -20,7 +20,7 @@ from pytest_plangraph.cli import build_parser
 from pytest_plangraph.hooks import manager as plugins
 from pytest_plangraph.hooks.specs import hookimpl
 from pytest_plangraph.plan.model import Node
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult, settings_of
 
 BASE_PLAN = """

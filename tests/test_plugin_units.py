@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_plangraph.judge.gate import GateDecision, Reason
+from pytest_plangraph.judge.gate import GateDecision
+from pytest_plangraph.judge.states import Reason
 from pytest_plangraph.plan.model import Plan
 from pytest_plangraph.plan.patterns import PatternIndex
 from pytest_plangraph.plugin import split_plan_argument

@@ -15,7 +15,7 @@ from pytest_plangraph.errors import VerifierError
 from pytest_plangraph.hooks import manager as plugins
 from pytest_plangraph.hooks.specs import hookimpl
 from pytest_plangraph.plan.model import Node
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 from pytest_plangraph.verifiers import VerifierResult
 
 LINECOUNT = Path(__file__).resolve().parents[1] / "fixtures" / "plangraph-linecount"

@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from pytest_plangraph import PlanGraph
 from pytest_plangraph.canonical import canonical_json
 from pytest_plangraph.errors import UsageError
-from pytest_plangraph.judge.derive import input_digests
+from pytest_plangraph.judge.inputs import input_digests
 from pytest_plangraph.judge.records import RecordMaker, is_plain
-from pytest_plangraph.plan.model import Evidence, criterion_digest, evidence_id
+from pytest_plangraph.plan.evidence import Evidence, evidence_id
+from pytest_plangraph.plan.model import criterion_digest
 from pytest_plangraph.vcs.environment import git_info, now, run_info
 
 TOKEN = "step-token-endpoint"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.plan.model import Node
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 from pytest_plangraph.verifiers import Registry, VerifierResult
 from pytest_plangraph.verifiers.formats import date_time, format_checker
 

@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.judge.derive import PlanState, Snapshot, derive, history, input_digests
+from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.inputs import Snapshot, input_digests
+from pytest_plangraph.judge.states import PlanState
+from pytest_plangraph.plan.evidence import Evidence, PlanRef, RunInfo
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Event, Evidence, Plan, PlanRef, RunInfo, criterion_digest
+from pytest_plangraph.plan.model import Event, Plan, criterion_digest
 
 RUN = RunInfo(id="run-1", started="t0", finished="t1", python="3.11", plugin="0.1")
 TEST = {"type": "test"}

@@ -14,10 +14,12 @@ from test_gate import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
-from pytest_plangraph.judge.derive import PlanState, derive, history
+from pytest_plangraph.judge.derive import derive, history
 from pytest_plangraph.judge.inputs import Links, criterion_digests
+from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.plan.model import criterion_digest
-from pytest_plangraph.store import CacheEntry, Store
+from pytest_plangraph.store.filecache import CacheEntry
+from pytest_plangraph.store.sqlite import Store
 
 TOKEN = "step-token-endpoint"
 SCHEMA = "step-user-schema"

@@ -15,21 +15,21 @@ import pytest
 from pytest_plangraph.canonical import digest
 from pytest_plangraph.errors import ConflictError, StoreError
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import (
+from pytest_plangraph.store import schema
+from pytest_plangraph.store.chain import (
     APPEND_ONLY_DISABLED,
     BAD_SIGNATURE,
     CHAIN_BROKEN,
     CONTENT_TAMPERED,
-    DEFAULT_STORE,
     LOG_MISMATCH,
-    SCHEMA_VERSION,
     UNSIGNED,
-    CacheEntry,
-    Store,
-    read_jsonl,
-    schema,
     verify_events,
 )
+from pytest_plangraph.store.exchange import read_jsonl
+from pytest_plangraph.store.filecache import CacheEntry
+from pytest_plangraph.store.schema import SCHEMA_VERSION
+from pytest_plangraph.store.sqlite import Store
+from pytest_plangraph.vcs.environment import DEFAULT_STORE
 
 PLAN_A = "a" * 64
 PLAN_B = "b" * 64

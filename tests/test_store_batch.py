@@ -9,7 +9,8 @@ import pytest
 from test_store import make_event
 
 from pytest_plangraph.errors import ConflictError
-from pytest_plangraph.store import Store, verify_events
+from pytest_plangraph.store.chain import verify_events
+from pytest_plangraph.store.sqlite import Store
 
 
 def test_repeats_in_a_batch_are_one_event(tmp_path: Path) -> None:

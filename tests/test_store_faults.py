@@ -28,7 +28,8 @@ import pytest
 
 from pytest_plangraph.errors import StoreError
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import Store, opening
+from pytest_plangraph.store import opening
+from pytest_plangraph.store.sqlite import Store
 
 posix_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and signals")
 NOBODY = 65534

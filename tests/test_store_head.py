@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph_main
 
-from pytest_plangraph import PlanGraph
-from pytest_plangraph.store import checkpoint
+from pytest_plangraph import PlanGraph, checkpoint
 
 STORE = Path(".plangraph/store.db")
 SCHEMA, TOKEN = "step-user-schema", "step-token-endpoint"

@@ -11,7 +11,9 @@ import pytest
 
 from pytest_plangraph.errors import StoreError, StoreTamperedError
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import SCHEMA_VERSION, Store, schema
+from pytest_plangraph.store import schema
+from pytest_plangraph.store.schema import SCHEMA_VERSION
+from pytest_plangraph.store.sqlite import Store
 
 PLAN = "a" * 64
 

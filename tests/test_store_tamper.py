@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from cli_helpers import plangraph_main
 
+from pytest_plangraph import checkpoint
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import checkpoint, read_jsonl, verify_events
-from pytest_plangraph.store.chain import sign
-from pytest_plangraph.store.exchange import union
+from pytest_plangraph.store.chain import sign, verify_events
+from pytest_plangraph.store.exchange import read_jsonl, union
 from pytest_plangraph.store.localkey import local_key
 
 STORE = Path(".plangraph/store.db")

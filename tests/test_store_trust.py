@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph_main
 
-from pytest_plangraph.store import checkpoint
+from pytest_plangraph import checkpoint
 
 STORE = Path(".plangraph/store.db")
 TOKEN = "step-token-endpoint"

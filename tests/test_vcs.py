@@ -12,11 +12,9 @@ import pytest
 from conftest import git
 
 from pytest_plangraph.errors import GitError
-from pytest_plangraph.store import Store
+from pytest_plangraph.store.sqlite import Store
+from pytest_plangraph.vcs.changes import Change
 from pytest_plangraph.vcs.history import (
-    RACY_NS,
-    Change,
-    Workspace,
     changed_paths,
     commits_since,
     file_at,
@@ -26,6 +24,7 @@ from pytest_plangraph.vcs.history import (
     last_commits,
     revision_exists,
 )
+from pytest_plangraph.vcs.workspace import RACY_NS, Workspace
 
 
 def _repo(path: Path, files: dict[str, str]) -> Path:

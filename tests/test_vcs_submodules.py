@@ -15,7 +15,8 @@ from pytest_plangraph.errors import GitError
 from pytest_plangraph.impact.report import diff_impact
 from pytest_plangraph.plan.graph import Graph
 from pytest_plangraph.plan.model import Plan
-from pytest_plangraph.vcs.history import Change, changed_paths, commits_since, last_commits
+from pytest_plangraph.vcs.changes import Change
+from pytest_plangraph.vcs.history import changed_paths, commits_since, last_commits
 
 PLAN = """\
 plangraph: 1

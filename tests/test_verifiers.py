@@ -11,7 +11,7 @@ import pytest
 
 from pytest_plangraph.errors import VerifierError
 from pytest_plangraph.plan.model import Criterion, Node
-from pytest_plangraph.vcs.history import Workspace
+from pytest_plangraph.vcs.workspace import Workspace
 from pytest_plangraph.verifiers import (
     Registry,
     VerifierResult,

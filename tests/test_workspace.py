@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_plangraph.plan.paths import glob_match
-from pytest_plangraph.vcs.history import Workspace
-from pytest_plangraph.vcs.workspace import read_text, remembered_escapes
+from pytest_plangraph.vcs.reading import read_text
+from pytest_plangraph.vcs.workspace import Workspace, remembered_escapes
 
 
 def test_a_recursive_glob_expands_to_the_files_below(tmp_path: Path) -> None:
@@ -118,8 +118,8 @@ def test_walking_a_directory_keeps_links_inside_and_drops_links_out(tmp_path: Pa
 
 
 def test_stats_taken_while_expanding_serve_the_hash_cache(tmp_path: Path) -> None:
-    from pytest_plangraph.store import Store
-    from pytest_plangraph.vcs.history import RACY_NS
+    from pytest_plangraph.store.sqlite import Store
+    from pytest_plangraph.vcs.workspace import RACY_NS
 
     (tmp_path / "out/sub").mkdir(parents=True)
     for rel in ("out/a.txt", "out/sub/b.txt", "out/c.txt"):
@@ -148,7 +148,7 @@ def test_stats_taken_while_expanding_serve_the_hash_cache(tmp_path: Path) -> Non
 
 
 def test_a_file_deleted_after_expanding_hashes_as_missing(tmp_path: Path) -> None:
-    from pytest_plangraph.store import Store
+    from pytest_plangraph.store.sqlite import Store
 
     (tmp_path / "out").mkdir()
     (tmp_path / "out/a.txt").write_text("a")

@@ -15,7 +15,7 @@ import gc
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
 from . import impact_cmds, key_cmds, plan_cmds, state_cmds, store_cmds

@@ -12,8 +12,8 @@ from .common import Output, common_options, name_text, open_graph, reading_store
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
-    from ..judge.derive import NodeState, PlanState, Reason
     from ..judge.logfold import LogFold
+    from ..judge.states import NodeState, PlanState, Reason
 
 
 def register(commands: Any) -> None:

@@ -7,13 +7,12 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_graph, reading_store
+from .common import Output, common_options, open_graph
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -80,15 +79,6 @@ def parse_age(text: str) -> timedelta:
         raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
 
 
-_NO_FINDINGS: dict[str, list[Any]] = {
-    "chain": [],
-    "ignored_events": [],
-    "phantom_completions": [],
-    "stale": [],
-    "too_old": [],
-}
-
-
 def parse_head(text: str) -> tuple[int, str]:
     """``12:<64 hex digits>`` (or ``0:`` for a store without events) → (12, the hash); raise
     :class:`UsageError` on anything else."""
@@ -106,7 +96,7 @@ _HEAD = re.compile(r"([0-9]{1,18}):([0-9a-f]{64}|)")
 
 
 def _head(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
+    from ..store.sqlite import Store
     from ..store.tail import Head
     from ..vcs.environment import DEFAULT_PLAN, resolve_paths
 
@@ -136,191 +126,11 @@ def _head(args: argparse.Namespace, out: Output) -> int:
 def _audit(args: argparse.Namespace, out: Output) -> int:
     max_age = parse_age(args.max_age) if args.max_age is not None else None
     expected = parse_head(args.expect_head) if args.expect_head is not None else None
-    from ..errors import StoreError
-
     with open_graph(args, reading=True) as graph:
-        if not reading_store(graph, args):
-            note = f"no store at {graph.store_path} yet: nothing recorded, nothing to audit"
-            missing = _expected_head(None, expected)
-            data = {**_NO_FINDINGS, "chain": [] if missing is None else [vars(missing)]}
-            out.emit({**data, "notes": [note]}, "\n".join([note, _audit_text(data)]))
-            return 1 if missing is not None else 0
-        problems = _store_problems(graph, expected)
-        chain = [vars(p) for p in problems]
-        try:
-            data, notes = _findings(graph, chain, max_age)
-        except StoreError as exc:
-            if not problems:
-                raise
-            # an event edited so that it cannot be read, or a damaged file: the chain or the
-            # integrity check says which; the rest of the audit needs every event
-            notes = [f"status could not be derived, so nothing else was checked: {exc}"]
-            data = {**_NO_FINDINGS, "chain": chain}
-    out.emit({**data, "notes": notes}, "\n".join([*notes, _audit_text(data)]))
-    return 1 if any(data.values()) else 0
-
-
-def _store_problems(graph: Any, expected: tuple[int, str] | None) -> list[Any]:
-    """The store's own findings: a damaged file (SQLite's integrity check), the chain and
-    signatures, the expected head, and a checkpoint that knows events the store has lost."""
-    from ..errors import StoreError
-    from ..store.checkpoint import ahead
-
-    store = graph.store
-    problems: list[Any] = store.integrity()
-    try:
-        problems += store.verify()
-    except StoreError:
-        if not problems:
-            raise
-        return problems  # the events cannot be read: the damage is the finding
-    for found in (_expected_head(store, expected), ahead(store, graph.store_path)):
-        if found is not None:
-            problems.append(found)
-    return problems
-
-
-def _expected_head(store: Any, expected: tuple[int, str] | None) -> Any:
-    """A ``HEAD_MISSING`` problem when *store* (None: there is none) does not hold the
-    *expected* head at its sequence number; else None."""
-    from ..store.chain import ChainProblem
-    from ..store.tail import HEAD_MISSING
-
-    if expected is None or expected[0] == 0:
-        return None
-    seq, want = expected
-    found = None if store is None else store.hash_at(seq)
-    if found == want:
-        return None
-    held = 0 if store is None else store.head().seq
-    what = (
-        f"it holds {held} event(s)"
-        if found is None
-        else f"its event {seq} is another one (hash {found[:12]}…)"
-    )
-    message = (
-        f"the store does not hold the expected head {seq}:{want[:12]}…: {what}. It was "
-        "rolled back to an older copy, cut short or replaced after that head was published"
-    )
-    return ChainProblem(seq, "", HEAD_MISSING, message)
-
-
-def _findings(
-    graph: Any, chain: list[dict[str, Any]], max_age: timedelta | None
-) -> tuple[dict[str, list[Any]], list[str]]:
-    """Audit's findings past the chain's *chain* problems, and its notes."""
-    from ..judge.derive import derive
-    from ..judge.logfold import LogFold
-    from ..store.checkpoint import audit
-    from ..store.trust import policy_from_env, screen
-
-    # every event, not the log's checkpoint: audit is what checks the checkpoint
-    policy = policy_from_env()
-    log = graph.store.log()
-    untrusted = screen(graph.store, log, policy)
-    whole = LogFold()
-    whole.extend(log, untrusted)
-    snapshot = graph.snapshot(whole, cached=False)  # every file read: the cache is the store's
-    state = derive(graph.graph, whole, snapshot)
-    if (mismatch := audit(graph, state, snapshot, whole)) is not None:
-        chain = [*chain, vars(mismatch)]
-    claims = graph.store.events(kinds=["claim"])
-    # the records' run times matter only to --max-age
-    evidence = graph.store.events(kinds=["evidence"]) if max_age is not None else []
-    signed = 0 if graph.store.signing or policy.configured else graph.store.signed_count()
-    stale = [  # a cancelled node's evidence stands behind no completion
-        {"node": n.id, "criterion": c.id, "evidence": c.evidence, "reasons": _codes(c.reasons)}
-        for n in state.nodes.values()
-        if n.status != "cancelled"
-        for c in n.criteria
-        if c.state == "stale"
-    ]
-    data = {
-        "chain": chain,
-        "ignored_events": _ignored(log, untrusted),
-        "phantom_completions": _phantoms(claims, state, graph.graph.nodes),
-        "stale": stale,
-        "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
-    }
-    notes = (
-        [
-            f"{signed} event(s) are signed, and their signatures were not checked: neither "
-            "PLANGRAPH_SIGNING_KEY nor PLANGRAPH_TRUSTED_KEYS is set"
-        ]
-        if signed
-        else []
-    )
-    return data, notes
-
-
-def _ignored(log: Any, untrusted: dict[int, str]) -> list[dict[str, Any]]:
-    """One entry per event the gate does not count for its signature (keys configured)."""
-    from ..judge.untrusted import describe
-
-    return [
-        {
-            "seq": e.seq,
-            "event": e.id,
-            "kind": e.kind,
-            "node": e.node,
-            "criterion": e.criterion,
-            "by": e.by,
-            "code": untrusted[e.seq],
-            "message": describe(untrusted[e.seq], e),
-        }
-        for e in log
-        if e.seq in untrusted
-    ]
-
-
-def _phantoms(claims: list[Any], state: Any, plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One entry per claimed node that is not completed now, with its latest claim; only a
-    cancel in the *plan* excuses one (a cancel event is anyone's word)."""
-    latest: dict[str, tuple[Any, int]] = {}
-    for event in claims:
-        latest[event.node] = (event, latest.get(event.node, (None, 0))[1] + 1)
-    found = []
-    for node_id, (event, count) in latest.items():
-        node = state.nodes.get(node_id)
-        if node is not None and node.status != "completed" and not plan[node_id].cancelled:
-            found.append(
-                {
-                    "node": node_id,
-                    "claim": event.id,
-                    "by": event.by,
-                    "at": event.at,
-                    "claims": count,
-                    "status": node.status,
-                }
-            )
-    return found
-
-
-def _codes(reasons: Any) -> list[str]:
-    return [r.code for r in reasons]
-
-
-def _too_old(events: list[Any], state: Any, max_age: timedelta) -> list[dict[str, Any]]:
-    try:
-        limit = datetime.now(timezone.utc) - max_age
-    except OverflowError:  # an age reaching before the year 1: no record is older
-        return []
-    used = {c.evidence for n in state.nodes.values() for c in n.criteria if c.state == "valid"}
-    found = []
-    for event in events:
-        if event.kind != "evidence" or event.payload.get("id") not in used:
-            continue
-        finished = datetime.fromisoformat(event.payload["run"]["finished"])
-        if finished < limit:
-            found.append(
-                {
-                    "node": event.node,
-                    "criterion": event.criterion,
-                    "evidence": event.payload["id"],
-                    "recorded": event.payload["run"]["finished"],
-                }
-            )
-    return found
+        report = graph.audit(expect_head=expected, max_age=max_age)
+    text = _audit_text(report.findings)
+    out.emit(report.to_json(), "\n".join([*report.notes, text]))
+    return 0 if report.clean else 1
 
 
 def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
@@ -345,7 +155,7 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _export(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
+    from ..store.sqlite import Store
     from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
@@ -383,14 +193,14 @@ def _is_store_file(output: Path, store_path: Path) -> bool:
 
 
 def _merge(args: argparse.Namespace, out: Output) -> int:
-    from ..store import Store
     from ..store.chain import signing_key_from_env
     from ..store.merging import load_source
+    from ..store.sqlite import Store
     from ..vcs.environment import resolve_paths
 
     _, _, store_path = resolve_paths(args.root, None, args.store)
     # every input is checked before the target is opened: a refused merge makes no store
-    loaded = [load_source(source, signing_key_from_env()) for source in args.sources]
+    loaded = [load_source(source, signing_key_from_env(), Store.open) for source in args.sources]
     with Store.open(store_path) as store:
         result = store.merge(args.sources, loaded=loaded)
     data = vars(result)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ..plan.model import Evidence
+    from ..plan.evidence import Evidence
     from ..verifiers import VerifierType
 
 PROJECT = "plangraph"

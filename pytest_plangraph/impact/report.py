@@ -34,27 +34,23 @@ from ..memory import collector_paused
 from ..plan.graph import Graph
 from ..plan.model import PROPAGATING_EDGES, Edge, Event
 from ..vcs.changes import Change
-from .walk import MAX_REASONS, MAX_SOURCES, PathIndex, Topology, Walk, verifier_paths
+from .walk import PathIndex, Topology, Walk
 
 if TYPE_CHECKING:
-    from ..judge.derive import CriterionState, PlanState
+    from ..judge.states import CriterionState, PlanState
     from ..plan.edits import PlanEdit
 
 __all__ = [
-    "MAX_REASONS",
-    "MAX_SOURCES",
     "ChangedPath",
     "ImpactReport",
     "Invalidated",
     "Notice",
     "Observed",
-    "PathIndex",
     "describe",
     "diff_impact",
     "evidence_impact",
     "latest_subjects",
     "observed_changes",
-    "verifier_paths",
 ]
 
 

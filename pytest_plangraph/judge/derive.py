@@ -35,8 +35,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
 from ..errors import UsageError
 from ..memory import collector_paused
@@ -44,123 +43,19 @@ from ..plan.graph import Graph
 from ..plan.model import Criterion, Node
 from .gate import (
     CHILD_CODES,
-    PARENT_KINDS,
     Completion,
-    CriterionStatus,
-    GateDecision,
-    LoggedEvent,
-    Reason,
-    Snapshot,
     child_reasons,
-    consumed_files,
     final_completion,
-    gate,
-    input_digests,
-    needed_paths,
     replay_claims,
     upstream_reason,
-    validity,
 )
+from .inputs import PARENT_KINDS, LoggedEvent, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
+from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
 from .untrusted import describe
 
-__all__ = [
-    "CriterionState",
-    "CriterionStatus",
-    "GateDecision",
-    "NodeState",
-    "NodeStatus",
-    "PlanState",
-    "Reason",
-    "Snapshot",
-    "collector_paused",
-    "consumed_files",
-    "derive",
-    "derive_node",
-    "gate",
-    "history",
-    "input_digests",
-    "needed_paths",
-    "validity",
-]
-
-NodeStatus = Literal[
-    "cancelled",
-    "completed",
-    "stale",
-    "failed",
-    "blocked",
-    "awaiting_approval",
-    "awaiting_verification",
-    "in_progress",
-    "ready",
-    "pending",
-]
-
-
-@dataclass(frozen=True)
-class CriterionState:
-    """The state of one criterion and the evidence (or approval event) that decides it."""
-
-    id: str
-    required: bool
-    state: CriterionStatus
-    evidence: str | None
-    reasons: tuple[Reason, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The criterion entry of ``plangraph status --format json``."""
-        return {
-            "id": self.id,
-            "required": self.required,
-            "state": self.state,
-            "evidence": self.evidence,
-            "reasons": [r.to_json() for r in self.reasons],
-        }
-
-
-@dataclass(frozen=True)
-class NodeState:
-    """A node's derived status, the reasons its gate fails, and its criteria."""
-
-    id: str
-    kind: str
-    status: NodeStatus
-    reasons: tuple[Reason, ...]
-    criteria: tuple[CriterionState, ...]
-    claimed: bool = False
-    failed_claims: int = 0
-
-    @property
-    def satisfied(self) -> int:
-        """Required criteria in state ``valid``."""
-        return sum(1 for c in self.criteria if c.required and c.state == "valid")
-
-    @property
-    def required_count(self) -> int:
-        """Required criteria."""
-        return sum(1 for c in self.criteria if c.required)
-
-    def to_json(self) -> dict[str, Any]:
-        """The node entry of ``plangraph status --format json``."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "status": self.status,
-            "reasons": [r.to_json() for r in self.reasons],
-            "criteria": [c.to_json() for c in self.criteria],
-            "satisfied": self.satisfied,
-            "required_count": self.required_count,
-        }
-
-
-@dataclass(frozen=True)
-class PlanState:
-    """Every node's state, in topological order, and the input digests they were judged by."""
-
-    nodes: dict[str, NodeState]
-    input_digests: dict[str, str]
+__all__ = ["derive", "derive_node", "history"]
 
 
 # --- derivation ------------------------------------------------------------------------------

@@ -23,72 +23,33 @@ re-exported here.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 from ..errors import UsageError
+from ..plan.evidence import Evidence
 from ..plan.graph import Graph
-from ..plan.model import Evidence
 from .inputs import (
-    PARENT_KINDS,
     Links,
     LoggedEvent,
     Snapshot,
-    consumed_files,
-    criterion_digests,
-    input_digests,
-    needed_paths,
 )
-
-if TYPE_CHECKING:
-    from .derive import NodeState, PlanState
-
+from .states import CriterionStatus, NodeState, PlanState, Reason
 
 __all__ = [
     "CHILD_CODES",
-    "PARENT_KINDS",
     "Completion",
-    "CriterionStatus",
     "GateDecision",
-    "Links",
-    "LoggedEvent",
-    "Reason",
-    "Snapshot",
     "Tick",
     "child_reasons",
-    "consumed_files",
-    "criterion_digests",
     "final_completion",
     "gate",
     "holds",
-    "input_digests",
     "judge",
-    "needed_paths",
     "replay_claims",
     "upstream_reason",
     "validity",
 ]
-
-CriterionStatus = Literal["valid", "stale", "failed", "missing", "awaiting_approval"]
-
-
-@dataclass(frozen=True)
-class Reason:
-    """Why a criterion is not valid or a node is not completed: a code, a sentence, data."""
-
-    code: str
-    message: str
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"code", "message", **data}``."""
-        return {"code": self.code, "message": self.message, **self.data}
-
-    def for_criterion(self, criterion_id: str) -> Reason:
-        """This reason, tagged with the criterion it is about."""
-        return Reason(
-            self.code, f"{criterion_id}: {self.message}", {"criterion": criterion_id, **self.data}
-        )
 
 
 # --- evidence validity -----------------------------------------------------------------------

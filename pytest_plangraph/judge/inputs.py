@@ -236,3 +236,8 @@ def criterion_digests(graph: Graph) -> Mapping[tuple[str, str], str]:
     """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
     values as :func:`~pytest_plangraph.plan.model.criterion_digest`, computed once per plan."""
     return graph.plan.criterion_digests
+
+
+def node_files(graph: Graph, node: str, snapshot: Snapshot) -> list[str]:
+    """The node's outputs and the files it consumes from upstream, sorted."""
+    return sorted({*snapshot.outputs.get(node, ()), *consumed_files(graph, node, snapshot)})

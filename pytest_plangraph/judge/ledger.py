@@ -17,9 +17,10 @@ from typing import Any
 
 from ..plan.graph import Graph
 from ..plan.model import Criterion
-from .gate import CriterionStatus, Reason, Tick, holds, judge
+from .gate import Tick, holds, judge
 from .inputs import Links, LoggedEvent, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key
+from .states import CriterionStatus, Reason
 from .untrusted import DECISION_ROLE
 
 

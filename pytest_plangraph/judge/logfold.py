@@ -6,7 +6,7 @@ cancel per node, the nodes ever claimed, the claims refused since each node's la
 the input digests on record per node (they name the prerequisites that changed since a record),
 and the criteria that were ever satisfied (``status --check``). After :meth:`LogFold.compacted`
 its size follows the plan, not the history, which is what lets a checkpoint of it
-(:mod:`pytest_plangraph.store.checkpoint`) spare status from reading every event ever recorded.
+(:mod:`pytest_plangraph.checkpoint`) spare status from reading every event ever recorded.
 
 With keys configured, events whose signature does not count (:mod:`pytest_plangraph.store.trust`)
 are not folded: :meth:`LogFold.ignore` keeps only the latest of them per (node, criterion), with

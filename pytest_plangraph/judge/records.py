@@ -15,19 +15,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import ValidationError
 
 from ..canonical import digest
 from ..errors import UsageError
-from ..plan.model import Evidence, Outcome
-from .inputs import criterion_digests
+from ..plan.evidence import Evidence, Outcome
+from .inputs import criterion_digests, node_files
+from .lookup import require_criterion
 
 if TYPE_CHECKING:
-    from ..api import PlanGraph
-    from ..plan.model import GitInfo, PlanRef, RunInfo
-    from .derive import Snapshot
+    from ..plan.evidence import GitInfo, PlanRef, RunInfo
+    from ..plan.graph import Graph
+    from ..vcs.workspace import Workspace
+    from .inputs import Snapshot
 
 OUTCOMES = frozenset(get_args(Outcome))
 BODY_FIELDS = (
@@ -48,16 +50,28 @@ BODY_FIELDS = (
 """The fields of an evidence record's content address (every field but ``id``)."""
 
 
+class PlanFiles(Protocol):
+    """What records are made from: the plan's graph and the workspace its files are read
+    from (a :class:`~pytest_plangraph.api.PlanGraph` has both)."""
+
+    @property
+    def graph(self) -> Graph: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+
 class RecordMaker:
     """Makes the evidence records of one run against one end-of-run snapshot.
 
-    *digests* are the nodes' input digests for that snapshot; *criteria* the criterion digests
+    *source* gives the plan's graph and the workspace; *digests* are the nodes' input digests
+    for that snapshot; *criteria* the criterion digests
     (:func:`~pytest_plangraph.judge.inputs.criterion_digests`) when the caller has them already.
     """
 
     def __init__(
         self,
-        graph: PlanGraph,
+        source: PlanFiles,
         snapshot: Snapshot,
         *,
         plan: PlanRef,
@@ -67,7 +81,8 @@ class RecordMaker:
         digests: Mapping[str, str],
         criteria: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
-        self.graph = graph
+        self.graph = source.graph
+        self.workspace = source.workspace
         self.snapshot = snapshot
         self.shared: dict[str, Any] = {
             "plan": plan,
@@ -81,7 +96,7 @@ class RecordMaker:
             "run": run.model_dump(mode="json"),
         }
         self.digests = digests
-        self.criteria = criterion_digests(graph.graph) if criteria is None else criteria
+        self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self.fast = set(Evidence.model_fields) == {"id", *BODY_FIELDS}
         self._own: dict[str, dict[str, str | None]] = {}
 
@@ -97,8 +112,8 @@ class RecordMaker:
     ) -> Evidence:
         """The record of one verdict: the node's own files and *subjects* with their sha256
         (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`."""
-        self.graph.require_criterion(node, criterion)
-        definition = self.graph.graph.nodes[node].criterion(criterion)
+        require_criterion(self.graph, node, criterion)
+        definition = self.graph.nodes[node].criterion(criterion)
         assert definition is not None
         hashes = dict(self.own_files(node))
         hashes.update(subjects)
@@ -124,10 +139,10 @@ class RecordMaker:
         None for a file that is missing)."""
         if node not in self._own:
             files = self.snapshot.files
-            workspace = self.graph.workspace
+            workspace = self.workspace
             self._own[node] = {
                 path: files.get(path) or workspace.hash_file(path)
-                for path in self.graph.node_files(node, self.snapshot)
+                for path in node_files(self.graph, node, self.snapshot)
             }
         return self._own[node]
 
@@ -154,7 +169,7 @@ def is_plain(value: object) -> bool:
     return False
 
 
-def checked_payloads(graph: PlanGraph, evidence: object) -> list[dict[str, Any]]:
+def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
     """The JSON payload of each record :meth:`PlanGraph.record` is given, once it is sure to
     be an evidence record of this plan: an :class:`Evidence` of a node and criterion of the
     plan, valid as the model says (a record changed with ``model_copy(update=…)`` skips the
@@ -172,14 +187,14 @@ def checked_payloads(graph: PlanGraph, evidence: object) -> list[dict[str, Any]]
                 f"record(): item {index} is {type(record).__name__}, not an Evidence record; "
                 "make records with make_evidence()"
             )
-        graph.require_criterion(record.node, record.criterion)
+        require_criterion(graph, record.node, record.criterion)
         payload = record.model_dump(mode="json", warnings=False)
         _check(graph, record, payload)
         payloads.append(payload)
     return payloads
 
 
-def _check(graph: PlanGraph, record: Evidence, payload: dict[str, Any]) -> None:
+def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
     ref = record.ref
     try:
         Evidence.model_validate(payload)
@@ -189,7 +204,7 @@ def _check(graph: PlanGraph, record: Evidence, payload: dict[str, Any]) -> None:
         raise UsageError(
             f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
         ) from None
-    definition = graph.graph.nodes[record.node].criterion(record.criterion)
+    definition = graph.nodes[record.node].criterion(record.criterion)
     assert definition is not None
     if payload["verifier"] != definition.verifier.type:
         raise UsageError(

@@ -1,6 +1,6 @@
-"""Lint rules of the plan format (DESIGN §3.4): a loaded plan in, sorted findings out (pure).
+"""Lint findings of the plan format (DESIGN §3.4), as values, and the context the rules read.
 
-Each rule (in :mod:`.rules`) is a generator of :class:`Finding` over one
+Each rule (in :mod:`.rules`, run by :mod:`.runner`) is a generator of :class:`Finding` over one
 :class:`LintContext`. Checks that need the
 file system (a symlink leading out of the repository, a schema file that is missing) are asked of
 an optional :class:`FileCheck` that the caller passes in; without one they are skipped, so the
@@ -16,9 +16,10 @@ from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-from ..plan.file import FieldPath, LoadedPlan
+from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
-from ..plan.model import BUILTIN_VERIFIERS, Criterion, Node
+from ..plan.messages import FieldPath
+from ..plan.model import Criterion, Node
 
 Severity = Literal["error", "warning"]
 ERRORS: tuple[Severity, ...] = ("error",)
@@ -93,59 +94,6 @@ class FileCheck(Protocol):
         """What is wrong with the criterion's verifier settings on disk (one text each)."""
 
 
-def lint_plan(
-    loaded: LoadedPlan,
-    *,
-    verifier_types: Collection[str] = BUILTIN_VERIFIERS,
-    files: FileCheck | None = None,
-    extra: Iterable[Finding] = (),
-    graph: Graph | None = None,
-    severities: Collection[Severity] | None = None,
-    known: Iterable[Finding] | None = None,
-) -> list[Finding]:
-    """Every finding of every rule on *loaded*, plus *extra*, deduplicated and sorted by
-    location line, then code. *graph* is the plan's graph when the caller has built it;
-    *severities*, when given, keeps only findings of those severities (the others are not
-    located: locating a finding of a plan read from its cache reads the YAML again). *known*
-    are :func:`plan_findings` of the same plan bytes, verifier types and severities, kept from
-    an earlier run: then only the rules that look at files run."""
-    from .rules import FILE_RULES
-
-    graph = Graph.of(loaded.plan) if graph is None else graph
-    wanted = None if severities is None else frozenset(severities)
-    found = set(extra)
-    if known is None:
-        known = plan_findings(
-            loaded, verifier_types=verifier_types, graph=graph, severities=severities
-        )
-    found.update(known)
-    if files is not None:
-        context = LintContext(loaded, graph, verifier_types, files, wanted)
-        for rule in FILE_RULES:
-            found.update(rule(context))
-    kept = found if wanted is None else {f for f in found if f.severity in wanted}
-    return sorted(kept, key=_sort_key)
-
-
-def plan_findings(
-    loaded: LoadedPlan,
-    *,
-    verifier_types: Collection[str] = BUILTIN_VERIFIERS,
-    graph: Graph | None = None,
-    severities: Collection[Severity] | None = None,
-) -> list[Finding]:
-    """The findings of the rules that read the plan alone (no file is looked at), of the
-    given *severities*, sorted: they follow from the plan file's bytes and the verifier types
-    known, so a caller may keep them between runs."""
-    from .rules import RULES
-
-    graph = Graph.of(loaded.plan) if graph is None else graph
-    wanted = None if severities is None else frozenset(severities)
-    context = LintContext(loaded, graph, verifier_types, None, wanted)
-    found = {finding for rule in RULES for finding in rule(context)}
-    return sorted((f for f in found if wanted is None or f.severity in wanted), key=_sort_key)
-
-
 def to_kept(findings: Iterable[Finding], file: str) -> list[dict[str, Any]]:
     """*findings* of the plan file shown as *file*, as JSON values to keep: each location
     without the file's name (the same bytes may be read under another name next time; a
@@ -205,7 +153,7 @@ class LintContext:
         return Finding(code, severity, node, hint, self.loaded.location(path) if wanted else "")
 
 
-def _sort_key(finding: Finding) -> tuple[int, str, int, str, str, str]:
+def sort_key(finding: Finding) -> tuple[int, str, int, str, str, str]:
     file, line, column = split_location(finding.location)
     return (line, finding.code, column, file, finding.node or "", finding.hint)
 

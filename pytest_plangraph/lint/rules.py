@@ -8,11 +8,10 @@ sorts what they find. Severities come from :data:`pytest_plangraph.lint.findings
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 
-from ..plan.file import FieldPath
 from ..plan.graph import Graph
+from ..plan.messages import FieldPath
 from ..plan.model import (
     PROPAGATING_EDGES,
     ArtifactVerifier,
@@ -22,6 +21,7 @@ from ..plan.model import (
     TestVerifier,
 )
 from ..plan.paths import glob_match, normalize, path_problem
+from .effects import conflicts_required, irreversible_not_last, side_effects
 from .findings import Finding, LintContext, did_you_mean, split_location
 from .hierarchy import hierarchy_cycles, unreachable
 
@@ -384,74 +384,6 @@ def _no_acceptance(ctx: LintContext) -> Iterator[Finding]:
         yield ctx.finding("NO_ACCEPTANCE", node.id, hint, ("nodes", i))
 
 
-# --- side effects and integrity ---------------------------------------------------------------
-
-
-def _side_effects(ctx: LintContext) -> Iterator[Finding]:
-    for i, node in enumerate(ctx.loaded.plan.nodes):
-        if node.effect == "write" and not node.compensate:
-            hint = (
-                f"{node.id} writes but names no undo: add `compensate: <undo tool>`, or set "
-                f"`effect: read` if it changes nothing outside the repository"
-            )
-            yield ctx.finding("NO_COMPENSATION", node.id, hint, ("nodes", i, "effect"))
-        if node.effect != "read" and not node.idempotent and node.max_retry > 0:
-            field = "max_retry" if "max_retry" in node.model_fields_set else "effect"
-            hint = (
-                f"{node.id} has effect {node.effect}, is not idempotent, and may be retried "
-                f"{node.max_retry} time(s): set `idempotent: true` if replaying it is safe, or "
-                f"`max_retry: 0` so a person decides on each retry"
-            )
-            yield ctx.finding("RETRY_WITHOUT_IDEMPOTENCY", node.id, hint, ("nodes", i, field))
-
-
-def _irreversible_not_last(ctx: LintContext) -> Iterator[Finding]:
-    nodes = ctx.graph.nodes
-    for i, edge in enumerate(ctx.loaded.plan.edges):
-        source = nodes.get(edge.from_)
-        if source is None or source.effect != "irreversible":  # most sources: asked once
-            continue
-        target = nodes.get(edge.to)
-        if target is None or not edge.propagates or source is target:
-            continue
-        if target.effect != "irreversible":
-            hint = (
-                f"{target.id} depends on irreversible {source.id}, which cannot be undone if "
-                f"{target.id} fails; irreversible steps come last: make {source.id} depend on "
-                f"{target.id} instead, or drop this edge"
-            )
-            yield ctx.finding("IRREVERSIBLE_NOT_LAST", target.id, hint, ("edges", i))
-
-
-def _conflicts_required(ctx: LintContext) -> Iterator[Finding]:
-    for i, edge in enumerate(ctx.loaded.plan.edges):
-        if edge.type != "conflicts" or edge.status != "active" or edge.from_ == edge.to:
-            continue
-        for upstream, downstream in ((edge.from_, edge.to), (edge.to, edge.from_)):
-            route = _route(ctx.graph, upstream, downstream)
-            if route:
-                hint = (
-                    f"{downstream} depends on {upstream} ({' -> '.join(route)}) but conflicts "
-                    f"with it, so {downstream} can never complete; remove the conflicts edge or "
-                    f"the dependency"
-                )
-                yield ctx.finding("CONFLICT_REQUIRED", downstream, hint, ("edges", i))
-                break
-
-
-def _route(graph: Graph, start: str, goal: str) -> list[str] | None:
-    """Shortest dependency path ``start -> … -> goal``, or None."""
-    queue, seen = deque([[start]]), {start}
-    while queue:
-        path = queue.popleft()
-        if path[-1] == goal:
-            return path
-        for nxt in set(graph.dependents(path[-1])) - seen:
-            seen.add(nxt)
-            queue.append([*path, nxt])
-    return None
-
-
 RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _duplicate_ids,
     _missing_deps,
@@ -466,9 +398,9 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _paths_outside_root,
     _builtin_settings,
     _no_acceptance,
-    _side_effects,
-    _irreversible_not_last,
-    _conflicts_required,
+    side_effects,
+    irreversible_not_last,
+    conflicts_required,
 )
 """The rules that read the plan alone: their findings follow from the plan file's bytes and
 the known verifier types (so they may be kept between runs, see

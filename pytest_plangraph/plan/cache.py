@@ -116,7 +116,7 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
 _KINDS = ("plan", "facts", "lint")
 _ENTRY = re.compile(
     r"(?:plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
-    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.store.checkpoint)
+    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
 )
 
 

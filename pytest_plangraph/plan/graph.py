@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .model import PROPAGATING_EDGES, Edge, Node, Plan
+from .order import rounds
 
 
 @dataclass(frozen=True)
@@ -72,26 +73,7 @@ class Graph:
 
     def rounds(self) -> list[str]:
         """The topological order computed afresh (:meth:`topological_order` keeps it)."""
-        waiting: dict[str, int] = {}
-        users: dict[str, list[str]] = {node_id: [] for node_id in self.nodes}
-        for node_id in self.nodes:
-            sources = self._dependency_sources(node_id)
-            waiting[node_id] = len(sources)
-            for source in sources:
-                users[source].append(node_id)
-        ready = [node_id for node_id, count in waiting.items() if count == 0]
-        order: list[str] = []
-        while ready:
-            ready.sort(key=self.index.__getitem__)
-            order.extend(ready)
-            following = []
-            for node_id in ready:
-                for user in users[node_id]:
-                    waiting[user] -= 1
-                    if not waiting[user]:
-                        following.append(user)
-            ready = following
-        return order if len(order) == len(self.nodes) else list(self.nodes)
+        return rounds(list(self.nodes), self._dependency_pairs())
 
     def find_cycle(self) -> list[str] | None:
         """One dependency cycle as ``[a, b, …, a]``, or None."""
@@ -134,6 +116,14 @@ class Graph:
             for e in self.incoming.get(node_id, ())
             if e.type in PROPAGATING_EDGES and e.status == "active" and e.from_ != node_id
         )
+
+    def _dependency_pairs(self) -> list[tuple[str, str]]:
+        return [
+            (e.from_, node_id)
+            for node_id in self.nodes
+            for e in self.incoming.get(node_id, ())
+            if e.type in PROPAGATING_EDGES and e.status == "active"
+        ]
 
 
 def _unique(items: Iterable[str]) -> list[str]:

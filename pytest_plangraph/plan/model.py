@@ -28,6 +28,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..canonical import canonical_json, digest
+from .base import FrozenModel, empty_default
+from .evidence import Evidence
+from .order import rounds
 
 FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
@@ -42,24 +45,13 @@ NodeKind = Literal["objective", "step", "milestone"]
 EdgeType = Literal["requires", "consumes", "validates", "conflicts", "related", "contains"]
 Strength = Literal["strong", "weak"]
 Effect = Literal["read", "write", "irreversible"]
-Outcome = Literal["passed", "failed", "error"]
 
 
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
 BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval")
 
 
-def _empty(kind: type[list[Any]] | type[dict[str, Any]]) -> Any:
-    """An empty list or dict default, made new for each model: pydantic deep-copies a literal
-    ``[]`` or ``{}`` default every time, which is most of the cost of loading a large plan."""
-    return Field(default_factory=kind, json_schema_extra={"default": kind()})
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class _Strict(_Frozen):
+class _Strict(FrozenModel):
     """A part of the plan file: values must already have their type (YAML and JSON give
     text, numbers and booleans natively), so nothing is silently coerced."""
 
@@ -72,7 +64,7 @@ class TestVerifier(_Strict):
 
     __test__ = False
     type: Literal["test"]
-    tests: list[Annotated[str, Field(min_length=1)]] = _empty(list)
+    tests: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
 
 
 class SchemaVerifier(_Strict):
@@ -149,9 +141,9 @@ class Node(_Strict):
     kind: NodeKind = "step"
     title: str = ""
     parent: Id | None = None
-    outputs: list[Annotated[str, Field(min_length=1)]] = _empty(list)
-    acceptance: list[Criterion] = _empty(list)
-    constraints: list[str] = _empty(list)
+    outputs: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    acceptance: list[Criterion] = empty_default(list)
+    constraints: list[str] = empty_default(list)
     risk: str | None = None
     owner: str | None = None
     cancelled: bool = False
@@ -160,8 +152,8 @@ class Node(_Strict):
     idempotent: bool = False
     max_retry: Annotated[int, Field(ge=0)] = 2
     timeout_s: Annotated[float, Field(gt=0)] | None = None
-    inputs: dict[str, str] = _empty(dict)
-    outputs_schema: dict[str, str] = _empty(dict)
+    inputs: dict[str, str] = empty_default(dict)
+    outputs_schema: dict[str, str] = empty_default(dict)
 
     def criterion(self, criterion_id: str) -> Criterion | None:
         """Return the criterion with this id, or None."""
@@ -198,8 +190,8 @@ class Plan(_Strict):
     plan: Id
     title: str = ""
     description: str = ""
-    nodes: list[Node] = _empty(list)
-    edges: list[Edge] = _empty(list)
+    nodes: list[Node] = empty_default(list)
+    edges: list[Edge] = empty_default(list)
 
     @field_validator("plangraph", mode="before")
     @classmethod
@@ -241,9 +233,13 @@ class Plan(_Strict):
     def topological_order(self) -> tuple[str, ...]:
         """Node ids upstream first (:meth:`Graph.topological_order
         <pytest_plangraph.plan.graph.Graph.topological_order>`), computed once per plan."""
-        from .graph import Graph
-
-        return tuple(Graph.of(self).rounds())
+        node_ids = list(dict.fromkeys(node.id for node in self.nodes))
+        pairs = [
+            (edge.from_, edge.to)
+            for edge in self.edges
+            if edge.type in PROPAGATING_EDGES and edge.status == "active"
+        ]
+        return tuple(rounds(node_ids, pairs))
 
     @cached_property
     def criterion_digests(self) -> dict[tuple[str, str], str]:
@@ -331,81 +327,7 @@ _VERIFIERS = {"nodes": {"__all__": {"acceptance": {"__all__": {"verifier"}}}}}
 """Just the verifiers of a plan's dump."""
 
 
-# --- evidence and events (DESIGN §4, §9) ------------------------------------------------------
-
-
-class PlanRef(_Frozen):
-    """Which plan (id, store-numbered version, digest) a record was made against."""
-
-    id: str
-    version: int
-    digest: str
-
-
-class GitInfo(_Frozen):
-    """Where the repository stood when evidence was recorded."""
-
-    commit: str | None = None
-    dirty: bool = False
-    branch: str | None = None
-
-
-class RunInfo(_Frozen):
-    """The verification run that produced a record."""
-
-    id: str
-    started: str
-    finished: str
-    python: str
-    pytest: str | None = None
-    plugin: str
-    ci: dict[str, str] = _empty(dict)
-    # Added after the first records were stored: left out of a record (and so of its content
-    # address) when unknown, so a record stored before them keeps its id when read again.
-    optimize: int | None = Field(default=None, exclude_if=lambda value: value is None)
-    """``sys.flags.optimize`` of the run's interpreter (the highest of its xdist workers): above
-    0, ``assert`` statements outside rewritten test modules were stripped."""
-    assert_mode: str | None = Field(default=None, exclude_if=lambda value: value is None)
-    """pytest's ``--assert`` mode: ``rewrite`` or ``plain`` (``plain`` when any worker's was)."""
-
-
-class Evidence(_Frozen):
-    """An immutable verdict of one verifier for one criterion (DESIGN §4).
-
-    ``id`` is the sha256 of the canonical record without ``id``; build records with
-    :meth:`create` so the id is always right.
-    """
-
-    id: str
-    plan: PlanRef
-    node: str
-    criterion: str
-    criterion_digest: str
-    input_digest: str
-    verifier: str
-    outcome: Outcome
-    reason: str | None = None
-    details: dict[str, Any] = _empty(dict)
-    subjects: dict[str, str] = _empty(dict)
-    git: GitInfo = GitInfo()
-    run: RunInfo
-    recorded_by: str
-
-    @classmethod
-    def create(cls, **fields: Any) -> Evidence:
-        """Build a record and compute its content address."""
-        draft = cls.model_validate({**fields, "id": ""})
-        return draft.model_copy(update={"id": evidence_id(draft)})
-
-    @property
-    def ref(self) -> str:
-        """``node/criterion``."""
-        return f"{self.node}/{self.criterion}"
-
-
-def evidence_id(record: Evidence) -> str:
-    """Content address of an evidence record: sha256 of it without ``id``."""
-    return digest(record.model_dump(mode="json", exclude={"id"}))
+# --- events (DESIGN §9); evidence records are in .evidence ---------------------------------------
 
 
 EventKind = Literal[
@@ -422,7 +344,7 @@ EventKind = Literal[
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 
 
-class Event(_Frozen):
+class Event(FrozenModel):
     """One append-only entry of the store. Status is derived from these, never stored.
 
     ``id`` addresses the content (everything but the chain fields), so merging stores is a
@@ -437,7 +359,7 @@ class Event(_Frozen):
     at: str
     by: str
     plan_digest: str
-    payload: dict[str, Any] = _empty(dict)
+    payload: dict[str, Any] = empty_default(dict)
     idempotency_key: str | None = None
     prev: str = ""
     hash: str = ""

@@ -7,11 +7,18 @@ Read from the pytest configuration only; nothing here imports the plan models, s
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from ..errors import PlangraphError
+
+if TYPE_CHECKING:
+    from ..vcs.workspace import Workspace
 
 
 def plan_path(config: pytest.Config) -> Path:
@@ -197,3 +204,18 @@ def _short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
         if letter in _SHORT_WITH_VALUE:
             return letter, arg[index:] or next(rest, "")
     return "", ""
+
+
+def test_id_prefix(workspace: Workspace, rootdir: Path) -> str:
+    """What turns a node id (relative to the rootdir) into a repository-relative test id."""
+    try:
+        relative = workspace.relative(rootdir)
+    except PlangraphError:
+        return ""
+    return "" if relative == "." else f"{relative}/"
+
+
+def pytest_terms(message: str) -> str:
+    """*message* of the store or the plan, its advice given in pytest's options: the store is
+    named with ``--plangraph-store`` here, not the command's ``--store``."""
+    return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)

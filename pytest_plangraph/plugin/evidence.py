@@ -15,8 +15,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..judge.derive import input_digests
-from ..judge.inputs import criterion_digests
+from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import Mapping
@@ -34,8 +33,8 @@ from .verdicts import (
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
-    from ..judge.derive import Snapshot
-    from ..plan.model import Evidence, GitInfo, PlanRef, RunInfo
+    from ..judge.inputs import Snapshot
+    from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
 
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 

@@ -17,12 +17,11 @@ import pytest
 
 from ..errors import UsageError
 from ..plan.paths import normalize, path_problem
+from .properties import ARTIFACT_PROPERTY
 
 if TYPE_CHECKING:
     from ..plan.model import Plan
     from .session import PlangraphSession
-
-ARTIFACT_PROPERTY = "plangraph_artifact"
 
 
 class PlangraphFixture:

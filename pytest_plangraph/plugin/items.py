@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ..plan.file import LoadedPlan
     from ..plan.model import Criterion, Node
-    from ..vcs.history import Workspace
+    from ..vcs.workspace import Workspace
     from ..verifiers import Registry
 
 

@@ -13,7 +13,6 @@ required nodes.
 
 from __future__ import annotations
 
-import re
 import sys
 import uuid
 from collections.abc import Generator, Iterable
@@ -25,28 +24,27 @@ import pytest
 
 from ..api import PlanGraph
 from ..errors import PlangraphError
-from ..judge.derive import Snapshot, derive, needed_paths
+from ..judge.derive import derive
+from ..judge.inputs import Snapshot, needed_paths
 from ..plan.model import Criterion, Node
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
-from .config import partial_args, plan_path, store_path
+from .config import partial_args, plan_path, pytest_terms, store_path, test_id_prefix
 from .evidence import EvidenceBuilder, RunResults, decide
-from .fixture import ARTIFACT_PROPERTY
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .summary import Outcome, RunReport, write_summary
 
 if TYPE_CHECKING:
-    from ..judge.derive import PlanState
-    from ..plan.model import Event, Evidence
+    from ..judge.states import PlanState
+    from ..plan.evidence import Evidence
+    from ..plan.model import Event
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
-
-CRITERION_PROPERTY = "plangraph_criterion"
-RUN_PROPERTY = "plangraph_run"
 
 
 class PlangraphSession:
@@ -59,7 +57,7 @@ class PlangraphSession:
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
         self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
-        self.prefix = _prefix(graph, config.rootpath)
+        self.prefix = test_id_prefix(graph.workspace, config.rootpath)
         self.plan_path = plan_path(config)
         self.mapping: Mapping | None = None
         self.results = RunResults()
@@ -97,7 +95,7 @@ class PlangraphSession:
         except PlangraphError as exc:
             if graph is not None:
                 graph.close()
-            raise pytest.UsageError(f"--plangraph: {_pytest_terms(str(exc))}") from None
+            raise pytest.UsageError(f"--plangraph: {pytest_terms(str(exc))}") from None
         return session
 
     def _start_controller(self) -> None:
@@ -178,7 +176,7 @@ class PlangraphSession:
 
     def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
         """Criteria that run as verifier items, in topological order."""
-        return runnable_criteria(self.graph, None)
+        return runnable_criteria(self.graph.graph, self.registry, None)
 
     # --- collection (serial run and workers) -------------------------------------------------
 
@@ -350,7 +348,7 @@ class PlangraphSession:
             )
             self.report = self._finish(failed, skipped)
         except PlangraphError as exc:
-            self.report = RunReport(error=f"evidence was not recorded: {_pytest_terms(str(exc))}")
+            self.report = RunReport(error=f"evidence was not recorded: {pytest_terms(str(exc))}")
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         passing = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
@@ -443,18 +441,3 @@ class PlangraphSession:
         """The ``plangraph`` section: state table, changes of this run, gate refusals."""
         if self.report is not None:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
-
-
-def _prefix(graph: PlanGraph, rootdir: Path) -> str:
-    """What turns a node id (relative to the rootdir) into a repository-relative test id."""
-    try:
-        relative = graph.workspace.relative(rootdir)
-    except PlangraphError:
-        return ""
-    return "" if relative == "." else f"{relative}/"
-
-
-def _pytest_terms(message: str) -> str:
-    """*message* of the store or the plan, its advice given in pytest's options: the store is
-    named with ``--plangraph-store`` here, not the command's ``--store``."""
-    return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)

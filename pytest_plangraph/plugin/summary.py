@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..judge.derive import NodeState, PlanState
-    from ..judge.gate import GateDecision, Reason
-    from ..plan.model import PlanRef
+    from ..judge.gate import GateDecision
+    from ..judge.states import NodeState, PlanState, Reason
+    from ..plan.evidence import PlanRef
 
 Markup = dict[str, bool]
 Segment = tuple[str, Markup]

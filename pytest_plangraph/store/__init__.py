@@ -2,7 +2,7 @@
 
 ::
 
-    from pytest_plangraph.store import Store
+    from pytest_plangraph.store.sqlite import Store
 
     with Store.open(root / DEFAULT_STORE) as store:
         stored = store.append(event, expected_plan_version=3)
@@ -15,40 +15,8 @@ file-hash cache, ``sqlite.py`` the :class:`Store` itself. Nothing else in the pr
 
 from __future__ import annotations
 
-from ..vcs.environment import DEFAULT_STORE
-from .chain import (
-    APPEND_ONLY_DISABLED,
-    BAD_SIGNATURE,
-    CHAIN_BROKEN,
-    CONTENT_TAMPERED,
-    LOG_MISMATCH,
-    UNSIGNED,
-    ChainProblem,
-    chain_hash,
-    event_id,
-    verify_events,
-)
-from .exchange import MergeResult, PlanVersion, read_jsonl
-from .filecache import CacheEntry
-from .schema import SCHEMA_VERSION
+# Kept for the store modules that name the package's Store; every other module imports each
+# name from the module that defines it.
 from .sqlite import Store
 
-__all__ = [
-    "APPEND_ONLY_DISABLED",
-    "BAD_SIGNATURE",
-    "CHAIN_BROKEN",
-    "CONTENT_TAMPERED",
-    "DEFAULT_STORE",
-    "LOG_MISMATCH",
-    "SCHEMA_VERSION",
-    "UNSIGNED",
-    "CacheEntry",
-    "ChainProblem",
-    "MergeResult",
-    "PlanVersion",
-    "Store",
-    "chain_hash",
-    "event_id",
-    "read_jsonl",
-    "verify_events",
-]
+__all__ = ["Store"]

@@ -18,7 +18,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ..vcs.history import HashRecord
+from ..vcs.workspace import HashRecord
 from .localkey import local_key
 
 CacheEntry = HashRecord

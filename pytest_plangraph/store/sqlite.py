@@ -22,18 +22,16 @@ from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..plan.model import Event
 from . import schema
+from .auditing import ChainAudit
 from .chain import (
-    APPEND_ONLY_DISABLED,
-    ChainProblem,
-    check_link,
     event_id,
     seal,
     signing_key_from_env,
 )
-from .exchange import MergeResult, PlanVersion, new_plans, same_request, union, write_jsonl
+from .exchange import same_request, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
 from .filecache import FileCache
-from .merging import load_source
+from .merging import Merging
 from .opening import connect, enable_wal, make_parent, schema_version, upgrade
 from .planrows import PlanVersions
 from .rows import (
@@ -43,22 +41,16 @@ from .rows import (
     LOG_QUERY,
     LogEvent,
     LogRead,
-    add_plan,
     event_row,
-    log_differences,
     log_events,
-    log_problem,
-    readable_event,
     row_event_fast,
-    row_link,
-    written_as_stored,
 )
 from .schemacheck import check_schema, confirm_stored
 from .signatures import event_message, is_ed25519, signer_from_env
 from .tail import ChainTail
 
 
-class Store(FileCache, PlanVersions, ChainTail):
+class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging):
     """An open evidence store. Use :meth:`open`; close it (or use ``with``) when done."""
 
     def __init__(
@@ -415,90 +407,9 @@ class Store(FileCache, PlanVersions, ChainTail):
                 "edited outside plangraph — run plangraph audit"
             ) from exc
 
-    # --- audit, export, merge ----------------------------------------------------------------
-
-    def verify(self) -> list[ChainProblem]:
-        """Recompute every id, the chain and (with a key) the signatures, and check that the
-        ``log`` table status reads still matches the events; problems in seq order.
-
-        Store-wide problems (the append-only triggers removed) come last with ``seq`` 0.
-        """
-        with self._reading() as con:
-            rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
-            differ = log_differences(con, self._schema)
-            triggers = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-        problems: list[ChainProblem] = []
-        prev = ""
-        with collector_paused():
-            for row in rows:
-                link, event = row_link(row), readable_event(row)
-                computed = None if event is None else event_id(event)
-                if event is not None and not written_as_stored(event, row):
-                    computed = ""  # the text was edited (say, a second "outcome" key added)
-                own = check_link(link, computed, prev, self._key)
-                problems.extend(own)
-                prev = link.hash
-                if own or event is None:  # an event edited by hand is reported as such
-                    differ.pop(link.seq, None)
-        problems.extend(log_problem(seq, *found) for seq, found in differ.items())
-        problems.sort(key=lambda p: p.seq)
-        expected = schema.TRIGGERS if self._schema >= 2 else schema.TRIGGERS[:2]
-        if missing := [t for t in expected if t not in triggers]:
-            message = f"the append-only triggers {', '.join(missing)} were removed by hand"
-            problems.append(ChainProblem(0, "", APPEND_ONLY_DISABLED, message))
-        return problems
-
-    def signed_count(self) -> int:
-        """How many events carry a signature (audit says when it could not check them)."""
-        with self._reading() as con:
-            return int(
-                con.execute("SELECT count(*) FROM events WHERE signature IS NOT NULL").fetchone()[0]
-            )
+    # --- export (verify is ChainAudit's, merge Merging's) -------------------------------------
 
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``), in chain order, so that
         the export's chain verifies as the store's does; return the count."""
         return write_jsonl(self.events(chain_order=True), out)
-
-    def merge(
-        self,
-        sources: Sequence[Path],
-        *,
-        loaded: Sequence[tuple[list[Event], list[PlanVersion]]] | None = None,
-    ) -> MergeResult:
-        """Union the events of other stores into this one, re-chained here (idempotent).
-
-        Each source's chain (with this store's key, its signatures too) is verified first; a
-        source that fails is refused by name and nothing is written. Plan digests new to this
-        store are numbered in order of first appearance. Merged events are chained (and, with a
-        key, signed) anew here; without a key, a source's signatures are not checked and the
-        result counts the signed events added unsigned. *loaded* are the sources as
-        :func:`~pytest_plangraph.store.merging.load_source` read them, when the caller checked
-        them before this store was opened.
-        """
-        if loaded is None:
-            loaded = [load_source(Path(source), self._key) for source in sources]
-        self._signer_checked()
-        with self._transaction() as con:
-            known = {row[0] for row in con.execute("SELECT digest FROM plans")}
-            plans = new_plans([plans for _, plans in loaded], known)
-            for plan in plans:
-                add_plan(con, plan)
-            ids = {row[0] for row in con.execute("SELECT id FROM events")}
-            keys = {
-                str(key): (str(kind), node, criterion)
-                for key, kind, node, criterion in con.execute(
-                    "SELECT idempotency_key, kind, node, criterion FROM events "
-                    "WHERE idempotency_key IS NOT NULL"
-                )
-            }
-            fresh = union([events for events, _ in loaded], ids, keys)
-            # verified on loading
-            self._insert(con, [(event, event.id) for event in fresh], merged=True)
-        total = sum(len(events) for events, _ in loaded)
-        unchecked = (
-            0
-            if self._key is not None
-            else sum(1 for e in fresh if e.signature and not is_ed25519(e.signature))
-        )
-        return MergeResult(len(fresh), total - len(fresh), len(plans), unchecked)

@@ -16,8 +16,9 @@ from pathlib import Path
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import UsageError
-from ..plan.model import GitInfo, RunInfo
-from .history import find_root, git_state
+from ..plan.evidence import GitInfo, RunInfo
+from .history import git_state
+from .workspace import find_root
 
 DEFAULT_PLAN = "plangraph.yaml"
 DEFAULT_STORE = ".plangraph/store.db"

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .changes import Change, ChangeKind
+from .changes import Change
 from .diff import tree_changes
 from .run import (
     EMPTY_TREE,
@@ -31,27 +31,16 @@ from .run import (
 )
 from .status import GitStatus as GitState
 from .status import read_git_status
-from .workspace import RACY_NS, HashCache, HashRecord, Workspace, find_root, read_text
 
 __all__ = [
-    "EMPTY_TREE",
-    "RACY_NS",
-    "Change",
-    "ChangeKind",
-    "GitState",
-    "HashCache",
-    "HashRecord",
-    "Workspace",
     "changed_paths",
     "commits_since",
     "environ_flag",
     "file_at",
-    "find_root",
     "git_state",
     "is_ancestor",
     "last_commit_touching",
     "last_commits",
-    "read_text",
     "revision_exists",
 ]
 

@@ -6,23 +6,30 @@ that changed in between voids that evidence (``ARTIFACT_CHANGED_DURING_RUN``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..plan.model import Criterion, Evidence, Node
+from ..plan.evidence import Evidence
+from ..plan.model import Criterion, Node
+from ..vcs.environment import now, run_info
 
 if TYPE_CHECKING:
-    from ..api import PlanGraph
-    from ..judge.derive import Snapshot
-    from . import VerifierResult
+    from ..judge.inputs import Snapshot
+    from ..judge.records import RecordMaker
+    from ..plan.evidence import RunInfo
+    from ..plan.graph import Graph
+    from ..vcs.workspace import Workspace
+    from . import Registry, VerifierResult
 
 
-def runnable_criteria(graph: PlanGraph, nodes: list[str] | None) -> list[tuple[Node, Criterion]]:
+def runnable_criteria(
+    graph: Graph, registry: Registry, nodes: list[str] | None
+) -> list[tuple[Node, Criterion]]:
     """Criteria of *nodes* (all when None) whose verifier runs outside pytest, in plan order."""
-    registry = graph.registry
     known = set(registry.names())
     chosen: list[tuple[Node, Criterion]] = []
-    for node_id in graph.graph.topological_order():
-        node = graph.graph.nodes[node_id]
+    for node_id in graph.topological_order():
+        node = graph.nodes[node_id]
         if (nodes is not None and node_id not in nodes) or node.cancelled:
             continue
         for criterion in node.acceptance:
@@ -32,28 +39,31 @@ def runnable_criteria(graph: PlanGraph, nodes: list[str] | None) -> list[tuple[N
     return chosen
 
 
-def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list[Evidence]:
-    """Run the verifiers and return one evidence record per criterion (not yet recorded)."""
-    from ..judge.derive import input_digests
-    from ..vcs.environment import git_info, now, run_info
-
-    started = now()
-    snapshot = graph.snapshot()
-    plan = graph.plan_ref()
-    git = git_info(graph.root, graph.store_path)
-    digests = input_digests(graph.graph, snapshot)
+def run_verifiers(
+    graph: Graph,
+    registry: Registry,
+    workspace: Workspace,
+    snapshot: Snapshot,
+    nodes: list[str] | None,
+    *,
+    started: str,
+    maker: Callable[[RunInfo], RecordMaker],
+) -> list[Evidence]:
+    """Run the verifiers and return one evidence record per criterion (not yet recorded).
+    *snapshot* was taken before they ran, at *started*; *maker* gives the record maker of the
+    run once it has finished."""
     verdicts: list[tuple[Node, Criterion, VerifierResult, dict[str, str | None]]] = []
-    for node, criterion in runnable_criteria(graph, nodes):
-        declared = graph.registry.declared_subjects(criterion)
-        before = {p: _current(graph, snapshot, p) for p in declared}
-        result = graph.registry.run_safely(node, criterion, graph.workspace)
+    for node, criterion in runnable_criteria(graph, registry, nodes):
+        declared = registry.declared_subjects(criterion)
+        before = {p: _current(workspace, snapshot, p) for p in declared}
+        result = registry.run_safely(node, criterion, workspace)
         for path in result.subjects:
-            before.setdefault(path, graph.workspace.hash_file(path))
+            before.setdefault(path, workspace.hash_file(path))
         verdicts.append((node, criterion, result, before))
-    run = run_info(started, now())
+    records = maker(run_info(started, now()))
     evidence = []
     for node, criterion, result, before in verdicts:
-        after = {path: graph.workspace.hash_file(path) for path in before}
+        after = {path: workspace.hash_file(path) for path in before}
         moved = sorted(p for p in before if before[p] != after[p])
         outcome, reason, details = result.outcome, result.reason, dict(result.details)
         if result.message:
@@ -62,25 +72,19 @@ def run_verifiers(graph: PlanGraph, nodes: list[str] | None, *, by: str) -> list
             outcome, reason = "error", "ARTIFACT_CHANGED_DURING_RUN"
             details["changed_during_run"] = moved
         evidence.append(
-            graph.make_evidence(
+            records.make(
                 node.id,
                 criterion.id,
                 outcome=outcome,
                 reason=reason,
                 details=details,
                 subjects=before,
-                run=run,
-                recorded_by=by,
-                snapshot=snapshot,
-                plan=plan,
-                git=git,
-                digests=digests,
             )
         )
     return evidence
 
 
-def _current(graph: PlanGraph, snapshot: Snapshot, path: str) -> str | None:
+def _current(workspace: Workspace, snapshot: Snapshot, path: str) -> str | None:
     if path in snapshot.files:
         return snapshot.files[path]
-    return graph.workspace.hash_file(path)
+    return workspace.hash_file(path)

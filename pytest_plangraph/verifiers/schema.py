@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from ..vcs.workspace import NotRegularFileError, read_bytes
+from ..vcs.reading import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
     ARTIFACT_UNREADABLE,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store import Store
+from pytest_plangraph.store.sqlite import Store
 
 HANG_GUARD_S = 600.0
 """How long a scenario's processes may take before they count as hung (a bound for a loaded

@@ -31,11 +31,12 @@ from typing import Any, NamedTuple
 
 from cli_helpers import plangraph_main
 
+from pytest_plangraph import checkpoint
 from pytest_plangraph.canonical import canonical_json
-from pytest_plangraph.store import Store, checkpoint
 from pytest_plangraph.store.chain import chain_hash, event_id, sign
 from pytest_plangraph.store.localkey import local_key
 from pytest_plangraph.store.opening import now
+from pytest_plangraph.store.sqlite import Store
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "jwt-login"
 STORE = Path(".plangraph/store.db")

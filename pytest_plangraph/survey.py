@@ -1,6 +1,8 @@
 """Gathering what an impact report needs (DESIGN §6): the changed paths and the commits behind
 them from git, the store's evidence, the files now, and the plan as it was at a revision. The
-report itself is built by :mod:`.report`, which is pure.
+report itself is built by :mod:`pytest_plangraph.impact.report` and
+:mod:`pytest_plangraph.impact.walk`, which are pure: this module, just under the API, hands them
+values (it is the one part of impact that runs git and reads the store).
 
 Two questions, two functions:
 
@@ -16,64 +18,71 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import GitError, PlanError
-from ..judge.derive import derive
-from ..memory import collector_paused
-from ..plan.cache import cache_dir_of
-from ..plan.edits import PlanEdit, plan_edits
-from ..plan.file import parse_plan
-from ..plan.graph import Graph
-from ..vcs.history import Change, changed_paths, commits_since, file_at, last_commits
-from .report import ImpactReport, diff_impact, evidence_impact, latest_evidence, observed_changes
+from .errors import GitError, PlanError
+from .impact.report import (
+    ImpactReport,
+    diff_impact,
+    evidence_impact,
+    latest_evidence,
+    observed_changes,
+)
+from .judge.derive import derive
+from .memory import collector_paused
+from .plan.cache import cache_dir_of
+from .plan.edits import PlanEdit, plan_edits
+from .plan.file import parse_plan
+from .plan.graph import Graph
+from .vcs.changes import Change
+from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
 if TYPE_CHECKING:
-    from ..api import PlanGraph
+    from .repository import Repository
 
 
-def impact_since(graph: PlanGraph, since: str, *, commits: bool = True) -> ImpactReport:
+def impact_since(repo: Repository, since: str, *, commits: bool = True) -> ImpactReport:
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
-    fold = graph.fold() if graph.store_path.exists() else None
-    changes = changed_paths(graph.root, since)
-    named = last_commits(graph.root, since, [c.path for c in changes]) if commits else {}
-    plan_file = _relative(graph.root, graph.plan_path) if graph.plan_path else None
-    edits, notes = _plan_edits(graph, since, changes, plan_file)
+    fold = repo.fold() if repo.store_path.exists() else None
+    changes = changed_paths(repo.root, since)
+    named = last_commits(repo.root, since, [c.path for c in changes]) if commits else {}
+    plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
+    edits, notes = _plan_edits(repo, since, changes, plan_file)
     state = outputs = None
     if fold is not None and fold.count:  # evidence ids and claims come from the derived state
         with collector_paused():
-            snapshot = graph.snapshot(fold)
-            state, outputs = derive(graph.graph, fold, snapshot), snapshot.outputs
+            snapshot = repo.snapshot(fold)
+            state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
     return diff_impact(
-        graph.graph,
+        repo.graph,
         changes,
         outputs=outputs,
         events=fold.latest() if fold is not None else (),
         state=state,
         commits=named,
         notes=notes,
-        ignore=_own_files(graph),
+        ignore=_own_files(repo),
         edits=edits,
         plan_file=plan_file,
     )
 
 
-def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
+def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
-    fold = graph.fold()
+    fold = repo.fold()
     events = fold.latest()  # the latest evidence of each criterion: all that impact reads
-    snapshot = graph.snapshot(fold)
-    state = derive(graph.graph, fold, snapshot)
+    snapshot = repo.snapshot(fold)
+    state = derive(repo.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
-    latest = [e.seq for e in latest_evidence(graph.graph, events).values()]
-    records = graph.store.events(seqs=latest) if latest else []  # no store: none made
-    observed = observed_changes(graph.graph, records, snapshot.files, snapshot.outputs)
+    latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
+    records = repo.store.events(seqs=latest) if latest else []  # no store: none made
+    observed = observed_changes(repo.graph, records, snapshot.files, snapshot.outputs)
     named: dict[str, str] = {}
     notes: list[str] = []
     if commits:
-        named, notes = commits_since(graph.root, [(o.change.path, o.since) for o in observed])
+        named, notes = commits_since(repo.root, [(o.change.path, o.since) for o in observed])
     return evidence_impact(
-        graph.graph,
+        repo.graph,
         observed,
         state,
         outputs=snapshot.outputs,
@@ -84,7 +93,7 @@ def impact_now(graph: PlanGraph, *, commits: bool = True) -> ImpactReport:
 
 
 def _plan_edits(
-    graph: PlanGraph, since: str, changes: list[Change], plan_file: str | None
+    repo: Repository, since: str, changes: list[Change], plan_file: str | None
 ) -> tuple[dict[str, tuple[PlanEdit, ...]], list[str]]:
     """The plan edits since *since* (none when the diff does not touch the plan file), and a
     note when the plan at *since* cannot be compared."""
@@ -92,23 +101,23 @@ def _plan_edits(
     if plan_file is None or change is None:
         return {}, []
     if change.change in ("added", "untracked"):  # new here, or moved too far for git to pair
-        old = _moved_plan(graph, since, changes)
-        return ({}, []) if old is None else (plan_edits(old, graph.graph), [])
+        old = _moved_plan(repo, since, changes)
+        return ({}, []) if old is None else (plan_edits(old, repo.graph), [])
     before = change.old_path or plan_file
     try:
-        old = _plan_at(graph, since, before)
+        old = _plan_at(repo, since, before)
     except (PlanError, GitError) as exc:
         reason = _first_line(exc)
         return {}, [f"the plan at {since} could not be read ({reason}); plan edits not compared"]
     if old is None:
         return {}, []
-    return plan_edits(old, graph.graph), []
+    return plan_edits(old, repo.graph), []
 
 
 _PLAN_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def _moved_plan(graph: PlanGraph, since: str, changes: list[Change]) -> Graph | None:
+def _moved_plan(repo: Repository, since: str, changes: list[Change]) -> Graph | None:
     """The plan as it was at *since* in a file deleted since, when that file held a plan of the
     same id: the plan file moved, rewritten too much (say, from YAML to JSON) for git to see a
     rename."""
@@ -116,30 +125,30 @@ def _moved_plan(graph: PlanGraph, since: str, changes: list[Change]) -> Graph | 
         if change.change != "deleted" or not change.path.lower().endswith(_PLAN_SUFFIXES):
             continue
         try:
-            old = _plan_at(graph, since, change.path)
+            old = _plan_at(repo, since, change.path)
         except (PlanError, GitError):
             continue
-        if old is not None and old.plan.plan == graph.plan.plan:
+        if old is not None and old.plan.plan == repo.plan.plan:
             return old
     return None
 
 
-def _plan_at(graph: PlanGraph, rev: str, path: str) -> Graph | None:
+def _plan_at(repo: Repository, rev: str, path: str) -> Graph | None:
     """The plan file *path* as it was at *rev*, read as the current one is (YAML or JSON)."""
-    content = file_at(graph.root, rev, path)
+    content = file_at(repo.root, rev, path)
     if content is None:
         return None
-    cache = cache_dir_of(graph.store_path)
+    cache = cache_dir_of(repo.store_path)
     with collector_paused():
         loaded = parse_plan(content, f"{rev}:{path}", suffix=Path(path).suffix, cache_dir=cache)
     return Graph.of(loaded.plan)
 
 
-def _own_files(graph: PlanGraph) -> tuple[str, ...]:
+def _own_files(repo: Repository) -> tuple[str, ...]:
     """What plangraph itself writes in the repository: the store and its journal files, and
     the cache folder (ending in ``/``)."""
-    cache = _relative(graph.root, cache_dir_of(graph.store_path))
-    return (*sorted(graph.workspace.ignored), *(() if cache is None else (f"{cache}/",)))
+    cache = _relative(repo.root, cache_dir_of(repo.store_path))
+    return (*sorted(repo.workspace.ignored), *(() if cache is None else (f"{cache}/",)))
 
 
 def _relative(root: Path, path: Path) -> str | None:

@@ -1,5 +1,8 @@
 """A checkpoint of what the store's log says, so status reads only the events recorded since.
 
+It sits above the judge and the store, which it joins: the fold is the judge's, the events, chain
+and keys the store's; it runs no SQL itself.
+
 Status derivation needs the store's whole history only through a
 :class:`~pytest_plangraph.judge.logfold.LogFold`, whose compacted size follows the plan. The fold of
 the log up to event *N* is kept beside the store (``log-<store file name>.json`` in the plan
@@ -47,20 +50,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..codehash import code_fingerprint
-from ..errors import StoreTamperedError
-from ..judge.derive import PlanState, Snapshot, derive
-from ..judge.inputs import LoggedEvent
-from ..judge.logfold import LogFold
-from ..plan.cache import cache_dir_of, make_cache_dir
-from .chain import ChainProblem, sign
-from .localkey import local_key
-from .rows import VERDICT_FIELDS, LogEvent, LogRead
-from .trust import Policy, policy_from_env, screen
+from .codehash import code_fingerprint
+from .errors import StoreTamperedError
+from .judge.derive import derive
+from .judge.inputs import LoggedEvent, Snapshot
+from .judge.logfold import LogFold
+from .judge.states import PlanState
+from .plan.cache import cache_dir_of, make_cache_dir
+from .store.chain import ChainProblem, sign
+from .store.localkey import local_key
+from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
+from .store.trust import Policy, policy_from_env, screen
 
 if TYPE_CHECKING:
-    from ..api import PlanGraph
-    from . import Store
+    from .plan.graph import Graph
+    from .store.sqlite import Store
 
 FIRST_AT = 1_000
 """Events a log holds before its first checkpoint is written (a smaller log is read whole)."""
@@ -153,19 +157,24 @@ CHECKPOINT_AHEAD = "CHECKPOINT_AHEAD"
 
 
 def audit(
-    graph: PlanGraph, whole: PlanState, snapshot: Snapshot, folded: LogFold
+    graph: Graph,
+    store: Store,
+    store_path: Path,
+    whole: PlanState,
+    snapshot: Snapshot,
+    folded: LogFold,
 ) -> ChainProblem | None:
     """Check the checkpoint against *whole*, the state derived from every event (with
     *snapshot*), and *folded*, the fold of every event: a checkpoint that derives another state,
     or says other criteria passed once (what ``status --check`` compares with), was edited or
     written wrongly. It is then removed, so that the next read folds every event, and the
     problem is returned."""
-    path = checkpoint_path(graph.store_path)
-    kept = _from_checkpoint(graph.store, path, policy_from_env())
+    path = checkpoint_path(store_path)
+    kept = _from_checkpoint(store, path, policy_from_env())
     if kept is None:
         return None
     fold, _, _, seq = kept
-    mine = derive(graph.graph, fold, snapshot)
+    mine = derive(graph, fold, snapshot)
     if mine == whole and fold.passed == folded.passed:
         return None
     with contextlib.suppress(OSError):
