@@ -46,6 +46,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -265,11 +266,21 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
             partial.unlink(missing_ok=True)
 
 
+def _read_regular(path: Path) -> bytes:
+    """The bytes of the checkpoint file at *path*; OSError unless it is a regular file (a FIFO
+    put there would otherwise make every status wait for a writer that never comes)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return handle.read()
+
+
 def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
     """The fold kept at *path* with the seq, chain hash and time it was kept at, or None when
     there is none this code can trust."""
     try:
-        head_text, body = path.read_text(encoding="utf-8").split("\n", 1)
+        head_text, body = _read_regular(path).decode("utf-8").split("\n", 1)
         head = json.loads(head_text)
         if head["version"] != code_fingerprint():
             return None
@@ -305,7 +316,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
             },
         )
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
         return None
 
 

@@ -111,8 +111,9 @@ def test_events_after_the_checkpoint_are_read_without_writing_it_each_time(
         lambda text: "not json\n" + text,
         lambda text: text.replace('"refused": {', '"refused": {"x": 1, ', 1),
         lambda text: text.replace('"version": "', '"version": "0+other', 1),
+        lambda text: "[" * 100_000 + "]" * 100_000,
     ],
-    ids=["truncated", "garbage", "edited", "other-code"],
+    ids=["truncated", "garbage", "edited", "other-code", "nested-too-deep"],
 )
 def test_a_damaged_checkpoint_is_not_used_and_is_written_again(jwt: Path, damage) -> None:
     with PlanGraph.open(jwt) as graph:
@@ -352,3 +353,28 @@ def test_with_a_signing_key_only_a_checkpoint_signed_with_it_is_used(
         assert graph.status(fold).nodes[TOKEN].failed_claims == 1
         monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "another key")
         assert graph.fold().events is not None
+
+
+def test_a_fifo_in_place_of_the_checkpoint_is_not_waited_on(jwt: Path) -> None:
+    """Reading a FIFO waits for a writer: a status would hang until one came."""
+    import os
+    import threading
+
+    with PlanGraph.open(jwt) as graph:
+        path = checkpoint_path(graph.store_path)
+        expected = _from_every_event(graph)
+    path.unlink()
+    os.mkfifo(path)
+
+    def status() -> None:  # a connection serves the thread that made it
+        with PlanGraph.open(jwt) as graph:
+            done.append(_table(graph.status(graph.fold())))
+
+    done: list[object] = []
+    reader = threading.Thread(target=status, daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    if not done:  # release the reader, then fail
+        with open(path, "w"):
+            pass
+    assert done == [expected], "fold() waited on the FIFO"
