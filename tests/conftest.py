@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -14,25 +13,10 @@ import pytest
 # only when it parses a plan; a module imported during an in-process run is dropped after it,
 # and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
 import yaml  # noqa: F401
+from repo_helpers import git
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-
-
-def git(cwd: Path, *args: str) -> str:
-    """Run git in *cwd* with a fixed identity; return stdout."""
-    env = {
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-        "HOME": str(cwd),
-    }
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    )
-    return result.stdout
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
+from repo_helpers import edit_store
 
 from pytest_plangraph import checkpoint
 from pytest_plangraph.plan.model import Event
@@ -27,15 +28,7 @@ KEY = {"PLANGRAPH_SIGNING_KEY": "sesame"}
 
 def _edit(store: Path, *statements: str) -> None:
     """Run *statements* with the append-only triggers lifted, then put them back as they were."""
-    with sqlite3.connect(store) as con:
-        triggers = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-        saved = [(name, sql) for name, sql in triggers if "no_update" in name]
-        for name, _ in saved:
-            con.execute(f"DROP TRIGGER {name}")
-        for statement in statements:
-            con.execute(statement)
-        for _, sql in saved:
-            con.execute(sql)
+    edit_store(store, *statements)
 
 
 def _codes(result: Any) -> list[tuple[int, str]]:

@@ -23,13 +23,13 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from cli_helpers import plangraph_main
+from repo_helpers import edit_store, git
 
 from pytest_plangraph import checkpoint
 from pytest_plangraph.canonical import canonical_json
@@ -91,17 +91,8 @@ class TamperResult:
 
 
 def _lifted(root: Path, *statements: str) -> None:
-    """Run *statements* with the append-only triggers dropped, then put them back."""
-    with sqlite3.connect(root / STORE) as con:
-        rows = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-        saved = [(name, sql) for name, sql in rows if "_no_" in name]
-        for name, _ in saved:
-            con.execute(f"DROP TRIGGER {name}")
-        for statement in statements:
-            con.execute(statement)
-        for _, sql in saved:
-            con.execute(sql)
-    con.close()
+    """Run *statements* on the store with the append-only triggers lifted, then put them back."""
+    edit_store(root / STORE, *statements)
 
 
 def _second_outcome_key(root: Path) -> None:
@@ -377,12 +368,4 @@ def measure(workdir: Path, case: TamperCase) -> TamperResult:
 
 
 def _git(cwd: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-        "HOME": str(cwd),
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+    git(cwd, *args)

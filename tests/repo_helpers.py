@@ -1,0 +1,42 @@
+"""Plain helpers the tests and the reliability benchmark share (no pytest needed): git with a
+fixed identity, and a store file edited by hand as an attacker would."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in *cwd* with a fixed identity; return stdout."""
+    env = {
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(cwd),
+    }
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    )
+    return result.stdout
+
+
+def edit_store(store: Path, *statements: str) -> None:
+    """Run *statements* on the store file at *store* with its append-only triggers lifted, then
+    put the triggers back exactly as they were (their text unchanged)."""
+    con = sqlite3.connect(store)
+    try:
+        with con:
+            rows = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+            saved = [(name, sql) for name, sql in rows if "_no_" in name]
+            for name, _ in saved:
+                con.execute(f"DROP TRIGGER {name}")
+            for statement in statements:
+                con.execute(statement)
+            for _, sql in saved:
+                con.execute(sql)
+    finally:
+        con.close()
