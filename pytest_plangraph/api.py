@@ -216,6 +216,8 @@ class PlanGraph(Replanning):
                 "evidence is recorded with record(), which checks each record; append() "
                 "writes the other kinds of event"
             )
+        if kind == "patch":
+            raise UsageError("patch events are recorded by patch(), which applies the patch")
         if kind not in EVENT_KINDS:
             raise UsageError(f"unknown event kind {kind!r}; {choices(EVENT_KINDS)}")
         if payload is not None and not isinstance(payload, Mapping):

@@ -240,3 +240,9 @@ def test_the_api_takes_a_patch_as_a_mapping(jwt: Path) -> None:
         with pytest.raises(UsageError, match="not int"):
             graph.patch(3, by="agent-7")  # type: ignore[arg-type]
     assert "consumes" not in (jwt / "plangraph.yaml").read_text()
+
+
+def test_a_patch_event_cannot_be_appended_by_hand(jwt: Path) -> None:
+    with PlanGraph.open(jwt) as graph, pytest.raises(UsageError, match="recorded by patch"):
+        graph.append("patch", SCHEMA, by="agent", payload={"outcome": "applied"})
+    assert patch_events(jwt) == []
