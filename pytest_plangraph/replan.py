@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -100,12 +101,16 @@ class Replanning(Repository):
         names it in messages): applied to the plan file when lint passes and no touched node's
         replan rounds are spent, else refused with the file unchanged (module text).
         *expected_plan_version* as for :meth:`PlanGraph.append
-        <pytest_plangraph.api.PlanGraph.append>`."""
-        self._ready()
+        <pytest_plangraph.api.PlanGraph.append>`. A plan that lint rejects may be patched (a
+        patch is how it gets repaired); the patched plan must pass."""
         found = as_patch(patch, apicheck.name(name, "name"))
         apicheck.name(by, "by")
-        self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
-        return apply_patch(self, found, by=by)
+        expected = apicheck.version(expected_plan_version, "expected_plan_version")
+        self.plan_ref()  # makes the store, and its folder for the lock
+        with _patch_lock(self.store_path):
+            self.refresh()  # the plan as the last patch left it
+            self._expect(expected)
+            return apply_patch(self, found, by=by, judged=not self.plan_problems()[0])
 
     def saga(self, node: str | None = None) -> Saga:
         """The compensation plan of the steps with side effects that ran (for *node* and what
@@ -166,9 +171,10 @@ def replan_rounds(repo: Repository) -> dict[str, int]:
     return rounds
 
 
-def apply_patch(repo: Repository, patch: PlanPatch, *, by: str) -> PatchResult:
+def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = True) -> PatchResult:
     """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
-    plan and the expected plan version."""
+    expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
+    judged against it, so the patch invalidates nothing)."""
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")
     if patch.is_empty():
@@ -201,7 +207,7 @@ def apply_patch(repo: Repository, patch: PlanPatch, *, by: str) -> PatchResult:
         events = _record(repo, nodes, by, before, payload)
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
-    old_state = _state(repo)
+    old_state = _state(repo) if judged else None
     _replace(path, edited)
     repo.refresh()
     after = repo.plan_ref()
@@ -250,10 +256,12 @@ def _state(repo: Repository) -> PlanState:
     return derive(repo.graph, fold, repo.snapshot(fold))
 
 
-def _invalidated(old: PlanState, new: PlanState) -> list[dict[str, Any]]:
+def _invalidated(old: PlanState | None, new: PlanState) -> list[dict[str, Any]]:
     """Each criterion valid before the patch and not after it (gone with its node or itself,
     or its evidence stale against the new plan), with the reason codes."""
     found: list[dict[str, Any]] = []
+    if old is None:
+        return found
     for node_id, state in old.nodes.items():
         now_state = new.nodes.get(node_id)
         after = {c.id: c for c in now_state.criteria} if now_state else {}
@@ -273,6 +281,25 @@ def _invalidated(old: PlanState, new: PlanState) -> list[dict[str, Any]]:
                 }
             )
     return found
+
+
+@contextmanager
+def _patch_lock(store_path: Path) -> Iterator[None]:
+    """Hold the repository's patch lock (``STORE-lock`` beside the store): two patches written
+    against the same plan version are applied one after the other, so the second finds the
+    plan changed (``PLAN_VERSION_CONFLICT``) instead of overwriting the first. Where the
+    system has no ``fcntl`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(f"{store_path}-lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _replace(path: Path, text: str) -> None:

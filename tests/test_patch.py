@@ -246,3 +246,54 @@ def test_a_patch_event_cannot_be_appended_by_hand(jwt: Path) -> None:
     with PlanGraph.open(jwt) as graph, pytest.raises(UsageError, match="recorded by patch"):
         graph.append("patch", SCHEMA, by="agent", payload={"outcome": "applied"})
     assert patch_events(jwt) == []
+
+
+def test_two_agents_racing_on_one_version_one_wins_and_nothing_is_lost(jwt: Path) -> None:
+    import subprocess
+
+    from cli_helpers import PLANGRAPH, _environment
+
+    assert plangraph_main(jwt, "status").code == 0  # the plan is version 1 in the store
+    files = [write(jwt, REWORD.format(words=f"words {i}"), f"p{i}.yaml") for i in range(2)]
+    files.append(write(jwt, ADD_STEP, "p2.yaml"))
+    runs = [
+        subprocess.Popen(
+            [str(PLANGRAPH), "patch", str(f), "--by", f"agent-{i}", "--expected-plan-version", "1"],
+            cwd=jwt, env=_environment(None), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+    results = [(run.wait(60), run.communicate()[1]) for run in runs]
+    assert sorted(code for code, _ in results) == [0, 1, 1]
+    assert all("PLAN_VERSION_CONFLICT" in err for code, err in results if code == 1)
+    applied = [e for e in patch_events(jwt) if e.payload["outcome"] == "applied"]
+    assert {(e.payload["version_before"], e.payload["version_after"]) for e in applied} == {(1, 2)}
+    with PlanGraph.open(jwt) as graph:
+        assert graph.plan.digest == applied[0].payload["digest_after"]
+    assert "?? " not in subprocess.run(
+        ["git", "status", "--porcelain"], cwd=jwt, capture_output=True, text=True, check=True
+    ).stdout.replace("?? .plangraph/", "")
+
+
+BROKEN = """
+plangraph: 1
+plan: broken
+nodes:
+  - id: step-a
+    acceptance:
+      - {id: ac, verifier: {type: approval}}
+edges:
+  - {from: step-ghost, to: step-a, type: requires}   # MISSING_DEP: lint rejects the plan
+"""
+
+
+def test_a_plan_that_lint_rejects_is_repaired_by_a_patch(jwt: Path) -> None:
+    (jwt / "plangraph.yaml").write_text(textwrap.dedent(BROKEN).lstrip(), encoding="utf-8")
+    assert plangraph_main(jwt, "status").code == 2
+    fix = "plangraph_patch: 1\nedges: {remove: [{from: step-ghost, to: step-a, type: requires}]}\n"
+    result = patch(jwt, fix, 1)
+    assert result.code == 0, result.err
+    assert result.json()["invalidated"] == []
+    assert plangraph_main(jwt, "status").code == 0
+    assert "MISSING_DEP" not in (jwt / "plangraph.yaml").read_text()

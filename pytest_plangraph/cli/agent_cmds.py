@@ -57,8 +57,11 @@ def register(commands: Any) -> None:
 
 
 def _patch(args: argparse.Namespace, out: Output) -> int:
+    from ..api import PlanGraph
+
     raw, name = _read(args.file)
-    with open_graph(args) as graph:
+    # not open_graph: a plan that lint rejects may be patched (that is how it gets repaired)
+    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
         result = graph.patch(
             raw, by=args.by, expected_plan_version=args.expected_plan_version, name=name
         )
