@@ -40,7 +40,7 @@ from .plan.evidence import PlanRef
 from .plan.file import parse_plan
 from .plan.graph import Graph
 from .plan.model import Event
-from .plan.patch import PlanPatch, edit_plan_text, read_patch, touched_nodes
+from .plan.patch import PlanPatch, edit_plan_text, patched_plan, read_patch, touched_nodes
 from .repository import Repository
 from .vcs.environment import now
 
@@ -199,6 +199,12 @@ def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = T
     edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
     shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
     loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+    if loaded.plan.digest != patched_plan(repo.plan, patch, repo.loaded.file).digest:
+        raise UsageError(
+            f"{repo.loaded.file} could not be edited without changing what the patch does not "
+            "touch (a construct the round-trip editor does not keep); nothing was written: "
+            "apply this change by hand"
+        )
     subject = LintSubject(loaded, Graph.of(loaded.plan), repo.registry, repo.workspace)
     errors = plan_problems(subject)[0]
     if errors:

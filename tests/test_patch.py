@@ -297,3 +297,20 @@ def test_a_plan_that_lint_rejects_is_repaired_by_a_patch(jwt: Path) -> None:
     assert result.json()["invalidated"] == []
     assert plangraph_main(jwt, "status").code == 0
     assert "MISSING_DEP" not in (jwt / "plangraph.yaml").read_text()
+
+
+def test_a_plan_with_anchors_is_patched_without_new_sections(jwt: Path) -> None:
+    plan = jwt / "plangraph.yaml"
+    plan.write_text(
+        "plangraph: 1\nplan: anchors\nnodes:\n"
+        "  - id: step-a   # the first step\n"
+        "    acceptance:\n      - {id: ac, verifier: &v {type: approval}}\n"
+        "  - id: step-b\n    acceptance:\n      - {id: ac, verifier: *v}\n",
+        encoding="utf-8",
+    )
+    change = "plangraph_patch: 1\ncriteria: {remove: [{node: step-b, id: ac}]}\n"
+    # step-b is left without criteria: lint warns (NO_ACCEPTANCE), which refuses nothing
+    assert patch(jwt, change, 1).code == 0
+    text = plan.read_text()
+    assert "# the first step" in text and "edges" not in text
+    assert "step-b\n    acceptance: []\n" in text

@@ -35,9 +35,9 @@ from pydantic import Field, ValidationError
 from ..errors import PlanError, Problem, UsageError
 from .base import FrozenModel, empty_default
 from .messages import problem
-from .model import Criterion, Edge, EdgeType, Id, Node
+from .model import Criterion, Edge, EdgeType, Id, Node, Plan
 
-__all__ = ["PlanPatch", "edit_plan_text", "read_patch", "touched_nodes"]
+__all__ = ["PlanPatch", "edit_plan_text", "patched_plan", "read_patch", "touched_nodes"]
 
 MAX_PATCH_BYTES = 4 * 1024 * 1024
 """A patch is a small change; anything larger is refused before it is parsed."""
@@ -176,6 +176,14 @@ def edit_plan_text(text: str, patch: PlanPatch, name: str, *, json_file: bool) -
     return out.getvalue()
 
 
+def patched_plan(plan: Plan, patch: PlanPatch, name: str) -> Plan:
+    """*plan* with *patch* applied to its model, not to its text: what the edited file must
+    say, so that an edit of the text that changed anything else is caught."""
+    data = plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    _apply(data, patch, name, plain=True)
+    return Plan.model_validate(data)
+
+
 def _apply(data: Any, patch: PlanPatch, name: str, *, plain: bool) -> None:
     problems = list(_problems(data, patch, plain))
     if problems:
@@ -241,7 +249,7 @@ def _criteria(nodes: MutableSequence[Any], patch: PlanPatch, plain: bool) -> Ite
 
 
 def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
-    edges = _list(data, "edges")
+    edges = _list(data, "edges") if patch.edges.add else data.get("edges") or []
     for ref in patch.edges.remove:
         matches = [
             i
