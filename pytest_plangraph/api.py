@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
-from .errors import ConflictError, StoreTamperedError, UsageError
+from .errors import StoreTamperedError, UsageError
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate
 from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
@@ -32,7 +32,7 @@ from .judge.untrusted import DECISION_ROLE
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
 from .plan.model import EVENT_KINDS, Event
-from .repository import Repository
+from .replan import Replanning
 from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Repository):
-    """A repository's plan, evidence store and files, with status derived on demand."""
+class PlanGraph(Replanning):
+    """A repository's plan, evidence store and files, with status derived on demand (and
+    re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -215,6 +216,8 @@ class PlanGraph(Repository):
                 "evidence is recorded with record(), which checks each record; append() "
                 "writes the other kinds of event"
             )
+        if kind == "patch":
+            raise UsageError("patch events are recorded by patch(), which applies the patch")
         if kind not in EVENT_KINDS:
             raise UsageError(f"unknown event kind {kind!r}; {choices(EVENT_KINDS)}")
         if payload is not None and not isinstance(payload, Mapping):
@@ -236,17 +239,6 @@ class PlanGraph(Repository):
         )
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         return self.store.append(event)
-
-    def _expect(self, expected: int | None) -> None:
-        """:class:`ConflictError` unless the plan in the repository is version *expected*."""
-        if expected is None:
-            return
-        current = self.plan_ref().version
-        if expected != current:
-            raise ConflictError(
-                f"PLAN_VERSION_CONFLICT: the writer expected plan version {expected}, but the "
-                f"plan in the repository is version {current}; reload the plan and decide again"
-            )
 
     def claim(
         self,

@@ -371,7 +371,37 @@ def test_a_claim_before_the_prerequisite_passed_is_refused() -> None:
     world.add("claim", "B")
     world.verify("A")
     state = world.state().nodes["B"]
-    assert (state.status, state.failed_claims) == ("completed", 1)  # completed wins
+    # the budget decides before the evidence does: blocked until a person grants a retry
+    assert (state.status, state.failed_claims) == ("blocked", 1)
+    assert [r.code for r in state.reasons] == ["RETRY_BUDGET_EXHAUSTED"]
+    world.add("retry", "B")
+    assert world.statuses()["B"] == "completed"
+
+
+def test_a_spent_budget_keeps_dependents_and_parents_from_completing() -> None:
+    parent = node("O", kind="objective", outputs=[], acceptance=[])
+    world = World(
+        make_graph(
+            [parent, node("A", parent="O", max_retry=0), node("B", parent="O")], [edge("A", "B")]
+        )
+    )
+    world.add("claim", "A")  # refused: nothing verified yet, and the budget of 0 is spent
+    world.verify_all()
+    assert world.statuses() == {"O": "in_progress", "A": "blocked", "B": "blocked"}
+    assert world.codes("B") == ["PREREQUISITE_NOT_COMPLETED"]
+    world.add("claim", "B")  # refused: its prerequisite is blocked
+    assert world.state().nodes["B"].failed_claims == 1
+    world.add("retry", "A")
+    assert world.statuses() == {"O": "completed", "A": "completed", "B": "completed"}
+
+
+def test_a_claim_on_a_spent_budget_is_refused_whatever_the_evidence() -> None:
+    world = _ab(max_retry=0)
+    world.add("claim", "B", payload={"verdict": "FAILED"})
+    world.verify_all()
+    world.add("claim", "B")  # judged by replay: the budget was spent, so refused
+    state = world.state().nodes["B"]
+    assert (state.status, state.failed_claims) == ("blocked", 2)
 
 
 def test_an_exhausted_budget_blocks_even_with_partial_evidence() -> None:

@@ -287,4 +287,10 @@ def _said(event: Any) -> str:
     if event.kind == "change":
         commit = f" (commit {str(payload['commit'])[:7]})" if payload.get("commit") else ""
         return f"{payload.get('change', 'changed')} {payload.get('path', '')}{commit}"
+    if event.kind == "patch":
+        code = f" {payload['code']}" if payload.get("code") else ""
+        versions = f" v{payload.get('version_before')} -> v{payload.get('version_after')}"
+        return f"{payload.get('outcome', '')}{code}" + (
+            versions if payload.get("outcome") == "applied" else ""
+        )
     return ""

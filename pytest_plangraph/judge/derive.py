@@ -178,10 +178,13 @@ class _Derivation:
             self.required,
             [n for n, node in graph.nodes.items() if node.cancelled],
         )
+        budgets = {n: node.max_retry for n, node in graph.nodes.items()}
         refused = self.ledger.refused
         if refused is None:  # a claim without its verdict: the gate is replayed
-            refused = replay_claims(context.links, self.completion, self.ledger.ticks)
+            refused = replay_claims(context.links, self.completion, self.ledger.ticks, budgets)
         self.refused = refused
+        for node_id, count in refused.items():
+            self.completion.exhaust(node_id, count > budgets[node_id])
         for node_id, states in self.criteria.items():
             for state in states:
                 self.completion.set_ok(node_id, state.id, state.state == "valid")
@@ -346,7 +349,8 @@ class _Derivation:
                 Reason(
                     "RETRY_BUDGET_EXHAUSTED",
                     f"{refused} claims refused since the last retry grant (max_retry "
-                    f"{node.max_retry}); a person must grant a retry",
+                    f"{node.max_retry}): the gate refuses this node whatever its evidence "
+                    f"until a person runs `plangraph retry {node_id}`",
                     {"refused": refused, "max_retry": node.max_retry},
                 )
             )
@@ -384,6 +388,8 @@ class _Derivation:
         """The first status that matches, in the precedence of DESIGN §5."""
         if node_id in self.completion.cancelled:
             return "cancelled"
+        if node_id in self.completion.exhausted:  # before completed: the budget decides
+            return "blocked"
         if node_id in self.completed:
             return "completed"
         open_states = {c.state for c in criteria if c.required and c.state != "valid"}
@@ -394,7 +400,7 @@ class _Derivation:
         claimed = node_id in self.ledger.claimed
         engaged = claimed or node_id in self.active
         waiting = "PREREQUISITE_NOT_COMPLETED" in codes
-        if codes & {"CONFLICT_COMPLETED", "RETRY_BUDGET_EXHAUSTED"} or (engaged and waiting):
+        if "CONFLICT_COMPLETED" in codes or (engaged and waiting):
             return "blocked"
         if open_states == {"awaiting_approval"} and not codes & _OTHER_THAN_APPROVAL:
             return "awaiting_approval"

@@ -177,6 +177,7 @@ class Completion:
         self._links = links
         self.settled = frozenset(settled)
         self.cancelled = set(self.settled)
+        self.exhausted: set[str] = set()
         self._required = {n: frozenset(required.get(n, ())) for n in links.prerequisites}
         self._missing = {n: set(ids) for n, ids in self._required.items()}
         self._count = {
@@ -209,6 +210,17 @@ class Completion:
             return
         self.cancelled.add(node_id)
         self._adjust(node_id, 1)
+
+    def exhaust(self, node_id: str, spent: bool) -> None:
+        """Mark whether *node_id*'s retry budget is spent: while it is, the node never passes
+        whatever its evidence (DESIGN §5), so its dependents and its parent wait for it."""
+        if spent == (node_id in self.exhausted):
+            return
+        if spent:
+            self.exhausted.add(node_id)
+        else:
+            self.exhausted.discard(node_id)
+        self._adjust(node_id, 1 if spent else -1)
 
     def unopposed(self, node_id: str) -> bool:
         """The node passes and no conflicts-edge partner does."""
@@ -258,12 +270,16 @@ class Tick(NamedTuple):
     ok: bool = False
 
 
-def replay_claims(links: Links, raw: Completion, ticks: Iterable[Tick]) -> dict[str, int]:
+def replay_claims(
+    links: Links, raw: Completion, ticks: Iterable[Tick], budgets: Mapping[str, int]
+) -> dict[str, int]:
     """Apply *ticks* in order to *raw*; return refused claims since the last retry grant.
 
     A claim is refused when the node is not completed at that moment — the whole gate,
-    conflicts rule included (DESIGN §5) — or when the verdict recorded with it says so. When
-    every claim carries its verdict, *raw* is left as it is.
+    conflicts rule included (DESIGN §5), and a spent retry budget (more refusals than the
+    node's ``max_retry`` in *budgets*) keeps a node from completing until a retry grant — or
+    when the verdict recorded with it says so. When every claim carries its verdict, *raw* is
+    left as it is.
     """
     ticks = list(ticks)
     refused: dict[str, int] = {}
@@ -279,9 +295,11 @@ def replay_claims(links: Links, raw: Completion, ticks: Iterable[Tick]) -> dict[
     for tick in ticks:
         if tick.kind == "retry":
             refused[tick.node] = 0
+            raw.exhaust(tick.node, False)
         elif tick.kind in ("claim", "verdict"):
             passed = tick.ok if tick.kind == "verdict" else final.done[tick.node]
-            refused[tick.node] = refused.get(tick.node, 0) + (not passed)
+            count = refused[tick.node] = refused.get(tick.node, 0) + (not passed)
+            raw.exhaust(tick.node, count > budgets[tick.node])
         elif tick.kind == "criterion":
             raw.set_ok(tick.node, tick.criterion, tick.ok)
         else:

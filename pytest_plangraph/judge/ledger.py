@@ -164,7 +164,7 @@ def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]
                 bound = event.payload.get("input_digest")
                 ok = kind == "approval" and bound == context.digests[node_id]
                 ticks.append(Tick("criterion", node_id, key[1], ok))
-        elif node_id not in nodes or kind == "change":
+        elif node_id not in nodes or kind in ("change", "patch"):
             continue
         elif kind == "claim":
             verdict = _verdict_of(event)

@@ -190,6 +190,7 @@ class Plan(_Strict):
     plan: Id
     title: str = ""
     description: str = ""
+    max_replan_rounds: Annotated[int, Field(ge=0)] = 2
     nodes: list[Node] = empty_default(list)
     edges: list[Edge] = empty_default(list)
 
@@ -338,6 +339,7 @@ EventKind = Literal[
     "cancel",  # the node is cancelled (it never settles a parent: only the plan file does)
     "retry",  # a person grants a fresh retry budget after RETRY_BUDGET_EXHAUSTED
     "change",  # an observed change: payload {"path", "change", "old", "new", "commit"}
+    "patch",  # a plan patch tried on this node: payload {"outcome", "patch", versions, ...}
 ]
 
 

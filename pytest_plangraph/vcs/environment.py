@@ -140,11 +140,12 @@ def _resolved(path: Path, option: str) -> Path:
 
 
 def store_files(root: Path, store_path: Path) -> list[str]:
-    """The store file and its SQLite journal files, relative to *root* when inside it."""
+    """The store file, its SQLite journal files and the lock ``plangraph patch`` takes,
+    relative to *root* when inside it."""
     if not store_path.is_relative_to(root):
         return []
     rel = store_path.relative_to(root).as_posix()
-    return [rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"]
+    return [rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal", f"{rel}-lock"]
 
 
 def ignore_store_dir(store_path: Path) -> None:

@@ -1,0 +1,309 @@
+"""Patch-only replanning (seed 001), pure: the patch format and its application to a plan text.
+
+A patch adds, replaces or removes named nodes, criteria and edges, and nothing else::
+
+    plangraph_patch: 1
+    note: narrow the login step to password logins
+    nodes:
+      add: [{id: step-rate-limit, parent: objective-auth, acceptance: [...]}]
+      replace: [{id: step-token-endpoint, ...}]      # the whole node, found by id
+      remove: [step-old]
+    criteria:
+      add: [{node: step-token-endpoint, criterion: {id: ac-lockout, verifier: {type: test}}}]
+      replace: [{node: step-token-endpoint, criterion: {id: ac-http-200, ...}}]
+      remove: [{node: step-token-endpoint, id: ac-invalid-401}]
+    edges:
+      add: [{from: step-rate-limit, to: step-token-endpoint, type: requires}]
+      remove: [{from: step-user-schema, to: step-token-endpoint, type: consumes}]
+
+Every entry is checked against the plan models before anything is applied. :func:`edit_plan_text`
+applies a patch to the text of a plan file: a YAML plan goes through ``ruamel.yaml``'s round trip,
+so comments, key order, quoting and the flow or block style of what the patch does not touch stay
+as they were; a JSON plan is written back with two-space indentation. Whether the result is a good
+plan is for lint to say (the caller lints it before anything is written).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator, MutableMapping, MutableSequence
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ..errors import PlanError, Problem, UsageError
+from .base import FrozenModel, empty_default
+from .messages import problem
+from .model import Criterion, Edge, EdgeType, Id, Node, Plan
+
+__all__ = ["PlanPatch", "edit_plan_text", "patched_plan", "read_patch", "touched_nodes"]
+
+MAX_PATCH_BYTES = 4 * 1024 * 1024
+"""A patch is a small change; anything larger is refused before it is parsed."""
+
+
+class _Part(FrozenModel):
+    """A part of a patch file (strict like the plan file: nothing is coerced)."""
+
+    model_config = FrozenModel.model_config | {"strict": True}
+
+
+class NodeChanges(_Part):
+    """Whole nodes to add, replace (found by id) or remove (by id)."""
+
+    add: list[Node] = empty_default(list)
+    replace: list[Node] = empty_default(list)
+    remove: list[Id] = empty_default(list)
+
+
+class CriterionChange(_Part):
+    """A criterion to add to, or replace in, the node *node*."""
+
+    node: Id
+    criterion: Criterion
+
+
+class CriterionRemoval(_Part):
+    """The criterion *id* of the node *node*, to remove."""
+
+    node: Id
+    id: Id
+
+
+class CriterionChanges(_Part):
+    """Criteria to add, replace (found by node and id) or remove."""
+
+    add: list[CriterionChange] = empty_default(list)
+    replace: list[CriterionChange] = empty_default(list)
+    remove: list[CriterionRemoval] = empty_default(list)
+
+
+class EdgeRef(_Part):
+    """An edge named by its ends and type."""
+
+    from_: Id = Field(alias="from")
+    to: Id
+    type: EdgeType
+
+
+class EdgeChanges(_Part):
+    """Edges to add, or remove (every edge with these ends and type)."""
+
+    add: list[Edge] = empty_default(list)
+    remove: list[EdgeRef] = empty_default(list)
+
+
+class PlanPatch(_Part):
+    """One patch: the format version, an optional note, and the changes."""
+
+    plangraph_patch: Literal[1]
+    note: str = ""
+    nodes: NodeChanges = Field(default_factory=NodeChanges)
+    criteria: CriterionChanges = Field(default_factory=CriterionChanges)
+    edges: EdgeChanges = Field(default_factory=EdgeChanges)
+
+    def is_empty(self) -> bool:
+        """True when the patch changes nothing."""
+        parts = (self.nodes, self.criteria, self.edges)
+        return not any(getattr(part, name) for part in parts for name in type(part).model_fields)
+
+
+def read_patch(raw: bytes, name: str) -> PlanPatch:
+    """The patch in *raw* (YAML or JSON), or :class:`PlanError` with one line per problem."""
+    from .yaml_reader import read_yaml
+
+    if len(raw) > MAX_PATCH_BYTES:
+        message = f"the patch is {len(raw)} bytes, more than {MAX_PATCH_BYTES}; split it"
+        raise PlanError([Problem(name, 0, 0, "", message)])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise PlanError([Problem(name, 0, 0, "", "not UTF-8 text; save it as UTF-8")]) from None
+    data, positions = read_yaml(text, name, 200_000)
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else type(data).__name__
+        message = f"expected a mapping with 'plangraph_patch: 1', got {kind}"
+        raise PlanError([Problem(name, 1, 1, "", message)])
+    try:
+        return PlanPatch.model_validate(data)
+    except ValidationError as exc:
+        raise PlanError([problem(name, positions, data, err) for err in exc.errors()]) from None
+
+
+def touched_nodes(patch: PlanPatch) -> list[str]:
+    """The nodes a patch re-plans, in the order it names them: the nodes it adds, replaces or
+    removes, the nodes whose criteria it changes, and the dependent end (``to``) of each edge
+    it adds or removes."""
+    found = [
+        *(n.id for n in patch.nodes.add),
+        *(n.id for n in patch.nodes.replace),
+        *patch.nodes.remove,
+        *(c.node for c in patch.criteria.add),
+        *(c.node for c in patch.criteria.replace),
+        *(c.node for c in patch.criteria.remove),
+        *(e.to for e in patch.edges.add),
+        *(e.to for e in patch.edges.remove),
+    ]
+    return list(dict.fromkeys(found))
+
+
+def edit_plan_text(text: str, patch: PlanPatch, name: str, *, json_file: bool) -> str:
+    """The text of the plan file *name* with *patch* applied; :class:`UsageError` naming each
+    entry that does not fit the plan (a node added twice, a criterion that is not there …)."""
+    if json_file:
+        data = json.loads(text)
+        _apply(data, patch, name, plain=True)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    try:
+        _, sequence, offset = load_yaml_guess_indent(text)
+    except YAMLError as exc:  # the plan was read before: only a race with an edit gets here
+        raise UsageError(f"{name} could not be read for the patch: {exc}") from None
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never fold a long line the patch did not touch
+    sequence = sequence or 2
+    mapping = sequence - (offset or 0) if sequence - (offset or 0) >= 2 else 2
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset or 0)
+    data = yaml.load(text)
+    _apply(data, patch, name, plain=False)
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def patched_plan(plan: Plan, patch: PlanPatch, name: str) -> Plan:
+    """*plan* with *patch* applied to its model, not to its text: what the edited file must
+    say, so that an edit of the text that changed anything else is caught."""
+    data = plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    _apply(data, patch, name, plain=True)
+    return Plan.model_validate(data)
+
+
+def _apply(data: Any, patch: PlanPatch, name: str, *, plain: bool) -> None:
+    problems = list(_problems(data, patch, plain))
+    if problems:
+        lines = "\n".join(f"{name}: {p}" for p in problems)
+        raise UsageError(f"the patch does not fit the plan, nothing was changed:\n{lines}")
+
+
+def _problems(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
+    """Apply *patch* to the plan *data* in place, yielding what does not fit."""
+    nodes = _list(data, "nodes")
+    by_id = {n.get("id"): i for i, n in enumerate(nodes) if isinstance(n, MutableMapping)}
+    removed = set(patch.nodes.remove)
+    for node_id in patch.nodes.remove:
+        if node_id not in by_id:
+            yield f"nodes.remove: no node {node_id!r} to remove"
+    for node in patch.nodes.replace:
+        if node.id not in by_id:
+            yield f"nodes.replace: no node {node.id!r}; add it with nodes.add"
+        else:
+            nodes[by_id[node.id]] = _styled(_dump(node), plain)
+    for index in sorted((by_id[n] for n in removed if n in by_id), reverse=True):
+        del nodes[index]
+    for node in patch.nodes.add:
+        if node.id in by_id and node.id not in removed:
+            yield f"nodes.add: node {node.id!r} is already in the plan; use nodes.replace"
+        else:
+            nodes.append(_styled(_dump(node), plain))
+    yield from _criteria(nodes, patch, plain)
+    yield from _edges(data, patch, plain)
+
+
+def _criteria(nodes: MutableSequence[Any], patch: PlanPatch, plain: bool) -> Iterator[str]:
+    by_id = {n.get("id"): n for n in nodes if isinstance(n, MutableMapping)}
+    changes = patch.criteria
+    for what, entries in (("add", changes.add), ("replace", changes.replace)):
+        for entry in entries:
+            node = by_id.get(entry.node)
+            if node is None:
+                yield f"criteria.{what}: no node {entry.node!r}"
+                continue
+            acceptance = _list(node, "acceptance")
+            index = _index(acceptance, entry.criterion.id)
+            body = _styled(_dump(entry.criterion), plain)
+            if what == "add" and index is not None:
+                yield (
+                    f"criteria.add: {entry.node}/{entry.criterion.id} is already in the plan; "
+                    "use criteria.replace"
+                )
+            elif what == "add":
+                acceptance.append(body)
+            elif index is None:
+                yield f"criteria.replace: no criterion {entry.node}/{entry.criterion.id}"
+            else:
+                acceptance[index] = body
+    for removal in changes.remove:
+        node = by_id.get(removal.node)
+        acceptance = _list(node, "acceptance") if node is not None else []
+        index = _index(acceptance, removal.id)
+        if index is None:
+            yield f"criteria.remove: no criterion {removal.node}/{removal.id} to remove"
+        else:
+            del acceptance[index]
+
+
+def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
+    edges = _list(data, "edges") if patch.edges.add else data.get("edges") or []
+    for ref in patch.edges.remove:
+        matches = [
+            i
+            for i, e in enumerate(edges)
+            if isinstance(e, MutableMapping)
+            and (e.get("from"), e.get("to"), e.get("type")) == (ref.from_, ref.to, ref.type)
+        ]
+        if not matches:
+            yield f"edges.remove: no {ref.type} edge from {ref.from_} to {ref.to}"
+        for i in reversed(matches):
+            del edges[i]
+    for edge in patch.edges.add:
+        edges.append(_styled(_dump(edge), plain, flow=True))
+
+
+def _list(owner: MutableMapping[str, Any], key: str) -> MutableSequence[Any]:
+    """``owner[key]``, made an empty list when it is missing (or null)."""
+    found = owner.get(key)
+    if not isinstance(found, MutableSequence):
+        owner[key] = found = []
+    return found
+
+
+def _index(items: MutableSequence[Any], item_id: str) -> int | None:
+    return next(
+        (
+            i
+            for i, c in enumerate(items)
+            if isinstance(c, MutableMapping) and c.get("id") == item_id
+        ),
+        None,
+    )
+
+
+def _dump(model: FrozenModel) -> dict[str, Any]:
+    """A model as the patch wrote it: only the fields it set, with their plan-file names."""
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return data
+
+
+def _styled(value: Any, plain: bool, *, flow: bool = False) -> Any:
+    """*value* as YAML nodes laid out as plans usually are: a mapping or list holding only
+    scalars on one line (``verifier: {type: test}``, ``outputs: [a.py]``), others as blocks."""
+    if plain:
+        return value
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        styled: Any = CommentedMap((k, _styled(v, plain)) for k, v in value.items())
+    elif isinstance(value, list):
+        styled = CommentedSeq(_styled(v, plain) for v in value)
+    else:
+        return value
+    values = value.values() if isinstance(value, dict) else value
+    if flow or all(not isinstance(v, dict | list) for v in values):
+        styled.fa.set_flow_style()
+    return styled

@@ -1,0 +1,325 @@
+"""Patch-only replanning (seed 001, issue 20 §3): a patch applied to the plan file, linted first,
+within a per-node budget of rounds, each attempt an event.
+
+Order of a patch, and why:
+
+1. The patch is read and checked against the plan models (bad input: exit 2, nothing written).
+2. The replan budget: a node may be re-planned ``max_replan_rounds`` times (plan-level, default 2)
+   since the last retry grant a person gave it. A patch touching a node whose rounds are spent is
+   refused with ``REPLAN_BUDGET_EXHAUSTED`` and marks that node for a person (a ``patch`` event
+   with that outcome): degrade — narrow the goal or hand over — rather than patch again.
+3. The patch is applied to the plan *text* (comments and layout kept, :mod:`.plan.patch`) and the
+   result linted as the commands would; lint errors refuse it whole (``LINT_ERRORS``, the
+   findings with code, node and hint) and the file is not touched. That attempt spends a round.
+4. The new text replaces the file atomically, and one ``patch`` event per touched node records
+   who, the patch, the plan versions and digests before and after, and what it invalidated:
+   each criterion whose evidence was valid before the patch and is not after it.
+
+Retry grants count as the gate counts them (:mod:`.store.trust`): with keys configured, only a
+grant signed by a key trusted for ``approver`` renews a node's rounds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from . import apicheck
+from .errors import ConflictError, UsageError
+from .judge.derive import derive
+from .judge.states import PlanState
+from .lint.check import LintSubject, plan_problems
+from .lint.findings import Finding
+from .plan.evidence import PlanRef
+from .plan.file import parse_plan
+from .plan.graph import Graph
+from .plan.model import Event
+from .plan.patch import PlanPatch, edit_plan_text, patched_plan, read_patch, touched_nodes
+from .repository import Repository
+from .vcs.environment import now
+
+if TYPE_CHECKING:
+    from .judge.saga import Saga
+
+__all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
+
+REPLAN_BUDGET_EXHAUSTED = "REPLAN_BUDGET_EXHAUSTED"
+LINT_ERRORS = "LINT_ERRORS"
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """What became of a patch: ``applied``, or ``refused`` with a code and why."""
+
+    outcome: Literal["applied", "refused"]
+    code: str | None
+    nodes: list[str]
+    version_before: int
+    version_after: int
+    findings: list[Finding] = field(default_factory=list)
+    exhausted: dict[str, int] = field(default_factory=dict)
+    invalidated: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of ``plangraph patch`` (without the ``format`` key)."""
+        return {
+            "outcome": self.outcome,
+            "code": self.code,
+            "nodes": list(self.nodes),
+            "version_before": self.version_before,
+            "version_after": self.version_after,
+            "findings": [
+                {"code": f.code, "node": f.node, "hint": f.hint, "location": f.location}
+                for f in self.findings
+            ],
+            "exhausted": dict(self.exhausted),
+            "invalidated": list(self.invalidated),
+            "events": list(self.events),
+        }
+
+
+class Replanning(Repository):
+    """What :class:`~pytest_plangraph.api.PlanGraph` re-plans with: patches within a budget of
+    rounds, the saga view, and the plan-version check every write makes."""
+
+    def patch(
+        self,
+        patch: PlanPatch | Mapping[str, Any] | bytes | str,
+        *,
+        by: str,
+        expected_plan_version: int | None = None,
+        name: str = "patch",
+    ) -> PatchResult:
+        """Re-plan with a patch (:mod:`~pytest_plangraph.plan.patch` gives the format; *name*
+        names it in messages): applied to the plan file when lint passes and no touched node's
+        replan rounds are spent, else refused with the file unchanged (module text).
+        *expected_plan_version* as for :meth:`PlanGraph.append
+        <pytest_plangraph.api.PlanGraph.append>`. A plan that lint rejects may be patched (a
+        patch is how it gets repaired); the patched plan must pass."""
+        found = as_patch(patch, apicheck.name(name, "name"))
+        apicheck.name(by, "by")
+        expected = apicheck.version(expected_plan_version, "expected_plan_version")
+        self.plan_ref()  # makes the store, and its folder for the lock
+        with _patch_lock(self.store_path):
+            self.refresh()  # the plan as the last patch left it
+            self._expect(expected)
+            return apply_patch(self, found, by=by, judged=not self.plan_problems()[0])
+
+    def saga(self, node: str | None = None) -> Saga:
+        """The compensation plan of the steps with side effects that ran (for *node* and what
+        depends on it), downstream first; it executes nothing (:mod:`.judge.saga`)."""
+        from .judge.saga import saga
+
+        self._ready()
+        if node is not None:
+            self.require_node(node)
+        return saga(self.graph, _state(self), node)
+
+    def _expect(self, expected: int | None) -> None:
+        """:class:`ConflictError` unless the plan in the repository is version *expected*."""
+        if expected is None:
+            return
+        current = self.plan_ref().version
+        if expected != current:
+            raise ConflictError(
+                f"PLAN_VERSION_CONFLICT: the writer expected plan version {expected}, but the "
+                f"plan in the repository is version {current}; reload the plan and decide again"
+            )
+
+
+def as_patch(patch: PlanPatch | Mapping[str, Any] | bytes | str, name: str) -> PlanPatch:
+    """*patch* as a :class:`PlanPatch`: the model itself, its JSON form, or the text of a patch
+    file (YAML or JSON) called *name* in messages."""
+    if isinstance(patch, PlanPatch):
+        return patch
+    if isinstance(patch, str):
+        patch = patch.encode("utf-8", "surrogateescape")
+    if isinstance(patch, bytes):
+        return read_patch(patch, name)
+    if not isinstance(patch, Mapping):
+        raise UsageError(
+            f"a patch is a PlanPatch, a mapping or the text of a patch file, not "
+            f"{type(patch).__name__}"
+        )
+    return read_patch(json.dumps(dict(patch), default=str).encode("utf-8"), name)
+
+
+def replan_rounds(repo: Repository) -> dict[str, int]:
+    """Per node, the patch rounds spent since its last counted retry grant: every patch
+    applied to it or refused by lint (a refusal for a spent budget spends nothing)."""
+    from .store.trust import policy_from_env, screen
+
+    if not repo.has_store():
+        return {}
+    events = repo.store.events(kinds=["patch", "retry"])
+    ignored = screen(repo.store, events, policy_from_env()) if events else {}
+    rounds: dict[str, int] = {}
+    for event in events:
+        node = event.node or ""
+        if event.kind == "retry":
+            if event.seq not in ignored:
+                rounds[node] = 0
+        elif event.payload.get("code") != REPLAN_BUDGET_EXHAUSTED:
+            rounds[node] = rounds.get(node, 0) + 1
+    return rounds
+
+
+def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = True) -> PatchResult:
+    """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
+    expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
+    judged against it, so the patch invalidates nothing)."""
+    if repo.plan_path is None:
+        raise UsageError("this plan was not read from a file, so there is no file to patch")
+    if patch.is_empty():
+        raise UsageError("the patch changes nothing: give nodes, criteria or edges to change")
+    nodes = touched_nodes(patch)
+    before = repo.plan_ref()
+    limit = repo.plan.max_replan_rounds
+    rounds = replan_rounds(repo)
+    spent = {n: rounds.get(n, 0) for n in nodes if rounds.get(n, 0) >= limit}
+    if spent:
+        payload = _payload(patch, "refused", REPLAN_BUDGET_EXHAUSTED, before, before, nodes)
+        payload["hint"] = (
+            f"re-planned {limit} round(s) already: a person takes over — narrow the goal or "
+            "hand it over — and may grant more rounds with `plangraph retry NODE`"
+        )
+        events = _record(repo, list(spent), by, before, payload)
+        return PatchResult("refused", REPLAN_BUDGET_EXHAUSTED, nodes, before.version,
+                           before.version, exhausted=spent, events=events)  # fmt: skip
+    path = repo.plan_path
+    text = path.read_bytes().decode("utf-8-sig")
+    json_file = path.suffix.lower() == ".json"
+    edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
+    shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
+    loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+    if loaded.plan.digest != patched_plan(repo.plan, patch, repo.loaded.file).digest:
+        raise UsageError(
+            f"{repo.loaded.file} could not be edited without changing what the patch does not "
+            "touch (a construct the round-trip editor does not keep); nothing was written: "
+            "apply this change by hand"
+        )
+    subject = LintSubject(loaded, Graph.of(loaded.plan), repo.registry, repo.workspace)
+    errors = plan_problems(subject)[0]
+    if errors:
+        payload = _payload(patch, "refused", LINT_ERRORS, before, before, nodes)
+        payload["findings"] = [f.to_json() for f in errors]
+        events = _record(repo, nodes, by, before, payload)
+        return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
+                           findings=errors, events=events)  # fmt: skip
+    old_state = _state(repo) if judged else None
+    _replace(path, edited)
+    repo.refresh()
+    after = repo.plan_ref()
+    invalidated = _invalidated(old_state, _state(repo))
+    payload = _payload(patch, "applied", None, before, after, nodes)
+    payload["invalidated"] = invalidated
+    events = _record(repo, nodes, by, after, payload)
+    return PatchResult("applied", None, nodes, before.version, after.version,
+                       invalidated=invalidated, events=events)  # fmt: skip
+
+
+def _payload(
+    patch: PlanPatch,
+    outcome: str,
+    code: str | None,
+    before: PlanRef,
+    after: PlanRef,
+    nodes: Sequence[str],
+) -> dict[str, Any]:
+    return {
+        "outcome": outcome,
+        "code": code,
+        "patch": patch.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        "nodes": list(nodes),
+        "version_before": before.version,
+        "version_after": after.version,
+        "digest_before": before.digest,
+        "digest_after": after.digest,
+    }
+
+
+def _record(
+    repo: Repository, nodes: Sequence[str], by: str, plan: PlanRef, payload: dict[str, Any]
+) -> list[str]:
+    """One ``patch`` event per node, all in one transaction; their ids."""
+    at = now()
+    events = [
+        Event(kind="patch", node=n, at=at, by=by, plan_digest=plan.digest, payload=payload)
+        for n in nodes
+    ]
+    return [e.id for e in repo.store.append_many(events)]
+
+
+def _state(repo: Repository) -> PlanState:
+    fold = repo.fold()
+    return derive(repo.graph, fold, repo.snapshot(fold))
+
+
+def _invalidated(old: PlanState | None, new: PlanState) -> list[dict[str, Any]]:
+    """Each criterion valid before the patch and not after it (gone with its node or itself,
+    or its evidence stale against the new plan), with the reason codes."""
+    found: list[dict[str, Any]] = []
+    if old is None:
+        return found
+    for node_id, state in old.nodes.items():
+        now_state = new.nodes.get(node_id)
+        after = {c.id: c for c in now_state.criteria} if now_state else {}
+        for criterion in state.criteria:
+            if criterion.state != "valid":
+                continue
+            current = after.get(criterion.id)
+            if current is not None and current.state == "valid":
+                continue
+            codes = [r.code for r in current.reasons] if current else ["REMOVED_BY_PATCH"]
+            found.append(
+                {
+                    "node": node_id,
+                    "criterion": criterion.id,
+                    "evidence": criterion.evidence,
+                    "reasons": codes,
+                }
+            )
+    return found
+
+
+@contextmanager
+def _patch_lock(store_path: Path) -> Iterator[None]:
+    """Hold the repository's patch lock (``STORE-lock`` beside the store): two patches written
+    against the same plan version are applied one after the other, so the second finds the
+    plan changed (``PLAN_VERSION_CONFLICT``) instead of overwriting the first. Where the
+    system has no ``fcntl`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(f"{store_path}-lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write *text* over *path* atomically (a reader sees the old file or the new, whole),
+    keeping the file's permission bits."""
+    mode = path.stat().st_mode & 0o7777
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".patch")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
