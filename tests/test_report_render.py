@@ -75,7 +75,9 @@ def test_hostile_text_is_escaped_in_html() -> None:
     assert len(scripts) == 1  # the page's own filter script, nothing else
 
     class Tags(HTMLParser):
-        found: list[str] = []
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[str] = []
 
         def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
             self.found.append(tag)
@@ -83,6 +85,7 @@ def test_hostile_text_is_escaped_in_html() -> None:
     parser = Tags()
     parser.feed(page)
     assert parser.found.count("g") == 1 and "a" not in parser.found
+    assert parser.found.count("script") == 1
 
 
 @pytest.mark.parametrize(
