@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph_main
-from report_helpers import jwt_verified
 from repo_helpers import git
+from report_helpers import jwt_verified
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -84,7 +84,7 @@ def _big_plan(root: Path) -> Path:
         for s in range(10):
             step = f"s{m}-{s}"
             lines.append(f"  - id: {step}\n    parent: m{m}\n    title: step {s} of m{m}")
-            lines.append(f"    acceptance: [{{id: ac, verifier: {{type: approval}}}}]")
+            lines.append("    acceptance: [{id: ac, verifier: {type: approval}}]")
             if s:
                 edges.append(f"  - {{from: s{m}-{s - 1}, to: {step}, type: requires}}")
         if m:
