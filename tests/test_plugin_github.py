@@ -75,3 +75,18 @@ def test_a_summary_file_that_cannot_be_written_is_one_warning(
     warning = [line for line in result.outlines if "GITHUB_STEP_SUMMARY" in line]
     assert len(warning) == 1 and warning[0].startswith("plangraph: warning: cannot append")
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_summary_aimed_at_the_store_is_refused_and_the_store_kept(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = jwt_project(pytester)
+    assert pytester.runpytest_subprocess("--plangraph").ret == 0
+    store = root / ".plangraph" / "store.db"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(store))
+    result = pytester.runpytest_subprocess("--plangraph")
+    assert result.ret == 0
+    warning = [line for line in result.outlines if "GITHUB_STEP_SUMMARY" in line]
+    assert len(warning) == 1 and "is the plan or the evidence store" in warning[0]
+    assert b"## plangraph" not in store.read_bytes()
+    assert plangraph(root, "audit").code == 0

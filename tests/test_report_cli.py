@@ -113,3 +113,27 @@ def test_a_report_without_a_store_makes_none(tmp_path: Path) -> None:
     assert "| `step-user-schema` | step | **ready** |" in result.out
     assert not (root / ".plangraph/store.db").exists()
     assert json.loads(plangraph_main(root, "report", "--format", "json").out)["version"] == 0
+
+
+def test_an_approval_is_shown_as_the_evidence_of_its_criterion(tmp_path: Path) -> None:
+    root = jwt_verified(tmp_path / "jwt")
+    ref = "step-token-endpoint/ac-security-review"
+    assert plangraph_main(root, "approve", ref, "--by", "sec-lead").code == 0
+    data = plangraph_main(root, "report", "--format", "json", "--no-audit").json()
+    node = next(n for n in data["nodes"] if n["id"] == "step-token-endpoint")
+    review = next(c for c in node["criteria"] if c["id"] == "ac-security-review")
+    assert review["state"] == "valid"
+    assert review["evidence"]["kind"] == "approval"
+    assert review["evidence"]["by"] == "sec-lead"
+    assert review["evidence"]["outcome"] == "approved as security"
+    assert not any("approve" in fix for fix in node["fixes"])
+
+
+def test_an_output_linked_to_the_plan_is_refused(tmp_path: Path) -> None:
+    root = jwt_verified(tmp_path / "jwt")
+    link = tmp_path / "innocent.html"
+    link.symlink_to(root / "plangraph.yaml")
+    before = (root / "plangraph.yaml").read_bytes()
+    result = plangraph(root, "report", "--format", "html", "--output", str(link))
+    assert result.code == 2 and "is the plan file" in result.err
+    assert (root / "plangraph.yaml").read_bytes() == before

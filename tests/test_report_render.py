@@ -117,3 +117,13 @@ def test_the_layout_puts_a_node_right_of_what_it_depends_on() -> None:
     assert len(spots) == 5  # no two boxes overlap
     assert all(box.x + WIDTH <= drawing.width for box in drawing.boxes.values())
     assert len(drawing.lines) == 5 and all(line.path.startswith("M") for line in drawing.lines)
+
+
+def test_a_large_plan_names_the_html_report_instead_of_a_diagram() -> None:
+    from pytest_plangraph.report.markdown import MERMAID_MAX_NODES
+
+    small = markdown(_view([_node(f"n{i}") for i in range(MERMAID_MAX_NODES)]))
+    large = markdown(_view([_node(f"n{i}") for i in range(MERMAID_MAX_NODES + 1)]))
+    assert "```mermaid" in small and "```mermaid" not in large
+    assert f"{MERMAID_MAX_NODES + 1} nodes are more than a Mermaid diagram" in large
+    assert large.count("| `n") == MERMAID_MAX_NODES + 1  # the table still has every node

@@ -41,7 +41,8 @@ def _summary(graph: PlanGraph, report: RunReport) -> None:
     state = report.after
     assert state is not None and report.plan is not None
     view = build(graph.graph, state, report.plan.version, graph.decided_by(state))
-    append_summary(markdown(view))
+    kept = [p for p in (graph.plan_path, graph.store_path) if p is not None]
+    append_summary(markdown(view), protected=kept)
 
 
 def refusal_annotations(graph: PlanGraph, report: RunReport) -> list[str]:

@@ -8,6 +8,7 @@ as the runner expects: ``%``, CR and LF in the message; also ``:`` and ``,`` in 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from ..errors import UsageError
@@ -43,14 +44,24 @@ def _property(value: str) -> str:
     return _data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def append_summary(markdown: str, path: str | None = None) -> Path | None:
+def append_summary(
+    markdown: str, path: str | None = None, *, protected: Collection[Path] = ()
+) -> Path | None:
     """Append *markdown* to the step summary file named by *path* or
     ``$GITHUB_STEP_SUMMARY``; None when neither names one. UsageError when the file cannot
-    be written (a folder, a missing folder, no permission)."""
+    be written (a folder, a missing folder, no permission) or is one of the *protected* files
+    (the plan, the store: appending text to them would break them)."""
     name = path if path is not None else os.environ.get("GITHUB_STEP_SUMMARY", "")
     if not name:
         return None
     target = Path(name)
+    real = os.path.realpath(target)
+    for kept in protected:
+        if real in {os.path.realpath(kept) + s for s in ("", "-wal", "-shm", "-journal")}:
+            raise UsageError(
+                f"$GITHUB_STEP_SUMMARY names {target}, which is the plan or the evidence store; "
+                "the summary was not written there: point the variable at a file of its own"
+            )
     try:
         with target.open("a", encoding="utf-8") as out:
             out.write(markdown if markdown.endswith("\n") else markdown + "\n")

@@ -14,6 +14,9 @@ from .view import COLOURS, STATUSES, NodeView, ReportView
 
 __all__ = ["code", "markdown", "mermaid", "text"]
 
+MERMAID_MAX_NODES = 300
+"""Past this many nodes the Markdown names the HTML report instead of drawing a diagram."""
+
 _EDGE_ARROWS = {
     "requires": "-->",
     "consumes": "==>",
@@ -40,8 +43,16 @@ def markdown(view: ReportView, *, graph: bool = True) -> str:
     lines += [_row(node) for node in view.nodes]
     lines += _stale(view)
     lines += _fixes(view)
-    if graph:
+    if graph and len(view.nodes) <= MERMAID_MAX_NODES:
         lines += ["", "### Graph", "", "```mermaid", mermaid(view), "```"]
+    elif graph:
+        lines += [
+            "",
+            "### Graph",
+            "",
+            f"{len(view.nodes)} nodes are more than a Mermaid diagram shows legibly (and GitHub "
+            f"draws at most about {MERMAID_MAX_NODES}): see `plangraph report --format html`.",
+        ]
     lines += _audit(view)
     return "\n".join(lines) + "\n"
 
