@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,19 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict pytest_plangraph
 	$(BIN)/lint-imports
 
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+# The HTML report is tested in a real headless Chromium: Debian's chromium package.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else \
+		echo "make test: the HTML report tests need a headless Chromium and this user cannot" \
+			"install one; run 'apt-get update && apt-get install -y chromium' as root" >&2; \
+		exit 1; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

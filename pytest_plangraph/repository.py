@@ -28,6 +28,7 @@ from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
+    from .judge.states import PlanState
     from .lint.check import LintSubject
     from .lint.findings import Finding, Severity
     from .store.sqlite import Store
@@ -244,6 +245,20 @@ class Repository:
     def events(self) -> list[Event]:
         """Every event of the store, in order (none, and no store made, without a store)."""
         return self.store.events() if self.has_store() else []
+
+    def decided_by(self, state: PlanState) -> dict[str, Event]:
+        """The evidence and approval events behind *state*'s criteria, by the id a criterion
+        names (an evidence record's id, an approval event's id); none without a store."""
+        wanted = {c.evidence for n in state.nodes.values() for c in n.criteria if c.evidence}
+        if not wanted or not self.has_store():
+            return {}
+        found: dict[str, Event] = {}
+        for event in self.store.events(kinds=["evidence", "approval"]):
+            record = event.evidence
+            key = record.id if record is not None else event.id
+            if key in wanted:
+                found[key] = event
+        return found
 
     def fold(self) -> LogFold:
         """What the store's log says for derivation: from its checkpoint and the events

@@ -502,7 +502,10 @@ def test_status_renders_plugin_report_formats(tmp_path: Path, manager: Any) -> N
 
     unknown = plangraph_main(root, "status", "--format", "toml")
     assert unknown.code == 2
-    assert "invalid choice: 'toml' (choose from 'text', 'json', 'boom', 'yaml')" in unknown.err
+    assert (
+        "invalid choice: 'toml' (choose from 'text', 'json', 'markdown', 'boom', 'yaml')"
+        in unknown.err
+    )
     # the broken plugin may be the one meant to offer it: the refusal says it failed
     assert "'broken-formats' failed in plangraph_report_formats" in unknown.err
     boom = plangraph_main(root, "status", "--format", "boom")

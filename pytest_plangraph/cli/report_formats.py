@@ -1,4 +1,5 @@
-"""Report formats added by plugins (``plangraph_report_formats``), offered by ``status``.
+"""Report formats added by plugins (``plangraph_report_formats``), offered by ``status``
+(besides the built-in ``text``, ``json`` and ``markdown``).
 
 The ``--format`` choices of a command that takes plugin formats are a :class:`PluginFormats`:
 it loads the plugins only when it must — a ``--format`` value that is not built in, or the
@@ -16,11 +17,11 @@ from typing import Any
 from ..errors import VerifierError
 from ..plan.model import FORMAT_VERSION
 
-BUILTIN = ("text", "json")
+BUILTIN = ("text", "json", "markdown")
 
 
 class PluginFormats:
-    """``text``, ``json`` and every plugin format, as argparse ``choices``."""
+    """``text``, ``json``, ``markdown`` and every plugin format, as argparse ``choices``."""
 
     def __contains__(self, name: object) -> bool:
         if name in BUILTIN:

@@ -12,6 +12,7 @@ from .common import Output, common_options, name_text, open_graph, reading_store
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
+    from ..api import PlanGraph
     from ..judge.logfold import LogFold
     from ..judge.states import NodeState, PlanState, Reason
 
@@ -101,8 +102,11 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         state = graph.status(fold)
         plan = graph.plan_ref(create=False)
         settled = {n for n, node in graph.graph.nodes.items() if node.cancelled}
+        shown = _markdown(graph, state, plan.version) if out.fmt == "markdown" else ""
     nodes = list(state.nodes.values())
-    if out.fmt != "text":  # each format builds only what it prints
+    if out.fmt == "markdown":
+        out.emit({}, shown)
+    elif out.fmt != "text":  # each format builds only what it prints
         data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
         out.emit(data, plugin_report(out.fmt, data) or "")
     else:
@@ -114,6 +118,15 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     for node_id, why in failing:
         print(f"status --check: {node_id} {why}", file=sys.stderr)
     return 1 if failing else 0
+
+
+def _markdown(graph: PlanGraph, state: PlanState, version: int) -> str:
+    """``status --format markdown``: the report's Markdown without the audit."""
+    from ..report.markdown import markdown
+    from ..report.view import build
+
+    records = graph.decided_by(state)
+    return markdown(build(graph.graph, state, version, records)).rstrip("\n")
 
 
 def _check_failures(

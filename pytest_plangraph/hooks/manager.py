@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 AUTOLOAD_OFF = "PLANGRAPH_DISABLE_PLUGIN_AUTOLOAD"
 """Environment variable: set to 1 to load no ``plangraph`` entry points."""
 BUILTIN_PLUGIN = BUILTIN_ORIGIN
-BUILTIN_FORMATS = ("text", "json")
+BUILTIN_FORMATS = ("text", "json", "markdown")
 
 Formatter = Callable[[dict[str, Any]], str]
 """A report format: renders the ``--format json`` document of a command as text."""
@@ -160,7 +160,7 @@ def get_report_formats(
 
     A plugin whose ``plangraph_report_formats`` raises or answers something that is not a
     mapping of names to functions is left out with a warning line (*warn*, default stderr).
-    Built-in names (``text``, ``json``) are never replaced.
+    Built-in names (``text``, ``json``, ``markdown``) are never replaced.
     """
     return {name: render for name, (_, render) in _report_formats(pm, warn).items()}
 

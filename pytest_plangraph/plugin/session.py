@@ -32,6 +32,7 @@ from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .config import partial_args, plan_path, pytest_terms, store_path, test_id_prefix
 from .evidence import EvidenceBuilder, RunResults, decide
+from .github import publish
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
@@ -441,3 +442,4 @@ class PlangraphSession:
         """The ``plangraph`` section: state table, changes of this run, gate refusals."""
         if self.report is not None:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
+            publish(self.graph, self.report, terminalreporter.write_line)
