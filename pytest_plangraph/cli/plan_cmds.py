@@ -38,9 +38,9 @@ def _lint(args: argparse.Namespace, out: Output) -> int:
     from ..api import PlanGraph
     from ..lint.findings import has_errors
 
-    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
-        findings = graph.lint()
-        data = {"plan": graph.plan.plan, "findings": [f.to_json() for f in findings]}
+    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as plangraph:
+        findings = plangraph.lint()
+        data = {"plan": plangraph.plan.plan, "findings": [f.to_json() for f in findings]}
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
     lines = [f"{f.location}: {f.severity} {f.code}{_node(f.node)}: {f.hint}" for f in findings]

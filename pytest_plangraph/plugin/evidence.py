@@ -185,7 +185,7 @@ def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
 class EvidenceBuilder:
     """Builds the records of one run against one end-of-run snapshot."""
 
-    graph: PlanGraph
+    plangraph: PlanGraph
     snapshot: Snapshot
     before: dict[str, str | None]
     """sha256 of the plan's files when the session started."""
@@ -196,15 +196,15 @@ class EvidenceBuilder:
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        criteria = criterion_digests(self.graph.graph)
+        criteria = criterion_digests(self.plangraph.graph)
         self.maker = RecordMaker(
-            self.graph,
+            self.plangraph,
             self.snapshot,
             plan=self.plan,
             git=self.git,
             run=self.run,
             recorded_by=self.recorded_by,
-            digests=input_digests(self.graph.graph, self.snapshot, criteria=criteria),
+            digests=input_digests(self.plangraph.graph, self.snapshot, criteria=criteria),
             criteria=criteria,
         )
 
@@ -256,5 +256,5 @@ class EvidenceBuilder:
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:
-            self._hashes[path] = self.graph.workspace.hash_file(path)
+            self._hashes[path] = self.plangraph.workspace.hash_file(path)
         return self._hashes[path]
