@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from ..errors import UsageError
 from ..memory import collector_paused
-from ..plan.graph import Graph
+from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, Node
 from .gate import (
     CHILD_CODES,
@@ -110,14 +110,11 @@ def _cone(context: Context, node_id: str) -> set[str]:
     """*node_id* and every node whose verdicts can decide whether it completes: its strong
     prerequisites, children and conflicts-edge partners, and theirs in turn."""
     links, children = context.links, context.graph.children
-    cone, stack = {node_id}, [node_id]
-    while stack:
-        current = stack.pop()
-        for other in (*links.prerequisites[current], *children[current], *links.conflicts[current]):
-            if other not in cone:
-                cone.add(other)
-                stack.append(other)
-    return cone
+
+    def deciding(current: str) -> tuple[str, ...]:
+        return (*links.prerequisites[current], *children[current], *links.conflicts[current])
+
+    return set(reach([node_id], deciding))
 
 
 def history(
