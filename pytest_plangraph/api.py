@@ -16,7 +16,7 @@ raise :class:`~pytest_plangraph.errors.UsageError`. One object serves one thread
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.records import RecordMaker
     from .store.tail import Head
 
 __all__ = ["PlanGraph"]
@@ -117,22 +118,42 @@ class PlanGraph(Repository):
         Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
         making many records at once, so they are computed once.
         """
-        from .judge.records import RecordMaker
-
         self.require_criterion(node, criterion)
         snapshot = snapshot or self.snapshot()
-        maker = RecordMaker(
-            self,
-            snapshot,
-            plan=plan or self.plan_ref(),
-            git=git or git_info(self.root, self.store_path),
-            run=run,
-            recorded_by=recorded_by,
-            digests=digests or input_digests(self.graph, snapshot),
-        )
+        maker = self._record_maker(snapshot, plan=plan, git=git, digests=digests)(run, recorded_by)
         return maker.make(
             node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
         )
+
+    def _record_maker(
+        self,
+        snapshot: Snapshot,
+        *,
+        plan: PlanRef | None = None,
+        git: GitInfo | None = None,
+        digests: Mapping[str, str] | None = None,
+    ) -> Callable[[RunInfo, str], RecordMaker]:
+        """The record maker of a run against *snapshot*, once the run's information and who
+        records it are known: the plan reference, the git state and the input digests are
+        taken now (those not given)."""
+        from .judge.records import RecordMaker
+
+        plan = plan or self.plan_ref()
+        git = git or git_info(self.root, self.store_path)
+        digests = digests or input_digests(self.graph, snapshot)
+
+        def maker(run: RunInfo, recorded_by: str) -> RecordMaker:
+            return RecordMaker(
+                self,
+                snapshot,
+                plan=plan,
+                git=git,
+                run=run,
+                recorded_by=recorded_by,
+                digests=digests,
+            )
+
+        return maker
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
@@ -357,7 +378,6 @@ class PlanGraph(Repository):
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
-        from .judge.records import RecordMaker
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
@@ -367,15 +387,7 @@ class PlanGraph(Repository):
             self.require_node(node)
         started = now()
         snapshot = self.snapshot()
-        plan = self.plan_ref()
-        git = git_info(self.root, self.store_path)
-        digests = input_digests(self.graph, snapshot)
-
-        def maker(run: RunInfo) -> RecordMaker:
-            return RecordMaker(
-                self, snapshot, plan=plan, git=git, run=run, recorded_by=by, digests=digests
-            )
-
+        maker = self._record_maker(snapshot)
         evidence = run_verifiers(
             self.graph,
             self.registry,
@@ -383,7 +395,7 @@ class PlanGraph(Repository):
             snapshot,
             selected or None,
             started=started,
-            maker=maker,
+            maker=lambda run: maker(run, by),
         )
         if evidence:
             self.record(evidence)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..judge.inputs import criterion_digests, input_digests
-from ..judge.records import RecordMaker
+from ..judge.records import RecordMaker, changed_during_run, voided
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import Mapping
 from .verdicts import (
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
     from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-
-CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 
 
 @dataclass
@@ -228,15 +226,11 @@ class EvidenceBuilder:
         # what each subject is at the end, a file deleted during the run (None) included:
         # the record leaves missing files out of its subjects
         ended = {**self.maker.own_files(item.node), **subjects}
-        moved = sorted(
-            path
-            for path, digest in ended.items()
-            if path in started and path not in item.produced and started[path] != digest
-        )
+        moved = changed_during_run(started, ended, produced=item.produced)
         if not moved:
             return evidence
-        details = {**item.details, "changed_during_run": moved}
-        return self._make(item, Verdict("error", CHANGED_DURING_RUN), details, subjects)
+        outcome, reason, details = voided(item.details, moved)
+        return self._make(item, Verdict(outcome, reason), details, subjects)
 
     def _make(
         self,
