@@ -27,7 +27,7 @@ from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
 from .judge.lookup import choices
-from .judge.states import PlanState, Reason
+from .judge.states import NodeState, PlanState, Reason
 from .judge.untrusted import DECISION_ROLE
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
@@ -283,17 +283,15 @@ class PlanGraph(Repository):
         apicheck.name(by, "by")
         if idempotency_key is not None:
             apicheck.name(idempotency_key, "idempotency_key")
-        # The verdict at claim time goes into the claim itself: the retry budget counts refused
-        # claims, and only now are the files as they were when the claim was made.
-        # Only the claimed node's state is built: the gate decides from it alone.
+        from .checkpoint import fold_with
+
         try:
             fold = self.fold()
         except StoreTamperedError as exc:  # nothing is judged from, or written to, such a store
             return _tampered(node, exc)
-        with collector_paused():
-            snapshot = self.snapshot(fold)
-            context = Context.of(self.graph, snapshot)  # shared by both derivations
-            before = derive_node(self.graph, fold, snapshot, node, context=context)
+        # The verdict at claim time goes into the claim itself: the retry budget counts refused
+        # claims, and only now are the files as they were when the claim was made.
+        before, basis = self._claimed_state(fold, node)
         claim = self.append(
             "claim",
             node,
@@ -302,20 +300,27 @@ class PlanGraph(Repository):
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        fold.add_stored([claim])
-        if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
-            from .checkpoint import read_fold
-
-            fold = read_fold(self.store, None)
-            snapshot = self.snapshot(fold)
-            context = Context.of(self.graph, snapshot)
-        with collector_paused():
-            after = derive_node(self.graph, fold, snapshot, node, context=context)
+        after_fold = fold_with(self.store, fold, [claim])
+        # a fold read again from every event is judged against the files as they are now
+        after, _ = self._claimed_state(after_fold, node, basis if after_fold is fold else None)
         decision = decide(after)
         from .hooks.manager import notify
 
         notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
+
+    def _claimed_state(
+        self, fold: LogFold, node: str, basis: tuple[Snapshot, Context] | None = None
+    ) -> tuple[NodeState, tuple[Snapshot, Context]]:
+        """The state of *node* alone from *fold* (the gate decides from it alone), with the
+        snapshot and the context it was derived against: *basis* when given, so that both
+        derivations of a claim hash the files once."""
+        with collector_paused():
+            if basis is None:
+                snapshot = self.snapshot(fold)
+                basis = (snapshot, Context.of(self.graph, snapshot))
+            state = derive_node(self.graph, fold, basis[0], node, context=basis[1])
+        return state, basis
 
     def approve(
         self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None

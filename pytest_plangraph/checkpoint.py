@@ -105,6 +105,16 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     return fold
 
 
+def fold_with(store: Store, fold: LogFold, stored: Sequence[LoggedEvent]) -> LogFold:
+    """*fold* with the events this process just *stored* added to it; when it cannot judge
+    them (another writer's claim without a verdict, stored just now, needs the whole log
+    replayed), the fold of every event (:func:`read_fold` without a checkpoint) instead."""
+    fold.add_stored(stored)
+    if fold.unjudged and fold.events is None:
+        return read_fold(store, None)
+    return fold
+
+
 def whole_fold(store: Store, policy: Policy | None = None) -> LogFold:
     """The fold of every event of the store, each checked against its content id and the
     chain (:func:`check_events`) and its signature under *policy* (the environment's by

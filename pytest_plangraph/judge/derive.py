@@ -294,7 +294,7 @@ class _Derivation:
         self, node_id: str, criteria: tuple[CriterionState, ...], refused: int
     ) -> list[Reason]:
         """Why the gate fails for *node_id* (empty when it is completed)."""
-        graph, node = self.context.graph, self.context.graph.nodes[node_id]
+        node = self.context.graph.nodes[node_id]
         if node_id in self.completion.cancelled:
             return [self._cancelled(node_id)]
         if node_id in self.completed:
@@ -305,12 +305,21 @@ class _Derivation:
             if c.required and c.state != "valid"
             for reason in c.reasons
         ]
-        reasons += [
-            self._waiting_for(p)
-            for p in self.context.links.prerequisites[node_id]
-            if p not in self.completed
+        reasons += self._waiting_reasons(node_id, node)
+        if self.required[node_id] == [NO_ACCEPTANCE]:
+            reasons.append(_no_acceptance(node))
+        if refused > node.max_retry:
+            reasons.append(_retry_budget_exhausted(node, refused))
+        return reasons
+
+    def _waiting_reasons(self, node_id: str, node: Node) -> list[Reason]:
+        """What else *node_id* waits for: strong prerequisites not completed, conflicts-edge
+        partners that pass, and (objectives and milestones) children."""
+        links = self.context.links
+        reasons = [
+            self._waiting_for(p) for p in links.prerequisites[node_id] if p not in self.completed
         ]
-        if self.context.links.conflicts[node_id]:
+        if links.conflicts[node_id]:
             reasons += [
                 _link(
                     "CONFLICT_COMPLETED",
@@ -320,33 +329,9 @@ class _Derivation:
                 for q in self.completion.conflict_partners(node_id)
             ]
         if node.kind in PARENT_KINDS:
-            children = graph.children[node_id]
+            children = self.context.graph.children[node_id]
             cancels = self.ledger.cancels
             reasons += child_reasons(children, self.completed, self.completion, cancels)
-        if self.required[node_id] == [NO_ACCEPTANCE]:
-            what = (
-                "a step without required acceptance criteria"
-                if node.kind == "step"
-                else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
-                "children, strong prerequisites or required acceptance criteria"
-            )
-            reasons.append(
-                Reason(
-                    "NO_ACCEPTANCE",
-                    f"{what} is never completed: nothing could show it is done; add a "
-                    "criterion to the plan",
-                    {},
-                )
-            )
-        if refused > node.max_retry:
-            reasons.append(
-                Reason(
-                    "RETRY_BUDGET_EXHAUSTED",
-                    f"{refused} claims refused since the last retry grant (max_retry "
-                    f"{node.max_retry}); a person must grant a retry",
-                    {"refused": refused, "max_retry": node.max_retry},
-                )
-            )
         return reasons
 
     def _about(self, reason: Reason, criterion_id: str) -> Reason:
@@ -426,3 +411,28 @@ def _required(node: Node, gathers: bool) -> list[str]:
 
 def _link(code: str, node_id: str, message: str) -> Reason:
     return Reason(code, message, {"node": node_id})
+
+
+def _no_acceptance(node: Node) -> Reason:
+    """``NO_ACCEPTANCE``: *node* has nothing that could show it is done."""
+    what = (
+        "a step without required acceptance criteria"
+        if node.kind == "step"
+        else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
+        "children, strong prerequisites or required acceptance criteria"
+    )
+    message = (
+        f"{what} is never completed: nothing could show it is done; add a criterion to the plan"
+    )
+    return Reason("NO_ACCEPTANCE", message, {})
+
+
+def _retry_budget_exhausted(node: Node, refused: int) -> Reason:
+    """``RETRY_BUDGET_EXHAUSTED``: more claims of *node* refused than its ``max_retry``."""
+    message = (
+        f"{refused} claims refused since the last retry grant (max_retry {node.max_retry}); "
+        "a person must grant a retry"
+    )
+    return Reason(
+        "RETRY_BUDGET_EXHAUSTED", message, {"refused": refused, "max_retry": node.max_retry}
+    )
