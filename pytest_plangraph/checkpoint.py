@@ -146,14 +146,13 @@ def ahead(store: Store, store_path: Path) -> ChainProblem | None:
     if kept is None:
         return None
     _, seq, chain, _ = kept
-    found = store.hash_at(seq)
-    if found == chain:
+    gap = store.missing(seq, chain)
+    if gap is None:
         return None
-    held = store.head().seq
     what = (
-        f"the store holds {held} event(s): events were removed from its end, or an older copy "
-        "of it was restored"
-        if found is None
+        f"the store holds {gap.held} event(s): events were removed from its end, or an older "
+        "copy of it was restored"
+        if gap.found is None
         else f"event {seq} of the store is another one: the store was replaced or rewritten"
     )
     message = (
