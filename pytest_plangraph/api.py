@@ -23,15 +23,15 @@ from . import apicheck
 from .errors import ConflictError, StoreTamperedError, UsageError
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate
-from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
+from .judge.inputs import Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
 from .judge.lookup import choices
 from .judge.states import NodeState, PlanState, Reason
-from .judge.untrusted import DECISION_ROLE
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-from .plan.model import EVENT_KINDS, Event
+from .plan.model import EVENT_KINDS, Event, LoggedEvent
+from .plan.untrusted import DECISION_ROLE
 from .repository import Repository
 from .vcs.environment import actor, git_info, now
 

@@ -171,7 +171,7 @@ def _findings(
 
 def _ignored(log: Any, untrusted: dict[int, str]) -> list[dict[str, Any]]:
     """One entry per event the gate does not count for its signature (keys configured)."""
-    from .judge.untrusted import describe
+    from .plan.untrusted import describe
 
     return [
         {

@@ -54,10 +54,11 @@ from typing import TYPE_CHECKING, Any
 from .codehash import code_fingerprint
 from .errors import StoreTamperedError
 from .judge.derive import derive
-from .judge.inputs import LoggedEvent, Snapshot
+from .judge.inputs import Snapshot
 from .judge.logfold import LogFold
 from .judge.states import PlanState
 from .plan.cache import cache_dir_of, make_cache_dir
+from .plan.model import LoggedEvent
 from .store.chain import ChainProblem, sign
 from .store.localkey import local_key
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead

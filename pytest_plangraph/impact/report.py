@@ -28,10 +28,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..judge.inputs import LoggedEvent
 from ..memory import collector_paused
 from ..plan.graph import Graph
-from ..plan.model import PROPAGATING_EDGES, Edge, Event
+from ..plan.model import PROPAGATING_EDGES, Edge, Event, LoggedEvent
 from ..vcs.changes import Change
 from .walk import PathIndex, Topology, Walk
 

@@ -40,7 +40,8 @@ from typing import TypeVar
 from ..errors import UsageError
 from ..memory import collector_paused
 from ..plan.graph import Graph, reach
-from ..plan.model import Criterion, Node
+from ..plan.model import Criterion, LoggedEvent, Node
+from ..plan.untrusted import describe
 from .gate import (
     CHILD_CODES,
     Completion,
@@ -49,11 +50,10 @@ from .gate import (
     replay_claims,
     upstream_reason,
 )
-from .inputs import PARENT_KINDS, LoggedEvent, Snapshot
+from .inputs import PARENT_KINDS, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
-from .untrusted import describe
 
 __all__ = ["derive", "derive_node", "history"]
 
