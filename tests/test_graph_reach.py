@@ -3,6 +3,7 @@ reference on random plans, and on a chain deep enough to break a recursive walk.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 
@@ -96,4 +97,35 @@ def test_a_deep_chain_is_walked_in_linear_time() -> None:
     assert graph.descendants(ids[0]) == ids[1:]
     assert len(graph.with_ancestors([ids[-1]])) == size
     # a quadratic walk (a list's pop(0), membership in a list) takes minutes here
+    assert time.perf_counter() - began < 20
+
+
+def _chain_plan(ids: list[str], extra: list[dict[str, str]]) -> Plan:
+    edges = [{"from": a, "to": b, "type": "requires"} for a, b in itertools.pairwise(ids)]
+    nodes = [{"id": node_id} for node_id in ids]
+    data = {"plangraph": 1, "plan": "p", "nodes": nodes, "edges": [*edges, *extra]}
+    return Plan.model_validate(data)
+
+
+def test_the_conflict_route_is_a_shortest_dependency_path() -> None:
+    from pytest_plangraph.lint.effects import _route
+
+    ids = ["a", "b", "c", "d", "e"]
+    shortcut = {"from": "b", "to": "d", "type": "consumes"}
+    graph = Graph.of(_chain_plan(ids, [shortcut]))
+    assert _route(graph, "a", "e") == ["a", "b", "d", "e"]
+    assert _route(graph, "c", "e") == ["c", "d", "e"]
+    assert _route(graph, "e", "a") is None
+    assert _route(graph, "c", "c") == ["c"]
+
+
+def test_the_conflict_route_of_a_deep_chain_costs_its_length() -> None:
+    from pytest_plangraph.lint.effects import _route
+
+    ids = [f"n{i}" for i in range(60_000)]
+    graph = Graph.of(_chain_plan(ids, []))
+    began = time.perf_counter()
+    # one list per node reached, each a copy of the path to it, would cost the square of it
+    assert _route(graph, ids[0], ids[-1]) == ids
+    assert _route(graph, ids[-1], ids[0]) is None
     assert time.perf_counter() - began < 20
