@@ -115,7 +115,7 @@ class PlanGraph(Repository):
         """Build an evidence record bound to the plan, the criterion, the node's input digest,
         the git state and the sha256 of every subject (the node's own files are added here).
 
-        Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
+        Pass *snapshot*, *plan*, *git* and *digests* (from :func:`.judge.inputs.input_digests`) when
         making many records at once, so they are computed once.
         """
         self.require_criterion(node, criterion)

@@ -129,3 +129,16 @@ def test_the_conflict_route_of_a_deep_chain_costs_its_length() -> None:
     assert _route(graph, ids[0], ids[-1]) == ids
     assert _route(graph, ids[-1], ids[0]) is None
     assert time.perf_counter() - began < 20
+
+
+def test_one_edge_type_given_as_a_string_is_that_type() -> None:
+    nodes = [{"id": "a"}, {"id": "b"}, {"id": "c"}]
+    edges = [
+        {"from": "a", "to": "b", "type": "consumes"},
+        {"from": "b", "to": "c", "type": "requires"},
+    ]
+    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    graph = Graph.of(plan)
+    assert graph.downstream(["a"], "consumes") == graph.downstream(["a"], {"consumes"}) == ["b"]
+    assert graph.upstream(["c"], "requires") == ["b"]
+    assert graph.upstream(["c"], "require") == []  # no substring of a type matches

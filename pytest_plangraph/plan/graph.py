@@ -131,11 +131,14 @@ class Graph:
         edges: dict[str, list[Edge]],
         other: Callable[[Edge], str],
     ) -> list[str]:
+        # one type given as a string would match its substrings ("requires" holds "require")
+        kinds = frozenset([types] if isinstance(types, str) else types)
+
         def step(node_id: str) -> list[str]:
             return _unique(
                 other(e)
                 for e in edges.get(node_id, ())
-                if e.type in types and e.status == "active" and e.strength == "strong"
+                if e.type in kinds and e.status == "active" and e.strength == "strong"
             )
 
         return reach([n for s in dict.fromkeys(start) for n in step(s)], step)
