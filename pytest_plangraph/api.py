@@ -16,22 +16,22 @@ raise :class:`~pytest_plangraph.errors.UsageError`. One object serves one thread
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
 from .errors import StoreTamperedError, UsageError
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate
-from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
+from .judge.inputs import Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
 from .judge.lookup import choices
-from .judge.states import PlanState, Reason
-from .judge.untrusted import DECISION_ROLE
+from .judge.states import NodeState, PlanState, Reason
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-from .plan.model import EVENT_KINDS, Event
+from .plan.model import EVENT_KINDS, Event, LoggedEvent
+from .plan.untrusted import DECISION_ROLE
 from .replan import Replanning
 from .vcs.environment import actor, git_info, now
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.records import RecordMaker
     from .store.tail import Head
 
 __all__ = ["PlanGraph"]
@@ -115,25 +116,45 @@ class PlanGraph(Replanning):
         """Build an evidence record bound to the plan, the criterion, the node's input digest,
         the git state and the sha256 of every subject (the node's own files are added here).
 
-        Pass *snapshot*, *plan*, *git* and *digests* (from :func:`state.input_digests`) when
+        Pass *snapshot*, *plan*, *git* and *digests* (from :func:`.judge.inputs.input_digests`) when
         making many records at once, so they are computed once.
         """
-        from .judge.records import RecordMaker
-
         self.require_criterion(node, criterion)
         snapshot = snapshot or self.snapshot()
-        maker = RecordMaker(
-            self,
-            snapshot,
-            plan=plan or self.plan_ref(),
-            git=git or git_info(self.root, self.store_path),
-            run=run,
-            recorded_by=recorded_by,
-            digests=digests or input_digests(self.graph, snapshot),
-        )
+        maker = self._record_maker(snapshot, plan=plan, git=git, digests=digests)(run, recorded_by)
         return maker.make(
             node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
         )
+
+    def _record_maker(
+        self,
+        snapshot: Snapshot,
+        *,
+        plan: PlanRef | None = None,
+        git: GitInfo | None = None,
+        digests: Mapping[str, str] | None = None,
+    ) -> Callable[[RunInfo, str], RecordMaker]:
+        """The record maker of a run against *snapshot*, once the run's information and who
+        records it are known: the plan reference, the git state and the input digests are
+        taken now (those not given)."""
+        from .judge.records import RecordMaker
+
+        plan = plan or self.plan_ref()
+        git = git or git_info(self.root, self.store_path)
+        digests = digests or input_digests(self.graph, snapshot)
+
+        def maker(run: RunInfo, recorded_by: str) -> RecordMaker:
+            return RecordMaker(
+                self,
+                snapshot,
+                plan=plan,
+                git=git,
+                run=run,
+                recorded_by=recorded_by,
+                digests=digests,
+            )
+
+        return maker
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
@@ -254,17 +275,15 @@ class PlanGraph(Replanning):
         apicheck.name(by, "by")
         if idempotency_key is not None:
             apicheck.name(idempotency_key, "idempotency_key")
-        # The verdict at claim time goes into the claim itself: the retry budget counts refused
-        # claims, and only now are the files as they were when the claim was made.
-        # Only the claimed node's state is built: the gate decides from it alone.
+        from .checkpoint import fold_with
+
         try:
             fold = self.fold()
         except StoreTamperedError as exc:  # nothing is judged from, or written to, such a store
             return _tampered(node, exc)
-        with collector_paused():
-            snapshot = self.snapshot(fold)
-            context = Context.of(self.graph, snapshot)  # shared by both derivations
-            before = derive_node(self.graph, fold, snapshot, node, context=context)
+        # The verdict at claim time goes into the claim itself: the retry budget counts refused
+        # claims, and only now are the files as they were when the claim was made.
+        before, basis = self._claimed_state(fold, node)
         claim = self.append(
             "claim",
             node,
@@ -273,20 +292,27 @@ class PlanGraph(Replanning):
             idempotency_key=idempotency_key,
             expected_plan_version=expected_plan_version,
         )
-        fold.add_stored([claim])
-        if fold.unjudged and fold.events is None:  # another writer's bare claim, just now
-            from .checkpoint import read_fold
-
-            fold = read_fold(self.store, None)
-            snapshot = self.snapshot(fold)
-            context = Context.of(self.graph, snapshot)
-        with collector_paused():
-            after = derive_node(self.graph, fold, snapshot, node, context=context)
+        after_fold = fold_with(self.store, fold, [claim])
+        # a fold read again from every event is judged against the files as they are now
+        after, _ = self._claimed_state(after_fold, node, basis if after_fold is fold else None)
         decision = decide(after)
         from .hooks.manager import notify
 
         notify("plangraph_gate_decision", [{"decision": decision}])  # a raising plugin: warned
         return decision
+
+    def _claimed_state(
+        self, fold: LogFold, node: str, basis: tuple[Snapshot, Context] | None = None
+    ) -> tuple[NodeState, tuple[Snapshot, Context]]:
+        """The state of *node* alone from *fold* (the gate decides from it alone), with the
+        snapshot and the context it was derived against: *basis* when given, so that both
+        derivations of a claim hash the files once."""
+        with collector_paused():
+            if basis is None:
+                snapshot = self.snapshot(fold)
+                basis = (snapshot, Context.of(self.graph, snapshot))
+            state = derive_node(self.graph, fold, basis[0], node, context=basis[1])
+        return state, basis
 
     def approve(
         self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None
@@ -349,7 +375,6 @@ class PlanGraph(Replanning):
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
-        from .judge.records import RecordMaker
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
@@ -359,15 +384,7 @@ class PlanGraph(Replanning):
             self.require_node(node)
         started = now()
         snapshot = self.snapshot()
-        plan = self.plan_ref()
-        git = git_info(self.root, self.store_path)
-        digests = input_digests(self.graph, snapshot)
-
-        def maker(run: RunInfo) -> RecordMaker:
-            return RecordMaker(
-                self, snapshot, plan=plan, git=git, run=run, recorded_by=by, digests=digests
-            )
-
+        maker = self._record_maker(snapshot)
         evidence = run_verifiers(
             self.graph,
             self.registry,
@@ -375,7 +392,7 @@ class PlanGraph(Replanning):
             snapshot,
             selected or None,
             started=started,
-            maker=maker,
+            maker=lambda run: maker(run, by),
         )
         if evidence:
             self.record(evidence)

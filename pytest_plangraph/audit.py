@@ -99,19 +99,18 @@ def _expected_head(store: Any, expected: tuple[int, str] | None) -> Any:
     """A ``HEAD_MISSING`` problem when *store* (None: there is none) does not hold the
     *expected* head at its sequence number; else None."""
     from .store.chain import ChainProblem
-    from .store.tail import HEAD_MISSING
+    from .store.tail import HEAD_MISSING, Missing
 
     if expected is None or expected[0] == 0:
         return None
     seq, want = expected
-    found = None if store is None else store.hash_at(seq)
-    if found == want:
+    gap = Missing(None, 0) if store is None else store.missing(seq, want)
+    if gap is None:
         return None
-    held = 0 if store is None else store.head().seq
     what = (
-        f"it holds {held} event(s)"
-        if found is None
-        else f"its event {seq} is another one (hash {found[:12]}…)"
+        f"it holds {gap.held} event(s)"
+        if gap.found is None
+        else f"its event {seq} is another one (hash {gap.found[:12]}…)"
     )
     message = (
         f"the store does not hold the expected head {seq}:{want[:12]}…: {what}. It was "
@@ -172,7 +171,7 @@ def _findings(
 
 def _ignored(log: Any, untrusted: dict[int, str]) -> list[dict[str, Any]]:
     """One entry per event the gate does not count for its signature (keys configured)."""
-    from .judge.untrusted import describe
+    from .plan.untrusted import describe
 
     return [
         {

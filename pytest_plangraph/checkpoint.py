@@ -54,10 +54,11 @@ from typing import TYPE_CHECKING, Any
 from .codehash import code_fingerprint
 from .errors import StoreTamperedError
 from .judge.derive import derive
-from .judge.inputs import LoggedEvent, Snapshot
+from .judge.inputs import Snapshot
 from .judge.logfold import LogFold
 from .judge.states import PlanState
 from .plan.cache import cache_dir_of, make_cache_dir
+from .plan.model import LoggedEvent
 from .store.chain import ChainProblem, sign
 from .store.localkey import local_key
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
@@ -105,6 +106,16 @@ def read_fold(store: Store, path: Path | None) -> LogFold:
     return fold
 
 
+def fold_with(store: Store, fold: LogFold, stored: Sequence[LoggedEvent]) -> LogFold:
+    """*fold* with the events this process just *stored* added to it; when it cannot judge
+    them (another writer's claim without a verdict, stored just now, needs the whole log
+    replayed), the fold of every event (:func:`read_fold` without a checkpoint) instead."""
+    fold.add_stored(stored)
+    if fold.unjudged and fold.events is None:
+        return read_fold(store, None)
+    return fold
+
+
 def whole_fold(store: Store, policy: Policy | None = None) -> LogFold:
     """The fold of every event of the store, each checked against its content id and the
     chain (:func:`check_events`) and its signature under *policy* (the environment's by
@@ -136,14 +147,13 @@ def ahead(store: Store, store_path: Path) -> ChainProblem | None:
     if kept is None:
         return None
     _, seq, chain, _ = kept
-    found = store.hash_at(seq)
-    if found == chain:
+    gap = store.missing(seq, chain)
+    if gap is None:
         return None
-    held = store.head().seq
     what = (
-        f"the store holds {held} event(s): events were removed from its end, or an older copy "
-        "of it was restored"
-        if found is None
+        f"the store holds {gap.held} event(s): events were removed from its end, or an older "
+        "copy of it was restored"
+        if gap.found is None
         else f"event {seq} of the store is another one: the store was replaced or rewritten"
     )
     message = (

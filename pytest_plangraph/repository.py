@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .errors import StoreError, UsageError
-from .judge.inputs import LoggedEvent, Snapshot, needed_paths
+from .judge.inputs import Snapshot, needed_paths
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
@@ -22,7 +22,7 @@ from .plan.cache import cache_dir_of
 from .plan.evidence import PlanRef
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
-from .plan.model import Event, Plan
+from .plan.model import Event, LoggedEvent, Plan
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.workspace import Workspace

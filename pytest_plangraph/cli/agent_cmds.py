@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .common import Output, common_options, name_text, open_graph, table
+from .common import Output, common_options, name_text, open_plangraph, table
 
 if TYPE_CHECKING:
     from ..judge.saga import Saga
@@ -60,9 +60,9 @@ def _patch(args: argparse.Namespace, out: Output) -> int:
     from ..api import PlanGraph
 
     raw, name = _read(args.file)
-    # not open_graph: a plan that lint rejects may be patched (that is how it gets repaired)
-    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
-        result = graph.patch(
+    # not open_plangraph: a plan that lint rejects may be patched (that is how it gets repaired)
+    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as plangraph:
+        result = plangraph.patch(
             raw, by=args.by, expected_plan_version=args.expected_plan_version, name=name
         )
     out.emit(result.to_json(), _patch_text(result))
@@ -100,8 +100,8 @@ def _patch_text(result: PatchResult) -> str:
 
 
 def _saga(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
-        found = graph.saga(args.node)
+    with open_plangraph(args) as plangraph:
+        found = plangraph.saga(args.node)
     if out.fmt == "markdown":
         print(_saga_markdown(found))
     else:

@@ -56,19 +56,19 @@ def name_text(value: str) -> str:
     return value
 
 
-def open_graph(args: argparse.Namespace, *, reading: bool = False) -> PlanGraph:
+def open_plangraph(args: argparse.Namespace, *, reading: bool = False) -> PlanGraph:
     """Open the repository named by the common options; a plan with lint errors is refused.
     A *reading* command's store named by ``--store`` or ``$PLANGRAPH_STORE`` must exist (see
     :func:`reading_store`), which is checked first: nothing is made for it."""
     from ..api import PlanGraph
 
-    graph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
+    plangraph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
     try:
         if reading:
-            reading_store(graph, args)
-        settings = graph.check_plan()
+            reading_store(plangraph, args)
+        settings = plangraph.check_plan()
     except BaseException:
-        graph.close()
+        plangraph.close()
         raise
     for finding in settings:  # the files changed under the plan: shown, not a stop
         print(
@@ -76,20 +76,22 @@ def open_graph(args: argparse.Namespace, *, reading: bool = False) -> PlanGraph:
             "(the command goes on; `plangraph lint` lists it)",
             file=sys.stderr,
         )
-    return graph
+    return plangraph
 
 
-def reading_store(graph: PlanGraph, args: argparse.Namespace, *, required: bool = False) -> bool:
-    """True when the graph's store exists; a reading command creates none. With no store at
+def reading_store(
+    plangraph: PlanGraph, args: argparse.Namespace, *, required: bool = False
+) -> bool:
+    """True when the store exists; a reading command creates none. With no store at
     a path named by ``--store`` or ``$PLANGRAPH_STORE`` (a typo would otherwise read as a
     store with nothing wrong in it), or with none where one is *required*, UsageError."""
-    if graph.has_store():
+    if plangraph.has_store():
         return True
     named = args.store is not None or bool(os.environ.get("PLANGRAPH_STORE"))
     if named or required:
         raise UsageError(
-            f"there is no store at {graph.store_path} (no file, or an empty one); check --store "
-            "and $PLANGRAPH_STORE "
+            f"there is no store at {plangraph.store_path} (no file, or an empty one); "
+            "check --store and $PLANGRAPH_STORE "
             "(this command reads a store and creates none)"
         )
     return False

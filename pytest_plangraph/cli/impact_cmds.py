@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import digest
 from ..errors import UsageError
-from .common import Output, common_options, open_graph, table
+from .common import Output, common_options, open_plangraph, table
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -61,9 +61,9 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "it cannot be combined with --since"
         )
     # over the store, impact reads it and makes none; --apply records what it finds
-    with open_graph(args, reading=args.since is None and not args.apply) as graph:
-        report = graph.impact(args.since, commits=args.commits)
-        applied = apply(graph, report) if args.apply else 0
+    with open_plangraph(args, reading=args.since is None and not args.apply) as plangraph:
+        report = plangraph.impact(args.since, commits=args.commits)
+        applied = apply(plangraph, report) if args.apply else 0
     for note in report.notes:
         print(f"plangraph: note: {note}", file=sys.stderr)
     text = markdown(report) if args.format == "markdown" else plain(report)
@@ -73,20 +73,20 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
     return 1 if args.check and report.invalidated else 0
 
 
-def apply(graph: PlanGraph, report: ImpactReport) -> int:
+def apply(plangraph: PlanGraph, report: ImpactReport) -> int:
     """Record a ``change`` event for each (invalidated node, changed path behind it); the same
     observation twice is one event. Returns how many events were new."""
     from ..vcs.environment import actor
 
     by_path = {c.path: c for c in report.changed}
     who = actor()
-    before = graph.store.count()
+    before = plangraph.store.count()
     for entry in report.invalidated:
         for path in entry.paths:
             payload = _payload(by_path[path])
             key = digest({"kind": "change", "node": entry.node, **payload})
-            graph.append("change", entry.node, by=who, payload=payload, idempotency_key=key)
-    return graph.store.count() - before
+            plangraph.append("change", entry.node, by=who, payload=payload, idempotency_key=key)
+    return plangraph.store.count() - before
 
 
 def _payload(changed: ChangedPath) -> dict[str, Any]:

@@ -43,11 +43,11 @@ def _lint(args: argparse.Namespace, out: Output) -> int:
     from ..api import PlanGraph
     from ..lint.findings import has_errors
 
-    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as graph:
-        findings = graph.lint()
-        data = {"plan": graph.plan.plan, "findings": [f.to_json() for f in findings]}
+    with PlanGraph.open(args.root, plan=args.plan, store=args.store) as plangraph:
+        findings = plangraph.lint()
+        data = {"plan": plangraph.plan.plan, "findings": [f.to_json() for f in findings]}
         if args.format == "sarif":
-            print(json.dumps(_sarif(graph, findings), indent=2, ensure_ascii=False))
+            print(json.dumps(_sarif(plangraph, findings), indent=2, ensure_ascii=False))
             return 1 if has_errors(findings) else 0
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
@@ -57,17 +57,17 @@ def _lint(args: argparse.Namespace, out: Output) -> int:
     return 1 if has_errors(findings) else 0
 
 
-def _sarif(graph: PlanGraph, findings: list[Finding]) -> dict[str, Any]:
+def _sarif(plangraph: PlanGraph, findings: list[Finding]) -> dict[str, Any]:
     """The SARIF log of *findings*, with the plan's path relative to the repository root."""
     from .._version import __version__
     from ..lint.findings import LINT_CODES
     from ..report.sarif import sarif
 
     uris = {}
-    if graph.plan_path is not None:
+    if plangraph.plan_path is not None:
         with contextlib.suppress(ValueError):
-            relative = graph.plan_path.resolve().relative_to(graph.root.resolve())
-            uris[graph.loaded.file] = relative.as_posix()
+            relative = plangraph.plan_path.resolve().relative_to(plangraph.root.resolve())
+            uris[plangraph.loaded.file] = relative.as_posix()
     return sarif(findings, LINT_CODES, version=__version__, uris=uris)
 
 

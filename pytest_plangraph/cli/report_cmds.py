@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_graph
+from .common import Output, common_options, open_plangraph
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -46,10 +46,10 @@ def register(commands: Any) -> None:
 
 
 def _report(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args, reading=True) as graph:
+    with open_plangraph(args, reading=True) as plangraph:
         if args.output is not None:
-            _check_output(graph, args.output)
-        view = report_view(graph, audit=not args.no_audit, chains=True)
+            _check_output(plangraph, args.output)
+        view = report_view(plangraph, audit=not args.no_audit, chains=True)
     text = render(view, args.format)
     if args.output is None:
         print(text, end="" if text.endswith("\n") else "\n")
@@ -64,21 +64,21 @@ def _report(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def report_view(graph: PlanGraph, *, audit: bool, chains: bool) -> ReportView:
-    """The view of *graph* now: its state, the evidence behind it, and (when asked) the stale
+def report_view(plangraph: PlanGraph, *, audit: bool, chains: bool) -> ReportView:
+    """The view of *plangraph* now: its state, the evidence behind it, and (when asked) the stale
     chains of the impact report and the audit's findings."""
     from ..report.view import build
 
-    state = graph.status()
+    state = plangraph.status()
     stale: dict[str, tuple[str, ...]] = {}
     if chains and any(n.status == "stale" for n in state.nodes.values()):
-        stale = {i.node: i.reasons for i in graph.impact().invalidated}
-    checked = graph.audit() if audit else None
+        stale = {i.node: i.reasons for i in plangraph.impact().invalidated}
+    checked = plangraph.audit() if audit else None
     return build(
-        graph.graph,
+        plangraph.graph,
         state,
-        graph.plan_ref(create=False).version,
-        graph.decided_by(state),
+        plangraph.plan_ref(create=False).version,
+        plangraph.decided_by(state),
         stale_chains=stale,
         audit=None if checked is None else checked.findings,
         audit_notes=() if checked is None else checked.notes,
@@ -111,13 +111,13 @@ def render(view: ReportView, fmt: str) -> str:
     return text(view)
 
 
-def _check_output(graph: PlanGraph, output: Path) -> None:
+def _check_output(plangraph: PlanGraph, output: Path) -> None:
     """Refuse an output path that is the plan, the store or one of the store's files: a
     report must never overwrite what it reports on."""
     target = os.path.realpath(output)
     if os.path.isdir(target):
         raise UsageError(f"--output {output} is a directory; name a file, e.g. {output}/report")
-    guarded = [graph.plan_path, graph.store_path]
+    guarded = [plangraph.plan_path, plangraph.store_path]
     for path in guarded:
         if path is None:
             continue
@@ -125,6 +125,7 @@ def _check_output(graph: PlanGraph, output: Path) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             if target == real + suffix:
                 raise UsageError(
-                    f"--output {output} is the {'plan' if path == graph.plan_path else 'store'} "
+                    f"--output {output} is the "
+                    f"{'plan' if path == plangraph.plan_path else 'store'} "
                     "file (or one of its files); write the report somewhere else"
                 )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .common import Output, common_options, name_text, open_graph, reading_store, table
+from .common import Output, common_options, name_text, open_plangraph, reading_store, table
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
@@ -97,12 +97,12 @@ def register(commands: Any) -> None:
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args, reading=True) as graph:
-        fold = graph.fold()  # what the log says: status and --check need no more
-        state = graph.status(fold)
-        plan = graph.plan_ref(create=False)
-        settled = {n for n, node in graph.graph.nodes.items() if node.cancelled}
-        shown = _markdown(graph, state, plan.version) if out.fmt == "markdown" else ""
+    with open_plangraph(args, reading=True) as plangraph:
+        fold = plangraph.fold()  # what the log says: status and --check need no more
+        state = plangraph.status(fold)
+        plan = plangraph.plan_ref(create=False)
+        settled = {n for n, node in plangraph.graph.nodes.items() if node.cancelled}
+        shown = _markdown(plangraph, state, plan.version) if out.fmt == "markdown" else ""
     nodes = list(state.nodes.values())
     if out.fmt == "markdown":
         out.emit({}, shown)
@@ -120,13 +120,13 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     return 1 if failing else 0
 
 
-def _markdown(graph: PlanGraph, state: PlanState, version: int) -> str:
+def _markdown(plangraph: PlanGraph, state: PlanState, version: int) -> str:
     """``status --format markdown``: the report's Markdown without the audit."""
     from ..report.markdown import markdown
     from ..report.view import build
 
-    records = graph.decided_by(state)
-    return markdown(build(graph.graph, state, version, records)).rstrip("\n")
+    records = plangraph.decided_by(state)
+    return markdown(build(plangraph.graph, state, version, records)).rstrip("\n")
 
 
 def _check_failures(
@@ -166,8 +166,8 @@ def _reasons(reasons: tuple[Reason, ...]) -> str:
 
 
 def _verify(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
-        evidence = graph.verify(args.nodes, by=args.by)
+    with open_plangraph(args) as plangraph:
+        evidence = plangraph.verify(args.nodes, by=args.by)
     rows = [[e.ref, e.verifier, e.outcome, e.reason or "", e.id[:12]] for e in evidence]
     text = table(rows, ["criterion", "verifier", "outcome", "reason", "evidence"])
     for record in evidence:
@@ -180,8 +180,8 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 
 
 def _claim(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
-        decision = graph.claim(
+    with open_plangraph(args) as plangraph:
+        decision = plangraph.claim(
             args.node,
             by=args.by,
             idempotency_key=args.idempotency_key,
@@ -218,16 +218,18 @@ _DECISIONS = {
 
 
 def _decide(args: argparse.Namespace, out: Output) -> int:
-    with open_graph(args) as graph:
+    with open_plangraph(args) as plangraph:
         if args.decision in ("approve", "revoke"):
             node, criterion = _split(args.ref)
             if args.decision == "approve":
-                event = graph.approve(node, criterion, by=args.by, note=args.note, role=args.role)
+                event = plangraph.approve(
+                    node, criterion, by=args.by, note=args.note, role=args.role
+                )
             else:
-                event = graph.revoke(node, criterion, by=args.by, note=args.note)
+                event = plangraph.revoke(node, criterion, by=args.by, note=args.note)
             what = args.ref
         else:
-            on_node = graph.allow_retry if args.decision == "retry" else graph.cancel
+            on_node = plangraph.allow_retry if args.decision == "retry" else plangraph.cancel
             event = on_node(args.node, by=args.by, note=args.note)
             what = args.node
     out.emit(_event_json(event), f"{what}: {args.done} by {args.by} (event {event.id[:12]})")
@@ -243,18 +245,18 @@ def _history(args: argparse.Namespace, out: Output) -> int:
     from ..judge.derive import event_node, history
     from ..store.trust import policy_from_env, screen
 
-    with open_graph(args, reading=True) as graph:
+    with open_plangraph(args, reading=True) as plangraph:
         # replayed light; the node's own events are read in full
-        log = graph.store.log() if reading_store(graph, args) else []
-        untrusted = screen(graph.store, log, policy_from_env()) if log else {}
-        if args.node in graph.graph.nodes:
-            replay = history(graph.graph, log, graph.snapshot(log), args.node, untrusted)
+        log = plangraph.store.log() if reading_store(plangraph, args) else []
+        untrusted = screen(plangraph.store, log, policy_from_env()) if log else {}
+        if args.node in plangraph.graph.nodes:
+            replay = history(plangraph.graph, log, plangraph.snapshot(log), args.node, untrusted)
         else:  # a node removed from the plan keeps its events, with no status to replay
             replay = [(e, REMOVED) for e in log if event_node(e) == args.node]
             if not replay:
-                graph.require_node(args.node)  # unknown: the message lists the known ones
+                plangraph.require_node(args.node)  # unknown: the message lists the known ones
         seqs = [e.seq for e, _ in replay]
-        events = {e.seq: e for e in graph.store.events(seqs=seqs)} if seqs else {}
+        events = {e.seq: e for e in plangraph.store.events(seqs=seqs)} if seqs else {}
     if gone := [e.seq for e, _ in replay if e.seq not in events]:
         from ..errors import StoreError
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_graph
+from .common import Output, common_options, open_plangraph
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -126,8 +126,8 @@ def _head(args: argparse.Namespace, out: Output) -> int:
 def _audit(args: argparse.Namespace, out: Output) -> int:
     max_age = parse_age(args.max_age) if args.max_age is not None else None
     expected = parse_head(args.expect_head) if args.expect_head is not None else None
-    with open_graph(args, reading=True) as graph:
-        report = graph.audit(expect_head=expected, max_age=max_age)
+    with open_plangraph(args, reading=True) as plangraph:
+        report = plangraph.audit(expect_head=expected, max_age=max_age)
     text = _audit_text(report.findings)
     out.emit(report.to_json(), "\n".join([*report.notes, text]))
     return 0 if report.clean else 1

@@ -24,15 +24,13 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..judge.inputs import LoggedEvent
 from ..memory import collector_paused
 from ..plan.graph import Graph
-from ..plan.model import PROPAGATING_EDGES, Edge, Event
+from ..plan.model import PROPAGATING_EDGES, Edge, Event, LoggedEvent
 from ..vcs.changes import Change
 from .walk import PathIndex, Topology, Walk
 
@@ -390,7 +388,7 @@ def _blocked(graph: Graph, gone: set[str], state: PlanState | None) -> list[Noti
         if not node_state.claimed or node_id in gone:
             continue
         upstream = [p for p in graph.prerequisites(node_id) if p in gone]
-        children = [c for c in _descendants(graph, node_id) if c in gone]
+        children = [c for c in graph.descendants(node_id) if c in gone]
         if upstream:
             blocked.append(Notice(node_id, f"PREREQUISITE_INVALIDATED {', '.join(upstream)}"))
         elif children:
@@ -402,19 +400,6 @@ def _cancelled(graph: Graph, node_id: str, state: PlanState | None) -> bool:
     """A cancelled node needs no evidence, so nothing of it can be invalidated."""
     node = state.nodes.get(node_id) if state is not None else None
     return graph.nodes[node_id].cancelled or (node is not None and node.status == "cancelled")
-
-
-def _descendants(graph: Graph, node_id: str) -> list[str]:
-    """The nodes under *node_id*, breadth first (a set and a deque: a hierarchy may be
-    thousands of nodes deep)."""
-    found: dict[str, None] = {}
-    queue = deque(graph.children.get(node_id, ()))
-    while queue:
-        child = queue.popleft()
-        if child not in found and child != node_id:
-            found[child] = None
-            queue.extend(graph.children.get(child, ()))
-    return list(found)
 
 
 def _evidence_ids(state: PlanState | None, node_id: str, *, stale_only: bool) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..judge.inputs import Links
-from ..plan.graph import Graph
+from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, SchemaVerifier
 from ..plan.paths import glob_match, is_glob, normalize, path_problem
 
@@ -209,7 +209,8 @@ class Walk:
         self.direct = direct
         self.flowing = direct.keys() if flowing is None else flowing
         self.prerequisites = topology.prerequisites
-        self.reached = set(direct) | _reach(self.flowing, topology.dependents)
+        dependents = topology.dependents
+        self.reached = set(direct) | set(reach(self.flowing, lambda n: dependents.get(n, ())))
         self.order = [n for n in topology.order if n in self.reached]
         self.sources: dict[str, _Sources] = {}
         for node_id in self.order:
@@ -252,14 +253,3 @@ class Walk:
         if len(chains) > MAX_REASONS:
             chains[MAX_REASONS:] = [f"… {len(chains) - MAX_REASONS} more"]
         return tuple(chains), tuple(dict.fromkeys(paths))
-
-
-def _reach(start: Iterable[str], dependents: Mapping[str, list[str]]) -> set[str]:
-    seen: set[str] = set()
-    stack = list(start)
-    while stack:
-        node_id = stack.pop()
-        if node_id not in seen:
-            seen.add(node_id)
-            stack.extend(dependents.get(node_id, ()))
-    return seen

@@ -26,7 +26,7 @@ Decisions worth knowing:
 
 The events may be full :class:`~pytest_plangraph.plan.model.Event` objects or the light rows of
 ``Store.log()`` (evidence payloads cut down to their verdict fields): derivation reads only what
-:class:`~pytest_plangraph.judge.inputs.LoggedEvent` names, and only through what they say folded
+:class:`~pytest_plangraph.plan.model.LoggedEvent` names, and only through what they say folded
 (:class:`~pytest_plangraph.judge.logfold.LogFold`, which may come from the log's checkpoint). The
 plan's context and the indexed log are built in :mod:`pytest_plangraph.judge.ledger`.
 """
@@ -39,8 +39,9 @@ from typing import TypeVar
 
 from ..errors import UsageError
 from ..memory import collector_paused
-from ..plan.graph import Graph
-from ..plan.model import Criterion, Node
+from ..plan.graph import Graph, reach
+from ..plan.model import Criterion, LoggedEvent, Node
+from ..plan.untrusted import describe
 from .gate import (
     CHILD_CODES,
     Completion,
@@ -49,11 +50,10 @@ from .gate import (
     replay_claims,
     upstream_reason,
 )
-from .inputs import PARENT_KINDS, LoggedEvent, Snapshot
+from .inputs import PARENT_KINDS, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
-from .untrusted import describe
 
 __all__ = ["derive", "derive_node", "history"]
 
@@ -110,14 +110,11 @@ def _cone(context: Context, node_id: str) -> set[str]:
     """*node_id* and every node whose verdicts can decide whether it completes: its strong
     prerequisites, children and conflicts-edge partners, and theirs in turn."""
     links, children = context.links, context.graph.children
-    cone, stack = {node_id}, [node_id]
-    while stack:
-        current = stack.pop()
-        for other in (*links.prerequisites[current], *children[current], *links.conflicts[current]):
-            if other not in cone:
-                cone.add(other)
-                stack.append(other)
-    return cone
+
+    def deciding(current: str) -> tuple[str, ...]:
+        return (*links.prerequisites[current], *children[current], *links.conflicts[current])
+
+    return set(reach([node_id], deciding))
 
 
 def history(
@@ -300,7 +297,7 @@ class _Derivation:
         self, node_id: str, criteria: tuple[CriterionState, ...], refused: int
     ) -> list[Reason]:
         """Why the gate fails for *node_id* (empty when it is completed)."""
-        graph, node = self.context.graph, self.context.graph.nodes[node_id]
+        node = self.context.graph.nodes[node_id]
         if node_id in self.completion.cancelled:
             return [self._cancelled(node_id)]
         if node_id in self.completed:
@@ -311,12 +308,21 @@ class _Derivation:
             if c.required and c.state != "valid"
             for reason in c.reasons
         ]
-        reasons += [
-            self._waiting_for(p)
-            for p in self.context.links.prerequisites[node_id]
-            if p not in self.completed
+        reasons += self._waiting_reasons(node_id, node)
+        if self.required[node_id] == [NO_ACCEPTANCE]:
+            reasons.append(_no_acceptance(node))
+        if refused > node.max_retry:
+            reasons.append(_retry_budget_exhausted(node_id, node, refused))
+        return reasons
+
+    def _waiting_reasons(self, node_id: str, node: Node) -> list[Reason]:
+        """What else *node_id* waits for: strong prerequisites not completed, conflicts-edge
+        partners that pass, and (objectives and milestones) children."""
+        links = self.context.links
+        reasons = [
+            self._waiting_for(p) for p in links.prerequisites[node_id] if p not in self.completed
         ]
-        if self.context.links.conflicts[node_id]:
+        if links.conflicts[node_id]:
             reasons += [
                 _link(
                     "CONFLICT_COMPLETED",
@@ -326,34 +332,9 @@ class _Derivation:
                 for q in self.completion.conflict_partners(node_id)
             ]
         if node.kind in PARENT_KINDS:
-            children = graph.children[node_id]
+            children = self.context.graph.children[node_id]
             cancels = self.ledger.cancels
             reasons += child_reasons(children, self.completed, self.completion, cancels)
-        if self.required[node_id] == [NO_ACCEPTANCE]:
-            what = (
-                "a step without required acceptance criteria"
-                if node.kind == "step"
-                else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
-                "children, strong prerequisites or required acceptance criteria"
-            )
-            reasons.append(
-                Reason(
-                    "NO_ACCEPTANCE",
-                    f"{what} is never completed: nothing could show it is done; add a "
-                    "criterion to the plan",
-                    {},
-                )
-            )
-        if refused > node.max_retry:
-            reasons.append(
-                Reason(
-                    "RETRY_BUDGET_EXHAUSTED",
-                    f"{refused} claims refused since the last retry grant (max_retry "
-                    f"{node.max_retry}): the gate refuses this node whatever its evidence "
-                    f"until a person runs `plangraph retry {node_id}`",
-                    {"refused": refused, "max_retry": node.max_retry},
-                )
-            )
         return reasons
 
     def _about(self, reason: Reason, criterion_id: str) -> Reason:
@@ -435,3 +416,29 @@ def _required(node: Node, gathers: bool) -> list[str]:
 
 def _link(code: str, node_id: str, message: str) -> Reason:
     return Reason(code, message, {"node": node_id})
+
+
+def _no_acceptance(node: Node) -> Reason:
+    """``NO_ACCEPTANCE``: *node* has nothing that could show it is done."""
+    what = (
+        "a step without required acceptance criteria"
+        if node.kind == "step"
+        else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
+        "children, strong prerequisites or required acceptance criteria"
+    )
+    message = (
+        f"{what} is never completed: nothing could show it is done; add a criterion to the plan"
+    )
+    return Reason("NO_ACCEPTANCE", message, {})
+
+
+def _retry_budget_exhausted(node_id: str, node: Node, refused: int) -> Reason:
+    """``RETRY_BUDGET_EXHAUSTED``: more claims of *node* refused than its ``max_retry``."""
+    message = (
+        f"{refused} claims refused since the last retry grant (max_retry {node.max_retry}): "
+        "the gate refuses this node whatever its evidence until a person runs "
+        f"`plangraph retry {node_id}`"
+    )
+    return Reason(
+        "RETRY_BUDGET_EXHAUSTED", message, {"refused": refused, "max_retry": node.max_retry}
+    )

@@ -29,11 +29,8 @@ from typing import Any, Literal, NamedTuple
 from ..errors import UsageError
 from ..plan.evidence import Evidence
 from ..plan.graph import Graph
-from .inputs import (
-    Links,
-    LoggedEvent,
-    Snapshot,
-)
+from ..plan.model import LoggedEvent
+from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
 
 __all__ = [

@@ -1,8 +1,6 @@
 """What a derivation reads besides the events: file hashes, the plan's links and digests (pure).
 
 * :class:`Snapshot` — current sha256 of every file involved, and each node's outputs expanded.
-* :class:`LoggedEvent` — the fields of an event that derivation reads, so the store can hand over
-  light rows (``Store.log``) instead of full :class:`~pytest_plangraph.plan.model.Event` objects.
 * :class:`Links` — the adjacency the gate walks, built in one pass over the edges.
 * :func:`input_digests` — each node's input digest, the Merkle DAG of DESIGN §5: its criteria
   digests, the current hashes of its outputs, of the artifacts its verifiers check (a schema
@@ -17,32 +15,11 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from ..canonical import digest
 from ..plan.graph import Graph
-from ..plan.model import ArtifactVerifier, Edge, Node, SchemaVerifier
+from ..plan.model import ArtifactVerifier, Edge, LoggedEvent, Node, SchemaVerifier
 from ..plan.paths import glob_match, is_glob
-
-
-class LoggedEvent(Protocol):
-    """What derivation reads of an event: a stored :class:`~pytest_plangraph.plan.model.Event`, or
-    the lighter row :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def node(self) -> str | None: ...
-    @property
-    def criterion(self) -> str | None: ...
-    @property
-    def by(self) -> str: ...
-    @property
-    def payload(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)

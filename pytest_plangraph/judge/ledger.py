@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..plan.graph import Graph
-from ..plan.model import Criterion
+from ..plan.model import Criterion, LoggedEvent
+from ..plan.untrusted import DECISION_ROLE
 from .gate import Tick, holds, judge
-from .inputs import Links, LoggedEvent, Snapshot, criterion_digests, input_digests
+from .inputs import Links, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key
 from .states import CriterionStatus, Reason
-from .untrusted import DECISION_ROLE
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .inputs import LoggedEvent
+from ..plan.model import LoggedEvent
 
 Key = tuple[str, str]
 """(node id, criterion id) as an event names them."""

@@ -9,12 +9,17 @@ validating it again. The records are the same, byte for byte, as :meth:`Evidence
 make (tests compare both); whatever this module cannot vouch for — details that are not plain
 JSON values, an outcome outside the model's choices, an :class:`Evidence` model with fields this
 module does not know — goes through :meth:`Evidence.create` instead.
+
+:func:`changed_during_run` and :func:`voided` are the one rule both ``plangraph verify`` and
+``pytest --plangraph`` apply to a verdict: every subject is hashed before the run and again at
+its end, and a subject that changed in between voids the verdict
+(``ARTIFACT_CHANGED_DURING_RUN``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import ValidationError
@@ -48,6 +53,30 @@ BODY_FIELDS = (
     "recorded_by",
 )
 """The fields of an evidence record's content address (every field but ``id``)."""
+CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
+"""The reason of a verdict voided because a subject changed while it was being reached."""
+
+
+def changed_during_run(
+    before: Mapping[str, str | None],
+    after: Mapping[str, str | None],
+    *,
+    produced: Collection[str] = (),
+) -> list[str]:
+    """The subjects, sorted, whose sha256 (None: no file) at the end of the run, *after*,
+    differs from the one before it, *before*; a path hashed only once is not compared, nor is
+    one the run was declared to make (*produced*)."""
+    return sorted(
+        path
+        for path, digest in after.items()
+        if path in before and path not in produced and before[path] != digest
+    )
+
+
+def voided(details: Mapping[str, Any], moved: Sequence[str]) -> tuple[str, str, dict[str, Any]]:
+    """Outcome, reason and details of a verdict voided because the subjects *moved* (from
+    :func:`changed_during_run`) changed during the run: an error that names them."""
+    return "error", CHANGED_DURING_RUN, {**details, "changed_during_run": list(moved)}
 
 
 class PlanFiles(Protocol):

@@ -57,7 +57,7 @@ def _undeclared(
     graph: Graph, this: str, paths: Iterable[str], owners: Mapping[str, list[str]]
 ) -> dict[str, list[str]]:
     """Upstream node → the files of it that *this* executed, for upstreams with no edge."""
-    upstream = _upstream(graph, this)
+    upstream = set(graph.upstream([this]))
     joined = {e.from_ for e in graph.incoming.get(this, ())}
     joined.update(e.to for e in graph.outgoing.get(this, ()))
     found: dict[str, set[str]] = {}
@@ -66,18 +66,6 @@ def _undeclared(
             if other != this and other in graph.nodes and other not in upstream | joined:
                 found.setdefault(other, set()).add(path)
     return {other: sorted(files) for other, files in found.items()}
-
-
-def _upstream(graph: Graph, start: str) -> set[str]:
-    """Every node *start* transitively depends on (strong, active propagating edges)."""
-    seen: set[str] = set()
-    stack = list(graph.prerequisites(start))
-    while stack:
-        node = stack.pop()
-        if node not in seen:
-            seen.add(node)
-            stack.extend(graph.prerequisites(node))
-    return seen
 
 
 def _hint(other: str, this: str, paths: list[str]) -> str:

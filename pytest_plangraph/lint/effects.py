@@ -6,10 +6,9 @@ alone.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 
-from ..plan.graph import Graph
+from ..plan.graph import Graph, reach
 from .findings import Finding, LintContext
 
 
@@ -66,13 +65,22 @@ def conflicts_required(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _route(graph: Graph, start: str, goal: str) -> list[str] | None:
-    """Shortest dependency path ``start -> … -> goal``, or None."""
-    queue, seen = deque([[start]]), {start}
-    while queue:
-        path = queue.popleft()
-        if path[-1] == goal:
-            return path
-        for nxt in set(graph.dependents(path[-1])) - seen:
-            seen.add(nxt)
-            queue.append([*path, nxt])
-    return None
+    """Shortest dependency path ``start -> … -> goal``, or None; of paths equally short, the
+    one :func:`~pytest_plangraph.plan.graph.reach` meets first (edges in plan order). Each node
+    keeps the node it was reached from, so a long chain costs its length, not its square."""
+    came_from: dict[str, str] = {}
+
+    def step(node_id: str) -> list[str]:
+        if goal in came_from or node_id == goal:  # found: the walk ends
+            return []
+        dependents = graph.dependents(node_id)
+        for other in dependents:
+            came_from.setdefault(other, node_id)
+        return dependents
+
+    if goal not in reach([start], step):
+        return None
+    route = [goal]
+    while route[-1] != start:
+        route.append(came_from[route[-1]])
+    return route[::-1]

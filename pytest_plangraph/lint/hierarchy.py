@@ -43,11 +43,7 @@ def hierarchy_cycles(ctx: LintContext) -> Iterator[Finding]:
 
 def _count_below(graph: Graph, root: str) -> int:
     """How many nodes lie under *root*, a node without a parent (no loop reaches below one)."""
-    count, stack = 0, list(graph.children[root])
-    while stack:
-        count += 1
-        stack.extend(graph.children[stack.pop()])
-    return count
+    return len(graph.descendants(root))
 
 
 def unreachable(ctx: LintContext) -> Iterator[Finding]:

@@ -1,14 +1,19 @@
-"""Pure graph operations over a plan: indexes, topological order, cycles and ancestors.
+"""Pure graph operations over a plan: indexes, topological order, cycles and closures.
 
 Edges read "``to`` depends on ``from``". The topological order is :mod:`graphlib`'s (nodes
 become ready in rounds), with ties broken by the position of nodes in the plan file so every
 listing is stable; it is computed once per plan (``Plan.topological_order``).
+
+:func:`reach` is the one traversal every graph walk of the package uses (upstream, downstream,
+down the hierarchy, or over any adjacency a caller has computed): breadth first, iterative and
+linear in the nodes and links it meets, since a plan may be tens of thousands of nodes deep.
 """
 
 from __future__ import annotations
 
 import graphlib
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from .model import PROPAGATING_EDGES, Edge, Node, Plan
@@ -87,28 +92,56 @@ class Graph:
             return cycle
         return None
 
-    def ancestors(self, node_id: str) -> list[str]:
-        """Parents of *node_id*, nearest first; stops at a hierarchy cycle."""
-        chain: list[str] = []
-        seen = {node_id}  # a set: a parent chain may be thousands of nodes deep
-        current = self.nodes[node_id].parent if node_id in self.nodes else None
-        while current in self.nodes and current not in seen:
-            chain.append(current)
-            seen.add(current)
-            current = self.nodes[current].parent
-        return chain
-
     def with_ancestors(self, start: Iterable[str]) -> set[str]:
-        """*start* and every ancestor of its nodes. Each walk up stops at the first node
-        already found, so the cost follows the nodes found, however deep the hierarchy (one
-        :meth:`ancestors` per node would cost the square of a long chain)."""
-        found = set(start)
-        for node_id in list(found):
-            current = self.nodes[node_id].parent if node_id in self.nodes else None
-            while current in self.nodes and current not in found:
-                found.add(current)
-                current = self.nodes[current].parent
-        return found
+        """*start* and every ancestor of its nodes; each node is met once, however deep the
+        hierarchy (and a parent loop ends the walk up)."""
+        nodes = self.nodes
+
+        def parent(node_id: str) -> tuple[str, ...]:
+            above = nodes[node_id].parent if node_id in nodes else None
+            return (above,) if above is not None and above in nodes else ()
+
+        return set(reach(start, parent))
+
+    def upstream(
+        self, start: Iterable[str], types: Collection[str] = PROPAGATING_EDGES
+    ) -> list[str]:
+        """Every node *start* depends on, over strong, active edges of *types*, nearest first;
+        a node of *start* is in it only when a cycle leads back to it."""
+        return self._closure(start, types, self.incoming, lambda e: e.from_)
+
+    def downstream(
+        self, start: Iterable[str], types: Collection[str] = PROPAGATING_EDGES
+    ) -> list[str]:
+        """Every node that depends on *start*, over strong, active edges of *types*, nearest
+        first; a node of *start* is in it only when a cycle leads back to it."""
+        return self._closure(start, types, self.outgoing, lambda e: e.to)
+
+    def descendants(self, node_id: str) -> list[str]:
+        """The nodes under *node_id* in the hierarchy, breadth first (never *node_id* itself,
+        even on a parent loop)."""
+        children = self.children
+        found = reach(children.get(node_id, ()), lambda n: children.get(n, ()))
+        return [n for n in found if n != node_id]
+
+    def _closure(
+        self,
+        start: Iterable[str],
+        types: Collection[str],
+        edges: dict[str, list[Edge]],
+        other: Callable[[Edge], str],
+    ) -> list[str]:
+        # one type given as a string would match its substrings ("requires" holds "require")
+        kinds = frozenset([types] if isinstance(types, str) else types)
+
+        def step(node_id: str) -> list[str]:
+            return _unique(
+                other(e)
+                for e in edges.get(node_id, ())
+                if e.type in kinds and e.status == "active" and e.strength == "strong"
+            )
+
+        return reach([n for s in dict.fromkeys(start) for n in step(s)], step)
 
     def _dependency_sources(self, node_id: str) -> list[str]:
         return _unique(
@@ -124,6 +157,20 @@ class Graph:
             for e in self.incoming.get(node_id, ())
             if e.type in PROPAGATING_EDGES and e.status == "active"
         ]
+
+
+def reach(start: Iterable[str], step: Callable[[str], Iterable[str]]) -> list[str]:
+    """*start* and every node reached from it by repeating *step* (a node's neighbours), each
+    once, breadth first: the nodes of *start* in their order, then each node's new neighbours
+    in the order *step* gives them. The one graph traversal of the package."""
+    found = dict.fromkeys(start)
+    queue = deque(found)
+    while queue:
+        for neighbour in step(queue.popleft()):
+            if neighbour not in found:
+                found[neighbour] = None
+                queue.append(neighbour)
+    return list(found)
 
 
 def _unique(items: Iterable[str]) -> list[str]:

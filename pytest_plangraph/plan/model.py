@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Protocol, get_args
 
 from pydantic import (
     AfterValidator,
@@ -375,3 +375,24 @@ class Event(FrozenModel):
     def evidence(self) -> Evidence | None:
         """The evidence record carried by an ``evidence`` event."""
         return Evidence.model_validate(self.payload) if self.kind == "evidence" else None
+
+
+class LoggedEvent(Protocol):
+    """What derivation reads of an event: a stored :class:`Event`, or the lighter row
+    :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status (the store hands over
+    light rows, the judge and the store's trust screen read them)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def criterion(self) -> str | None: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 class FileBinder:
     """Names and hashes the files that bind to the tests of one run (in one process)."""
 
-    def __init__(self, config: pytest.Config, graph: PlanGraph) -> None:
+    def __init__(self, config: pytest.Config, plangraph: PlanGraph) -> None:
         self.config = config
-        self.graph = graph
+        self.plangraph = plangraph
         self._conftests: dict[str, list[str]] = {}
         self._run_files: list[str] | None = None
         self._installed: list[Path] | None = None
@@ -47,7 +47,7 @@ class FileBinder:
             paths.append(defined_in)
         for path in paths:
             if path not in mapping.hashes:
-                mapping.hashes[path] = self.graph.workspace.hash_file(path)
+                mapping.hashes[path] = self.plangraph.workspace.hash_file(path)
 
     def run_files(self) -> list[str]:
         """Files of the repository that shape every test of the run: the configuration file
@@ -79,14 +79,14 @@ class FileBinder:
         from .coverage import excluded_dirs, repository_file
 
         if self._installed is None:
-            self._installed = excluded_dirs(self.graph.root)
-        return repository_file(source, self.graph.root, self._installed)
+            self._installed = excluded_dirs(self.plangraph.root)
+        return repository_file(source, self.plangraph.root, self._installed)
 
     def relative(self, path: Path) -> str | None:
         """*path* relative to the repository, or None outside it."""
         if path not in self._relatives:
             try:
-                self._relatives[path] = self.graph.workspace.relative(path)
+                self._relatives[path] = self.plangraph.workspace.relative(path)
             except PlangraphError:
                 self._relatives[path] = None
         return self._relatives[path]
@@ -104,6 +104,6 @@ class FileBinder:
         if directory not in self._conftests:
             parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
             own = f"{directory}/conftest.py" if directory else "conftest.py"
-            here = [own] if (self.graph.root / own).is_file() else []
+            here = [own] if (self.plangraph.root / own).is_file() else []
             self._conftests[directory] = [*parent, *here]
         return self._conftests[directory]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..judge.inputs import criterion_digests, input_digests
-from ..judge.records import RecordMaker
+from ..judge.records import RecordMaker, changed_during_run, voided
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import Mapping
 from .verdicts import (
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
     from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-
-CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 
 
 @dataclass
@@ -185,7 +183,7 @@ def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
 class EvidenceBuilder:
     """Builds the records of one run against one end-of-run snapshot."""
 
-    graph: PlanGraph
+    plangraph: PlanGraph
     snapshot: Snapshot
     before: dict[str, str | None]
     """sha256 of the plan's files when the session started."""
@@ -196,15 +194,15 @@ class EvidenceBuilder:
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        criteria = criterion_digests(self.graph.graph)
+        criteria = criterion_digests(self.plangraph.graph)
         self.maker = RecordMaker(
-            self.graph,
+            self.plangraph,
             self.snapshot,
             plan=self.plan,
             git=self.git,
             run=self.run,
             recorded_by=self.recorded_by,
-            digests=input_digests(self.graph.graph, self.snapshot, criteria=criteria),
+            digests=input_digests(self.plangraph.graph, self.snapshot, criteria=criteria),
             criteria=criteria,
         )
 
@@ -228,15 +226,11 @@ class EvidenceBuilder:
         # what each subject is at the end, a file deleted during the run (None) included:
         # the record leaves missing files out of its subjects
         ended = {**self.maker.own_files(item.node), **subjects}
-        moved = sorted(
-            path
-            for path, digest in ended.items()
-            if path in started and path not in item.produced and started[path] != digest
-        )
+        moved = changed_during_run(started, ended, produced=item.produced)
         if not moved:
             return evidence
-        details = {**item.details, "changed_during_run": moved}
-        return self._make(item, Verdict("error", CHANGED_DURING_RUN), details, subjects)
+        outcome, reason, details = voided(item.details, moved)
+        return self._make(item, Verdict(outcome, reason), details, subjects)
 
     def _make(
         self,
@@ -256,5 +250,5 @@ class EvidenceBuilder:
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:
-            self._hashes[path] = self.graph.workspace.hash_file(path)
+            self._hashes[path] = self.plangraph.workspace.hash_file(path)
         return self._hashes[path]

@@ -50,7 +50,7 @@ class PlangraphFixture:
     def plan(self) -> Plan:
         """The loaded plan."""
         if self._session is not None:
-            return self._session.graph.plan
+            return self._session.plangraph.plan
         if self._plan is None:
             from ..plan.file import load_plan
             from .config import plan_path
@@ -69,7 +69,7 @@ class PlangraphFixture:
             return given.as_posix()
         if given.is_absolute():
             try:
-                rel = self._session.graph.workspace.relative(given)
+                rel = self._session.plangraph.workspace.relative(given)
             except UsageError as exc:  # a test's mistake: an exception of the test's own kind
                 raise ValueError(f"plangraph.artifact({str(given)!r}): {exc}") from None
         else:
@@ -77,9 +77,9 @@ class PlangraphFixture:
             if problem := path_problem(rel):
                 raise ValueError(f"plangraph.artifact({rel!r}): {problem}")
             rel = normalize(rel)
-        if self._session.graph.workspace.escapes(rel):
+        if self._session.plangraph.workspace.escapes(rel):
             raise ValueError(f"plangraph.artifact({rel!r}) resolves outside the repository root")
-        if (self._session.graph.root / rel).is_dir():
+        if (self._session.plangraph.root / rel).is_dir():
             raise ValueError(
                 f"plangraph.artifact({rel!r}) is a directory; declare each file it produced"
             )

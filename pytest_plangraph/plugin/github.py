@@ -16,36 +16,36 @@ if TYPE_CHECKING:
     from .summary import RunReport
 
 
-def publish(graph: PlanGraph, report: RunReport, write_line: Callable[[str], None]) -> None:
+def publish(plangraph: PlanGraph, report: RunReport, write_line: Callable[[str], None]) -> None:
     """Write the step summary and the annotations of *report*; a summary file that cannot be
     written is said in one line, and the run's outcome is not changed by it."""
     if report.after is None or report.plan is None:
         return
     try:
         if os.environ.get("GITHUB_STEP_SUMMARY"):
-            _summary(graph, report)
+            _summary(plangraph, report)
     except PlangraphError as exc:
         write_line(f"plangraph: warning: {exc}")
     from ..report.github import in_actions
 
     if in_actions():
-        for line in refusal_annotations(graph, report):
+        for line in refusal_annotations(plangraph, report):
             write_line(line)
 
 
-def _summary(graph: PlanGraph, report: RunReport) -> None:
+def _summary(plangraph: PlanGraph, report: RunReport) -> None:
     from ..report.github import append_summary
     from ..report.markdown import markdown
     from ..report.view import build
 
     state = report.after
     assert state is not None and report.plan is not None
-    view = build(graph.graph, state, report.plan.version, graph.decided_by(state))
-    kept = [p for p in (graph.plan_path, graph.store_path) if p is not None]
+    view = build(plangraph.graph, state, report.plan.version, plangraph.decided_by(state))
+    kept = [p for p in (plangraph.plan_path, plangraph.store_path) if p is not None]
     append_summary(markdown(view), protected=kept)
 
 
-def refusal_annotations(graph: PlanGraph, report: RunReport) -> list[str]:
+def refusal_annotations(plangraph: PlanGraph, report: RunReport) -> list[str]:
     """One workflow command per refused node, at the node's ``line:column`` in the plan file
     (the path relative to the repository root, as GitHub names files)."""
     from ..report.github import annotation
@@ -54,7 +54,7 @@ def refusal_annotations(graph: PlanGraph, report: RunReport) -> list[str]:
     level = "error" if report.gate else "warning"
     found = []
     for decision in report.refusals:
-        location = graph.loaded.location(graph.loaded.node_path(decision.node))
+        location = plangraph.loaded.location(plangraph.loaded.node_path(decision.node))
         _, line, column = split_location(location)
         reasons = "; ".join(r.message or r.code for r in decision.reasons[:5])
         more = " …" if len(decision.reasons) > 5 else ""
@@ -62,7 +62,7 @@ def refusal_annotations(graph: PlanGraph, report: RunReport) -> list[str]:
             annotation(
                 f"{decision.node} is {decision.status}: {reasons}{more}",
                 level=level,
-                file=_plan_file(graph),
+                file=_plan_file(plangraph),
                 line=line,
                 col=column,
                 title=f"plangraph gate refused {decision.node}",
@@ -71,10 +71,10 @@ def refusal_annotations(graph: PlanGraph, report: RunReport) -> list[str]:
     return found
 
 
-def _plan_file(graph: PlanGraph) -> str:
-    if graph.plan_path is None:
-        return graph.loaded.file
+def _plan_file(plangraph: PlanGraph) -> str:
+    if plangraph.plan_path is None:
+        return plangraph.loaded.file
     try:
-        return graph.plan_path.resolve().relative_to(graph.root.resolve()).as_posix()
+        return plangraph.plan_path.resolve().relative_to(plangraph.root.resolve()).as_posix()
     except ValueError:
-        return graph.loaded.file
+        return plangraph.loaded.file

@@ -66,7 +66,7 @@ class VerifierItem(pytest.Item):
         """Run the verifier; fail with its reason unless it passed."""
         session = self.config.stash[SESSION_KEY]
         self.verdict = run_verifier(
-            session.registry, session.graph.workspace, self.plan_node, self.criterion
+            session.registry, session.plangraph.workspace, self.plan_node, self.criterion
         )
         session.item_verdicts[self.nodeid] = self.verdict  # put on the call report
         if self.verdict["outcome"] != "passed":
@@ -89,7 +89,7 @@ class VerifierItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Point at the criterion's line in the plan file."""
-        loaded = self.config.stash[SESSION_KEY].graph.loaded
+        loaded = self.config.stash[SESSION_KEY].plangraph.loaded
         return self.path, criterion_line(loaded, self.plan_node, self.criterion), self.ref
 
 

@@ -51,14 +51,14 @@ if TYPE_CHECKING:
 class PlangraphSession:
     """One run's plan, mapping, results and (on the controller) store."""
 
-    def __init__(self, config: pytest.Config, graph: PlanGraph) -> None:
+    def __init__(self, config: pytest.Config, plangraph: PlanGraph) -> None:
         self.config = config
-        self.graph = graph
+        self.plangraph = plangraph
         self.worker = hasattr(config, "workerinput")
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
         self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
-        self.prefix = test_id_prefix(graph.workspace, config.rootpath)
+        self.prefix = test_id_prefix(plangraph.workspace, config.rootpath)
         self.plan_path = plan_path(config)
         self.mapping: Mapping | None = None
         self.results = RunResults()
@@ -73,7 +73,7 @@ class PlangraphSession:
         self.item_verdicts: dict[str, dict[str, Any]] = {}
         """Verdicts of verifier items that ran, by node id, until their call report is made."""
         self._registry: Registry | None = None
-        self.binder = FileBinder(config, graph)
+        self.binder = FileBinder(config, plangraph)
         self.coverage: CoverageRecorder | None = None
         self.heard_facts: dict[str, dict[str, Any]] = {}
         """The interpreter facts on the reports of xdist workers, each different one once."""
@@ -82,35 +82,35 @@ class PlangraphSession:
     def start(cls, config: pytest.Config) -> PlangraphSession:
         """Load the plan; on the controller also lint it and open the store (usage errors)."""
         plan, store = plan_path(config), store_path(config)
-        graph: PlanGraph | None = None
+        plangraph: PlanGraph | None = None
         from . import install_guard
 
         install_guard(config)  # already done unless the plugin was loaded late (a conftest)
         try:
-            graph = PlanGraph.open(plan=plan, store=store)
-            session = cls(config, graph)
+            plangraph = PlanGraph.open(plan=plan, store=store)
+            session = cls(config, plangraph)
             if config.getoption("plangraph_coverage"):
                 session._start_coverage()
             if not session.worker:
                 session._start_controller()
         except PlangraphError as exc:
-            if graph is not None:
-                graph.close()
+            if plangraph is not None:
+                plangraph.close()
             raise pytest.UsageError(f"--plangraph: {pytest_terms(str(exc))}") from None
         return session
 
     def _start_controller(self) -> None:
         actor()  # a PLANGRAPH_ACTOR the records could not carry is refused before any test
-        errors, settings = self.graph.plan_problems()
+        errors, settings = self.plangraph.plan_problems()
         if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)
             raise PlangraphError(f"the plan has errors (see `plangraph lint`):\n{lines}")
-        if self.graph.store.readonly:  # found now, not after the whole run
-            raise self.graph.store.write_refusal()
+        if self.plangraph.store.readonly:  # found now, not after the whole run
+            raise self.plangraph.store.write_refusal()
         for finding in settings:  # the files changed under the plan: shown, not a stop
             sys.stderr.write(f"plangraph: warning: {finding} (the run goes on)\n")
         for node in self.config.getoption("plangraph_require"):
-            self.graph.require_node(node)
+            self.plangraph.require_node(node)
         # installed (and the repository's bytecode purged) before the first conftest was read,
         # unless --plangraph came from the ini file only; modules loaded from bytecode without
         # their source are looked for again now
@@ -118,18 +118,18 @@ class PlangraphSession:
 
         install_guard(self.config).check(self.config, self.binder.project_file)
         self.started = now()
-        self.plan_ref = self.graph.plan_ref()
+        self.plan_ref = self.plangraph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)
-        self.before_fold = self.graph.fold()
-        self.before_snapshot = self.graph.snapshot(self.before_fold)
-        self.before = derive(self.graph.graph, self.before_fold, self.before_snapshot)
+        self.before_fold = self.plangraph.fold()
+        self.before_snapshot = self.plangraph.snapshot(self.before_fold)
+        self.before = derive(self.plangraph.graph, self.before_fold, self.before_snapshot)
 
     def _start_coverage(self) -> None:
         """Register the per-test coverage recorder (``--plangraph-coverage``)."""
         from .coverage import CoverageRecorder
 
         self.results.coverage = {}
-        self.coverage = CoverageRecorder(self.config, self.graph.root, self._mapped)
+        self.coverage = CoverageRecorder(self.config, self.plangraph.root, self._mapped)
         self.config.pluginmanager.register(self.coverage, "plangraph-coverage")
 
     def _mapped(self, nodeid: str) -> bool:
@@ -151,20 +151,20 @@ class PlangraphSession:
 
         stored = list(stored)
         fold = self.before_fold.copy()
-        fold.add_stored(stored, screen_stored(self.graph.store, stored))
+        fold.add_stored(stored, screen_stored(self.plangraph.store, stored))
         files = dict(end.files)
         for record in evidence:
             files.update(record.subjects)
-        missing = needed_paths(self.graph.graph, fold.judged(), end.outputs) - files.keys()
-        files.update(self.graph.workspace.hashes(missing))
-        return derive(self.graph.graph, fold, Snapshot(files=files, outputs=end.outputs))
+        missing = needed_paths(self.plangraph.graph, fold.judged(), end.outputs) - files.keys()
+        files.update(self.plangraph.workspace.hashes(missing))
+        return derive(self.plangraph.graph, fold, Snapshot(files=files, outputs=end.outputs))
 
     def close(self) -> None:
         """Close the store connection (and unregister the coverage recorder)."""
         if self.coverage is not None:
             self.config.pluginmanager.unregister(self.coverage)
             self.coverage = None
-        self.graph.close()
+        self.plangraph.close()
 
     # --- used by the verifier items ----------------------------------------------------------
 
@@ -172,12 +172,12 @@ class PlangraphSession:
     def registry(self) -> Registry:
         """The verifier registry, built once per run."""
         if self._registry is None:
-            self._registry = self.graph.registry
+            self._registry = self.plangraph.registry
         return self._registry
 
     def runnable_criteria(self) -> list[tuple[Node, Criterion]]:
         """Criteria that run as verifier items, in topological order."""
-        return runnable_criteria(self.graph.graph, self.registry, None)
+        return runnable_criteria(self.plangraph.graph, self.registry, None)
 
     # --- collection (serial run and workers) -------------------------------------------------
 
@@ -201,7 +201,7 @@ class PlangraphSession:
                 for item in report.result
                 if isinstance(item, pytest.Item)
                 for problem in ref_problems(
-                    [ref for ref in marker_refs(item) if ref not in valid], self.graph.plan
+                    [ref for ref in marker_refs(item) if ref not in valid], self.plangraph.plan
                 )
             ]
             if problems:
@@ -215,7 +215,7 @@ class PlangraphSession:
         """``node/criterion`` of every test criterion: markers naming one need no message."""
         return frozenset(
             f"{node.id}/{criterion.id}"
-            for node in self.graph.plan.nodes
+            for node in self.plangraph.plan.nodes
             for criterion in node.acceptance
             if criterion.verifier.type == "test"
         )
@@ -254,7 +254,7 @@ class PlangraphSession:
             self.worker or self.config.getoption("continue_on_collection_errors")
         )
         builder = MappingBuilder(
-            self.graph.plan,
+            self.plangraph.plan,
             self.prefix,
             partial=self.partial or stopped,
         )
@@ -313,7 +313,7 @@ class PlangraphSession:
         from .soundness import links_out
 
         stale = install_guard(self.config).check(self.config, self.binder.project_file)
-        return run_facts(self.config, stale, links_out(self.config, self.graph.root))
+        return run_facts(self.config, stale, links_out(self.config, self.plangraph.root))
 
     # --- xdist controller --------------------------------------------------------------------
 
@@ -362,7 +362,7 @@ class PlangraphSession:
         if self.coverage is not None:
             self._add_coverage(self.coverage.executed)
         runnable = [f"{n.id}/{c.id}" for n, c in self.runnable_criteria()]
-        plan, root = self.graph.plan, self.graph.root
+        plan, root = self.plangraph.plan, self.plangraph.root
         suspects = collection_suspects(plan, failed, root)
         skipped = collection_suspects(plan, skipped_whole, root)
         facts = join_facts([self.own_facts, *self.heard_facts.values()])
@@ -375,14 +375,14 @@ class PlangraphSession:
             skipped,
             no_pass[0][0] if no_pass else None,
         )
-        end = self.graph.snapshot(self.before_fold)
+        end = self.plangraph.snapshot(self.before_fold)
         builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
-        stored = self.graph.record_run(evidence) if evidence else []
+        stored = self.plangraph.record_run(evidence) if evidence else []
         if evidence:
             attach_evidence(self.config, self._tests_of(evidence))
         after = self._after(end, evidence, stored)
-        decisions = [self.graph.gate(node, after) for node in self._gated_nodes()]
+        decisions = [self.plangraph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:
             from ..hooks.manager import notify
@@ -423,23 +423,23 @@ class PlangraphSession:
             assert_mode=facts["assert_mode"],
         )
         return EvidenceBuilder(
-            graph=self.graph,
+            plangraph=self.plangraph,
             snapshot=end,
             before=dict(self.before_snapshot.files),
             run=run,
             plan=self.plan_ref,
-            git=git_info(self.graph.root, self.graph.store_path),
+            git=git_info(self.plangraph.root, self.plangraph.store_path),
             recorded_by=actor(),
         )
 
     def _gated_nodes(self) -> list[str]:
         """Claimed nodes still in the plan and required nodes, in topological order."""
-        wanted = self.graph.claims() | set(self.config.getoption("plangraph_require"))
-        return [n for n in self.graph.graph.topological_order() if n in wanted]
+        wanted = self.plangraph.claims() | set(self.config.getoption("plangraph_require"))
+        return [n for n in self.plangraph.graph.topological_order() if n in wanted]
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The ``plangraph`` section: state table, changes of this run, gate refusals."""
         if self.report is not None:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
-            publish(self.graph, self.report, terminalreporter.write_line)
+            publish(self.plangraph, self.report, terminalreporter.write_line)

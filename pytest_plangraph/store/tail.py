@@ -57,6 +57,14 @@ class Head(NamedTuple):
         return {"seq": self.seq, "hash": self.hash, "signature": self.signature}
 
 
+class Missing(NamedTuple):
+    """What a store holds instead of an expected event: the chain hash of its event at that
+    ``seq`` (None when it has none) and how many events it holds."""
+
+    found: str | None
+    held: int
+
+
 _TAIL_LOG_DIFFERENCES = f"SELECT * FROM ({LOG_DIFFERENCES}) WHERE seq > ? ORDER BY seq LIMIT 1"
 
 
@@ -68,6 +76,8 @@ class ChainTail:
 
         def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
+        def hash_at(self, seq: int) -> str | None: ...
+
     def head(self) -> Head:
         """The last event of the chain (``Head(0, "", None)`` when there is none)."""
         with self._reading() as con:
@@ -75,6 +85,14 @@ class ChainTail:
                 "SELECT seq, hash, signature FROM events ORDER BY seq DESC LIMIT 1"
             ).fetchone()
         return Head(0, "", None) if row is None else Head(int(row[0]), str(row[1]), row[2])
+
+    def missing(self, seq: int, chain: str) -> Missing | None:
+        """None when the store holds event *seq* with the chain hash *chain* (a head published
+        earlier, the event a checkpoint covers); else what it holds instead."""
+        found = self.hash_at(seq)
+        if found == chain:
+            return None
+        return Missing(found, self.head().seq)
 
     def integrity(self) -> list[ChainProblem]:
         """What SQLite's ``PRAGMA integrity_check`` finds damaged in the file (pages, b-trees,

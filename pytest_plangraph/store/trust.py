@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreTamperedError
-from ..judge.untrusted import (
+from ..plan.untrusted import (
     BAD_SIGNATURE,
     DECISION_ROLE,
     ROLE_NOT_TRUSTED,
@@ -57,7 +57,7 @@ from .signatures import (
 from .tail import tampered
 
 if TYPE_CHECKING:
-    from ..judge.inputs import LoggedEvent
+    from ..plan.model import LoggedEvent
     from . import Store
 
 TRUSTED_KEYS_ENV = "PLANGRAPH_TRUSTED_KEYS"

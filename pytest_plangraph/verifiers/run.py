@@ -1,7 +1,7 @@
 """``plangraph verify``: run the verifiers that need no pytest and turn verdicts into evidence.
 
 Every subject is hashed before the verifiers run and again after all of them finished; a subject
-that changed in between voids that evidence (``ARTIFACT_CHANGED_DURING_RUN``).
+that changed in between voids that evidence (:func:`~pytest_plangraph.judge.records.voided`).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..judge.records import changed_during_run, voided
 from ..plan.evidence import Evidence
 from ..plan.model import Criterion, Node
 from ..vcs.environment import now, run_info
@@ -64,13 +65,13 @@ def run_verifiers(
     evidence = []
     for node, criterion, result, before in verdicts:
         after = {path: workspace.hash_file(path) for path in before}
-        moved = sorted(p for p in before if before[p] != after[p])
-        outcome, reason, details = result.outcome, result.reason, dict(result.details)
+        moved = changed_during_run(before, after)
+        outcome: str = result.outcome
+        reason, details = result.reason, dict(result.details)
         if result.message:
             details.setdefault("message", result.message)
         if moved:
-            outcome, reason = "error", "ARTIFACT_CHANGED_DURING_RUN"
-            details["changed_during_run"] = moved
+            outcome, reason, details = voided(details, moved)
         evidence.append(
             records.make(
                 node.id,

@@ -2,11 +2,12 @@
 
 :mod:`pytest_plangraph.store.trust` decides which events count; status derivation, ``history`` and
 ``audit`` say why one did not with these codes, without importing anything that checks keys.
+They sit below both the store and the judge, which name them.
 """
 
 from __future__ import annotations
 
-from .inputs import LoggedEvent
+from .model import LoggedEvent
 
 UNSIGNED_EVENT = "UNSIGNED_EVENT"
 BAD_SIGNATURE = "BAD_SIGNATURE"
