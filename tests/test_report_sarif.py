@@ -1,22 +1,22 @@
 """``plangraph lint --format sarif``: every lint fixture's findings as SARIF 2.1.0, validated
-against the OASIS JSON schema (vendored in tests/data), each result at the plan's line."""
+against the parts of the standard it uses (``sarif_schema``), each result at the plan's line."""
 
 from __future__ import annotations
 
-import json
+import copy
 import shutil
 from pathlib import Path
 
 import jsonschema
 import pytest
 from cli_helpers import plangraph, plangraph_main
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 from repo_helpers import git
+from sarif_schema import SARIF_SUBSET
 
 from pytest_plangraph.lint.findings import LINT_CODES
 from pytest_plangraph.report.sarif import split_location
 
-SCHEMA = json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CASES = sorted(p.name for p in (FIXTURES / "lint").glob("*.yaml"))
 
 
@@ -41,7 +41,7 @@ def test_sarif_is_valid_and_places_each_finding(lint_repo: Path, case: str) -> N
     result = plangraph_main(lint_repo, "lint", f"plans/{case}", "--format", "sarif")
     assert result.code == text.code, result.err
     log = result.json()
-    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    jsonschema.Draft4Validator(SARIF_SUBSET).validate(log)
     run = log["runs"][0]
     rules = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
     assert rules == list(LINT_CODES)
@@ -86,3 +86,40 @@ def test_findings_point_at_their_line(lint_repo: Path) -> None:
     assert regions and all(r["startLine"] > 1 for r in regions)
     named = [plan_lines[r["startLine"] - 1] for r in regions]
     assert any("step-gone" in line or "step-aa" in line for line in named), named
+
+
+def test_the_schema_subset_rejects_what_sarif_forbids() -> None:
+    """The subset schema is not a rubber stamp: a 0-based line, an unknown level and a
+    missing message are each refused."""
+    good = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "plangraph"}},
+                "results": [
+                    {
+                        "ruleId": "CYCLE",
+                        "level": "error",
+                        "message": {"text": "a cycle"},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": "plangraph.yaml"},
+                                    "region": {"startLine": 1, "startColumn": 1},
+                                }
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    jsonschema.Draft4Validator(SARIF_SUBSET).validate(good)
+    for key, bad in (("level", "fatal"), ("message", {}), ("ruleId", "")):
+        broken = copy.deepcopy(good)
+        broken["runs"][0]["results"][0][key] = bad
+        assert not jsonschema.Draft4Validator(SARIF_SUBSET).is_valid(broken), key
+    broken = copy.deepcopy(good)
+    where = broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    where["region"]["startLine"] = 0
+    assert not jsonschema.Draft4Validator(SARIF_SUBSET).is_valid(broken)
