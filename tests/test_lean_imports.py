@@ -60,13 +60,9 @@ def test_a_plugin_run_and_the_state_commands_import_no_gitpython(jwt: Path, tmp_
     assert loaded == []
     # the evidence still carries the commit and branch, read without GitPython
     head = git(jwt, "rev-parse", "HEAD").strip()
+    command = [Path(sys.executable).parent / "plangraph", "history", "step-token-endpoint"]
     history = subprocess.run(
-        [Path(sys.executable).parent / "plangraph", "history", "step-token-endpoint"]
-        + ["--format", "json"],
-        cwd=jwt,
-        capture_output=True,
-        text=True,
-        check=True,
+        [*command, "--format", "json"], cwd=jwt, capture_output=True, text=True, check=True
     )
     events = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
     assert events
