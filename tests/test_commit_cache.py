@@ -165,3 +165,19 @@ def test_a_preview_without_a_store_or_with_keys_writes_no_cache(
     unkeyed = plangraph(root, "impact", "--since", "HEAD~3").out
     assert _named(unkeyed) == _named(keyed_run.out) == _named(preview.out)
     assert (root / CACHE).is_file()
+
+
+def test_a_shallow_clone_keeps_no_commits_that_change_when_history_is_fetched(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    origin = project("seed-000")
+    _history(origin, 8)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "3", f"file://{origin}", str(clone))
+    cache = CommitCache(tmp_path / "commits.json", b"k" * 32)
+    shallow = last_commits(clone, "HEAD~2", cache=cache)
+    assert shallow == last_commits(clone, "HEAD~2")
+    assert not cache.path.exists()  # the boundary commit's paths are not its own for good
+    git(clone, "fetch", "-q", "--unshallow")
+    assert last_commits(clone, "HEAD~5", cache=cache) == last_commits(clone, "HEAD~5")
+    assert cache.path.exists()

@@ -118,14 +118,15 @@ def last_commits(
 
     With a *cache* (:mod:`.commitcache`), the commits of the range are listed
     (``git rev-list``) and only those not kept yet are read with their paths; the answer is
-    the same as without it."""
+    the same as without it. A shallow clone uses no cache: the paths of its oldest commits
+    change when more history is fetched."""
     wanted = None if paths is None else set(paths)
     with open_repo(root) as repo:
         base = resolve(repo, since, allow_unborn=True)
         if not has_commits(repo):
             return {}
         span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
-        if cache is None:
+        if cache is None or _rewritable(repo):
             walked = _commit_paths(git_text(repo, *_LOG, span))
         else:
             walked = _cached_commit_paths(repo, span, cache)
@@ -143,6 +144,14 @@ _LOG = ("log", "-z", "--no-renames", "--name-only", "--format=%x01%H")
 
 _BY_ID = 2000
 """Up to how many unseen commits are read by id; past it, the whole range is read again."""
+
+
+def _rewritable(repo: Any) -> bool:
+    """Whether a commit's changed paths may read differently later: in a shallow clone (the
+    oldest commits fetched have no parents here, and get them when more history is fetched)
+    or with grafts; then no cache is used."""
+    common = Path(repo.common_dir)
+    return (common / "shallow").exists() or (common / "info" / "grafts").exists()
 
 
 def _commit_paths(raw: str) -> list[tuple[str, tuple[str, ...]]]:
