@@ -181,3 +181,15 @@ def test_a_shallow_clone_keeps_no_commits_that_change_when_history_is_fetched(
     git(clone, "fetch", "-q", "--unshallow")
     assert last_commits(clone, "HEAD~5", cache=cache) == last_commits(clone, "HEAD~5")
     assert cache.path.exists()
+
+
+def test_a_fifo_in_place_of_the_cache_is_a_miss_not_a_wait(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    root = project("seed-000")
+    _history(root, 3)
+    path = tmp_path / "commits.json"
+    os.mkfifo(path)
+    cache = CommitCache(path, b"k" * 32)
+    assert cache.load() == {}
+    assert last_commits(root, "HEAD~3", cache=cache) == last_commits(root, "HEAD~3")

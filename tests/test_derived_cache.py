@@ -6,6 +6,7 @@ plan edit changes the answer; a store edited by hand still stops the command on 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -169,3 +170,17 @@ def test_a_store_edited_by_hand_stops_status_on_a_hit(project: Callable[[str], P
     result = plangraph_main(root, "status")
     assert result.code == 2
     assert "Traceback" not in result.err
+
+
+def test_a_fifo_in_place_of_the_kept_state_is_a_miss_not_a_wait(
+    project: Callable[[str], Path],
+) -> None:
+    root = project("jwt-login")
+    plan = root / "plangraph.yaml"
+    assert plangraph_main(root, "verify").code == 0
+    right = _status(root, plan)
+    kept = root / CACHE / NAME
+    kept.unlink()
+    os.mkfifo(kept)
+    assert read_derived(root / CACHE, "any") is None  # returns at once
+    assert _status(root, plan) == right

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..plan.cache import make_cache_dir
+from ..plan.cache import make_cache_dir, read_regular
 from .localkey import local_key
 
 __all__ = ["NAME", "keep_derived", "read_derived"]
@@ -33,7 +33,7 @@ def read_derived(cache_dir: Path, key: str) -> Any:
     """The data kept under *key*, or None (no file, another key, a tag that does not match,
     not JSON)."""
     try:
-        raw = (cache_dir / NAME).read_bytes()
+        raw = read_regular(cache_dir / NAME)
     except OSError:
         return None
     tag, _, body = raw.partition(b"\n")

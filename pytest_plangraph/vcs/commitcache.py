@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plan.cache import make_cache_dir
+from ..plan.cache import make_cache_dir, read_regular
 
 __all__ = ["CommitCache"]
 
@@ -40,7 +40,7 @@ class CommitCache:
     def load(self) -> dict[str, tuple[str, ...]]:
         """The changed paths of every commit kept, by commit id (empty on any doubt)."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_regular(self.path)
         except OSError:
             return {}
         tag, _, body = raw.partition(b"\n")
