@@ -71,7 +71,11 @@ class PlanGraph(Replanning):
                 fold.extend(events, screen(self.store, events, policy_from_env()))
                 events = fold
             events = self.fold() if events is None else events
-            return derive(self.graph, events, self.snapshot(events))
+            if not isinstance(events, LogFold):
+                return derive(self.graph, events, self.snapshot(events))
+            from .derived import derived_state  # derive(), or the state kept for the same inputs
+
+            return derived_state(self, events, self.snapshot(events))
 
     def claims(self) -> set[str]:
         """Nodes that have been claimed as done (none, and no store made, without a store)."""

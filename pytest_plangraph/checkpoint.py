@@ -324,6 +324,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
                 (str(row[0]), str(row[1])): (int(row[2]), _read_event(row[4:]), str(row[3]))
                 for row in data["ignored"]
             },
+            origin=digest,
         )
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):

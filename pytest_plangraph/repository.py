@@ -60,6 +60,7 @@ class Repository:
         )
         self.store_path = store_path
         self._store: Store | None = None
+        self._read: tuple[LogFold, int, int] | None = None
         self._use(loaded, plan_stat)
 
     def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
@@ -271,7 +272,15 @@ class Repository:
         if not self.has_store():
             return LogFold()
         with collector_paused():
-            return read_fold(self.store, checkpoint_path(self.store_path))
+            fold = read_fold(self.store, checkpoint_path(self.store_path))
+        self._read = (fold, fold.count, fold.last_seq)
+        return fold
+
+    def read_just_now(self, fold: LogFold) -> bool:
+        """Whether *fold* is the last one :meth:`fold` read from the store, not added to since
+        (what the store's head names)."""
+        read = self._read
+        return read is not None and read[0] is fold and read[1:] == (fold.count, fold.last_seq)
 
     def snapshot(
         self, events: Sequence[LoggedEvent] | LogFold | None = None, *, cached: bool = True

@@ -32,7 +32,10 @@ from .plan.cache import cache_dir_of
 from .plan.edits import PlanEdit, plan_edits
 from .plan.file import parse_plan
 from .plan.graph import Graph
+from .store.localkey import local_key
+from .store.trust import local_caches_count
 from .vcs.changes import Change
+from .vcs.commitcache import CommitCache
 from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
 if TYPE_CHECKING:
@@ -42,10 +45,12 @@ if TYPE_CHECKING:
 def impact_since(repo: Repository, since: str, *, commits: bool = True) -> ImpactReport:
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
-    range: the slowest part on a long range)."""
+    range: the slowest part on a long range, so the paths of each commit are kept in the cache
+    folder and a later call reads only the commits it has not seen)."""
     fold = repo.fold() if repo.store_path.exists() else None
     changes = changed_paths(repo.root, since)
-    named = last_commits(repo.root, since, [c.path for c in changes]) if commits else {}
+    paths = [c.path for c in changes]
+    named = last_commits(repo.root, since, paths, cache=_commit_cache(repo)) if commits else {}
     plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
     edits, notes = _plan_edits(repo, since, changes, plan_file)
     state = outputs = None
@@ -80,7 +85,8 @@ def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     named: dict[str, str] = {}
     notes: list[str] = []
     if commits:
-        named, notes = commits_since(repo.root, [(o.change.path, o.since) for o in observed])
+        pairs = [(o.change.path, o.since) for o in observed]
+        named, notes = commits_since(repo.root, pairs, cache=_commit_cache(repo))
     return evidence_impact(
         repo.graph,
         observed,
@@ -142,6 +148,17 @@ def _plan_at(repo: Repository, rev: str, path: str) -> Graph | None:
     with collector_paused():
         loaded = parse_plan(content, f"{rev}:{path}", suffix=Path(path).suffix, cache_dir=cache)
     return Graph.of(loaded.plan)
+
+
+def _commit_cache(repo: Repository) -> CommitCache | None:
+    """The cache of each commit's changed paths (in the plan cache folder), or None when there
+    is neither a store nor a cache folder (a preview without a store writes nothing) or keys
+    are configured and this user's caches do not count
+    (:func:`~.store.trust.local_caches_count`)."""
+    folder = cache_dir_of(repo.store_path)
+    if not (repo.store_path.exists() or folder.is_dir()) or not local_caches_count():
+        return None
+    return CommitCache(folder / "commits.json", local_key())
 
 
 def _own_files(repo: Repository) -> tuple[str, ...]:

@@ -61,6 +61,9 @@ class LogFold:
     unjudged: bool = False
     events: list[LoggedEvent] | None = field(default_factory=list)
     ignored: dict[Key, tuple[int, LoggedEvent, str]] = field(default_factory=dict)
+    origin: str = field(default="", compare=False)
+    """What the fold began from: empty from the log's start, else the sha256 of the body of
+    the checkpoint it was read from (a derived state kept for it names it)."""
 
     @classmethod
     def of(cls, events: Iterable[LoggedEvent]) -> LogFold:

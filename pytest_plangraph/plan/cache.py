@@ -28,6 +28,7 @@ import functools
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,16 @@ def lint_version() -> str:
     """What kept lint findings are valid for: the fingerprint of the package's code, which covers
     the lint rules and everything they read (plan model, graph, paths, locations, verifiers)."""
     return code_fingerprint()
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the cache file at *path*; OSError unless it is a regular file (a FIFO put
+    in its place would otherwise make the reader wait for a writer that never comes)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return handle.read()
 
 
 def make_cache_dir(directory: Path) -> None:

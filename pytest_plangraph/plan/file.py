@@ -51,6 +51,9 @@ class LoadedPlan:
     cache_key: str | None = field(default=None, compare=False)
     """The key of the plan file's entries when the plan cache keeps them (a large plan read
     with a cache folder: :func:`cache_key`), else None."""
+    source: str | None = field(default=None, compare=False)
+    """The sha256 of the bytes the plan was read from (None for a plan not read from bytes):
+    what a derived state kept for this plan is keyed by (:mod:`pytest_plangraph.derived`)."""
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
@@ -100,7 +103,7 @@ def parse_plan(
     if cache_dir is not None and key is not None:
         with_facts(loaded.plan, cache_dir, key)
         loaded = replace(loaded, cache_key=key)
-    return loaded
+    return replace(loaded, source=hashlib.sha256(raw).hexdigest())
 
 
 def cache_key(raw: bytes) -> str:

@@ -32,6 +32,10 @@ class FileBinder:
         self._run_files: list[str] | None = None
         self._installed: list[Path] | None = None
         self._relatives: dict[Path, str | None] = {}
+        self._project_files: dict[str, str | None] = {}
+        self.resolutions = 0
+        """How many source paths were resolved against the repository: once per distinct
+        path, however many tests share it (a test file's tests are one lookup)."""
 
     def bind(self, mapping: Mapping, file: str, item: pytest.Item) -> None:
         """Bind to the tests of *file* the files their verdicts read: the module, its
@@ -75,12 +79,19 @@ class FileBinder:
     def project_file(self, source: str) -> str | None:
         """*source* relative to the repository, or None outside it or where coverage data is
         not taken from either: the running environment (a ``.venv`` kept in the repository
-        holds the installation, which evidence does not bind), site-packages, this package."""
+        holds the installation, which evidence does not bind), site-packages, this package.
+        Each *source* is resolved once per run (every test of a module shares its file)."""
+        if source in self._project_files:
+            return self._project_files[source]
         from .coverage import excluded_dirs, repository_file
 
         if self._installed is None:
             self._installed = excluded_dirs(self.plangraph.root)
-        return repository_file(source, self.plangraph.root, self._installed)
+        self.resolutions += 1
+        found = self._project_files[source] = repository_file(
+            source, self.plangraph.root, self._installed
+        )
+        return found
 
     def relative(self, path: Path) -> str | None:
         """*path* relative to the repository, or None outside it."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .changes import Change
+from .commitcache import CommitCache
 from .diff import tree_changes
 from .run import (
     EMPTY_TREE,
@@ -99,30 +101,87 @@ def last_commit_touching(root: Path, path: str, since: str) -> str | None:
     return last_commits(root, since, [path]).get(path)
 
 
-def last_commits(root: Path, since: str, paths: Iterable[str] | None = None) -> dict[str, str]:
+def last_commits(
+    root: Path,
+    since: str,
+    paths: Iterable[str] | None = None,
+    *,
+    cache: CommitCache | None = None,
+) -> dict[str, str]:
     """For each path changed in ``since..HEAD`` (only *paths* when given), the newest commit
     that changed it; renames count as a deletion of the old path and an addition of the new.
 
     A path inside a submodule gets the newest commit of this repository that moved the
     submodule's pointer (the submodule's own commits are not in this history), whether or not
     that move changed the path itself; a path changed only in the submodule's working tree
-    gets that commit too when there is one in the range."""
+    gets that commit too when there is one in the range.
+
+    With a *cache* (:mod:`.commitcache`), the commits of the range are listed
+    (``git rev-list``) and only those not kept yet are read with their paths; the answer is
+    the same as without it. A shallow clone uses no cache: the paths of its oldest commits
+    change when more history is fetched."""
     wanted = None if paths is None else set(paths)
     with open_repo(root) as repo:
         base = resolve(repo, since, allow_unborn=True)
         if not has_commits(repo):
             return {}
         span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
-        raw = git_text(repo, "log", "-z", "--no-renames", "--name-only", "--format=%x01%H", span)
+        if cache is None or _rewritable(repo):
+            walked = _commit_paths(git_text(repo, *_LOG, span))
+        else:
+            walked = _cached_commit_paths(repo, span, cache)
     newest: dict[str, str] = {}
-    for entry in raw.split("\x01")[1:]:
-        sha, _, files = entry.partition("\0")
-        for name in files.split("\0"):
-            if name := name.strip("\n"):
-                newest.setdefault(name, sha.strip())
+    for sha, files in walked:
+        for name in files:
+            newest.setdefault(name, sha)
     if wanted is None:
         return newest
     return {p: commit for p in wanted if (commit := _newest_of(p, newest)) is not None}
+
+
+_LOG = ("log", "-z", "--no-renames", "--name-only", "--format=%x01%H")
+"""Each commit's id and the paths it changed against its first parent (none for a merge)."""
+
+_BY_ID = 2000
+"""Up to how many unseen commits are read by id; past it, the whole range is read again."""
+
+
+def _rewritable(repo: Any) -> bool:
+    """Whether a commit's changed paths may read differently later: in a shallow clone (the
+    oldest commits fetched have no parents here, and get them when more history is fetched)
+    or with grafts; then no cache is used."""
+    common = Path(repo.common_dir)
+    return (common / "shallow").exists() or (common / "info" / "grafts").exists()
+
+
+def _commit_paths(raw: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The (commit, changed paths) pairs of :data:`_LOG` output, in its order."""
+    walked: list[tuple[str, tuple[str, ...]]] = []
+    for entry in raw.split("\x01")[1:]:
+        sha, _, files = entry.partition("\0")
+        names = tuple(n for name in files.split("\0") if (n := name.strip("\n")))
+        walked.append((sha.strip(), names))
+    return walked
+
+
+def _cached_commit_paths(
+    repo: Any, span: str, cache: CommitCache
+) -> list[tuple[str, tuple[str, ...]]]:
+    """:func:`_commit_paths` of *span*, reading from git only the commits *cache* lacks (and
+    keeping them there): one ``rev-list`` when all are kept."""
+    shas = git_text(repo, "rev-list", span).split()
+    kept = cache.load()
+    unseen = [sha for sha in shas if sha not in kept]
+    if not unseen:
+        return [(sha, kept[sha]) for sha in shas]
+    if len(unseen) <= _BY_ID:
+        read = dict(_commit_paths(git_text(repo, *_LOG, "--no-walk=unsorted", *unseen)))
+    else:
+        read = dict(_commit_paths(git_text(repo, *_LOG, span)))
+    if any(sha not in read for sha in unseen):  # git listed them, and should have read them
+        return _commit_paths(git_text(repo, *_LOG, span))
+    cache.save(kept, {sha: read[sha] for sha in unseen})
+    return [(sha, read[sha] if sha in read else kept[sha]) for sha in shas]
 
 
 def _newest_of(path: str, newest: dict[str, str]) -> str | None:
@@ -167,11 +226,12 @@ def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
 
 
 def commits_since(
-    root: Path, pairs: Iterable[tuple[str, str | None]]
+    root: Path, pairs: Iterable[tuple[str, str | None]], *, cache: CommitCache | None = None
 ) -> tuple[dict[str, str], list[str]]:
     """For (path, evidence commit) pairs: the newest commit since the evidence commit that
-    changed each path, and notes for a person. Outside git, or for an evidence commit no
-    longer in the history of ``HEAD`` (a rebase), paths get no commit and a note says so."""
+    changed each path (read through *cache* when given), and notes for a person. Outside git,
+    or for an evidence commit no longer in the history of ``HEAD`` (a rebase), paths get no
+    commit and a note says so."""
     if not (root / ".git").exists():
         return {}, ["not a git repository: changes are found by file hashes alone"]
     wanted: dict[str, list[str]] = {}
@@ -184,7 +244,7 @@ def commits_since(
         if not is_ancestor(root, since):
             notes.append(_lost_commit_note(root, since))
             continue
-        for path, sha in last_commits(root, since, paths).items():
+        for path, sha in last_commits(root, since, paths, cache=cache).items():
             commits.setdefault(path, sha)
     return commits, notes
 

@@ -1,0 +1,177 @@
+"""Benchmark: instruction counts (valgrind's callgrind) of the commands the speed targets of
+docs/performance.md name, each beside its baseline measured in the same run.
+
+* ``plangraph status`` on a generated plan (``--nodes``, ten events per node, as
+  ``bench_status.py`` builds it): with the derived-state cache deleted (the derivation as
+  without a cache), on an unchanged repository (the cache's hit), after one artifact changed,
+  and after the plan file was edited (a comment added: its bytes are new);
+* ``plangraph claim`` on the JWT-login fixture, after ``plangraph verify``;
+* ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
+  of 1,000 nodes), warm (the commit cache filled), with and without ``--no-commits``, against
+  ``git diff --name-only`` over the same range;
+* the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
+
+Every count is one run of a fresh process, children included (``--trace-children=yes``: the
+git processes a command starts are counted with it), bytecode cached in a private directory
+that one untimed run of each command fills first. Counts do not depend on what else the
+machine runs, which is why they are the figures to trust here (docs/performance.md).
+
+Run: ``.venv/bin/python bench/bench_instructions.py [--nodes 5000] [--commits 1000]
+[--only status,claim,impact]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import bench_impact
+import bench_status
+
+from pytest_plangraph.plan.cache import make_cache_dir
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PLANGRAPH = str(Path(sys.executable).parent / "plangraph")
+TARGETS = {  # instructions, from issue 18
+    "status unchanged": 0.5e9,
+    "status, one artifact changed": 1.5e9,
+    "status, plan edited": 3.0e9,
+    "claim (JWT-login)": 0.4e9,
+}
+
+
+def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
+    """Instructions of *command* run in *root*, its child processes included."""
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--trace-children=yes",
+            "--callgrind-out-file=/dev/null",
+            *command,
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = [int(n) for n in re.findall(r"Collected : (\d+)", done.stderr)]
+    if not found:
+        raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{done.stderr[-2000:]}")
+    return sum(found)
+
+
+def warm(root: Path, command: Sequence[str], env: dict[str, str]) -> None:
+    """One untimed run (fills the bytecode cache, the plan cache, the checkpoint)."""
+    subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
+
+
+def environment(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGRAPH_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env["PLANGRAPH_ACTOR"] = "bench"
+    return env
+
+
+def row(name: str, instructions: int, baseline: int, target: float | None = None) -> None:
+    verdict = ""
+    if target is not None:
+        met = instructions <= target
+        verdict = f"  target <= {target / 1e9:.1f} G: {'met' if met else 'NOT met'}"
+    print(
+        f"  {name:<44} {instructions / 1e9:7.3f} G  ({instructions / baseline:5.1f}x "
+        f"python start){verdict}"
+    )
+
+
+def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    root = tmp / "status"
+    root.mkdir()
+    bench_status.build(root, nodes)
+    status = [PLANGRAPH, "status"]
+    derived = root / ".plangraph/cache/derived.json"
+    print(f"plangraph status, {nodes} nodes, {nodes * 10} events:")
+    warm(root, status, env)
+    derived.unlink(missing_ok=True)
+    off = count(root, status, env)
+    row("derived-state cache deleted (derive)", off, start)
+    warm(root, status, env)
+    hit = count(root, status, env)
+    row("status unchanged", hit, start, TARGETS["status unchanged"])
+    (root / "out/n7.txt").write_text("changed\n")
+    changed = count(root, status, env)
+    row("status, one artifact changed", changed, start, TARGETS["status, one artifact changed"])
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text() + "# edited\n")
+    edited = count(root, status, env)
+    row("status, plan edited", edited, start, TARGETS["status, plan edited"])
+    print(f"  unchanged / cache deleted: {hit / off:.2f}")
+
+
+def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
+    root = tmp / "jwt"
+    shutil.copytree(FIXTURES / "jwt-login", root)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    warm(root, [PLANGRAPH, "verify"], env)
+    claim = [PLANGRAPH, "claim", "step-user-schema", "--by", "bench"]
+    warm(root, claim, env)
+    print("plangraph claim on the JWT-login fixture:")
+    row("claim (JWT-login)", count(root, claim, env), start, TARGETS["claim (JWT-login)"])
+
+
+def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: int) -> None:
+    root = tmp / "impact"
+    bench_impact.fast_import(root, bench_impact.history(1000, commits + 1))
+    make_cache_dir(root / ".plangraph/cache")  # a project that uses plangraph has one
+    rev = f"HEAD~{commits}"
+    since = [PLANGRAPH, "impact", "--since", rev]
+    warm(root, since, env)
+    print(f"plangraph impact --since over {commits} commits, plan of 1000 nodes:")
+    diff = count(root, ["git", "diff", "--name-only", rev], env)
+    row("git diff --name-only (baseline)", diff, start)
+    warm_count = count(root, since, env)
+    row("impact --since, warm", warm_count, start)
+    bare = count(root, [*since, "--no-commits"], env)
+    row("impact --since --no-commits", bare, start)
+    (root / ".plangraph/cache/commits.json").unlink()
+    cold = count(root, since, env)
+    row("impact --since, commit cache deleted", cold, start)
+    floor = diff + start
+    print(
+        f"  warm / (git diff + python start): {warm_count / floor:.2f} "
+        f"(target <= 3: {'met' if warm_count <= 3 * floor else 'NOT met'})"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--commits", type=int, default=1000)
+    parser.add_argument("--only", default="status,claim,impact")
+    args = parser.parse_args(argv)
+    parts = set(args.only.split(","))
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        env = environment(tmp)
+        warm(tmp, [sys.executable, "-c", "pass"], env)
+        start = count(tmp, [sys.executable, "-c", "pass"], env)
+        print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
+        if "status" in parts:
+            bench_status_command(tmp, args.nodes, env, start)
+        if "claim" in parts:
+            bench_claim(tmp, env, start)
+        if "impact" in parts:
+            bench_impact_command(tmp, args.commits, env, start)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""A derived :class:`~.states.PlanState` as plain JSON values and back (pure), and the key it
+is kept under: what :mod:`pytest_plangraph.derived` keeps so that an unchanged repository is
+answered without deriving again.
+
+The key names everything a derivation reads (:func:`derivation_key`): the code, the plan file's
+bytes, the store's head, the checkpoint the log was read from and the trust policy it was
+folded under, the ``PLANGRAPH_*``
+settings, and the snapshot of the files (each path's sha256 and each node's expanded outputs,
+in the order derivation meets them). Two derivations with the same key give the same state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .inputs import Snapshot
+from .states import CriterionState, NodeState, PlanState, Reason
+
+__all__ = ["derivation_key", "state_from_json", "state_to_json"]
+
+FORMAT = 1
+"""Changes when the JSON form below does."""
+
+
+def derivation_key(
+    *,
+    code: str,
+    plan: str,
+    head: tuple[int, str, str],
+    policy: str,
+    settings: Mapping[str, str],
+    snapshot: Snapshot,
+) -> str:
+    """sha256 over every input of a derivation (see the module docstring)."""
+    digest = hashlib.sha256()
+    fixed = [FORMAT, code, plan, list(head), policy, sorted(settings.items())]
+    digest.update(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    digest.update(b"\0")
+    body = [list(snapshot.files.items()), [[n, list(f)] for n, f in snapshot.outputs.items()]]
+    digest.update(
+        json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogateescape"
+        )
+    )
+    return digest.hexdigest()
+
+
+def state_to_json(state: PlanState) -> dict[str, Any]:
+    """*state* as JSON values (:func:`state_from_json` gives it back, equal)."""
+    return {
+        "nodes": [
+            [
+                n.id,
+                n.kind,
+                n.status,
+                _reasons(n.reasons),
+                [[c.id, c.required, c.state, c.evidence, _reasons(c.reasons)] for c in n.criteria],
+                n.claimed,
+                n.failed_claims,
+            ]
+            for n in state.nodes.values()
+        ],
+        "input_digests": state.input_digests,
+    }
+
+
+def state_from_json(data: Mapping[str, Any]) -> PlanState:
+    """The state :func:`state_to_json` made *data* of (KeyError, TypeError or ValueError when
+    *data* is not such a value)."""
+    nodes: dict[str, NodeState] = {}
+    for node_id, kind, status, reasons, criteria, claimed, failed in data["nodes"]:
+        nodes[str(node_id)] = NodeState(
+            str(node_id),
+            str(kind),
+            status,
+            _from_reasons(reasons),
+            tuple(
+                CriterionState(str(c), bool(req), st, ev, _from_reasons(rs))
+                for c, req, st, ev, rs in criteria
+            ),
+            bool(claimed),
+            int(failed),
+        )
+    digests = data["input_digests"]
+    if not isinstance(digests, dict):
+        raise TypeError("input_digests is not an object")
+    return PlanState(nodes, {str(k): str(v) for k, v in digests.items()})
+
+
+def _reasons(reasons: Sequence[Reason]) -> list[list[Any]]:
+    return [[r.code, r.message, dict(r.data)] for r in reasons]
+
+
+def _from_reasons(raw: Sequence[Sequence[Any]]) -> tuple[Reason, ...]:
+    found = []
+    for code, message, data in raw:
+        if not isinstance(data, dict):
+            raise TypeError("a reason's data is not an object")
+        found.append(Reason(str(code), str(message), data))
+    return tuple(found)

@@ -1,0 +1,68 @@
+"""The bytes of the derived-state cache: one file in the plan cache folder
+(``.plangraph/cache/derived.json``) holding the last derived state and the key it was derived
+under (:func:`~pytest_plangraph.judge.statejson.derivation_key`).
+
+The file starts with a tag, a keyed BLAKE2b digest of the rest with this user's key
+(:func:`~.localkey.local_key`): a file written or edited by anything but plangraph run by this
+user — copied from another machine, planted by a process that cannot read the key — is a miss.
+A miss of any kind (no file, a damaged one, another key) means deriving again; nothing read
+from here is ever needed, so deleting the file changes no answer. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..plan.cache import make_cache_dir, read_regular
+from .localkey import local_key
+
+__all__ = ["NAME", "keep_derived", "read_derived"]
+
+NAME = "derived.json"
+"""The file's name in the cache folder."""
+
+_PERSON = b"plangraph-derive"
+
+
+def read_derived(cache_dir: Path, key: str) -> Any:
+    """The data kept under *key*, or None (no file, another key, a tag that does not match,
+    not JSON)."""
+    try:
+        raw = read_regular(cache_dir / NAME)
+    except OSError:
+        return None
+    tag, _, body = raw.partition(b"\n")
+    if not body or tag.decode("ascii", "replace") != _tag(body):
+        return None
+    try:
+        kept = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(kept, dict) or kept.get("key") != key:
+        return None
+    return kept.get("data")
+
+
+def keep_derived(cache_dir: Path, key: str, data: Any) -> None:
+    """Keep *data* under *key* in place of what was kept; nothing happens when the file
+    cannot be written."""
+    path = cache_dir / NAME
+    partial = path.with_name(f"{NAME}.{os.getpid()}.tmp")
+    try:
+        body = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
+        encoded = body.encode("utf-8", "surrogateescape")
+        make_cache_dir(cache_dir)
+        partial.write_bytes(_tag(encoded).encode("ascii") + b"\n" + encoded)
+        os.replace(partial, path)
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+
+
+def _tag(body: bytes) -> str:
+    return hashlib.blake2b(body, key=local_key(), person=_PERSON, digest_size=16).hexdigest()

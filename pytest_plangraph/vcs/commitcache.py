@@ -1,0 +1,79 @@
+"""The paths each commit changed, kept by commit id, so that naming the commit behind each
+change (``impact --since``) walks only the commits it has not seen before.
+
+A commit id names its content: the paths a commit changed against its first parent never
+change, so an entry is never stale. The file lives in the plan cache folder (``.plangraph/
+cache/commits.json``), starts with a tag — a keyed BLAKE2b digest of the rest with this user's
+key, handed in by the caller — and is read only when the tag matches: a file written or edited
+by anything else is a miss, and the commits are read from git again. Deleting it changes no
+answer. Writes are atomic (a temporary file renamed over it); a file that cannot be read or
+written is a miss, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..plan.cache import make_cache_dir, read_regular
+
+__all__ = ["CommitCache"]
+
+_PERSON = b"plangraph-commit"
+_VERSION = 1
+LIMIT = 100_000
+"""The most commits kept; the ones kept longest are dropped first."""
+
+
+@dataclass(frozen=True)
+class CommitCache:
+    """The cache file at *path*, authenticated with *key*."""
+
+    path: Path
+    key: bytes
+
+    def load(self) -> dict[str, tuple[str, ...]]:
+        """The changed paths of every commit kept, by commit id (empty on any doubt)."""
+        try:
+            raw = read_regular(self.path)
+        except OSError:
+            return {}
+        tag, _, body = raw.partition(b"\n")
+        if not body or tag.decode("ascii", "replace") != self._tag(body):
+            return {}
+        try:
+            data = json.loads(body)
+            if data["version"] != _VERSION:
+                return {}
+            kept = data["commits"]
+            return {str(sha): tuple(str(p) for p in paths) for sha, paths in kept.items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+    def save(self, kept: Mapping[str, Sequence[str]], new: Mapping[str, Sequence[str]]) -> None:
+        """Keep the commits *kept* (as loaded) and *new*, the oldest dropped past
+        :data:`LIMIT`; nothing happens when the file cannot be written."""
+        merged = {**kept, **new}
+        if len(merged) > LIMIT:
+            merged = dict(list(merged.items())[-LIMIT:])
+        body = json.dumps(
+            {"version": _VERSION, "commits": {s: list(p) for s, p in merged.items()}},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode("utf-8", "surrogateescape")
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            make_cache_dir(self.path.parent)
+            partial.write_bytes(self._tag(body).encode("ascii") + b"\n" + body)
+            os.replace(partial, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+
+    def _tag(self, body: bytes) -> str:
+        return hashlib.blake2b(body, key=self.key, person=_PERSON, digest_size=16).hexdigest()

@@ -1,0 +1,90 @@
+"""Lean imports: GitPython is imported only by commands that read history (``impact``); a
+``pytest --plangraph`` run, ``plangraph status`` and ``claim`` read the commit, branch and dirty
+state of the tree with plain ``git`` calls. Each run is a separate process, and what it imported
+is read from its ``sys.modules`` at exit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+PROBE = """
+import atexit, contextlib, io, json, sys
+def report():
+    loaded = sorted(m for m in sys.modules if m == "git" or m.startswith("git."))
+    with open(sys.argv[1], "w") as out:
+        json.dump({"git": loaded, "plangraph": "pytest_plangraph" in sys.modules}, out)
+atexit.register(report)
+args = sys.argv[2:]
+if args[0] == "pytest":
+    import pytest
+    code = pytest.main(args[1:])
+else:
+    from pytest_plangraph.cli import main
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(args)
+raise SystemExit(int(code))
+"""
+
+
+def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
+    """Run *args* (``pytest …`` or a ``plangraph`` command) in a new process in *root*: its
+    exit code and the git modules it had imported at exit."""
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(report), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seen = json.loads(report.read_text())
+    assert seen["plangraph"], done.stdout + done.stderr
+    return done.returncode, seen["git"]
+
+
+@pytest.fixture
+def jwt(project: Callable[[str], Path]) -> Path:
+    return project("jwt-login")
+
+
+def test_a_plugin_run_and_the_state_commands_import_no_gitpython(jwt: Path, tmp_path: Path) -> None:
+    code, loaded = _imports(jwt, tmp_path, "pytest", "--plangraph", "-q", "-p", "no:cacheprovider")
+    assert code == 0
+    assert loaded == []
+    # the evidence still carries the commit and branch, read without GitPython
+    head = git(jwt, "rev-parse", "HEAD").strip()
+    command = [Path(sys.executable).parent / "plangraph", "history", "step-token-endpoint"]
+    history = subprocess.run(
+        [*command, "--format", "json"], cwd=jwt, capture_output=True, text=True, check=True
+    )
+    events = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
+    assert events
+    assert {e["payload"]["git"]["commit"] for e in events} == {head}
+    assert {e["payload"]["git"]["branch"] for e in events} == {"main"}
+
+    for command in (
+        ["status"],
+        ["status", "--format", "json"],
+        ["claim", "step-user-schema", "--by", "agent"],
+    ):
+        code, loaded = _imports(jwt, tmp_path, *command)
+        assert code in (0, 1)
+        assert loaded == [], command
+    code, loaded = _imports(jwt, tmp_path, "status")  # a warm cache: still none
+    assert loaded == []
+
+
+def test_impact_reads_history_with_gitpython(jwt: Path, tmp_path: Path) -> None:
+    """The other side of the line: the probe does see GitPython where history is read."""
+    (jwt / "fixtures/user.json").write_text('{"username": "someone else"}\n')
+    git(jwt, "commit", "-q", "-am", "edit")
+    code, loaded = _imports(jwt, tmp_path, "impact", "--since", "HEAD~1")
+    assert code == 0
+    assert "git" in loaded
