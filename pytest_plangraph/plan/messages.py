@@ -154,7 +154,9 @@ def _owner_model(path: FieldPath, data: Any) -> Any:
         Criterion,
         Edge,
         Node,
+        PlanDefaults,
         SchemaVerifier,
+        TestDefaults,
         TestVerifier,
     )
 
@@ -173,4 +175,7 @@ def _owner_model(path: FieldPath, data: Any) -> Any:
             "approval": ApprovalVerifier,
         }
         return verifiers.get(str(current.get("type"))) if isinstance(current, dict) else None
-    return {"nodes": Node, "edges": Edge, "acceptance": Criterion}.get(str(last))
+    if parent == ["defaults", "test"]:
+        return TestDefaults
+    owners = {"nodes": Node, "edges": Edge, "acceptance": Criterion, "defaults": PlanDefaults}
+    return owners.get(str(last))

@@ -12,6 +12,7 @@ defaults never change them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args
 
@@ -58,13 +59,26 @@ class _Strict(FrozenModel):
     model_config = ConfigDict(strict=True)
 
 
+Policy = Literal["fail", "allow"]
+"""What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
+TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
+"""The built-in test policy: today's behaviour. A criterion whose effective policy is this one
+has the digest it had before the policy fields existed."""
+
+
 class TestVerifier(_Strict):
-    """Passes when every pytest test mapped to the criterion passed (``tests`` patterns and/or
-    ``@pytest.mark.criterion`` markers)."""
+    """Passes when the pytest tests mapped to the criterion (``tests`` patterns and/or
+    ``@pytest.mark.criterion`` markers, less those ``exclude`` matches) passed: none failed,
+    at least ``min_passed`` ran and passed, and a skip or xfail is allowed only where
+    ``skips``/``xfail`` say ``allow`` (unset: the plan's ``defaults.test``, else ``fail``)."""
 
     __test__ = False
     type: Literal["test"]
     tests: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    exclude: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    skips: Policy | None = None
+    xfail: Policy | None = None
+    min_passed: int | None = None
 
 
 class SchemaVerifier(_Strict):
@@ -123,6 +137,43 @@ Verifier = Annotated[
     | Annotated[PluginVerifier, Tag("plugin")],
     Discriminator(_verifier_tag),
 ]
+
+
+class TestDefaults(_Strict):
+    """Plan-wide defaults of every test verifier that does not set its own."""
+
+    __test__ = False
+    skips: Policy = "fail"
+    xfail: Policy = "fail"
+    min_passed: int = 1
+
+
+class PlanDefaults(_Strict):
+    """The plan's ``defaults:`` block."""
+
+    test: TestDefaults = Field(default_factory=TestDefaults)
+
+
+@dataclass(frozen=True)
+class TestPolicy:
+    """A test verifier's effective policy: its own settings over the plan's defaults."""
+
+    __test__ = False
+    skips: str = "fail"
+    xfail: str = "fail"
+    min_passed: int = 1
+    exclude: tuple[str, ...] = ()
+
+
+def effective_policy(verifier: TestVerifier, defaults: PlanDefaults | None = None) -> TestPolicy:
+    """The effective policy of *verifier* under the plan's *defaults*."""
+    base = (defaults or PlanDefaults()).test
+    return TestPolicy(
+        skips=verifier.skips or base.skips,
+        xfail=verifier.xfail or base.xfail,
+        min_passed=base.min_passed if verifier.min_passed is None else verifier.min_passed,
+        exclude=tuple(verifier.exclude),
+    )
 
 
 class Criterion(_Strict):
@@ -190,6 +241,7 @@ class Plan(_Strict):
     plan: Id
     title: str = ""
     description: str = ""
+    defaults: PlanDefaults = Field(default_factory=PlanDefaults)
     nodes: list[Node] = empty_default(list)
     edges: list[Edge] = empty_default(list)
 
@@ -291,11 +343,35 @@ def plan_digest(plan: Plan) -> str:
     return digest(canonical_plan(plan))
 
 
-def criterion_digest(node_id: str, criterion: Criterion) -> str:
-    """sha256 of a criterion's canonical definition, bound to its node id."""
+def criterion_digest(
+    node_id: str, criterion: Criterion, defaults: PlanDefaults | None = None
+) -> str:
+    """sha256 of a criterion's canonical definition, bound to its node id; a test verifier's
+    effective policy (under the plan's *defaults*) counts only where it is not the built-in
+    one, so a criterion that uses none of it keeps the digest it always had."""
     body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
+    verifier = criterion.verifier.model_dump(mode="json", by_alias=True)
+    body["verifier"] = _digest_verifier(criterion.verifier, verifier, defaults)
     return digest({"node": node_id, "criterion": body})
+
+
+def _digest_verifier(
+    verifier: Any, dumped: dict[str, Any], defaults: PlanDefaults | None
+) -> dict[str, Any]:
+    """*dumped* (a verifier's full dump) as its criterion's digest reads it: a test
+    verifier's policy fields replaced by its effective policy, each where it differs from
+    :data:`TEST_POLICY_DEFAULTS`, and ``exclude`` only when it names something."""
+    if not isinstance(verifier, TestVerifier):
+        return dumped
+    for name in ("exclude", *TEST_POLICY_DEFAULTS):
+        dumped.pop(name, None)
+    policy = effective_policy(verifier, defaults)
+    for name, default in TEST_POLICY_DEFAULTS.items():
+        if getattr(policy, name) != default:
+            dumped[name] = getattr(policy, name)
+    if policy.exclude:
+        dumped["exclude"] = list(policy.exclude)
+    return dumped
 
 
 _COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
@@ -318,7 +394,9 @@ def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
         for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
             key = (node.id, criterion.id)
             if key not in digests:
-                body["verifier"] = verifier["verifier"]
+                body["verifier"] = _digest_verifier(
+                    criterion.verifier, verifier["verifier"], plan.defaults
+                )
                 digests[key] = digest({"node": node.id, "criterion": body})
     return digests
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from ..plan.model import Plan, TestVerifier
+from ..plan.model import Plan, TestPolicy, TestVerifier, effective_policy
 from ..plan.patterns import PatternIndex, may_hold
+from .suite import ProjectSelection
 
 
 @dataclass
@@ -33,6 +34,11 @@ class CriterionTests:
     tests: list[str] = field(default_factory=list)
     deselected: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    """Tests its patterns or markers matched that its ``exclude:`` patterns take out."""
+    outside: list[str] = field(default_factory=list)
+    """Tests it matched that the project's own configuration leaves out of the suite (the
+    ``-m``, ``-k`` or ``--deselect`` of its ini ``addopts``): no part of its test set."""
 
 
 @dataclass
@@ -74,6 +80,30 @@ def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
         for criterion in node.acceptance:
             if isinstance(criterion.verifier, TestVerifier):
                 found[f"{node.id}/{criterion.id}"] = list(criterion.verifier.tests)
+    return found
+
+
+def excludes_by_criterion(plan: Plan) -> dict[str, list[str]]:
+    """``node/criterion`` → its ``exclude:`` patterns, for the test criteria that have any."""
+    found: dict[str, list[str]] = {}
+    for node in plan.nodes:
+        if node.cancelled:
+            continue
+        for criterion in node.acceptance:
+            verifier = criterion.verifier
+            if isinstance(verifier, TestVerifier) and verifier.exclude:
+                found[f"{node.id}/{criterion.id}"] = list(verifier.exclude)
+    return found
+
+
+def policies_by_criterion(plan: Plan) -> dict[str, TestPolicy]:
+    """``node/criterion`` → its effective skip and xfail policy, for every test criterion."""
+    found: dict[str, TestPolicy] = {}
+    for node in plan.nodes:
+        for criterion in node.acceptance:
+            if isinstance(criterion.verifier, TestVerifier):
+                ref = f"{node.id}/{criterion.id}"
+                found.setdefault(ref, effective_policy(criterion.verifier, plan.defaults))
     return found
 
 
@@ -148,10 +178,13 @@ class MappingBuilder:
     prefix: str = ""
     partial: bool = False
     mapping: Mapping = field(default_factory=Mapping)
+    selection: ProjectSelection = field(default_factory=ProjectSelection)
+    """What the project's ini ``addopts`` deselects (see :mod:`.suite`)."""
 
     def __post_init__(self) -> None:
         self.patterns = patterns_by_criterion(self.plan)
         self.index = PatternIndex(self.patterns)
+        self.excludes = PatternIndex(excludes_by_criterion(self.plan))
         self.matched: set[str] = set()
         self.mapping.partial = self.partial
         self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
@@ -161,18 +194,28 @@ class MappingBuilder:
         return self.prefix + nodeid
 
     def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
-        """Map one test; returns the refs it verifies."""
+        """Map one test; returns the refs it verifies. A test a criterion's ``exclude:``
+        takes out, or a deselected one the project's configuration leaves out of the suite
+        (:attr:`selection`), is only noted: it is no part of that criterion's test set."""
+        outside = not selected and self.selection.leaves_out(item)
         refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
         for ref, pattern in self.index.match(test_id):
             self.matched.add(pattern)
             refs.append(ref)
-        refs = list(dict.fromkeys(refs))
-        for ref in refs:
+        excluded = {ref for ref, _ in self.excludes.match(test_id)}
+        kept: list[str] = []
+        for ref in dict.fromkeys(refs):
             entry = self.mapping.criteria[ref]
-            (entry.tests if selected else entry.deselected).append(test_id)
-        if refs and selected:
+            if ref in excluded:
+                entry.excluded.append(test_id)
+            elif outside:
+                entry.outside.append(test_id)
+            else:
+                (entry.tests if selected else entry.deselected).append(test_id)
+                kept.append(ref)
+        if kept and selected:
             self.mapping.test_files[test_id] = file
-        return refs
+        return kept
 
     def finish(self) -> Mapping:
         """Record the patterns that matched nothing and return the mapping."""

@@ -35,8 +35,11 @@ from .evidence import EvidenceBuilder, RunResults, decide
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .mapping import policies_by_criterion as policies
+from .outcomes import report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
+from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
 
 if TYPE_CHECKING:
@@ -256,6 +259,7 @@ class PlangraphSession:
             self.graph.plan,
             self.prefix,
             partial=self.partial or stopped,
+            selection=ProjectSelection.of(self.config),
         )
         for selected, items in ((True, session.items), (False, self.deselected)):
             for item in items:
@@ -298,6 +302,8 @@ class PlangraphSession:
         test_id = self.prefix + report.nodeid
         xfail = hasattr(report, "wasxfail")
         self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
+        if test_id not in self.results.reasons and (why := report_reason(report)):
+            self.results.reasons[test_id] = why
         verdict = getattr(report, "plangraph_verdict", None)
         if verdict is not None:
             self.results.verdicts[test_id] = verdict
@@ -373,6 +379,7 @@ class PlangraphSession:
             suspects,
             skipped,
             no_pass[0][0] if no_pass else None,
+            policies(plan),
         )
         end = self.graph.snapshot(self.before_fold)
         builder = self._builder(end, facts) if decided else None
@@ -387,7 +394,7 @@ class PlangraphSession:
             from ..hooks.manager import notify
 
             notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
-        outcomes = [Outcome(e.ref, e.outcome, e.reason) for e in evidence]
+        outcomes = [Outcome.of(e) for e in evidence]
         return RunReport(
             before=self.before,
             after=after,

@@ -10,14 +10,16 @@ the evidence recorded and the criteria left unverified.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .outcomes import listing
 
 if TYPE_CHECKING:
     from ..judge.gate import GateDecision
     from ..judge.states import NodeState, PlanState, Reason
-    from ..plan.evidence import PlanRef
+    from ..plan.evidence import Evidence, PlanRef
 
 Markup = dict[str, bool]
 Segment = tuple[str, Markup]
@@ -36,6 +38,26 @@ class Outcome:
     ref: str
     outcome: str
     reason: str | None
+    not_passed: tuple[Mapping[str, str], ...] = ()
+    """The tests that kept it from passing: ``{"test", "outcome", "reason"}`` each."""
+    allowed: tuple[Mapping[str, str], ...] = ()
+    """The skips and xfails its policy allowed (never a pass), in the same form."""
+    message: str | None = None
+
+    @classmethod
+    def of(cls, record: Evidence) -> Outcome:
+        """What the summary shows of one record: its verdict and the tests that did not
+        pass."""
+        details = record.details
+        message = details.get("message")
+        return cls(
+            record.ref,
+            record.outcome,
+            record.reason,
+            tuple(details.get("not_passed", ())),
+            tuple(details.get("allowed", ())),
+            message if isinstance(message, str) else None,
+        )
 
 
 @dataclass
@@ -87,6 +109,8 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
         [(f"no pass recorded: {why}", {"red": True, "bold": True})] for why in report.no_pass
     )
     lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
+    lines.extend(_not_passed(report.recorded, verbose=verbosity > 0))
+    lines.extend(_allowed(report.recorded, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))
     lines.extend(_refusals(report))
@@ -195,6 +219,37 @@ def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:
     lines: list[Line] = [[(f"not verified in this run: {len(unverified)} ({parts})", {})]]
     if verbose:
         lines.extend([(f"  {ref}: {why}", {})] for ref, why in sorted(unverified.items()))
+    return lines
+
+
+def _not_passed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
+    """Each criterion this run did not pass, with the tests that kept it from passing (a few,
+    then "and N more"; ``-v``: every one, a line each) or, without them, its message."""
+    lines: list[Line] = []
+    for item in recorded:
+        if item.outcome == "passed":
+            continue
+        why = f"{item.outcome} {item.reason}" if item.reason else item.outcome
+        text = f"  {item.ref}: {why}"
+        if item.not_passed and not verbose:
+            text += f": {listing(item.not_passed)}"
+        elif item.message and not item.not_passed:
+            text += f": {item.message}"
+        lines.append([(text, colour(item.outcome))])
+        if verbose:
+            lines.extend([(f"    {listing([entry])}", {})] for entry in item.not_passed)
+    return [[("not passed in this run:", {"bold": True})], *lines] if lines else []
+
+
+def _allowed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
+    """The skips and xfails the criteria's policies allowed: counted; ``-v`` names them."""
+    entries = [(item.ref, entry) for item in recorded for entry in item.allowed]
+    if not entries:
+        return []
+    text = f"allowed skips and xfails (never a pass): {len(entries)}"
+    lines: list[Line] = [[(text + ("" if verbose else " (-v lists them)"), {})]]
+    if verbose:
+        lines.extend([(f"  {ref}: {listing([entry])}", {})] for ref, entry in entries)
     return lines
 
 
