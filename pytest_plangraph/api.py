@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.explain import Explanation
     from .store.tail import Head
 
 __all__ = ["PlanGraph"]
@@ -70,6 +71,19 @@ class PlanGraph(Repository):
                 events = fold
             events = self.fold() if events is None else events
             return derive(self.graph, events, self.snapshot(events))
+
+    def explain(self, node: str) -> Explanation:
+        """Why *node* is not completed, in plain words, and what to run to fix it (the test
+        ids, the ``verify``/``approve``/``retry`` command, the nodes to finish first)."""
+        from .judge.explain import explain
+
+        self._ready()
+        self.require_node(node)
+        fold = self.fold()
+        state = self.status(fold)
+        keys = [(node, c.id) for c in state.nodes[node].criteria if c.state in _UNSETTLED]
+        found = self.evidence_details(fold, keys)
+        return explain(self.graph, state, node, {c: d for (_, c), d in found.items()})
 
     def claims(self) -> set[str]:
         """Nodes that have been claimed as done (none, and no store made, without a store)."""
@@ -415,6 +429,10 @@ class PlanGraph(Repository):
 
         self._ready()
         return audit(self, expected_head=expect_head, max_age=max_age)
+
+
+_UNSETTLED = ("failed", "stale")
+"""Criterion states whose latest evidence says why: its details are worth reading."""
 
 
 def _tampered(node: str, exc: StoreTamperedError) -> GateDecision:

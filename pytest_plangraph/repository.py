@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
 from .judge.inputs import LoggedEvent, Snapshot, needed_paths
@@ -257,6 +257,19 @@ class Repository:
             return LogFold()
         with collector_paused():
             return read_fold(self.store, checkpoint_path(self.store_path))
+
+    def evidence_details(
+        self, fold: LogFold, keys: Iterable[tuple[str, str]], mentioning: str | None = None
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The ``details`` of the latest evidence in *fold* of each (node, criterion) of
+        *keys* that has some (only records whose text holds *mentioning*, when given)."""
+        seqs = [fold.evidence[key][1].seq for key in keys if key in fold.evidence]
+        if not seqs or not self.has_store():
+            return {}
+        events = self.store.events(kinds=["evidence"], seqs=seqs, mentioning=mentioning)
+        return {
+            (e.node or "", e.criterion or ""): dict(e.payload.get("details") or {}) for e in events
+        }
 
     def snapshot(
         self, events: Sequence[LoggedEvent] | LogFold | None = None, *, cached: bool = True

@@ -12,6 +12,7 @@ from .common import Output, common_options, name_text, open_graph, reading_store
 from .report_formats import offer_plugin_formats, plugin_report
 
 if TYPE_CHECKING:
+    from ..api import PlanGraph
     from ..judge.logfold import LogFold
     from ..judge.states import NodeState, PlanState, Reason
 
@@ -101,9 +102,10 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         state = graph.status(fold)
         plan = graph.plan_ref(create=False)
         settled = {n for n, node in graph.graph.nodes.items() if node.cancelled}
+        notes = _test_notes(graph, fold, state) if out.fmt != "text" else {}
     nodes = list(state.nodes.values())
     if out.fmt != "text":  # each format builds only what it prints
-        data = {"plan": plan.model_dump(), "nodes": [n.to_json() for n in nodes]}
+        data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
         out.emit(data, plugin_report(out.fmt, data) or "")
     else:
         rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
@@ -114,6 +116,38 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     for node_id, why in failing:
         print(f"status --check: {node_id} {why}", file=sys.stderr)
     return 1 if failing else 0
+
+
+def _test_notes(
+    graph: PlanGraph, fold: LogFold, state: PlanState
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The details of the latest evidence that failed, and of any that lists allowed skips
+    or xfails: what names the tests in ``status --format json``."""
+    failed = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.state == "failed"]
+    judged = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.evidence]
+    notes = graph.evidence_details(fold, judged, mentioning='"allowed"')
+    notes.update(graph.evidence_details(fold, failed))
+    return notes
+
+
+def _node_json(node: NodeState, notes: Mapping[tuple[str, str], Mapping[str, Any]]) -> Any:
+    """A node's JSON entry; a failed criterion's ``EVIDENCE_FAILED`` reasons name the tests
+    that did not pass (``tests``, and the evidence's message), and a criterion whose
+    evidence allowed skips or xfails lists them (``allowed``)."""
+    data = node.to_json()
+    for entry in data["criteria"]:
+        details = notes.get((node.id, entry["id"]))
+        if not details:
+            continue
+        if details.get("allowed"):
+            entry["allowed"] = details["allowed"]
+        tagged = [r for r in data["reasons"] if r.get("criterion") == entry["id"]]
+        for reason in [*entry["reasons"], *tagged]:
+            if reason["code"] == "EVIDENCE_FAILED":
+                reason["tests"] = details.get("not_passed", [])
+                if isinstance(message := details.get("message"), str):
+                    reason["message"] += f": {message}"
+    return data
 
 
 def _check_failures(
