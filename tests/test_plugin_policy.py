@@ -218,3 +218,18 @@ def test_verbose_summary_lists_every_test_that_did_not_pass(pytester: pytest.Pyt
     assert "allowed skips and xfails (never a pass): 1 (-v lists them)" in quiet
     assert f"    {IO_ID}posix_only (skipped: needs a POSIX tty)" in verbose
     assert f"  step-core/ac-core: {CORE_ID}known_bug (xfailed: known bug 12)" in verbose
+
+
+def test_under_xdist_the_suite_and_the_reasons_are_those_of_a_serial_run(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester)
+    result = pytester.runpytest_subprocess("--plangraph", "-n", "2", "-p", "no:randomly")
+    assert "not verified" not in "\n".join(section(result.stdout.str()))
+    records = latest(pytester.path)
+    core = records["step-core/ac-core"]
+    assert core.outcome == "passed"
+    assert core.details["outside_suite"] == [f"{CORE_ID}many_users"]
+    assert {e["reason"] for e in core.details["allowed"]} == {"runs on plan9 only", "known bug 12"}
+    [entry] = records["step-core/ac-strict"].details["not_passed"]
+    assert "XPASS(strict)" in entry["reason"]

@@ -30,7 +30,7 @@ def report_reason(report: Any) -> str | None:
     if report.outcome == "passed":
         return None
     longrepr = getattr(report, "longrepr", None)
-    if report.outcome == "skipped" and isinstance(longrepr, tuple) and len(longrepr) == 3:
+    if report.outcome == "skipped" and isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
         return _short(str(longrepr[2]).removeprefix("Skipped: ") or "skipped")
     crash = getattr(longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
