@@ -54,6 +54,11 @@ class RunResults:
     """Test id → why it did not pass (:func:`~.outcomes.report_reason` of its first report
     that is no pass)."""
 
+    def note(self, test_id: str, reason: str | None) -> None:
+        """Keep the first *reason* a report gave for why the test did not pass."""
+        if reason and test_id not in self.reasons:
+            self.reasons[test_id] = reason
+
     def outcome(self, test_id: str) -> str | None:
         """The test's outcome, None when it has not finished (or never ran)."""
         return fold_phases(self.phases.get(test_id, ()))
@@ -133,7 +138,8 @@ class _Decider:
             policy=policy,
         )
         if isinstance(verdict, Unverified):
-            self.skipped[ref] = verdict
+            held = [t for t, o in outcomes.items() if o is None]
+            self.skipped[ref] = Unverified(verdict.reason, (*tests.deselected, *held))
             return
         details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
         if tests.unmatched:

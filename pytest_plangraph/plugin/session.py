@@ -302,8 +302,7 @@ class PlangraphSession:
         test_id = self.prefix + report.nodeid
         xfail = hasattr(report, "wasxfail")
         self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
-        if test_id not in self.results.reasons and (why := report_reason(report)):
-            self.results.reasons[test_id] = why
+        self.results.note(test_id, report_reason(report))
         verdict = getattr(report, "plangraph_verdict", None)
         if verdict is not None:
             self.results.verdicts[test_id] = verdict
@@ -401,6 +400,7 @@ class PlangraphSession:
             plan=self.plan_ref,
             recorded=outcomes,
             unverified={ref: u.reason for ref, u in unverified.items()},
+            held_up={ref: list(u.tests) for ref, u in unverified.items() if u.tests},
             decisions=decisions,
             gate=gated,
             collection_errors=list(self.collection_errors),

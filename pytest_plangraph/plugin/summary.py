@@ -29,6 +29,7 @@ _GOOD = {"completed", "valid", "passed"}
 _BAD = {"stale", "failed", "blocked", "error"}
 _WAITING = {"awaiting_approval", "awaiting_verification", "in_progress", "missing"}
 _SHOWN_REASONS = 2
+_SHOWN_TESTS = 10
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class RunReport:
     plan: PlanRef | None = None
     recorded: list[Outcome] = field(default_factory=list)
     unverified: dict[str, str] = field(default_factory=dict)
+    held_up: dict[str, list[str]] = field(default_factory=dict)
+    """The tests that kept each unverified criterion undecided (deselected, not finished)."""
     decisions: list[GateDecision] = field(default_factory=list)
     gate: bool = False
     error: str | None = None
@@ -108,7 +111,7 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
     lines.extend(
         [(f"no pass recorded: {why}", {"red": True, "bold": True})] for why in report.no_pass
     )
-    lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
+    lines.extend(_unverified(report.unverified, report.held_up, verbose=verbosity > 0))
     lines.extend(_not_passed(report.recorded, verbose=verbosity > 0))
     lines.extend(_allowed(report.recorded, verbose=verbosity > 0))
     if verbosity > 0:
@@ -211,14 +214,22 @@ def _incomplete(collection_errors: Sequence[str], skipped_whole: Sequence[str]) 
     return [[(text, {"yellow": True, "bold": True})] for text in texts]
 
 
-def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:
+def _unverified(
+    unverified: dict[str, str], held_up: dict[str, list[str]], *, verbose: bool
+) -> list[Line]:
+    """The count per reason; ``-v``: each criterion, with the tests that held it up."""
     if not unverified:
         return []
     by_reason = Counter(unverified.values())
     parts = ", ".join(f"{n} {reason}" for reason, n in sorted(by_reason.items()))
     lines: list[Line] = [[(f"not verified in this run: {len(unverified)} ({parts})", {})]]
     if verbose:
-        lines.extend([(f"  {ref}: {why}", {})] for ref, why in sorted(unverified.items()))
+        for ref, why in sorted(unverified.items()):
+            tests = held_up.get(ref, [])
+            shown = ", ".join(tests[:_SHOWN_TESTS]) + (
+                f" and {len(tests) - _SHOWN_TESTS} more" if len(tests) > _SHOWN_TESTS else ""
+            )
+            lines.append([(f"  {ref}: {why}" + (f" ({shown})" if tests else ""), {})])
     return lines
 
 

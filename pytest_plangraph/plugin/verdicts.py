@@ -9,7 +9,7 @@ evidence is recorded for it, and the summary says why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..plan.model import TestPolicy
 from ..plan.patterns import may_hold
@@ -58,9 +58,11 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Unverified:
-    """Why a criterion gets no evidence from this run (shown in the summary)."""
+    """Why a criterion gets no evidence from this run (shown in the summary), and the tests
+    that kept it from being decided (deselected, or not finished)."""
 
     reason: str
+    tests: tuple[str, ...] = field(default=(), compare=False)
 
 
 NOT_RUN = "NOT_RUN"
