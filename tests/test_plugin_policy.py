@@ -184,6 +184,7 @@ def test_skips_still_fail_by_default(pytester: pytest.Pytester) -> None:
     [
         (["-k", "not known_bug"], "", "known_bug"),  # narrowing on the command line
         (["--deselect", f"{CORE_ID}add"], "", "add"),
+        (["-m", "not stress and not xfail"], "", "known_bug"),
         ([], "-k 'not known_bug'", "known_bug"),  # narrowing from the environment
     ],
 )
