@@ -145,6 +145,12 @@ def _test_step(
     message = details.get("message")
     if isinstance(message, str) and message:
         why = f"{why}: {message}"
+    unmatched = [str(p) for p in details.get("unmatched") or ()]
+    if unmatched:
+        why += (
+            f"; no collected test matches {', '.join(unmatched)}: fix the tests: pattern "
+            "(or the test's name)"
+        )
     if failing:
         shown = " ".join(shlex.quote(t) for t in failing[:SHOWN_TESTS])
         more = f" (and {len(failing) - SHOWN_TESTS} more)" if len(failing) > SHOWN_TESTS else ""

@@ -144,6 +144,8 @@ class _Decider:
         details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
+            if verdict.reason == "TEST_NOT_FOUND":
+                details["message"] = f"no collected test matches {', '.join(tests.unmatched)}"
         if failed:
             details.update(_uncollected_details(failed))
         elif passed_over and verdict.reason == TEST_SKIPPED:
