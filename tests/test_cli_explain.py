@@ -56,7 +56,7 @@ def test_two():
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> Path:
+def explained(pytester: pytest.Pytester) -> Path:
     files = {
         "tests/test_b.py": "def test_b():\n    pass\n",
         "tests/test_c.py": "def test_c():\n    pass\n",
@@ -67,8 +67,8 @@ def project(pytester: pytest.Pytester) -> Path:
     return root
 
 
-def test_explain_names_the_failing_tests_and_the_commands_to_run(project: Path) -> None:
-    text = plangraph(project, "explain", "step-a")
+def test_explain_names_the_failing_tests_and_the_commands_to_run(explained: Path) -> None:
+    text = plangraph(explained, "explain", "step-a")
     assert text.code == 0, text.err
     lines = text.out.splitlines()
     assert lines[0] == "step-a (step) is failed: 2 thing(s) stand between it and completion"
@@ -76,14 +76,14 @@ def test_explain_names_the_failing_tests_and_the_commands_to_run(project: Path) 
     assert "pytest --plangraph tests/test_a.py::test_one" in lines[1]
     assert "   run: pytest --plangraph" in lines
     assert "   run: plangraph approve step-a/ac-review --by WHO" in lines
-    data = plangraph(project, "explain", "step-a", "--format", "json").json()
+    data = plangraph(explained, "explain", "step-a", "--format", "json").json()
     assert data["format"] == 1 and data["status"] == "failed"
     assert data["steps"][0]["tests"] == ["tests/test_a.py::test_one"]
     assert data["reasons"][0]["code"] == "EVIDENCE_FAILED"
 
 
-def test_explain_names_what_a_node_waits_for(project: Path) -> None:
-    parent = plangraph(project, "explain", "obj", "--format", "json").json()
+def test_explain_names_what_a_node_waits_for(explained: Path) -> None:
+    parent = plangraph(explained, "explain", "obj", "--format", "json").json()
     assert parent["status"] == "awaiting_verification"
     assert parent["summary"] == (
         "claimed, and waiting for its children to complete: step-a, step-b"
@@ -93,34 +93,34 @@ def test_explain_names_what_a_node_waits_for(project: Path) -> None:
         "plangraph explain step-a",
         "plangraph explain step-b",
     ]
-    blocked = plangraph(project, "explain", "step-b").out
+    blocked = plangraph(explained, "explain", "step-b").out
     assert "finish upstream node step-a first (it is failed)" in blocked
-    done = plangraph(project, "explain", "step-c").out
+    done = plangraph(explained, "explain", "step-c").out
     assert done.strip() == "step-c (step) is completed: the gate passes; nothing to do"
 
 
 def test_explain_tells_why_evidence_went_stale_and_how_to_verify_again(
-    project: Path,
+    explained: Path,
 ) -> None:
-    (project / "tests" / "test_c.py").write_text("def test_c():\n    assert True\n")
-    (project / "out" / "b.txt").unlink()
-    stale = plangraph(project, "explain", "step-c")
+    (explained / "tests" / "test_c.py").write_text("def test_c():\n    assert True\n")
+    (explained / "out" / "b.txt").unlink()
+    stale = plangraph(explained, "explain", "step-c")
     assert stale.out.splitlines()[0].startswith("step-c (step) is stale")
     assert "tests/test_c.py changed since the evidence was recorded" in stale.out
     assert "   run: pytest --plangraph" in stale.out.splitlines()
-    missing = plangraph(project, "explain", "step-b").out
+    missing = plangraph(explained, "explain", "step-b").out
     assert "   run: plangraph verify step-b" in missing.splitlines()
 
 
-def test_explain_of_an_unknown_node_is_a_usage_error(project: Path) -> None:
-    result = plangraph(project, "explain", "step-z")
+def test_explain_of_an_unknown_node_is_a_usage_error(explained: Path) -> None:
+    result = plangraph(explained, "explain", "step-z")
     assert result.code == 2
     assert "unknown node 'step-z'" in result.err
     assert "Traceback" not in result.err
 
 
-def test_status_json_names_the_tests_behind_a_failed_verdict(project: Path) -> None:
-    data = plangraph(project, "status", "--format", "json").json()
+def test_status_json_names_the_tests_behind_a_failed_verdict(explained: Path) -> None:
+    data = plangraph(explained, "status", "--format", "json").json()
     [node] = [n for n in data["nodes"] if n["id"] == "step-a"]
     [criterion] = [c for c in node["criteria"] if c["id"] == "ac-tests"]
     [reason] = criterion["reasons"]
@@ -138,3 +138,36 @@ def test_status_json_names_the_tests_behind_a_failed_verdict(project: Path) -> N
     ]
     tagged = [r for r in node["reasons"] if r.get("criterion") == "ac-tests"]
     assert tagged[0]["tests"] == reason["tests"]
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"not_passed": 5, "tests": [{"nodeid": "x"}], "unmatched": "x", "message": 3},
+        {"not_passed": [{"test": "tests/test_login.py::t", "outcome": "failed"}, 7]},
+        {},
+    ],
+)
+def test_explain_reads_any_details_an_api_record_holds(
+    project: object, details: dict[str, object]
+) -> None:
+    from pytest_plangraph import PlanGraph
+    from pytest_plangraph.vcs.environment import now, run_info
+
+    root = project("jwt-login")  # type: ignore[operator]
+    with PlanGraph.open(root) as graph:
+        record = graph.make_evidence(
+            "step-token-endpoint",
+            "ac-http-200",
+            outcome="failed",
+            reason="TEST_FAILED",
+            details=details,
+            subjects={},
+            run=run_info(now(), now(), None),
+            recorded_by="agent",
+        )
+        graph.record([record])
+        found = graph.explain("step-token-endpoint")
+    [step] = [s for s in found.steps if s.why.startswith("step-token-endpoint/ac-http-200")]
+    assert step.run == "pytest --plangraph"
+    assert "the latest verdict is failed (TEST_FAILED)" in step.why

@@ -141,11 +141,12 @@ def _test_step(
     verifier: TestVerifier,
     details: Mapping[str, Any],
 ) -> Step:
-    failing = [str(e.get("test")) for e in details.get("not_passed", ()) if isinstance(e, dict)]
+    # details are whatever the record holds (the API records any): read them defensively
+    failing = [str(e.get("test")) for e in _list(details.get("not_passed")) if isinstance(e, dict)]
     message = details.get("message")
     if isinstance(message, str) and message:
         why = f"{why}: {message}"
-    unmatched = [str(p) for p in details.get("unmatched") or ()]
+    unmatched = [str(p) for p in _list(details.get("unmatched"))]
     if unmatched:
         why += (
             f"; no collected test matches {', '.join(unmatched)}: fix the tests: pattern "
@@ -161,13 +162,18 @@ def _test_step(
             "pytest --plangraph",
             tuple(failing),
         )
-    known = list(details.get("tests") or {}) or list(verifier.tests)
+    tests = details.get("tests")
+    known = [str(t) for t in tests] if isinstance(tests, dict) and tests else list(verifier.tests)
     where = f" (its tests: {', '.join(known[:SHOWN_TESTS])})" if known else ""
     return Step(
         f"{ref} is {criterion.state}: {why}{where}; run the whole suite to record it",
         "pytest --plangraph",
         tuple(known),
     )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _verifier(graph: Graph, node_id: str, criterion_id: str) -> Any:
