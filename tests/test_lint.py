@@ -638,6 +638,6 @@ def test_a_default_min_passed_below_one_is_an_error(tmp_path: Path) -> None:
 def test_exclude_covers_a_pattern_only_when_it_takes_out_all_it_matches(
     exclude: str, pattern: str, covered: bool
 ) -> None:
-    from pytest_plangraph.lint.testpolicy import covers
+    from pytest_plangraph.plan.patterns import covers
 
     assert covers(exclude, pattern) is covered

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,3 +184,35 @@ def test_outcome_details_name_every_test_that_did_not_pass() -> None:
     assert found["message"] == "2 test(s) did not pass: b (failed: AssertionError: no), d (not run)"
     many = [{"test": f"t{i}", "outcome": "failed"} for i in range(5)]
     assert listing(many, 2) == "t0 (failed), t1 (failed) and 3 more"
+
+
+def test_a_broken_collector_that_a_criterion_excludes_does_not_void_it(tmp_path: Path) -> None:
+    from pytest_plangraph.plugin.mapping import collection_suspects
+
+    plan = Plan.model_validate(
+        {
+            "plangraph": 1,
+            "plan": "p",
+            "nodes": [
+                {
+                    "id": "a",
+                    "acceptance": [
+                        {"id": "kept", "verifier": {"type": "test", "tests": ["tests/*"]}},
+                        {
+                            "id": "excluded",
+                            "verifier": {
+                                "type": "test",
+                                "tests": ["tests/*"],
+                                "exclude": ["tests/test_broken.py"],
+                            },
+                        },
+                    ],
+                }
+            ],
+        }
+    )
+    found = collection_suspects(plan, ["tests/test_broken.py", "tests/test_other.py"], tmp_path)
+    assert found == {
+        "a/kept": ["tests/test_broken.py", "tests/test_other.py"],
+        "a/excluded": ["tests/test_other.py"],
+    }

@@ -10,10 +10,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from fnmatch import fnmatchcase
 
 from ..plan.model import TestVerifier
-from ..plan.paths import is_glob
+from ..plan.patterns import covers
 from .findings import Finding, LintContext
 
 
@@ -57,16 +56,3 @@ def excludes_every_test(ctx: LintContext) -> Iterator[Finding]:
                 )
                 path = ("nodes", i, "acceptance", k, "verifier", "exclude")
                 yield ctx.finding("EXCLUDES_EVERY_TEST", node.id, hint, path)
-
-
-def covers(exclude: str, pattern: str) -> bool:
-    """True when every test id *pattern* matches, *exclude* matches too (as far as can be
-    told from the two patterns: a glob *pattern* is covered only by itself)."""
-    if exclude == pattern or pattern.startswith((exclude + "::", exclude + "[")):
-        return True
-    if is_glob(pattern):
-        return False
-    if exclude.endswith("*") and fnmatchcase(pattern, exclude):
-        return True  # a trailing star takes every id that extends the pattern too
-    # "file.py::*" takes every test of a file or directory pattern, not the pattern itself
-    return exclude.endswith("::*") and "::" not in pattern and fnmatchcase(pattern + "::", exclude)
