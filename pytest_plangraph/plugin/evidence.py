@@ -141,6 +141,30 @@ class _Decider:
             held = [t for t, o in outcomes.items() if o is None]
             self.skipped[ref] = Unverified(verdict.reason, (*tests.deselected, *held))
             return
+        details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
+        produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
+        subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
+        subjects.update(dict.fromkeys(produced))
+        if self.results.coverage is not None:
+            details.update(_coverage_details(self.results.coverage, outcomes))
+        node, _, criterion = ref.partition("/")
+        executed = tuple(details.get("coverage", ()))
+        self.decided.append(
+            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed)
+        )
+
+    def _details(
+        self,
+        tests: CriterionTests,
+        outcomes: dict[str, str | None],
+        verdict: Verdict,
+        policy: TestPolicy,
+        failed: list[str],
+        passed_over: list[str],
+    ) -> dict[str, Any]:
+        """What the record says about the tests: each outcome, the patterns that matched
+        nothing, the collectors that failed or were skipped whole, and
+        :func:`~.outcomes.outcome_details` (whose message gives way to those)."""
         details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
@@ -154,17 +178,9 @@ class _Decider:
             details["message"] = f"{names} was skipped whole and may hold tests of this criterion"
         left_out = {"excluded": tests.excluded, "outside_suite": tests.outside}
         found = outcome_details(outcomes, self.results.reasons, policy, verdict, left_out)
-        details = {**found, **details} if "message" in details else {**details, **found}
-        produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
-        subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
-        subjects.update(dict.fromkeys(produced))
-        if self.results.coverage is not None:
-            details.update(_coverage_details(self.results.coverage, outcomes))
-        node, _, criterion = ref.partition("/")
-        executed = tuple(details.get("coverage", ()))
-        self.decided.append(
-            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed)
-        )
+        for key, value in found.items():
+            details.setdefault(key, value)
+        return details
 
     def verifier_criteria(self, runnable: Iterable[str]) -> None:
         """Decide the criteria checked by verifier items (or say why they were not)."""
