@@ -2,9 +2,10 @@
 
 :func:`render` is pure: a :class:`RunReport` in, lines of coloured segments out, so the wording
 is tested without a terminal. :func:`write_summary` hands the lines to pytest's terminal
-reporter. Three levels: ``-q`` gives the counts, the changes and the refusals; the default adds
-the state table (node, status, criteria n/m, in topological order); ``-v`` adds each criterion,
-the evidence recorded and the criteria left unverified.
+reporter. Three levels: ``-q`` gives the counts, the changes, the criteria that did not pass
+(naming a few of their tests) and the refusals; the default adds the state table (node,
+status, criteria n/m, in topological order); ``-v`` adds each criterion, every test that did not
+pass, the evidence recorded and the criteria left unverified.
 """
 
 from __future__ import annotations
