@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.canonical import digest
-from pytest_plangraph.plan.model import Plan, TestPolicy, criterion_digest
+from pytest_plangraph.plan.model import Plan, criterion_digest
+from pytest_plangraph.plan.policy import TestPolicy
 from pytest_plangraph.plugin.outcomes import listing, outcome_details
 from pytest_plangraph.plugin.suite import ProjectSelection, ini_selection
 from pytest_plangraph.plugin.verdicts import Unverified, Verdict, criterion_verdict

@@ -154,11 +154,10 @@ def _owner_model(path: FieldPath, data: Any) -> Any:
         Criterion,
         Edge,
         Node,
-        PlanDefaults,
         SchemaVerifier,
-        TestDefaults,
         TestVerifier,
     )
+    from .policy import PlanDefaults, TestDefaults
 
     parent = [p for p in path[:-1] if not isinstance(p, int)]
     if not parent:

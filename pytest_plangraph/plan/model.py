@@ -12,7 +12,6 @@ defaults never change them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args
 
@@ -32,6 +31,7 @@ from ..canonical import canonical_json, digest
 from .base import FrozenModel, empty_default
 from .evidence import Evidence
 from .order import rounds
+from .policy import TEST_POLICY_DEFAULTS, PlanDefaults, Policy, effective_policy
 
 FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
@@ -57,13 +57,6 @@ class _Strict(FrozenModel):
     text, numbers and booleans natively), so nothing is silently coerced."""
 
     model_config = ConfigDict(strict=True)
-
-
-Policy = Literal["fail", "allow"]
-"""What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
-TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
-"""The built-in test policy: today's behaviour. A criterion whose effective policy is this one
-has the digest it had before the policy fields existed."""
 
 
 class TestVerifier(_Strict):
@@ -137,43 +130,6 @@ Verifier = Annotated[
     | Annotated[PluginVerifier, Tag("plugin")],
     Discriminator(_verifier_tag),
 ]
-
-
-class TestDefaults(_Strict):
-    """Plan-wide defaults of every test verifier that does not set its own."""
-
-    __test__ = False
-    skips: Policy = "fail"
-    xfail: Policy = "fail"
-    min_passed: int = 1
-
-
-class PlanDefaults(_Strict):
-    """The plan's ``defaults:`` block."""
-
-    test: TestDefaults = Field(default_factory=TestDefaults)
-
-
-@dataclass(frozen=True)
-class TestPolicy:
-    """A test verifier's effective policy: its own settings over the plan's defaults."""
-
-    __test__ = False
-    skips: str = "fail"
-    xfail: str = "fail"
-    min_passed: int = 1
-    exclude: tuple[str, ...] = ()
-
-
-def effective_policy(verifier: TestVerifier, defaults: PlanDefaults | None = None) -> TestPolicy:
-    """The effective policy of *verifier* under the plan's *defaults*."""
-    base = (defaults or PlanDefaults()).test
-    return TestPolicy(
-        skips=verifier.skips or base.skips,
-        xfail=verifier.xfail or base.xfail,
-        min_passed=base.min_passed if verifier.min_passed is None else verifier.min_passed,
-        exclude=tuple(verifier.exclude),
-    )
 
 
 class Criterion(_Strict):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker
-from ..plan.model import TestPolicy
+from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import CriterionTests, Mapping
 from .outcomes import outcome_details

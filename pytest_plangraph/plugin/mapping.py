@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from ..plan.model import Plan, TestPolicy, TestVerifier, effective_policy
+from ..plan.model import Plan, TestVerifier
 from ..plan.patterns import PatternIndex, covers, may_hold
+from ..plan.policy import TestPolicy, effective_policy
 from .suite import ProjectSelection
 
 

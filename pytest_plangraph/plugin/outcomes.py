@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..plan.model import TestPolicy
+from ..plan.policy import TestPolicy
 from .verdicts import TOO_FEW_PASSED, Verdict, allowed_outcomes
 
 SHOWN_TESTS = 3

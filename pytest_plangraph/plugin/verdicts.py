@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..plan.model import TestPolicy
 from ..plan.patterns import may_hold
+from ..plan.policy import TestPolicy
 
 Phase = tuple[str, str, bool]
 """``(when, outcome, wasxfail)`` of one report: ``("call", "skipped", True)`` is an xfail."""
