@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from . import apicheck
 from .errors import StoreTamperedError, UsageError
 from .judge.derive import derive, derive_node
-from .judge.gate import GateDecision, decide, gate
+from .judge.gate import GateDecision, decide, gate, refused_on_tampering
 from .judge.inputs import Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
 from .judge.lookup import choices
-from .judge.states import NodeState, PlanState, Reason
+from .judge.states import NodeState, PlanState
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
 from .plan.model import EVENT_KINDS, Event, LoggedEvent
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.explain import Explanation
     from .judge.records import RecordMaker
     from .store.tail import Head
 
@@ -55,7 +56,7 @@ class PlanGraph(Replanning):
         already (:meth:`fold`, or :meth:`Store.log <pytest_plangraph.store.Store.log>`, whose
         events are screened as the store's log is: see :mod:`pytest_plangraph.store.trust`), else
         from the store."""
-        if not (events is None or isinstance(events, LogFold) or _sequence(events)):
+        if not (events is None or isinstance(events, LogFold) or apicheck.is_sequence(events)):
             raise UsageError(
                 "status() takes the events read from the store (graph.fold() or "
                 f"graph.store.log()), or nothing; not {type(events).__name__}"
@@ -76,6 +77,19 @@ class PlanGraph(Replanning):
             from .derived import derived_state  # derive(), or the state kept for the same inputs
 
             return derived_state(self, events, self.snapshot(events))
+
+    def explain(self, node: str) -> Explanation:
+        """Why *node* is not completed, in plain words, and what to run to fix it (the test
+        ids, the ``verify``/``approve``/``retry`` command, the nodes to finish first)."""
+        from .judge.explain import explain
+
+        self._ready()
+        self.require_node(node)
+        fold = self.fold()
+        state = self.status(fold)
+        keys = [(node, c.id) for c in state.nodes[node].criteria if c.state in _UNSETTLED]
+        found = self.evidence_details(fold, keys)
+        return explain(self.graph, state, node, {c: d for (_, c), d in found.items()})
 
     def claims(self) -> set[str]:
         """Nodes that have been claimed as done (none, and no store made, without a store)."""
@@ -284,7 +298,7 @@ class PlanGraph(Replanning):
         try:
             fold = self.fold()
         except StoreTamperedError as exc:  # nothing is judged from, or written to, such a store
-            return _tampered(node, exc)
+            return refused_on_tampering(node, exc)
         # The verdict at claim time goes into the claim itself: the retry budget counts refused
         # claims, and only now are the files as they were when the claim was made.
         before, basis = self._claimed_state(fold, node)
@@ -430,13 +444,5 @@ class PlanGraph(Replanning):
         return audit(self, expected_head=expect_head, max_age=max_age)
 
 
-def _tampered(node: str, exc: StoreTamperedError) -> GateDecision:
-    """The refusal of a claim on a store whose events do not match their ids or chain: no
-    status was derived and no claim was recorded."""
-    data = {"seq": exc.seq, "event": exc.event_id}
-    reason = Reason(exc.reason, str(exc).removeprefix(f"{exc.reason}: "), data)
-    return GateDecision(node, "FAILED", "blocked", (reason,), [])
-
-
-def _sequence(value: object) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+_UNSETTLED = ("failed", "stale")
+"""Criterion states whose latest evidence says why: its details are worth reading."""

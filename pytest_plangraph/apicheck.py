@@ -8,7 +8,7 @@ runtime cannot record an anonymous claim or approval that the command line would
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import UsageError
@@ -66,6 +66,11 @@ def texts(values: Any, what: str) -> list[str]:
     if not isinstance(values, Iterable):
         raise UsageError(f"{what} must be a list of ids, not {_kind(values)}")
     return [text(value, f"each of {what}") for value in values]
+
+
+def is_sequence(value: object) -> bool:
+    """A list or tuple of values, not a text (a ``str`` is a sequence of its letters)."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
 
 
 def _kind(value: Any) -> str:

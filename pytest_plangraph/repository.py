@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
 from .judge.inputs import Snapshot, needed_paths
@@ -281,6 +281,19 @@ class Repository:
         (what the store's head names)."""
         read = self._read
         return read is not None and read[0] is fold and read[1:] == (fold.count, fold.last_seq)
+
+    def evidence_details(
+        self, fold: LogFold, keys: Iterable[tuple[str, str]], mentioning: str | None = None
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The ``details`` of the latest evidence in *fold* of each (node, criterion) of
+        *keys* that has some (only records whose text holds *mentioning*, when given)."""
+        seqs = [fold.evidence[key][1].seq for key in keys if key in fold.evidence]
+        if not seqs or not self.has_store():
+            return {}
+        events = self.store.events(kinds=["evidence"], seqs=seqs, mentioning=mentioning)
+        return {
+            (e.node or "", e.criterion or ""): dict(e.payload.get("details") or {}) for e in events
+        }
 
     def snapshot(
         self, events: Sequence[LoggedEvent] | LogFold | None = None, *, cached: bool = True

@@ -110,6 +110,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "RETRY_WITHOUT_IDEMPOTENCY": [("step-email", 6), ("step-charge", 12)],
     "IRREVERSIBLE_NOT_LAST": [("step-notify", 19)],
     "CONFLICT_REQUIRED": [("step-c", 11)],
+    "MIN_PASSED_BELOW_ONE": [("step-a", 8)],
+    "EXCLUDES_EVERY_TEST": [("step-a", 11)],
 }
 
 
@@ -605,3 +607,37 @@ def test_each_way_of_leaving_the_repository_says_which(
     [finding] = _lint(tmp_path, [_step("s", outputs=[path])])
     assert finding.code == "PATH_OUTSIDE_ROOT"
     assert says in finding.hint
+
+
+def test_a_default_min_passed_below_one_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text(
+        "plangraph: 1\nplan: p\ndefaults:\n  test: {min_passed: 0}\nnodes: []\n",
+        encoding="utf-8",
+    )
+    [finding] = lint_plan(load_plan(path, display="plan.yaml"))
+    assert (finding.code, finding.severity, finding.node) == ("MIN_PASSED_BELOW_ONE", "error", None)
+    assert finding.location.startswith("plan.yaml:4:")
+    assert "defaults.test.min_passed is 0" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("exclude", "pattern", "covered"),
+    [
+        ("tests/a.py", "tests/a.py", True),
+        ("tests/a.py", "tests/a.py::test_x", True),
+        ("tests/a.py::test_x", "tests/a.py::test_x[1]", True),
+        ("tests/a.py::*", "tests/a.py", True),
+        ("tests/*", "tests/a.py::test_x", True),
+        ("tests/a.py::test_x", "tests/a.py", False),
+        ("tests/a.py::*slow", "tests/a.py", False),
+        ("tests/a.py", "tests/*.py", False),
+        ("tests/b.py", "tests/a.py", False),
+    ],
+)
+def test_exclude_covers_a_pattern_only_when_it_takes_out_all_it_matches(
+    exclude: str, pattern: str, covered: bool
+) -> None:
+    from pytest_plangraph.plan.patterns import covers
+
+    assert covers(exclude, pattern) is covered

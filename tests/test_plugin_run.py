@@ -308,6 +308,7 @@ def test_a_pattern_matching_no_test_is_test_not_found(pytester: pytest.Pytester)
     record = latest(root)["step-a/ac-pattern"]
     assert (record.outcome, record.reason) == ("error", "TEST_NOT_FOUND")
     assert record.details["unmatched"] == ["tests/test_a.py::test_renamed"]
+    assert record.details["message"] == "no collected test matches tests/test_a.py::test_renamed"
 
 
 UNKNOWN_REF = """

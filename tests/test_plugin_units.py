@@ -203,6 +203,8 @@ def test_quiet_summary_has_no_table_and_says_what_failed() -> None:
     assert text == [
         "plan: 0/0 nodes completed; evidence recorded: 1 failed, 1 passed",
         "not verified in this run: 1 (1 DESELECTED)",
+        "not passed in this run:",
+        "  a/c: failed TEST_FAILED",
         "gate refused  step-b (awaiting_approval): no approval",
         "plangraph gate: 1 claimed or required node(s) not completed; the session fails",
     ]

@@ -20,6 +20,7 @@ from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
 from . import (
     agent_cmds,
+    explain_cmds,
     impact_cmds,
     key_cmds,
     plan_cmds,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (
         plan_cmds,
         state_cmds,
+        explain_cmds,
         store_cmds,
         impact_cmds,
         key_cmds,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from ..errors import UsageError
+from ..errors import StoreTamperedError, UsageError
 from ..plan.evidence import Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
@@ -382,3 +382,11 @@ def decide(node_state: NodeState) -> GateDecision:
         reasons=node_state.reasons,
         evidence=used,
     )
+
+
+def refused_on_tampering(node: str, exc: StoreTamperedError) -> GateDecision:
+    """The refusal of a claim on a store whose events do not match their ids or chain: no
+    status was derived and no claim was recorded."""
+    data = {"seq": exc.seq, "event": exc.event_id}
+    reason = Reason(exc.reason, str(exc).removeprefix(f"{exc.reason}: "), data)
+    return GateDecision(node, "FAILED", "blocked", (reason,), [])

@@ -45,6 +45,8 @@ LINT_CODES: dict[str, tuple[Severity, str]] = {
     "RETRY_WITHOUT_IDEMPOTENCY": ("warning", "a non-read, non-idempotent step may be retried"),
     "IRREVERSIBLE_NOT_LAST": ("error", "a reversible step depends on an irreversible one"),
     "CONFLICT_REQUIRED": ("error", "two nodes conflict although one depends on the other"),
+    "MIN_PASSED_BELOW_ONE": ("error", "a test verifier's min_passed (or its default) is under 1"),
+    "EXCLUDES_EVERY_TEST": ("warning", "a criterion's exclude: patterns take out all its tests"),
     "IMPLICIT_DEPENDENCY": (
         "warning",
         "a node's tests executed another node's output and no edge joins the two (coverage)",

@@ -24,6 +24,7 @@ from ..plan.paths import glob_match, normalize, path_problem
 from .effects import conflicts_required, irreversible_not_last, side_effects
 from .findings import Finding, LintContext, did_you_mean, split_location
 from .hierarchy import hierarchy_cycles, unreachable
+from .testpolicy import excludes_every_test, min_passed
 
 # --- structure --------------------------------------------------------------------------------
 
@@ -401,6 +402,8 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     side_effects,
     irreversible_not_last,
     conflicts_required,
+    min_passed,
+    excludes_every_test,
 )
 """The rules that read the plan alone: their findings follow from the plan file's bytes and
 the known verifier types (so they may be kept between runs, see

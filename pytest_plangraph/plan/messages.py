@@ -157,6 +157,7 @@ def _owner_model(path: FieldPath, data: Any) -> Any:
         SchemaVerifier,
         TestVerifier,
     )
+    from .policy import PlanDefaults, TestDefaults
 
     parent = [p for p in path[:-1] if not isinstance(p, int)]
     if not parent:
@@ -173,4 +174,7 @@ def _owner_model(path: FieldPath, data: Any) -> Any:
             "approval": ApprovalVerifier,
         }
         return verifiers.get(str(current.get("type"))) if isinstance(current, dict) else None
-    return {"nodes": Node, "edges": Edge, "acceptance": Criterion}.get(str(last))
+    if parent == ["defaults", "test"]:
+        return TestDefaults
+    owners = {"nodes": Node, "edges": Edge, "acceptance": Criterion, "defaults": PlanDefaults}
+    return owners.get(str(last))

@@ -31,6 +31,7 @@ from ..canonical import canonical_json, digest
 from .base import FrozenModel, empty_default
 from .evidence import Evidence
 from .order import rounds
+from .policy import TEST_POLICY_DEFAULTS, PlanDefaults, Policy, effective_policy
 
 FORMAT_VERSION = 1
 """Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
@@ -59,12 +60,18 @@ class _Strict(FrozenModel):
 
 
 class TestVerifier(_Strict):
-    """Passes when every pytest test mapped to the criterion passed (``tests`` patterns and/or
-    ``@pytest.mark.criterion`` markers)."""
+    """Passes when the pytest tests mapped to the criterion (``tests`` patterns and/or
+    ``@pytest.mark.criterion`` markers, less those ``exclude`` matches) passed: none failed,
+    at least ``min_passed`` ran and passed, and a skip or xfail is allowed only where
+    ``skips``/``xfail`` say ``allow`` (unset: the plan's ``defaults.test``, else ``fail``)."""
 
     __test__ = False
     type: Literal["test"]
     tests: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    exclude: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    skips: Policy | None = None
+    xfail: Policy | None = None
+    min_passed: int | None = None
 
 
 class SchemaVerifier(_Strict):
@@ -191,6 +198,7 @@ class Plan(_Strict):
     title: str = ""
     description: str = ""
     max_replan_rounds: Annotated[int, Field(ge=0)] = 2
+    defaults: PlanDefaults = Field(default_factory=PlanDefaults)
     nodes: list[Node] = empty_default(list)
     edges: list[Edge] = empty_default(list)
 
@@ -292,11 +300,35 @@ def plan_digest(plan: Plan) -> str:
     return digest(canonical_plan(plan))
 
 
-def criterion_digest(node_id: str, criterion: Criterion) -> str:
-    """sha256 of a criterion's canonical definition, bound to its node id."""
+def criterion_digest(
+    node_id: str, criterion: Criterion, defaults: PlanDefaults | None = None
+) -> str:
+    """sha256 of a criterion's canonical definition, bound to its node id; a test verifier's
+    effective policy (under the plan's *defaults*) counts only where it is not the built-in
+    one, so a criterion that uses none of it keeps the digest it always had."""
     body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    body["verifier"] = criterion.verifier.model_dump(mode="json", by_alias=True)
+    verifier = criterion.verifier.model_dump(mode="json", by_alias=True)
+    body["verifier"] = _digest_verifier(criterion.verifier, verifier, defaults)
     return digest({"node": node_id, "criterion": body})
+
+
+def _digest_verifier(
+    verifier: Any, dumped: dict[str, Any], defaults: PlanDefaults | None
+) -> dict[str, Any]:
+    """*dumped* (a verifier's full dump) as its criterion's digest reads it: a test
+    verifier's policy fields replaced by its effective policy, each where it differs from
+    :data:`TEST_POLICY_DEFAULTS`, and ``exclude`` only when it names something."""
+    if not isinstance(verifier, TestVerifier):
+        return dumped
+    for name in ("exclude", *TEST_POLICY_DEFAULTS):
+        dumped.pop(name, None)
+    policy = effective_policy(verifier, defaults)
+    for name, default in TEST_POLICY_DEFAULTS.items():
+        if getattr(policy, name) != default:
+            dumped[name] = getattr(policy, name)
+    if policy.exclude:
+        dumped["exclude"] = list(policy.exclude)
+    return dumped
 
 
 _COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
@@ -319,7 +351,9 @@ def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
         for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
             key = (node.id, criterion.id)
             if key not in digests:
-                body["verifier"] = verifier["verifier"]
+                body["verifier"] = _digest_verifier(
+                    criterion.verifier, verifier["verifier"], plan.defaults
+                )
                 digests[key] = digest({"node": node.id, "criterion": body})
     return digests
 

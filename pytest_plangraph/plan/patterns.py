@@ -8,6 +8,8 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
 * :class:`PatternIndex` — the criteria whose patterns match a collected test.
 * :func:`may_hold` — whether a collector that never gave its tests (it failed, or was skipped
   whole) could hold a test a pattern matches.
+* :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
+  collector) matches.
 """
 
 from __future__ import annotations
@@ -101,3 +103,16 @@ def _glob_tokens(pattern: str) -> list[str]:
         tokens.append(pattern[i:end])
         i = end
     return tokens
+
+
+def covers(exclude: str, pattern: str) -> bool:
+    """True when every test id *pattern* matches, *exclude* matches too (as far as can be
+    told from the two patterns: a glob *pattern* is covered only by itself)."""
+    if exclude == pattern or pattern.startswith((exclude + "::", exclude + "[")):
+        return True
+    if is_glob(pattern):
+        return False
+    if exclude.endswith("*") and fnmatchcase(pattern, exclude):
+        return True  # a trailing star takes every id that extends the pattern too
+    # "file.py::*" takes every test of a file or directory pattern, not the pattern itself
+    return exclude.endswith("::*") and "::" not in pattern and fnmatchcase(pattern + "::", exclude)

@@ -170,7 +170,7 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
         if name == "--override-ini":
             value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
         elif arg.startswith("-") and not arg.startswith("--"):
-            option, value = _short_option(arg, given)
+            option, value = short_option(arg, given)
             if option == "c":
                 found.add("config")
             if _loosens((option, value)):
@@ -197,7 +197,7 @@ _SHORT_WITH_VALUE = frozenset("ckmoprnW")
 """pytest's (and pytest-xdist's) short options that take a value."""
 
 
-def _short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
+def short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
     """The first value-taking option in a group of short flags (``-vo x=y``: ``o``) and its
     value (the rest of the group, or the next argument); ("", "") when there is none."""
     for index, letter in enumerate(arg[1:], start=2):

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
+from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
-from .mapping import Mapping
+from .mapping import CriterionTests, Mapping
+from .outcomes import outcome_details
 from .verdicts import (
     DESELECTED,
     NOT_COLLECTED,
@@ -46,6 +48,14 @@ class RunResults:
     artifacts: dict[str, list[str]] = field(default_factory=dict)
     coverage: dict[str, list[str]] | None = None
     """Test id → files it executed, under ``--plangraph-coverage`` (else None)."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Test id → why it did not pass (:func:`~.outcomes.report_reason` of its first report
+    that is no pass)."""
+
+    def note(self, test_id: str, reason: str | None) -> None:
+        """Keep the first *reason* a report gave for why the test did not pass."""
+        if reason and test_id not in self.reasons:
+            self.reasons[test_id] = reason
 
     def outcome(self, test_id: str) -> str | None:
         """The test's outcome, None when it has not finished (or never ran)."""
@@ -75,6 +85,7 @@ def decide(
     uncollected: MappingABC[str, list[str]] | None = None,
     skipped_whole: MappingABC[str, list[str]] | None = None,
     no_pass: str | None = None,
+    policies: MappingABC[str, TestPolicy] | None = None,
 ) -> tuple[list[Decided], dict[str, Unverified]]:
     """One :class:`Decided` per verified criterion, and why each other one was not verified.
 
@@ -84,65 +95,107 @@ def decide(
     *skipped_whole* to the collectors skipped whole that may hold them. *no_pass* is the
     reason code of a run whose tests could not fail: its passes, of tests and of verifier
     items alike, are left unverified with that reason; its failures are recorded.
+    *policies* are the test criteria's skip and xfail policies (default: both fail).
     """
-    decided: list[Decided] = []
-    skipped: dict[str, Unverified] = {}
+    decider = _Decider(
+        mapping, results, uncollected or {}, skipped_whole or {}, no_pass, policies or {}
+    )
     for ref, tests in mapping.criteria.items():
-        failed = (uncollected or {}).get(ref, [])
-        passed_over = (skipped_whole or {}).get(ref, [])
-        outcomes = {t: results.outcome(t) for t in tests.tests}
+        decider.test_criterion(ref, tests)
+    decider.verifier_criteria(runnable)
+    return decider.decided, decider.skipped
+
+
+@dataclass
+class _Decider:
+    """The verdicts of one run, criterion by criterion (see :func:`decide`)."""
+
+    mapping: Mapping
+    results: RunResults
+    uncollected: MappingABC[str, list[str]]
+    skipped_whole: MappingABC[str, list[str]]
+    no_pass: str | None
+    policies: MappingABC[str, TestPolicy]
+    decided: list[Decided] = field(default_factory=list)
+    skipped: dict[str, Unverified] = field(default_factory=dict)
+
+    def test_criterion(self, ref: str, tests: CriterionTests) -> None:
+        """Decide one test criterion from the outcomes of its tests."""
+        failed = self.uncollected.get(ref, [])
+        passed_over = self.skipped_whole.get(ref, [])
+        policy = self.policies.get(ref, TestPolicy())
+        outcomes = {t: self.results.outcome(t) for t in tests.tests}
         verdict = criterion_verdict(
             outcomes,
             unmatched=tests.unmatched,
             deselected=tests.deselected,
-            partial=mapping.partial,
+            partial=self.mapping.partial,
             uncollected=failed,
             skipped_whole=passed_over,
-            no_pass=no_pass,
+            no_pass=self.no_pass,
+            policy=policy,
         )
         if isinstance(verdict, Unverified):
-            skipped[ref] = verdict
-            continue
+            held = [t for t, o in outcomes.items() if o is None]
+            self.skipped[ref] = Unverified(verdict.reason, (*tests.deselected, *held))
+            return
+        details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
+        produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
+        subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
+        subjects.update(dict.fromkeys(produced))
+        if self.results.coverage is not None:
+            details.update(_coverage_details(self.results.coverage, outcomes))
+        node, _, criterion = ref.partition("/")
+        executed = tuple(details.get("coverage", ()))
+        self.decided.append(
+            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed)
+        )
+
+    def _details(
+        self,
+        tests: CriterionTests,
+        outcomes: dict[str, str | None],
+        verdict: Verdict,
+        policy: TestPolicy,
+        failed: list[str],
+        passed_over: list[str],
+    ) -> dict[str, Any]:
+        """What the record says about the tests: each outcome, the patterns that matched
+        nothing, the collectors that failed or were skipped whole, and
+        :func:`~.outcomes.outcome_details` (whose message gives way to those)."""
         details: dict[str, Any] = {"tests": {t: o or "not run" for t, o in outcomes.items()}}
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
+            if verdict.reason == "TEST_NOT_FOUND":
+                details["message"] = f"no collected test matches {', '.join(tests.unmatched)}"
         if failed:
             details.update(_uncollected_details(failed))
         elif passed_over and verdict.reason == TEST_SKIPPED:
             names = ", ".join(passed_over)
             details["skipped_whole"] = passed_over
             details["message"] = f"{names} was skipped whole and may hold tests of this criterion"
-        produced = sorted({a for t in tests.tests for a in results.artifacts.get(t, ())})
-        subjects = {p: mapping.hashes.get(p) for p in mapping.subjects_of(tests.tests)}
-        subjects.update(dict.fromkeys(produced))
-        if results.coverage is not None:
-            details.update(_coverage_details(results.coverage, outcomes))
-        node, _, criterion = ref.partition("/")
-        decided.append(
-            Decided(
-                node,
-                criterion,
-                verdict,
-                details,
-                subjects,
-                tuple(produced),
-                tuple(details.get("coverage", ())),
-            )
-        )
-    for ref in runnable:
-        if ref not in mapping.verifiers:
-            skipped[ref] = Unverified(NOT_COLLECTED)
-    for ref in mapping.verifiers_deselected:
-        skipped[ref] = Unverified(DESELECTED)
-    for ref, item_id in mapping.verifiers.items():
-        found = results.verdicts.get(item_id)
-        if found is None:
-            skipped[ref] = Unverified(NOT_RUN)
-        elif no_pass and found.get("outcome") == "passed":
-            skipped[ref] = Unverified(no_pass)
-        else:
-            decided.append(_verifier_decided(ref, found))
-    return decided, skipped
+        left_out = {"excluded": tests.excluded, "outside_suite": tests.outside}
+        found = outcome_details(outcomes, self.results.reasons, policy, verdict, left_out)
+        for key, value in found.items():
+            details.setdefault(key, value)
+        return details
+
+    def verifier_criteria(self, runnable: Iterable[str]) -> None:
+        """Decide the criteria checked by verifier items (or say why they were not)."""
+        mapping = self.mapping
+        for ref in runnable:
+            if ref not in mapping.verifiers:
+                self.skipped[ref] = Unverified(NOT_COLLECTED)
+        for ref in mapping.verifiers_deselected:
+            self.skipped[ref] = Unverified(DESELECTED)
+        for ref, item_id in mapping.verifiers.items():
+            found = self.results.verdicts.get(item_id)
+            if found is None:
+                self.skipped[ref] = Unverified(NOT_RUN)
+            elif self.no_pass and found.get("outcome") == "passed":
+                self.skipped[ref] = Unverified(self.no_pass)
+            else:
+                self.decided.append(_verifier_decided(ref, found))
 
 
 def _uncollected_details(failed: list[str]) -> dict[str, Any]:

@@ -23,7 +23,9 @@ from typing import Any
 import pytest
 
 from ..plan.model import Plan, TestVerifier
-from ..plan.patterns import PatternIndex, may_hold
+from ..plan.patterns import PatternIndex, covers, may_hold
+from ..plan.policy import TestPolicy, effective_policy
+from .suite import ProjectSelection
 
 
 @dataclass
@@ -33,6 +35,11 @@ class CriterionTests:
     tests: list[str] = field(default_factory=list)
     deselected: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    """Tests its patterns or markers matched that its ``exclude:`` patterns take out."""
+    outside: list[str] = field(default_factory=list)
+    """Tests it matched that the project's own configuration leaves out of the suite (the
+    ``-m``, ``-k`` or ``--deselect`` of its ini ``addopts``): no part of its test set."""
 
 
 @dataclass
@@ -74,6 +81,30 @@ def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
         for criterion in node.acceptance:
             if isinstance(criterion.verifier, TestVerifier):
                 found[f"{node.id}/{criterion.id}"] = list(criterion.verifier.tests)
+    return found
+
+
+def excludes_by_criterion(plan: Plan) -> dict[str, list[str]]:
+    """``node/criterion`` → its ``exclude:`` patterns, for the test criteria that have any."""
+    found: dict[str, list[str]] = {}
+    for node in plan.nodes:
+        if node.cancelled:
+            continue
+        for criterion in node.acceptance:
+            verifier = criterion.verifier
+            if isinstance(verifier, TestVerifier) and verifier.exclude:
+                found[f"{node.id}/{criterion.id}"] = list(verifier.exclude)
+    return found
+
+
+def policies_by_criterion(plan: Plan) -> dict[str, TestPolicy]:
+    """``node/criterion`` → its effective skip and xfail policy, for every test criterion."""
+    found: dict[str, TestPolicy] = {}
+    for node in plan.nodes:
+        for criterion in node.acceptance:
+            if isinstance(criterion.verifier, TestVerifier):
+                ref = f"{node.id}/{criterion.id}"
+                found.setdefault(ref, effective_policy(criterion.verifier, plan.defaults))
     return found
 
 
@@ -148,10 +179,13 @@ class MappingBuilder:
     prefix: str = ""
     partial: bool = False
     mapping: Mapping = field(default_factory=Mapping)
+    selection: ProjectSelection = field(default_factory=ProjectSelection)
+    """What the project's ini ``addopts`` deselects (see :mod:`.suite`)."""
 
     def __post_init__(self) -> None:
         self.patterns = patterns_by_criterion(self.plan)
         self.index = PatternIndex(self.patterns)
+        self.excludes = PatternIndex(excludes_by_criterion(self.plan))
         self.matched: set[str] = set()
         self.mapping.partial = self.partial
         self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
@@ -161,18 +195,28 @@ class MappingBuilder:
         return self.prefix + nodeid
 
     def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
-        """Map one test; returns the refs it verifies."""
+        """Map one test; returns the refs it verifies. A test a criterion's ``exclude:``
+        takes out, or a deselected one the project's configuration leaves out of the suite
+        (:attr:`selection`), is only noted: it is no part of that criterion's test set."""
+        outside = not selected and self.selection.leaves_out(item)
         refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
         for ref, pattern in self.index.match(test_id):
             self.matched.add(pattern)
             refs.append(ref)
-        refs = list(dict.fromkeys(refs))
-        for ref in refs:
+        excluded = {ref for ref, _ in self.excludes.match(test_id)}
+        kept: list[str] = []
+        for ref in dict.fromkeys(refs):
             entry = self.mapping.criteria[ref]
-            (entry.tests if selected else entry.deselected).append(test_id)
-        if refs and selected:
+            if ref in excluded:
+                entry.excluded.append(test_id)
+            elif outside:
+                entry.outside.append(test_id)
+            else:
+                (entry.tests if selected else entry.deselected).append(test_id)
+                kept.append(ref)
+        if kept and selected:
             self.mapping.test_files[test_id] = file
-        return refs
+        return kept
 
     def finish(self) -> Mapping:
         """Record the patterns that matched nothing and return the mapping."""
@@ -184,13 +228,17 @@ class MappingBuilder:
 def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[str, list[str]]:
     """``node/criterion`` → the failed collectors (repository-relative ids) that may hold its
     tests: one a ``tests:`` pattern could match, or whose source (under *root*) quotes the
-    reference as a marker would. A failure at the repository root (``.``) may hold any test."""
+    reference as a marker would — unless its ``exclude:`` takes out every test the collector
+    holds. A failure at the repository root (``.``) may hold any test."""
     patterns = patterns_by_criterion(plan)
+    excludes = excludes_by_criterion(plan)
     found: dict[str, list[str]] = {}
     for collector in failed:
         everything = collector == "."
         text = "" if everything else _source_text(root, collector)
         for ref, ref_patterns in patterns.items():
+            if any(covers(e, collector) for e in excludes.get(ref, ())):
+                continue  # every test it could hold is excluded from this criterion
             quoted = f'"{ref}"' in text or f"'{ref}'" in text
             if everything or quoted or any(may_hold(p, collector) for p in ref_patterns):
                 found.setdefault(ref, []).append(collector)

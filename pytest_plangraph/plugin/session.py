@@ -36,8 +36,11 @@ from .github import publish
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
+from .mapping import policies_by_criterion as policies
+from .outcomes import report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
+from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
 
 if TYPE_CHECKING:
@@ -257,6 +260,7 @@ class PlangraphSession:
             self.plangraph.plan,
             self.prefix,
             partial=self.partial or stopped,
+            selection=ProjectSelection.of(self.config),
         )
         for selected, items in ((True, session.items), (False, self.deselected)):
             for item in items:
@@ -299,6 +303,7 @@ class PlangraphSession:
         test_id = self.prefix + report.nodeid
         xfail = hasattr(report, "wasxfail")
         self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
+        self.results.note(test_id, report_reason(report))
         verdict = getattr(report, "plangraph_verdict", None)
         if verdict is not None:
             self.results.verdicts[test_id] = verdict
@@ -374,6 +379,7 @@ class PlangraphSession:
             suspects,
             skipped,
             no_pass[0][0] if no_pass else None,
+            policies(plan),
         )
         end = self.plangraph.snapshot(self.before_fold)
         builder = self._builder(end, facts) if decided else None
@@ -388,13 +394,14 @@ class PlangraphSession:
             from ..hooks.manager import notify
 
             notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
-        outcomes = [Outcome(e.ref, e.outcome, e.reason) for e in evidence]
+        outcomes = [Outcome.of(e) for e in evidence]
         return RunReport(
             before=self.before,
             after=after,
             plan=self.plan_ref,
             recorded=outcomes,
             unverified={ref: u.reason for ref, u in unverified.items()},
+            held_up={ref: list(u.tests) for ref, u in unverified.items() if u.tests},
             decisions=decisions,
             gate=gated,
             collection_errors=list(self.collection_errors),

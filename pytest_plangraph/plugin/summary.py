@@ -2,22 +2,25 @@
 
 :func:`render` is pure: a :class:`RunReport` in, lines of coloured segments out, so the wording
 is tested without a terminal. :func:`write_summary` hands the lines to pytest's terminal
-reporter. Three levels: ``-q`` gives the counts, the changes and the refusals; the default adds
-the state table (node, status, criteria n/m, in topological order); ``-v`` adds each criterion,
-the evidence recorded and the criteria left unverified.
+reporter. Three levels: ``-q`` gives the counts, the changes, the criteria that did not pass
+(naming a few of their tests) and the refusals; the default adds the state table (node,
+status, criteria n/m, in topological order); ``-v`` adds each criterion, every test that did not
+pass, the evidence recorded and the criteria left unverified.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .outcomes import listing
 
 if TYPE_CHECKING:
     from ..judge.gate import GateDecision
     from ..judge.states import NodeState, PlanState, Reason
-    from ..plan.evidence import PlanRef
+    from ..plan.evidence import Evidence, PlanRef
 
 Markup = dict[str, bool]
 Segment = tuple[str, Markup]
@@ -27,6 +30,7 @@ _GOOD = {"completed", "valid", "passed"}
 _BAD = {"stale", "failed", "blocked", "error"}
 _WAITING = {"awaiting_approval", "awaiting_verification", "in_progress", "missing"}
 _SHOWN_REASONS = 2
+_SHOWN_TESTS = 10
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,26 @@ class Outcome:
     ref: str
     outcome: str
     reason: str | None
+    not_passed: tuple[Mapping[str, str], ...] = ()
+    """The tests that kept it from passing: ``{"test", "outcome", "reason"}`` each."""
+    allowed: tuple[Mapping[str, str], ...] = ()
+    """The skips and xfails its policy allowed (never a pass), in the same form."""
+    message: str | None = None
+
+    @classmethod
+    def of(cls, record: Evidence) -> Outcome:
+        """What the summary shows of one record: its verdict and the tests that did not
+        pass."""
+        details = record.details
+        message = details.get("message")
+        return cls(
+            record.ref,
+            record.outcome,
+            record.reason,
+            tuple(details.get("not_passed", ())),
+            tuple(details.get("allowed", ())),
+            message if isinstance(message, str) else None,
+        )
 
 
 @dataclass
@@ -47,6 +71,8 @@ class RunReport:
     plan: PlanRef | None = None
     recorded: list[Outcome] = field(default_factory=list)
     unverified: dict[str, str] = field(default_factory=dict)
+    held_up: dict[str, list[str]] = field(default_factory=dict)
+    """The tests that kept each unverified criterion undecided (deselected, not finished)."""
     decisions: list[GateDecision] = field(default_factory=list)
     gate: bool = False
     error: str | None = None
@@ -86,7 +112,9 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
     lines.extend(
         [(f"no pass recorded: {why}", {"red": True, "bold": True})] for why in report.no_pass
     )
-    lines.extend(_unverified(report.unverified, verbose=verbosity > 0))
+    lines.extend(_unverified(report.unverified, report.held_up, verbose=verbosity > 0))
+    lines.extend(_not_passed(report.recorded, verbose=verbosity > 0))
+    lines.extend(_allowed(report.recorded, verbose=verbosity > 0))
     if verbosity > 0:
         lines.extend(_recorded(report.recorded))
     lines.extend(_refusals(report))
@@ -187,14 +215,53 @@ def _incomplete(collection_errors: Sequence[str], skipped_whole: Sequence[str]) 
     return [[(text, {"yellow": True, "bold": True})] for text in texts]
 
 
-def _unverified(unverified: dict[str, str], *, verbose: bool) -> list[Line]:
+def _unverified(
+    unverified: dict[str, str], held_up: dict[str, list[str]], *, verbose: bool
+) -> list[Line]:
+    """The count per reason; ``-v``: each criterion, with the tests that held it up."""
     if not unverified:
         return []
     by_reason = Counter(unverified.values())
     parts = ", ".join(f"{n} {reason}" for reason, n in sorted(by_reason.items()))
     lines: list[Line] = [[(f"not verified in this run: {len(unverified)} ({parts})", {})]]
     if verbose:
-        lines.extend([(f"  {ref}: {why}", {})] for ref, why in sorted(unverified.items()))
+        for ref, why in sorted(unverified.items()):
+            tests = held_up.get(ref, [])
+            shown = ", ".join(tests[:_SHOWN_TESTS]) + (
+                f" and {len(tests) - _SHOWN_TESTS} more" if len(tests) > _SHOWN_TESTS else ""
+            )
+            lines.append([(f"  {ref}: {why}" + (f" ({shown})" if tests else ""), {})])
+    return lines
+
+
+def _not_passed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
+    """Each criterion this run did not pass, with the tests that kept it from passing (a few,
+    then "and N more"; ``-v``: every one, a line each) or, without them, its message."""
+    lines: list[Line] = []
+    for item in recorded:
+        if item.outcome == "passed":
+            continue
+        why = f"{item.outcome} {item.reason}" if item.reason else item.outcome
+        text = f"  {item.ref}: {why}"
+        if item.not_passed and not verbose:
+            text += f": {listing(item.not_passed)}"
+        elif item.message and not item.not_passed:
+            text += f": {item.message}"
+        lines.append([(text, colour(item.outcome))])
+        if verbose:
+            lines.extend([(f"    {listing([entry])}", {})] for entry in item.not_passed)
+    return [[("not passed in this run:", {"bold": True})], *lines] if lines else []
+
+
+def _allowed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
+    """The skips and xfails the criteria's policies allowed: counted; ``-v`` names them."""
+    entries = [(item.ref, entry) for item in recorded for entry in item.allowed]
+    if not entries:
+        return []
+    text = f"allowed skips and xfails (never a pass): {len(entries)}"
+    lines: list[Line] = [[(text + ("" if verbose else " (-v lists them)"), {})]]
+    if verbose:
+        lines.extend([(f"  {ref}: {listing([entry])}", {})] for ref, entry in entries)
     return lines
 
 

@@ -9,9 +9,10 @@ evidence is recorded for it, and the summary says why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..plan.patterns import may_hold
+from ..plan.policy import TestPolicy
 
 Phase = tuple[str, str, bool]
 """``(when, outcome, wasxfail)`` of one report: ``("call", "skipped", True)`` is an xfail."""
@@ -57,9 +58,11 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Unverified:
-    """Why a criterion gets no evidence from this run (shown in the summary)."""
+    """Why a criterion gets no evidence from this run (shown in the summary), and the tests
+    that kept it from being decided (deselected, or not finished)."""
 
     reason: str
+    tests: tuple[str, ...] = field(default=(), compare=False)
 
 
 NOT_RUN = "NOT_RUN"
@@ -72,6 +75,9 @@ its tests. Evidence ``error``: a collector that may hold some of its tests faile
 
 TEST_SKIPPED = "TEST_SKIPPED"
 """A required test was skipped, or a collector that may hold some was skipped whole."""
+TOO_FEW_PASSED = "TOO_FEW_PASSED"
+"""Fewer tests ran and passed than the criterion's ``min_passed`` (the rest were allowed skips
+or xfails, or there were not that many)."""
 
 # First match wins: a failure is a fact even in a partial run; a pass needs the whole set.
 _NEGATIVE = (
@@ -79,10 +85,19 @@ _NEGATIVE = (
     ("error", Verdict("error", "TEST_ERROR")),
 )
 _NOT_PASSING = (
-    ("xfailed", Verdict("failed", "TEST_XFAILED")),
-    ("xpassed", Verdict("error", "TEST_XPASSED")),
-    ("skipped", Verdict("error", TEST_SKIPPED)),
+    ("xfailed", "xfail", Verdict("failed", "TEST_XFAILED")),
+    ("xpassed", "xfail", Verdict("error", "TEST_XPASSED")),
+    ("skipped", "skips", Verdict("error", TEST_SKIPPED)),
 )
+"""Outcomes that are no pass, the policy field that may allow them, and the verdict when it
+does not. A strict XPASS is no ``xpassed``: pytest reports it as a failure."""
+
+
+def allowed_outcomes(policy: TestPolicy) -> frozenset[str]:
+    """The test outcomes *policy* allows: never evidence of a pass, but no failure either."""
+    return frozenset(
+        outcome for outcome, field, _ in _NOT_PASSING if getattr(policy, field) == "allow"
+    )
 
 
 def criterion_verdict(
@@ -94,6 +109,7 @@ def criterion_verdict(
     skipped_whole: Iterable[str] = (),
     partial: bool = False,
     no_pass: str | None = None,
+    policy: TestPolicy | None = None,
 ) -> Verdict | Unverified:
     """The verdict over a criterion's selected tests (*outcomes*: test id → outcome or None).
 
@@ -107,7 +123,11 @@ def criterion_verdict(
     run records failures but never a pass: a test it left out could fail. *no_pass* is the
     reason code of a run whose tests could not fail (stripped asserts, stale bytecode): like a
     partial run it records failures, and a criterion that would pass is left unverified.
+    *policy* (default: skips and xfails fail, one pass needed) says which skips and xfails
+    are allowed; an allowed one is never a pass, so the tests that ran must still give
+    ``min_passed`` passes (never fewer than one).
     """
+    policy = policy or TestPolicy()
     unmatched, deselected, uncollected = list(unmatched), list(deselected), list(uncollected)
     passed_over = list(skipped_whole)
     values = set(outcomes.values())
@@ -126,17 +146,35 @@ def criterion_verdict(
         return Unverified(DESELECTED)
     if uncollected:
         return Verdict("error", NOT_COLLECTED)
-    if skipped:
+    if skipped and policy.skips != "allow":
         return Verdict("error", TEST_SKIPPED)
-    if not outcomes or unmatched:
+    return _ran(outcomes, values, lost, skipped, partial, no_pass, policy)
+
+
+def _ran(
+    outcomes: Mapping[str, str | None],
+    values: set[str | None],
+    lost: list[str],
+    skipped: bool,
+    partial: bool,
+    no_pass: str | None,
+    policy: TestPolicy,
+) -> Verdict | Unverified:
+    """The rest of :func:`criterion_verdict`, once no test failed and the whole selection is
+    known: what ran decides (*skipped*: a collector skipped whole, which the policy allows)."""
+    if lost or not (outcomes or skipped):
         return Unverified(NOT_COLLECTED)
     if None in values:
         return Unverified(NOT_RUN)
-    for outcome, verdict in _NOT_PASSING:
-        if outcome in values:
+    allowed = allowed_outcomes(policy)
+    for outcome, _, verdict in _NOT_PASSING:
+        if outcome in values and outcome not in allowed:
             return verdict
     if partial:  # every test it collected passed; those it left out are unknown
         return Unverified(NOT_COLLECTED)
+    passed = sum(1 for outcome in outcomes.values() if outcome == "passed")
+    if passed < max(policy.min_passed, 1):  # an allowed skip or xfail is never a pass
+        return Verdict("error", TOO_FEW_PASSED)
     if no_pass:  # every test passed, but in a run where they could not fail
         return Unverified(no_pass)
     return Verdict("passed")

@@ -1,0 +1,76 @@
+"""The skip and xfail policy of test verifiers (pure): plan-wide defaults and the effective
+policy of one verifier.
+
+A test verifier may set ``skips``, ``xfail`` and ``min_passed``; what it leaves unset comes from
+the plan's ``defaults.test``, and from :data:`TEST_POLICY_DEFAULTS` when that is unset too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import ConfigDict, Field
+
+from .base import FrozenModel
+
+
+class _Strict(FrozenModel):
+    model_config = ConfigDict(strict=True)
+
+
+Policy = Literal["fail", "allow"]
+"""What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
+TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
+"""The built-in test policy: today's behaviour. A criterion whose effective policy is this one
+has the digest it had before the policy fields existed."""
+
+
+class TestDefaults(_Strict):
+    """Plan-wide defaults of every test verifier that does not set its own."""
+
+    __test__ = False
+    skips: Policy = "fail"
+    xfail: Policy = "fail"
+    min_passed: int = 1
+
+
+class PlanDefaults(_Strict):
+    """The plan's ``defaults:`` block."""
+
+    test: TestDefaults = Field(default_factory=TestDefaults)
+
+
+class PolicySettings(Protocol):
+    """What :func:`effective_policy` reads of a test verifier."""
+
+    @property
+    def skips(self) -> str | None: ...
+    @property
+    def xfail(self) -> str | None: ...
+    @property
+    def min_passed(self) -> int | None: ...
+    @property
+    def exclude(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class TestPolicy:
+    """A test verifier's effective policy: its own settings over the plan's defaults."""
+
+    __test__ = False
+    skips: str = "fail"
+    xfail: str = "fail"
+    min_passed: int = 1
+    exclude: tuple[str, ...] = ()
+
+
+def effective_policy(verifier: PolicySettings, defaults: PlanDefaults | None = None) -> TestPolicy:
+    """The effective policy of *verifier* under the plan's *defaults*."""
+    base = (defaults or PlanDefaults()).test
+    return TestPolicy(
+        skips=verifier.skips or base.skips,
+        xfail=verifier.xfail or base.xfail,
+        min_passed=base.min_passed if verifier.min_passed is None else verifier.min_passed,
+        exclude=tuple(verifier.exclude),
+    )

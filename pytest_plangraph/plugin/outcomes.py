@@ -1,0 +1,118 @@
+"""What a test criterion's evidence says about its tests: which did not pass and why, which
+skips and xfails its policy allowed, and which tests it left out (``exclude:``, the project's
+own deselection).
+
+:func:`report_reason` reads one pytest report (duck-typed, so it also reads a report an xdist
+worker sent); :func:`outcome_details` is pure: plain values in, the ``details`` entries of the
+evidence out, with a ``message`` in plain words that names the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..plan.policy import TestPolicy
+from .verdicts import TOO_FEW_PASSED, Verdict, allowed_outcomes
+
+SHOWN_TESTS = 3
+"""How many tests a message names before "and N more"."""
+_REASON_LENGTH = 200
+
+
+def report_reason(report: Any) -> str | None:
+    """Why one test report is no pass, in one short line: the skip reason, the xfail reason,
+    or the first line of the failure; None for a passing phase."""
+    wasxfail = getattr(report, "wasxfail", None)
+    if wasxfail is not None:
+        why = str(wasxfail) or "expected to fail"
+        return _short(f"xpassed: {why}" if report.outcome == "passed" else why)
+    if report.outcome == "passed":
+        return None
+    longrepr = getattr(report, "longrepr", None)
+    if report.outcome == "skipped" and isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
+        return _short(str(longrepr[2]).removeprefix("Skipped: ") or "skipped")
+    crash = getattr(longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    text = str(message) if message else str(longrepr or "")
+    return _short(text or report.outcome)
+
+
+def _short(text: str) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= _REASON_LENGTH else line[: _REASON_LENGTH - 1] + "…"
+
+
+def outcome_details(
+    outcomes: Mapping[str, str | None],
+    reasons: Mapping[str, str],
+    policy: TestPolicy,
+    verdict: Verdict,
+    left_out: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
+    """``allowed`` (skips and xfails the policy allowed), ``not_passed`` (the tests that keep
+    the criterion from passing), ``excluded`` and ``outside_suite`` (from *left_out*), each
+    only when it lists something, and a ``message`` when the verdict is no pass."""
+    allowed_kinds = allowed_outcomes(policy)
+    allowed = [_entry(t, o, reasons) for t, o in outcomes.items() if o in allowed_kinds]
+    not_passed = [
+        _entry(t, o, reasons)
+        for t, o in outcomes.items()
+        if o != "passed" and o not in allowed_kinds
+    ]
+    details: dict[str, Any] = {}
+    if allowed:
+        details["allowed"] = allowed
+    if not_passed:
+        details["not_passed"] = not_passed
+    for name, tests in left_out.items():
+        if tests:
+            details[name] = list(tests)
+    if verdict.outcome != "passed":
+        message = _message(verdict, outcomes, not_passed, allowed, policy, left_out)
+        if message:
+            details["message"] = message
+    return details
+
+
+def _entry(test: str, outcome: str | None, reasons: Mapping[str, str]) -> dict[str, str]:
+    entry = {"test": test, "outcome": outcome or "not run"}
+    if reason := reasons.get(test):
+        entry["reason"] = reason
+    return entry
+
+
+def _message(
+    verdict: Verdict,
+    outcomes: Mapping[str, str | None],
+    not_passed: list[dict[str, str]],
+    allowed: list[dict[str, str]],
+    policy: TestPolicy,
+    left_out: Mapping[str, Sequence[str]],
+) -> str:
+    if verdict.reason == TOO_FEW_PASSED:
+        passed = sum(1 for o in outcomes.values() if o == "passed")
+        text = f"{passed} test(s) ran and passed; min_passed is {max(policy.min_passed, 1)}"
+        if allowed:
+            text += f"; {len(allowed)} allowed skip(s)/xfail(s) never count as a pass"
+        return text
+    if not_passed:
+        return f"{len(not_passed)} test(s) did not pass: {listing(not_passed)}"
+    if verdict.reason == "TEST_NOT_FOUND" and any(left_out.values()):
+        return (
+            "no test is left to verify it: every test it matched is taken out by its "
+            "exclude: patterns or left out of the suite by the project's configuration"
+        )
+    return ""
+
+
+def listing(entries: Sequence[Mapping[str, str]], shown: int = SHOWN_TESTS) -> str:
+    """``id (outcome: reason), …`` for the first *shown* entries, then ``and N more``."""
+    parts = [
+        f"{e['test']} ({e['outcome']}: {e['reason']})"
+        if e.get("reason")
+        else f"{e['test']} ({e['outcome']})"
+        for e in entries[:shown]
+    ]
+    more = len(entries) - shown
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
