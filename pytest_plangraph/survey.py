@@ -24,6 +24,7 @@ from .impact.report import (
     diff_impact,
     evidence_impact,
     latest_evidence,
+    mapped_test_files,
     observed_changes,
 )
 from .judge.derive import derive
@@ -36,6 +37,10 @@ from .vcs.changes import Change
 from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .judge.inputs import LoggedEvent
+    from .plan.model import Event
     from .repository import Repository
 
 
@@ -49,10 +54,12 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
     edits, notes = _plan_edits(repo, since, changes, plan_file)
     state = outputs = None
+    mapped: dict[str, set[str]] = {}
     if fold is not None and fold.count:  # evidence ids and claims come from the derived state
         with collector_paused():
             snapshot = repo.snapshot(fold)
             state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
+        mapped = mapped_test_files(repo.graph, _latest_records(repo, fold.latest()))
     return diff_impact(
         repo.graph,
         changes,
@@ -64,6 +71,7 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
         ignore=_own_files(repo),
         edits=edits,
         plan_file=plan_file,
+        mapped=mapped,
     )
 
 
@@ -74,8 +82,7 @@ def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     snapshot = repo.snapshot(fold)
     state = derive(repo.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
-    latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
-    records = repo.store.events(seqs=latest) if latest else []  # no store: none made
+    records = _latest_records(repo, events)
     observed = observed_changes(repo.graph, records, snapshot.files, snapshot.outputs)
     named: dict[str, str] = {}
     notes: list[str] = []
@@ -89,7 +96,14 @@ def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
         events=events,
         commits=named,
         notes=notes,
+        mapped=mapped_test_files(repo.graph, records),
     )
+
+
+def _latest_records(repo: Repository, events: Sequence[LoggedEvent]) -> list[Event]:
+    """The latest evidence of each criterion, read whole (with its commit and details)."""
+    latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
+    return repo.store.events(seqs=latest) if latest else []  # no store: none made
 
 
 def _plan_edits(

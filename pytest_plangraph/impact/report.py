@@ -25,7 +25,7 @@ child is ``blocked``. Conflicts are the gate's business.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "diff_impact",
     "evidence_impact",
     "latest_subjects",
+    "mapped_test_files",
     "observed_changes",
 ]
 
@@ -150,16 +151,19 @@ def diff_impact(
     ignore: Sequence[str] = (),
     edits: Mapping[str, Sequence[PlanEdit]] | None = None,
     plan_file: str | None = None,
+    mapped: Mapping[str, Iterable[str]] | None = None,
 ) -> ImpactReport:
     """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files
     (the patterns as written match a diff without them), *events* give evidence subjects,
     *state* evidence ids and claims, *commits* the commit that last changed each path; the
     paths in *ignore* (the store's files), and those under an entry ending in ``/`` (the cache
     folder), are left out. *edits* are the plan edits of
-    each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*."""
+    each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*; *mapped*
+    the test files each node's evidence ran (:func:`mapped_test_files`)."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
         topology = Topology.of(graph)
-        index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
+        subjects = latest_subjects(graph, events)
+        index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
         folders = tuple(p for p in ignore if p.endswith("/"))
         kept = [c for c in changes if c.path not in ignore and not c.path.startswith(folders)]
         changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
@@ -187,11 +191,14 @@ def evidence_impact(
     events: Sequence[LoggedEvent] = (),
     commits: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
+    mapped: Mapping[str, Iterable[str]] | None = None,
 ) -> ImpactReport:
     """What the recorded evidence says: *observed* subject changes (see
-    :func:`observed_changes`) explain the stale criteria of *state*."""
+    :func:`observed_changes`) explain the stale criteria of *state*; *mapped* as for
+    :func:`diff_impact`."""
     topology = Topology.of(graph)
-    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
+    subjects = latest_subjects(graph, events)
+    index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
     changed = [
         _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
         for o in observed
@@ -244,6 +251,19 @@ def latest_subjects(graph: Graph, events: Sequence[LoggedEvent]) -> dict[str, se
     for (node_id, _), event in latest_evidence(graph, events).items():
         subjects.setdefault(node_id, set()).update(event.payload.get("subjects") or {})
     return subjects
+
+
+def mapped_test_files(graph: Graph, records: Sequence[LoggedEvent]) -> dict[str, set[str]]:
+    """The files of the tests each node's evidence names (``details.tests``; whole records
+    only, the light rows of the log carry no details): tests a ``criterion`` marker maps
+    are found here, not in the plan."""
+    found: dict[str, set[str]] = {}
+    for (node_id, _), event in latest_evidence(graph, records).items():
+        tests = (event.payload.get("details") or {}).get("tests")
+        if isinstance(tests, dict):
+            files = {t.split("::", 1)[0] for t in tests if isinstance(t, str)}
+            found.setdefault(node_id, set()).update(files)
+    return found
 
 
 def latest_evidence(
