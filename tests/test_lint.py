@@ -44,6 +44,10 @@ class _Files:
     def settings_on_disk(self, verifier_type: str) -> bool:
         return verifier_type == "schema"
 
+    def present(self, patterns: Iterable[str]) -> set[str]:
+        root = self.workspace.root
+        return {p for p in patterns if any(root.glob(p)) or (root / p).exists()}
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         verifier = criterion.verifier
         if not isinstance(verifier, SchemaVerifier):
@@ -110,6 +114,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "RETRY_WITHOUT_IDEMPOTENCY": [("step-email", 6), ("step-charge", 12)],
     "IRREVERSIBLE_NOT_LAST": [("step-notify", 19)],
     "CONFLICT_REQUIRED": [("step-c", 11)],
+    "TESTS_NOT_FOUND": [("step-a", 10), ("step-a", 12)],
+    "ARTIFACT_NOT_FOUND": [("step-a", 9), ("step-a", 13)],
 }
 
 
@@ -396,6 +402,7 @@ def test_a_plugin_verifier_is_known_once_its_type_is_registered(tmp_path: Path) 
 
 def test_an_invalid_schema_file_is_a_verifier_config_error(tmp_path: Path) -> None:
     (tmp_path / "bad.schema.json").write_text('{"type": 12}', encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
     verifier = {"type": "schema", "schema": "bad.schema.json", "artifact": "data.json"}
     nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
     [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
@@ -407,6 +414,7 @@ def test_an_invalid_schema_file_is_a_verifier_config_error(tmp_path: Path) -> No
 def test_a_verifier_path_outside_the_root_is_reported_once(tmp_path: Path) -> None:
     verifier = {"type": "schema", "schema": "../s.json", "artifact": "a.json"}
     nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
+    (tmp_path / "a.json").write_text("{}", encoding="utf-8")
     [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
     assert finding.code == "PATH_OUTSIDE_ROOT"
     assert "'../s.json'" in finding.hint
