@@ -4,6 +4,7 @@ measured with coverage.py in a subprocess), whoever imported a module first in t
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +232,25 @@ def test_the_observers_are_removed_after_the_run(pytester: pytest.Pytester) -> N
         passed=1
     )
     assert (builtins.__import__, importlib.import_module, list(sys.meta_path)) == before
+
+
+def test_observing_never_changes_what_an_import_does(tmp_path: Path) -> None:
+    def broken(filename: str) -> str | None:
+        raise RuntimeError("the bookkeeping failed")
+
+    graph = ImportGraph(broken)
+    graph.install()
+    try:
+        graph.testing = True
+        import json
+
+        assert __import__("json") is json
+        assert importlib.import_module("json") is json
+        with pytest.raises(ModuleNotFoundError, match="no_such_module_here"):
+            import no_such_module_here  # noqa: F401
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("no_such_module_here")
+        assert __import__("os", {"__package__": 12}, None, [None], 0).sep  # odd arguments
+    finally:
+        graph.remove()
+    assert graph.edges == {} and graph.lazy == {}

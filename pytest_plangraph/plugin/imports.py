@@ -58,6 +58,7 @@ class ImportGraph:
         self._files: dict[str, str | None] = {}
         self._above: dict[str, list[str]] = {}
         self._depth = 0
+        self._busy = False
         """Imports under way through the wrappers (module bodies running)."""
         self.testing = False
         """True while a test runs: an import inside a function outside any test (collection,
@@ -109,7 +110,7 @@ class ImportGraph:
         finally:
             self._depth -= 1
             # noted even when the import failed: the modules above it may have run
-            self._statement(sys._getframe(1), name, globals, fromlist or (), level)
+            self._guarded(self._statement, sys._getframe(1), name, globals, fromlist or (), level)
 
     def _import_module(self, name: str, package: str | None = None) -> ModuleType:
         self._depth += 1
@@ -117,9 +118,25 @@ class ImportGraph:
             return self._import_module_base(name, package)
         finally:
             self._depth -= 1
-            level = len(name) - len(name.lstrip("."))
-            globals = {"__package__": package}
-            self._statement(sys._getframe(1), name[level:], globals, (), level)
+            if isinstance(name, str):
+                level = len(name) - len(name.lstrip("."))
+                caller = sys._getframe(1)
+                self._guarded(
+                    self._statement, caller, name[level:], {"__package__": package}, (), level
+                )
+
+    def _guarded(self, note: Callable[..., None], *args: Any) -> None:
+        """Run *note* unless a note is already under way (an import made by the bookkeeping
+        itself); whatever it raises is dropped: observing never changes what an import does."""
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            note(*args)
+        except Exception:  # an odd module or name: nothing is learned from it
+            pass
+        finally:
+            self._busy = False
 
     def _statement(
         self,
@@ -195,7 +212,10 @@ class ImportGraph:
 
     def loading(self, fullname: str) -> None:
         """A module is about to be loaded: remember who asked (resolved when it is done)."""
-        frame: FrameType | None = sys._getframe(2)
+        self._guarded(self._loading, fullname)
+
+    def _loading(self, fullname: str) -> None:
+        frame: FrameType | None = sys._getframe(3)
         while frame is not None:
             filename = frame.f_code.co_filename
             if not filename.startswith(_MACHINERY) and not filename.startswith(_IMPORTLIB):
