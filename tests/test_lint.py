@@ -613,3 +613,19 @@ def test_each_way_of_leaving_the_repository_says_which(
     [finding] = _lint(tmp_path, [_step("s", outputs=[path])])
     assert finding.code == "PATH_OUTSIDE_ROOT"
     assert says in finding.hint
+
+
+def test_a_test_file_named_with_glob_characters_is_found(tmp_path: Path) -> None:
+    from pytest_plangraph.lint.files import WorkspaceFileCheck
+    from pytest_plangraph.verifiers import Registry
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_[v2].py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_y():\n    pass\n")
+    tests = ["tests/test_[v2].py::test_x", "tests/test_?.py", "tests/test_[xz].py", "tests/"]
+    nodes = [{"id": "a", "acceptance": [{"id": "t", "verifier": {"type": "test", "tests": tests}}]}]
+    files = WorkspaceFileCheck(Workspace.at(tmp_path), Registry.builtin())
+    findings = _lint(tmp_path, nodes, files=files)
+    assert [(f.code, f.hint.split("tests pattern ")[1]) for f in findings] == [
+        ("TESTS_NOT_FOUND", "'tests/test_[xz].py': fix the path, or write the test file")
+    ]

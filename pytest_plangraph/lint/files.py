@@ -63,10 +63,10 @@ class WorkspaceFileCheck:
         that matches)."""
         found = set()
         for pattern in dict.fromkeys(patterns):
-            if is_glob(pattern):
-                if self.workspace.expand([pattern]):
-                    found.add(pattern)
-            elif (self.workspace.root / normalize(pattern)).exists():
+            # a file may be named with glob characters (`test_[v2].py`): the path itself counts
+            if (self.workspace.root / normalize(pattern)).exists():
+                found.add(pattern)
+            elif is_glob(pattern) and self.workspace.expand([pattern]):
                 found.add(pattern)
         return found
 
