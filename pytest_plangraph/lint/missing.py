@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from ..plan.messages import FieldPath
 from ..plan.model import ArtifactVerifier, SchemaVerifier, TestVerifier
-from ..plan.paths import path_problem
+from ..plan.paths import is_glob, path_problem
 from .findings import Finding, LintContext
 
 
@@ -53,7 +53,11 @@ def missing_files(ctx: LintContext) -> Iterator[Finding]:
                 named.append(
                     ("ARTIFACT_NOT_FOUND", node.id, ref, "path", verifier.path, (*where, "path"))
                 )
-    paths = [n[4] for n in named if path_problem(n[4]) is None]  # else PATH_OUTSIDE_ROOT
+    paths = [  # else PATH_OUTSIDE_ROOT, or a glob where a check needs one file: VERIFIER_CONFIG
+        n[4]
+        for n in named
+        if path_problem(n[4]) is None and (n[0] == "TESTS_NOT_FOUND" or not is_glob(n[4]))
+    ]
     present = files.present(p for p in paths if not files.escapes(p))
     for code, node_id, ref, what, path, field in named:
         if path not in paths or path in present or files.escapes(path):
