@@ -24,7 +24,6 @@ from .impact.report import (
     diff_impact,
     evidence_impact,
     latest_evidence,
-    mapped_test_files,
     observed_changes,
 )
 from .judge.derive import derive
@@ -104,6 +103,19 @@ def _latest_records(repo: Repository, events: Sequence[LoggedEvent]) -> list[Eve
     """The latest evidence of each criterion, read whole (with its commit and details)."""
     latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
     return repo.store.events(seqs=latest) if latest else []  # no store: none made
+
+
+def mapped_test_files(graph: Graph, records: Sequence[Event]) -> dict[str, set[str]]:
+    """The files of the tests each node's evidence names (``details.tests``; whole records
+    only, the light rows of the log carry no details): tests a ``criterion`` marker maps
+    are found here, not in the plan."""
+    found: dict[str, set[str]] = {}
+    for (node_id, _), event in latest_evidence(graph, records).items():
+        tests = (event.payload.get("details") or {}).get("tests")
+        if isinstance(tests, dict):
+            files = {t.split("::", 1)[0] for t in tests if isinstance(t, str)}
+            found.setdefault(node_id, set()).update(files)
+    return found
 
 
 def _plan_edits(

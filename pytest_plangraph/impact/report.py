@@ -50,7 +50,6 @@ __all__ = [
     "diff_impact",
     "evidence_impact",
     "latest_subjects",
-    "mapped_test_files",
     "observed_changes",
 ]
 
@@ -159,7 +158,7 @@ def diff_impact(
     paths in *ignore* (the store's files), and those under an entry ending in ``/`` (the cache
     folder), are left out. *edits* are the plan edits of
     each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*; *mapped*
-    the test files each node's evidence ran (:func:`mapped_test_files`)."""
+    the test files each node's evidence ran (``details.tests`` of its latest records)."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
         topology = Topology.of(graph)
         subjects = latest_subjects(graph, events)
@@ -251,19 +250,6 @@ def latest_subjects(graph: Graph, events: Sequence[LoggedEvent]) -> dict[str, se
     for (node_id, _), event in latest_evidence(graph, events).items():
         subjects.setdefault(node_id, set()).update(event.payload.get("subjects") or {})
     return subjects
-
-
-def mapped_test_files(graph: Graph, records: Sequence[LoggedEvent]) -> dict[str, set[str]]:
-    """The files of the tests each node's evidence names (``details.tests``; whole records
-    only, the light rows of the log carry no details): tests a ``criterion`` marker maps
-    are found here, not in the plan."""
-    found: dict[str, set[str]] = {}
-    for (node_id, _), event in latest_evidence(graph, records).items():
-        tests = (event.payload.get("details") or {}).get("tests")
-        if isinstance(tests, dict):
-            files = {t.split("::", 1)[0] for t in tests if isinstance(t, str)}
-            found.setdefault(node_id, set()).update(files)
-    return found
 
 
 def latest_evidence(
