@@ -22,6 +22,7 @@ SMALL = {
     "bench_status.py": ["--sizes", "200,500", "--rounds", "1"],
     "bench_plugin.py": ["--rounds", "1"],
     "bench_coverage.py": ["--rounds", "1"],
+    "bench_imports.py": ["--count", "20000"],
 }
 
 

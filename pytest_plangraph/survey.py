@@ -39,6 +39,9 @@ from .vcs.commitcache import CommitCache
 from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .plan.model import Event, LoggedEvent
     from .repository import Repository
 
 
@@ -54,10 +57,12 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
     edits, notes = _plan_edits(repo, since, changes, plan_file)
     state = outputs = None
+    mapped: dict[str, set[str]] = {}
     if fold is not None and fold.count:  # evidence ids and claims come from the derived state
         with collector_paused():
             snapshot = repo.snapshot(fold)
             state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
+        mapped = mapped_test_files(repo.graph, _latest_records(repo, fold.latest()))
     return diff_impact(
         repo.graph,
         changes,
@@ -69,6 +74,7 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
         ignore=_own_files(repo),
         edits=edits,
         plan_file=plan_file,
+        mapped=mapped,
     )
 
 
@@ -79,8 +85,7 @@ def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     snapshot = repo.snapshot(fold)
     state = derive(repo.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
-    latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
-    records = repo.store.events(seqs=latest) if latest else []  # no store: none made
+    records = _latest_records(repo, events)
     observed = observed_changes(repo.graph, records, snapshot.files, snapshot.outputs)
     named: dict[str, str] = {}
     notes: list[str] = []
@@ -95,7 +100,27 @@ def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
         events=events,
         commits=named,
         notes=notes,
+        mapped=mapped_test_files(repo.graph, records),
     )
+
+
+def _latest_records(repo: Repository, events: Sequence[LoggedEvent]) -> list[Event]:
+    """The latest evidence of each criterion, read whole (with its commit and details)."""
+    latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
+    return repo.store.events(seqs=latest) if latest else []  # no store: none made
+
+
+def mapped_test_files(graph: Graph, records: Sequence[Event]) -> dict[str, set[str]]:
+    """The files of the tests each node's evidence names (``details.tests``; whole records
+    only, the light rows of the log carry no details): tests a ``criterion`` marker maps
+    are found here, not in the plan."""
+    found: dict[str, set[str]] = {}
+    for (node_id, _), event in latest_evidence(graph, records).items():
+        tests = (event.payload.get("details") or {}).get("tests")
+        if isinstance(tests, dict):
+            files = {t.split("::", 1)[0] for t in tests if isinstance(t, str)}
+            found.setdefault(node_id, set()).update(files)
+    return found
 
 
 def _plan_edits(

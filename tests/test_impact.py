@@ -203,7 +203,8 @@ def test_only_what_a_node_makes_goes_downstream(changed: str, invalidated: list[
     b = {"id": "b", "acceptance": [{"id": "ac", "verifier": TEST}]}
     graph = _graph([a, b], [{"from": "a", "to": "b", "type": "requires"}])
     subject = _evidence("a", "t", {"tests/conftest.py": "0" * 64})
-    report = diff_impact(graph, [Change(changed, "modified")], events=[subject])
+    recorded = _evidence("b", "ac", {"tests/test_b.py": "0" * 64})  # its own files are known
+    report = diff_impact(graph, [Change(changed, "modified")], events=[subject, recorded])
     assert [e.node for e in report.invalidated] == invalidated
     assert report.invalidated[0].reasons[0].startswith(f"ARTIFACT_CHANGED {changed}")
     if len(invalidated) == 2:

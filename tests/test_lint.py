@@ -44,6 +44,10 @@ class _Files:
     def settings_on_disk(self, verifier_type: str) -> bool:
         return verifier_type == "schema"
 
+    def present(self, patterns: Iterable[str]) -> set[str]:
+        root = self.workspace.root
+        return {p for p in patterns if any(root.glob(p)) or (root / p).exists()}
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         verifier = criterion.verifier
         if not isinstance(verifier, SchemaVerifier):
@@ -112,6 +116,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "CONFLICT_REQUIRED": [("step-c", 11)],
     "MIN_PASSED_BELOW_ONE": [("step-a", 8)],
     "EXCLUDES_EVERY_TEST": [("step-a", 11)],
+    "TESTS_NOT_FOUND": [("step-a", 10), ("step-a", 12)],
+    "ARTIFACT_NOT_FOUND": [("step-a", 9), ("step-a", 13)],
 }
 
 
@@ -398,6 +404,7 @@ def test_a_plugin_verifier_is_known_once_its_type_is_registered(tmp_path: Path) 
 
 def test_an_invalid_schema_file_is_a_verifier_config_error(tmp_path: Path) -> None:
     (tmp_path / "bad.schema.json").write_text('{"type": 12}', encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
     verifier = {"type": "schema", "schema": "bad.schema.json", "artifact": "data.json"}
     nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
     [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
@@ -409,6 +416,7 @@ def test_an_invalid_schema_file_is_a_verifier_config_error(tmp_path: Path) -> No
 def test_a_verifier_path_outside_the_root_is_reported_once(tmp_path: Path) -> None:
     verifier = {"type": "schema", "schema": "../s.json", "artifact": "a.json"}
     nodes = [{"id": "a", "acceptance": [{"id": "ac-1", "verifier": verifier}]}]
+    (tmp_path / "a.json").write_text("{}", encoding="utf-8")
     [finding] = _lint(tmp_path, nodes, files=_Files(tmp_path))
     assert finding.code == "PATH_OUTSIDE_ROOT"
     assert "'../s.json'" in finding.hint
@@ -641,3 +649,19 @@ def test_exclude_covers_a_pattern_only_when_it_takes_out_all_it_matches(
     from pytest_plangraph.plan.patterns import covers
 
     assert covers(exclude, pattern) is covered
+
+
+def test_a_test_file_named_with_glob_characters_is_found(tmp_path: Path) -> None:
+    from pytest_plangraph.lint.files import WorkspaceFileCheck
+    from pytest_plangraph.verifiers import Registry
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_[v2].py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_y():\n    pass\n")
+    tests = ["tests/test_[v2].py::test_x", "tests/test_?.py", "tests/test_[xz].py", "tests/"]
+    nodes = [{"id": "a", "acceptance": [{"id": "t", "verifier": {"type": "test", "tests": tests}}]}]
+    files = WorkspaceFileCheck(Workspace.at(tmp_path), Registry.builtin())
+    findings = _lint(tmp_path, nodes, files=files)
+    assert [(f.code, f.hint.split("tests pattern ")[1]) for f in findings] == [
+        ("TESTS_NOT_FOUND", "'tests/test_[xz].py': fix the path, or write the test file")
+    ]

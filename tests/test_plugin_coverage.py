@@ -78,6 +78,19 @@ FILES = {
 }
 
 
+APP_LEARNED = [
+    "src/app/__init__.py",  # imported with its module: it ran, whoever imported it first
+    "src/app/main.py",
+    "src/helper.py",
+    "src/lib/__init__.py",
+    "src/lib/core.py",
+    "tests/test_app.py",
+]
+"""What step-app's test learns: the files it executed and the modules they import (not
+``src/unused.py``, which another test of its file imports inside the test function)."""
+LIB_LEARNED = ["src/lib/__init__.py", "src/lib/core.py", "tests/test_lib.py"]
+
+
 def coverage_project(pytester: pytest.Pytester, plan: str = PLAN) -> Path:
     """The project above, with a module outside the repository on ``sys.path``."""
     outside = pytester.path.parent / f"outside-{pytester.path.name}"
@@ -94,13 +107,8 @@ def test_an_executed_file_no_plan_entry_names_makes_the_evidence_stale(
     pytester.runpytest("--plangraph", "--plangraph-coverage").assert_outcomes(passed=3)
     records = latest(root)
     app, lib = records["step-app/ac-app"], records["step-lib/ac-lib"]
-    assert app.details["coverage"] == [
-        "src/app/main.py",
-        "src/helper.py",
-        "src/lib/core.py",
-        "tests/test_app.py",
-    ]
-    assert lib.details["coverage"] == ["src/lib/core.py", "tests/test_lib.py"]
+    assert app.details["coverage"] == APP_LEARNED
+    assert lib.details["coverage"] == LIB_LEARNED
     # and the configuration file the run read, which binds every test's evidence
     assert set(app.subjects) == {*app.details["coverage"], "tests/test_app.py", "pytest.ini"}
     assert all((root / path).is_file() for path in app.subjects)
@@ -179,9 +187,7 @@ def test_pytest_cov_keeps_its_report_and_its_workers_learn_the_same(
 
     assert learned(parallel) == learned(serial)
     assert learned(parallel)["step-app/ac-app"][0] == [
-        "src/app/main.py",
-        "src/helper.py",
-        "src/lib/core.py",
+        p for p in APP_LEARNED if p.startswith("src/")
     ]
 
 
@@ -264,8 +270,8 @@ def test_lint_reads_the_latest_coverage_of_each_criterion(pytester: pytest.Pytes
         events = [e for e in graph.store.events() if e.evidence is not None]
     assert len(events) == 3  # the second run's evidence of step-lib carries no coverage
     assert executed_by_node(events) == {
-        "step-app": ["src/app/main.py", "src/helper.py", "src/lib/core.py", "tests/test_app.py"],
-        "step-lib": ["src/lib/core.py", "tests/test_lib.py"],
+        "step-app": APP_LEARNED,
+        "step-lib": LIB_LEARNED,
     }
 
 
@@ -314,3 +320,45 @@ def test_decide_joins_the_files_of_a_criterions_tests() -> None:
     assert decided.executed == ("src/x.py", "src/y.py", "t.py")
     (without,), _ = decide(mapping, RunResults(phases=results.phases))
     assert "coverage" not in without.details and without.executed == ()
+
+
+def test_a_proposal_that_would_close_a_cycle_is_related_instead() -> None:
+    graph = Graph.of(
+        Plan.model_validate(
+            {
+                "plangraph": 1,
+                "plan": "p",
+                "nodes": [{"id": n} for n in ("a", "b", "c", "x", "y")],
+                "edges": [
+                    {"from": "a", "to": "b", "type": "requires"},
+                    {"from": "b", "to": "c", "type": "consumes"},
+                ],
+            }
+        )
+    )
+    outputs = {"a": ["a.py"], "b": ["b.py"], "c": ["c1.py", "c2.py"], "x": ["x.py"], "y": ["y.py"]}
+    # a's tests run c's code: c depends on a through b, so c -> a would close a cycle;
+    # x and y run each other's code: the first proposal is made, the second would close it
+    executed = {"a": ["c1.py", "c2.py"], "x": ["y.py"], "y": ["x.py"]}
+    found = implicit_dependencies(graph, executed, outputs)
+    tail = ", source: coverage, confidence: 1.0, status: proposed}"
+    proposals = [(f.node, f.hint.rpartition("add ")[2]) for f in found]
+    assert proposals == [
+        ("a", "{from: c, to: a, type: related" + tail),
+        ("x", "{from: y, to: x, type: consumes" + tail),
+        ("y", "{from: x, to: y, type: related" + tail),
+    ]
+    assert "executed c1.py, c2.py, output of c" in found[0].hint  # one per pair, every file
+    assert "would close the dependency cycle a -> b -> c -> a (CYCLE)" in found[0].hint
+    assert "would close the dependency cycle y -> x -> y (CYCLE)" in found[2].hint
+    # every edge proposed, added as written and made active, leaves the plan without a cycle
+    edges = list(graph.plan.model_dump(by_alias=True)["edges"])
+    for node, edge in proposals:
+        source, kind = edge.split("from: ")[1].split(",")[0], edge.split("type: ")[1].split(",")[0]
+        edges.append({"from": source, "to": node, "type": kind})
+    nodes = [{"id": n} for n in graph.nodes]
+    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    assert Graph.of(plan).find_cycle() is None
+    edges[-1]["type"] = "consumes"  # as the plain proposal would have been: a cycle
+    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    assert Graph.of(plan).find_cycle() is not None

@@ -24,7 +24,7 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -148,16 +148,19 @@ def diff_impact(
     ignore: Sequence[str] = (),
     edits: Mapping[str, Sequence[PlanEdit]] | None = None,
     plan_file: str | None = None,
+    mapped: Mapping[str, Iterable[str]] | None = None,
 ) -> ImpactReport:
     """What *changes* would invalidate. *outputs* are the nodes' outputs expanded to files
     (the patterns as written match a diff without them), *events* give evidence subjects,
     *state* evidence ids and claims, *commits* the commit that last changed each path; the
     paths in *ignore* (the store's files), and those under an entry ending in ``/`` (the cache
     folder), are left out. *edits* are the plan edits of
-    each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*."""
+    each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*; *mapped*
+    the test files each node's evidence ran (``details.tests`` of its latest records)."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
         topology = Topology.of(graph)
-        index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
+        subjects = latest_subjects(graph, events)
+        index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
         folders = tuple(p for p in ignore if p.endswith("/"))
         kept = [c for c in changes if c.path not in ignore and not c.path.startswith(folders)]
         changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
@@ -185,11 +188,14 @@ def evidence_impact(
     events: Sequence[LoggedEvent] = (),
     commits: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
+    mapped: Mapping[str, Iterable[str]] | None = None,
 ) -> ImpactReport:
     """What the recorded evidence says: *observed* subject changes (see
-    :func:`observed_changes`) explain the stale criteria of *state*."""
+    :func:`observed_changes`) explain the stale criteria of *state*; *mapped* as for
+    :func:`diff_impact`."""
     topology = Topology.of(graph)
-    index = PathIndex.of(graph, outputs or {}, latest_subjects(graph, events), topology)
+    subjects = latest_subjects(graph, events)
+    index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
     changed = [
         _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
         for o in observed

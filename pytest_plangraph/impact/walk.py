@@ -20,6 +20,8 @@ from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, SchemaVerifier
 from ..plan.paths import glob_match, is_glob, normalize, path_problem
 
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+"""The files at the root pytest may read its configuration from."""
 MAX_REASONS = 10
 """Reason chains kept per invalidated node; the rest are counted in a last ``… N more``."""
 MAX_SOURCES = 3
@@ -53,15 +55,30 @@ class Topology:
 # --- paths to nodes --------------------------------------------------------------------------
 
 
+FLOWS = 1
+"""A change to the path moves the node's input digest: it goes downstream from the node."""
+MAPS = 2
+"""The node's criteria name the path (a ``tests:`` file, a schema, a checked artifact, a test
+file its evidence ran): the node is listed under the path even when it is downstream of
+another node the path reaches."""
+
+
+PYTEST_FILES = ("**/conftest.py", *PYTEST_CONFIGS)
+"""Files that bind the evidence of every test of a run (the conftest files pytest loads, the
+configuration file it reads): a node with test criteria and no evidence yet is reached by them,
+as its evidence, once recorded, would name them."""
+
+
 @dataclass
 class PathIndex:
     """Which nodes a path reaches directly. A plain path also matches as a directory. A node
-    whose strong prerequisite the same path reaches is left out: the change reaches it from
-    upstream (a consumed artifact, a shared file), and its reason chain says so."""
+    whose strong prerequisite the same path reaches is left out, unless its criteria name the
+    path: the change reaches it from upstream (a consumed artifact, a shared file), and its
+    reason chain says so."""
 
     prerequisites: Mapping[str, tuple[str, ...]]
-    exact: dict[str, dict[str, bool]] = field(default_factory=dict)
-    globs: list[tuple[str, str, bool]] = field(default_factory=list)
+    exact: dict[str, dict[str, int]] = field(default_factory=dict)
+    globs: list[tuple[str, str, int]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -70,8 +87,10 @@ class PathIndex:
         outputs: Mapping[str, Sequence[str]],
         subjects: Mapping[str, Iterable[str]],
         topology: Topology | None = None,
+        mapped: Mapping[str, Iterable[str]] | None = None,
     ) -> PathIndex:
-        """The index of *graph* with expanded *outputs* and evidence *subjects*.
+        """The index of *graph* with expanded *outputs*, evidence *subjects* and the test
+        files each node's evidence ran (*mapped*).
 
         What a node makes — its outputs, the artifacts its verifiers check, the artifacts
         consumed over strong edges into it — is part of its input digest, so a change to it
@@ -89,25 +108,31 @@ class PathIndex:
             for pattern in dict.fromkeys(made):
                 index.add(pattern, node_id)
             for pattern in dict.fromkeys(read):
-                index.add(pattern, node_id, flows=False)
+                index.add(pattern, node_id, bits=MAPS)
             # files found on disk or named by evidence: paths, even with a `[` in their name
             for path in dict.fromkeys(outputs.get(node_id, ())):
                 index.add(path, node_id, literal=True)
             for path in dict.fromkeys(subjects.get(node_id, ())):
-                index.add(path, node_id, literal=True, flows=False)
+                index.add(path, node_id, literal=True, bits=0)
+            for path in dict.fromkeys((mapped or {}).get(node_id, ())):
+                index.add(path, node_id, literal=True, bits=MAPS)
+            if node_id not in subjects and any(c.verifier.type == "test" for c in node.acceptance):
+                for pattern in PYTEST_FILES:  # what evidence of its tests would name
+                    index.add(pattern, node_id, bits=0)
         return index
 
-    def add(self, pattern: str, node_id: str, *, literal: bool = False, flows: bool = True) -> None:
+    def add(self, pattern: str, node_id: str, *, literal: bool = False, bits: int = FLOWS) -> None:
         """Let *pattern* (a path, a directory or a glob; with *literal*, a path whatever its
-        characters) reach *node_id*; with *flows*, a change to it flows downstream too."""
+        characters) reach *node_id*; *bits* say whether a change to it flows downstream
+        (:data:`FLOWS`) and whether the node's criteria name it (:data:`MAPS`)."""
         key = _clean(pattern)
         if key is None:
             return
         if key == "." or (not literal and is_glob(key)):  # `.`: the whole repository
-            self.globs.append((key, node_id, flows))
+            self.globs.append((key, node_id, bits))
             return
         nodes = self.exact.setdefault(key, {})
-        nodes[node_id] = flows or nodes.get(node_id, False)
+        nodes[node_id] = bits | nodes.get(node_id, 0)
 
     def nodes(self, *paths: str, below: bool = False) -> list[str]:
         """The nodes *paths* reach directly (see :meth:`reach`)."""
@@ -117,37 +142,42 @@ class PathIndex:
         """The nodes *paths* reach directly, each with whether the change flows downstream
         from it; with *below*, each path stands for every path under it too (a submodule
         whose changed files could not be listed). A node whose strong prerequisite the change
-        flows from is left out: it is reached through that prerequisite."""
-        found: dict[str, bool] = {}
+        flows from is left out, unless its criteria name the path: it is reached through that
+        prerequisite."""
+        found: dict[str, int] = {}
         for path in paths:
             parts = path.split("/")
             for depth in range(len(parts), 0, -1):
                 _merge(found, self.exact.get("/".join(parts[:depth]), {}).items())
-            _merge(found, ((n, f) for pattern, n, f in self.globs if glob_match(pattern, path)))
+            _merge(found, ((n, b) for pattern, n, b in self.globs if glob_match(pattern, path)))
             if below:
                 _merge(found, self._under(path).items())
         prerequisites = self.prerequisites
-        return {n: f for n, f in found.items() if not any(found.get(p) for p in prerequisites[n])}
+        return {
+            n: bool(b & FLOWS)
+            for n, b in found.items()
+            if b & MAPS or not any(found.get(p, 0) & FLOWS for p in prerequisites[n])
+        }
 
-    def _under(self, folder: str) -> dict[str, bool]:
+    def _under(self, folder: str) -> dict[str, int]:
         """The nodes of the paths under *folder*, and of the globs that may match one (those
         whose part before the first wildcard and *folder* lie on one line: ``*`` spans ``/``)."""
         start = folder.rstrip("/") + "/"
-        found: dict[str, bool] = {}
+        found: dict[str, int] = {}
         for key, nodes in self.exact.items():
             if key.startswith(start):
                 _merge(found, nodes.items())
-        for pattern, node_id, flows in self.globs:
+        for pattern, node_id, bits in self.globs:
             fixed = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
             if fixed.startswith(start) or start.startswith(fixed):
-                _merge(found, [(node_id, flows)])
+                _merge(found, [(node_id, bits)])
         return found
 
 
-def _merge(found: dict[str, bool], reached: Iterable[tuple[str, bool]]) -> None:
-    """Add *reached* (node, flows) pairs to *found*: a change flows when any path says so."""
-    for node_id, flows in reached:
-        found[node_id] = flows or found.get(node_id, False)
+def _merge(found: dict[str, int], reached: Iterable[tuple[str, int]]) -> None:
+    """Add *reached* (node, bits) pairs to *found*: a change flows when any path says so."""
+    for node_id, bits in reached:
+        found[node_id] = bits | found.get(node_id, 0)
 
 
 def _clean(pattern: str) -> str | None:

@@ -5,7 +5,15 @@ its latest evidence, see ``pytest --plangraph-coverage``) and each node's expand
 findings out. When the tests of node *this* executed a file that is an output of node *other*,
 and no edge joins the two nodes (in either direction, of any type or status) and *this* does not
 already depend on *other* through other nodes, the finding proposes the missing edge
-``{from: other, to: this, type: consumes, source: coverage, confidence: 1.0, status: proposed}``.
+``{from: other, to: this, type: consumes, source: coverage, confidence: 1.0, status: proposed}``,
+one per pair of nodes, with the files that justify it.
+
+A proposal never closes a dependency cycle: when *other* already depends on *this* (through the
+plan's dependencies, or through a proposal made before it — two nodes whose tests run each
+other's outputs), the consumes edge would give ``CYCLE`` once made active, so the finding says
+so, names the cycle and proposes a ``related`` edge instead (which waits for nothing).
+Proposals are made in the plan's order of the downstream nodes, so that every proposed edge
+added as written leaves the plan without a cycle.
 """
 
 from __future__ import annotations
@@ -41,16 +49,40 @@ def implicit_dependencies(
         for path in paths:
             owners.setdefault(path, []).append(node_id)
     findings: list[Finding] = []
-    for this in sorted(executed):
-        if this not in graph.nodes:
-            continue
+    proposed: dict[str, set[str]] = {}  # node → the upstream nodes proposed for it so far
+    for this in sorted(n for n in executed if n in graph.nodes):
         found = _undeclared(graph, this, executed[this], owners)
         location = loaded.location(loaded.node_path(this)) if loaded else graph.plan.plan
-        findings.extend(
-            Finding(CODE, LINT_CODES[CODE][0], this, _hint(other, this, paths), location)
-            for other, paths in sorted(found.items())
-        )
+        for other, paths in sorted(found.items()):
+            cycle = _path(graph, proposed, other, this)
+            if cycle is None:
+                proposed.setdefault(this, set()).add(other)
+            hint = _hint(other, this, paths, cycle)
+            findings.append(Finding(CODE, LINT_CODES[CODE][0], this, hint, location))
     return findings
+
+
+def _path(
+    graph: Graph, proposed: Mapping[str, set[str]], start: str, goal: str
+) -> list[str] | None:
+    """A chain of dependencies from *start* up to *goal* (``start`` depends on … on
+    ``goal``), over the plan's strong active dependencies and the edges *proposed*, or None."""
+    parent: dict[str, str] = {}
+    stack = [start]
+    seen = {start}
+    while stack:
+        node = stack.pop()
+        if node == goal:
+            chain = [goal]
+            while chain[-1] != start:
+                chain.append(parent[chain[-1]])
+            return chain[::-1]
+        for upstream in (*graph.prerequisites(node), *sorted(proposed.get(node, ()))):
+            if upstream not in seen:
+                seen.add(upstream)
+                parent[upstream] = node
+                stack.append(upstream)
+    return None
 
 
 def _undeclared(
@@ -68,12 +100,23 @@ def _undeclared(
     return {other: sorted(files) for other, files in found.items()}
 
 
-def _hint(other: str, this: str, paths: list[str]) -> str:
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    return (
+def _hint(other: str, this: str, paths: list[str], cycle: list[str] | None = None) -> str:
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    said = (
         f"the tests of {this} executed {shown}, output of {other}, but no edge joins the two "
-        f"nodes: the plan does not say that {this} depends on {other}; add "
-        f"{{from: {other}, to: {this}, type: consumes, source: coverage, confidence: 1.0, "
+        f"nodes: the plan does not say that {this} depends on {other}; "
+    )
+    if cycle is None:
+        kind = "consumes"
+    else:
+        kind = "related"
+        ring = " -> ".join([*cycle[::-1], this])  # as edges run: from upstream to downstream
+        said += (
+            f"a consumes edge from {other} to {this} would close the dependency cycle "
+            f"{ring} (CYCLE), so it is not proposed; "
+        )
+    return said + (
+        f"add {{from: {other}, to: {this}, type: {kind}, source: coverage, confidence: 1.0, "
         "status: proposed}"
     )
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..plan.model import Criterion, Node, SchemaVerifier
+from ..plan.paths import is_glob, normalize
 from ..vcs.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -56,6 +57,18 @@ class WorkspaceFileCheck:
         if problems and self._not_settings(criterion):
             self.not_settings.add((node.id, criterion.id))
         return problems
+
+    def present(self, patterns: Iterable[str]) -> set[str]:
+        """Those of *patterns* that name a file or directory in the repository (a glob: one
+        that matches)."""
+        found = set()
+        for pattern in dict.fromkeys(patterns):
+            # a file may be named with glob characters (`test_[v2].py`): the path itself counts
+            if (self.workspace.root / normalize(pattern)).exists():
+                found.add(pattern)
+            elif is_glob(pattern) and self.workspace.expand([pattern]):
+                found.add(pattern)
+        return found
 
     def _not_settings(self, criterion: Criterion) -> bool:
         verifier = criterion.verifier

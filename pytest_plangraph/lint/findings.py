@@ -47,6 +47,8 @@ LINT_CODES: dict[str, tuple[Severity, str]] = {
     "CONFLICT_REQUIRED": ("error", "two nodes conflict although one depends on the other"),
     "MIN_PASSED_BELOW_ONE": ("error", "a test verifier's min_passed (or its default) is under 1"),
     "EXCLUDES_EVERY_TEST": ("warning", "a criterion's exclude: patterns take out all its tests"),
+    "TESTS_NOT_FOUND": ("warning", "a tests: pattern's file part matches no file"),
+    "ARTIFACT_NOT_FOUND": ("warning", "the artifact a schema or artifact check reads is missing"),
     "IMPLICIT_DEPENDENCY": (
         "warning",
         "a node's tests executed another node's output and no edge joins the two (coverage)",
@@ -94,6 +96,10 @@ class FileCheck(Protocol):
 
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         """What is wrong with the criterion's verifier settings on disk (one text each)."""
+
+    def present(self, patterns: Iterable[str]) -> set[str]:
+        """Those of *patterns* (paths, directories, globs) that name at least one file or
+        directory in the repository."""
 
 
 def to_kept(findings: Iterable[Finding], file: str) -> list[dict[str, Any]]:

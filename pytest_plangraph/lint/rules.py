@@ -24,6 +24,7 @@ from ..plan.paths import glob_match, normalize, path_problem
 from .effects import conflicts_required, irreversible_not_last, side_effects
 from .findings import Finding, LintContext, did_you_mean, split_location
 from .hierarchy import hierarchy_cycles, unreachable
+from .missing import missing_files
 from .testpolicy import excludes_every_test, min_passed
 
 # --- structure --------------------------------------------------------------------------------
@@ -410,7 +411,8 @@ the known verifier types (so they may be kept between runs, see
 :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`)."""
 
 FILE_RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
-    _links_outside_root,  # first: it asks about every path at once, the other one by one
+    _links_outside_root,  # first: it asks about every path at once, the others one by one
     _verifier_settings,
+    missing_files,
 )
 """The rules that ask the repository on disk (through :attr:`LintContext.files`)."""

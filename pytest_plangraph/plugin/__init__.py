@@ -90,16 +90,19 @@ def pytest_load_initial_conftests(
 ) -> Generator[None, object, object]:
     """Keep ``pytest --plangraph tests/`` from reading ``tests/`` as the plan file; under
     ``--plangraph`` compile every module imported from now on from its source; under
-    ``--plangraph-coverage`` make coverage.py use a core that records per-test contexts."""
+    ``--plangraph-coverage`` make coverage.py use a core that records per-test contexts and
+    start recording the import graph."""
     split_plan_argument(args)
     if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
         # before any conftest, test module or module under test is imported (an xdist worker
         # runs this hook too), so none of them can run bytecode older than its source
         install_guard(early_config)
     if "--plangraph-coverage" in args:
-        from .coverage import force_ctrace
+        from .coverage import force_ctrace, observe_imports
 
         force_ctrace(early_config)
+        if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
+            observe_imports(early_config)  # before the first conftest imports anything
     return (yield)
 
 

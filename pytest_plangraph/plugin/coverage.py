@@ -39,6 +39,8 @@ import pytest
 if TYPE_CHECKING:
     from coverage import Coverage
 
+    from .imports import ImportGraph
+
 CORE_VARIABLE = "COVERAGE_CORE"
 WORKER_KEY = "plangraph_coverage"
 """The ``workeroutput`` key a worker's {node id: [paths]} travels under."""
@@ -46,6 +48,26 @@ PHASES = ("|setup", "|run", "|teardown")
 """Suffixes of pytest-cov's ``--cov-context=test`` labels."""
 
 _SAVED_CORE: pytest.StashKey[str | None] = pytest.StashKey()
+_IMPORTS: pytest.StashKey[ImportGraph] = pytest.StashKey()
+
+
+def observe_imports(config: pytest.Config) -> ImportGraph:
+    """This process's :class:`~pytest_plangraph.plugin.imports.ImportGraph`, installed on first
+    use (before the first conftest is read, when called from ``pytest_load_initial_conftests``)
+    and removed when pytest ends."""
+    graph = config.stash.get(_IMPORTS, None)
+    if graph is None:
+        from ..vcs.workspace import find_root
+        from .imports import ImportGraph
+
+        root = find_root(config.rootpath).resolve()
+        excluded = excluded_dirs(root)
+        graph = config.stash[_IMPORTS] = ImportGraph(
+            lambda filename: repository_file(filename, root, excluded)
+        )
+        graph.install()
+        config.add_cleanup(graph.remove)
+    return graph
 
 
 def force_ctrace(config: pytest.Config) -> None:
@@ -80,8 +102,10 @@ class CoverageRecorder:
         """pytest node id → repository-relative files it executed (after the test loop)."""
         self._cov: Coverage | None = None
         self._own = False
-        self._tests: set[str] = set()
+        self._tests: dict[str, str | None] = {}
+        """Measured test → its module, relative to the repository."""
         self._excluded = excluded_dirs(self.root)
+        self.imports = observe_imports(config)
 
     # --- hooks -------------------------------------------------------------------------------
 
@@ -91,17 +115,35 @@ class CoverageRecorder:
     ) -> Generator[None, object, object]:
         """Run a mapped test (setup, call and teardown) in the context named after it."""
         if not self.wanted(item.nodeid):
-            return (yield)
+            self.imports.testing = True
+            try:
+                return (yield)
+            finally:
+                self.imports.testing = False
         cov = self._coverage()
-        self._tests.add(item.nodeid)
+        self._tests[item.nodeid] = self.relative(str(item.path))
         cov.switch_context(item.nodeid)
+        self.imports.testing = True
         try:
             return (yield)
         finally:
+            self.imports.testing = False
             # each switch writes the data measured so far: when a mapped test follows, its own
             # switch ends this context (only pytest's code, not measured, runs in between)
             if nextitem is None or not self.wanted(nextitem.nodeid):
                 cov.switch_context("")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Generator[None, Any, Any]:
+        """A fixture shared by several tests runs in the first one's context: what it imports
+        binds its module for every test, as if imported outside any test."""
+        if fixturedef.scope == "function":
+            return (yield)
+        testing, self.imports.testing = self.imports.testing, False
+        try:
+            return (yield)
+        finally:
+            self.imports.testing = testing
 
     # inner to pytest-cov's wrapper: read its data before it stops, saves and combines
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -153,19 +195,50 @@ class CoverageRecorder:
             cov.switch_context("")
         data = cov.get_data()
         found: dict[str, set[str]] = {test: set() for test in self._tests}
+        ran: dict[str, dict[str, set[int]]] = {}  # test → file → lines that import lazily
         static = cov.config.context
         for filename in data.measured_files():
             rel = self.relative(filename)
             if rel is None:
                 continue
-            contexts = set(chain.from_iterable(data.contexts_by_lineno(filename).values()))
-            for context in contexts:
+            by_line = data.contexts_by_lineno(filename)
+            for context in set(chain.from_iterable(by_line.values())):
                 test = context_test(context, self._tests, static)
                 if test is not None:
                     found[test].add(rel)
+            for line in self.imports.lazy_lines(rel):
+                for context in by_line.get(line, ()):
+                    test = context_test(context, self._tests, static)
+                    if test is not None:
+                        ran.setdefault(test, {}).setdefault(rel, set()).add(line)
         if self._own:
             cov.erase()
-        return {test: sorted(paths) for test, paths in sorted(found.items())}
+        return self._with_imports(found, ran)
+
+    def _with_imports(
+        self, executed: dict[str, set[str]], ran: dict[str, dict[str, set[int]]]
+    ) -> dict[str, list[str]]:
+        """Each test's executed files, its module and the modules pytest loaded as plugins
+        (conftest files among them), closed over the import graph: import-time code runs
+        once per process, under whichever test (or collection) imported the module first."""
+        plugins = {
+            relative
+            for plugin in self.config.pluginmanager.get_plugins()
+            if isinstance(source := getattr(plugin, "__file__", None), str)
+            and (relative := self.relative(source)) is not None
+        }
+        learned: dict[str, list[str]] = {}
+        closed: dict[frozenset[str], list[str]] = {}  # many tests share their files
+        for test, paths in sorted(executed.items()):
+            module = self._tests.get(test)
+            seeds = frozenset({*paths, *plugins, *([module] if module else [])})
+            if test in ran:  # imports inside functions this test ran: its own closure
+                learned[test] = self.imports.closure(seeds, self.root, ran[test])
+                continue
+            if seeds not in closed:
+                closed[seeds] = self.imports.closure(seeds, self.root)
+            learned[test] = closed[seeds]
+        return learned
 
     def relative(self, filename: str) -> str | None:
         """The repository-relative path of a measured file, None when it does not count."""
