@@ -93,6 +93,9 @@ def test_runs_in_cwd(tmp_path: Path) -> None:
     check = "import os, sys; sys.exit(0 if os.path.exists('here.txt') else 1)"
     assert run(tmp_path, run=[PY, "-c", check], cwd="sub").outcome == "passed"
     assert run(tmp_path, run=[PY, "-c", check]).outcome == "failed"
+    missing = run(tmp_path, run=[PY, "-c", check], cwd="gone")
+    assert (missing.outcome, missing.reason) == ("error", "COMMAND_NOT_RUNNABLE")
+    assert "cwd 'gone' is not a directory inside the repository" in missing.message
 
 
 def test_a_command_that_changes_its_subjects_is_an_error(tmp_path: Path) -> None:
@@ -106,7 +109,6 @@ def test_a_command_that_changes_its_subjects_is_an_error(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("settings", "expected"),
     [
-        ({"run": ["x"], "cwd": "missing"}, "cwd: 'missing' is not a directory"),
         ({"run": ["x"], "cwd": "/etc"}, "cwd: '/etc': absolute paths"),
         ({"run": ["x"], "subjects": ["../up.txt"]}, "subjects[0]: '../up.txt': climbs out"),
         ({"run": ["x\0y"]}, "run[0]: contains a NUL character"),

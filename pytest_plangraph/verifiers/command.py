@@ -7,9 +7,9 @@ the duration and the last :data:`TAIL_BYTES` bytes of the merged stdout and stde
 are the files ``subjects`` names, hashed before the program runs and again after it.
 
 Reasons: ``COMMAND_FAILED`` (non-zero exit, outcome ``failed``), ``COMMAND_TIMEOUT`` (killed
-after ``timeout_s``, ``failed``), ``COMMAND_NOT_FOUND`` and ``COMMAND_NOT_RUNNABLE`` (the program
-is missing or cannot be started, ``error``), ``ARTIFACT_CHANGED_DURING_RUN`` (the program changed
-a subject it was to check, ``error``).
+after ``timeout_s``, ``failed``), ``COMMAND_NOT_FOUND`` and ``COMMAND_NOT_RUNNABLE`` (the
+program is missing or cannot be started, or ``cwd`` is not a directory; ``error``),
+``ARTIFACT_CHANGED_DURING_RUN`` (the program changed a subject it was to check, ``error``).
 
 The argv comes from the plan, which is reviewed input like the tests themselves: running
 ``plangraph verify`` or ``pytest --plangraph`` on a plan runs its commands (docs/trust.md).
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from ..plan.paths import is_glob, path_problem
-from . import PATH_OUTSIDE_ROOT, VerifierResult, settings_of
+from . import VerifierResult, settings_of
 
 if TYPE_CHECKING:
     from ..plan.model import Criterion, Node
@@ -50,9 +50,9 @@ class CommandType:
     runs_in_pytest = True
 
     def config_problems(self, settings: Mapping[str, Any], workspace: Workspace) -> list[str]:
-        """Bad argv entries, a ``cwd`` or subject that leaves the repository, a ``cwd`` that
-        is not a directory. A program missing on this machine is not a configuration problem:
-        it is reported when the criterion runs, where the program is expected."""
+        """Bad argv entries, a ``cwd`` or subject that leaves the repository. A program
+        missing on this machine, or a ``cwd`` directory deleted since, is not a problem of the
+        plan (lint would then refuse every command): it is reported when the criterion runs."""
         problems = [
             f"run[{i}]: contains a NUL character, which no argument can hold"
             for i, arg in enumerate(settings.get("run") or [])
@@ -69,8 +69,6 @@ class CommandType:
                 problems.append(f"cwd: {cwd!r}: {why}")
             elif workspace.escapes(cwd):
                 problems.append(f"cwd: {cwd!r} resolves outside the repository root (symlink)")
-            elif not (workspace.root / cwd).is_dir():
-                problems.append(f"cwd: {cwd!r} is not a directory of the repository")
         return problems
 
     def run(self, node: Node, criterion: Criterion, workspace: Workspace) -> VerifierResult:
@@ -80,7 +78,7 @@ class CommandType:
         cwd = settings.get("cwd") or "."
         if path_problem(cwd) or workspace.escapes(cwd) or not (workspace.root / cwd).is_dir():
             message = f"cwd {cwd!r} is not a directory inside the repository"
-            return VerifierResult("error", PATH_OUTSIDE_ROOT, message, {"argv": argv})
+            return VerifierResult("error", COMMAND_NOT_RUNNABLE, message, {"argv": argv})
         subjects = tuple(
             p for p in workspace.expand(settings.get("subjects") or []) if not workspace.escapes(p)
         )
