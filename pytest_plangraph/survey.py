@@ -32,6 +32,7 @@ from .plan.cache import cache_dir_of
 from .plan.edits import PlanEdit, plan_edits
 from .plan.file import parse_plan
 from .plan.graph import Graph
+from .progress import Progress
 from .vcs.changes import Change
 from .vcs.history import changed_paths, commits_since, file_at, last_commits
 
@@ -43,35 +44,44 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range)."""
-    fold = repo.fold() if repo.store_path.exists() else None
-    changes = changed_paths(repo.root, since)
-    named = last_commits(repo.root, since, [c.path for c in changes]) if commits else {}
-    plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
-    edits, notes = _plan_edits(repo, since, changes, plan_file)
-    state = outputs = None
-    if fold is not None and fold.count:  # evidence ids and claims come from the derived state
-        with collector_paused():
-            snapshot = repo.snapshot(fold)
-            state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
-    return diff_impact(
-        repo.graph,
-        changes,
-        outputs=outputs,
-        events=fold.latest() if fold is not None else (),
-        state=state,
-        commits=named,
-        notes=notes,
-        ignore=_own_files(repo),
-        edits=edits,
-        plan_file=plan_file,
-    )
+    with Progress("impact") as progress:
+        progress.stage(f"reading the diff from {since}")
+        fold = repo.fold() if repo.store_path.exists() else None
+        changes = changed_paths(repo.root, since)
+        if commits:
+            progress.stage(f"naming the commits behind {len(changes)} changed path(s)")
+        named = last_commits(repo.root, since, [c.path for c in changes]) if commits else {}
+        plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
+        progress.stage("comparing the plan")
+        edits, notes = _plan_edits(repo, since, changes, plan_file)
+        state = outputs = None
+        if fold is not None and fold.count:  # evidence ids and claims come from the state
+            progress.stage(f"deriving the state from {fold.count} event(s)")
+            with collector_paused():
+                snapshot = repo.snapshot(fold)
+                state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
+        progress.stage("walking the graph")
+        return diff_impact(
+            repo.graph,
+            changes,
+            outputs=outputs,
+            events=fold.latest() if fold is not None else (),
+            state=state,
+            commits=named,
+            notes=notes,
+            ignore=_own_files(repo),
+            edits=edits,
+            plan_file=plan_file,
+        )
 
 
 def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
-    fold = repo.fold()
+    with Progress("impact") as progress:
+        progress.stage("reading the store and hashing the files")
+        fold = repo.fold()
+        snapshot = repo.snapshot(fold)
     events = fold.latest()  # the latest evidence of each criterion: all that impact reads
-    snapshot = repo.snapshot(fold)
     state = derive(repo.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
     latest = [e.seq for e in latest_evidence(repo.graph, events).values()]
