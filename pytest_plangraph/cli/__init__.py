@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
-from . import impact_cmds, key_cmds, plan_cmds, state_cmds, store_cmds
+from . import impact_cmds, init_cmds, key_cmds, plan_cmds, state_cmds, store_cmds
 from .common import Output
 
 
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (plan_cmds, state_cmds, store_cmds, impact_cmds, key_cmds):
+    for module in (init_cmds, plan_cmds, state_cmds, store_cmds, impact_cmds, key_cmds):
         module.register(commands)
     parser.commands = dict(commands.choices)
     return parser
