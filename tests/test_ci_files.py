@@ -170,3 +170,10 @@ def test_pre_commit_hook_entry_lints_a_fixture(jwt_login: Path) -> None:
     )
     broken = subprocess.run(argv, cwd=jwt_login, capture_output=True, text=True, check=False)
     assert broken.returncode == 1 and "MISSING_DEP" in broken.stdout, broken.stdout
+
+
+def test_the_workflows_in_the_docs_are_the_checked_examples() -> None:
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    for workflow in WORKFLOWS:
+        assert load(workflow) in blocks, workflow.name
