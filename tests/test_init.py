@@ -234,3 +234,41 @@ def test_marker_refs_are_read_from_the_tests() -> None:
 def test_cycles_are_the_strongly_connected_components() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_odd_trees_still_give_a_plan_that_lints_clean(tmp_path: Path) -> None:
+    root = tmp_path / "odd project"
+    deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n"  # too deep for the parser
+    write_tree(
+        root,
+        {
+            "pkg/__init__.py": "",
+            "pkg/my module.py": "",  # a name no id can hold
+            "pkg/my_module.py": "",
+            "pkg/deep.py": deep,
+            "pkg/nested.py": "if a:\n"
+            + "".join("  " * i + " if b:\n" for i in range(1, 60))
+            + "  " * 60
+            + " import pkg.deep\n",
+            "tests/test_marks.py": (
+                "import pytest\n"
+                "@pytest.mark.criterion('objective-odd-project/ac-all')\n"
+                "def test_all():\n    pass\n"
+            ),
+        },
+    )
+    outside = tmp_path / "outside"
+    write_tree(outside, {"__init__.py": "", "far.py": ""})
+    (root / "pkg" / "linked").symlink_to(outside, target_is_directory=True)
+    result = plangraph_main(root, "init", "--root", str(root))
+    assert result.code == 0, result.err
+    linted = plangraph_main(root, "lint", "--root", str(root))
+    assert linted.code == 0 and "0 warning(s)" in linted.out, linted.out
+    data = yaml.safe_load((root / "plangraph.yaml").read_text())
+    ids = [n["id"] for n in data["nodes"]]
+    assert len(ids) == len(set(ids))
+    assert {"step-my-module", "step-my_module", "step-deep", "step-nested"} <= set(ids)
+    assert not any("linked" in i for i in ids)
+    assert data["plan"] == "odd-project"
+    assert data["nodes"][0]["acceptance"] == [{"id": "ac-all", "verifier": {"type": "test"}}]
+    assert {"from": "step-deep", "to": "step-nested", "type": "consumes"} in data["edges"]

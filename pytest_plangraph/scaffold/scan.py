@@ -105,6 +105,8 @@ def _found_packages(root: Path) -> list[str]:
             continue
         for entry in sorted(where.iterdir()):
             rel = f"{base}/{entry.name}" if base else entry.name
+            if entry.is_symlink():
+                continue
             if entry.is_dir() and not _skipped(entry.name) and entry.name not in TEST_DIRS:
                 if (entry / "__init__.py").is_file():
                     found.append(rel)
@@ -123,6 +125,8 @@ def _package_units(units: dict[str, Unit], root: Path, rel: str) -> None:
     base = _module_of(rel, root) if (root / rel / "__init__.py").is_file() else ""
     for entry in sorted((root / rel).iterdir()):
         child = f"{rel}/{entry.name}"
+        if entry.is_symlink():  # it may lead out of the repository; name it with --package
+            continue
         if entry.is_dir() and not _skipped(entry.name) and (entry / "__init__.py").is_file():
             # its Python files, not the directory: __pycache__ changes whenever tests run
             files = list(python_files(root, child))
@@ -171,7 +175,7 @@ def _parse(path: Path) -> ast.Module | None:
     becomes part of a step, with no imports read from it)."""
     try:
         return ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -194,12 +198,17 @@ def imported_modules(tree: ast.Module, module: str, is_package: bool) -> set[str
 
 
 def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _type_checking(node.test):
-            yield from (n for orelse in node.orelse for n in [orelse, *_runtime_nodes(orelse)])
-            continue
-        yield node
-        yield from _runtime_nodes(node)
+    """Every node of *tree* but those under ``if TYPE_CHECKING:`` (its ``else`` is kept);
+    iterative, so deeply nested code cannot exhaust the stack."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        for node in ast.iter_child_nodes(stack.pop()):
+            if isinstance(node, ast.If) and _type_checking(node.test):
+                stack.extend(node.orelse)
+                yield from node.orelse
+                continue
+            yield node
+            stack.append(node)
 
 
 def _type_checking(test: ast.expr) -> bool:

@@ -27,12 +27,23 @@ def plan_id(name: str) -> str:
 
 
 def step_ids(units: Iterable[Unit]) -> dict[str, str]:
-    """``step-<module>`` per unit; the top package's name is left out when all units share
-    it (``step-store`` rather than ``step-pkg.store``)."""
+    """``step-<module>`` per unit, unique and a valid id; the top package's name is left out
+    when all units share it (``step-store`` rather than ``step-pkg.store``)."""
     modules = [u.module for u in units]
     tops = {m.split(".")[0] for m in modules}
     prefix = f"{next(iter(tops))}." if len(tops) == 1 else ""
-    return {m: "step-" + (m.removeprefix(prefix) if m != prefix[:-1] else m) for m in modules}
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    for module in modules:
+        short = module.removeprefix(prefix) if module != prefix[:-1] else module
+        base = "step-" + (_NOT_ID.sub("-", short).strip("-") or "module")[:150]
+        step, n = base, 1
+        while step in taken:  # two names that differ only in characters ids cannot hold
+            n += 1
+            step = f"{base}-{n}"
+        taken.add(step)
+        ids[module] = step
+    return ids
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -102,6 +113,8 @@ def starter_plan(scan: Scan, name: str, *, from_tests: bool, schema_ref: str) ->
         f"    title: {_text(name)}",
     ]
     marked = {node: list(criteria) for node, criteria in scan.markers.items()}
+    if on_objective := marked.pop(f"objective-{pid}", []):
+        lines += ["    acceptance:", *_marked(on_objective, ())]
     for unit in units:
         step = ids[unit.module]
         lines += _step(unit, step, f"objective-{pid}", tested.get(unit.module, []))
