@@ -272,3 +272,17 @@ def test_odd_trees_still_give_a_plan_that_lints_clean(tmp_path: Path) -> None:
     assert data["plan"] == "odd-project"
     assert data["nodes"][0]["acceptance"] == [{"id": "ac-all", "verifier": {"type": "test"}}]
     assert {"from": "step-deep", "to": "step-nested", "type": "consumes"} in data["edges"]
+
+
+def test_json_output_and_the_api_refuses_a_text_as_packages(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": ""})
+    result = plangraph_main(tmp_path, "init", "--root", str(tmp_path), "--format", "json")
+    assert result.code == 0 and result.json() == {
+        "format": 1,
+        "plan": str(tmp_path / "plangraph.yaml"),
+    }
+    from pytest_plangraph.errors import UsageError
+
+    with pytest.raises(UsageError, match="packages must be a list"):
+        PlanGraph.init(tmp_path, output=tmp_path / "other.yaml", packages="pkg")  # type: ignore[arg-type]
+    assert not (tmp_path / "other.yaml").exists()
