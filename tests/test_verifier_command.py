@@ -203,3 +203,29 @@ def test_command_criteria_run_as_pytest_items(pytester: pytest.Pytester) -> None
     assert records["step-docs/ac-has-title"].outcome == "passed"
     assert records["step-docs/ac-has-title"].details["argv"][0] == PY
     assert records["step-docs/ac-missing-tool"].outcome == "error"
+
+
+def test_lint_reports_a_subject_outside_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: p\nnodes:\n  - id: s\n    acceptance:\n      - id: ac\n"
+        "        verifier: {type: command, run: [x], subjects: [../secret.txt]}\n"
+    )
+    result = plangraph_main(tmp_path, "lint", "--root", str(tmp_path))
+    assert result.code == 1
+    assert "plangraph.yaml:7:56: error PATH_OUTSIDE_ROOT" in result.out  # at the subject
+
+
+def test_impact_since_reaches_a_command_criterion_through_its_subjects(tmp_path: Path) -> None:
+    from repo_helpers import git
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n")
+    (tmp_path / "plangraph.yaml").write_text(COMMAND_PLAN.replace("outputs: [docs/guide.md]", ""))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "initial")
+    (tmp_path / "docs" / "guide.md").write_text("# Guide, edited\n")
+    result = plangraph_main(tmp_path, "impact", "--since", "HEAD", "--format", "json")
+    assert result.code == 0, result.err
+    (changed,) = result.json()["changed"]
+    assert changed["path"] == "docs/guide.md" and changed["nodes"] == ["step-docs"]
