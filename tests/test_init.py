@@ -286,3 +286,13 @@ def test_json_output_and_the_api_refuses_a_text_as_packages(tmp_path: Path) -> N
     with pytest.raises(UsageError, match="packages must be a list"):
         PlanGraph.init(tmp_path, output=tmp_path / "other.yaml", packages="pkg")  # type: ignore[arg-type]
     assert not (tmp_path / "other.yaml").exists()
+
+
+def test_packages_are_named_one_by_one_or_together(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a/__init__.py": "", "a/x.py": "", "b/y.py": "", "c/__init__.py": ""})
+    for args in (("--package", "a", "b"), ("--package", "a", "--package", "b")):
+        out = tmp_path / f"plan{len(args)}.yaml"
+        result = plangraph_main(tmp_path, "init", "--output", str(out), *args)
+        assert result.code == 0, result.err
+        ids = {n["id"] for n in yaml.safe_load(out.read_text())["nodes"][1:]}
+        assert ids == {"step-a", "step-a.x", "step-y"}  # c is not named: not a step

@@ -27,10 +27,11 @@ def register(commands: Any) -> None:
     )
     init.add_argument(
         "--package",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="DIR",
-        help="a source package directory or module, relative to the root (repeatable; "
+        help="source package directories or modules, relative to the root (repeatable; "
         "default: the packages and modules at the root and under src/)",
     )
     init.add_argument(
