@@ -37,6 +37,7 @@ from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
     from datetime import timedelta
+    from pathlib import Path
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
@@ -390,6 +391,25 @@ class PlanGraph(Replanning):
             )
         role: str | None = getattr(definition.verifier, "role", None)
         return role
+
+    @staticmethod
+    def init(
+        root: Path | None = None,
+        *,
+        output: Path | None = None,
+        packages: Sequence[str] = (),
+        from_tests: bool = False,
+    ) -> Path:
+        """Write a starter plan from the repository's code and tests (``plangraph init``); return
+        its path. Never overwrites a file. See :func:`pytest_plangraph.scaffold.init_plan`."""
+        from .scaffold import init_plan
+
+        return init_plan(
+            root,
+            output=output,
+            packages=apicheck.texts(packages, "packages"),
+            from_tests=from_tests,
+        )
 
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""

@@ -32,6 +32,7 @@ from .plan.cache import cache_dir_of
 from .plan.edits import PlanEdit, plan_edits
 from .plan.file import parse_plan
 from .plan.graph import Graph
+from .progress import Progress
 from .store.localkey import local_key
 from .store.trust import local_caches_count
 from .vcs.changes import Change
@@ -50,39 +51,49 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range, so the paths of each commit are kept in the cache
     folder and a later call reads only the commits it has not seen)."""
-    fold = repo.fold() if repo.store_path.exists() else None
-    changes = changed_paths(repo.root, since)
-    paths = [c.path for c in changes]
-    named = last_commits(repo.root, since, paths, cache=_commit_cache(repo)) if commits else {}
-    plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
-    edits, notes = _plan_edits(repo, since, changes, plan_file)
-    state = outputs = None
-    mapped: dict[str, set[str]] = {}
-    if fold is not None and fold.count:  # evidence ids and claims come from the derived state
-        with collector_paused():
-            snapshot = repo.snapshot(fold)
-            state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
-        mapped = mapped_test_files(repo.graph, _latest_records(repo, fold.latest()))
-    return diff_impact(
-        repo.graph,
-        changes,
-        outputs=outputs,
-        events=fold.latest() if fold is not None else (),
-        state=state,
-        commits=named,
-        notes=notes,
-        ignore=_own_files(repo),
-        edits=edits,
-        plan_file=plan_file,
-        mapped=mapped,
-    )
+    with Progress("impact") as progress:
+        progress.stage(f"reading the diff from {since}")
+        fold = repo.fold() if repo.store_path.exists() else None
+        changes = changed_paths(repo.root, since)
+        paths = [c.path for c in changes]
+        if commits:
+            progress.stage(f"naming the commits behind {len(changes)} changed path(s)")
+        cache = _commit_cache(repo) if commits else None
+        named = last_commits(repo.root, since, paths, cache=cache) if commits else {}
+        plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
+        progress.stage("comparing the plan")
+        edits, notes = _plan_edits(repo, since, changes, plan_file)
+        state = outputs = None
+        mapped: dict[str, set[str]] = {}
+        if fold is not None and fold.count:  # evidence ids and claims come from the state
+            progress.stage(f"deriving the state from {fold.count} event(s)")
+            with collector_paused():
+                snapshot = repo.snapshot(fold)
+                state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
+            mapped = mapped_test_files(repo.graph, _latest_records(repo, fold.latest()))
+        progress.stage("walking the graph")
+        return diff_impact(
+            repo.graph,
+            changes,
+            outputs=outputs,
+            events=fold.latest() if fold is not None else (),
+            state=state,
+            commits=named,
+            notes=notes,
+            ignore=_own_files(repo),
+            edits=edits,
+            plan_file=plan_file,
+            mapped=mapped,
+        )
 
 
 def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
-    fold = repo.fold()
+    with Progress("impact") as progress:
+        progress.stage("reading the store and hashing the files")
+        fold = repo.fold()
+        snapshot = repo.snapshot(fold)
     events = fold.latest()  # the latest evidence of each criterion: all that impact reads
-    snapshot = repo.snapshot(fold)
     state = derive(repo.graph, fold, snapshot)
     # the commit behind each subject is in the whole record: read the latest ones whole
     records = _latest_records(repo, events)

@@ -113,7 +113,7 @@ def test_broken_entry_point_names_its_distribution(
     assert "plangraph-broken 0.1.0" in message
     assert expected in message
     monkeypatch.setenv(plugins.AUTOLOAD_OFF, "1")
-    assert plugins.get_registry().names() == ["approval", "artifact", "schema", "test"]
+    assert plugins.get_registry().names() == ["approval", "artifact", "command", "schema", "test"]
 
 
 class Crashing:

@@ -366,7 +366,7 @@ def test_test_and_approval_config_problems(tmp_path: Path) -> None:
 
 
 def test_registry_names_and_unknown_types(tmp_path: Path) -> None:
-    assert REGISTRY.names() == ["approval", "artifact", "schema", "test"]
+    assert REGISTRY.names() == ["approval", "artifact", "command", "schema", "test"]
     with pytest.raises(VerifierError, match="unknown verifier type 'lines'; known types: approval"):
         REGISTRY.get("lines")
     result = run(tmp_path, {"type": "lines", "path": "x"})

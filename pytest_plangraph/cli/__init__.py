@@ -22,6 +22,7 @@ from . import (
     agent_cmds,
     explain_cmds,
     impact_cmds,
+    init_cmds,
     key_cmds,
     plan_cmds,
     report_cmds,
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (
+        init_cmds,
         plan_cmds,
         state_cmds,
         explain_cmds,

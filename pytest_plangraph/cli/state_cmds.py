@@ -37,7 +37,7 @@ def register(commands: Any) -> None:
     verify = commands.add_parser(
         "verify",
         parents=[common],
-        help="run the schema, artifact and plug-in verifiers and record evidence",
+        help="run the schema, artifact, command and plug-in verifiers and record evidence",
         description="Run every verifier that needs no pytest (test criteria are verified by "
         "`pytest --plangraph`; approvals by `plangraph approve`).",
     )
@@ -208,7 +208,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
         if record.outcome != "passed" and record.details.get("message"):
             text += f"\n{record.ref}: {record.details['message']}"
     if not evidence:
-        text = "nothing to verify: no schema, artifact or plug-in criteria selected"
+        text = "nothing to verify: no schema, artifact, command or plug-in criteria selected"
     out.emit({"evidence": [e.model_dump(mode="json") for e in evidence]}, text)
     return 1 if any(e.outcome != "passed" for e in evidence) else 0
 

@@ -201,7 +201,7 @@ def _clean(pattern: str) -> str | None:
 
 def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
     """Files a criterion's verifier reads: schema and artifact, the artifact path, the file
-    part of each ``tests:`` pattern."""
+    part of each ``tests:`` pattern, a command's ``subjects``."""
     verifier = criterion.verifier
     if isinstance(verifier, SchemaVerifier):
         return (verifier.schema_path, verifier.artifact)
@@ -210,6 +210,8 @@ def verifier_paths(criterion: Criterion) -> tuple[str, ...]:
     if verifier.type == "test":
         tests: list[str] = getattr(verifier, "tests", [])
         return tuple(dict.fromkeys(t.split("::", 1)[0] for t in tests))
+    if verifier.type == "command":  # the files it checks: a change to one makes it stale
+        return tuple(getattr(verifier, "subjects", ()))
     return ()
 
 

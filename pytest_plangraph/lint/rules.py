@@ -15,6 +15,7 @@ from ..plan.messages import FieldPath
 from ..plan.model import (
     PROPAGATING_EDGES,
     ArtifactVerifier,
+    CommandVerifier,
     Criterion,
     Edge,
     SchemaVerifier,
@@ -294,6 +295,11 @@ def _verifier_paths(criterion: Criterion) -> Iterator[tuple[FieldPath, str]]:
             # an empty file part ("::test_x") is a settings problem, told once as such
             if file := pattern.split("::", 1)[0]:
                 yield ("tests", t), file
+    elif isinstance(verifier, CommandVerifier):
+        for t, pattern in enumerate(verifier.subjects):
+            yield ("subjects", t), pattern
+        if verifier.cwd is not None:
+            yield ("cwd",), verifier.cwd
 
 
 def _plan_paths(ctx: LintContext) -> Iterator[tuple[str, FieldPath, str]]:
@@ -319,7 +325,7 @@ def _path_values(ctx: LintContext) -> list[str]:
             verifier = criterion.verifier
             if isinstance(verifier, ArtifactVerifier):
                 values.append(verifier.path)
-            elif isinstance(verifier, (SchemaVerifier, TestVerifier)):
+            elif isinstance(verifier, (SchemaVerifier, TestVerifier, CommandVerifier)):
                 values += (value for _, value in _verifier_paths(criterion))
     for edge in ctx.loaded.plan.edges:
         values += edge.artifacts or ()

@@ -117,7 +117,7 @@ def _pattern_message(pattern: str, got: Any) -> str:
     )
 
 
-_VERIFIER_TAGS = frozenset({"test", "schema", "artifact", "approval", "plugin"})
+_VERIFIER_TAGS = frozenset({"test", "schema", "artifact", "approval", "command", "plugin"})
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:

@@ -49,7 +49,7 @@ Effect = Literal["read", "write", "irreversible"]
 
 
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
-BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval")
+BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval", "command")
 
 
 class _Strict(FrozenModel):
@@ -98,6 +98,17 @@ class ApprovalVerifier(_Strict):
     role: str | None = None
 
 
+class CommandVerifier(_Strict):
+    """Passes when the program ``run`` (an argv list, no shell) exits 0 within ``timeout_s``
+    seconds, run in ``cwd``; the files ``subjects`` names are bound into the evidence."""
+
+    type: Literal["command"]
+    run: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    timeout_s: Annotated[float, Field(gt=0, le=86400)] = 600
+    subjects: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
+    cwd: Annotated[str, Field(min_length=1)] | None = None
+
+
 class PluginVerifier(BaseModel):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
@@ -127,6 +138,7 @@ Verifier = Annotated[
     | Annotated[SchemaVerifier, Tag("schema")]
     | Annotated[ArtifactVerifier, Tag("artifact")]
     | Annotated[ApprovalVerifier, Tag("approval")]
+    | Annotated[CommandVerifier, Tag("command")]
     | Annotated[PluginVerifier, Tag("plugin")],
     Discriminator(_verifier_tag),
 ]

@@ -115,13 +115,14 @@ BUILTIN_ORIGIN = "plangraph-builtins"
 
 
 def builtin_types() -> list[VerifierType]:
-    """Fresh instances of the four built-in verifier types."""
+    """Fresh instances of the five built-in verifier types."""
     from .approval import ApprovalType
     from .artifact import ArtifactType
+    from .command import CommandType
     from .schema import SchemaType
     from .test import TestType
 
-    return [TestType(), SchemaType(), ArtifactType(), ApprovalType()]
+    return [TestType(), SchemaType(), ArtifactType(), ApprovalType(), CommandType()]
 
 
 def builtin_settings_problems(verifier: Any) -> list[str] | None:

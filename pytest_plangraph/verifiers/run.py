@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..judge.records import changed_during_run, voided
 from ..plan.evidence import Evidence
 from ..plan.model import Criterion, Node
+from ..progress import Progress
 from ..vcs.environment import now, run_info
 
 if TYPE_CHECKING:
@@ -54,13 +55,17 @@ def run_verifiers(
     *snapshot* was taken before they ran, at *started*; *maker* gives the record maker of the
     run once it has finished."""
     verdicts: list[tuple[Node, Criterion, VerifierResult, dict[str, str | None]]] = []
-    for node, criterion in runnable_criteria(graph, registry, nodes):
-        declared = registry.declared_subjects(criterion)
-        before = {p: _current(workspace, snapshot, p) for p in declared}
-        result = registry.run_safely(node, criterion, workspace)
-        for path in result.subjects:
-            before.setdefault(path, workspace.hash_file(path))
-        verdicts.append((node, criterion, result, before))
+    chosen = runnable_criteria(graph, registry, nodes)
+    with Progress("verify", len(chosen)) as progress:
+        for node, criterion in chosen:
+            progress.stage(f"running {node.id}/{criterion.id}")
+            declared = registry.declared_subjects(criterion)
+            before = {p: _current(workspace, snapshot, p) for p in declared}
+            result = registry.run_safely(node, criterion, workspace)
+            for path in result.subjects:
+                before.setdefault(path, workspace.hash_file(path))
+            verdicts.append((node, criterion, result, before))
+            progress.step(f"{node.id}/{criterion.id} {result.outcome}")
     records = maker(run_info(started, now()))
     evidence = []
     for node, criterion, result, before in verdicts:
