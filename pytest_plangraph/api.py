@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
+from .attest.attesting import Attesting
 from .errors import StoreTamperedError, UsageError
+from .importers.starter import ImportedPlan, import_tasks
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate
 from .judge.inputs import LoggedEvent, Snapshot, input_digests, node_files
@@ -45,9 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning):
+class PlanGraph(Replanning, Attesting):
     """A repository's plan, evidence store and files, with status derived on demand (and
-    re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`)."""
+    re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
+    :class:`~pytest_plangraph.attest.attesting.Attesting`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -87,6 +90,14 @@ class PlanGraph(Replanning):
         if not self.has_store():
             return Head(0, "", None)
         return self.store.head()
+
+    @staticmethod
+    def import_tasks(
+        source: str, text: str, *, name: str, tag: str | None = None, plan_id: str | None = None
+    ) -> ImportedPlan:
+        """A starter plan from a spec-kit ``tasks.md`` or a task-master ``tasks.json`` (*source*
+        ``spec-kit`` or ``task-master``); needs no repository. See :mod:`.importers`."""
+        return import_tasks(source, text, name=name, tag=tag, plan_id=plan_id)
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
         """The completion gate's decision for *node*."""

@@ -18,7 +18,16 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
-from . import agent_cmds, impact_cmds, key_cmds, plan_cmds, state_cmds, store_cmds
+from . import (
+    agent_cmds,
+    attest_cmds,
+    impact_cmds,
+    import_cmds,
+    key_cmds,
+    plan_cmds,
+    state_cmds,
+    store_cmds,
+)
 from .common import Output
 
 
@@ -47,7 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (plan_cmds, state_cmds, store_cmds, impact_cmds, key_cmds, agent_cmds):
+    for module in (
+        plan_cmds,
+        state_cmds,
+        store_cmds,
+        impact_cmds,
+        key_cmds,
+        agent_cmds,
+        attest_cmds,
+        import_cmds,
+    ):
         module.register(commands)
     parser.commands = dict(commands.choices)
     return parser
