@@ -54,7 +54,9 @@ def test_a_completed_node_is_attested_and_the_attestation_verifies(signed):
     predicate = statement["predicate"]
     assert predicate["node"] == SCHEMA and predicate["verdict"] == "PASSED"
     assert [c["id"] for c in predicate["criteria"]] == ["ac-schema-valid"]
-    assert predicate["evidence"] and predicate["evidence"][0] == predicate["criteria"][0]["evidence"]
+    assert (
+        predicate["evidence"] and predicate["evidence"][0] == predicate["criteria"][0]["evidence"]
+    )
     head = plangraph_main(repo, "status", "--format", "json", env=env).json()
     assert predicate["plan"]["digest"] == head["plan"]["digest"]
     assert predicate["commit"] and len(predicate["commit"]) == 40
