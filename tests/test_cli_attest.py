@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph, plangraph_main
