@@ -126,6 +126,14 @@ T1 = '{"id": 1, "title": "a", "dependencies": %s}'
         ("spec-kit", "- [ ] T001 a (depends on T002)\n- [ ] T002 b (depends on T001)\n", "cycle"),
         ("spec-kit", "- [ ] T001 a\n## Dependencies\n- T005 depends on T001\n", "names T005"),
         ("spec-kit", "- [ ] T001 a\n- [ ] T001 b\n", "T001 is defined twice"),
+        ("spec-kit", "- [ ] T1 a (after T1-T99999999999)\n", "tasks.in: line 1: the range"),
+        ("spec-kit", "- [ ] T1 a\n## Dependencies\n- T1-T99999999 before T1\n", "spans more"),
+        (
+            "task-master",
+            '{"tasks": [{"id": "a b", "title": "x"}, {"id": "a-b", "title": "y"}]}',
+            "both become node id 'task-a-b'",
+        ),
+        ("task-master", "[" * 100_000, "nested too deeply"),
     ],
 )
 def test_bad_input_is_one_message_exit_2_and_nothing_written(repo, source, content, expected):

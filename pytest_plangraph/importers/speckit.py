@@ -61,7 +61,7 @@ def read_speckit(text: str, source: str) -> TaskList:
             section = "dependencies" if "depend" in found.group(1).lower() else "other"
             phase = None if section == "dependencies" else phase
         elif found := _TASK.match(line):
-            task = _task(found, where, phase)
+            task = _task(found, where, phase, source)
             if found.group(1) in "xX":
                 unmapped.append(
                     f"{where}: {task.source_id} is checked done in tasks.md; the gate decides "
@@ -94,13 +94,14 @@ def _phase(number: str, title: str, where: str) -> Task:
     return Task(phase_id, phase_id, title or f"Phase {number}", where, kind="milestone")
 
 
-def _task(found: re.Match[str], where: str, phase: Task | None) -> Task:
+def _task(found: re.Match[str], where: str, phase: Task | None, source: str) -> Task:
+    """A task line's step: markers dropped, inline dependencies read, a named file used."""
     source_id, rest = found.group(2), found.group(3)
     while marker := _MARKER.match(rest):
         rest = rest[marker.end() :]
     requires: list[str] = []
     for deps in _INLINE_DEPS.finditer(rest):
-        requires += _ids(deps.group(1))
+        requires += _ids(deps.group(1), f"{source}: {where}")
     description = _INLINE_DEPS.sub("", rest).strip() or source_id
     task = Task(source_id, source_id, description, where, requires=requires)
     task.parent = phase.node_id if phase is not None else None
@@ -111,12 +112,21 @@ def _task(found: re.Match[str], where: str, phase: Task | None) -> Task:
     return task
 
 
-def _ids(text: str) -> list[str]:
+_MAX_RANGE = 10_000
+"""Task ids one range (``T001-T099``) may span: a file holds far fewer tasks."""
+
+
+def _ids(text: str, where: str) -> list[str]:
     """The task ids in *text*, ranges (``T010-T012``) expanded, in order."""
     found: list[str] = []
     for low, high in _RANGE.findall(text):
+        if int(high) - int(low) > _MAX_RANGE:
+            raise UsageError(
+                f"{where}: the range T{low}-T{high} spans more than {_MAX_RANGE} task ids; "
+                "list the ids it means"
+            )
         width = len(low)
-        found += [f"T{n:0{width}d}" for n in range(int(low), int(high) + 1)][:10_000]
+        found += [f"T{n:0{width}d}" for n in range(int(low), int(high) + 1)]
     text = _RANGE.sub("", text)
     found += [f"T{digits}" for digits in _ID.findall(text)]
     return list(dict.fromkeys(found))
@@ -127,9 +137,9 @@ def _dependency_line(line: str, tasks: list[Task], where: str) -> bool:
     is not of either shape."""
     by_id = {t.source_id: t for t in tasks}
     if found := _DEPENDS.match(line):
-        dependents, prerequisites = _ids(found.group(1)), _ids(found.group(2))
+        dependents, prerequisites = _ids(found.group(1), where), _ids(found.group(2), where)
     elif found := _ARROW.match(line):
-        prerequisites, dependents = _ids(found.group(1)), _ids(found.group(2))
+        prerequisites, dependents = _ids(found.group(1), where), _ids(found.group(2), where)
     else:
         return False
     if not dependents or not prerequisites:

@@ -47,7 +47,15 @@ class TaskList:
 def check(tasks: Sequence[Task], source: str) -> None:
     """Refuse duplicate ids, dependencies on ids that are not tasks, and dependency cycles."""
     by_id: dict[str, Task] = {}
+    by_node: dict[str, Task] = {}
     for task in tasks:
+        other = by_node.setdefault(task.node_id, task)
+        if other is not task and other.source_id != task.source_id:
+            raise UsageError(
+                f"{source}: {task.line}: the ids {other.source_id!r} and {task.source_id!r} both "
+                f"become node id {task.node_id!r} (a plan id holds letters, digits, `.`, `_` and "
+                "`-` only); rename one"
+            )
         if task.source_id in by_id:
             raise UsageError(
                 f"{source}: {task.line}: task {task.source_id} is defined twice (also at "
