@@ -176,3 +176,32 @@ def test_export_in_toto_writes_one_envelope_per_completed_node(signed):
     assert plangraph_main(repo, "attest", "--verify", "one.json", env=env).code == 0
     events = plangraph_main(repo, "export", "--plan", "plangraph.yaml", env=env)
     assert events.code == 2 and "--plan goes with --format in-toto" in events.err
+
+
+def test_pae_is_the_dsse_specs_encoding():
+    from pytest_plangraph.attest.dsse import pae
+
+    # the DSSE protocol document's example
+    assert (
+        pae("http://example.com/HelloWorld", b"hello world")
+        == b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+    )
+    assert pae("t", b"") == b"DSSEv1 1 t 0 "
+
+
+def test_the_signature_checks_with_the_raw_public_key_alone(signed):
+    """Another DSSE tool needs only the public key of ``PREFIX.pub`` and the PAE."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    repo, env = signed
+    made = plangraph_main(repo, "attest", SCHEMA, env=env)
+    assert made.code == 0, made.err
+    envelope = json.loads(made.out)
+    public = base64.b64decode((repo.parent / "ci.pub").read_text().split()[1])
+    payload = base64.b64decode(envelope["payload"])
+    kind = envelope["payloadType"].encode()
+    message = b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+    signature = envelope["signatures"][0]
+    Ed25519PublicKey.from_public_bytes(public).verify(base64.b64decode(signature["sig"]), message)
+    assert signature["keyid"] == (repo.parent / "ci.pub").read_text().split()[2]
+    assert _statement(envelope)["predicateType"] == "urn:pytest-plangraph:attestation:node:v1"

@@ -27,7 +27,7 @@ from ..plan.evidence import GitInfo, PlanRef
 from ..plan.model import Node
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://github.com/pytest-plangraph/pytest-plangraph/attestation/node/v1"
+PREDICATE_TYPE = "urn:pytest-plangraph:attestation:node:v1"
 """The predicate type of a node attestation (a URI naming this format, version 1)."""
 PREDICATE_FORMAT = 1
 
