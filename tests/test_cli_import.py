@@ -134,6 +134,7 @@ T1 = '{"id": 1, "title": "a", "dependencies": %s}'
             "both become node id 'task-a-b'",
         ),
         ("task-master", "[" * 100_000, "nested too deeply"),
+        ("task-master", TM % (T1 % '"2"'), "tasks[0].dependencies: expected a list, not str"),
     ],
 )
 def test_bad_input_is_one_message_exit_2_and_nothing_written(repo, source, content, expected):

@@ -69,7 +69,7 @@ def _tasks_of(data: Any, source: str, tag: str | None) -> tuple[str | None, list
 
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise UsageError(f"{where}: expected a list of tasks, not {type(value).__name__}")
+        raise UsageError(f"{where}: expected a list, not {type(value).__name__}")
     return value
 
 
