@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
+from .attest.attesting import Attesting
 from .errors import StoreTamperedError, UsageError
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate, refused_on_tampering
@@ -33,11 +34,11 @@ from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
 from .plan.model import EVENT_KINDS, Event, LoggedEvent
 from .plan.untrusted import DECISION_ROLE
 from .replan import Replanning
+from .starters import Starters
 from .vcs.environment import actor, git_info, now
 
 if TYPE_CHECKING:
     from datetime import timedelta
-    from pathlib import Path
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
@@ -48,9 +49,11 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning):
+class PlanGraph(Replanning, Attesting, Starters):
     """A repository's plan, evidence store and files, with status derived on demand (and
-    re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`)."""
+    re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
+    :class:`~pytest_plangraph.attest.attesting.Attesting`; starter plans:
+    :class:`~pytest_plangraph.starters.Starters`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -82,13 +85,13 @@ class PlanGraph(Replanning):
     def explain(self, node: str) -> Explanation:
         """Why *node* is not completed, in plain words, and what to run to fix it (the test
         ids, the ``verify``/``approve``/``retry`` command, the nodes to finish first)."""
-        from .judge.explain import explain
+        from .judge.explain import UNSETTLED, explain
 
         self._ready()
         self.require_node(node)
         fold = self.fold()
         state = self.status(fold)
-        keys = [(node, c.id) for c in state.nodes[node].criteria if c.state in _UNSETTLED]
+        keys = [(node, c.id) for c in state.nodes[node].criteria if c.state in UNSETTLED]
         found = self.evidence_details(fold, keys)
         return explain(self.graph, state, node, {c: d for (_, c), d in found.items()})
 
@@ -392,25 +395,6 @@ class PlanGraph(Replanning):
         role: str | None = getattr(definition.verifier, "role", None)
         return role
 
-    @staticmethod
-    def init(
-        root: Path | None = None,
-        *,
-        output: Path | None = None,
-        packages: Sequence[str] = (),
-        from_tests: bool = False,
-    ) -> Path:
-        """Write a starter plan from the repository's code and tests (``plangraph init``); return
-        its path. Never overwrites a file. See :func:`pytest_plangraph.scaffold.init_plan`."""
-        from .scaffold import init_plan
-
-        return init_plan(
-            root,
-            output=output,
-            packages=apicheck.texts(packages, "packages"),
-            from_tests=from_tests,
-        )
-
     def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
         from .verifiers.run import run_verifiers
@@ -462,7 +446,3 @@ class PlanGraph(Replanning):
 
         self._ready()
         return audit(self, expected_head=expect_head, max_age=max_age)
-
-
-_UNSETTLED = ("failed", "stale")
-"""Criterion states whose latest evidence says why: its details are worth reading."""

@@ -20,8 +20,10 @@ from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
 from . import (
     agent_cmds,
+    attest_cmds,
     explain_cmds,
     impact_cmds,
+    import_cmds,
     init_cmds,
     key_cmds,
     plan_cmds,
@@ -67,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         key_cmds,
         agent_cmds,
         report_cmds,
+        attest_cmds,
+        import_cmds,
     ):
         module.register(commands)
     parser.commands = dict(commands.choices)

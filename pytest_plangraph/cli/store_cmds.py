@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_plangraph
+from .common import Output, common_options, open_plangraph, reading_store
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -50,10 +50,18 @@ def register(commands: Any) -> None:
     head.set_defaults(handler=_head)
     export = commands.add_parser(
         "export",
-        parents=[common_options(formats=("jsonl", "json"), plan=False)],
-        help="write every event as JSON Lines",
+        parents=[common_options(formats=("jsonl", "json", "in-toto"), plan=False)],
+        help="write every event as JSON Lines (or in-toto attestations)",
         description="Write the store's events, chain fields included, one JSON object a line "
-        '(each carrying "format": 1; --format json and jsonl both write this).',
+        '(each carrying "format": 1; --format json and jsonl both write this). With --format '
+        "in-toto, write instead one signed attestation (a DSSE envelope, as `plangraph attest` "
+        "makes) per completed node, one a line; signed with PLANGRAPH_SIGNING_KEY_FILE.",
+    )
+    export.add_argument(
+        "--plan",
+        type=Path,
+        metavar="PATH",
+        help="plan file, for --format in-toto (default: plangraph.yaml at the repository root)",
     )
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
     export.set_defaults(handler=_export)
@@ -165,6 +173,10 @@ def _export(args: argparse.Namespace, out: Output) -> int:
             "journal files), which the export would overwrite; name another file, e.g. "
             "events.jsonl"
         )
+    if args.format == "in-toto":
+        return _export_in_toto(args)
+    if args.plan is not None:
+        raise UsageError("--plan goes with --format in-toto; the events need no plan")
     with Store.open(store_path, create=False, readonly=True) as store:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
@@ -175,6 +187,22 @@ def _export(args: argparse.Namespace, out: Output) -> int:
             except OSError as exc:
                 raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
     print(f"exported {count} event(s)", file=sys.stderr)
+    return 0
+
+
+def _export_in_toto(args: argparse.Namespace) -> int:
+    from ..attest.dsse import dumps
+    from .attest_cmds import write_text
+
+    with open_plangraph(args, reading=True) as plangraph:
+        reading_store(plangraph, args, required=True)
+        envelopes = [a.envelope for a in plangraph.attest_completed() if a.envelope is not None]
+    text = "".join(dumps(envelope) + "\n" for envelope in envelopes)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_text(args.output, text)
+    print(f"exported {len(envelopes)} attestation(s), one per completed node", file=sys.stderr)
     return 0
 
 

@@ -21,6 +21,9 @@ from ..plan.model import TestVerifier
 from .states import CriterionState, NodeState, PlanState
 
 SHOWN_TESTS = 10
+
+UNSETTLED = ("failed", "stale")
+"""Criterion states whose latest evidence says why: its details are worth reading."""
 """How many test ids one command names before the rest are left to ``--format json``."""
 
 
