@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.rerun import Selection
     from .store.tail import Head
 
 __all__ = ["PlanGraph"]
@@ -402,6 +403,17 @@ class PlanGraph(Repository):
         if since is not None:
             return impact_since(self, since, commits=commits)
         return impact_now(self, commits=commits)
+
+    def rerun_selection(self) -> Selection:
+        """What to run so that every criterion whose evidence is missing, stale or failed is
+        verified again (``plangraph impact --select``): a
+        :class:`~pytest_plangraph.judge.rerun.Selection` of pytest node ids (relative to the
+        repository root) and the criteria no evidence resolves to tests. ``pytest --plangraph
+        --plangraph-stale`` runs the same criteria, each with its whole collected test set."""
+        from .survey import rerun_selection
+
+        self._ready()
+        return rerun_selection(self)
 
     def audit(
         self, *, expect_head: tuple[int, str] | None = None, max_age: timedelta | None = None

@@ -36,6 +36,7 @@ from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
+from .selection import StaleSelection, still_valid
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .summary import Outcome, RunReport, write_summary
 
@@ -76,6 +77,7 @@ class PlangraphSession:
         self.coverage: CoverageRecorder | None = None
         self.heard_facts: dict[str, dict[str, Any]] = {}
         """The interpreter facts on the reports of xdist workers, each different one once."""
+        self.stale: StaleSelection | None = None  # --plangraph-stale
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -92,6 +94,9 @@ class PlangraphSession:
                 session._start_coverage()
             if not session.worker:
                 session._start_controller()
+            if config.getoption("plangraph_stale"):
+                before = None if session.worker else (session.before, session.before_fold)
+                session.stale = StaleSelection.start(config, graph, session.prefix, before)
         except PlangraphError as exc:
             if graph is not None:
                 graph.close()
@@ -393,7 +398,7 @@ class PlangraphSession:
             after=after,
             plan=self.plan_ref,
             recorded=outcomes,
-            unverified={ref: u.reason for ref, u in unverified.items()},
+            unverified=still_valid(self.stale, {r: u.reason for r, u in unverified.items()}),
             decisions=decisions,
             gate=gated,
             collection_errors=list(self.collection_errors),
