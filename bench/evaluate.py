@@ -269,17 +269,19 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def own_plan(root: Path, commit: str) -> tuple[str, dict[str, list[str]]]:
+def own_plan(
+    root: Path, commit: str, only: set[str] | None = None
+) -> tuple[str, dict[str, list[str]]]:
     """A plan over this package at *commit*: one node per subpackage or top-level module that
     has a ``tests/test_NAME.py``, its tests that file; an edge wherever one imports another
-    (static imports, leaving out any that would close a cycle)."""
+    (static imports, leaving out any that would close a cycle). *only* keeps those nodes."""
     names = git(root, "ls-tree", "--name-only", commit, "pytest_plangraph/").split()
     tests_there = set(git(root, "ls-tree", "--name-only", commit, "tests/").split())
     nodes: dict[str, tuple[list[str], list[str]]] = {}
     for path in names:
         name = Path(path).stem if path.endswith(".py") else Path(path).name
         test = f"tests/test_{name}.py"
-        if name.startswith("_") or test not in tests_there:
+        if name.startswith("_") or test not in tests_there or (only and name not in only):
             continue
         outputs = [path] if path.endswith(".py") else [f"{path}/*.py"]
         nodes[name] = (outputs, [test])
@@ -331,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repo", type=Path, help="replay this repository's history")
     parser.add_argument("--last", type=int, default=6, help="how many recent commits (--repo)")
     parser.add_argument("--generated", action="store_true", help="replay a generated history")
+    parser.add_argument("--nodes", help="comma-separated modules to keep in the plan (--repo)")
     parser.add_argument("--coverage", action="store_true", help="run with --plangraph-coverage")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -342,7 +345,8 @@ def main(argv: list[str] | None = None) -> None:
             commits = git(source, "rev-list", "--first-parent", f"-{args.last}", "HEAD").split()[
                 ::-1
             ]
-            plan, tests = own_plan(source, commits[0])
+            only = set(args.nodes.split(",")) if args.nodes else None
+            plan, tests = own_plan(source, commits[0], only)
         else:
             parser.error("give --repo PATH or --generated")
         rows = replay_history(source, commits, plan, tests, coverage=args.coverage)
