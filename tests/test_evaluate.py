@@ -31,4 +31,4 @@ def test_the_harness_measures_an_escape_and_an_incorrect_completion(tmp_path: Pa
     assert second.ran == 4
     table = evaluate.table(rows)
     assert "1 (rate 0.167)" in table
-    assert table.count("\n") == 3  # header, rule, two commits and the total
+    assert table.count("\n") == 4  # header, rule, two commits and the total

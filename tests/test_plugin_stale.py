@@ -256,8 +256,13 @@ def test_select_without_evidence_says_what_it_cannot_resolve(pytester: pytest.Py
     assert not (root / ".plangraph").exists()  # reading made no store
 
 
-@pytest.mark.parametrize("extra", [["--since", "HEAD"], ["--apply"], ["--check"]])
-def test_select_refuses_options_it_cannot_honour(root: Path, extra: list[str]) -> None:
+@pytest.mark.parametrize(
+    "extra", [["--since", "HEAD"], ["--apply"], ["--check"], ["--format", "markdown"]]
+)
+def test_select_refuses_options_it_cannot_honour(
+    pytester: pytest.Pytester, extra: list[str]
+) -> None:
+    root = make_project(pytester, PLAN, reads("a", 2), FILES)
     result = plangraph(root, "impact", "--select", *extra)
     assert result.code == 2
     assert f"cannot be combined with {extra[0]}" in result.err
