@@ -5,7 +5,9 @@ For every commit after the first, with the evidence recorded at the commit befor
 
 * **escaped** — nodes whose tests execute a changed file (ground truth: the repository files
   that a fresh process running only that node's tests executed at the commit before, by
-  coverage.py) but that ``plangraph impact`` leaves valid. Escape rate = escaped / reached.
+  coverage.py) but that the tool still takes as valid: none of their criteria is stale, failed
+  or missing (``plangraph impact --select``), so nothing re-verifies them. Escape rate =
+  escaped / reached.
 * **over-invalidated** — nodes ``impact`` makes stale that no changed file reaches (by the same
   ground truth; closure invalidation makes some of these on purpose: a node downstream of a
   changed node is stale whatever its tests execute).
@@ -61,6 +63,7 @@ class Row:
     changed: int
     reached: set[str]
     stale: set[str]
+    rerun: set[str]
     incorrect: set[str]
     ran: int
     full: int
@@ -68,8 +71,9 @@ class Row:
 
     @property
     def escaped(self) -> set[str]:
-        """Nodes reached by a change that the tool left valid."""
-        return self.reached - self.stale
+        """Nodes reached by a change that the tool still takes as valid (it re-verifies
+        neither them nor any of their criteria: not stale, failed or missing)."""
+        return self.reached - self.rerun
 
     @property
     def over(self) -> set[str]:
@@ -210,6 +214,8 @@ def replay_history(
             impact = replay.cli("impact", "--no-commits")
             latency = time.perf_counter() - start
             stale = {str(e["node"]) for e in impact["invalidated"]}  # type: ignore[union-attr]
+            chosen = replay.cli("impact", "--select")["criteria"]
+            rerun = {str(c["criterion"]).split("/")[0] for c in chosen}  # type: ignore[union-attr]
             reached = {n for n, (files, _) in truth.items() if files & changed}
             ran, full = _counts(replay.pytest("--plangraph-stale").stdout)
             status = replay.cli("status")
@@ -222,6 +228,7 @@ def replay_history(
                     len(changed),
                     reached,
                     stale,
+                    rerun,
                     completed & failing,
                     ran,
                     full,
