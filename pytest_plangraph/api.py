@@ -36,24 +36,21 @@ from .plan.untrusted import DECISION_ROLE
 from .replan import Replanning
 from .starters import Starters
 from .vcs.environment import actor, git_info, now
+from .views import Views
 
 if TYPE_CHECKING:
-    from datetime import timedelta
-
-    from .audit import AuditReport
-    from .impact.report import ImpactReport
     from .judge.explain import Explanation
     from .judge.records import RecordMaker
-    from .store.tail import Head
 
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning, Attesting, Starters):
+class PlanGraph(Replanning, Attesting, Starters, Views):
     """A repository's plan, evidence store and files, with status derived on demand (and
     re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
     :class:`~pytest_plangraph.attest.attesting.Attesting`; starter plans:
-    :class:`~pytest_plangraph.starters.Starters`)."""
+    :class:`~pytest_plangraph.starters.Starters`; reports read from the store and the files:
+    :class:`~pytest_plangraph.views.Views`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -100,16 +97,6 @@ class PlanGraph(Replanning, Attesting, Starters):
         if not self.has_store():
             return set()
         return {e.node for e in self.store.events(kinds=["claim"]) if e.node}
-
-    def head(self) -> Head:
-        """The last event of the store's chain, ``SEQ:HASH`` as ``str()`` gives it: what CI
-        publishes so that ``plangraph audit --expect-head`` can tell a store rolled back or cut
-        short. ``Head(0, "", None)`` without events (and no store is made)."""
-        from .store.tail import Head
-
-        if not self.has_store():
-            return Head(0, "", None)
-        return self.store.head()
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
         """The completion gate's decision for *node*."""
@@ -419,30 +406,3 @@ class PlanGraph(Replanning, Attesting, Starters):
         if evidence:
             self.record(evidence)
         return evidence
-
-    def impact(self, since: str | None = None, *, commits: bool = True) -> ImpactReport:
-        """What changed and what it invalidates (DESIGN §6). With *since*: the diff from that
-        revision to the working tree, plan edits included, no store needed (a store's evidence
-        ids and claims are used when one exists). Without: every evidence subject against the
-        files now. *commits* names the commit behind each change (a ``git log`` over the
-        range, the slowest part of a preview of a long range)."""
-        from .survey import impact_now, impact_since
-
-        apicheck.optional_text(since, "since")
-        self._ready()
-        if since is not None:
-            return impact_since(self, since, commits=commits)
-        return impact_now(self, commits=commits)
-
-    def audit(
-        self, *, expect_head: tuple[int, str] | None = None, max_age: timedelta | None = None
-    ) -> AuditReport:
-        """What ``plangraph audit`` reports, as data (:class:`~pytest_plangraph.audit.AuditReport`):
-        the store's chain, signatures and checkpoint checked, and what every event says
-        derived afresh. *expect_head* is a ``(seq, chain hash)`` the store must still hold;
-        *max_age* also reports evidence behind valid criteria recorded longer ago than that.
-        Without a store, nothing is audited and none is made."""
-        from .audit import audit
-
-        self._ready()
-        return audit(self, expected_head=expect_head, max_age=max_age)

@@ -11,6 +11,7 @@ Two questions, two functions:
   of the plan as written match the diff's paths. The plan at the revision, when the diff
   changes the plan file, gives the plan edits (``CRITERION_CHANGED``, ``NODE_CHANGED``).
 * :func:`impact_now` — which evidence is stale now, and why?
+* :func:`rerun_selection` — which tests and verifier items re-verify what is not valid?
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from .impact.report import (
     observed_changes,
 )
 from .judge.derive import derive
+from .judge.logfold import LogFold
+from .judge.rerun import Selection, evidence_tests, latest_seqs, rerun_criteria, select
 from .memory import collector_paused
 from .plan.cache import cache_dir_of
 from .plan.edits import PlanEdit, plan_edits
@@ -214,3 +217,28 @@ def _relative(root: Path, path: Path) -> str | None:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def rerun_selection(repo: Repository) -> Selection:
+    """The tests and verifier items to run so that every criterion whose evidence is missing,
+    stale or failed is verified again (``impact --select``): the tests its latest evidence
+    names (those whose file is gone left out) and its literal ``tests:`` ids."""
+    fold = repo.fold()
+    with collector_paused():
+        state = derive(repo.graph, fold, repo.snapshot(fold))
+    rerun = rerun_criteria(repo.graph, state)
+    known = {
+        ref: [t for t in tests if (repo.root / t.split("::", 1)[0]).exists()]
+        for ref, tests in known_tests(repo, fold).items()
+        if ref in rerun
+    }
+    plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
+    return select(repo.graph, rerun, known, plan_file or "plangraph.yaml")
+
+
+def known_tests(repo: Repository, fold: LogFold) -> dict[str, list[str]]:
+    """``node/criterion`` → the test ids its latest evidence in *fold* names (none without a
+    store): the whole events are read, by ``seq``, for their details."""
+    if not repo.has_store() or not fold.evidence:
+        return {}
+    return evidence_tests(repo.store.events(kinds=["evidence"], seqs=latest_seqs(fold)))

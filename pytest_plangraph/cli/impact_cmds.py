@@ -51,10 +51,18 @@ def register(commands: Any) -> None:
         action="store_true",
         help="record the observed changes as events (not with --since)",
     )
+    impact.add_argument(
+        "--select",
+        action="store_true",
+        help="print the pytest node ids that re-verify every criterion whose evidence is "
+        "missing, stale or failed (one a line; not with --since, --apply or --check)",
+    )
     impact.set_defaults(handler=_impact)
 
 
 def _impact(args: argparse.Namespace, out: Output) -> int:
+    if args.select:
+        return _select(args, out)
     if args.apply and args.since is not None:
         raise UsageError(
             "--apply records changes observed against the store's evidence; "
@@ -71,6 +79,35 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
         text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
     out.emit(report.to_json(), text)
     return 1 if args.check and report.invalidated else 0
+
+
+def _select(args: argparse.Namespace, out: Output) -> int:
+    """``impact --select``: the node ids to run, one a line (text) or in an object (json)."""
+    given = [
+        name
+        for name, on in (
+            ("--since", args.since is not None),
+            ("--apply", args.apply),
+            ("--check", args.check),
+        )
+        if on
+    ]
+    if given or args.format == "markdown":
+        what = given[0] if given else "--format markdown"
+        raise UsageError(
+            f"--select lists what the store's evidence says to run again; it cannot be "
+            f"combined with {what}"
+        )
+    with open_plangraph(args, reading=True) as plangraph:
+        selection = plangraph.rerun_selection()
+    for ref, why in selection.unresolved.items():
+        print(
+            f"plangraph: note: {ref}: {why}; run `pytest --plangraph --plangraph-stale` to "
+            "collect its tests",
+            file=sys.stderr,
+        )
+    out.emit(selection.to_json(), "\n".join(selection.node_ids))
+    return 0
 
 
 def apply(plangraph: PlanGraph, report: ImpactReport) -> int:

@@ -76,6 +76,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bind them as evidence subjects and keep them for `plangraph lint` "
         "(IMPLICIT_DEPENDENCY). Reuses pytest-cov's measurement when --cov is active.",
     )
+    group.addoption(
+        "--plangraph-stale",
+        action="store_true",
+        default=False,
+        help="collect the whole suite but run only the tests and verifier items of criteria "
+        "whose evidence is missing, stale or failed (the rest is deselected); a criterion "
+        "records a pass only when its whole test set ran.",
+    )
     parser.addini(
         "plangraph_plan",
         help="plan file used by --plangraph, relative to the rootdir (default plangraph.yaml).",
@@ -141,6 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--plangraph-gate and --plangraph-require need --plangraph")
         if config.getoption("plangraph_coverage"):
             raise pytest.UsageError("--plangraph-coverage needs --plangraph")
+        if config.getoption("plangraph_stale"):
+            raise pytest.UsageError("--plangraph-stale needs --plangraph")
         return
     from .session import PlangraphSession
 

@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,6 +26,9 @@ from ..plan.model import Plan, TestVerifier
 from ..plan.patterns import PatternIndex, covers, may_hold
 from ..plan.policy import TestPolicy, effective_policy
 from .suite import ProjectSelection
+
+if TYPE_CHECKING:
+    from ..plan.evidence import Evidence
 
 
 @dataclass
@@ -59,6 +62,16 @@ class Mapping:
     def to_dict(self) -> dict[str, Any]:
         """Plain built-in values (safe for execnet)."""
         return asdict(self)
+
+    def tests_of(self, prefix: str, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
+        """pytest node id (without *prefix*) → ids of the evidence its outcome went into."""
+        found: dict[str, list[str]] = {}
+        for record in evidence:
+            entry = self.criteria.get(record.ref)
+            tests = entry.tests if entry else [self.verifiers.get(record.ref, "")]
+            for test_id in tests:
+                found.setdefault(test_id.removeprefix(prefix), []).append(record.id)
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Mapping:

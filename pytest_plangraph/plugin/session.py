@@ -39,6 +39,7 @@ from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, 
 from .mapping import policies_by_criterion as policies
 from .outcomes import report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
+from .selection import StaleSelection, still_valid
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
@@ -80,6 +81,7 @@ class PlangraphSession:
         self.coverage: CoverageRecorder | None = None
         self.heard_facts: dict[str, dict[str, Any]] = {}
         """The interpreter facts on the reports of xdist workers, each different one once."""
+        self.stale: StaleSelection | None = None  # --plangraph-stale
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -96,6 +98,9 @@ class PlangraphSession:
                 session._start_coverage()
             if not session.worker:
                 session._start_controller()
+            if config.getoption("plangraph_stale"):
+                before = None if session.worker else (session.before, session.before_fold)
+                session.stale = StaleSelection.start(config, plangraph, session.prefix, before)
         except PlangraphError as exc:
             if plangraph is not None:
                 plangraph.close()
@@ -372,8 +377,9 @@ class PlangraphSession:
         skipped = collection_suspects(plan, skipped_whole, root)
         facts = join_facts([self.own_facts, *self.heard_facts.values()])
         no_pass = no_pass_reasons(facts)
+        mapping = self.mapping or Mapping()
         decided, unverified = decide(
-            self.mapping or Mapping(),
+            mapping,
             self.results,
             runnable,
             suspects,
@@ -386,7 +392,7 @@ class PlangraphSession:
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.plangraph.record_run(evidence) if evidence else []
         if evidence:
-            attach_evidence(self.config, self._tests_of(evidence))
+            attach_evidence(self.config, mapping.tests_of(self.prefix, evidence))
         after = self._after(end, evidence, stored)
         decisions = [self.plangraph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
@@ -400,7 +406,7 @@ class PlangraphSession:
             after=after,
             plan=self.plan_ref,
             recorded=outcomes,
-            unverified={ref: u.reason for ref, u in unverified.items()},
+            unverified=still_valid(self.stale, {r: u.reason for r, u in unverified.items()}),
             held_up={ref: list(u.tests) for ref, u in unverified.items() if u.tests},
             decisions=decisions,
             gate=gated,
@@ -408,17 +414,6 @@ class PlangraphSession:
             skipped_whole=skipped_whole,
             no_pass=[message for _, message in no_pass],
         )
-
-    def _tests_of(self, evidence: Iterable[Evidence]) -> dict[str, list[str]]:
-        """pytest node id → ids of the evidence its outcome went into."""
-        mapping = self.mapping or Mapping()
-        found: dict[str, list[str]] = {}
-        for record in evidence:
-            entry = mapping.criteria.get(record.ref)
-            tests = entry.tests if entry else [mapping.verifiers.get(record.ref, "")]
-            for test_id in tests:
-                found.setdefault(test_id.removeprefix(self.prefix), []).append(record.id)
-        return found
 
     def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
         run = run_info(
