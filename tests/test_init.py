@@ -113,7 +113,7 @@ def test_init_on_this_repository_lints_clean_with_a_step_per_module(tmp_path: Pa
                 f"pytest_plangraph/{entry.name}/**/*.py"
             ]
     edges = {(e["from"], e["to"], e["type"]) for e in data["edges"]}
-    assert ("step-repository", "step-api", "consumes") in edges  # api imports repository
+    assert ("step-replan", "step-api", "consumes") in edges  # api imports replan
     assert ("step-api", "step-repository", "consumes") not in edges
     tested = nodes["step-scaffold"]["acceptance"][0]["verifier"]["tests"]
     assert "tests/test_init.py" in tested  # by import, and only files under testpaths

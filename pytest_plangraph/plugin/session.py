@@ -39,7 +39,7 @@ from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, 
 from .mapping import policies_by_criterion as policies
 from .outcomes import report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
-from .selection import StaleSelection, still_valid
+from .selection import STILL_VALID, StaleSelection, still_valid
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
@@ -401,13 +401,15 @@ class PlangraphSession:
 
             notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
         outcomes = [Outcome.of(e) for e in evidence]
+        why = still_valid(self.stale, {r: u.reason for r, u in unverified.items()})
+        kept = {r for r, reason in why.items() if reason == STILL_VALID}  # not run on purpose
         return RunReport(
             before=self.before,
             after=after,
             plan=self.plan_ref,
             recorded=outcomes,
-            unverified=still_valid(self.stale, {r: u.reason for r, u in unverified.items()}),
-            held_up={ref: list(u.tests) for ref, u in unverified.items() if u.tests},
+            unverified=why,
+            held_up={r: list(u.tests) for r, u in unverified.items() if u.tests and r not in kept},
             decisions=decisions,
             gate=gated,
             collection_errors=list(self.collection_errors),
