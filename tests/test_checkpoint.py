@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
-from test_state import RUN
+from state_helpers import RUN
 from test_store_migration import _evidence
 
 from pytest_plangraph import checkpoint

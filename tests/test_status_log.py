@@ -10,7 +10,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from test_gate import _random_world
+from gate_helpers import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
