@@ -1,11 +1,13 @@
-"""Shared helpers of the test suite: plan files written into tmp_path, real git repositories."""
+"""Shared helpers of the test suite: plan files written into tmp_path, real git repositories, the
+real plugin manager cleaned up after a test."""
 
 from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,8 @@ import pytest
 # and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
 import yaml  # noqa: F401
 from repo_helpers import git
+
+from pytest_plangraph.hooks import manager as plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -44,3 +48,16 @@ def project(tmp_path: Path) -> Callable[[str], Path]:
         return target
 
     return make
+
+
+@pytest.fixture
+def manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The real shared plugin manager (no entry points); what a test registers goes away."""
+    monkeypatch.setenv(plugins.AUTOLOAD_OFF, "1")
+    plugins.clear_cache()
+    pm = plugins.get_plugin_manager()
+    yield pm
+    for name, _ in list(pm.list_name_plugin()):
+        if name != plugins.BUILTIN_PLUGIN:
+            pm.unregister(name=name)
+    plugins.clear_cache()
