@@ -1,5 +1,5 @@
 """Shared helpers of the test suite: plan files written into tmp_path, real git repositories, the
-real plugin manager cleaned up after a test."""
+real plugin manager cleaned up after a test, the JWT-login sample verified."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 # only when it parses a plan; a module imported during an in-process run is dropped after it,
 # and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
 import yaml  # noqa: F401
+from cli_helpers import plangraph_main
 from repo_helpers import git
 
 from pytest_plangraph.hooks import manager as plugins
@@ -61,3 +62,10 @@ def manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         if name != plugins.BUILTIN_PLUGIN:
             pm.unregister(name=name)
     plugins.clear_cache()
+
+
+@pytest.fixture
+def jwt(project) -> Path:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    return root
