@@ -1,11 +1,13 @@
-"""Shared helpers of the test suite: plan files written into tmp_path, real git repositories."""
+"""Shared helpers of the test suite: plan files written into tmp_path, real git repositories, the
+real plugin manager cleaned up after a test, the JWT-login sample verified."""
 
 from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,10 @@ import pytest
 # only when it parses a plan; a module imported during an in-process run is dropped after it,
 # and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
 import yaml  # noqa: F401
+from cli_helpers import plangraph_main
 from repo_helpers import git
+
+from pytest_plangraph.hooks import manager as plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -44,3 +49,23 @@ def project(tmp_path: Path) -> Callable[[str], Path]:
         return target
 
     return make
+
+
+@pytest.fixture
+def manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The real shared plugin manager (no entry points); what a test registers goes away."""
+    monkeypatch.setenv(plugins.AUTOLOAD_OFF, "1")
+    plugins.clear_cache()
+    pm = plugins.get_plugin_manager()
+    yield pm
+    for name, _ in list(pm.list_name_plugin()):
+        if name != plugins.BUILTIN_PLUGIN:
+            pm.unregister(name=name)
+    plugins.clear_cache()
+
+
+@pytest.fixture
+def jwt(project) -> Path:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    return root

@@ -115,12 +115,12 @@ def test_a_plan_edited_while_open_is_read_again(project) -> None:
 
 def test_a_touched_plan_keeps_its_state(project) -> None:
     root = project("jwt-login")
-    with PlanGraph.open(root) as graph:
-        plan, graph_before = graph.plan, graph.graph
+    with PlanGraph.open(root) as plangraph:
+        plan, graph_before = plangraph.plan, plangraph.graph
         path = root / "plangraph.yaml"
         path.write_bytes(path.read_bytes())  # new times, same content
-        assert graph.refresh() is False
-        assert graph.plan is plan and graph.graph is graph_before
+        assert plangraph.refresh() is False
+        assert plangraph.plan is plan and plangraph.graph is graph_before
 
 
 def test_record_and_claim_check_the_same_plan_version(project) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
-from test_state import RUN
+from state_helpers import RUN
 from test_store_migration import _evidence
 
 from pytest_plangraph import checkpoint
@@ -34,9 +34,9 @@ def _table(state: PlanState) -> list[tuple[object, ...]]:
     return [(n.to_json(), n.claimed, n.failed_claims) for n in state.nodes.values()]
 
 
-def _from_every_event(graph: PlanGraph) -> list[tuple[object, ...]]:
-    log = graph.store.log()
-    return _table(derive(graph.graph, log, graph.snapshot(log)))
+def _from_every_event(plangraph: PlanGraph) -> list[tuple[object, ...]]:
+    log = plangraph.store.log()
+    return _table(derive(plangraph.graph, log, plangraph.snapshot(log)))
 
 
 @pytest.fixture

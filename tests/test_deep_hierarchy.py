@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph_main
 from conftest import git
-from test_state import World
+from state_helpers import World
 
 from pytest_plangraph.judge.inputs import input_digests
 from pytest_plangraph.lint.runner import lint_plan

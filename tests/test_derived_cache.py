@@ -47,9 +47,9 @@ def _projects(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
 
 def _without_cache(root: Path, plan: Path) -> PlanState:
     """The state derived with no kept state in play."""
-    with PlanGraph.open(root, plan=plan) as graph:
-        fold = graph.fold()
-        return derive(graph.graph, fold, graph.snapshot(fold))
+    with PlanGraph.open(root, plan=plan) as plangraph:
+        fold = plangraph.fold()
+        return derive(plangraph.graph, fold, plangraph.snapshot(fold))
 
 
 def _status(root: Path, plan: Path) -> PlanState:

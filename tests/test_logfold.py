@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_gate import Step, _random_world, change_step, event_step, random_log, verify_step
-from test_state import World, crit, edge, make_graph, node
+from gate_helpers import Step, _random_world, change_step, event_step, random_log, verify_step
+from state_helpers import World, crit, edge, make_graph, node
 
 from pytest_plangraph.judge.derive import derive, history
 from pytest_plangraph.judge.logfold import LogFold

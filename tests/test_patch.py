@@ -231,14 +231,14 @@ def test_the_api_takes_a_patch_as_a_mapping(jwt: Path) -> None:
         "plangraph_patch": 1,
         "edges": {"remove": [{"from": SCHEMA, "to": TOKEN, "type": "consumes"}]},
     }
-    with PlanGraph.open(jwt) as graph:
-        result = graph.patch(change, by="agent-7", expected_plan_version=1)
+    with PlanGraph.open(jwt) as plangraph:
+        result = plangraph.patch(change, by="agent-7", expected_plan_version=1)
         assert (result.outcome, result.nodes) == ("applied", [TOKEN])
-        assert graph.graph.prerequisites(TOKEN) == []
+        assert plangraph.graph.prerequisites(TOKEN) == []
         with pytest.raises(PlanError, match="unknown field 'nodes_add'"):
-            graph.patch({"plangraph_patch": 1, "nodes_add": []}, by="agent-7")
+            plangraph.patch({"plangraph_patch": 1, "nodes_add": []}, by="agent-7")
         with pytest.raises(UsageError, match="not int"):
-            graph.patch(3, by="agent-7")  # type: ignore[arg-type]
+            plangraph.patch(3, by="agent-7")  # type: ignore[arg-type]
     assert "consumes" not in (jwt / "plangraph.yaml").read_text()
 
 

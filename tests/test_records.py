@@ -37,26 +37,26 @@ CASES: list[tuple[str, str, str, str | None, dict[str, Any], dict[str, str | Non
 
 
 @pytest.fixture
-def graph(project: Any) -> PlanGraph:
+def plangraph(project: Any) -> PlanGraph:
     return PlanGraph.open(project("jwt-login"))
 
 
-def _maker(graph: PlanGraph) -> tuple[RecordMaker, dict[str, Any]]:
-    snapshot = graph.snapshot()
+def _maker(plangraph: PlanGraph) -> tuple[RecordMaker, dict[str, Any]]:
+    snapshot = plangraph.snapshot()
     shared = {
         "snapshot": snapshot,
-        "plan": graph.plan_ref(),
-        "git": git_info(graph.root, graph.store_path),
+        "plan": plangraph.plan_ref(),
+        "git": git_info(plangraph.root, plangraph.store_path),
         "run": run_info(now(), now(), "8.0"),
         "recorded_by": "ci",
     }
-    digests = input_digests(graph.graph, snapshot)
-    maker = RecordMaker(graph, digests=digests, **shared)
+    digests = input_digests(plangraph.graph, snapshot)
+    maker = RecordMaker(plangraph, digests=digests, **shared)
     return maker, {**shared, "digests": digests}
 
 
 def _validated(
-    graph: PlanGraph,
+    plangraph: PlanGraph,
     node: str,
     criterion: str,
     outcome: str,
@@ -67,11 +67,11 @@ def _validated(
 ) -> Evidence:
     """The record built field by field through pydantic's validation: the reference."""
     snapshot = shared["snapshot"]
-    definition = graph.graph.nodes[node].criterion(criterion)
+    definition = plangraph.graph.nodes[node].criterion(criterion)
     assert definition is not None
     hashes = {
-        path: snapshot.files.get(path) or graph.workspace.hash_file(path)
-        for path in graph.node_files(node, snapshot)
+        path: snapshot.files.get(path) or plangraph.workspace.hash_file(path)
+        for path in plangraph.node_files(node, snapshot)
     }
     hashes.update(subjects)
     return Evidence.create(
@@ -92,14 +92,14 @@ def _validated(
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ...]) -> None:
+def test_batch_records_equal_make_evidence(plangraph: PlanGraph, case: tuple[Any, ...]) -> None:
     node, criterion, outcome, reason, details, subjects = case
-    maker, shared = _maker(graph)
+    maker, shared = _maker(plangraph)
     ours = maker.make(
         node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
     )
-    theirs = _validated(graph, node, criterion, outcome, reason, details, subjects, shared)
-    single = graph.make_evidence(
+    theirs = _validated(plangraph, node, criterion, outcome, reason, details, subjects, shared)
+    single = plangraph.make_evidence(
         node,
         criterion,
         outcome=outcome,
@@ -115,21 +115,21 @@ def test_batch_records_equal_make_evidence(graph: PlanGraph, case: tuple[Any, ..
     )
     assert ours == theirs
     assert "gone.txt" not in ours.subjects
-    graph.close()
+    plangraph.close()
 
 
-def test_the_batch_checks_names_and_outcomes(graph: PlanGraph) -> None:
-    maker, _ = _maker(graph)
+def test_the_batch_checks_names_and_outcomes(plangraph: PlanGraph) -> None:
+    maker, _ = _maker(plangraph)
     with pytest.raises(UsageError, match="no criterion 'nope'"):
         maker.make(TOKEN, "nope", outcome="passed", reason=None, details={}, subjects={})
     with pytest.raises(ValidationError):
         maker.make(TOKEN, "ac-http-200", outcome="green", reason=None, details={}, subjects={})
-    graph.close()
+    plangraph.close()
 
 
-def test_own_files_are_hashed_once_per_run(graph: PlanGraph) -> None:
-    maker, _ = _maker(graph)
-    login = Path(graph.root, "src/auth/login.py")
+def test_own_files_are_hashed_once_per_run(plangraph: PlanGraph) -> None:
+    maker, _ = _maker(plangraph)
+    login = Path(plangraph.root, "src/auth/login.py")
     first = maker.make(TOKEN, "ac-http-200", outcome="passed", reason=None, details={}, subjects={})
     login.write_text("changed during the run\n", encoding="utf-8")
     second = maker.make(
@@ -137,7 +137,7 @@ def test_own_files_are_hashed_once_per_run(graph: PlanGraph) -> None:
     )
     # both records of the run bind the file as the end-of-run snapshot saw it
     assert first.subjects["src/auth/login.py"] == second.subjects["src/auth/login.py"]
-    graph.close()
+    plangraph.close()
 
 
 @pytest.mark.parametrize(
@@ -155,12 +155,12 @@ def test_is_plain(value: object, plain: bool) -> None:
 
 
 def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
-    graph: PlanGraph,
+    plangraph: PlanGraph,
 ) -> None:
     # records of earlier versions have no run.optimize or run.assert_mode: read again, they
     # must keep their id, and `record()` must still take them
     common: dict[str, Any] = {"reason": None, "details": {}, "subjects": {}, "recorded_by": "t"}
-    old = graph.make_evidence(
+    old = plangraph.make_evidence(
         TOKEN, "ac-http-200", outcome="passed", run=run_info(now(), now()), **common
     )
     payload = old.model_dump(mode="json")
@@ -168,9 +168,9 @@ def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
     read = Evidence.model_validate(payload)
     assert (read.run.optimize, read.run.assert_mode) == (None, None)
     assert read.model_dump(mode="json") == payload and evidence_id(read) == read.id
-    graph.record([read])
+    plangraph.record([read])
     flagged = run_info(now(), now(), "9.0", optimize=1, assert_mode="plain")
-    new = graph.make_evidence(TOKEN, "ac-http-200", outcome="failed", run=flagged, **common)
+    new = plangraph.make_evidence(TOKEN, "ac-http-200", outcome="failed", run=flagged, **common)
     assert (new.model_dump(mode="json")["run"]["optimize"], new.run.assert_mode) == (1, "plain")
     assert new.id == evidence_id(new) != read.id
-    graph.close()
+    plangraph.close()

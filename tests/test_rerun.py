@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_state import APPROVAL, crit, edge, make_graph, node
+from state_helpers import APPROVAL, crit, edge, make_graph, node
 
 from pytest_plangraph.judge.derive import derive
 from pytest_plangraph.judge.inputs import Snapshot

@@ -10,7 +10,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from test_gate import _random_world
+from gate_helpers import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
@@ -43,19 +43,19 @@ def jwt(project) -> Path:
 def test_status_from_the_log_equals_status_from_events(jwt):
     schema = jwt / "src/auth/user_schema.json"
     for step in ("as verified", "after an edit"):
-        with PlanGraph.open(jwt) as graph:
-            events, log = graph.events(), graph.store.log()
+        with PlanGraph.open(jwt) as plangraph:
+            events, log = plangraph.events(), plangraph.store.log()
             assert [e.seq for e in log] == [e.seq for e in events], step
-            snapshot = graph.snapshot(events)
-            assert graph.snapshot(log) == snapshot
-            full = derive(graph.graph, events, snapshot)
-            light = derive(graph.graph, log, snapshot)
+            snapshot = plangraph.snapshot(events)
+            assert plangraph.snapshot(log) == snapshot
+            full = derive(plangraph.graph, events, snapshot)
+            light = derive(plangraph.graph, log, snapshot)
             assert _table(light) == _table(full), step
-            assert _table(graph.status()) == _table(full), step
-            assert _table(graph.status(events)) == _table(full), step
-            assert graph.snapshot() == snapshot, step  # reads the light log itself
-            replayed = [status for _, status in history(graph.graph, log, snapshot, SCHEMA)]
-            assert replayed == [s for _, s in history(graph.graph, events, snapshot, SCHEMA)]
+            assert _table(plangraph.status()) == _table(full), step
+            assert _table(plangraph.status(events)) == _table(full), step
+            assert plangraph.snapshot() == snapshot, step  # reads the light log itself
+            replayed = [status for _, status in history(plangraph.graph, log, snapshot, SCHEMA)]
+            assert replayed == [s for _, s in history(plangraph.graph, events, snapshot, SCHEMA)]
         schema.write_text(schema.read_text().replace('"minLength": 3', '"minLength": 2'))
     assert full.nodes[SCHEMA].status == "stale"
     codes = {r.code for c in full.nodes[TOKEN].criteria for r in c.reasons}

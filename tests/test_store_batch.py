@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_store import make_event
+from store_helpers import make_event
 
 from pytest_plangraph.errors import ConflictError
 from pytest_plangraph.store.chain import verify_events

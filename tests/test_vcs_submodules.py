@@ -1,5 +1,5 @@
-"""Changes inside git submodules, and what a shallow clone is told: vcs/history.py directly and the
-``plangraph impact`` command, in real repositories built with git in tmp_path."""
+"""Changes inside git submodules: vcs/history.py directly and the ``plangraph impact`` command, in
+real repositories built with git in tmp_path (shallow clones are in test_vcs_shallow.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph_main
 from conftest import git
+from submodule_helpers import PLAN, _commit, _repo, _write
 
 from pytest_plangraph.errors import GitError
 from pytest_plangraph.impact.report import diff_impact
@@ -18,52 +19,10 @@ from pytest_plangraph.plan.model import Plan
 from pytest_plangraph.vcs.changes import Change
 from pytest_plangraph.vcs.history import changed_paths, commits_since, last_commits
 
-PLAN = """\
-plangraph: 1
-plan: submodules
-title: A plan whose first step writes into a submodule
-nodes:
-  - id: A
-    title: Write into the submodule
-    outputs: [sub/out/s.txt]
-    acceptance:
-      - id: ac-out
-        assertion: the submodule holds the output
-        verifier: {type: artifact, path: sub/out/s.txt}
-  - id: B
-    title: Use it
-    acceptance:
-      - id: ac-out
-        assertion: the output is there
-        verifier: {type: artifact, path: sub/out/s.txt}
-edges:
-  - {from: A, to: B, type: requires}
-"""
-
 
 def _sub(cwd: Path, *args: str) -> str:
     """git with local file submodules allowed (recent git refuses them by default)."""
     return git(cwd, "-c", "protocol.file.allow=always", *args)
-
-
-def _repo(path: Path, files: dict[str, str]) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    _write(path, files)
-    _commit(path, "initial")
-    return path
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-
-
-def _commit(root: Path, message: str) -> str:
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
-    return git(root, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture(scope="module")
@@ -397,52 +356,7 @@ def test_a_change_standing_for_a_subtree_reaches_every_path_under_it(
     assert [i.node for i in alone.invalidated] == (["A"] if output == "sub" else [])
 
 
-# --- shallow clones ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def shallow(tmp_path: Path) -> Path:
-    """A depth-1 clone of a three-commit history, with a store whose evidence was recorded at
-    the first commit (which the clone does not have)."""
-    plan = PLAN.replace("sub/out/s.txt", "out/s.txt")
-    full = _repo(tmp_path / "full", {"plangraph.yaml": plan, "out/s.txt": "1\n"})
-    assert plangraph_main(full, "verify").code == 0
-    for text in ("2\n", "3\n"):
-        _write(full, {"out/s.txt": text})
-        _commit(full, f"write {text.strip()}")
-    clone = tmp_path / "depth-1"
-    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{full}", str(clone))
-    (clone / ".plangraph").mkdir()
-    (clone / ".plangraph/store.db").write_bytes((full / ".plangraph/store.db").read_bytes())
-    return clone
-
-
-def test_shallow_clone_says_the_evidence_commit_may_be_unfetched(shallow: Path) -> None:
-    result = plangraph_main(shallow, "impact")
-    assert result.code == 0, result.err
-    assert "shallow clone" in result.err
-    assert "fetch-depth: 0" in result.err
-    assert "git fetch --unshallow" in result.err
-    assert "(rebased or dropped)" not in result.err
-    assert "ARTIFACT_CHANGED out/s.txt" in result.out
-
-
-def test_a_typo_is_not_blamed_on_a_shallow_clone(shallow: Path) -> None:
-    typo = plangraph_main(shallow, "impact", "--since", "nosuchref")
-    assert typo.code == 2
-    assert "unknown revision 'nosuchref'" in typo.err
-    assert "shallow clone" not in typo.err
-
-    for beyond in ("HEAD~1", "1234567"):
-        result = plangraph_main(shallow, "impact", "--since", beyond)
-        assert result.code == 2
-        assert f"revision '{beyond}' is not in this shallow clone" in result.err
-
-    for branch in ("origin/feature", "origin/feature~1", "origin/feature^"):
-        remote = plangraph_main(shallow, "impact", "--since", branch)
-        assert remote.code == 2
-        assert f"unknown revision '{branch}'" in remote.err
-        assert "`git fetch origin feature`" in remote.err
+# --- unknown revisions ------------------------------------------------------------------------
 
 
 def test_outside_a_shallow_clone_nothing_is_said_about_one(parent: Path) -> None:
