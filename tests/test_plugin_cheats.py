@@ -65,3 +65,115 @@ def test_the_ini_addopts_cannot_take_a_test_the_plan_names_out_of_its_criterion(
     assert _gate(root) != "completed"
     claim = plangraph_main(root, "claim", "step-login", "--by", "agent")
     assert claim.code == 1, claim.out
+
+
+SKIP_PLAN = """
+plangraph: 1
+plan: demo
+defaults:
+  test: {skips: allow, xfail: allow}
+nodes:
+  - id: step-calc
+    acceptance:
+      - id: ac-broken
+        verifier: {type: test, tests: ["tests/test_calc.py"]}
+      - id: ac-honest
+        verifier: {type: test, tests: ["tests/test_honest.py"]}
+"""
+
+CALC = """
+import unittest
+
+import pytest
+
+
+def add(a, b):
+    raise unittest.SkipTest("not on this platform")
+
+
+def sub(a, b):
+    pytest.xfail("a known bug")
+"""
+
+CALC_TESTS = """
+from calc import add, sub
+
+
+def test_add():
+    assert add(2, 2) == 4
+
+
+def test_sub():
+    assert sub(2, 2) == 0
+
+
+def test_one():
+    assert 1 == 1
+"""
+
+HONEST_TESTS = """
+import sys
+
+import pytest
+
+from helpers import needs_plan9
+
+
+@pytest.mark.skipif(sys.platform != "plan9", reason="plan9 only")
+def test_marker():
+    pass
+
+
+def test_inline_skip():
+    pytest.skip("not here")
+
+
+def test_inline_xfail():
+    pytest.xfail("known")
+
+
+def test_fixture_skip(off_platform):
+    pass
+
+
+def test_helper_skip():
+    needs_plan9()
+
+
+def test_import_skip():
+    pytest.importorskip("no_such_module_plangraph")
+
+
+def test_passes():
+    pass
+"""
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_skip_or_xfail_raised_by_the_code_under_test_is_a_failure(
+    pytester: pytest.Pytester, xdist: bool
+) -> None:
+    files = {
+        "calc.py": CALC,
+        "tests/test_honest.py": HONEST_TESTS,
+        "tests/helpers.py": "import pytest\n\ndef needs_plan9():\n    pytest.skip('plan9')\n",
+        "tests/conftest.py": (
+            "import pytest\n\n@pytest.fixture\ndef off_platform():\n    pytest.skip('off')\n"
+        ),
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = . tests\n",
+    }
+    root = make_project(pytester, plan=SKIP_PLAN, tests=CALC_TESTS, files=files)
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    args = ["--plangraph", "-p", "no:cacheprovider", "-v"] + (["-n", "2"] if xdist else [])
+    result = pytester.runpytest_subprocess(*args)
+    records = latest(root)
+    broken = records["step-calc/ac-broken"]
+    assert (broken.outcome, broken.reason) == ("failed", "TEST_FAILED")
+    assert "skipped by the code under test (calc.py:7)" in broken.details["message"]
+    assert "xfailed by the code under test (calc.py:11)" in broken.details["message"]
+    honest = records["step-calc/ac-honest"]
+    assert honest.outcome == "passed", honest.details
+    assert len(honest.details["allowed"]) == 6
+    claim = plangraph_main(root, "claim", "step-calc", "--by", "agent")
+    assert claim.code == 1 and "ac-broken" in claim.out
+    assert "Traceback" not in result.stdout.str()
