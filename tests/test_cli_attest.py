@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from cli_helpers import plangraph, plangraph_main
@@ -205,3 +208,71 @@ def test_the_signature_checks_with_the_raw_public_key_alone(signed):
     Ed25519PublicKey.from_public_bytes(public).verify(base64.b64decode(signature["sig"]), message)
     assert signature["keyid"] == (repo.parent / "ci.pub").read_text().split()[2]
     assert _statement(envelope)["predicateType"] == "urn:pytest-plangraph:attestation:node:v1"
+
+
+TESTED_PLAN = """plangraph: 1
+plan: demo
+nodes:
+  - id: step-add
+    acceptance:
+      - id: ac-add
+        verifier: {type: test, tests: ["tests/test_add.py"]}
+"""
+
+
+def test_the_attestation_names_the_files_the_evidence_is_bound_to(tmp_path):
+    """A node with no outputs is decided by its tests: the test file, the code they import and
+    the configuration are subjects, so breaking the code after signing fails --verify."""
+    from repo_helpers import git
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "plangraph.yaml").write_text(TESTED_PLAN)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "tests" / "test_add.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+    )
+    (repo / "pytest.ini").write_text("[pytest]\ntestpaths = tests\npythonpath = .\n")
+    (repo / ".gitignore").write_text(".plangraph/\n__pycache__/\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    assert plangraph_main(tmp_path, "keygen", "--output", str(tmp_path / "ci")).code == 0
+    public = (tmp_path / "ci.pub").read_text().split()[1]
+    (tmp_path / "trusted.yaml").write_text(
+        f"format: 1\nkeys: [{{public_key: {public}, roles: [ci]}}]\n"
+    )
+    env = {
+        "PLANGRAPH_SIGNING_KEY_FILE": str(tmp_path / "ci"),
+        "PLANGRAPH_TRUSTED_KEYS": str(tmp_path / "trusted.yaml"),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--plangraph",
+            "--plangraph-coverage",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=repo,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    made = plangraph(repo, "attest", "step-add", "--output", "add.json", env=env)
+    assert made.code == 0, made.out + made.err
+    subjects = {
+        s["name"] for s in _statement(json.loads((repo / "add.json").read_text()))["subject"]
+    }
+    assert {"tests/test_add.py", "calc.py", "pytest.ini", "plangraph.yaml"} <= subjects
+    assert plangraph(repo, "attest", "--verify", "add.json", env=env).code == 0
+
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")  # broken after signing
+    checked = plangraph(repo, "attest", "--verify", "add.json", "--format", "json", env=env)
+    assert checked.code == 1, checked.out + checked.err
+    assert [c["name"] for c in checked.json()["changed"]] == ["calc.py"]

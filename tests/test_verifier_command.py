@@ -229,3 +229,52 @@ def test_impact_since_reaches_a_command_criterion_through_its_subjects(tmp_path:
     assert result.code == 0, result.err
     (changed,) = result.json()["changed"]
     assert changed["path"] == "docs/guide.md" and changed["nodes"] == ["step-docs"]
+
+
+SCRIPT_PLAN = f"""
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-docs
+    acceptance:
+      - id: ac-has-title
+        verifier:
+          type: command
+          run: ["{PY}", "scripts/check_title.py", "--rules=ci/rules.txt"]
+          subjects: ["docs/*.md"]
+"""
+CHECK_SCRIPT = "import sys\nsys.exit(0 if open('docs/guide.md').read().startswith('#') else 1)\n"
+
+
+def test_a_script_the_argv_names_is_bound_so_a_passing_edit_then_reverted_stales(
+    tmp_path: Path,
+) -> None:
+    """An agent that makes the repository's check script exit 0, verifies and puts the script
+    back has evidence of a program that no longer exists: it is stale, not completed."""
+    from repo_helpers import git
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("no title\n")  # the check fails on this
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "check_title.py").write_text(CHECK_SCRIPT)
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "rules.txt").write_text("title\n")
+    (tmp_path / "plangraph.yaml").write_text(SCRIPT_PLAN)
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "initial")
+    assert plangraph_main(tmp_path, "verify").code == 1  # honest: the check fails
+
+    (tmp_path / "scripts" / "check_title.py").write_text("raise SystemExit(0)\n")
+    verified = plangraph_main(tmp_path, "verify", "--format", "json")
+    assert verified.code == 0, verified.err
+    (record,) = verified.json()["evidence"]
+    assert {"scripts/check_title.py", "ci/rules.txt"} <= set(record["subjects"])
+    (tmp_path / "scripts" / "check_title.py").write_text(CHECK_SCRIPT)  # the cheat undone
+
+    status = plangraph_main(tmp_path, "status", "--format", "json").json()
+    assert _node_status(status, "step-docs") != "completed"
+    claim = plangraph_main(tmp_path, "claim", "step-docs", "--by", "agent")
+    assert claim.code == 1
+    (tmp_path / "ci" / "rules.txt").write_text("edited\n")
+    assert plangraph_main(tmp_path, "verify").code == 1  # the real script still fails

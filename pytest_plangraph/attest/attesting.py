@@ -13,7 +13,8 @@ from ..errors import UsageError
 from ..judge.derive import derive
 from ..judge.gate import gate
 from ..judge.inputs import Snapshot, node_files
-from ..judge.states import PlanState, Reason
+from ..judge.logfold import LogFold
+from ..judge.states import NodeState, PlanState, Reason
 from ..repository import Repository
 from ..store.keys import SigningKey, load_trusted
 from ..store.signatures import SIGNING_KEY_FILE_ENV, signer_from_env
@@ -69,6 +70,21 @@ class AttestationCheck:
         }
 
 
+def _evidence_files(fold: LogFold, node_state: NodeState) -> list[str]:
+    """The files the evidence deciding each criterion of the node is bound to (test files,
+    the code they bind, ``conftest.py``, the configuration file, a command's subjects): a
+    change to any of them after signing is a change ``--verify`` reports."""
+    found: list[str] = []
+    for criterion in node_state.criteria:
+        kept = fold.evidence.get((node_state.id, criterion.id))
+        record = {} if kept is None else kept[1].payload
+        if criterion.evidence is None or record.get("id") != criterion.evidence:
+            continue
+        subjects = record.get("subjects") or {}
+        found.extend(str(path) for path in subjects)
+    return found
+
+
 _MAX_ENVELOPE = 64 << 20
 """Bytes of an envelope file read at most: a statement is a few kilobytes per file it names."""
 
@@ -89,7 +105,7 @@ class Attesting(Repository):
             )
         fold = self.fold()
         snapshot = self.snapshot(fold)
-        return self._attest(node, key, snapshot, derive(self.graph, fold, snapshot))
+        return self._attest(node, key, snapshot, derive(self.graph, fold, snapshot), fold)
 
     def attest_completed(self) -> list[Attestation]:
         """The attestation of every completed node, in topological order."""
@@ -104,10 +120,10 @@ class Attesting(Repository):
         snapshot = self.snapshot(fold)
         state = derive(self.graph, fold, snapshot)
         done = [n for n, s in state.nodes.items() if s.status == "completed"]
-        return [self._attest(n, key, snapshot, state) for n in done]
+        return [self._attest(n, key, snapshot, state, fold) for n in done]
 
     def _attest(
-        self, node: str, key: SigningKey, snapshot: Snapshot, state: PlanState
+        self, node: str, key: SigningKey, snapshot: Snapshot, state: PlanState, fold: LogFold
     ) -> Attestation:
         decision = gate(self.graph, state, node)
         node_state = state.nodes[node]
@@ -117,7 +133,7 @@ class Attesting(Repository):
             )
             return Attestation(node, "FAILED", node_state.status, None, reasons)
         files: dict[str, str] = {}
-        for path in node_files(self.graph, node, snapshot):
+        for path in [*node_files(self.graph, node, snapshot), *_evidence_files(fold, node_state)]:
             sha = snapshot.files.get(path) or self.workspace.hash_file(path)
             if sha is None:  # a file the gate needed is gone: nothing to attest it by
                 reason = Reason("OUTPUT_MISSING", f"{path} is missing")

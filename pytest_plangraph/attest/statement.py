@@ -10,8 +10,9 @@ Shape (``docs/agents.md``)::
                    "plan": {"id", "version", "digest", "file"}, "commit": ..., "dirty": ...,
                    "attested_at": ...}}
 
-The subjects are the files the node's evidence is bound to (its outputs and the files it
-consumes from upstream) and the plan file, each with the sha256 it had when attested.
+The subjects are the files the node's evidence is bound to (its outputs, the files it
+consumes from upstream and the subjects of the evidence deciding its criteria) and the plan
+file, each with the sha256 it had when attested.
 """
 
 from __future__ import annotations

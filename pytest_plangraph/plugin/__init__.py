@@ -152,11 +152,13 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("plangraph_stale"):
             raise pytest.UsageError("--plangraph-stale needs --plangraph")
         return
+    from .origin import SkipOrigin
     from .session import PlangraphSession
 
     session = PlangraphSession.start(config)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "plangraph-session")
+    config.pluginmanager.register(SkipOrigin(session.plangraph.root, config), "plangraph-origin")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -210,19 +210,24 @@ class MappingBuilder:
     def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
         """Map one test; returns the refs it verifies. A test a criterion's ``exclude:``
         takes out, or a deselected one the project's configuration leaves out of the suite
-        (:attr:`selection`), is only noted: it is no part of that criterion's test set."""
+        (:attr:`selection`), is only noted: it is no part of that criterion's test set. A test
+        the plan names itself (:func:`names_a_test`) stays in its criterion's set whatever the
+        ini deselects: it is then ``DESELECTED``, so no ``addopts`` edit takes it out."""
         outside = not selected and self.selection.leaves_out(item)
         refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
+        named: set[str] = set()
         for ref, pattern in self.index.match(test_id):
             self.matched.add(pattern)
             refs.append(ref)
+            if names_a_test(pattern):
+                named.add(ref)
         excluded = {ref for ref, _ in self.excludes.match(test_id)}
         kept: list[str] = []
         for ref in dict.fromkeys(refs):
             entry = self.mapping.criteria[ref]
             if ref in excluded:
                 entry.excluded.append(test_id)
-            elif outside:
+            elif outside and ref not in named:
                 entry.outside.append(test_id)
             else:
                 (entry.tests if selected else entry.deselected).append(test_id)
@@ -236,6 +241,13 @@ class MappingBuilder:
         for ref, patterns in self.patterns.items():
             self.mapping.criteria[ref].unmatched = [p for p in patterns if p not in self.matched]
         return self.mapping
+
+
+def names_a_test(pattern: str) -> bool:
+    """True when a ``tests:`` pattern names tests by id (``file.py::test``, a class, a
+    parametrized case), not a whole file or a wildcard: the plan's own, reviewed demand that
+    this very test passes, which the project's ini cannot take back."""
+    return "::" in pattern and "*" not in pattern and "?" not in pattern
 
 
 def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[str, list[str]]:

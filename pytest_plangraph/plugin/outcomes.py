@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..plan.policy import TestPolicy
+from .origin import ORIGIN_ATTRIBUTE
 from .verdicts import TOO_FEW_PASSED, Verdict, allowed_outcomes
 
 SHOWN_TESTS = 3
@@ -23,19 +24,37 @@ _REASON_LENGTH = 200
 def report_reason(report: Any) -> str | None:
     """Why one test report is no pass, in one short line: the skip reason, the xfail reason,
     or the first line of the failure; None for a passing phase."""
+    if raised_by := getattr(report, ORIGIN_ATTRIBUTE, None):
+        kind = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        why = getattr(report, "wasxfail", None) or _skip_text(report)
+        return _short(f"{kind} by the code under test ({raised_by}), never allowed: {why}")
     wasxfail = getattr(report, "wasxfail", None)
     if wasxfail is not None:
         why = str(wasxfail) or "expected to fail"
         return _short(f"xpassed: {why}" if report.outcome == "passed" else why)
     if report.outcome == "passed":
         return None
+    if report.outcome == "skipped" and (text := _skip_text(report)):
+        return _short(text)
     longrepr = getattr(report, "longrepr", None)
-    if report.outcome == "skipped" and isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
-        return _short(str(longrepr[2]).removeprefix("Skipped: ") or "skipped")
     crash = getattr(longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
     text = str(message) if message else str(longrepr or "")
     return _short(text or report.outcome)
+
+
+def phase_outcome(report: Any) -> str:
+    """The outcome a report counts with: ``failed`` for a skip or xfail the code under test
+    raised (:mod:`.origin`), else pytest's."""
+    return "failed" if getattr(report, ORIGIN_ATTRIBUTE, None) else str(report.outcome)
+
+
+def _skip_text(report: Any) -> str:
+    """The reason of a skip report ("" when it has none in pytest's form)."""
+    longrepr = getattr(report, "longrepr", None)
+    if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ") or "skipped"
+    return ""
 
 
 def _short(text: str) -> str:

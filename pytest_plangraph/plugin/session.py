@@ -37,7 +37,7 @@ from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
-from .outcomes import report_reason
+from .outcomes import phase_outcome, report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .selection import STILL_VALID, StaleSelection, still_valid
 from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
@@ -306,8 +306,8 @@ class PlangraphSession:
         if facts := getattr(report, FACTS_ATTRIBUTE, None):
             self.heard_facts.setdefault(repr(facts), facts)
         test_id = self.prefix + report.nodeid
-        xfail = hasattr(report, "wasxfail")
-        self.results.phases.setdefault(test_id, []).append((report.when, report.outcome, xfail))
+        xfail, outcome = hasattr(report, "wasxfail"), phase_outcome(report)
+        self.results.phases.setdefault(test_id, []).append((report.when, outcome, xfail))
         self.results.note(test_id, report_reason(report))
         verdict = getattr(report, "plangraph_verdict", None)
         if verdict is not None:

@@ -4,7 +4,8 @@ Settings: ``run`` (the argv list; no shell is involved), ``timeout_s`` (default 
 ``subjects`` (paths or globs of the files the verdict depends on) and ``cwd`` (a directory
 inside the repository; default its root). The evidence's details carry the argv, the exit code,
 the duration and the last :data:`TAIL_BYTES` bytes of the merged stdout and stderr; its subjects
-are the files ``subjects`` names, hashed before the program runs and again after it.
+are the files ``subjects`` names and the repository files the argv itself names (the script
+it runs, a file given to it), hashed before the program runs and again after it.
 
 Reasons: ``COMMAND_FAILED`` (non-zero exit, outcome ``failed``), ``COMMAND_TIMEOUT`` (killed
 after ``timeout_s``, ``failed``), ``COMMAND_NOT_FOUND`` and ``COMMAND_NOT_RUNNABLE`` (the
@@ -18,6 +19,7 @@ The argv comes from the plan, which is reviewed input like the tests themselves:
 from __future__ import annotations
 
 import os
+import posixpath
 import signal
 import subprocess
 import tempfile
@@ -79,8 +81,12 @@ class CommandType:
         if path_problem(cwd) or workspace.escapes(cwd) or not (workspace.root / cwd).is_dir():
             message = f"cwd {cwd!r} is not a directory inside the repository"
             return VerifierResult("error", COMMAND_NOT_RUNNABLE, message, {"argv": argv})
+        named = workspace.expand(settings.get("subjects") or [])
         subjects = tuple(
-            p for p in workspace.expand(settings.get("subjects") or []) if not workspace.escapes(p)
+            dict.fromkeys(
+                [p for p in named if not workspace.escapes(p)]
+                + _program_files(argv, cwd, workspace)
+            )
         )
         before = {path: workspace.hash_file(path) for path in subjects}
         result = _run(argv, workspace.root / cwd, float(settings.get("timeout_s") or 600))
@@ -92,6 +98,25 @@ class CommandType:
         return VerifierResult(
             result.outcome, result.reason, result.message, result.details, subjects
         )
+
+
+def _program_files(argv: list[str], cwd: str, workspace: Workspace) -> list[str]:
+    """The repository files the argv names, relative to *cwd* (``scripts/check.py``,
+    ``./check.sh``, ``--config=ci/rules.toml``): the program, a script it runs and the files
+    given to it are part of what the verdict depends on, so editing one of them stales it
+    whatever ``subjects`` lists. Arguments that name no regular file inside the root are
+    left out."""
+    found: list[str] = []
+    for arg in argv:
+        for part in (arg, arg.partition("=")[2]):
+            if not part or "\0" in part or posixpath.isabs(part):
+                continue
+            rel = posixpath.normpath(posixpath.join(cwd, part))
+            if rel.startswith("../") or rel in ("..", "."):
+                continue
+            if not workspace.escapes(rel) and workspace.hash_file(rel) is not None:
+                found.append(rel)
+    return found
 
 
 def _run(argv: list[str], cwd: Any, timeout: float) -> VerifierResult:
