@@ -97,12 +97,7 @@ class Attesting(Repository):
         is ``PLANGRAPH_SIGNING_KEY_FILE``'s; without one, :class:`UsageError`."""
         self._ready()
         self.require_node(node)
-        key = signer_from_env()
-        if key is None:
-            raise UsageError(
-                f"attesting signs with an Ed25519 key: set {SIGNING_KEY_FILE_ENV} to the private "
-                "key `plangraph keygen` wrote"
-            )
+        key = _signing_key()
         fold = self.fold()
         snapshot = self.snapshot(fold)
         return self._attest(node, key, snapshot, derive(self.graph, fold, snapshot), fold)
@@ -110,12 +105,7 @@ class Attesting(Repository):
     def attest_completed(self) -> list[Attestation]:
         """The attestation of every completed node, in topological order."""
         self._ready()
-        key = signer_from_env()
-        if key is None:
-            raise UsageError(
-                f"attesting signs with an Ed25519 key: set {SIGNING_KEY_FILE_ENV} to the private "
-                "key `plangraph keygen` wrote"
-            )
+        key = _signing_key()
         fold = self.fold()
         snapshot = self.snapshot(fold)
         state = derive(self.graph, fold, snapshot)
@@ -201,3 +191,14 @@ class Attesting(Repository):
             for c in changed
         )
         return AttestationCheck(not changed, problems, node, signer, changed)
+
+
+def _signing_key() -> SigningKey:
+    """The Ed25519 key of ``PLANGRAPH_SIGNING_KEY_FILE``; without one, :class:`UsageError`."""
+    key = signer_from_env()
+    if key is None:
+        raise UsageError(
+            f"attesting signs with an Ed25519 key: set {SIGNING_KEY_FILE_ENV} to the private "
+            "key `plangraph keygen` wrote"
+        )
+    return key
