@@ -9,7 +9,8 @@ import pytest
 from gate_helpers import Step, _random_world, change_step, event_step, random_log, verify_step
 from state_helpers import World, crit, edge, make_graph, node
 
-from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.history import history
 from pytest_plangraph.judge.logfold import LogFold
 
 JUDGED_LOG: list[tuple[float, Step]] = [

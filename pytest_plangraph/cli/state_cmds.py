@@ -276,7 +276,7 @@ def _event_json(event: Any) -> dict[str, Any]:
 
 
 def _history(args: argparse.Namespace, out: Output) -> int:
-    from ..judge.derive import event_node, history
+    from ..judge.history import event_node, history
     from ..store.trust import policy_from_env, screen
 
     with open_plangraph(args, reading=True) as plangraph:

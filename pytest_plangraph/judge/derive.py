@@ -34,8 +34,7 @@ plan's context and the indexed log are built in :mod:`pytest_plangraph.judge.led
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Collection, Sequence
 
 from ..errors import UsageError
 from ..memory import collector_paused
@@ -55,13 +54,10 @@ from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
 
-__all__ = ["derive", "derive_node", "history"]
+__all__ = ["derive", "derive_node"]
 
 
 # --- derivation ------------------------------------------------------------------------------
-
-
-E = TypeVar("E", bound=LoggedEvent)
 
 
 def derive(
@@ -115,34 +111,6 @@ def _cone(context: Context, node_id: str) -> set[str]:
         return (*links.prerequisites[current], *children[current], *links.conflicts[current])
 
     return set(reach([node_id], deciding))
-
-
-def history(
-    graph: Graph,
-    events: Sequence[E],
-    snapshot: Snapshot,
-    node_id: str,
-    untrusted: Mapping[int, str] | None = None,
-) -> list[tuple[E, str]]:
-    """Each event of *node_id* with the node's status right after it (replayed from the log);
-    the events whose seq is in *untrusted* are not counted (:mod:`..store.trust`)."""
-    if node_id not in graph.nodes:
-        raise UsageError(f"unknown node {node_id!r}")
-    with collector_paused():
-        context = Context.of(graph, snapshot)
-        fold = LogFold()  # each event folded once: the node is derived after each of its own
-        steps: list[tuple[E, str]] = []
-        for event in events:
-            fold.extend([event], untrusted)
-            if event_node(event) == node_id:
-                state = derive_node(graph, fold, snapshot, node_id, context=context)
-                steps.append((event, state.status))
-        return steps
-
-
-def event_node(event: LoggedEvent) -> str | None:
-    """The node an event is about (an evidence record may name it in its payload only)."""
-    return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
 
 
 class _Derivation:
