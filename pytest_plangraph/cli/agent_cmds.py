@@ -24,14 +24,19 @@ def register(commands: Any) -> None:
         "patch",
         parents=[common_options()],
         help="re-plan with a patch: add, replace or remove nodes, criteria and edges",
-        description="Apply a patch (docs/plan-format.md, 'Patches') to the plan file, keeping "
+        description="Apply a patch (docs/plan-format.md, 'Patches'; a file holding a list is a "
+        "JSON Patch, RFC 6902, over the plan's JSON form) to the plan file, keeping "
         "its comments and layout. The patched plan is linted first: errors refuse the whole "
         "patch (LINT_ERRORS, the findings listed) and the file is not touched. A node may be "
         "re-planned max_replan_rounds times (default 2) until a person grants a retry; past "
         "that the patch is refused with REPLAN_BUDGET_EXHAUSTED. Exit 0 applied, 1 refused "
         "(or PLAN_VERSION_CONFLICT), 2 bad input.",
     )
-    patch.add_argument("file", metavar="FILE", help="the patch, YAML or JSON ('-': stdin)")
+    patch.add_argument(
+        "file",
+        metavar="FILE",
+        help="the patch, YAML or JSON ('-': stdin); a list of operations is a JSON Patch",
+    )
     patch.add_argument("--by", type=name_text, required=True, help="who proposes the patch")
     patch.add_argument(
         "--expected-plan-version",
