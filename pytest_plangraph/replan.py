@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import apicheck
 from .errors import ConflictError, UsageError
 from .judge.derive import derive
+from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .judge.states import PlanState
 from .lint.check import LintSubject, plan_problems
 from .lint.findings import Finding
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
-REPLAN_BUDGET_EXHAUSTED = "REPLAN_BUDGET_EXHAUSTED"
 LINT_ERRORS = "LINT_ERRORS"
 
 

@@ -150,6 +150,8 @@ class _Derivation:
         self.refused = refused
         for node_id, count in refused.items():
             self.completion.exhaust(node_id, count > budgets[node_id])
+        for node_id in self.ledger.held:
+            self.completion.hold(node_id, True)
         for node_id, states in self.criteria.items():
             for state in states:
                 self.completion.set_ok(node_id, state.id, state.state == "valid")
@@ -281,6 +283,10 @@ class _Derivation:
             reasons.append(_no_acceptance(node))
         if refused > node.max_retry:
             reasons.append(_retry_budget_exhausted(node_id, node, refused))
+        held = self.ledger.held.get(node_id)
+        if held is not None:  # first: until a person acts, nothing else completes the node
+            limit = self.context.graph.plan.max_replan_rounds
+            reasons.insert(0, _replan_budget_exhausted(node_id, held, limit))
         return reasons
 
     def _waiting_reasons(self, node_id: str, node: Node) -> list[Reason]:
@@ -337,7 +343,8 @@ class _Derivation:
         """The first status that matches, in the precedence of DESIGN §5."""
         if node_id in self.completion.cancelled:
             return "cancelled"
-        if node_id in self.completion.exhausted:  # before completed: the budget decides
+        held = self.completion.held
+        if node_id in self.completion.exhausted or node_id in held:  # before completed
             return "blocked"
         if node_id in self.completed:
             return "completed"
@@ -410,3 +417,15 @@ def _retry_budget_exhausted(node_id: str, node: Node, refused: int) -> Reason:
     return Reason(
         "RETRY_BUDGET_EXHAUSTED", message, {"refused": refused, "max_retry": node.max_retry}
     )
+
+
+def _replan_budget_exhausted(node_id: str, event: LoggedEvent, limit: int) -> Reason:
+    """``REPLAN_BUDGET_EXHAUSTED``: the node's replan rounds are spent and a further patch
+    was refused; it needs a person until a retry grant."""
+    message = (
+        f"needs a person: re-planned {limit} round(s) (max_replan_rounds) and a further patch "
+        f"by {event.by} was refused; narrow the goal or hand it over — the gate refuses this "
+        f"node whatever its evidence until a person runs `plangraph retry {node_id}`"
+    )
+    data = {"by": event.by, "seq": event.seq, "max_replan_rounds": limit}
+    return Reason("REPLAN_BUDGET_EXHAUSTED", message, data)
