@@ -245,7 +245,12 @@ _DECISIONS = {
         "approved",
     ),
     "revoke": ("withdraw an approval", "ref", "revoked"),
-    "retry": ("give a node whose retry budget is spent a fresh budget", "node", "retry granted"),
+    "retry": (
+        "give a node whose retry budget is spent a fresh budget (and clear a node marked for a "
+        "person by REPLAN_BUDGET_EXHAUSTED, renewing its replan rounds)",
+        "node",
+        "retry granted",
+    ),
     "cancel": ("cancel a node: it no longer needs to be completed", "node", "cancelled"),
 }
 """The commands that record one person's decision about a node or a criterion."""
