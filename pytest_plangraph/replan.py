@@ -3,11 +3,15 @@ within a per-node budget of rounds, each attempt an event.
 
 Order of a patch, and why:
 
-1. The patch is read and checked against the plan models (bad input: exit 2, nothing written).
+1. The patch is read and checked against the plan models (bad input: exit 2, nothing written);
+   a JSON Patch (:mod:`.plan.jsonpatch`) is applied to the plan file's data first, so that a
+   failing ``test`` or a pointer that names nothing is bad input too.
 2. The replan budget: a node may be re-planned ``max_replan_rounds`` times (plan-level, default 2)
    since the last retry grant a person gave it. A patch touching a node whose rounds are spent is
    refused with ``REPLAN_BUDGET_EXHAUSTED`` and marks that node for a person (a ``patch`` event
-   with that outcome): degrade — narrow the goal or hand over — rather than patch again.
+   with that outcome): degrade — narrow the goal or hand over — rather than patch again. Status
+   derives the mark from that event (:mod:`.judge.logfold`): the node shows ``blocked`` and the
+   gate refuses it until a person's retry grant.
 3. The patch is applied to the plan *text* (comments and layout kept, :mod:`.plan.patch`) and the
    result linted as the commands would; lint errors refuse it whole (``LINT_ERRORS``, the
    findings with code, node and hint) and the file is not touched. That attempt spends a round.

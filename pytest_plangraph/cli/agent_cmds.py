@@ -97,8 +97,8 @@ def _patch_text(result: PatchResult) -> str:
     lines = [f"patch refused: {result.code} (plan v{result.version_before} unchanged)"]
     for node, rounds in result.exhausted.items():
         lines.append(
-            f"  - {node}: re-planned {rounds} round(s) already; marked for a person (narrow "
-            f"the goal or hand it over; `plangraph retry {node}` grants more rounds)"
+            f"  - {node}: re-planned {rounds} round(s) already; marked for a person, blocked "
+            f"until `plangraph retry {node}` (narrow the goal or hand it over)"
         )
     lines += [f"  - {f.code} [{f.node or '-'}]: {f.hint} ({f.location})" for f in result.findings]
     return "\n".join(lines)
