@@ -68,6 +68,8 @@ def test_a_node_with_spent_rounds_is_marked_for_a_person_everywhere(jwt: Path) -
     assert audit.code == 1
     assert [(h["node"], h["code"]) for h in audit.json()["needs_person"]] == [(SCHEMA, CODE)]
     assert f"needs a person: {SCHEMA} ({CODE})" in plangraph_main(jwt, "audit").out
+    last = plangraph_main(jwt, "history", SCHEMA).out.splitlines()[-1]
+    assert f"refused {CODE}" in last and last.endswith("blocked")
 
 
 def test_the_gate_refuses_a_marked_node_until_a_person_runs_retry(jwt: Path) -> None:
