@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -61,6 +62,9 @@ class Repository:
         self.store_path = store_path
         self._store: Store | None = None
         self._read: tuple[LogFold, int, int] | None = None
+        self.taken: tuple[object, Snapshot, int] | None = None
+        """The events of the last :meth:`snapshot`, the snapshot, and the time it began
+        (what a kept status watches: :mod:`pytest_plangraph.derived.kept`)."""
         self._use(loaded, plan_stat)
 
     def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
@@ -301,6 +305,7 @@ class Repository:
         """Current hashes of every file the plan and the evidence depend on; without *cached*,
         every file is read, none taken from the store's hash cache (as ``audit`` does)."""
         events = self.fold() if events is None else events
+        started = time.time_ns()  # a file written from now on is not trusted by its stat
         judged = events.judged() if isinstance(events, LogFold) else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
@@ -312,7 +317,9 @@ class Repository:
             cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             files = self.workspace.hashes(paths, cache=cache, stats=stats)
-        return Snapshot(files=files, outputs=outputs)
+        snapshot = Snapshot(files=files, outputs=outputs)
+        self.taken = (events, snapshot, started)
+        return snapshot
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
         """Each node's outputs as files (directories and globs expanded), nothing hashed."""
