@@ -62,6 +62,9 @@ class Repository:
         self.store_path = store_path
         self._store: Store | None = None
         self._read: tuple[LogFold, int, int] | None = None
+        self.plan_read_ns = 0
+        """When the plan file was last read (a write from then on is not trusted by its stat;
+        0: not read from a file)."""
         self.taken: tuple[object, Snapshot, int] | None = None
         """The events of the last :meth:`snapshot`, the snapshot, and the time it began
         (what a kept status watches: :mod:`pytest_plangraph.derived.kept`)."""
@@ -96,11 +99,14 @@ class Repository:
         except ValueError:
             display = str(plan_path)
         _check_store_path(store_path)
+        read_ns = time.time_ns()
         seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
         cache = _cache_dir(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
-        return cls(root, loaded, store_path, plan_path, plan_stat=seen)
+        repo = cls(root, loaded, store_path, plan_path, plan_stat=seen)
+        repo.plan_read_ns = read_ns
+        return repo
 
     def refresh(self) -> bool:
         """Read the plan file again if it changed since it was read (its size, times or inode
@@ -108,9 +114,11 @@ class Repository:
         this first, so a long-lived object never answers for a plan edited meanwhile."""
         if self.plan_path is None:
             return False
+        read_ns = time.time_ns()
         seen = _stat(self.plan_path)
         if seen is not None and _identity(seen) == self._plan_seen:
             return False
+        self.plan_read_ns = read_ns
         with collector_paused():
             loaded = load_plan(self.plan_path, self.loaded.file, cache_dir=self.workspace.cache)
         if loaded.plan.digest == self.plan.digest:  # touched, or saved unchanged

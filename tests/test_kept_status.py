@@ -230,3 +230,25 @@ def test_a_store_edited_by_hand_stops_status_after_a_kept_answer(
     assert result.code == 2
     assert "STORE_TAMPERED" in result.err or "edited" in result.err
     assert "Traceback" not in result.err
+
+
+def test_a_comment_added_to_the_plan_keeps_the_derived_state(
+    project: Callable[[str], Path], derived: list[str]
+) -> None:
+    root = project("seed-000")
+    assert plangraph_main(root, "verify").code == 0
+    _status(root)
+    kept = read_tagged(root / CACHE / "derived.json")
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text() + "\n# a comment: other bytes, the same plan\n")
+    before = len(derived)
+    answer = _status(root)
+    assert len(derived) == before + 1  # the printed answer is not kept for other bytes
+    assert read_tagged(root / CACHE / "derived.json") == kept  # the derived state answered
+    assert answer == _fresh(root)
+    # the nodes in another order: the same digest, another state order; not the kept one
+    text = plan.read_text()
+    first, second = text.index("  - id: T1"), text.index("  - id: T2")
+    reordered = text[:first] + text[second : text.index("  - id: T3")] + text[first:second]
+    plan.write_text(reordered + text[text.index("  - id: T3") :])
+    assert _status(root) == _fresh(root)

@@ -6,8 +6,8 @@ What :func:`derived_state` skips is the derivation alone. The log is still read 
 still looked at (their stat, hashed again when it changed, with the racy-clean rule of the hash
 cache): the key of the kept state (:func:`~pytest_plangraph.judge.statejson.derivation_key`) is
 made of what those reads found — the store's head, the checkpoint the log was read from and the
-trust policy, the sha256 of the plan
-file's bytes, the package code, the ``PLANGRAPH_*`` settings and every file's sha256 — so a
+trust policy, the plan as read (its canonical digest and node order: a comment added to the
+file keeps the state), the package code, the ``PLANGRAPH_*`` settings and every file's sha256 — so a
 store edited by hand still stops the command, and a changed file still changes the answer.
 
 A cache never decides: on a miss (no file, another key, a tag that is not this user's, damaged
@@ -26,6 +26,7 @@ through it, and the models, the derivation and the store come with the first mis
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING
 
@@ -76,9 +77,14 @@ def _key(repo: Repository, fold: LogFold, snapshot: Snapshot) -> str | None:
     head = repo.store.head()
     if head.seq != fold.last_seq:  # appended since the fold was read: its head is not known
         return None
+    # the plan as read, not its bytes: a comment added keeps the kept state (the node order
+    # is the plan's too: it orders the state, and the digest sorts the nodes)
+    plan = hashlib.sha256(
+        "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
+    ).hexdigest()
     return derivation_key(
         code=code_fingerprint(),
-        plan=source,
+        plan=plan,
         head=(head.seq, head.hash, fold.origin),
         policy=policy_from_env().fingerprint(),
         settings=settings(),

@@ -9,7 +9,7 @@ file is: :func:`~pytest_plangraph.store.derived.write_tagged`):
 * where it ran: the repository root, plan and store paths, the working directory;
 * the package's code (:func:`~pytest_plangraph.codehash.code_fingerprint`) and the
   ``PLANGRAPH_*`` settings;
-* the sha256 of the plan file's bytes;
+* the sha256 of the plan file's bytes (hashed again when its stat changed, as a watched file);
 * the store's head (seq and chain hash), and the event the chain was checked from: the one
   the log's checkpoint covers (its file watched too), or the first;
 * the files (:mod:`.watch`): every path the snapshot hashed, the directories above them and
@@ -123,7 +123,7 @@ def _answer(
         return None
     if record["code"] != code_fingerprint() or record["settings"] != settings():
         return None
-    if hashlib.sha256(read_regular(plan_path)).hexdigest() != record["plan"]:
+    if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         return None
     checked_seq, checked_hash = record["checked"]
     head = glance(store_path, checked_seq)
@@ -179,6 +179,11 @@ def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
         checkpoint = [str(path.parent), *checkpoint]
     elif path.exists():  # written just now: the next status reads it, and keeps then
         return None
+    plan = file_entry(
+        str(repo.plan_path.parent), repo.plan_path.name, repo.loaded.source, repo.plan_read_ns
+    )
+    if plan is None:
+        return None
     _, snapshot, snapshot_started = taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
     watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
@@ -189,7 +194,7 @@ def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
         "where": _where(repo.root, repo.plan_path, repo.store_path),
         "code": code_fingerprint(),
         "settings": settings(),
-        "plan": repo.loaded.source,
+        "plan": plan[1:],
         "head": [head.seq, head.hash],
         "checked": checked,
         "checkpoint": checkpoint,

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,10 +15,10 @@ from typing import TYPE_CHECKING
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import UsageError
-from .history import git_state
 from .workspace import find_root
 
-if TYPE_CHECKING:  # resolving paths (a status answered from the kept state) loads no model
+if TYPE_CHECKING:  # resolving paths (a status answered from the kept state) loads no model,
+    # no git module and no platform facts: what a run records is imported where it is made
     from ..plan.evidence import GitInfo, RunInfo
 
 DEFAULT_PLAN = "plangraph.yaml"
@@ -92,6 +90,9 @@ def run_info(
     """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
     CI variables that are set and, from a pytest run, its interpreter's optimize level and
     pytest's assertion mode."""
+    import platform
+    import uuid
+
     from ..plan.evidence import RunInfo
 
     ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
@@ -116,6 +117,7 @@ def git_info(root: Path, store: Path | None = None) -> GitInfo:
     *store* file and its journal files inside the repository never count as changes. One
     ``git status`` call (:mod:`.status`), no GitPython."""
     from ..plan.evidence import GitInfo
+    from .history import git_state
 
     ignore: tuple[str, ...] = ()
     if store is not None and store.is_relative_to(root):
