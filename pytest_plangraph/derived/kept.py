@@ -105,7 +105,10 @@ def keep_status(
 ) -> None:
     """Keep what ``status --format fmt`` printed for *repo* and the log *fold*, when it may
     stand for the next one (see the module docstring); nothing happens otherwise."""
-    record = _record(repo, fold, fmt)
+    try:
+        record = _record(repo, fold, fmt)
+    except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
+        return
     if record is None:
         return
     record["answer"] = [printed, list(warnings), [list(f) for f in failures]]
