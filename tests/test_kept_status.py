@@ -252,3 +252,25 @@ def test_a_comment_added_to_the_plan_keeps_the_derived_state(
     reordered = text[:first] + text[second : text.index("  - id: T3")] + text[first:second]
     plan.write_text(reordered + text[text.index("  - id: T3") :])
     assert _status(root) == _fresh(root)
+
+
+def test_a_distribution_installed_since_is_a_miss(
+    project: Callable[[str], Path], derived: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project("seed-000")
+    packages = root.parent / "site-packages"
+    packages.mkdir()
+    monkeypatch.syspath_prepend(str(packages))
+    assert plangraph_main(root, "verify").code == 0
+    _status(root)
+    before = len(derived)
+    assert _status(root) == _fresh(root)
+    assert len(derived) == before + 1  # the fresh one
+    os.utime(packages, ns=(packages.stat().st_atime_ns, packages.stat().st_mtime_ns - 10**10))
+    _status(root)  # kept under the folder's new mtime
+    before = len(derived)
+    _status(root)
+    assert len(derived) == before
+    (packages / "a_plugin-1.0.dist-info").mkdir()  # a plug-in installed: its folder changes
+    _status(root)
+    assert len(derived) == before + 1

@@ -7,8 +7,9 @@ stderr, the ``--check`` failures) with everything that answer depends on
 file is: :func:`~pytest_plangraph.store.derived.write_tagged`):
 
 * where it ran: the repository root, plan and store paths, the working directory;
-* the package's code (:func:`~pytest_plangraph.codehash.code_fingerprint`) and the
-  ``PLANGRAPH_*`` settings;
+* the package's code (:func:`~pytest_plangraph.codehash.code_fingerprint`), the package
+  folders of the installation (a plug-in installed or removed) and the ``PLANGRAPH_*``
+  settings;
 * the sha256 of the plan file's bytes (hashed again when its stat changed, as a watched file);
 * the store's head (seq and chain hash), and the event the chain was checked from: the one
   the log's checkpoint covers (its file watched too), or the first;
@@ -35,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -126,6 +128,8 @@ def _answer(
         return None
     if record["code"] != code_fingerprint() or record["settings"] != settings():
         return None
+    if record["installed"] != _installed():
+        return None
     if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         return None
     checked_seq, checked_hash = record["checked"]
@@ -197,6 +201,7 @@ def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
         "where": _where(repo.root, repo.plan_path, repo.store_path),
         "code": code_fingerprint(),
         "settings": settings(),
+        "installed": _installed(),
         "plan": plan[1:],
         "head": [head.seq, head.hash],
         "checked": checked,
@@ -231,6 +236,22 @@ def _path(store_path: Path, fmt: str) -> Path:
 def _checkpoint_of(store_path: Path) -> Path:
     # checkpoint.checkpoint_path, which imports the judge: the same place
     return cache_dir_of(store_path) / f"log-{store_path.name}.json"
+
+
+def _installed() -> list[list[Any]]:
+    """The inode and mtime of each package folder on ``sys.path``: installing or removing a
+    distribution (a plug-in whose verifier type clashes with a built-in one makes lint stop
+    the command) changes its folder's listing, without reading every distribution's entry
+    points as loading the plug-ins does."""
+    found = []
+    for entry in sys.path:
+        if os.path.basename(entry) in ("site-packages", "dist-packages"):
+            try:
+                info = os.stat(entry)
+            except OSError:
+                continue
+            found.append([entry, info.st_ino, info.st_mtime_ns])
+    return found
 
 
 def _keys_configured() -> bool:
