@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -61,6 +62,12 @@ class Repository:
         self.store_path = store_path
         self._store: Store | None = None
         self._read: tuple[LogFold, int, int] | None = None
+        self.plan_read_ns = 0
+        """When the plan file was last read (a write from then on is not trusted by its stat;
+        0: not read from a file)."""
+        self.taken: tuple[object, Snapshot, int] | None = None
+        """The events of the last :meth:`snapshot`, the snapshot, and the time it began
+        (what a kept status watches: :mod:`pytest_plangraph.derived.kept`)."""
         self._use(loaded, plan_stat)
 
     def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
@@ -92,11 +99,14 @@ class Repository:
         except ValueError:
             display = str(plan_path)
         _check_store_path(store_path)
+        read_ns = time.time_ns()
         seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
         cache = _cache_dir(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
-        return cls(root, loaded, store_path, plan_path, plan_stat=seen)
+        repo = cls(root, loaded, store_path, plan_path, plan_stat=seen)
+        repo.plan_read_ns = read_ns
+        return repo
 
     def refresh(self) -> bool:
         """Read the plan file again if it changed since it was read (its size, times or inode
@@ -104,9 +114,11 @@ class Repository:
         this first, so a long-lived object never answers for a plan edited meanwhile."""
         if self.plan_path is None:
             return False
+        read_ns = time.time_ns()
         seen = _stat(self.plan_path)
         if seen is not None and _identity(seen) == self._plan_seen:
             return False
+        self.plan_read_ns = read_ns
         with collector_paused():
             loaded = load_plan(self.plan_path, self.loaded.file, cache_dir=self.workspace.cache)
         if loaded.plan.digest == self.plan.digest:  # touched, or saved unchanged
@@ -301,6 +313,7 @@ class Repository:
         """Current hashes of every file the plan and the evidence depend on; without *cached*,
         every file is read, none taken from the store's hash cache (as ``audit`` does)."""
         events = self.fold() if events is None else events
+        started = time.time_ns()  # a file written from now on is not trusted by its stat
         judged = events.judged() if isinstance(events, LogFold) else events
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
@@ -312,7 +325,9 @@ class Repository:
             cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             files = self.workspace.hashes(paths, cache=cache, stats=stats)
-        return Snapshot(files=files, outputs=outputs)
+        snapshot = Snapshot(files=files, outputs=outputs)
+        self.taken = (events, snapshot, started)
+        return snapshot
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
         """Each node's outputs as files (directories and globs expanded), nothing hashed."""

@@ -1,7 +1,8 @@
 """Lean imports: GitPython is imported only by commands that read history (``impact``); a
 ``pytest --plangraph`` run, ``plangraph status`` and ``claim`` read the commit, branch and dirty
-state of the tree with plain ``git`` calls. Each run is a separate process, and what it imported
-is read from its ``sys.modules`` at exit."""
+state of the tree with plain ``git`` calls; ``plangraph CMD`` imports the module of CMD alone,
+and a ``status`` answered from the kept state imports neither pydantic nor YAML. Each run is a
+separate process, and what it imported is read from its ``sys.modules`` at exit."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git
@@ -18,8 +20,18 @@ PROBE = """
 import atexit, contextlib, io, json, sys
 def report():
     loaded = sorted(m for m in sys.modules if m == "git" or m.startswith("git."))
+    heavy = sorted(m for m in ("pydantic", "yaml") if m in sys.modules)
+    commands = sorted(m for m in sys.modules if m.startswith("pytest_plangraph.cli."))
     with open(sys.argv[1], "w") as out:
-        json.dump({"git": loaded, "plangraph": "pytest_plangraph" in sys.modules}, out)
+        json.dump(
+            {
+                "git": loaded,
+                "plangraph": "pytest_plangraph" in sys.modules,
+                "heavy": heavy,
+                "commands": commands,
+            },
+            out,
+        )
 atexit.register(report)
 args = sys.argv[2:]
 if args[0] == "pytest":
@@ -36,6 +48,12 @@ raise SystemExit(int(code))
 def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
     """Run *args* (``pytest …`` or a ``plangraph`` command) in a new process in *root*: its
     exit code and the git modules it had imported at exit."""
+    code, seen = _probe(root, tmp_path, *args)
+    return code, seen["git"]
+
+
+def _probe(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """Run *args* as :func:`_imports` does: its exit code and what it had imported."""
     report = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(report), *args],
@@ -46,7 +64,7 @@ def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
     )
     seen = json.loads(report.read_text())
     assert seen["plangraph"], done.stdout + done.stderr
-    return done.returncode, seen["git"]
+    return done.returncode, seen
 
 
 @pytest.fixture
@@ -88,3 +106,55 @@ def test_impact_reads_history_with_gitpython(jwt: Path, tmp_path: Path) -> None:
     code, loaded = _imports(jwt, tmp_path, "impact", "--since", "HEAD~1")
     assert code == 0
     assert "git" in loaded
+
+
+def test_a_command_imports_its_own_module_and_the_table_names_every_command() -> None:
+    import argparse
+    import importlib
+
+    from pytest_plangraph.cli import COMMANDS, MODULES
+
+    registered = {}
+    for name in MODULES:
+        parser = argparse.ArgumentParser()
+        commands = parser.add_subparsers()
+        importlib.import_module(f"pytest_plangraph.cli.{name}").register(commands)
+        registered.update(dict.fromkeys(commands.choices, name))
+    assert registered == COMMANDS
+
+
+def test_a_kept_status_imports_no_pydantic_yaml_or_git(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    from pytest_plangraph.api import PlanGraph
+    from pytest_plangraph.checkpoint import FIRST_AT
+    from pytest_plangraph.plan.model import Event
+
+    root = project("seed-000")
+    with PlanGraph.open(root) as graph:  # a log long enough to be kept in a checkpoint
+        records = graph.verify(by="tester")
+        copies = [
+            Event(
+                kind="evidence",
+                node=r.node,
+                criterion=r.criterion,
+                at=f"2030-01-01T00:00:{n // 1000:02d}.{n % 1000:03d}000+00:00",
+                by="tester",
+                plan_digest=graph.plan.digest,
+                payload=r.model_dump(mode="json"),
+            )
+            for n, r in enumerate(records * (FIRST_AT // len(records) + 1))
+        ]
+        graph.store.append_many(copies)
+    for _ in range(2):  # derives and writes the checkpoint; reads it and keeps the answer
+        code, seen = _probe(root, tmp_path, "status")
+        assert code == 0
+        assert "pydantic" in seen["heavy"]
+    code, seen = _probe(root, tmp_path, "status")
+    assert code == 0
+    assert seen["heavy"] == [] and seen["git"] == []
+    assert seen["commands"] == [
+        "pytest_plangraph.cli.common",
+        "pytest_plangraph.cli.report_formats",
+        "pytest_plangraph.cli.state_cmds",
+    ]

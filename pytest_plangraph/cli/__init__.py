@@ -12,26 +12,53 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib
 import sys
 from collections.abc import Sequence
 
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
-from . import (
-    agent_cmds,
-    attest_cmds,
-    explain_cmds,
-    impact_cmds,
-    import_cmds,
-    init_cmds,
-    key_cmds,
-    plan_cmds,
-    report_cmds,
-    state_cmds,
-    store_cmds,
-)
 from .common import Output
+
+MODULES = (
+    "init_cmds",
+    "plan_cmds",
+    "state_cmds",
+    "explain_cmds",
+    "store_cmds",
+    "impact_cmds",
+    "key_cmds",
+    "agent_cmds",
+    "report_cmds",
+    "attest_cmds",
+    "import_cmds",
+)
+"""The command modules, in the order ``plangraph --help`` lists their commands; each has a
+``register(commands)`` that adds its subcommands."""
+
+COMMANDS = {
+    "init": "init_cmds",
+    "lint": "plan_cmds",
+    "schema": "plan_cmds",
+    **dict.fromkeys(
+        ("status", "verify", "claim", "approve", "revoke", "retry", "cancel", "history"),
+        "state_cmds",
+    ),
+    "explain": "explain_cmds",
+    **dict.fromkeys(("audit", "head", "export", "merge"), "store_cmds"),
+    "impact": "impact_cmds",
+    "keygen": "key_cmds",
+    "patch": "agent_cmds",
+    "saga": "agent_cmds",
+    "report": "report_cmds",
+    "attest": "attest_cmds",
+    "import": "import_cmds",
+}
+"""Which module registers each command: ``plangraph CMD`` imports that module alone (a
+command's imports are its own cost); ``--help``, ``--version`` and a name that is not a
+command import every module, so the list and the "invalid choice" message name them all.
+A test checks this table against what the modules register."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,8 +77,9 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, or of *command* alone when it is one
+    (:data:`COMMANDS`)."""
     parser = _Parser(
         prog="plangraph",
         description="Decide from evidence which steps of a plan are done.",
@@ -59,28 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (
-        init_cmds,
-        plan_cmds,
-        state_cmds,
-        explain_cmds,
-        store_cmds,
-        impact_cmds,
-        key_cmds,
-        agent_cmds,
-        report_cmds,
-        attest_cmds,
-        import_cmds,
-    ):
-        module.register(commands)
+    names = (COMMANDS[command],) if command in COMMANDS else MODULES
+    for name in names:
+        importlib.import_module(f"{__name__}.{name}").register(commands)
     parser.commands = dict(commands.choices)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_named(argv))
     _options_after_the_command(parser, argv)
     for arg in argv:
         if arg == "--":
@@ -110,6 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         return _system_refused(exc)
     return code
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command *argv* names (its first argument, when no option comes before it: an
+    option there is ``--help``, ``--version`` or a usage error, which every module serves)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def _options_after_the_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..plan.model import FORMAT_VERSION
+from ..plan.formats import FORMAT_VERSION
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -56,10 +56,13 @@ def name_text(value: str) -> str:
     return value
 
 
-def open_plangraph(args: argparse.Namespace, *, reading: bool = False) -> PlanGraph:
+def open_plangraph(
+    args: argparse.Namespace, *, reading: bool = False, warned: list[str] | None = None
+) -> PlanGraph:
     """Open the repository named by the common options; a plan with lint errors is refused.
     A *reading* command's store named by ``--store`` or ``$PLANGRAPH_STORE`` must exist (see
-    :func:`reading_store`), which is checked first: nothing is made for it."""
+    :func:`reading_store`), which is checked first: nothing is made for it. The warnings
+    printed are added to *warned* when given."""
     from ..api import PlanGraph
 
     plangraph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
@@ -71,11 +74,13 @@ def open_plangraph(args: argparse.Namespace, *, reading: bool = False) -> PlanGr
         plangraph.close()
         raise
     for finding in settings:  # the files changed under the plan: shown, not a stop
-        print(
+        line = (
             f"plangraph: warning: {finding.location}: {finding.code}: {finding.hint} "
-            "(the command goes on; `plangraph lint` lists it)",
-            file=sys.stderr,
+            "(the command goes on; `plangraph lint` lists it)"
         )
+        print(line, file=sys.stderr)
+        if warned is not None:
+            warned.append(line)
     return plangraph
 
 
@@ -110,10 +115,15 @@ class Output:
 
     def emit(self, data: dict[str, Any], text: str) -> None:
         """Print *data* as JSON or *text* as is."""
+        shown = self.render(data, text)
+        if shown is not None:
+            print(shown)
+
+    def render(self, data: dict[str, Any], text: str) -> str | None:
+        """What :meth:`emit` prints (None: nothing)."""
         if self.json:
-            print(json.dumps({"format": FORMAT_VERSION, **data}, indent=2, ensure_ascii=False))
-        elif text:
-            print(text)
+            return json.dumps({"format": FORMAT_VERSION, **data}, indent=2, ensure_ascii=False)
+        return text or None
 
     def error(self, message: str, **extra: Any) -> None:
         """Report an error on stderr (and as JSON on stdout when JSON was asked for)."""

@@ -102,7 +102,7 @@ def render(view: ReportView, fmt: str) -> str:
     if fmt == "json":
         import json
 
-        from ..plan.model import FORMAT_VERSION
+        from ..plan.formats import FORMAT_VERSION
 
         data = {"format": FORMAT_VERSION, **dataclasses.asdict(view)}
         return json.dumps(data, indent=2, ensure_ascii=False, default=list)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import VerifierError
-from ..plan.model import FORMAT_VERSION
+from ..plan.formats import FORMAT_VERSION
 
 BUILTIN = ("text", "json", "markdown")
 

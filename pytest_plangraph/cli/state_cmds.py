@@ -97,7 +97,31 @@ def register(commands: Any) -> None:
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
-    with open_plangraph(args, reading=True) as plangraph:
+    from ..derived.kept import kept_status
+
+    kept = kept_status(args.root, getattr(args, "plan", None), args.store, out.fmt)
+    if kept is None:
+        failing = _derived_status(args, out)
+    else:  # nothing it depends on changed: what it printed last time
+        for line in kept.warnings:
+            print(line, file=sys.stderr)
+        if kept.printed is not None:
+            print(kept.printed)
+        failing = kept.failures
+    if not args.check:
+        return 0
+    for node_id, why in failing:
+        print(f"status --check: {node_id} {why}", file=sys.stderr)
+    return 1 if failing else 0
+
+
+def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:
+    """Print the status derived now (kept for the next call: :mod:`..derived.kept`); return
+    the nodes that fail ``--check``."""
+    from ..derived.kept import keep_status
+
+    warned: list[str] = []
+    with open_plangraph(args, reading=True, warned=warned) as plangraph:
         fold = plangraph.fold()  # what the log says: status and --check need no more
         state = plangraph.status(fold)
         plan = plangraph.plan_ref(create=False)
@@ -105,21 +129,20 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         shown = _markdown(plangraph, state, plan.version) if out.fmt == "markdown" else ""
         json_like = out.fmt not in ("text", "markdown")
         notes = _test_notes(plangraph, fold, state) if json_like else {}
-    nodes = list(state.nodes.values())
-    if out.fmt == "markdown":
-        out.emit({}, shown)
-    elif out.fmt != "text":  # each format builds only what it prints
-        data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
-        out.emit(data, plugin_report(out.fmt, data) or "")
-    else:
-        rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
-        out.emit({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
-    if not args.check:
-        return 0
-    failing = _check_failures(state, fold, settled)
-    for node_id, why in failing:
-        print(f"status --check: {node_id} {why}", file=sys.stderr)
-    return 1 if failing else 0
+        nodes = list(state.nodes.values())
+        if out.fmt == "markdown":
+            printed = out.render({}, shown)
+        elif out.fmt != "text":  # each format builds only what it prints
+            data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
+            printed = out.render(data, plugin_report(out.fmt, data) or "")
+        else:
+            rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
+            printed = out.render({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
+        failing = _check_failures(state, fold, settled)
+        keep_status(plangraph, fold, out.fmt, printed, warned, failing)
+    if printed is not None:
+        print(printed)
+    return failing
 
 
 def _markdown(plangraph: PlanGraph, state: PlanState, version: int) -> str:

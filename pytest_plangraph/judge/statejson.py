@@ -2,11 +2,11 @@
 is kept under: what :mod:`pytest_plangraph.derived` keeps so that an unchanged repository is
 answered without deriving again.
 
-The key names everything a derivation reads (:func:`derivation_key`): the code, the plan file's
-bytes, the store's head, the checkpoint the log was read from and the trust policy it was
-folded under, the ``PLANGRAPH_*``
-settings, and the snapshot of the files (each path's sha256 and each node's expanded outputs,
-in the order derivation meets them). Two derivations with the same key give the same state.
+The key names everything a derivation reads (:func:`derivation_key`): the code, the plan (its
+canonical digest and node order), the store's head, the checkpoint the log was read from and
+the trust policy it was folded under, the ``PLANGRAPH_*`` settings, and the snapshot of the
+files (each path's sha256 and each node's expanded outputs, in the order derivation meets
+them). Two derivations with the same key give the same state.
 """
 
 from __future__ import annotations

@@ -31,10 +31,12 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codehash import code_fingerprint
-from .model import Plan
+
+if TYPE_CHECKING:  # the folder's helpers serve readers that load no plan model
+    from .model import Plan
 
 
 @functools.cache

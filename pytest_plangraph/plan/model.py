@@ -30,11 +30,9 @@ from pydantic_core import PydanticCustomError
 from ..canonical import canonical_json, digest
 from .base import FrozenModel, empty_default
 from .evidence import Evidence
+from .formats import FORMAT_VERSION as FORMAT_VERSION  # where the rest of the package reads it
 from .order import rounds
 from .policy import TEST_POLICY_DEFAULTS, PlanDefaults, Policy, effective_policy
-
-FORMAT_VERSION = 1
-"""Version of the plan file format (``plangraph: 1``) and of JSON output (``"format": 1``)."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 """Ids are ASCII: letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit."""

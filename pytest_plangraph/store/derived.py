@@ -21,7 +21,7 @@ from typing import Any
 from ..plan.cache import make_cache_dir, read_regular
 from .localkey import local_key
 
-__all__ = ["NAME", "keep_derived", "read_derived"]
+__all__ = ["NAME", "keep_derived", "read_derived", "read_tagged", "write_tagged"]
 
 NAME = "derived.json"
 """The file's name in the cache folder."""
@@ -32,17 +32,7 @@ _PERSON = b"plangraph-derive"
 def read_derived(cache_dir: Path, key: str) -> Any:
     """The data kept under *key*, or None (no file, another key, a tag that does not match,
     not JSON)."""
-    try:
-        raw = read_regular(cache_dir / NAME)
-    except OSError:
-        return None
-    tag, _, body = raw.partition(b"\n")
-    if not body or tag.decode("ascii", "replace") != _tag(body):
-        return None
-    try:
-        kept = json.loads(body)
-    except ValueError:
-        return None
+    kept = read_tagged(cache_dir / NAME)
     if not isinstance(kept, dict) or kept.get("key") != key:
         return None
     return kept.get("data")
@@ -51,18 +41,40 @@ def read_derived(cache_dir: Path, key: str) -> Any:
 def keep_derived(cache_dir: Path, key: str, data: Any) -> None:
     """Keep *data* under *key* in place of what was kept; nothing happens when the file
     cannot be written."""
-    path = cache_dir / NAME
-    partial = path.with_name(f"{NAME}.{os.getpid()}.tmp")
+    write_tagged(cache_dir / NAME, {"key": key, "data": data})
+
+
+def read_tagged(path: Path, person: bytes = _PERSON) -> Any:
+    """The JSON value kept at *path* by :func:`write_tagged` with the same *person*, or None
+    (no file, a tag that does not match, not JSON)."""
     try:
-        body = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
+        raw = read_regular(path)
+    except OSError:
+        return None
+    tag, _, body = raw.partition(b"\n")
+    if not body or tag.decode("ascii", "replace") != _tag(body, person):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def write_tagged(path: Path, data: Any, person: bytes = _PERSON) -> None:
+    """Keep the JSON value *data* at *path*, tagged with this user's key and *person* (what
+    kind of file it is: a file of one kind never reads as another); atomic, and nothing
+    happens when the file cannot be written."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         encoded = body.encode("utf-8", "surrogateescape")
-        make_cache_dir(cache_dir)
-        partial.write_bytes(_tag(encoded).encode("ascii") + b"\n" + encoded)
+        make_cache_dir(path.parent)
+        partial.write_bytes(_tag(encoded, person).encode("ascii") + b"\n" + encoded)
         os.replace(partial, path)
     except (OSError, TypeError, ValueError):
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
 
 
-def _tag(body: bytes) -> str:
-    return hashlib.blake2b(body, key=local_key(), person=_PERSON, digest_size=16).hexdigest()
+def _tag(body: bytes, person: bytes) -> str:
+    return hashlib.blake2b(body, key=local_key(), person=person, digest_size=16).hexdigest()

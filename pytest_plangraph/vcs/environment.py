@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import UsageError
-from ..plan.evidence import GitInfo, RunInfo
-from .history import git_state
 from .workspace import find_root
+
+if TYPE_CHECKING:  # resolving paths (a status answered from the kept state) loads no model,
+    # no git module and no platform facts: what a run records is imported where it is made
+    from ..plan.evidence import GitInfo, RunInfo
 
 DEFAULT_PLAN = "plangraph.yaml"
 DEFAULT_STORE = ".plangraph/store.db"
@@ -89,6 +90,11 @@ def run_info(
     """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
     CI variables that are set and, from a pytest run, its interpreter's optimize level and
     pytest's assertion mode."""
+    import platform
+    import uuid
+
+    from ..plan.evidence import RunInfo
+
     ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
     for name, value in ci.items():
         if not encodes_as_utf8(value):  # it would be recorded in every evidence's "run"
@@ -110,6 +116,9 @@ def git_info(root: Path, store: Path | None = None) -> GitInfo:
     """Commit, branch and dirty flag of the repository at *root* (empty outside git); the
     *store* file and its journal files inside the repository never count as changes. One
     ``git status`` call (:mod:`.status`), no GitPython."""
+    from ..plan.evidence import GitInfo
+    from .history import git_state
+
     ignore: tuple[str, ...] = ()
     if store is not None and store.is_relative_to(root):
         ignore = (store.relative_to(root).as_posix(),)

@@ -1,0 +1,258 @@
+"""``plangraph status`` answered from what it printed last time, when nothing it depends on
+changed: no plan model loaded, no lint, no log read, no derivation.
+
+A status that derives keeps, per output format, what it printed (stdout, the warnings on
+stderr, the ``--check`` failures) with everything that answer depends on
+(``status-<format>.json`` in the plan cache folder, tagged with this user's key as every cache
+file is: :func:`~pytest_plangraph.store.derived.write_tagged`):
+
+* where it ran: the repository root, plan and store paths, the working directory;
+* the package's code (:func:`~pytest_plangraph.codehash.code_fingerprint`), the package
+  folders of the installation (a plug-in installed or removed) and the ``PLANGRAPH_*``
+  settings;
+* the sha256 of the plan file's bytes (hashed again when its stat changed, as a watched file);
+* the store's head (seq and chain hash), and the event the chain was checked from: the one
+  the log's checkpoint covers (its file watched too), or the first;
+* the files (:mod:`.watch`): every path the snapshot hashed, the directories above them and
+  those expanding an output walks.
+
+The next ``status`` in the same format hashes the plan file, opens the store with the checks
+of opening it and reads its head (:mod:`~pytest_plangraph.store.glance`), checks the chain
+after the checkpoint as a derivation would (nothing to check when the checkpoint covers the
+head; then the ``log`` table must hold no row past it), and looks at the watched files. When
+all of it is as kept, the kept answer is printed. Anything else — a changed file, a new event,
+a damaged or missing cache file, a problem of any kind on the way — is a miss, and the command
+runs as without the cache, which says what the problem is; so deleting the cache changes no
+answer.
+
+Nothing is kept with keys configured (no cache of this user's stands for a read: see
+:func:`~pytest_plangraph.store.trust.local_caches_count`), for a read-only store, for a plugin
+format, or for a plan with a verifier type whose settings check may read any file (``command``
+and plugin types: lint's answer for them is not bound to the watched files).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..codehash import code_fingerprint
+from ..errors import PlangraphError
+from ..plan.cache import cache_dir_of, read_regular
+from ..store.derived import read_tagged, write_tagged
+from ..store.glance import glance
+from ..vcs.environment import resolve_paths
+from . import settings
+from .watch import changed_files, file_entry, file_holds, make_watch
+
+if TYPE_CHECKING:
+    from ..judge.logfold import LogFold
+    from ..repository import Repository
+
+__all__ = ["FORMATS", "KeptStatus", "keep_status", "kept_status"]
+
+FORMATS = ("text", "json", "markdown")
+"""The formats whose output is kept (a plugin format's is not)."""
+
+KEY_SETTINGS = ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS")
+"""The settings that configure keys (``store.chain.SIGNING_KEY_ENV`` and
+``store.trust.TRUSTED_KEYS_ENV``, named here so that checking them imports neither)."""
+
+WATCHED_TYPES = frozenset({"test", "artifact", "approval", "schema"})
+"""The verifier types whose lint findings depend on the plan and the watched files alone."""
+
+_PERSON = b"plangraph-status"
+_FORMAT = 1  # changes when the record below does
+
+
+@dataclass(frozen=True)
+class KeptStatus:
+    """What a status printed: *printed* on stdout (None: nothing), *warnings* on stderr
+    first, and the ``--check`` *failures* (node, why)."""
+
+    printed: str | None
+    warnings: list[str]
+    failures: list[tuple[str, str]]
+
+
+def kept_status(
+    root: Path | None, plan: Path | None, store: Path | None, fmt: str
+) -> KeptStatus | None:
+    """The kept answer of ``status --format fmt`` for the repository the options name, when
+    nothing it depends on changed; None otherwise (see the module docstring)."""
+    if fmt not in FORMATS or _keys_configured():
+        return None
+    if root is not None and not Path(root).is_dir():
+        return None
+    try:
+        return _answer(root, plan, store, fmt)
+    except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None  # the command runs in full and says what is wrong
+
+
+def keep_status(
+    repo: Repository,
+    fold: LogFold,
+    fmt: str,
+    printed: str | None,
+    warnings: Sequence[str],
+    failures: Sequence[tuple[str, str]],
+) -> None:
+    """Keep what ``status --format fmt`` printed for *repo* and the log *fold*, when it may
+    stand for the next one (see the module docstring); nothing happens otherwise."""
+    try:
+        record = _record(repo, fold, fmt)
+    except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
+        return
+    if record is None:
+        return
+    record["answer"] = [printed, list(warnings), [list(f) for f in failures]]
+    write_tagged(_path(repo.store_path, fmt), record, _PERSON)
+
+
+def _answer(
+    root: Path | None, plan: Path | None, store: Path | None, fmt: str
+) -> KeptStatus | None:
+    root_path, plan_path, store_path = resolve_paths(root, plan, store)
+    record = read_tagged(_path(store_path, fmt), _PERSON)
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        return None
+    if record["where"] != _where(root_path, plan_path, store_path):
+        return None
+    if record["code"] != code_fingerprint() or record["settings"] != settings():
+        return None
+    if record["installed"] != _installed():
+        return None
+    if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
+        return None
+    checked_seq, checked_hash = record["checked"]
+    head = glance(store_path, checked_seq)
+    if head is None or [head.seq, head.hash] != record["head"]:
+        return None
+    checkpoint = record["checkpoint"]
+    if checkpoint is not None and not file_holds(*checkpoint):
+        return None
+    if checkpoint is None and _checkpoint_of(store_path).exists():
+        return None
+    if changed_files(str(root_path), record["watch"]) != []:
+        return None
+    if checked_seq == head.seq:
+        if head.log_after:  # a log row past the last event: the full read says what it is
+            return None
+    elif not _tail_holds(store_path, checked_seq, checked_hash):
+        return None
+    printed, warnings, failures = record["answer"]
+    return KeptStatus(printed, list(warnings), [(str(n), str(why)) for n, why in failures])
+
+
+def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
+    """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
+    from ..checkpoint import checkpoint_path
+    from ..store.trust import local_caches_count
+
+    taken = repo.taken
+    if fmt not in FORMATS or _keys_configured() or not local_caches_count():
+        return None
+    if taken is None or taken[0] is not fold or repo.plan_path is None:
+        return None
+    if repo.loaded.source is None or not repo.read_just_now(fold) or not repo.has_store():
+        return None
+    if repo.store.readonly or not _watched_types(repo):
+        return None
+    head = repo.store.head()
+    if head.seq != fold.last_seq:
+        return None
+    started = time.time_ns()
+    checked: list[Any] = [0, ""]
+    path = checkpoint_path(repo.store_path)
+    checkpoint = None
+    if fold.origin:  # read from the checkpoint: the chain is checked from its event on
+        raw = read_regular(path)
+        kept = json.loads(raw.partition(b"\n")[0])
+        sha = hashlib.sha256(raw).hexdigest()
+        if kept.get("sha256") != fold.origin:
+            return None
+        checked = [int(kept["seq"]), str(kept["hash"])]
+        checkpoint = file_entry(str(path.parent), path.name, sha, started)
+        if checkpoint is None:
+            return None
+        checkpoint = [str(path.parent), *checkpoint]
+    elif path.exists():  # written just now: the next status reads it, and keeps then
+        return None
+    plan = file_entry(
+        str(repo.plan_path.parent), repo.plan_path.name, repo.loaded.source, repo.plan_read_ns
+    )
+    if plan is None:
+        return None
+    _, snapshot, snapshot_started = taken
+    outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
+    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
+    if watch is None:
+        return None
+    return {
+        "format": _FORMAT,
+        "where": _where(repo.root, repo.plan_path, repo.store_path),
+        "code": code_fingerprint(),
+        "settings": settings(),
+        "installed": _installed(),
+        "plan": plan[1:],
+        "head": [head.seq, head.hash],
+        "checked": checked,
+        "checkpoint": checkpoint,
+        "watch": watch,
+    }
+
+
+def _watched_types(repo: Repository) -> bool:
+    registry = repo.registry
+    used = {c.verifier.type for node in repo.graph.nodes.values() for c in node.acceptance}
+    return used <= WATCHED_TYPES and not any(registry.clashing(name) for name in used)
+
+
+def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
+    """Whether the events after event *after* (whose chain hash is *chain*) match their
+    content ids, the chain and their ``log`` rows, as reading the log checks them."""
+    from ..store.sqlite import Store
+
+    with Store.open(store_path, create=False) as store:
+        return store.check_tail(after, chain, log=True) is None
+
+
+def _where(root: Path, plan: Path, store: Path) -> list[str]:
+    return [str(root), str(plan), str(store), os.getcwd()]
+
+
+def _path(store_path: Path, fmt: str) -> Path:
+    return cache_dir_of(store_path) / f"status-{fmt}.json"
+
+
+def _checkpoint_of(store_path: Path) -> Path:
+    # checkpoint.checkpoint_path, which imports the judge: the same place
+    return cache_dir_of(store_path) / f"log-{store_path.name}.json"
+
+
+def _installed() -> list[list[Any]]:
+    """The inode and mtime of each package folder on ``sys.path``: installing or removing a
+    distribution (a plug-in whose verifier type clashes with a built-in one makes lint stop
+    the command) changes its folder's listing, without reading every distribution's entry
+    points as loading the plug-ins does."""
+    found = []
+    for entry in sys.path:
+        if os.path.basename(entry) in ("site-packages", "dist-packages"):
+            try:
+                info = os.stat(entry)
+            except OSError:
+                continue
+            found.append([entry, info.st_ino, info.st_mtime_ns])
+    return found
+
+
+def _keys_configured() -> bool:
+    return any(os.environ.get(name) for name in KEY_SETTINGS)

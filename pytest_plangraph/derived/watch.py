@@ -1,0 +1,214 @@
+"""What the files were when a status was kept, and whether they still are: the watch of
+:mod:`.kept`.
+
+A watch lists every file the answer read (the snapshot's paths, each with its ``lstat``
+signature and sha256, or none when it was missing), the directories above them (a directory
+swapped for a symlink changes which file a path names), and every directory that expanding an
+output walked (a file added to or removed from it changes its mtime, and so what the output
+expands to). Whether the watch holds is answered with one ``lstat`` per entry; a file whose
+signature changed, or that was written too close to the moment it was hashed to trust its
+signature (git's racy-clean rule, as the hash cache applies it), is hashed again and holds when
+its bytes are the same. A watch that cannot be made (a symlink among the files, a directory
+changed while it was walked) is no watch: nothing is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..plan.paths import glob_pieces, is_glob, path_problem
+from ..vcs.workspace import RACY_NS
+
+__all__ = ["changed_files", "file_entry", "file_holds", "file_signature", "make_watch", "sha256_of"]
+
+_CHUNK = 1024 * 1024
+
+
+def make_watch(
+    root: str,
+    files: Mapping[str, str | None],
+    outputs: Iterable[str],
+    started_ns: int,
+) -> dict[str, Any] | None:
+    """The watch of *files* (path under *root* → the sha256 the answer used, None for a file
+    missing) hashed no earlier than *started_ns*, and of the directories the output patterns
+    *outputs* walk; None when no watch can stand for them."""
+    entries: list[list[Any]] = []
+    parents: dict[str, None] = {}
+    for rel, sha in sorted(files.items()):
+        entry = file_entry(root, rel, sha, started_ns)
+        if entry is None:
+            return None
+        entries.append(entry)
+        parent = posixpath.dirname(rel)
+        while parent and parent not in parents:
+            parents[parent] = None
+            parent = posixpath.dirname(parent)
+    dirs = []
+    for rel in parents:
+        info = _lstat(os.path.join(root, rel))
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            return None
+        dirs.append([rel, *((info.st_ino, info.st_mode) if info is not None else ())])
+    walked = _walked(root, outputs, started_ns)
+    if walked is None:
+        return None
+    return {"files": entries, "dirs": dirs, "walked": walked}
+
+
+def changed_files(root: str, watch: Mapping[str, Any]) -> list[str] | None:
+    """The watched files whose bytes (or presence) are not what the watch says, in its order;
+    None when a directory the watch names changed (the files an output names may have)."""
+    for rel, *kept in watch["dirs"]:
+        info = _lstat(os.path.join(root, rel))
+        now = [] if info is None else [info.st_ino, info.st_mode]
+        if now != kept:
+            return None
+    for rel, *kept in watch["walked"]:
+        info = _lstat(os.path.join(root, rel) if rel else root)
+        now = [] if info is None else [info.st_ino, info.st_mode, info.st_mtime_ns]
+        if now != kept:
+            return None
+    changed = []
+    prefix = os.path.join(root, "")
+    lstat = os.lstat
+    for rel, sig, sha, trusted in watch["files"]:  # once per file of a large plan: kept flat
+        if trusted and sig is not None:
+            try:
+                info = lstat(prefix + rel)
+            except OSError:
+                info = None
+            if info is not None and sig == [
+                info.st_ino,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+                info.st_size,
+                info.st_mode,
+            ]:
+                continue
+        if not file_holds(root, rel, sig, sha, trusted):
+            changed.append(rel)
+    return changed
+
+
+def file_signature(info: os.stat_result) -> list[int]:
+    """What tells a file changed without reading it: inode, mtime, ctime, size and mode."""
+    return [info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_mode]
+
+
+def sha256_of(path: str) -> str | None:
+    """The sha256 of the regular file at *path*, None when it is not one (or cannot be read);
+    a FIFO put in its place is not waited for."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            digest = hashlib.sha256()
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def file_entry(root: str, rel: str, sha: str | None, started_ns: int) -> list[Any] | None:
+    """``[rel, signature or None, sha, trusted]``; None for a file the watch cannot stand for
+    (a symlink, whose target can change under an unchanged link, or one that cannot be
+    looked at)."""
+    full = os.path.join(root, rel)
+    try:
+        info = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return [rel, None, sha, True] if sha is None else None
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode) or (sha is not None) != stat.S_ISREG(info.st_mode):
+        return None  # a regular file without a sha256 escapes the root or cannot be read
+    # written since the hashing began, or within the racy window before it: the signature
+    # may belong to other bytes than those hashed, so a hit hashes it again
+    trusted = max(info.st_mtime_ns, info.st_ctime_ns) + RACY_NS < started_ns
+    return [rel, file_signature(info), sha, trusted]
+
+
+def file_holds(
+    root: str, rel: str, sig: Sequence[int] | None, sha: str | None, trusted: bool
+) -> bool:
+    full = os.path.join(root, rel)
+    info = _lstat(full)
+    if info is None or sig is None:
+        return info is None and sig is None
+    if trusted and file_signature(info) == list(sig):
+        return True
+    if sha is None:  # not a file then (a directory, a FIFO): it holds while it is none now
+        return not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode)
+    return stat.S_ISREG(info.st_mode) and sha256_of(full) == sha
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _walked(root: str, outputs: Iterable[str], started_ns: int) -> list[list[Any]] | None:
+    """Every directory expanding *outputs* walks (a directory output's tree; a glob's from its
+    last plain directory down, as deep as its pieces go, or all the way under ``**``), with
+    its inode, mode and mtime (a directory not there: its path alone); None when one changed
+    too recently to trust its mtime, or is a symlink."""
+    found: dict[str, list[Any]] = {}
+    for pattern in dict.fromkeys(outputs):
+        if path_problem(pattern):
+            continue
+        pieces = glob_pieces(pattern)
+        plain = next((i for i, piece in enumerate(pieces) if is_glob(piece)), len(pieces))
+        base = "/".join(pieces[:plain])
+        depth: int | None = None
+        if plain == len(pieces):  # a plain path: walked only when it is a directory
+            info = _lstat(os.path.join(root, base))
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                continue
+        elif "**" not in pieces[plain:]:
+            depth = len(pieces) - plain - 1
+        if not _walk(root, base, depth, started_ns, found):
+            return None
+    return list(found.values())
+
+
+def _walk(
+    root: str, top: str, depth: int | None, started_ns: int, found: dict[str, list[Any]]
+) -> bool:
+    pending = [(top, depth)]
+    while pending:
+        rel, left = pending.pop()
+        full = os.path.join(root, rel) if rel else root
+        info = _lstat(full)
+        if info is None:
+            found.setdefault(rel, [rel])
+            continue
+        if stat.S_ISLNK(info.st_mode) or info.st_mtime_ns + RACY_NS >= started_ns:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            found.setdefault(rel, [rel, info.st_ino, info.st_mode, info.st_mtime_ns])
+            continue
+        found[rel] = [rel, info.st_ino, info.st_mode, info.st_mtime_ns]
+        if left == 0:
+            continue
+        try:
+            names = os.listdir(full)
+        except OSError:
+            return False
+        below = None if left is None else left - 1
+        pending.extend((posixpath.join(rel, name), below) for name in names if _is_dir(full, name))
+    return True
+
+
+def _is_dir(parent: str, name: str) -> bool:
+    info = _lstat(os.path.join(parent, name))
+    return info is not None and stat.S_ISDIR(info.st_mode)
