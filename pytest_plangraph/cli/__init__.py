@@ -26,6 +26,7 @@ from . import (
     import_cmds,
     init_cmds,
     key_cmds,
+    mcp_cmds,
     next_cmds,
     plan_cmds,
     report_cmds,
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         report_cmds,
         attest_cmds,
         import_cmds,
+        mcp_cmds,
     ):
         module.register(commands)
     parser.commands = dict(commands.choices)
