@@ -11,8 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 from cli_helpers import plangraph
+from mcp import Client
 from mcp_helpers import as_json, call, read, session
 from plugin_helpers import make_project
+from repo_helpers import git
 
 from pytest_plangraph.store.sqlite import Store
 
@@ -272,3 +274,59 @@ def test_without_the_extra_the_command_says_how_to_install_it(repo: Path) -> Non
     assert proc.stderr.startswith("plangraph: error: ")
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(repo: Path) -> None:
+    # the system keeps such a name as lone surrogates, which no JSON-RPC answer can carry:
+    # unescaped, the answer would never be written and the client would wait forever
+    name = b"tests/\xff_data.py"
+    (repo / "tests").joinpath(name.decode("utf-8", "surrogateescape")[6:]).write_text("X = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a file name of undecodable bytes")
+    (repo / "tests").joinpath(name.decode("utf-8", "surrogateescape")[6:]).write_text("X = 2\n")
+
+    async def run() -> None:
+        async with session(repo) as client:
+            since = await call(client, "impact", since="HEAD")
+            assert not since.is_error
+            assert [c["path"] for c in since.data["changed"]] == ["tests/\\xff_data.py"]
+            assert "tests/\\\\xff_data.py" in since.text
+
+    anyio.run(run)
+
+
+def test_text_that_is_not_utf8_is_refused_in_process(repo: Path) -> None:
+    # over stdio the SDK's transport drops such a request before any tool sees it; a client
+    # in the same process hands the text over as it is
+    from pytest_plangraph.mcp.answers import ServedRepository
+    from pytest_plangraph.mcp.server import build_server
+
+    server = build_server(ServedRepository.resolve(repo, None, None))
+
+    async def run() -> None:
+        async with Client(server) as client:
+            bad = await call(client, "explain", node="\ud800")
+            assert bad.is_error
+            assert bad.text.startswith("plangraph: error: explain: argument node is not valid")
+            patch = {"plangraph_patch": 1, "note": "\udcff"}
+            bad = await call(client, "propose_patch", patch=patch, by="a", expected_plan_version=1)
+            assert "argument patch.note is not valid UTF-8" in bad.text
+            assert (await call(client, "next")).data["next"][0]["node"] == "base"
+
+    anyio.run(run)
+
+
+def test_a_named_store_that_is_not_there_is_read_by_no_tool(repo: Path) -> None:
+    async def run() -> None:
+        async with session(repo, "--store", "misspelt.db") as client:
+            for tool in ("status", "next"):
+                missing = await call(client, tool)
+                assert missing.is_error
+                assert "there is no store at" in missing.text
+            # a claim writes: it makes the store, as `plangraph claim --store` does
+            claimed = await call(client, "claim", node="base", by="agent-1")
+            assert claimed.data["verdict"] == "FAILED"
+            assert not (await call(client, "status")).is_error
+
+    anyio.run(run)
+    assert (repo / "misspelt.db").exists()

@@ -23,6 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import ValidationError
 
 from .._version import __version__
+from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
 from ..plan.model import FORMAT_VERSION
 from . import answers
@@ -46,15 +47,17 @@ _WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHi
 
 
 def _result(data: dict[str, Any]) -> CallToolResult:
+    data = _writable(data)
     text = json.dumps(data, indent=2, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _error(exc: PlangraphError) -> CallToolResult:
-    data: dict[str, Any] = {"format": FORMAT_VERSION, "error": str(exc)}
+    message = _writable(str(exc))
+    data: dict[str, Any] = {"format": FORMAT_VERSION, "error": message}
     if isinstance(exc, ConflictError):
         data["reason"] = exc.reason
-    text = f"plangraph: error: {exc}"
+    text = f"plangraph: error: {message}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=data, is_error=True
     )
@@ -68,12 +71,56 @@ class _Server(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Call tool *name*; arguments that fail its schema raise one line."""
+        if (where := _undecodable(arguments)) is not None:
+            raise ToolError(
+                f"plangraph: error: {name}: argument {where} is not valid UTF-8 text (it holds a "
+                "lone surrogate, such as a JSON \\ud800 escape); pass names, ids and patches "
+                "as UTF-8"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
             raise ToolError(f"plangraph: error: {name}: {_problems(exc.__cause__)}") from None
+
+
+def _undecodable(value: Any, where: str = "") -> str | None:
+    """Where in *value* (arguments as JSON gave them) a text is not UTF-8, or None: such text
+    could not even be written back in an answer, so it is refused before any call."""
+    if isinstance(value, str):
+        return None if encodes_as_utf8(value) else where or "value"
+    if not isinstance(value, dict | list):
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if not encodes_as_utf8(str(key)):
+            return f"{where}.<key>" if where else "<key>"
+        found = _undecodable(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _writable(value: Any) -> Any:
+    """*value* with every text that UTF-8 cannot carry (a file name of undecodable bytes, kept
+    by the system as lone surrogates) shown with backslash escapes instead: an answer the
+    transport could not write would never reach the client, which would wait for it forever."""
+    if isinstance(value, str):
+        return value if encodes_as_utf8(value) else _shown(value)
+    if isinstance(value, dict):
+        return {_writable(k): _writable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_writable(v) for v in value]
+    return value
+
+
+def _shown(text: str) -> str:
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _problems(error: ValidationError) -> str:
@@ -159,7 +206,7 @@ def build_server(repo: ServedRepository) -> MCPServer[Any]:
     @server.resource("plangraph://status", name="status", mime_type="application/json")
     def state_table() -> str:
         """The state table (the JSON of `plangraph status --format json`)."""
-        data = _resource(lambda: answers.status(repo), lock)
+        data = _writable(_resource(lambda: answers.status(repo), lock))
         return json.dumps(data, indent=2, ensure_ascii=False)
 
     return server
@@ -170,7 +217,7 @@ def _resource(read: Callable[[], _T], lock: threading.Lock) -> _T:
         try:
             return read()
         except PlangraphError as exc:
-            raise ResourceError(f"plangraph: error: {exc}") from exc
+            raise ResourceError(f"plangraph: error: {_writable(str(exc))}") from exc
 
 
 def serve(repo: ServedRepository) -> None:
