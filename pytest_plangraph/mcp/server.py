@@ -39,7 +39,8 @@ INSTRUCTIONS = (
     "completed, `status` for the state table. Evidence comes only from real runs (CI, "
     "`pytest --plangraph`) and approvals from people: no tool records either. When the work "
     "is done and evidence recorded, `claim` the node; the gate answers. Change the plan only "
-    "with `propose_patch` (at most two rounds per node)."
+    "with `propose_patch`: a node may be re-planned a few rounds (two by default), then a "
+    "person decides."
 )
 
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
