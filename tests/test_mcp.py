@@ -113,8 +113,8 @@ def test_an_agent_reads_claims_and_is_judged_by_recorded_evidence(
             assert refused.data["verdict"] == "FAILED"
             assert refused.data["reasons"][0]["code"] == "CRITERION_MISSING"
 
-            run = pytester.runpytest_subprocess("--plangraph")  # CI records evidence
-            run.assert_outcomes(passed=1)
+            ci = pytester.runpytest_subprocess("--plangraph")  # CI records evidence
+            ci.assert_outcomes(passed=1)
 
             accepted = await call(client, "claim", node="base", by="agent-1")
             assert (accepted.is_error, accepted.data["verdict"]) == (False, "PASSED")
