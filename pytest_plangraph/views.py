@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
+from .errors import UsageError
 from .memory import collector_paused
 from .repository import Repository
 
@@ -43,6 +44,14 @@ class Views(Repository):
         ``format`` key), for *state* derived from *fold*: the plan reference and every node,
         a failed criterion's reasons naming the tests that did not pass, and a criterion
         whose evidence allowed skips or xfails listing them. Makes no store."""
+        from .judge.logfold import LogFold
+        from .judge.states import PlanState
+
+        if not isinstance(fold, LogFold) or not isinstance(state, PlanState):
+            raise UsageError(
+                "status_json() takes the fold and the state derived from it "
+                "(fold = graph.fold(); graph.status_json(fold, graph.status(fold)))"
+            )
         plan = self.plan_ref(create=False)
         notes = self._test_notes(fold, state)
         nodes = [_node_json(n, notes) for n in state.nodes.values()]

@@ -12,6 +12,7 @@ from cli_helpers import plangraph
 from plugin_helpers import make_project
 
 from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.errors import UsageError
 from pytest_plangraph.judge.agenda import ready_nodes
 from pytest_plangraph.judge.states import NodeState, PlanState
 from pytest_plangraph.plan.graph import Graph
@@ -204,3 +205,17 @@ def test_next_refuses_bad_input(repo: Path) -> None:
     (repo / "plangraph.yaml").write_text("plangraph: 1\nplan: x\nnodes: [{id: a}, {id: a}]\n")
     broken = plangraph(repo, "next")
     assert broken.code == 2 and "Traceback" not in broken.err
+
+
+def test_status_json_is_what_the_command_prints(repo: Path, pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--plangraph")
+    printed = plangraph(repo, "status", "--format", "json").json()
+    with PlanGraph.open(repo) as graph:
+        fold = graph.fold()
+        assert {"format": 1, **graph.status_json(fold, graph.status(fold))} == printed
+        with pytest.raises(UsageError, match=r"status_json\(\) takes the fold"):
+            graph.status_json([], graph.status(fold))  # type: ignore[arg-type]
+    [broken] = [n for n in printed["nodes"] if n["id"] == "broken"]
+    assert broken["criteria"][0]["reasons"][0]["tests"][0]["test"] == (
+        "tests/test_a.py::test_broken"
+    )
