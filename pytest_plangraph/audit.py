@@ -24,7 +24,7 @@ __all__ = ["AuditReport", "audit"]
 @dataclass(frozen=True)
 class AuditReport:
     """The audit's findings by kind (``chain``, ``ignored_events``, ``phantom_completions``,
-    ``stale``, ``too_old``) and its notes."""
+    ``stale``, ``too_old``, ``needs_person``) and its notes."""
 
     findings: dict[str, list[dict[str, Any]]]
     notes: list[str]
@@ -73,7 +73,11 @@ NO_FINDINGS: dict[str, list[Any]] = {
     "phantom_completions": [],
     "stale": [],
     "too_old": [],
+    "needs_person": [],
 }
+
+HELD_FOR_A_PERSON = ("REPLAN_BUDGET_EXHAUSTED", "RETRY_BUDGET_EXHAUSTED")
+"""Reason codes of a node the gate refuses until a person runs ``plangraph retry``."""
 
 
 def _store_problems(repo: Repository, expected: tuple[int, str] | None) -> list[Any]:
@@ -157,6 +161,7 @@ def _findings(
         "phantom_completions": _phantoms(claims, state, repo.graph.nodes),
         "stale": stale,
         "too_old": _too_old(evidence, state, max_age) if max_age is not None else [],
+        "needs_person": _needs_person(state),
     }
     notes = (
         [
@@ -210,6 +215,24 @@ def _phantoms(claims: list[Any], state: Any, plan: Mapping[str, Any]) -> list[di
                 }
             )
     return found
+
+
+def _needs_person(state: Any) -> list[dict[str, Any]]:
+    """One entry per node held for a person: its replan rounds or its retry budget are spent,
+    and the gate refuses it until a person runs ``plangraph retry NODE``."""
+    return [
+        {
+            "node": n.id,
+            "status": n.status,
+            "code": r.code,
+            "message": r.message,
+            "run": f"plangraph retry {n.id} --by WHO",
+        }
+        for n in state.nodes.values()
+        if n.status != "cancelled"
+        for r in n.reasons
+        if r.code in HELD_FOR_A_PERSON
+    ]
 
 
 def _codes(reasons: Any) -> list[str]:

@@ -245,6 +245,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
             "ignored": [
                 [*k, pos, code, *_event(e)] for k, (pos, e, code) in compact.ignored.items()
             ],
+            "held": [[node, *_event(e)] for node, e in compact.held.items()],
         },
         ensure_ascii=False,
     )
@@ -325,6 +326,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
                 for row in data["ignored"]
             },
             origin=digest,
+            held={str(row[0]): _read_event(row[1:]) for row in data["held"]},
         )
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
@@ -360,6 +362,8 @@ def _event(event: LoggedEvent, key: tuple[str, str] | None = None) -> list[Any]:
     payload = event.payload
     if event.kind == "evidence":  # what derivation reads of a record, as the log holds it
         payload = {name: payload.get(name) for name in _KEPT_FIELDS}
+    elif event.kind == "patch":  # a held node's refusal: its code, not the whole patch
+        payload = {"outcome": payload.get("outcome"), "code": payload.get("code")}
     node, criterion = (event.node, event.criterion) if key is None else key
     return [event.seq, event.id, event.kind, node or None, criterion or None, event.by, payload]
 

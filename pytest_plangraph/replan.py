@@ -3,11 +3,15 @@ within a per-node budget of rounds, each attempt an event.
 
 Order of a patch, and why:
 
-1. The patch is read and checked against the plan models (bad input: exit 2, nothing written).
+1. The patch is read and checked against the plan models (bad input: exit 2, nothing written);
+   a JSON Patch (:mod:`.plan.jsonpatch`) is applied to the plan file's data first, so that a
+   failing ``test`` or a pointer that names nothing is bad input too.
 2. The replan budget: a node may be re-planned ``max_replan_rounds`` times (plan-level, default 2)
    since the last retry grant a person gave it. A patch touching a node whose rounds are spent is
    refused with ``REPLAN_BUDGET_EXHAUSTED`` and marks that node for a person (a ``patch`` event
-   with that outcome): degrade — narrow the goal or hand over — rather than patch again.
+   with that outcome): degrade — narrow the goal or hand over — rather than patch again. Status
+   derives the mark from that event (:mod:`.judge.logfold`): the node shows ``blocked`` and the
+   gate refuses it until a person's retry grant.
 3. The patch is applied to the plan *text* (comments and layout kept, :mod:`.plan.patch`) and the
    result linted as the commands would; lint errors refuse it whole (``LINT_ERRORS``, the
    findings with code, node and hint) and the file is not touched. That attempt spends a round.
@@ -33,14 +37,24 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import apicheck
 from .errors import ConflictError, UsageError
 from .judge.derive import derive
+from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .judge.states import PlanState
 from .lint.check import LintSubject, plan_problems
 from .lint.findings import Finding
 from .plan.evidence import PlanRef
 from .plan.file import parse_plan
 from .plan.graph import Graph
+from .plan.jsonpatch import JsonPatch, read_json_patch
 from .plan.model import Event
-from .plan.patch import PlanPatch, edit_plan_text, patched_plan, read_patch, touched_nodes
+from .plan.patch import (
+    AnyPatch,
+    PlanPatch,
+    edit_plan_text,
+    json_patched,
+    patched_plan,
+    read_patch,
+    touched_nodes,
+)
 from .repository import Repository
 from .vcs.environment import now
 
@@ -49,7 +63,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
-REPLAN_BUDGET_EXHAUSTED = "REPLAN_BUDGET_EXHAUSTED"
 LINT_ERRORS = "LINT_ERRORS"
 
 
@@ -91,16 +104,17 @@ class Replanning(Repository):
 
     def patch(
         self,
-        patch: PlanPatch | Mapping[str, Any] | bytes | str,
+        patch: AnyPatch | Mapping[str, Any] | Sequence[Mapping[str, Any]] | bytes | str,
         *,
         by: str,
         expected_plan_version: int | None = None,
         name: str = "patch",
     ) -> PatchResult:
-        """Re-plan with a patch (:mod:`~pytest_plangraph.plan.patch` gives the format; *name*
-        names it in messages): applied to the plan file when lint passes and no touched node's
-        replan rounds are spent, else refused with the file unchanged (module text).
-        *expected_plan_version* as for :meth:`PlanGraph.append
+        """Re-plan with a patch (:mod:`~pytest_plangraph.plan.patch` gives the format, and
+        :mod:`~pytest_plangraph.plan.jsonpatch` the JSON Patch alternative: a list of
+        operations; *name* names it in messages): applied to the plan file when lint passes
+        and no touched node's replan rounds are spent, else refused with the file unchanged
+        (module text). *expected_plan_version* as for :meth:`PlanGraph.append
         <pytest_plangraph.api.PlanGraph.append>`. A plan that lint rejects may be patched (a
         patch is how it gets repaired); the patched plan must pass."""
         found = as_patch(patch, apicheck.name(name, "name"))
@@ -134,19 +148,24 @@ class Replanning(Repository):
             )
 
 
-def as_patch(patch: PlanPatch | Mapping[str, Any] | bytes | str, name: str) -> PlanPatch:
-    """*patch* as a :class:`PlanPatch`: the model itself, its JSON form, or the text of a patch
-    file (YAML or JSON) called *name* in messages."""
-    if isinstance(patch, PlanPatch):
+def as_patch(
+    patch: AnyPatch | Mapping[str, Any] | Sequence[Mapping[str, Any]] | bytes | str, name: str
+) -> AnyPatch:
+    """*patch* as a :class:`PlanPatch` or :class:`JsonPatch`: the model itself, its JSON form
+    (a mapping, or a list of JSON Patch operations), or the text of a patch file (YAML or
+    JSON) called *name* in messages."""
+    if isinstance(patch, PlanPatch | JsonPatch):
         return patch
     if isinstance(patch, str):
         patch = patch.encode("utf-8", "surrogateescape")
     if isinstance(patch, bytes):
         return read_patch(patch, name)
+    if isinstance(patch, list | tuple):
+        return read_json_patch(json.loads(json.dumps(list(patch), default=str)), name)
     if not isinstance(patch, Mapping):
         raise UsageError(
-            f"a patch is a PlanPatch, a mapping or the text of a patch file, not "
-            f"{type(patch).__name__}"
+            f"a patch is a PlanPatch, a mapping, a list of JSON Patch operations or the text "
+            f"of a patch file, not {type(patch).__name__}"
         )
     return read_patch(json.dumps(dict(patch), default=str).encode("utf-8"), name)
 
@@ -171,15 +190,20 @@ def replan_rounds(repo: Repository) -> dict[str, int]:
     return rounds
 
 
-def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = True) -> PatchResult:
+def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = True) -> PatchResult:
     """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
     expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
     judged against it, so the patch invalidates nothing)."""
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")
+    path = repo.plan_path
+    raw = path.read_bytes()
+    if isinstance(patch, JsonPatch):  # every operation (a test too) is checked first
+        expected, nodes = json_patched(raw, patch, repo.loaded.file, suffix=path.suffix)
     if patch.is_empty():
         raise UsageError("the patch changes nothing: give nodes, criteria or edges to change")
-    nodes = touched_nodes(patch)
+    if isinstance(patch, PlanPatch):
+        expected, nodes = patched_plan(repo.plan, patch, repo.loaded.file), touched_nodes(patch)
     before = repo.plan_ref()
     limit = repo.plan.max_replan_rounds
     rounds = replan_rounds(repo)
@@ -193,13 +217,12 @@ def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = T
         events = _record(repo, list(spent), by, before, payload)
         return PatchResult("refused", REPLAN_BUDGET_EXHAUSTED, nodes, before.version,
                            before.version, exhausted=spent, events=events)  # fmt: skip
-    path = repo.plan_path
-    text = path.read_bytes().decode("utf-8-sig")
+    text = raw.decode("utf-8-sig")
     json_file = path.suffix.lower() == ".json"
     edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
     shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
     loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
-    if loaded.plan.digest != patched_plan(repo.plan, patch, repo.loaded.file).digest:
+    if loaded.plan.digest != expected.digest:
         raise UsageError(
             f"{repo.loaded.file} could not be edited without changing what the patch does not "
             "touch (a construct the round-trip editor does not keep); nothing was written: "
@@ -226,7 +249,7 @@ def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = T
 
 
 def _payload(
-    patch: PlanPatch,
+    patch: AnyPatch,
     outcome: str,
     code: str | None,
     before: PlanRef,
@@ -236,7 +259,11 @@ def _payload(
     return {
         "outcome": outcome,
         "code": code,
-        "patch": patch.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        "patch": (
+            patch.to_json()
+            if isinstance(patch, JsonPatch)
+            else patch.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        ),
         "nodes": list(nodes),
         "version_before": before.version,
         "version_after": after.version,

@@ -59,9 +59,15 @@ def change_step(world: World, node_id: str, rng: random.Random) -> None:
     world.files[f"out/{node_id}.txt"] = f"v{rng.random()}"
 
 
+def hold_step(world: World, node_id: str, rng: random.Random) -> None:
+    """A patch refused for the node's spent replan rounds: it is held for a person."""
+    world.add("patch", node_id, payload={"outcome": "refused", "code": "REPLAN_BUDGET_EXHAUSTED"})
+
+
 PLAIN_LOG: list[tuple[float, Step]] = [
     (0.6, verify_step(0.1)),
-    (0.9, event_step("claim")),  # no verdict: judged by replay
+    (0.88, event_step("claim")),  # no verdict: judged by replay
+    (0.91, hold_step),
     (0.95, event_step("retry")),
     (0.97, event_step("cancel")),
     (1.0, change_step),

@@ -6,10 +6,19 @@ from __future__ import annotations
 import random
 
 import pytest
-from gate_helpers import Step, _random_world, change_step, event_step, random_log, verify_step
+from gate_helpers import (
+    Step,
+    _random_world,
+    change_step,
+    event_step,
+    hold_step,
+    random_log,
+    verify_step,
+)
 from state_helpers import World, crit, edge, make_graph, node
 
-from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.history import history
 from pytest_plangraph.judge.logfold import LogFold
 
 JUDGED_LOG: list[tuple[float, Step]] = [
@@ -19,12 +28,13 @@ JUDGED_LOG: list[tuple[float, Step]] = [
     (0.8, lambda world, node_id, rng: world.add(  # claims carry the gate's verdict
         "claim", node_id, payload={"verdict": rng.choice(["PASSED", "FAILED"])}
     )),
+    (0.82, hold_step),
     (0.85, event_step("retry")),
     (0.87, event_step("cancel")),
     (1.0, change_step),
 ]  # fmt: skip
-"""Verdicts, approvals and revokes, claims that carry the gate's verdict, retry grants,
-cancels, and files changing on the way (so input digests on record differ)."""
+"""Verdicts, approvals and revokes, claims that carry the gate's verdict, nodes held for a
+person, retry grants, cancels, and files changing on the way (so input digests on record differ)."""
 
 
 def _world(seed: int) -> tuple[World, random.Random]:

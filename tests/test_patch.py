@@ -177,7 +177,8 @@ def test_a_stale_plan_version_is_a_conflict_and_nothing_changes(jwt: Path) -> No
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("- a list\n", "expected a mapping with 'plangraph_patch: 1'"),
+        ("- a list\n", "op 0: expected an object with 'op' and 'path', got text"),
+        ("42\n", "expected a mapping with 'plangraph_patch: 1' (or a JSON Patch"),
         ("plangraph_patch: 2\n", "plangraph_patch: expected 1"),
         ("plangraph_patch: 1\nnodes: {add: [{id: 3}]}\n", "nodes.add[0].id: expected text"),
         ("plangraph_patch: 1\nnodez: {}\n", "unknown field 'nodez'"),

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from state_helpers import APPROVAL, World, _ab, _reviewed, _two, crit, edge, make_graph, node
 
-from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.history import history
 
 # --- parents ---------------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from gate_helpers import _random_world
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreError
-from pytest_plangraph.judge.derive import derive, history
+from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.history import history
 from pytest_plangraph.judge.inputs import Links, criterion_digests
 from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.plan.model import criterion_digest

@@ -24,14 +24,19 @@ def register(commands: Any) -> None:
         "patch",
         parents=[common_options()],
         help="re-plan with a patch: add, replace or remove nodes, criteria and edges",
-        description="Apply a patch (docs/plan-format.md, 'Patches') to the plan file, keeping "
+        description="Apply a patch (docs/plan-format.md, 'Patches'; a file holding a list is a "
+        "JSON Patch, RFC 6902, over the plan's JSON form) to the plan file, keeping "
         "its comments and layout. The patched plan is linted first: errors refuse the whole "
         "patch (LINT_ERRORS, the findings listed) and the file is not touched. A node may be "
         "re-planned max_replan_rounds times (default 2) until a person grants a retry; past "
         "that the patch is refused with REPLAN_BUDGET_EXHAUSTED. Exit 0 applied, 1 refused "
         "(or PLAN_VERSION_CONFLICT), 2 bad input.",
     )
-    patch.add_argument("file", metavar="FILE", help="the patch, YAML or JSON ('-': stdin)")
+    patch.add_argument(
+        "file",
+        metavar="FILE",
+        help="the patch, YAML or JSON ('-': stdin); a list of operations is a JSON Patch",
+    )
     patch.add_argument("--by", type=name_text, required=True, help="who proposes the patch")
     patch.add_argument(
         "--expected-plan-version",
@@ -92,8 +97,8 @@ def _patch_text(result: PatchResult) -> str:
     lines = [f"patch refused: {result.code} (plan v{result.version_before} unchanged)"]
     for node, rounds in result.exhausted.items():
         lines.append(
-            f"  - {node}: re-planned {rounds} round(s) already; marked for a person (narrow "
-            f"the goal or hand it over; `plangraph retry {node}` grants more rounds)"
+            f"  - {node}: re-planned {rounds} round(s) already; marked for a person, blocked "
+            f"until `plangraph retry {node}` (narrow the goal or hand it over)"
         )
     lines += [f"  - {f.code} [{f.node or '-'}]: {f.hint} ({f.location})" for f in result.findings]
     return "\n".join(lines)

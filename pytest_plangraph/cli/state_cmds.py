@@ -212,7 +212,12 @@ _DECISIONS = {
         "approved",
     ),
     "revoke": ("withdraw an approval", "ref", "revoked"),
-    "retry": ("give a node whose retry budget is spent a fresh budget", "node", "retry granted"),
+    "retry": (
+        "give a node whose retry budget is spent a fresh budget (and clear a node marked for a "
+        "person by REPLAN_BUDGET_EXHAUSTED, renewing its replan rounds)",
+        "node",
+        "retry granted",
+    ),
     "cancel": ("cancel a node: it no longer needs to be completed", "node", "cancelled"),
 }
 """The commands that record one person's decision about a node or a criterion."""
@@ -243,7 +248,7 @@ def _event_json(event: Any) -> dict[str, Any]:
 
 
 def _history(args: argparse.Namespace, out: Output) -> int:
-    from ..judge.derive import event_node, history
+    from ..judge.history import event_node, history
     from ..store.trust import policy_from_env, screen
 
     with open_plangraph(args, reading=True) as plangraph:

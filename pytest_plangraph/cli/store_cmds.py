@@ -156,6 +156,8 @@ def _audit_text(data: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(f"stale: {s['node']}/{s['criterion']} ({', '.join(s['reasons'])})")
     for o in data["too_old"]:
         lines.append(f"too old: {o['node']}/{o['criterion']} recorded {o['recorded'][:19]}")
+    for h in data["needs_person"]:
+        lines.append(f"needs a person: {h['node']} ({h['code']}): `{h['run']}` clears it")
     if not lines:
         return "audit: chain intact, no phantom completions, no stale evidence"
     count = sum(len(v) for v in data.values())

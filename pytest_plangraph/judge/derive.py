@@ -34,8 +34,7 @@ plan's context and the indexed log are built in :mod:`pytest_plangraph.judge.led
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Collection, Sequence
 
 from ..errors import UsageError
 from ..memory import collector_paused
@@ -55,13 +54,10 @@ from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
 
-__all__ = ["derive", "derive_node", "history"]
+__all__ = ["derive", "derive_node"]
 
 
 # --- derivation ------------------------------------------------------------------------------
-
-
-E = TypeVar("E", bound=LoggedEvent)
 
 
 def derive(
@@ -117,34 +113,6 @@ def _cone(context: Context, node_id: str) -> set[str]:
     return set(reach([node_id], deciding))
 
 
-def history(
-    graph: Graph,
-    events: Sequence[E],
-    snapshot: Snapshot,
-    node_id: str,
-    untrusted: Mapping[int, str] | None = None,
-) -> list[tuple[E, str]]:
-    """Each event of *node_id* with the node's status right after it (replayed from the log);
-    the events whose seq is in *untrusted* are not counted (:mod:`..store.trust`)."""
-    if node_id not in graph.nodes:
-        raise UsageError(f"unknown node {node_id!r}")
-    with collector_paused():
-        context = Context.of(graph, snapshot)
-        fold = LogFold()  # each event folded once: the node is derived after each of its own
-        steps: list[tuple[E, str]] = []
-        for event in events:
-            fold.extend([event], untrusted)
-            if event_node(event) == node_id:
-                state = derive_node(graph, fold, snapshot, node_id, context=context)
-                steps.append((event, state.status))
-        return steps
-
-
-def event_node(event: LoggedEvent) -> str | None:
-    """The node an event is about (an evidence record may name it in its payload only)."""
-    return event.node or (event.payload.get("node") if event.kind == "evidence" else None)
-
-
 class _Derivation:
     """One derivation: index the events, judge every criterion (of the nodes in *only*, when
     given: their completion must not depend on any other node), then every node."""
@@ -182,6 +150,8 @@ class _Derivation:
         self.refused = refused
         for node_id, count in refused.items():
             self.completion.exhaust(node_id, count > budgets[node_id])
+        for node_id in self.ledger.held:
+            self.completion.hold(node_id, True)
         for node_id, states in self.criteria.items():
             for state in states:
                 self.completion.set_ok(node_id, state.id, state.state == "valid")
@@ -313,6 +283,10 @@ class _Derivation:
             reasons.append(_no_acceptance(node))
         if refused > node.max_retry:
             reasons.append(_retry_budget_exhausted(node_id, node, refused))
+        held = self.ledger.held.get(node_id)
+        if held is not None:  # first: until a person acts, nothing else completes the node
+            limit = self.context.graph.plan.max_replan_rounds
+            reasons.insert(0, _replan_budget_exhausted(node_id, held, limit))
         return reasons
 
     def _waiting_reasons(self, node_id: str, node: Node) -> list[Reason]:
@@ -369,7 +343,8 @@ class _Derivation:
         """The first status that matches, in the precedence of DESIGN §5."""
         if node_id in self.completion.cancelled:
             return "cancelled"
-        if node_id in self.completion.exhausted:  # before completed: the budget decides
+        held = self.completion.held
+        if node_id in self.completion.exhausted or node_id in held:  # before completed
             return "blocked"
         if node_id in self.completed:
             return "completed"
@@ -442,3 +417,15 @@ def _retry_budget_exhausted(node_id: str, node: Node, refused: int) -> Reason:
     return Reason(
         "RETRY_BUDGET_EXHAUSTED", message, {"refused": refused, "max_retry": node.max_retry}
     )
+
+
+def _replan_budget_exhausted(node_id: str, event: LoggedEvent, limit: int) -> Reason:
+    """``REPLAN_BUDGET_EXHAUSTED``: the node's replan rounds are spent and a further patch
+    was refused; it needs a person until a retry grant."""
+    message = (
+        f"needs a person: re-planned {limit} round(s) (max_replan_rounds) and a further patch "
+        f"by {event.by} was refused; narrow the goal or hand it over — the gate refuses this "
+        f"node whatever its evidence until a person runs `plangraph retry {node_id}`"
+    )
+    data = {"by": event.by, "seq": event.seq, "max_replan_rounds": limit}
+    return Reason("REPLAN_BUDGET_EXHAUSTED", message, data)

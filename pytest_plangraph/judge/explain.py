@@ -200,7 +200,7 @@ def _node_step(
             ),
             other,
         )
-    if code == "RETRY_BUDGET_EXHAUSTED":
+    if code in ("RETRY_BUDGET_EXHAUSTED", "REPLAN_BUDGET_EXHAUSTED"):
         return Step(message, f"plangraph retry {shlex.quote(node_id)} --by WHO"), ""
     if code in ("CHILD_CANCELLED_BY_EVENT", "CONFLICT_COMPLETED"):
         return Step(message), other

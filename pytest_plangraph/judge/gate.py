@@ -175,6 +175,7 @@ class Completion:
         self.settled = frozenset(settled)
         self.cancelled = set(self.settled)
         self.exhausted: set[str] = set()
+        self.held: set[str] = set()
         self._required = {n: frozenset(required.get(n, ())) for n in links.prerequisites}
         self._missing = {n: set(ids) for n, ids in self._required.items()}
         self._count = {
@@ -219,6 +220,18 @@ class Completion:
             self.exhausted.discard(node_id)
         self._adjust(node_id, 1 if spent else -1)
 
+    def hold(self, node_id: str, held: bool) -> None:
+        """Mark whether *node_id* is held for a person (its replan rounds are spent and a
+        further patch was refused, ``REPLAN_BUDGET_EXHAUSTED``): while it is, the node never
+        passes whatever its evidence, as with a spent retry budget."""
+        if held == (node_id in self.held):
+            return
+        if held:
+            self.held.add(node_id)
+        else:
+            self.held.discard(node_id)
+        self._adjust(node_id, 1 if held else -1)
+
     def unopposed(self, node_id: str) -> bool:
         """The node passes and no conflicts-edge partner does."""
         return self.done[node_id] and not any(self.done[q] for q in self._links.conflicts[node_id])
@@ -259,9 +272,10 @@ def final_completion(links: Links, raw: Completion) -> Completion:
 
 class Tick(NamedTuple):
     """One step of a claim replay: a criterion verdict, a cancel, a retry grant, a claim to
-    judge, or a claim whose gate verdict was recorded with it (``verdict``, ``ok`` = passed)."""
+    judge, a claim whose gate verdict was recorded with it (``verdict``, ``ok`` = passed), or
+    a node held for a person (``hold``: a patch refused with ``REPLAN_BUDGET_EXHAUSTED``)."""
 
-    kind: Literal["criterion", "cancel", "retry", "claim", "verdict"]
+    kind: Literal["criterion", "cancel", "retry", "claim", "verdict", "hold"]
     node: str
     criterion: str = ""
     ok: bool = False
@@ -293,6 +307,9 @@ def replay_claims(
         if tick.kind == "retry":
             refused[tick.node] = 0
             raw.exhaust(tick.node, False)
+            raw.hold(tick.node, False)
+        elif tick.kind == "hold":
+            raw.hold(tick.node, True)
         elif tick.kind in ("claim", "verdict"):
             passed = tick.ok if tick.kind == "verdict" else final.done[tick.node]
             count = refused[tick.node] = refused.get(tick.node, 0) + (not passed)

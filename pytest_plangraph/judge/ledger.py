@@ -20,7 +20,7 @@ from ..plan.model import Criterion, LoggedEvent
 from ..plan.untrusted import DECISION_ROLE
 from .gate import Tick, holds, judge
 from .inputs import Links, Snapshot, criterion_digests, input_digests
-from .logfold import LogFold, evidence_key
+from .logfold import LogFold, evidence_key, holds_for_person
 from .states import CriterionStatus, Reason
 
 
@@ -118,6 +118,7 @@ class Ledger:
         }
         self.cancels = {n: e for n, e in fold.cancels.items() if n in nodes}
         self.claimed = {n for n in fold.claimed if n in nodes}
+        self.held = {n: e for n, e in fold.held.items() if n in nodes}
         self.refused: dict[str, int] | None = None
         self.ticks: list[Tick] = []
         if not fold.unjudged:
@@ -164,8 +165,11 @@ def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]
                 bound = event.payload.get("input_digest")
                 ok = kind == "approval" and bound == context.digests[node_id]
                 ticks.append(Tick("criterion", node_id, key[1], ok))
-        elif node_id not in nodes or kind in ("change", "patch"):
+        elif node_id not in nodes or kind == "change":
             continue
+        elif kind == "patch":
+            if holds_for_person(event):
+                ticks.append(Tick("hold", node_id))
         elif kind == "claim":
             verdict = _verdict_of(event)
             if verdict is None:

@@ -4,9 +4,11 @@ A :class:`LogFold` keeps of the events read so far only what a derivation can as
 plan: the latest evidence and the latest approval or revoke per (node, criterion), the first
 cancel per node, the nodes ever claimed, the claims refused since each node's last retry grant,
 the input digests on record per node (they name the prerequisites that changed since a record),
-and the criteria that were ever satisfied (``status --check``). After :meth:`LogFold.compacted`
-its size follows the plan, not the history, which is what lets a checkpoint of it
-(:mod:`pytest_plangraph.checkpoint`) spare status from reading every event ever recorded.
+the nodes held for a person (a patch refused with ``REPLAN_BUDGET_EXHAUSTED`` since their last
+retry grant), and the criteria that were ever satisfied (``status --check``). After
+:meth:`LogFold.compacted` its size follows the plan, not the history, which is what lets a
+checkpoint of it (:mod:`pytest_plangraph.checkpoint`) spare status from reading every event ever
+recorded.
 
 With keys configured, events whose signature does not count (:mod:`pytest_plangraph.store.trust`)
 are not folded: :meth:`LogFold.ignore` keeps only the latest of them per (node, criterion), with
@@ -29,6 +31,15 @@ from ..plan.model import LoggedEvent
 
 Key = tuple[str, str]
 """(node id, criterion id) as an event names them."""
+
+REPLAN_BUDGET_EXHAUSTED = "REPLAN_BUDGET_EXHAUSTED"
+"""The code of a patch refused because a node's replan rounds are spent: the node is held for a
+person (it shows ``blocked`` and never completes) until a retry grant."""
+
+
+def holds_for_person(event: LoggedEvent) -> bool:
+    """Whether *event* is a patch refused with ``REPLAN_BUDGET_EXHAUSTED`` for its node."""
+    return event.kind == "patch" and event.payload.get("code") == REPLAN_BUDGET_EXHAUSTED
 
 
 def evidence_key(event: LoggedEvent) -> Key:
@@ -64,6 +75,9 @@ class LogFold:
     origin: str = field(default="", compare=False)
     """What the fold began from: empty from the log's start, else the sha256 of the body of
     the checkpoint it was read from (a derived state kept for it names it)."""
+    held: dict[str, LoggedEvent] = field(default_factory=dict)
+    """Per node held for a person, the patch refused with ``REPLAN_BUDGET_EXHAUSTED`` since
+    its last retry grant (the latest such refusal)."""
 
     @classmethod
     def of(cls, events: Iterable[LoggedEvent]) -> LogFold:
@@ -148,6 +162,9 @@ class LogFold:
             self.cancels.setdefault(node, event)
         elif kind == "retry":
             self.refused[node] = 0
+            self.held.pop(node, None)
+        elif holds_for_person(event):
+            self.held[node] = event
 
     def _on_record(self, node: str, pos: int, payload: Mapping[str, Any]) -> None:
         entry = (pos, str(payload.get("input_digest", "")))
@@ -183,6 +200,7 @@ class LogFold:
             self.unjudged,
             None if self.events is None else list(self.events),
             dict(self.ignored),
+            held=dict(self.held),
         )
 
     def compacted(self) -> LogFold:

@@ -106,6 +106,12 @@ def parse_plan(
     return replace(loaded, source=hashlib.sha256(raw).hexdigest())
 
 
+def plan_data(raw: bytes, name: str, *, suffix: str = ".yaml") -> Any:
+    """The data of a plan file's bytes as it is written, before any check against the plan
+    models (what a JSON Patch applies to); :class:`PlanError` when it cannot be read."""
+    return _read(suffix, raw, name, None, None)[0]
+
+
 def cache_key(raw: bytes) -> str:
     """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
     that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,

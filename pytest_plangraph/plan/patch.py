@@ -16,6 +16,10 @@ A patch adds, replaces or removes named nodes, criteria and edges, and nothing e
       add: [{from: step-rate-limit, to: step-token-endpoint, type: requires}]
       remove: [{from: step-user-schema, to: step-token-endpoint, type: consumes}]
 
+A patch file whose content is a list instead is a JSON Patch (RFC 6902) over the plan's JSON
+form (:mod:`.jsonpatch`); :func:`read_patch` reads either, and :func:`edit_plan_text` applies
+either to the text of the plan.
+
 Every entry is checked against the plan models before anything is applied. :func:`edit_plan_text`
 applies a patch to the text of a plan file: a YAML plan goes through ``ruamel.yaml``'s round trip,
 so comments, key order, quoting and the flow or block style of what the patch does not touch stay
@@ -34,10 +38,19 @@ from pydantic import Field, ValidationError
 
 from ..errors import PlanError, Problem, UsageError
 from .base import FrozenModel, empty_default
+from .jsonpatch import JsonPatch, apply_ops, read_json_patch
 from .messages import problem
 from .model import Criterion, Edge, EdgeType, Id, Node, Plan
 
-__all__ = ["PlanPatch", "edit_plan_text", "patched_plan", "read_patch", "touched_nodes"]
+__all__ = [
+    "AnyPatch",
+    "PlanPatch",
+    "edit_plan_text",
+    "json_patched",
+    "patched_plan",
+    "read_patch",
+    "touched_nodes",
+]
 
 MAX_PATCH_BYTES = 4 * 1024 * 1024
 """A patch is a small change; anything larger is refused before it is parsed."""
@@ -109,8 +122,14 @@ class PlanPatch(_Part):
         return not any(getattr(part, name) for part in parts for name in type(part).model_fields)
 
 
-def read_patch(raw: bytes, name: str) -> PlanPatch:
-    """The patch in *raw* (YAML or JSON), or :class:`PlanError` with one line per problem."""
+AnyPatch = PlanPatch | JsonPatch
+"""A patch in either format."""
+
+
+def read_patch(raw: bytes, name: str) -> AnyPatch:
+    """The patch in *raw* (YAML or JSON): a list is a JSON Patch, a mapping a patch of the
+    small format; :class:`PlanError` (or :class:`UsageError` for a JSON Patch operation) with
+    one line per problem."""
     from .yaml_reader import read_yaml
 
     if len(raw) > MAX_PATCH_BYTES:
@@ -121,9 +140,14 @@ def read_patch(raw: bytes, name: str) -> PlanPatch:
     except UnicodeDecodeError:
         raise PlanError([Problem(name, 0, 0, "", "not UTF-8 text; save it as UTF-8")]) from None
     data, positions = read_yaml(text, name, 200_000)
+    if isinstance(data, list):
+        return read_json_patch(data, name)
     if not isinstance(data, dict):
         kind = "nothing" if data is None else type(data).__name__
-        message = f"expected a mapping with 'plangraph_patch: 1', got {kind}"
+        message = (
+            f"expected a mapping with 'plangraph_patch: 1' (or a JSON Patch: a list of "
+            f"operations), got {kind}"
+        )
         raise PlanError([Problem(name, 1, 1, "", message)])
     try:
         return PlanPatch.model_validate(data)
@@ -148,12 +172,13 @@ def touched_nodes(patch: PlanPatch) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def edit_plan_text(text: str, patch: PlanPatch, name: str, *, json_file: bool) -> str:
+def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     """The text of the plan file *name* with *patch* applied; :class:`UsageError` naming each
-    entry that does not fit the plan (a node added twice, a criterion that is not there …)."""
+    entry that does not fit the plan (a node added twice, a criterion that is not there, a
+    JSON Pointer that names nothing …)."""
     if json_file:
         data = json.loads(text)
-        _apply(data, patch, name, plain=True)
+        _apply_any(data, patch, name, plain=True)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
@@ -170,7 +195,7 @@ def edit_plan_text(text: str, patch: PlanPatch, name: str, *, json_file: bool) -
     mapping = sequence - (offset or 0) if sequence - (offset or 0) >= 2 else 2
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset or 0)
     data = yaml.load(text)
-    _apply(data, patch, name, plain=False)
+    _apply_any(data, patch, name, plain=False)
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
@@ -182,6 +207,26 @@ def patched_plan(plan: Plan, patch: PlanPatch, name: str) -> Plan:
     data = plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
     _apply(data, patch, name, plain=True)
     return Plan.model_validate(data)
+
+
+def json_patched(raw: bytes, patch: JsonPatch, name: str, *, suffix: str) -> tuple[Plan, list[str]]:
+    """The plan file's bytes *raw* read as data with *patch* applied, as a :class:`Plan`,
+    and the nodes the patch touches: what the edited file must say, and what the patch
+    re-plans. :class:`UsageError` for an operation that does not fit, :class:`PlanError` when
+    the result is not a plan."""
+    from .file import plan_data, validate_plan
+
+    # a JSON round trip unshares what YAML aliases share: an operation changes one place
+    data = json.loads(json.dumps(plan_data(raw, name, suffix=suffix), default=str))
+    touched = apply_ops(data, patch, name)
+    return validate_plan(data, f"{name} (as patched)", {}).plan, touched
+
+
+def _apply_any(data: Any, patch: AnyPatch, name: str, *, plain: bool) -> None:
+    if isinstance(patch, JsonPatch):
+        apply_ops(data, patch, name, wrap=lambda value: _styled(value, plain))
+    else:
+        _apply(data, patch, name, plain=plain)
 
 
 def _apply(data: Any, patch: PlanPatch, name: str, *, plain: bool) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..errors import PlangraphError
+from ..errors import PlangraphError, StoreTamperedError
 
 if TYPE_CHECKING:
     from ..vcs.workspace import Workspace
@@ -219,3 +219,26 @@ def pytest_terms(message: str) -> str:
     """*message* of the store or the plan, its advice given in pytest's options: the store is
     named with ``--plangraph-store`` here, not the command's ``--store``."""
     return re.sub(r"(?<![\w-])--store\b", "--plangraph-store", message)
+
+
+def refusal(exc: PlangraphError, gated: bool) -> BaseException:
+    """What stops a run whose start failed with *exc*: a usage error (exit 4), except for a
+    store edited outside plangraph under ``--plangraph-gate`` (*gated*): then the gate
+    refuses (exit 1), since nothing can be completed on that store, and no test runs."""
+    if gated and isinstance(exc, StoreTamperedError):
+        message = "plangraph " + _gate_refused(exc, "no test was run, nothing was recorded")
+        return pytest.exit.Exception(message, returncode=pytest.ExitCode.TESTS_FAILED)
+    return pytest.UsageError(f"--plangraph: {pytest_terms(str(exc))}")
+
+
+def unrecorded(exc: PlangraphError, gated: bool) -> tuple[str, pytest.ExitCode]:
+    """The summary's error line and the exit status of a run whose evidence could not be
+    recorded (*exc*): a usage error, or under ``--plangraph-gate`` (*gated*) the gate's
+    refusal when the store was edited outside plangraph."""
+    if gated and isinstance(exc, StoreTamperedError):
+        return _gate_refused(exc, "evidence was not recorded"), pytest.ExitCode.TESTS_FAILED
+    return f"evidence was not recorded: {pytest_terms(str(exc))}", pytest.ExitCode.USAGE_ERROR
+
+
+def _gate_refused(exc: StoreTamperedError, what: str) -> str:
+    return f"gate refused: {pytest_terms(str(exc))} ({what}; the store is left as it is)"

@@ -30,7 +30,7 @@ from ..plan.model import Criterion, Node
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
-from .config import partial_args, plan_path, pytest_terms, store_path, test_id_prefix
+from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
 from .evidence import EvidenceBuilder, RunResults, decide
 from .github import publish
 from .items import PlanFile, VerifierItem
@@ -104,7 +104,7 @@ class PlangraphSession:
         except PlangraphError as exc:
             if plangraph is not None:
                 plangraph.close()
-            raise pytest.UsageError(f"--plangraph: {pytest_terms(str(exc))}") from None
+            raise refusal(exc, bool(config.getoption("plangraph_gate"))) from None
         return session
 
     def _start_controller(self) -> None:
@@ -359,8 +359,9 @@ class PlangraphSession:
             )
             self.report = self._finish(failed, skipped)
         except PlangraphError as exc:
-            self.report = RunReport(error=f"evidence was not recorded: {pytest_terms(str(exc))}")
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            gated = bool(self.config.getoption("plangraph_gate"))
+            error, session.exitstatus = unrecorded(exc, gated)
+            self.report = RunReport(error=error)
             return
         passing = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         if self.report.refusals and self.report.gate and session.exitstatus in passing:

@@ -226,12 +226,16 @@ def evidence_view(event: Event) -> EvidenceView:
 
 
 def fixes(state: NodeState, declared: Mapping[str, Criterion]) -> tuple[str, ...]:
-    """What to run so that *state*'s node can be completed: one command per criterion that is
-    not valid (pytest for tests, ``plangraph verify`` for the file verifiers, ``plangraph
-    approve`` for approvals)."""
+    """What to run so that *state*'s node can be completed: ``plangraph retry`` first when the
+    node is held for a person, then one command per criterion that is not valid (pytest for
+    tests, ``plangraph verify`` for the file verifiers, ``plangraph approve`` for approvals)."""
     if state.status in ("completed", "cancelled"):
         return ()
-    found: list[str] = []
+    found = [  # a person's decision comes first: until it, nothing else completes the node
+        f"plangraph retry {state.id} --by NAME  # needs a person ({r.code})"
+        for r in state.reasons
+        if r.code in _HELD
+    ]
     for criterion in state.criteria:
         if criterion.state == "valid" or criterion.id not in declared:
             continue
@@ -240,6 +244,7 @@ def fixes(state: NodeState, declared: Mapping[str, Criterion]) -> tuple[str, ...
 
 
 _WAITS_ON = frozenset({"PREREQUISITE_NOT_COMPLETED", "CHILD_NOT_COMPLETED"})
+_HELD = frozenset({"REPLAN_BUDGET_EXHAUSTED", "RETRY_BUDGET_EXHAUSTED"})
 
 
 def _fix(node: str, criterion: Criterion) -> str:
