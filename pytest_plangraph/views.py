@@ -1,11 +1,15 @@
 """What :class:`~pytest_plangraph.api.PlanGraph` reports without judging a claim: the store's
-head, the impact report, what to run again, and the audit."""
+head, the state table as JSON, what to work on next, the impact report, what to run again, and
+the audit."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import apicheck
+from .errors import UsageError
+from .memory import collector_paused
 from .repository import Repository
 
 if TYPE_CHECKING:
@@ -13,7 +17,10 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .impact.report import ImpactReport
+    from .judge.agenda import Agenda
+    from .judge.logfold import LogFold
     from .judge.rerun import Selection
+    from .judge.states import NodeState, PlanState
     from .store.tail import Head
 
 __all__ = ["Views"]
@@ -31,6 +38,58 @@ class Views(Repository):
         if not self.has_store():
             return Head(0, "", None)
         return self.store.head()
+
+    def status_json(self, fold: LogFold, state: PlanState) -> dict[str, Any]:
+        """The state table as ``plangraph status --format json`` prints it (without the
+        ``format`` key), for *state* derived from *fold*: the plan reference and every node,
+        a failed criterion's reasons naming the tests that did not pass, and a criterion
+        whose evidence allowed skips or xfails listing them. Makes no store."""
+        from .judge.logfold import LogFold
+        from .judge.states import PlanState
+
+        if not isinstance(fold, LogFold) or not isinstance(state, PlanState):
+            raise UsageError(
+                "status_json() takes the fold and the state derived from it "
+                "(fold = graph.fold(); graph.status_json(fold, graph.status(fold)))"
+            )
+        plan = self.plan_ref(create=False)
+        notes = self._test_notes(fold, state)
+        nodes = [_node_json(n, notes) for n in state.nodes.values()]
+        return {"plan": plan.model_dump(), "nodes": nodes}
+
+    def _test_notes(self, fold: LogFold, state: PlanState) -> dict[tuple[str, str], dict[str, Any]]:
+        """The details of the latest evidence that failed, and of any that lists allowed
+        skips or xfails: what names the tests in the state table."""
+        nodes = state.nodes.values()
+        failed = [(n.id, c.id) for n in nodes for c in n.criteria if c.state == "failed"]
+        judged = [(n.id, c.id) for n in nodes for c in n.criteria if c.evidence]
+        notes = self.evidence_details(fold, judged, mentioning='"allowed"')
+        notes.update(self.evidence_details(fold, failed))
+        return notes
+
+    def next(self) -> Agenda:
+        """The nodes ready to work on — every strong prerequisite completed, the node itself
+        neither completed, cancelled nor blocked — in topological order, each explained as
+        :meth:`explain <pytest_plangraph.api.PlanGraph.explain>` does (its status, the criteria
+        still missing and the tests or commands that settle them). Makes no store."""
+        from .derived import derived_state
+        from .judge.agenda import agenda, ready_nodes
+        from .judge.explain import UNSETTLED, explain
+
+        self._ready()
+        fold = self.fold()
+        with collector_paused():
+            state = derived_state(self, fold, self.snapshot(fold))
+        ready = ready_nodes(self.graph, state)
+        keys = [(n, c.id) for n in ready for c in state.nodes[n].criteria if c.state in UNSETTLED]
+        found = self.evidence_details(fold, keys)
+
+        def explained(node: str) -> Any:
+            details = {c: d for (n, c), d in found.items() if n == node}
+            return explain(self.graph, state, node, details)
+
+        plan = self.plan_ref(create=False).model_dump()
+        return agenda(self.graph, state, plan, explained)
 
     def impact(self, since: str | None = None, *, commits: bool = True) -> ImpactReport:
         """What changed and what it invalidates (DESIGN §6). With *since*: the diff from that
@@ -69,3 +128,23 @@ class Views(Repository):
 
         self._ready()
         return audit(self, expected_head=expect_head, max_age=max_age)
+
+
+def _node_json(node: NodeState, notes: Mapping[tuple[str, str], Mapping[str, Any]]) -> Any:
+    """A node's entry in the state table; a failed criterion's ``EVIDENCE_FAILED`` reasons name
+    the tests that did not pass (``tests``, and the evidence's message), and a criterion whose
+    evidence allowed skips or xfails lists them (``allowed``)."""
+    data = node.to_json()
+    for entry in data["criteria"]:
+        details = notes.get((node.id, entry["id"]))
+        if not details:
+            continue
+        if details.get("allowed"):
+            entry["allowed"] = details["allowed"]
+        tagged = [r for r in data["reasons"] if r.get("criterion") == entry["id"]]
+        for reason in [*entry["reasons"], *tagged]:
+            if reason["code"] == "EVIDENCE_FAILED":
+                reason["tests"] = details.get("not_passed", [])
+                if isinstance(message := details.get("message"), str):
+                    reason["message"] += f": {message}"
+    return data

@@ -26,6 +26,7 @@ MODULES = (
     "plan_cmds",
     "state_cmds",
     "explain_cmds",
+    "next_cmds",
     "store_cmds",
     "impact_cmds",
     "key_cmds",
@@ -33,6 +34,7 @@ MODULES = (
     "report_cmds",
     "attest_cmds",
     "import_cmds",
+    "mcp_cmds",
 )
 """The command modules, in the order ``plangraph --help`` lists their commands; each has a
 ``register(commands)`` that adds its subcommands."""
@@ -54,6 +56,8 @@ COMMANDS = {
     "report": "report_cmds",
     "attest": "attest_cmds",
     "import": "import_cmds",
+    "next": "next_cmds",
+    "mcp": "mcp_cmds",
 }
 """Which module registers each command: ``plangraph CMD`` imports that module alone (a
 command's imports are its own cost); ``--help``, ``--version`` and a name that is not a

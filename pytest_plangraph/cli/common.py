@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 
 
 def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = True) -> Any:
-    """A parent parser with ``--format``, ``--plan``, ``--store`` and ``--root``."""
+    """A parent parser with ``--format`` (none when *formats* is empty), ``--plan``,
+    ``--store`` and ``--root``."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument(
-        "--format", choices=formats, default="text", help="output format (default: text)"
-    )
+    if formats:
+        parent.add_argument(
+            "--format", choices=formats, default="text", help="output format (default: text)"
+        )
     if plan:
         parent.add_argument(
             "--plan",

@@ -124,18 +124,16 @@ def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, st
     with open_plangraph(args, reading=True, warned=warned) as plangraph:
         fold = plangraph.fold()  # what the log says: status and --check need no more
         state = plangraph.status(fold)
-        plan = plangraph.plan_ref(create=False)
         settled = {n for n, node in plangraph.graph.nodes.items() if node.cancelled}
-        shown = _markdown(plangraph, state, plan.version) if out.fmt == "markdown" else ""
-        json_like = out.fmt not in ("text", "markdown")
-        notes = _test_notes(plangraph, fold, state) if json_like else {}
-        nodes = list(state.nodes.values())
+        shown = _markdown(plangraph, state) if out.fmt == "markdown" else ""
+        json_like = out.fmt not in ("text", "markdown")  # each format builds only what it prints
         if out.fmt == "markdown":
             printed = out.render({}, shown)
-        elif out.fmt != "text":  # each format builds only what it prints
-            data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
+        elif json_like:
+            data = plangraph.status_json(fold, state)
             printed = out.render(data, plugin_report(out.fmt, data) or "")
         else:
+            nodes = list(state.nodes.values())
             rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
             printed = out.render({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
         failing = _check_failures(state, fold, settled)
@@ -145,45 +143,14 @@ def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, st
     return failing
 
 
-def _markdown(plangraph: PlanGraph, state: PlanState, version: int) -> str:
+def _markdown(plangraph: PlanGraph, state: PlanState) -> str:
     """``status --format markdown``: the report's Markdown without the audit."""
     from ..report.markdown import markdown
     from ..report.view import build
 
+    version = plangraph.plan_ref(create=False).version
     records = plangraph.decided_by(state)
     return markdown(build(plangraph.graph, state, version, records)).rstrip("\n")
-
-
-def _test_notes(
-    plangraph: PlanGraph, fold: LogFold, state: PlanState
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The details of the latest evidence that failed, and of any that lists allowed skips
-    or xfails: what names the tests in ``status --format json``."""
-    failed = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.state == "failed"]
-    judged = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.evidence]
-    notes = plangraph.evidence_details(fold, judged, mentioning='"allowed"')
-    notes.update(plangraph.evidence_details(fold, failed))
-    return notes
-
-
-def _node_json(node: NodeState, notes: Mapping[tuple[str, str], Mapping[str, Any]]) -> Any:
-    """A node's JSON entry; a failed criterion's ``EVIDENCE_FAILED`` reasons name the tests
-    that did not pass (``tests``, and the evidence's message), and a criterion whose
-    evidence allowed skips or xfails lists them (``allowed``)."""
-    data = node.to_json()
-    for entry in data["criteria"]:
-        details = notes.get((node.id, entry["id"]))
-        if not details:
-            continue
-        if details.get("allowed"):
-            entry["allowed"] = details["allowed"]
-        tagged = [r for r in data["reasons"] if r.get("criterion") == entry["id"]]
-        for reason in [*entry["reasons"], *tagged]:
-            if reason["code"] == "EVIDENCE_FAILED":
-                reason["tests"] = details.get("not_passed", [])
-                if isinstance(message := details.get("message"), str):
-                    reason["message"] += f": {message}"
-    return data
 
 
 def _check_failures(
