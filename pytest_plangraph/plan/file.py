@@ -51,6 +51,9 @@ class LoadedPlan:
     cache_key: str | None = field(default=None, compare=False)
     """The key of the plan file's entries when the plan cache keeps them (a large plan read
     with a cache folder: :func:`cache_key`), else None."""
+    content_key: str | None = field(default=None, compare=False)
+    """The key of what is kept about the plan's meaning (:func:`content_key`), which an edit of
+    its comments or layout keeps; None when the plan cache keeps nothing for it."""
     source: str | None = field(default=None, compare=False)
     """The sha256 of the bytes the plan was read from (None for a plan not read from bytes):
     what a derived state kept for this plan is keyed by (:mod:`pytest_plangraph.derived`)."""
@@ -101,8 +104,9 @@ def parse_plan(
             keep_parsed(cache_dir, key, data)
     loaded = kept or validate_plan(data, name, positions)
     if cache_dir is not None and key is not None:
-        with_facts(loaded.plan, cache_dir, key)
-        loaded = replace(loaded, cache_key=key)
+        content = content_key(data) or key
+        with_facts(loaded.plan, cache_dir, content, key)
+        loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=hashlib.sha256(raw).hexdigest())
 
 
@@ -114,6 +118,24 @@ def cache_key(raw: bytes) -> str:
     digest = hashlib.sha256(machine_salt())
     digest.update(raw)
     digest.update(code_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def content_key(data: Any) -> str | None:
+    """What is kept about a plan's meaning is kept under (its facts, its lint result): the
+    sha256 of the JSON text of its parsed *data* (as the plan cache keeps it; *data* may be
+    that text), of the code that reads it and of :func:`~.cache.machine_salt`. A comment or a
+    change of layout leaves it as it was. None when the data has no JSON text."""
+    if not isinstance(data, bytes):
+        try:
+            data = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError):
+            return None
+    digest = hashlib.sha256(machine_salt())
+    digest.update(b"parsed data\0")
+    digest.update(code_fingerprint().encode())
+    digest.update(b"\0")
+    digest.update(data)
     return digest.hexdigest()
 
 
@@ -232,7 +254,7 @@ def _read(
     try:
         return read_parsed(cache_dir, key), _LazyPositions(text, name)
     except OSError:
-        data, positions = _read_yaml(text, name)
+        data, positions = _read_yaml_blocks(text, name, cache_dir)
     keep_parsed(cache_dir, key, data)
     return data, positions
 
@@ -385,6 +407,17 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
     from .yaml_reader import read_yaml  # PyYAML only when YAML is read: not from the plan cache
 
     return read_yaml(text, name, MAX_YAML_NODES)
+
+
+def _read_yaml_blocks(
+    text: str, name: str, cache_dir: Path
+) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    """:func:`_read_yaml` reading only the blocks of the text the plan cache does not hold
+    (:mod:`~pytest_plangraph.plan.blockcache`); the whole text when it cannot be split."""
+    from .blockcache import read_blocks
+
+    found = read_blocks(text, name, MAX_YAML_NODES, cache_dir)
+    return _read_yaml(text, name) if found is None else found
 
 
 def plan_json_schema() -> dict[str, Any]:
