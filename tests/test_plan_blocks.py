@@ -252,6 +252,11 @@ def test_an_error_after_an_edited_block_is_located_at_its_new_line(
         parse_plan(edited.encode(), "p", cache_dir=cache)
     # the edited block, then the block of the error for its position; not the whole text
     assert len(parsed) == 2 and "title: step 3" in parsed[0] and "titel: typo" in parsed[1]
+    parsed.clear()
+    with pytest.raises(PlanError) as again:  # its parsed data kept whole: one block to locate
+        parse_plan(edited.encode(), "p", cache_dir=cache)
+    assert len(parsed) == 1 and "titel: typo" in parsed[0]
+    assert str(again.value) == str(kept.value)
     with pytest.raises(PlanError) as whole:
         parse_plan(edited.encode(), "p")
     line = edited.split("\n").index("  titel: typo") + 1

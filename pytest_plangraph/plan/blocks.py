@@ -213,8 +213,10 @@ def assemble(blocks: list[Block], entries: list[Entry], max_nodes: int) -> bytes
 
 
 class BlockPositions(dict[FieldPath, tuple[int, int]]):
-    """The positions of a plan read block by block, found for one block when a message first
-    needs a position in it: the block is read again and its lines moved to its place."""
+    """The positions of a plan that splits into blocks, found for one block when a message first
+    needs a position in it: the block is read again and its lines moved to its place (all of
+    them from the whole text when a block does not read on its own). *read* reads a text as
+    YAML and gives its positions."""
 
     def __init__(
         self,
@@ -226,6 +228,7 @@ class BlockPositions(dict[FieldPath, tuple[int, int]]):
         self._text = text
         self._read = read
         self._first = blocks[0]
+        self._blocks = blocks
         self._keys = {block.key: block for block in blocks if block.first is None}
         self._runs: dict[str, list[Block]] = {}
         for block in blocks:
@@ -233,6 +236,12 @@ class BlockPositions(dict[FieldPath, tuple[int, int]]):
                 self._runs.setdefault(block.key, []).append(block)
         self._firsts = {key: [run.first or 0 for run in runs] for key, runs in self._runs.items()}
         self._done: set[int] = set()
+
+    def _whole(self) -> None:
+        """Take every position from reading the whole text (when it reads)."""
+        self._done.update(block.start for block in self._blocks)
+        with contextlib.suppress(PlanError):
+            self.update(self._read(self._text))
 
     def get(self, key: FieldPath, default: Any = None) -> Any:
         block = self._block_of(key)
@@ -252,14 +261,43 @@ class BlockPositions(dict[FieldPath, tuple[int, int]]):
         return self._keys.get(str(path[0]))
 
     def _place(self, block: Block) -> None:
-        with contextlib.suppress(PlanError):  # it was read before; positions are only a help
+        try:
             found = self._read(block.text)
-            shift = self._text.count("\n", 0, block.start)
-            for path, (line, column) in found.items():
-                if block.first is not None:
-                    if not path or not isinstance(path[0], int):
-                        continue  # the list the items were read in, not the plan's
-                    path = (block.key, block.first + path[0], *path[1:])
-                elif not path and block is not self._first:
-                    continue
-                self.setdefault(path, (line + shift, column))
+        except PlanError:  # a block that does not read alone: the positions of the whole text
+            self._whole()
+            return
+        shift = self._text.count("\n", 0, block.start)
+        for path, (line, column) in found.items():
+            if block.first is not None:
+                if not path or not isinstance(path[0], int):
+                    continue  # the list the items were read in, not the plan's
+                path = (block.key, block.first + path[0], *path[1:])
+            elif not path and block is not self._first:
+                continue
+            self.setdefault(path, (line + shift, column))
+
+
+class LazyPositions(dict[FieldPath, tuple[int, int]]):
+    """Positions in a plan read the fast way (from the plan cache, or as JSON), found only when
+    a message needs one (walking the text as YAML for positions costs far more than reading
+    the data): block by block when the text splits, else from the whole text (JSON is nearly
+    YAML: its walker serves). *read* reads a text as YAML and gives its positions."""
+
+    def __init__(self, text: str, read: Callable[[str], dict[FieldPath, tuple[int, int]]]) -> None:
+        super().__init__()
+        self._text: str | None = text
+        self._read = read
+        self._blocks: BlockPositions | None = None
+
+    def get(self, key: FieldPath, default: Any = None) -> Any:
+        if self._text is not None:
+            text, self._text = self._text, None
+            found = split(text)
+            if found is not None and len(found) > 1:
+                self._blocks = BlockPositions(text, found, self._read)
+            else:
+                with contextlib.suppress(PlanError):
+                    self.update(self._read(text))
+        if self._blocks is not None:  # only the block that holds the field is read
+            return self._blocks.get(key, default)
+        return super().get(key, default)

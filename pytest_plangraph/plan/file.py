@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
+from .blocks import LazyPositions
 from .cache import keep_parsed, machine_salt, read_parsed, with_facts
 from .messages import FieldPath as FieldPath
 from .messages import format_path as format_path
@@ -252,7 +253,7 @@ def _read(
     if cache_dir is None or key is None:
         return _read_yaml(text, name)
     try:
-        return read_parsed(cache_dir, key), _LazyPositions(text, name)
+        return read_parsed(cache_dir, key), LazyPositions(text, _positions_reader(name))
     except OSError:
         data, positions = _read_yaml_blocks(text, name, cache_dir)
     keep_parsed(cache_dir, key, data)
@@ -286,7 +287,7 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
     _check_json_values(data, text, name)
-    return data, _LazyPositions(text, name)
+    return data, LazyPositions(text, _positions_reader(name))
 
 
 _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
@@ -381,23 +382,6 @@ def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
     return None
 
 
-class _LazyPositions(dict[FieldPath, tuple[int, int]]):
-    """Positions in a plan read the fast way, found only when a message needs one (walking the
-    text as YAML for positions costs far more than reading the data)."""
-
-    def __init__(self, text: str, name: str) -> None:
-        super().__init__()
-        self._text: str | None = text
-        self._name = name
-
-    def get(self, key: FieldPath, default: Any = None) -> Any:
-        if self._text is not None:
-            text, self._text = self._text, None
-            with contextlib.suppress(PlanError):  # JSON is (nearly) YAML: borrow its walker
-                self.update(_read_yaml(text, self._name)[1])
-        return super().get(key, default)
-
-
 class _DuplicateKeyError(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
@@ -407,6 +391,11 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
     from .yaml_reader import read_yaml  # PyYAML only when YAML is read: not from the plan cache
 
     return read_yaml(text, name, MAX_YAML_NODES)
+
+
+def _positions_reader(name: str) -> Callable[[str], dict[FieldPath, tuple[int, int]]]:
+    """Reads a text as YAML for its positions alone (:class:`~.blocks.LazyPositions`)."""
+    return lambda text: _read_yaml(text, name)[1]
 
 
 def _read_yaml_blocks(
