@@ -62,6 +62,8 @@ _TITLES = (
     '"a text over\n      two lines"',
     "|\n      a block text\n      # not a comment\n",
     ">\n      folded\n      text\n",
+    "|+\n      kept\n\n",
+    ">-\n      stripped\n\n",
     "yes",
     "1e3",
     "~",
