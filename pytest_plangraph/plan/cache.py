@@ -7,11 +7,15 @@ rename):
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
-  which depend on the validated plan alone; kept with the fingerprint of the package's code
-  (:mod:`..codehash`), and used only by the same code;
+  which depend on the validated plan alone; named by the plan's content key instead (the sha256
+  of its parsed data: :func:`~pytest_plangraph.plan.file.content_key`), so an edit of comments
+  or layout keeps them; kept with the fingerprint of the package's code (:mod:`..codehash`),
+  and used only by the same code;
 * ``lint-<sha>.json`` — the lint errors the rules that read the plan alone find (the check every
   command makes before it judges anything), with the verifier types they were found with and
-  the fingerprint of the package's code.
+  the fingerprint of the package's code; named by the content key too;
+* ``blocks.txt`` — the parsed data of each block of a YAML plan, by the block's bytes
+  (:mod:`~pytest_plangraph.plan.blockcache`).
 
 Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
 repository: entries that came with a repository (a cache folder committed by mistake or on
