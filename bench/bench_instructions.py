@@ -6,6 +6,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
   (the derivation as without a cache), on an unchanged repository (the kept status's hit),
   after one artifact changed, and after the plan file was edited (a comment added: its bytes
   are new);
+* the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
+  every command does first), unchanged, after a comment is added, after one node is changed,
+  and with the plan cache deleted;
 * ``plangraph claim`` on the JWT-login fixture, after ``plangraph verify``;
 * ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
   of 1,000 nodes), warm (the commit cache filled), with and without ``--no-commits``, against
@@ -18,7 +21,7 @@ that one untimed run of each command fills first. Counts do not depend on what e
 machine runs, which is why they are the figures to trust here (docs/performance.md).
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--nodes 5000] [--commits 1000]
-[--only status,claim,impact]``
+[--only status,plan,claim,impact]``
 """
 
 from __future__ import annotations
@@ -119,6 +122,37 @@ def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int)
     print(f"  unchanged / cache deleted: {hit / off:.2f}")
 
 
+PLAN_CHECK = (
+    "from pytest_plangraph.api import PlanGraph\n"
+    "with PlanGraph.open('.') as graph:\n"
+    "    graph.check_plan()\n"
+)
+"""Open the repository's plan and check it, as every command does first: read (parse, or take
+from the plan cache), validate, the facts (digest, criterion digests, order) and lint."""
+
+
+def bench_plan_edit(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    """The plan part of ``status`` after an edit of the plan, in isolation (:data:`PLAN_CHECK`
+    in a fresh process): unchanged, after a comment is added (new bytes, same meaning), after
+    one node's title is changed (new meaning), and with the plan cache deleted."""
+    root = tmp / "plan-edit"
+    root.mkdir()
+    bench_status.build(root, nodes)
+    check = [sys.executable, "-c", PLAN_CHECK]
+    plan = root / "plangraph.yaml"
+    print(f"open and check the plan, {nodes} nodes:")
+    warm(root, check, env)
+    row("plan unchanged", count(root, check, env), start)
+    plan.write_text(plan.read_text() + "# edited\n")
+    row("plan edited: a comment added", count(root, check, env), start)
+    text = plan.read_text()
+    middle = f"- id: n{nodes // 2}\n"
+    plan.write_text(text.replace(middle, f"{middle}  title: edited\n", 1))
+    row("plan edited: one node changed", count(root, check, env), start)
+    shutil.rmtree(root / ".plangraph/cache")
+    row("plan cache deleted (every block read)", count(root, check, env), start)
+
+
 def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     root = tmp / "jwt"
     shutil.copytree(FIXTURES / "jwt-login", root)
@@ -158,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--commits", type=int, default=1000)
-    parser.add_argument("--only", default="status,claim,impact")
+    parser.add_argument("--only", default="status,plan,claim,impact")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as name:
@@ -169,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
+        if "plan" in parts:
+            bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:
             bench_claim(tmp, env, start)
         if "impact" in parts:

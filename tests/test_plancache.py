@@ -144,13 +144,17 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     keys = []
     for minimum in range(KEEP + 3):  # a plan edited again and again
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
-        keys.append(cache_key(plan_file.read_bytes()))
-        load_plan(plan_file, cache_dir=cache)
-        for kind in ("plan", "facts"):  # written a second apart, oldest first
-            os.utime(cache / f"{kind}-{keys[-1]}.json", ns=((minimum + 1) * 10**9,) * 2)
+        loaded = load_plan(plan_file, cache_dir=cache)
+        # the parsed data under the file's bytes, the facts under its content
+        assert loaded.cache_key == cache_key(plan_file.read_bytes())
+        keys.append((loaded.cache_key, loaded.content_key))
+        for kind, key in zip(("plan", "facts"), keys[-1], strict=True):  # oldest first
+            os.utime(cache / f"{kind}-{key}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
-        f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("plan", "facts")
-    } | {".gitignore"}
+        f"{kind}-{key}.json"
+        for pair in keys[-KEEP // 2 :]
+        for kind, key in zip(("plan", "facts"), pair, strict=True)
+    } | {".gitignore", "blocks.txt"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 
@@ -204,10 +208,11 @@ def test_the_entry_just_written_stays_whatever_the_clocks_say(tmp_path: Path) ->
         for kind in ("plan", "facts"):
             os.utime(_entry(cache, n, kind), (future, future))
     _write_plan(plan_file, count=110)
-    load_plan(plan_file, cache_dir=cache)
-    key = cache_key(plan_file.read_bytes())
-    assert (cache / f"plan-{key}.json").exists() and (cache / f"facts-{key}.json").exists()
-    assert len(list(cache.glob("plan-*.json"))) == KEEP
+    loaded = load_plan(plan_file, cache_dir=cache)
+    key, content = cache_key(plan_file.read_bytes()), loaded.content_key
+    assert (cache / f"plan-{key}.json").exists() and (cache / f"facts-{content}.json").exists()
+    # the file's key and its content key are two of the KEEP kept
+    assert len(list(cache.glob("plan-*.json"))) == KEEP - 1
 
 
 def test_a_store_outside_plangraph_gets_a_cache_of_its_own(tmp_path: Path) -> None:

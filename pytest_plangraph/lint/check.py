@@ -99,20 +99,26 @@ def kept_findings(
 ) -> list[Finding] | None:
     """The plan-only lint findings of *severities* (only errors are kept, the check every
     command makes), from the plan cache, or found and kept there; None when the plan has
-    no cache entries or other severities are asked for."""
+    no cache entries or other severities are asked for.
+
+    They are kept under the plan's content key (its parsed data), so an edit of comments or
+    layout keeps them: findings say where they are (lines, in their locations and hints), so
+    kept ones are used for other bytes of the same data only when there are none."""
     from ..plan.cache import keep_entry, lint_version, read_entry
 
-    key, cache, file = subject.loaded.cache_key, subject.workspace.cache, subject.loaded.file
+    loaded, cache, file = subject.loaded, subject.workspace.cache, subject.loaded.file
+    key, source = loaded.content_key, loaded.cache_key
     if key is None or cache is None or severities is None or set(severities) != set(ERRORS):
         return None
     version = lint_version()
     kept = read_entry(cache, "lint", key, version)
     if isinstance(kept, dict) and kept.get("types") == types:
         found = from_kept(kept.get("findings"), file)
-        if found is not None:
+        if found is not None and (found == [] or kept.get("file") == source):
             return found
     found = plan_findings(
         subject.loaded, verifier_types=types, graph=subject.graph, severities=severities
     )
-    keep_entry(cache, "lint", key, version, {"types": types, "findings": to_kept(found, file)})
+    entry = {"types": types, "file": source, "findings": to_kept(found, file)}
+    keep_entry(cache, "lint", key, version, entry)
     return found

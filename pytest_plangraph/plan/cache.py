@@ -7,11 +7,15 @@ rename):
 * ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
   large plan and the same bytes always parse to the same data;
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
-  which depend on the validated plan alone; kept with the fingerprint of the package's code
-  (:mod:`..codehash`), and used only by the same code;
+  which depend on the validated plan alone; named by the plan's content key instead (the sha256
+  of its parsed data: :func:`~pytest_plangraph.plan.file.content_key`), so an edit of comments
+  or layout keeps them; kept with the fingerprint of the package's code (:mod:`..codehash`),
+  and used only by the same code;
 * ``lint-<sha>.json`` — the lint errors the rules that read the plan alone find (the check every
   command makes before it judges anything), with the verifier types they were found with and
-  the fingerprint of the package's code.
+  the fingerprint of the package's code; named by the content key too;
+* ``blocks.txt`` — the parsed data of each block of a YAML plan, by the block's bytes
+  (:mod:`~pytest_plangraph.plan.blockcache`).
 
 Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
 repository: entries that came with a repository (a cache folder committed by mistake or on
@@ -78,9 +82,11 @@ KEEP = 8
 
 
 def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
-    """Keep the parsed data of the plan file whose sha256 is *key* (its facts follow, and
-    writing them prunes the cache)."""
+    """Keep the parsed data of the plan file whose sha256 is *key* (*data* may be its JSON text
+    already, as bytes), then :func:`prune` the cache (a plan edited in its comments only keeps
+    its facts, so writing them does not prune it)."""
     _write(cache_dir / f"plan-{key}.json", data)
+    prune(cache_dir, key)
 
 
 def cache_dir_of(store_path: Path) -> Path:
@@ -92,9 +98,10 @@ def cache_dir_of(store_path: Path) -> Path:
     return store_path.with_name(f"{store_path.name}.cache")
 
 
-def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
-    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* plan files whose
-    entries were written last (*current*, the one just written, always stays), and temporary
+def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None = None) -> None:
+    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* keys whose
+    entries were written last (*current*, the key just written, always stays, and so does
+    *also*, the file key of a plan whose facts are kept under its content key), and temporary
     files an interrupted write (of an entry or of the log's checkpoint) left over a minute
     ago (a younger one may be another process's write in progress). Only names this module
     writes are touched; a file that cannot be looked at or removed is skipped."""
@@ -108,9 +115,11 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
         if found["tmp"] or found["logtmp"]:
             if mtime is not None and mtime < time.time_ns() - 60 * 10**9:
                 leftovers.append(path)
-        elif found["key"] != current and mtime is not None:
+        elif mtime is not None:
             written[found["key"]] = max(written.get(found["key"], 0), mtime)
-    old = sorted(written, key=written.__getitem__, reverse=True)[max(keep - 1, 0) :]
+    stay = {current} | ({also} & set(written) if also else set())  # just written: they count
+    others = [key for key in written if key not in stay]
+    old = sorted(others, key=written.__getitem__, reverse=True)[max(keep - len(stay), 0) :]
     for path in [*leftovers, *(cache_dir / f"{k}-{key}.json" for key in old for k in _KINDS)]:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
@@ -137,10 +146,11 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
-def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
-    """Give *plan* (validated from the file whose sha256 is *key*) its digest, criterion
-    digests and topological order from the cache, or compute them and keep them there (then
-    :func:`prune` the cache: a new plan file's facts are always written)."""
+def with_facts(plan: Plan, cache_dir: Path, key: str, file_key: str | None = None) -> None:
+    """Give *plan* (validated from data whose content key is *key*:
+    :func:`~pytest_plangraph.plan.file.content_key`) its digest, criterion digests and
+    topological order from the cache, or compute them and keep them there (then :func:`prune`
+    the cache, keeping *file_key* too: a new plan's facts are always written)."""
     path = cache_dir / f"facts-{key}.json"
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
@@ -165,7 +175,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str) -> None:
         "order": list(plan.topological_order),
     }
     _write(path, facts)
-    prune(cache_dir, key)
+    prune(cache_dir, key, also=file_key)
 
 
 def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
@@ -220,10 +230,10 @@ def make_cache_dir(directory: Path) -> None:
 
 def _write(path: Path, data: Any) -> None:
     try:
-        body = json.dumps(data, ensure_ascii=False)
+        body = data if isinstance(data, bytes) else json.dumps(data, ensure_ascii=False).encode()
         make_cache_dir(path.parent)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(body, encoding="utf-8")
+        partial.write_bytes(body)
         os.replace(partial, path)
     except (OSError, TypeError, ValueError):
         return

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
+from .blocks import LazyPositions
 from .cache import keep_parsed, machine_salt, read_parsed, with_facts
 from .messages import FieldPath as FieldPath
 from .messages import format_path as format_path
@@ -51,6 +52,9 @@ class LoadedPlan:
     cache_key: str | None = field(default=None, compare=False)
     """The key of the plan file's entries when the plan cache keeps them (a large plan read
     with a cache folder: :func:`cache_key`), else None."""
+    content_key: str | None = field(default=None, compare=False)
+    """The key of what is kept about the plan's meaning (:func:`content_key`), which an edit of
+    its comments or layout keeps; None when the plan cache keeps nothing for it."""
     source: str | None = field(default=None, compare=False)
     """The sha256 of the bytes the plan was read from (None for a plan not read from bytes):
     what a derived state kept for this plan is keyed by (:mod:`pytest_plangraph.derived`)."""
@@ -101,8 +105,9 @@ def parse_plan(
             keep_parsed(cache_dir, key, data)
     loaded = kept or validate_plan(data, name, positions)
     if cache_dir is not None and key is not None:
-        with_facts(loaded.plan, cache_dir, key)
-        loaded = replace(loaded, cache_key=key)
+        content = content_key(data) or key
+        with_facts(loaded.plan, cache_dir, content, key)
+        loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=hashlib.sha256(raw).hexdigest())
 
 
@@ -120,6 +125,24 @@ def cache_key(raw: bytes) -> str:
     digest = hashlib.sha256(machine_salt())
     digest.update(raw)
     digest.update(code_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def content_key(data: Any) -> str | None:
+    """What is kept about a plan's meaning is kept under (its facts, its lint result): the
+    sha256 of the JSON text of its parsed *data* (as the plan cache keeps it; *data* may be
+    that text), of the code that reads it and of :func:`~.cache.machine_salt`. A comment or a
+    change of layout leaves it as it was. None when the data has no JSON text."""
+    if not isinstance(data, bytes):
+        try:
+            data = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError):
+            return None
+    digest = hashlib.sha256(machine_salt())
+    digest.update(b"parsed data\0")
+    digest.update(code_fingerprint().encode())
+    digest.update(b"\0")
+    digest.update(data)
     return digest.hexdigest()
 
 
@@ -236,9 +259,9 @@ def _read(
     if cache_dir is None or key is None:
         return _read_yaml(text, name)
     try:
-        return read_parsed(cache_dir, key), _LazyPositions(text, name)
+        return read_parsed(cache_dir, key), LazyPositions(text, _positions_reader(name))
     except OSError:
-        data, positions = _read_yaml(text, name)
+        data, positions = _read_yaml_blocks(text, name, cache_dir)
     keep_parsed(cache_dir, key, data)
     return data, positions
 
@@ -270,7 +293,7 @@ def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
         message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
         raise PlanError([Problem(name, 0, 0, "", message)]) from None
     _check_json_values(data, text, name)
-    return data, _LazyPositions(text, name)
+    return data, LazyPositions(text, _positions_reader(name))
 
 
 _TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
@@ -365,23 +388,6 @@ def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
     return None
 
 
-class _LazyPositions(dict[FieldPath, tuple[int, int]]):
-    """Positions in a plan read the fast way, found only when a message needs one (walking the
-    text as YAML for positions costs far more than reading the data)."""
-
-    def __init__(self, text: str, name: str) -> None:
-        super().__init__()
-        self._text: str | None = text
-        self._name = name
-
-    def get(self, key: FieldPath, default: Any = None) -> Any:
-        if self._text is not None:
-            text, self._text = self._text, None
-            with contextlib.suppress(PlanError):  # JSON is (nearly) YAML: borrow its walker
-                self.update(_read_yaml(text, self._name)[1])
-        return super().get(key, default)
-
-
 class _DuplicateKeyError(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
@@ -391,6 +397,22 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
     from .yaml_reader import read_yaml  # PyYAML only when YAML is read: not from the plan cache
 
     return read_yaml(text, name, MAX_YAML_NODES)
+
+
+def _positions_reader(name: str) -> Callable[[str], dict[FieldPath, tuple[int, int]]]:
+    """Reads a text as YAML for its positions alone (:class:`~.blocks.LazyPositions`)."""
+    return lambda text: _read_yaml(text, name)[1]
+
+
+def _read_yaml_blocks(
+    text: str, name: str, cache_dir: Path
+) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    """:func:`_read_yaml` reading only the blocks of the text the plan cache does not hold
+    (:mod:`~pytest_plangraph.plan.blockcache`); the whole text when it cannot be split."""
+    from .blockcache import read_blocks
+
+    found = read_blocks(text, name, MAX_YAML_NODES, cache_dir)
+    return _read_yaml(text, name) if found is None else found
 
 
 def plan_json_schema() -> dict[str, Any]:

@@ -45,6 +45,25 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
     """The data of a YAML plan *text* and the position of each field path; :class:`PlanError`
     for a syntax error, a duplicate key, a key that is not text, or more than *max_nodes*
     values (an alias bomb)."""
+    data, walker = _walk(text, name, max_nodes)
+    return data, ({} if walker is None else walker.positions)
+
+
+def read_block(
+    text: str, name: str, max_nodes: int
+) -> tuple[Any, dict[FieldPath, tuple[int, int]], int, bool]:
+    """:func:`read_yaml` for one block of a plan file read on its own
+    (:mod:`~pytest_plangraph.plan.blocks`): its data, positions (lines of the block), how many
+    values it holds, and whether an alias was met (a block read alone may then differ from the
+    same text read in its file)."""
+    data, walker = _walk(text, name, max_nodes)
+    if walker is None:
+        return data, {}, 1, False
+    return data, walker.positions, walker.count, walker.aliased
+
+
+def _walk(text: str, name: str, max_nodes: int) -> tuple[Any, _Walker | None]:
+    """The data of a YAML *text* and the walker that built it (None for an empty text)."""
     try:
         loader = _SafeLoader(text)  # PyYAML's own reader checks every character here
     except yaml.reader.ReaderError as exc:
@@ -52,9 +71,9 @@ def read_yaml(text: str, name: str, max_nodes: int) -> tuple[Any, dict[FieldPath
     try:
         root = loader.get_single_node()
         if root is None:
-            return None, {}
+            return None, None
         walker = _Walker(loader, name, max_nodes)
-        return walker.value(root, ()), walker.positions
+        return walker.value(root, ()), walker
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
@@ -123,6 +142,7 @@ class _Walker:
         self.max_nodes = max_nodes
         self.positions: dict[FieldPath, tuple[int, int]] = {}
         self.count = 0
+        self.aliased = False  # an alias was met
         self.memo: dict[int, tuple[Any, int]] = {}
         self.open: set[int] = set()  # nodes being built: an alias to one is a loop
         self.own: dict[int, int] = {}  # mapping node → pairs it writes itself (not merged)
@@ -134,6 +154,7 @@ class _Walker:
     def value(self, node: yaml.Node, path: FieldPath) -> Any:
         seen = self.memo.get(id(node))
         if seen is not None:  # an alias: count its expansion without walking it again
+            self.aliased = True
             self.count += seen[1]
             self._check_count()
             return seen[0]

@@ -1,0 +1,128 @@
+"""The data of each block of a large YAML plan (:mod:`~pytest_plangraph.plan.blocks`), kept in
+the plan cache under the block's bytes, so an edited plan re-reads only the blocks it touched.
+
+The entries are the lines of ``blocks.txt`` in the cache folder, each the key, the count of
+values, whether the value is null and the JSON text of the value (:data:`~.blocks.Entry`), tab
+separated (JSON text holds no tab nor line break):
+the key is the sha256 of the machine salt, the fingerprint of the package's code and the block's
+text (:func:`~pytest_plangraph.plan.cache.machine_salt`: an entry that came with a repository
+never matches; :func:`~pytest_plangraph.codehash.code_fingerprint`: a reading rule changed by
+an upgrade never meets data read by the old one). A block is used only when its data comes back
+from JSON equal to what was read (:func:`~.blocks.entry_of`), so the data put together from
+the blocks equals the data read from the whole text. New entries are appended;
+the file is written anew, with the entries of the plan just read only, when it holds more than
+twice as many as that plan needs. A file that cannot be read or parsed is ignored (and written
+anew): a cache never decides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from ..codehash import code_fingerprint
+from ..errors import PlanError
+from .blocks import Block, BlockPositions, Entry, assemble, entry_of, split
+from .cache import machine_salt, make_cache_dir, read_regular
+from .messages import FieldPath
+
+FILE_NAME = "blocks.txt"
+SPARE = 64
+"""Entries beyond twice those of the plan just read that the file may hold before it is written
+anew (the blocks of a plan edited a few times, and of the plan read before it)."""
+
+
+def read_blocks(
+    text: str, name: str, max_nodes: int, cache_dir: Path
+) -> tuple[bytes, dict[FieldPath, tuple[int, int]]] | None:
+    """The data of a YAML plan *text*, as the JSON text ``json.dumps`` writes of it, and its
+    positions (found for a block when first asked for), read block by block with the blocks
+    kept under *cache_dir*; None when the text must be read whole (see
+    :mod:`~pytest_plangraph.plan.blocks`)."""
+    from .yaml_reader import read_block
+
+    blocks = split(text)
+    if blocks is None or len(blocks) < 2:
+        return None
+    store = _Store(cache_dir / FILE_NAME)
+    keys = store.keys(blocks)
+    entries: list[Entry] = []
+    for block, key in zip(blocks, keys, strict=True):
+        entry = store.entries.get(key)
+        if entry is None:
+            try:
+                data, _, count, aliased = read_block(block.text, name, max_nodes)
+            except PlanError:
+                return None  # read whole: the whole text says what is wrong, and where
+            entry = None if aliased else entry_of(block, data, count)
+            if entry is None:
+                return None
+            store.add(key, entry)
+        entries.append(entry)
+    body = assemble(blocks, entries, max_nodes)
+    if body is None:
+        return None
+    store.save(set(keys))
+    return body, BlockPositions(text, blocks, lambda part: read_block(part, name, max_nodes)[1])
+
+
+class _Store:
+    """The kept blocks: loaded at once, new ones appended when saved."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, Entry] = {}
+        self.lines = 0
+        self.damaged = False
+        self.new: dict[str, str] = {}
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            self._load(read_regular(path).decode("utf-8"))
+
+    def _load(self, body: str) -> None:
+        rows = body.split("\n")
+        if rows[-1]:
+            self.damaged = True  # an interrupted write: the last line is not whole
+        for row in rows[:-1]:
+            parts = row.split("\t", 3)
+            if len(parts) != 4 or not parts[1].isdigit() or parts[2] not in ("0", "1"):
+                self.damaged = True
+                continue
+            self.entries[parts[0]] = (int(parts[1]), parts[3], parts[2] == "1")
+        self.lines = len(rows) - 1
+
+    def keys(self, blocks: list[Block]) -> list[str]:
+        """The key of each block: the sha256 of the salt, the code's fingerprint and its text."""
+        base = hashlib.sha256(machine_salt() + code_fingerprint().encode() + b"\0")
+        keys = []
+        for block in blocks:
+            each = base.copy()
+            each.update(block.text.encode("utf-8", "surrogatepass"))
+            keys.append(each.hexdigest())
+        return keys
+
+    def add(self, key: str, entry: Entry) -> None:
+        self.entries[key] = entry
+        self.new[key] = _line(key, entry)
+
+    def save(self, wanted: set[str]) -> None:
+        """Append the new entries; write the file anew, with the *wanted* entries only, when it
+        is damaged or holds too many."""
+        if not self.new and not self.damaged:
+            return
+        with contextlib.suppress(OSError):
+            make_cache_dir(self.path.parent)
+            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + SPARE:
+                kept = "".join(_line(key, self.entries[key]) for key in wanted)
+                partial = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.tmp")
+                partial.write_text(kept, encoding="utf-8")
+                os.replace(partial, self.path)
+                return
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(self.new.values()))
+
+
+def _line(key: str, entry: Entry) -> str:
+    count, text, is_null = entry
+    return f"{key}\t{count}\t{int(is_null)}\t{text}\n"

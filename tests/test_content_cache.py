@@ -1,0 +1,109 @@
+"""What follows from a large plan's meaning alone (its facts, its plan-only lint errors) is kept
+under its content key, so an edit of comments or layout reuses it; lint errors, which name
+lines, are reused for other bytes only when there are none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.errors import PlanError
+from pytest_plangraph.lint import check
+from pytest_plangraph.plan.file import load_plan
+from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest
+
+
+def _repo(tmp_path: Path, edge_to: str = "n1") -> Path:
+    root = tmp_path / "repo"
+    (root / "out").mkdir(parents=True)
+    git(root, "init", "-q")
+    nodes = "".join(
+        f"- id: n{i}\n  title: {'x' * 40}\n  outputs: [out/n{i}.txt]\n  acceptance:\n"
+        f"  - id: ac\n    verifier: {{type: artifact, path: out/n{i}.txt}}\n"
+        for i in range(300)
+    )
+    edges = f"edges:\n- {{from: n0, to: {edge_to}, type: requires}}\n"
+    (root / "plangraph.yaml").write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}{edges}")
+    return root
+
+
+@pytest.fixture
+def rules_run(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry each time the plan-only lint rules run for a command's check."""
+    runs: list[int] = []
+    real = check.plan_findings
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check, "plan_findings", counting)
+    return runs
+
+
+def _check(root: Path) -> str:
+    with PlanGraph.open(root) as graph:
+        try:
+            graph.check_plan()
+        except PlanError as exc:
+            return str(exc)
+    return ""
+
+
+def _comment(root: Path, where: str = "nodes:\n", comment: str = "# a\n# b\n") -> None:
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text().replace(where, where + comment, 1))
+
+
+def test_a_comment_edit_keeps_the_facts(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    plan, cache = root / "plangraph.yaml", tmp_path / "cache"
+    first = load_plan(plan, cache_dir=cache)
+    [facts] = cache.glob("facts-*.json")
+    kept = json.loads(facts.read_text())
+    facts.write_text(json.dumps({**kept, "digest": "f" * 64}))  # marks the facts as read
+    _comment(root)
+    edited = load_plan(plan, cache_dir=cache)
+    assert edited.cache_key != first.cache_key and edited.content_key == first.content_key
+    assert edited.plan.digest == "f" * 64  # given from the kept facts, not computed
+    assert list(cache.glob("facts-*.json")) == [facts]
+    # a change of meaning gets facts of its own
+    plan.write_text(plan.read_text().replace("to: n1,", "to: n2,"))
+    changed = load_plan(plan, cache_dir=cache).plan
+    fresh = Plan.model_validate(changed.model_dump(by_alias=True))
+    assert (changed.digest, changed.criterion_digests) == (
+        plan_digest(fresh),
+        plan_criterion_digests(fresh),
+    )
+    assert len(list(cache.glob("facts-*.json"))) == 2
+
+
+def test_a_comment_edit_of_a_clean_plan_keeps_its_lint_result(
+    tmp_path: Path, rules_run: list[int]
+) -> None:
+    root = _repo(tmp_path)
+    assert _check(root) == "" and rules_run == [1]
+    _comment(root)
+    assert _check(root) == "" and rules_run == [1]  # kept: no error, nothing to locate
+    _comment(root, "edges:\n", "- {from: n0, to: nowhere, type: requires}\n")
+    assert "MISSING_DEP" in _check(root) and rules_run == [1, 1]
+
+
+def test_lint_errors_are_found_again_where_the_edit_moved_them(
+    tmp_path: Path, rules_run: list[int]
+) -> None:
+    root = _repo(tmp_path, edge_to="nowhere")
+    before = _check(root)
+    line = (root / "plangraph.yaml").read_text().split("\n").index("edges:") + 2
+    assert f"plangraph.yaml:{line}:" in before
+    assert _check(root) == before and rules_run == [1]  # the same bytes: kept
+    _comment(root)
+    after = _check(root)
+    assert rules_run == [1, 1]
+    assert f"plangraph.yaml:{line + 2}:" in after and "MISSING_DEP" in after
+    assert after == before.replace(f":{line}:", f":{line + 2}:")
