@@ -40,7 +40,7 @@ from .store.localkey import local_key
 from .store.trust import local_caches_count
 from .vcs.changes import Change
 from .vcs.commitcache import CommitCache
-from .vcs.history import changed_paths, commits_since, file_at, last_commits
+from .vcs.history import changes_since, commits_since, file_at
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,12 +57,8 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     with Progress("impact") as progress:
         progress.stage(f"reading the diff from {since}")
         fold = repo.fold() if repo.store_path.exists() else None
-        changes = changed_paths(repo.root, since)
-        paths = [c.path for c in changes]
-        if commits:
-            progress.stage(f"naming the commits behind {len(changes)} changed path(s)")
         cache = _commit_cache(repo) if commits else None
-        named = last_commits(repo.root, since, paths, cache=cache) if commits else {}
+        changes, named = changes_since(repo.root, since, commits=commits, cache=cache)
         plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
         progress.stage("comparing the plan")
         edits, notes = _plan_edits(repo, since, changes, plan_file)
