@@ -246,26 +246,46 @@ def file_at(root: Path, rev: str, path: str) -> bytes | None:
     """The content of *path* (root-relative POSIX) at revision *rev*, or None when the file
     did not exist there (or the repository had no commits)."""
     with open_repo(root) as repo:
-        base = resolve(repo, rev, allow_unborn=True)
-        if base == EMPTY_TREE:
+        if not rev.startswith("-") and ":" not in rev and "\n" not in rev + path:
+            commit = f"{rev}^{{commit}}"  # one process: the commit, then the file in it
+            found = _objects(repo, [commit, f"{commit}:{path}"])
+            if found[0] is not None:
+                return _blob(found[1], path, rev)
+        base = resolve(repo, rev, allow_unborn=True)  # says why there is none
+        if base == EMPTY_TREE or "\n" in path:  # no file of a plan has a newline in its name
             return None
-        return _blob(repo, base, path, rev)
+        return _blob(_objects(repo, [f"{base}:{path}"])[0], path, rev)
 
 
-def _blob(repo: Repo, commit: str, path: str, rev: str) -> bytes | None:
-    """The content of *path* in *commit* (named *rev* in a message), None when it has no such
-    path; one ``git cat-file --batch`` (the name is its input, never an option)."""
-    if "\n" in path:  # a name the batch input cannot carry: no file of a plan has one
+def _objects(repo: Repo, names: list[str]) -> list[tuple[str, bytes] | None]:
+    """The type and content of each object *names* name (None for one that names none), from
+    one ``git cat-file --batch`` (names are its input, never options; none holds a newline)."""
+    given = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
+    out = run_git_bytes(repo, "cat-file", "--batch", stdin=given)
+    found: list[tuple[str, bytes] | None] = []
+    at = 0
+    for _ in names:
+        end = out.index(b"\n", at)
+        fields = out[at:end].split()
+        if len(fields) != 3 or not fields[2].isdigit():  # `NAME missing`, `NAME ambiguous`
+            found.append(None)
+            at = end + 1
+            continue
+        size = int(fields[2])
+        found.append((fields[1].decode("ascii"), out[end + 1 : end + 1 + size]))
+        at = end + 1 + size + 1  # the content, then a newline
+    return found
+
+
+def _blob(found: tuple[str, bytes] | None, path: str, rev: str) -> bytes | None:
+    """The content of a file found at *rev*; None when there is none, a :class:`GitError` when
+    *path* names something else there (a folder)."""
+    if found is None:
         return None
-    name = f"{commit}:{path}\n".encode("utf-8", "surrogateescape")
-    out = run_git_bytes(repo, "cat-file", "--batch", stdin=name)
-    header, _, body = out.partition(b"\n")
-    fields = header.split()
-    if len(fields) != 3 or not fields[2].isdigit():  # `NAME missing`, `NAME ambiguous`
-        return None
-    if fields[1] != b"blob":
-        raise GitError(f"{path} at {rev} is a {fields[1].decode()}, not a file")
-    return body[: int(fields[2])]
+    kind, content = found
+    if kind != "blob":
+        raise GitError(f"{path} at {rev} is a {kind}, not a file")
+    return content
 
 
 def revision_exists(root: Path, rev: str) -> bool:
