@@ -265,14 +265,14 @@ def _objects(repo: Repo, names: list[str]) -> list[tuple[str, bytes] | None]:
     found: list[tuple[str, bytes] | None] = []
     at = 0
     for _ in names:
-        end = out.index(b"\n", at)
-        fields = out[at:end].split()
+        end = out.find(b"\n", at)
+        fields = out[at:end].split() if end >= 0 else []
         if len(fields) != 3 or not fields[2].isdigit():  # `NAME missing`, `NAME ambiguous`
             found.append(None)
-            at = end + 1
+            at = end + 1 if end >= 0 else len(out)
             continue
         size = int(fields[2])
-        found.append((fields[1].decode("ascii"), out[end + 1 : end + 1 + size]))
+        found.append((fields[1].decode("ascii", "replace"), out[end + 1 : end + 1 + size]))
         at = end + 1 + size + 1  # the content, then a newline
     return found
 
