@@ -23,7 +23,7 @@ from pytest_plangraph.vcs.history import (
     is_ancestor,
     last_commits,
 )
-from pytest_plangraph.vcs.run import EMPTY_TREE, Repo
+from pytest_plangraph.vcs.run import EMPTY_TREE, Repo, _common_dir
 
 
 def _logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
@@ -151,3 +151,20 @@ def test_a_linked_working_tree_keeps_the_commit_cache(
     cache = CommitCache(tmp_path / "commits.json", b"k" * 32)
     assert last_commits(linked, "HEAD~3", cache=cache) == last_commits(root, "HEAD~3")
     assert cache.path.is_file()  # not taken for a shallow clone: the cache was kept
+
+
+def test_a_git_file_that_is_no_file_is_not_read(tmp_path: Path) -> None:
+    """The common git directory is read from ``.git`` only when it is a folder or a regular
+    file: a FIFO in its place would block the read, and git is asked instead."""
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / ".git")
+    assert _common_dir(fifo) is None
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / ".git").write_text("not a gitdir line\n")
+    assert _common_dir(odd) is None
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text("gitdir: ../elsewhere/.git\n")
+    assert _common_dir(linked) == linked / "../elsewhere/.git"

@@ -54,6 +54,8 @@ def _common_dir(top: Path) -> Path | None:
     try:
         if dot.is_dir():
             git_dir = dot
+        elif not dot.is_file():  # a FIFO would block: git is asked instead
+            return None
         else:
             text = dot.read_text(encoding="utf-8")
             if not text.startswith("gitdir:"):
