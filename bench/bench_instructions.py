@@ -13,6 +13,10 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
   of 1,000 nodes), warm (the commit cache filled), with and without ``--no-commits``, against
   ``git diff --name-only`` over the same range;
+* ``plangraph impact`` (the store's evidence against the files now) on a plan of
+  ``--impact-nodes`` nodes, each output verified at the first commit and one in a thousand
+  changed in the working tree since: warm (the state kept by the run before), and with the
+  kept derived state deleted;
 * the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
 
 Every count is one run of a fresh process, children included (``--trace-children=yes``: the
@@ -21,7 +25,7 @@ that one untimed run of each command fills first. Counts do not depend on what e
 machine runs, which is why they are the figures to trust here (docs/performance.md).
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--nodes 5000] [--commits 1000]
-[--only status,plan,claim,impact]``
+[--impact-nodes 10000] [--only status,plan,claim,impact,impact-now]``
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ TARGETS = {  # instructions, from issue 18
     "status, one artifact changed": 1.5e9,
     "status, plan edited": 3.0e9,
     "claim (JWT-login)": 0.4e9,
+    "impact, working tree": 0.5e9,
 }
 
 
@@ -188,11 +193,29 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     )
 
 
+def bench_impact_now(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    root = tmp / "impact-now"
+    bench_impact.fast_import(root, [bench_impact.first_commit(nodes)])
+    for command in (["verify"], ["status"]):  # evidence of every output, the log's checkpoint
+        subprocess.run([PLANGRAPH, *command], cwd=root, env=env, capture_output=True, check=True)
+    changed = range(0, nodes, 1000)
+    for i in changed:
+        (root / f"out/n{i}.txt").write_text("changed in the working tree\n")
+    impact = [PLANGRAPH, "impact"]
+    warm(root, impact, env)
+    print(f"plangraph impact, {nodes} nodes, {len(changed)} outputs changed in the working tree:")
+    hit = count(root, impact, env)
+    row("impact, working tree", hit, start, TARGETS["impact, working tree"])
+    (root / ".plangraph/cache/derived.json").unlink()
+    row("impact, derived-state cache deleted", count(root, impact, env), start)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--commits", type=int, default=1000)
-    parser.add_argument("--only", default="status,plan,claim,impact")
+    parser.add_argument("--impact-nodes", type=int, default=10_000)
+    parser.add_argument("--only", default="status,plan,claim,impact,impact-now")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as name:
@@ -209,6 +232,8 @@ def main(argv: list[str] | None = None) -> None:
             bench_claim(tmp, env, start)
         if "impact" in parts:
             bench_impact_command(tmp, args.commits, env, start)
+        if "impact-now" in parts:
+            bench_impact_now(tmp, args.impact_nodes, env, start)
 
 
 if __name__ == "__main__":

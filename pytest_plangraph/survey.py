@@ -16,6 +16,7 @@ Two questions, two functions:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,16 +41,30 @@ from .store.localkey import local_key
 from .store.trust import local_caches_count
 from .vcs.changes import Change
 from .vcs.commitcache import CommitCache
-from .vcs.history import changed_paths, commits_since, file_at, last_commits
+from .vcs.history import changes_since, commits_since, file_at
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .judge.inputs import Snapshot
+    from .judge.states import PlanState
     from .plan.model import Event, LoggedEvent
     from .repository import Repository
 
 
-def impact_since(repo: Repository, since: str, *, commits: bool = True) -> ImpactReport:
+Judged = Callable[["Repository", LogFold, "Snapshot"], "PlanState"]
+"""What gives the state of a fold and a snapshot: :func:`derive` (by default), or the derived
+state kept for the same inputs (:func:`pytest_plangraph.derived.derived_state`, handed in from
+above)."""
+
+
+def _derived(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanState:
+    return derive(repo.graph, fold, snapshot)
+
+
+def impact_since(
+    repo: Repository, since: str, *, commits: bool = True, judged: Judged = _derived
+) -> ImpactReport:
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range, so the paths of each commit are kept in the cache
@@ -57,12 +72,8 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
     with Progress("impact") as progress:
         progress.stage(f"reading the diff from {since}")
         fold = repo.fold() if repo.store_path.exists() else None
-        changes = changed_paths(repo.root, since)
-        paths = [c.path for c in changes]
-        if commits:
-            progress.stage(f"naming the commits behind {len(changes)} changed path(s)")
         cache = _commit_cache(repo) if commits else None
-        named = last_commits(repo.root, since, paths, cache=cache) if commits else {}
+        changes, named = changes_since(repo.root, since, commits=commits, cache=cache)
         plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
         progress.stage("comparing the plan")
         edits, notes = _plan_edits(repo, since, changes, plan_file)
@@ -72,7 +83,7 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
             progress.stage(f"deriving the state from {fold.count} event(s)")
             with collector_paused():
                 snapshot = repo.snapshot(fold)
-                state, outputs = derive(repo.graph, fold, snapshot), snapshot.outputs
+                state, outputs = judged(repo, fold, snapshot), snapshot.outputs
             mapped = mapped_test_files(repo.graph, _latest_records(repo, fold.latest()))
         progress.stage("walking the graph")
         return diff_impact(
@@ -90,14 +101,16 @@ def impact_since(repo: Repository, since: str, *, commits: bool = True) -> Impac
         )
 
 
-def impact_now(repo: Repository, *, commits: bool = True) -> ImpactReport:
+def impact_now(
+    repo: Repository, *, commits: bool = True, judged: Judged = _derived
+) -> ImpactReport:
     """Every evidence subject against the files now (working tree included)."""
     with Progress("impact") as progress:
         progress.stage("reading the store and hashing the files")
         fold = repo.fold()
         snapshot = repo.snapshot(fold)
     events = fold.latest()  # the latest evidence of each criterion: all that impact reads
-    state = derive(repo.graph, fold, snapshot)
+    state = judged(repo, fold, snapshot)  # the state status keeps, when it stands
     # the commit behind each subject is in the whole record: read the latest ones whole
     records = _latest_records(repo, events)
     observed = observed_changes(repo.graph, records, snapshot.files, snapshot.outputs)

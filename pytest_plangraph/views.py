@@ -97,13 +97,14 @@ class Views(Repository):
         ids and claims are used when one exists). Without: every evidence subject against the
         files now. *commits* names the commit behind each change (a ``git log`` over the
         range, the slowest part of a preview of a long range)."""
+        from .derived import derived_state  # the state status keeps, when it stands
         from .survey import impact_now, impact_since
 
         apicheck.optional_text(since, "since")
         self._ready()
         if since is not None:
-            return impact_since(self, since, commits=commits)
-        return impact_now(self, commits=commits)
+            return impact_since(self, since, commits=commits, judged=derived_state)
+        return impact_now(self, commits=commits, judged=derived_state)
 
     def rerun_selection(self) -> Selection:
         """What to run so that every criterion whose evidence is missing, stale or failed is

@@ -1,8 +1,9 @@
-"""Lean imports: GitPython is imported only by commands that read history (``impact``); a
-``pytest --plangraph`` run, ``plangraph status`` and ``claim`` read the commit, branch and dirty
-state of the tree with plain ``git`` calls; ``plangraph CMD`` imports the module of CMD alone,
-and a ``status`` answered from the kept state imports neither pydantic nor YAML. Each run is a
-separate process, and what it imported is read from its ``sys.modules`` at exit."""
+"""Lean imports: GitPython is imported only to read the history of a submodule (``impact`` of
+a change inside one); a ``pytest --plangraph`` run, ``plangraph status``, ``claim`` and
+``impact`` read the commit, branch and dirty state of the tree, the diff and the commits with
+plain ``git`` calls; ``plangraph CMD`` imports the module of CMD alone, and a ``status``
+answered from the kept state imports neither pydantic nor YAML. Each run is a separate
+process, and what it imported is read from its ``sys.modules`` at exit."""
 
 from __future__ import annotations
 
@@ -99,10 +100,24 @@ def test_a_plugin_run_and_the_state_commands_import_no_gitpython(jwt: Path, tmp_
     assert loaded == []
 
 
-def test_impact_reads_history_with_gitpython(jwt: Path, tmp_path: Path) -> None:
-    """The other side of the line: the probe does see GitPython where history is read."""
+def test_impact_reads_a_submodule_alone_with_gitpython(jwt: Path, tmp_path: Path) -> None:
+    """``impact --since`` runs plain git; the other side of the line: the probe does see
+    GitPython where a submodule's history is read."""
     (jwt / "fixtures/user.json").write_text('{"username": "someone else"}\n')
     git(jwt, "commit", "-q", "-am", "edit")
+    for command in (["impact", "--since", "HEAD~1"], ["impact", "--since", "HEAD~1", "--check"]):
+        code, loaded = _imports(jwt, tmp_path, *command)
+        assert code in (0, 1), command
+        assert loaded == [], command
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main")
+    (library / "lib.txt").write_text("one\n")
+    git(library, "add", "lib.txt")
+    git(library, "commit", "-q", "-m", "library")
+    git(jwt, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(jwt, "commit", "-q", "-m", "add the library")
+    (jwt / "lib/lib.txt").write_text("two\n")
     code, loaded = _imports(jwt, tmp_path, "impact", "--since", "HEAD~1")
     assert code == 0
     assert "git" in loaded

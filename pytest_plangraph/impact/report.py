@@ -193,24 +193,25 @@ def evidence_impact(
     """What the recorded evidence says: *observed* subject changes (see
     :func:`observed_changes`) explain the stale criteria of *state*; *mapped* as for
     :func:`diff_impact`."""
-    topology = Topology.of(graph)
-    subjects = latest_subjects(graph, events)
-    index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
-    changed = [
-        _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
-        for o in observed
-    ]
-    walk = Walk(topology, _direct(changed), _flowing(changed))
-    invalidated = []
-    for node_id, node_state in state.nodes.items():
-        stale = [c for c in node_state.criteria if c.state == "stale"]
-        if not stale or _cancelled(graph, node_id, state):
-            continue
-        reasons, paths = walk.reasons(node_id) if node_id in walk.reached else ((), ())
-        extra = _state_reasons(stale, skip_artifacts=bool(reasons))
-        evidence = _evidence_ids(state, node_id, stale_only=True)
-        invalidated.append(Invalidated(node_id, evidence, (*reasons, *extra), paths))
-    return _report(graph, changed, invalidated, state, notes)
+    with collector_paused():  # as in diff_impact: many small objects, no cycles
+        topology = Topology.of(graph)
+        subjects = latest_subjects(graph, events)
+        index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
+        changed = [
+            _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
+            for o in observed
+        ]
+        walk = Walk(topology, _direct(changed), _flowing(changed))
+        invalidated = []
+        for node_id, node_state in state.nodes.items():
+            stale = [c for c in node_state.criteria if c.state == "stale"]
+            if not stale or _cancelled(graph, node_id, state):
+                continue
+            reasons, paths = walk.reasons(node_id) if node_id in walk.reached else ((), ())
+            extra = _state_reasons(stale, skip_artifacts=bool(reasons))
+            evidence = _evidence_ids(state, node_id, stale_only=True)
+            invalidated.append(Invalidated(node_id, evidence, (*reasons, *extra), paths))
+        return _report(graph, changed, invalidated, state, notes)
 
 
 def observed_changes(

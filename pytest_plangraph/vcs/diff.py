@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import GitError
 from .changes import Change, ChangeKind
-from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_repo, verify_commit
+from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
 
 _STATUS: dict[str, ChangeKind] = {
     "M": "modified",
@@ -149,7 +149,7 @@ def _open_submodule(
     end that git could not name, all zeros); else None."""
     checkout = Path(repo.working_tree_dir) / record.change.path
     if (checkout / ".git").exists():
-        with open_repo(checkout) as inner:
+        with open_submodule(checkout) as inner:
             yield inner, True
         return
     unnamed = record.new_mode == _GITLINK and record.new_sha == _NO_SHA

@@ -1,8 +1,11 @@
 """Git, the only git in the project: the state of the repository, changed paths between
 revisions and the working tree, the commits behind them, files as they were at a revision.
-The state comes from :mod:`.status` (one ``git status`` call); the rest uses GitPython
-through :mod:`.run` (opening a repository, running a command, naming a revision's commit).
-Changed submodules are looked into (:mod:`.diff`): their files are listed under their path.
+The state comes from :mod:`.status` (one ``git status`` call); the rest runs plain ``git``
+processes through :mod:`.run` (opening a repository, running a command, naming a revision's
+commit), as few as answer the question: ``impact --since`` with its commits named from a warm
+cache is four (both ends named, the diff, the untracked files, the commits of the range).
+Changed submodules are looked into (:mod:`.diff`, GitPython): their files are listed under
+their path.
 
 Everything returns plain values (shas, root-relative POSIX paths) and every git failure is a
 :class:`GitError` with a message a person can act on. Files on disk and their hashes are
@@ -14,28 +17,30 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from ..errors import GitError
 from .changes import Change
 from .commitcache import CommitCache
 from .diff import tree_changes
 from .run import (
     EMPTY_TREE,
     FETCH_ALL,
-    git_bytes,
+    Repo,
+    commits_of,
+    git_succeeds,
     git_text,
-    has_commits,
     is_shallow,
     open_repo,
     resolve,
+    run_git_bytes,
     verify_commit,
-    verify_object,
 )
 from .status import GitStatus as GitState
 from .status import read_git_status
 
 __all__ = [
     "changed_paths",
+    "changes_since",
     "commits_since",
     "environ_flag",
     "file_at",
@@ -93,7 +98,38 @@ def changed_paths(
         else:
             target = resolve(repo, "HEAD", allow_unborn=True)
         changes = tree_changes(repo, base, target)
-    return sorted(changes, key=lambda c: (c.path, c.change))
+    return sorted(changes, key=_by_path)
+
+
+def changes_since(
+    root: Path, since: str, *, commits: bool = True, cache: CommitCache | None = None
+) -> tuple[list[Change], dict[str, str]]:
+    """:func:`changed_paths` from *since* to the working tree and, with *commits*, the newest
+    commit in ``since..HEAD`` behind each changed path (:func:`last_commits` of those paths),
+    read together: both ends are named by one git process, then the diff, the untracked files
+    and the commits of the range are one process each (the commits read only when *cache*
+    lacks them)."""
+    with open_repo(root) as repo:
+        base, head = _ends(repo, since)
+        changes = sorted(tree_changes(repo, base, None), key=_by_path)
+        if not commits or head is None:
+            return changes, {}
+        walked = _walk(repo, base, cache)
+    return changes, _newest_commits(walked, [c.path for c in changes])
+
+
+def _by_path(change: Change) -> tuple[str, str]:
+    return change.path, change.change
+
+
+def _ends(repo: Repo, since: str) -> tuple[str, str | None]:
+    """The commit *since* names (:data:`EMPTY_TREE` for the empty tree, or for ``HEAD`` before
+    the first commit) and ``HEAD``'s commit (None before the first), named by one process
+    when both name commits; otherwise a :class:`GitError` says why *since* names none."""
+    base, head = commits_of(repo, [since, "HEAD"])
+    if base is None:
+        base = resolve(repo, since, allow_unborn=True)
+    return base, head
 
 
 def last_commit_touching(root: Path, path: str, since: str) -> str | None:
@@ -120,23 +156,35 @@ def last_commits(
     (``git rev-list``) and only those not kept yet are read with their paths; the answer is
     the same as without it. A shallow clone uses no cache: the paths of its oldest commits
     change when more history is fetched."""
-    wanted = None if paths is None else set(paths)
     with open_repo(root) as repo:
-        base = resolve(repo, since, allow_unborn=True)
-        if not has_commits(repo):
+        base, head = _ends(repo, since)
+        if head is None:
             return {}
-        span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
-        if cache is None or _rewritable(repo):
-            walked = _commit_paths(git_text(repo, *_LOG, span))
-        else:
-            walked = _cached_commit_paths(repo, span, cache)
+        walked = _walk(repo, base, cache)
+    return _newest_commits(walked, paths)
+
+
+def _walk(repo: Repo, base: str, cache: CommitCache | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The (commit, changed paths) pairs of ``base..HEAD`` (all of ``HEAD`` from the empty
+    tree), newest first, read through *cache* unless the history may be rewritten."""
+    span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
+    if cache is None or _rewritable(repo):
+        return _commit_paths(git_text(repo, *_LOG, span))
+    return _cached_commit_paths(repo, span, cache)
+
+
+def _newest_commits(
+    walked: list[tuple[str, tuple[str, ...]]], paths: Iterable[str] | None
+) -> dict[str, str]:
+    """For each path of *walked* (only *paths* when given), the first commit naming it; a path
+    inside a submodule gets the commit of the nearest enclosing path named."""
     newest: dict[str, str] = {}
     for sha, files in walked:
         for name in files:
             newest.setdefault(name, sha)
-    if wanted is None:
+    if paths is None:
         return newest
-    return {p: commit for p in wanted if (commit := _newest_of(p, newest)) is not None}
+    return {p: commit for p in set(paths) if (commit := _newest_of(p, newest)) is not None}
 
 
 _LOG = ("log", "-z", "--no-renames", "--name-only", "--format=%x01%H")
@@ -146,7 +194,7 @@ _BY_ID = 2000
 """Up to how many unseen commits are read by id; past it, the whole range is read again."""
 
 
-def _rewritable(repo: Any) -> bool:
+def _rewritable(repo: Repo) -> bool:
     """Whether a commit's changed paths may read differently later: in a shallow clone (the
     oldest commits fetched have no parents here, and get them when more history is fetched)
     or with grafts; then no cache is used."""
@@ -165,7 +213,7 @@ def _commit_paths(raw: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _cached_commit_paths(
-    repo: Any, span: str, cache: CommitCache
+    repo: Repo, span: str, cache: CommitCache
 ) -> list[tuple[str, tuple[str, ...]]]:
     """:func:`_commit_paths` of *span*, reading from git only the commits *cache* lacks (and
     keeping them there): one ``rev-list`` when all are kept."""
@@ -198,10 +246,45 @@ def file_at(root: Path, rev: str, path: str) -> bytes | None:
     """The content of *path* (root-relative POSIX) at revision *rev*, or None when the file
     did not exist there (or the repository had no commits)."""
     with open_repo(root) as repo:
-        base = resolve(repo, rev, allow_unborn=True)
-        if base == EMPTY_TREE or verify_object(repo, f"{base}:{path}") is None:
+        if not rev.startswith("-") and ":" not in rev and "\n" not in rev + path:
+            commit = f"{rev}^{{commit}}"  # one process: the commit, then the file in it
+            found = _objects(repo, [commit, f"{commit}:{path}"])
+            if found[0] is not None:
+                return _blob(found[1], path, rev)
+        base = resolve(repo, rev, allow_unborn=True)  # says why there is none
+        if base == EMPTY_TREE or "\n" in path:  # no file of a plan has a newline in its name
             return None
-        content: bytes = git_bytes(repo, "cat-file", "blob", f"{base}:{path}")
+        return _blob(_objects(repo, [f"{base}:{path}"])[0], path, rev)
+
+
+def _objects(repo: Repo, names: list[str]) -> list[tuple[str, bytes] | None]:
+    """The type and content of each object *names* name (None for one that names none), from
+    one ``git cat-file --batch`` (names are its input, never options; none holds a newline)."""
+    given = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
+    out = run_git_bytes(repo, "cat-file", "--batch", stdin=given)
+    found: list[tuple[str, bytes] | None] = []
+    at = 0
+    for _ in names:
+        end = out.find(b"\n", at)
+        fields = out[at:end].split() if end >= 0 else []
+        if len(fields) != 3 or not fields[2].isdigit():  # `NAME missing`, `NAME ambiguous`
+            found.append(None)
+            at = end + 1 if end >= 0 else len(out)
+            continue
+        size = int(fields[2])
+        found.append((fields[1].decode("ascii", "replace"), out[end + 1 : end + 1 + size]))
+        at = end + 1 + size + 1  # the content, then a newline
+    return found
+
+
+def _blob(found: tuple[str, bytes] | None, path: str, rev: str) -> bytes | None:
+    """The content of a file found at *rev*; None when there is none, a :class:`GitError` when
+    *path* names something else there (a folder)."""
+    if found is None:
+        return None
+    kind, content = found
+    if kind != "blob":
+        raise GitError(f"{path} at {rev} is a {kind}, not a file")
     return content
 
 
@@ -213,16 +296,10 @@ def revision_exists(root: Path, rev: str) -> bool:
 
 def is_ancestor(root: Path, rev: str, of: str = "HEAD") -> bool:
     """True when commit *rev* is in the history of *of* (False after a rebase dropped it)."""
-    import git
-
-    with open_repo(root) as repo:
-        if verify_commit(repo, rev) is None or verify_commit(repo, of) is None:
-            return False
-        try:
-            repo.git.merge_base("--is-ancestor", rev, of)
-        except git.exc.GitCommandError:
-            return False
-    return True
+    if rev.startswith("-") or of.startswith("-"):
+        return False
+    with open_repo(root) as repo:  # git says no for a name that is no commit
+        return git_succeeds(repo, "merge-base", "--is-ancestor", rev, of)
 
 
 def commits_since(

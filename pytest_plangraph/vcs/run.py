@@ -1,7 +1,9 @@
 """Running git: opening a repository, running a command, naming a revision's commit.
 
 The low layer of :mod:`.history` (which asks the questions: changed paths, the commits behind them,
-files at a revision). GitPython is imported only when a repository is opened, and every git
+files at a revision). The repository a command works in is run with plain ``git`` processes
+(:class:`Repo`: no library to import, one process a question); GitPython reads the history of
+submodules (:func:`open_submodule`, :func:`open_git_dir`) and is imported only then. Every git
 failure becomes a :class:`GitError` with a message a person can act on: an unknown revision
 says whether it may only be outside the fetched history of a shallow clone, a remote branch
 that is not fetched, or a name that does not exist.
@@ -9,8 +11,10 @@ that is not fetched, or a name that does not exist.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +29,112 @@ FETCH_ALL = "`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout"
 """How to fetch the full history of a shallow clone, said in messages."""
 
 
+@dataclass(frozen=True)
+class Repo:
+    """The repository whose working tree top is *working_tree_dir*, asked through plain
+    ``git`` processes run there (as GitPython runs them: ``LC_ALL=C``, no input)."""
+
+    working_tree_dir: str
+
+    @property
+    def common_dir(self) -> str:
+        """The git directory shared by all working trees (``.git``, or what a linked working
+        tree's ``.git`` file and ``commondir`` point to), read from the files; asked of git
+        when they are not plain (``GIT_DIR`` set, an unreadable ``.git`` file)."""
+        found = None if "GIT_DIR" in os.environ else _common_dir(Path(self.working_tree_dir))
+        if found is not None:
+            return str(found)
+        asked = run_git(self, "rev-parse", "--git-common-dir").strip()
+        return str(Path(self.working_tree_dir) / asked)
+
+
+def _common_dir(top: Path) -> Path | None:
+    """The common git directory of the working tree *top*, from its files, or None."""
+    dot = top / ".git"
+    try:
+        if dot.is_dir():
+            git_dir = dot
+        elif not dot.is_file():  # a FIFO would block: git is asked instead
+            return None
+        else:
+            text = dot.read_text(encoding="utf-8")
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = top / text[len("gitdir:") :].strip()
+        shared = git_dir / "commondir"
+        if shared.is_file():
+            return git_dir / shared.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return git_dir
+
+
 @contextmanager
-def open_repo(root: Path) -> Iterator[Any]:
-    """The GitPython repository whose working tree top is *root*, closed after use."""
+def open_repo(root: Path) -> Iterator[Repo]:
+    """The repository whose working tree top is *root* (it holds ``.git``)."""
+    if not (root / ".git").exists() and "GIT_DIR" not in os.environ:
+        raise GitError(f"{root} is not a git repository")
+    yield Repo(str(root))
+
+
+def run_git(repo: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
+    """The output of ``git ARGS`` run in *repo* (UTF-8, undecodable bytes kept as surrogates);
+    a failure is a :class:`GitError` naming the command (with *check*) or an empty answer."""
+    return run_git_bytes(repo, *args, stdin=stdin, check=check).decode("utf-8", "surrogateescape")
+
+
+def run_git_bytes(repo: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+    """:func:`run_git`, the output as bytes."""
+    done = _process(repo, args, stdin)
+    if done.returncode != 0:
+        if not check:
+            return b""
+        detail = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {args[0]} failed in {repo.working_tree_dir}: {detail}")
+    output: bytes = done.stdout
+    return output
+
+
+def git_succeeds(repo: Repo, *args: str) -> bool:
+    """Whether ``git ARGS`` in *repo* exits with 0 (a question git answers with its status)."""
+    return bool(_process(repo, args, None).returncode == 0)
+
+
+def _process(repo: Repo, args: Sequence[str], stdin: bytes | None) -> Any:
+    """``git ARGS`` run to its end in *repo*, *stdin* its input (none without)."""
+    env = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=repo.working_tree_dir,
+            env=env,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:  # no git on PATH, or the folder is gone
+        raise GitError(f"git cannot be run in {repo.working_tree_dir}: {exc}") from exc
+
+
+def commits_of(repo: Repo, revs: Sequence[str]) -> list[str | None]:
+    """The commit each of *revs* names (None for one that names none), all in one process
+    (``git cat-file --batch-check``: names are read from its input, never as options)."""
+    asked = [r for r in revs if r and "\n" not in r and not r.startswith("-")]
+    answers: dict[str, str | None] = dict.fromkeys(revs)
+    if asked:
+        lines = "".join(f"{rev}^{{commit}}\n" for rev in asked).encode("utf-8", "surrogateescape")
+        out = run_git(repo, "cat-file", "--batch-check", stdin=lines, check=False).splitlines()
+        for rev, line in zip(asked, out, strict=False):
+            sha, _, kind = line.partition(" ")
+            if kind.startswith("commit ") and _COMMIT_ID.fullmatch(sha):
+                answers[rev] = sha
+    return [answers[rev] for rev in revs]
+
+
+@contextmanager
+def open_submodule(root: Path) -> Iterator[Any]:
+    """The GitPython repository of the submodule checked out at *root*, closed after use."""
     git = _import_git()
     try:
         repo = git.Repo(root, search_parent_directories=False)
@@ -83,7 +190,11 @@ def git_bytes(repo: Any, command: str, *args: str) -> bytes:
 
 
 def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bool) -> Any:
-    """Run a git *command* through GitPython; a failure is a :class:`GitError` naming it."""
+    """Run a git *command* in *repo* (a plain process for a :class:`Repo`, else through
+    GitPython); a failure is a :class:`GitError` naming it."""
+    if isinstance(repo, Repo):
+        run = run_git if stdout_as_string else run_git_bytes
+        return run(repo, command, *args)
     import git
 
     try:
@@ -95,15 +206,22 @@ def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bo
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
 
 
-def verify_object(repo: Any, name: str) -> str | None:
-    """The object id *name* resolves to (``REV:path`` for a file), or None."""
+def _answer(repo: Any, *args: str) -> str:
+    """The output of ``git ARGS`` in *repo*, stripped, or ``""`` when git says no."""
+    if isinstance(repo, Repo):
+        return run_git(repo, *args, check=False).strip()
     import git
 
     try:
-        sha: str = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", name)
+        answer: str = getattr(repo.git, args[0].replace("-", "_"))(*args[1:])
     except git.exc.GitCommandError:
-        return None
-    return sha.strip() or None
+        return ""
+    return answer.strip()
+
+
+def verify_object(repo: Any, name: str) -> str | None:
+    """The object id *name* resolves to (``REV:path`` for a file), or None."""
+    return _answer(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", name) or None
 
 
 def has_commits(repo: Any) -> bool:
@@ -113,17 +231,10 @@ def has_commits(repo: Any) -> bool:
 
 def verify_commit(repo: Any, rev: str) -> str | None:
     """The commit sha *rev* names, or None (never an option: ``-x`` names nothing)."""
-    import git
-
     if rev.startswith("-"):
         return None
-    try:
-        sha: str = repo.git.rev_parse(
-            "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
-        )
-    except git.exc.GitCommandError:
-        return None
-    return sha.strip() or None
+    name = f"{rev}^{{commit}}"
+    return _answer(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", name) or None
 
 
 def resolve(repo: Any, rev: str, *, allow_unborn: bool = False) -> str:
@@ -167,10 +278,4 @@ _COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,40}")
 
 def is_shallow(repo: Any) -> bool:
     """True in a shallow clone (``git rev-parse --is-shallow-repository``)."""
-    import git
-
-    try:
-        answer: str = repo.git.rev_parse("--is-shallow-repository")
-    except git.exc.GitCommandError:
-        return False
-    return answer.strip() == "true"
+    return _answer(repo, "rev-parse", "--is-shallow-repository") == "true"
