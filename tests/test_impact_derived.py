@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, git
 
-import pytest_plangraph.derived
+import pytest_plangraph.judge.derive
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.judge.derive import derive
 from pytest_plangraph.survey import impact_now, impact_since
@@ -26,14 +26,15 @@ def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the derivations the kept state's module makes (one on each miss)."""
+    """Count the derivations the kept state's module makes (one on each miss); it imports
+    ``derive`` when it needs one, so the function is counted where it is defined."""
     calls: list[int] = []
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return derive(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pytest_plangraph.derived, "derive", counted)
+    monkeypatch.setattr(pytest_plangraph.judge.derive, "derive", counted)
     return calls
 
 
