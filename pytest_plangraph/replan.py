@@ -40,12 +40,12 @@ from .plan.evidence import PlanRef
 from .plan.file import parse_plan
 from .plan.graph import Graph
 from .plan.model import Event
-from .plan.patch import PlanPatch, edit_plan_text, patched_plan, read_patch, touched_nodes
 from .repository import Repository
 from .vcs.environment import now
 
 if TYPE_CHECKING:
     from .judge.saga import Saga
+    from .plan.patch import PlanPatch
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
@@ -137,6 +137,8 @@ class Replanning(Repository):
 def as_patch(patch: PlanPatch | Mapping[str, Any] | bytes | str, name: str) -> PlanPatch:
     """*patch* as a :class:`PlanPatch`: the model itself, its JSON form, or the text of a patch
     file (YAML or JSON) called *name* in messages."""
+    from .plan.patch import PlanPatch, read_patch  # pydantic: only when re-planning
+
     if isinstance(patch, PlanPatch):
         return patch
     if isinstance(patch, str):
@@ -175,6 +177,8 @@ def apply_patch(repo: Repository, patch: PlanPatch, *, by: str, judged: bool = T
     """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
     expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
     judged against it, so the patch invalidates nothing)."""
+    from .plan.patch import edit_plan_text, patched_plan, touched_nodes
+
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")
     if patch.is_empty():

@@ -16,7 +16,7 @@ from conftest import git
 from pytest_plangraph import __version__
 from pytest_plangraph.plan.cache import KEEP, cache_dir_of, code_version, prune
 from pytest_plangraph.plan.file import cache_key, load_plan
-from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest
+from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest, runtime_plan
 
 
 def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
@@ -31,7 +31,7 @@ def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
 
 def _fresh(plan: Plan) -> tuple[str, dict[tuple[str, str], str]]:
     """The facts computed from scratch, on a copy that has nothing cached."""
-    copy = Plan.model_validate(plan.model_dump(by_alias=True))
+    copy = runtime_plan(plan.to_json(by_alias=True))
     return plan_digest(copy), plan_criterion_digests(copy)
 
 
@@ -132,11 +132,15 @@ def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
     assert len(json.loads(_facts(cache).read_text())["order"]) == 700
 
 
-def test_small_plans_keep_nothing(tmp_path: Path) -> None:
+def test_small_plans_keep_only_their_validated_form(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
-    load_plan(plan_file, cache_dir=cache)
-    assert not cache.exists()
+    first = load_plan(plan_file, cache_dir=cache)
+    key = cache_key(plan_file.read_bytes())
+    assert {p.name for p in cache.iterdir()} == {f"valid-{key}.json", ".gitignore"}
+    again = load_plan(plan_file, cache_dir=cache)
+    assert again.plan == first.plan and again.plan.digest == first.plan.digest
+    assert again.cache_key is None  # parsed data, facts and lint are kept for large plans
 
 
 def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
@@ -146,10 +150,10 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
         keys.append(cache_key(plan_file.read_bytes()))
         load_plan(plan_file, cache_dir=cache)
-        for kind in ("plan", "facts"):  # written a second apart, oldest first
+        for kind in ("valid", "plan", "facts"):  # written a second apart, oldest first
             os.utime(cache / f"{kind}-{keys[-1]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
-        f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("plan", "facts")
+        f"{kind}-{key}.json" for key in keys[-KEEP:] for kind in ("valid", "plan", "facts")
     } | {".gitignore"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
@@ -221,17 +225,15 @@ def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> Non
     plan = load_plan(plan_file, cache_dir=cache).plan
     assert plan.topological_order[:2] == ("n0", "n1")
     edges = [{"from": "n1", "to": "n0", "type": "requires"}]
-    changed = plan.model_copy(
-        update={
-            "edges": Plan.model_validate(
-                {"plangraph": 1, "plan": "x", "nodes": [{"id": "n0"}, {"id": "n1"}], "edges": edges}
-            ).edges
-        }
+    changed = plan.replace(
+        edges=runtime_plan(
+            {"plangraph": 1, "plan": "x", "nodes": [{"id": "n0"}, {"id": "n1"}], "edges": edges}
+        ).edges
     )
     assert changed.topological_order[0] == "n1" and changed.topological_order[-1] == "n0"
     assert changed.digest != plan.digest
     assert (changed.digest, changed.criterion_digests) == _fresh(changed)
-    same = plan.model_copy()
+    same = plan.replace()
     assert same.__dict__["digest"] == plan.digest  # nothing changed: kept
 
 
@@ -272,10 +274,11 @@ def test_an_entry_that_came_with_the_repository_is_not_used(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "their-home"))
     plancache.machine_salt.cache_clear()
     theirs = load_plan(plan_file, cache_dir=cache).cache_key
-    entry = cache / f"plan-{theirs}.json"  # committed with a different plan in it
-    data = json.loads(entry.read_text(encoding="utf-8"))
-    data["nodes"] = data["nodes"][:1]
-    entry.write_text(json.dumps(data), encoding="utf-8")
+    for kind in ("valid", "plan"):  # committed with a different plan in it
+        entry = cache / f"{kind}-{theirs}.json"
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        data["nodes"] = data["nodes"][:1]
+        entry.write_text(json.dumps(data), encoding="utf-8")
     assert len(load_plan(plan_file, cache_dir=cache).plan.nodes) == 1  # their own: trusted
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my-home"))  # another machine

@@ -109,7 +109,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     if out.fmt == "markdown":
         out.emit({}, shown)
     elif out.fmt != "text":  # each format builds only what it prints
-        data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
+        data = {"plan": plan.to_json(), "nodes": [_node_json(n, notes) for n in nodes]}
         out.emit(data, plugin_report(out.fmt, data) or "")
     else:
         rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
@@ -209,7 +209,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
             text += f"\n{record.ref}: {record.details['message']}"
     if not evidence:
         text = "nothing to verify: no schema, artifact, command or plug-in criteria selected"
-    out.emit({"evidence": [e.model_dump(mode="json") for e in evidence]}, text)
+    out.emit({"evidence": [e.to_json() for e in evidence]}, text)
     return 1 if any(e.outcome != "passed" for e in evidence) else 0
 
 
@@ -271,7 +271,7 @@ def _decide(args: argparse.Namespace, out: Output) -> int:
 
 
 def _event_json(event: Any) -> dict[str, Any]:
-    data: dict[str, Any] = event.model_dump(mode="json")
+    data: dict[str, Any] = event.to_json()
     return {"event": data}
 
 

@@ -4,8 +4,12 @@ The files are named by the sha256 of the plan file's bytes (see below), so an ed
 never meets an entry made for other bytes, and each is written whole (a temporary file, then a
 rename):
 
-* ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
-  large plan and the same bytes always parse to the same data;
+* ``valid-<sha>.json`` — the validated form of a plan file that is a valid plan (of any size):
+  the same bytes are then read into the runtime plan without parsing YAML or importing pydantic
+  (:func:`read_validated`);
+* ``plan-<sha>.json`` — the parsed data of a large plan, since parsing YAML is the slowest part
+  of reading one and the same bytes always parse to the same data (a plan that is not valid is
+  explained from it);
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
   which depend on the validated plan alone; kept with the fingerprint of the package's code
   (:mod:`..codehash`), and used only by the same code;
@@ -81,6 +85,25 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     _write(cache_dir / f"plan-{key}.json", data)
 
 
+def keep_validated(cache_dir: Path, key: str, plan: Plan) -> None:
+    """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
+    place of an entry that is missing or could not be read (then :func:`prune` the cache)."""
+    _write(cache_dir / f"valid-{key}.json", plan.to_data())
+    prune(cache_dir, key)
+
+
+def read_validated(cache_dir: Path, key: str) -> Plan | None:
+    """The runtime plan of the validated form kept for the plan file whose sha256 is *key*, or
+    None when there is none or it cannot be read (the file is then read and validated anew).
+    The entry is what validating those very bytes gave, by this very code (the key says so),
+    so nothing is checked again: the values go into the runtime classes as they are."""
+    try:
+        data = json.loads(read_regular(cache_dir / f"valid-{key}.json"))
+        return Plan.from_data(data) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def cache_dir_of(store_path: Path) -> Path:
     """Where the cache of the plans read with the store at *store_path* lives: ``cache`` beside
     the store in its default ``.plangraph`` directory, else ``<store file name>.cache`` beside
@@ -91,10 +114,11 @@ def cache_dir_of(store_path: Path) -> Path:
 
 
 def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
-    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* plan files whose
-    entries were written last (*current*, the one just written, always stays), and temporary
-    files an interrupted write (of an entry or of the log's checkpoint) left over a minute
-    ago (a younger one may be another process's write in progress). Only names this module
+    """Remove the entries (validated form, parsed data, facts, lint errors) of all but the
+    *keep* plan files whose entries were written last (*current*, the one just written,
+    always stays), and temporary files an interrupted write (of an entry or of the log's
+    checkpoint) left over a minute ago (a younger one may be another process's write in
+    progress). Only names this module
     writes are touched; a file that cannot be looked at or removed is skipped."""
     written: dict[str, int] = {}
     leftovers: list[Path] = []
@@ -114,9 +138,9 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP) -> None:
             path.unlink(missing_ok=True)
 
 
-_KINDS = ("plan", "facts", "lint")
+_KINDS = ("valid", "plan", "facts", "lint")
 _ENTRY = re.compile(
-    r"(?:plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"(?:valid|plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
     r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
 )
 

@@ -33,9 +33,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ..errors import PlanError, Problem, UsageError
+from . import model as runtime
 from .base import FrozenModel, empty_default
+from .boundary import Criterion, Edge, Id, Node
 from .messages import problem
-from .model import Criterion, Edge, EdgeType, Id, Node, Plan
+from .model import EdgeType
 
 __all__ = ["PlanPatch", "edit_plan_text", "patched_plan", "read_patch", "touched_nodes"]
 
@@ -176,12 +178,12 @@ def edit_plan_text(text: str, patch: PlanPatch, name: str, *, json_file: bool) -
     return out.getvalue()
 
 
-def patched_plan(plan: Plan, patch: PlanPatch, name: str) -> Plan:
+def patched_plan(plan: runtime.Plan, patch: PlanPatch, name: str) -> runtime.Plan:
     """*plan* with *patch* applied to its model, not to its text: what the edited file must
     say, so that an edit of the text that changed anything else is caught."""
-    data = plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data = plan.to_json(by_alias=True, exclude_unset=True)
     _apply(data, patch, name, plain=True)
-    return Plan.model_validate(data)
+    return runtime.runtime_plan(data)
 
 
 def _apply(data: Any, patch: PlanPatch, name: str, *, plain: bool) -> None:

@@ -7,17 +7,14 @@ the plan's ``defaults.test``, and from :data:`TEST_POLICY_DEFAULTS` when that is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import ConfigDict, Field
+from .frozen import Frozen
 
-from .base import FrozenModel
-
-
-class _Strict(FrozenModel):
-    model_config = ConfigDict(strict=True)
-
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 Policy = Literal["fail", "allow"]
 """What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
@@ -26,7 +23,8 @@ TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_p
 has the digest it had before the policy fields existed."""
 
 
-class TestDefaults(_Strict):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestDefaults(Frozen):
     """Plan-wide defaults of every test verifier that does not set its own."""
 
     __test__ = False
@@ -35,10 +33,19 @@ class TestDefaults(_Strict):
     min_passed: int = 1
 
 
-class PlanDefaults(_Strict):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanDefaults(Frozen):
     """The plan's ``defaults:`` block."""
 
-    test: TestDefaults = Field(default_factory=TestDefaults)
+    test: TestDefaults = field(default_factory=TestDefaults)
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        """The defaults of validated data."""
+        values = dict(data)
+        if "test" in data:
+            values["test"] = TestDefaults.from_data(data["test"])
+        return cls(**values, fields_set=frozenset(data))
 
 
 class PolicySettings(Protocol):
@@ -67,10 +74,13 @@ class TestPolicy:
 
 def effective_policy(verifier: PolicySettings, defaults: PlanDefaults | None = None) -> TestPolicy:
     """The effective policy of *verifier* under the plan's *defaults*."""
-    base = (defaults or PlanDefaults()).test
+    base = (defaults or _NO_DEFAULTS).test
     return TestPolicy(
         skips=verifier.skips or base.skips,
         xfail=verifier.xfail or base.xfail,
         min_passed=base.min_passed if verifier.min_passed is None else verifier.min_passed,
         exclude=tuple(verifier.exclude),
     )
+
+
+_NO_DEFAULTS = PlanDefaults()
