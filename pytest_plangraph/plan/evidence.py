@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from ..canonical import digest
@@ -22,55 +21,97 @@ Outcome = Literal["passed", "failed", "error"]
 OUTCOMES = frozenset(get_args(Outcome))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanRef(Frozen):
     """Which plan (id, store-numbered version, digest) a record was made against."""
+
+    __slots__ = ("digest", "id", "version")
 
     id: str
     version: int
     digest: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class GitInfo(Frozen):
     """Where the repository stood when evidence was recorded."""
 
-    commit: str | None = None
-    dirty: bool = False
-    branch: str | None = None
+    __slots__ = ("branch", "commit", "dirty")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"commit": None, "dirty": False, "branch": None}
+
+    commit: str | None
+    dirty: bool
+    branch: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunInfo(Frozen):
     """The verification run that produced a record."""
+
+    __slots__ = (
+        "assert_mode",
+        "ci",
+        "finished",
+        "id",
+        "optimize",
+        "plugin",
+        "pytest",
+        "python",
+        "started",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "pytest": None,
+        "ci": dict,
+        "optimize": None,
+        "assert_mode": None,
+    }
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"optimize", "assert_mode"})
     id: str
     started: str
     finished: str
     python: str
-    pytest: str | None = None
+    pytest: str | None
     plugin: str
-    ci: dict[str, str] = field(default_factory=dict)
+    ci: dict[str, str]
     # Added after the first records were stored: left out of a record (and so of its content
     # address) when unknown, so a record stored before them keeps its id when read again.
-    optimize: int | None = None
+    optimize: int | None
     """``sys.flags.optimize`` of the run's interpreter (the highest of its xdist workers): above
     0, ``assert`` statements outside rewritten test modules were stripped."""
-    assert_mode: str | None = None
+    assert_mode: str | None
     """pytest's ``--assert`` mode: ``rewrite`` or ``plain`` (``plain`` when any worker's was)."""
 
 
 _NO_GIT = GitInfo()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence(Frozen):
     """An immutable verdict of one verifier for one criterion (DESIGN §4).
 
     ``id`` is the sha256 of the canonical record without ``id``; build records with
     :meth:`create` so the id is always right.
     """
+
+    __slots__ = (
+        "criterion",
+        "criterion_digest",
+        "details",
+        "git",
+        "id",
+        "input_digest",
+        "node",
+        "outcome",
+        "plan",
+        "reason",
+        "recorded_by",
+        "run",
+        "subjects",
+        "verifier",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "reason": None,
+        "details": dict,
+        "subjects": dict,
+        "git": _NO_GIT,
+    }
 
     id: str
     plan: PlanRef
@@ -80,10 +121,10 @@ class Evidence(Frozen):
     input_digest: str
     verifier: str
     outcome: Outcome
-    reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    subjects: dict[str, str] = field(default_factory=dict)
-    git: GitInfo = _NO_GIT
+    reason: str | None
+    details: dict[str, Any]
+    subjects: dict[str, str]
+    git: GitInfo
     run: RunInfo
     recorded_by: str
 

@@ -1,7 +1,7 @@
 """The base of the runtime values of a plan, its evidence and its events (pure, no pydantic).
 
 pydantic validates what comes in (:mod:`.boundary`); what the rest of the package works with are
-frozen dataclasses of the same names and attributes, built once from validated data. Their JSON
+frozen slotted classes of the same names and attributes, built once from validated data. Their JSON
 form (:meth:`Frozen.to_json`) is, value for value, what the pydantic model's
 ``model_dump(mode="json")`` gives with the same options, so every digest computed from it is the
 one computed before (``tests/test_digest_stability.py`` and ``tests/test_runtime_models.py``).
@@ -9,10 +9,9 @@ one computed before (``tests/test_digest_stability.py`` and ``tests/test_runtime
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -22,15 +21,18 @@ __all__ = ["UNSET", "Frozen", "json_value"]
 
 
 UNSET: frozenset[str] = frozenset({"\0unset"})
-"""``fields_set`` of a value made by hand: :meth:`Frozen.__post_init__` fills it in."""
+"""``fields_set`` of a value made by hand: the constructor fills it in."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Frozen:
-    """A frozen dataclass of the runtime model. ``fields_set`` names the fields the data it was
+    """A frozen, slotted value of the runtime model, written by hand (a dataclass would compile
+    its methods in every process that imports it). A subclass names its fields in
+    ``__slots__`` (in order) and their defaults in :attr:`DEFAULTS` (a class there is a
+    factory: ``list`` makes a new empty list). ``fields_set`` names the fields the data it was
     built from gave (pydantic's ``model_fields_set``); a value made by hand counts every field
     whose value is not its default as given."""
 
+    __slots__ = ("fields_set",)
     ALIASES: ClassVar[Mapping[str, str]] = {}
     """Field name → the name the file and the JSON form give it (``from_`` → ``from``)."""
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
@@ -38,16 +40,65 @@ class Frozen:
     FLOATS: ClassVar[frozenset[str]] = frozenset()
     """Fields of type float: a whole number in them (say a default of ``600``) is a float in
     the JSON form (``600.0``), as pydantic writes a float field."""
-    fields_set: frozenset[str] = field(default=UNSET, compare=False, repr=False)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+    """The default of each field that has one (a class: called for a new value)."""
+    HIDDEN: ClassVar[frozenset[str]] = frozenset()
+    """Fields whose items appear in the JSON form beside the others (:meth:`extra`)."""
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    """The fields, in order (from ``__slots__``, base classes first)."""
+    fields_set: frozenset[str]
 
-    def __post_init__(self) -> None:
-        if self.fields_set is UNSET:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names: list[str] = []
+        for klass in reversed(cls.__mro__):
+            for name in klass.__dict__.get("__slots__", ()):
+                if name not in ("fields_set", "__dict__") and name not in names:
+                    names.append(name)
+        cls.FIELDS = tuple(names)
+
+    def __init__(self, **values: Any) -> None:
+        defaults = self.DEFAULTS
+        given = values.pop("fields_set", UNSET)
+        for name in self.FIELDS:
+            if name in values:
+                value = values.pop(name)
+            elif name in defaults:
+                value = _default(defaults[name])
+            else:
+                raise TypeError(f"{type(self).__name__}: the field {name!r} is required")
+            _set(self, name, value)
+        if values:
+            raise TypeError(f"{type(self).__name__}: no field {', '.join(map(repr, values))}")
+        if given is UNSET:
             given = frozenset(
                 name
-                for name, default in _table(type(self))[1:]
-                if default is _REQUIRED or getattr(self, name) != _default(default)
+                for name in self.FIELDS
+                if name not in defaults or getattr(self, name) != _default(defaults[name])
             )
-            object.__setattr__(self, "fields_set", given)
+        _set(self, "fields_set", given)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.FIELDS)
+
+    def __hash__(self) -> int:
+        return hash((type(self), *(getattr(self, name) for name in self.FIELDS)))
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{type(self).__name__}({values})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        values = {name: getattr(self, name) for name in self.FIELDS}
+        return (_rebuild, (type(self), values, self.fields_set))
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
@@ -79,41 +130,44 @@ class Frozen:
 
     def replace(self, **changes: Any) -> Self:
         """A copy with *changes* (the fields they name count as given)."""
-        changes["fields_set"] = self.fields_set | frozenset(changes)
-        return dataclasses.replace(self, **changes)
+        values = {name: getattr(self, name) for name in self.FIELDS}
+        values.update(changes)
+        return type(self)(**values, fields_set=self.fields_set | frozenset(changes))
 
     def extra(self) -> Mapping[str, Any]:
         """Fields beyond the declared ones (a plug-in verifier's settings): none by default."""
         return {}
 
 
+_set = object.__setattr__
+
+
+def _rebuild(cls: type[Frozen], values: dict[str, Any], fields_set: frozenset[str]) -> Frozen:
+    """A value as it was pickled or copied."""
+    return cls(**values, fields_set=fields_set)
+
+
 _REQUIRED = object()
 
 
 def _default(default: Any) -> Any:
-    return default() if callable(default) and not isinstance(default, Frozen) else default
+    return default() if isinstance(default, type) else default
 
 
 _TABLES: dict[type, tuple[Any, ...]] = {}
 
 
-def _table(cls: type) -> tuple[Any, ...]:
-    """(aliases, omit-none, names by alias, floats), then (name, default, factory or _REQUIRED) of
-    each field of *cls* but ``fields_set`` and the extra ones; made once per class."""
+def _table(cls: type[Frozen]) -> tuple[Any, ...]:
+    """(aliases, omit-none, names by alias, floats), then (name, default, factory or _REQUIRED)
+    of each field of *cls* but the hidden ones; made once per class."""
     table = _TABLES.get(cls)
     if table is None:
-        aliases = cls.ALIASES  # type: ignore[attr-defined]
+        aliases = cls.ALIASES
         names = {alias: name for name, alias in aliases.items()}
-        rows: list[Any] = [(aliases, cls.OMIT_NONE, names, cls.FLOATS)]  # type: ignore[attr-defined]
-        for item in dataclasses.fields(cls):
-            if item.name == "fields_set" or item.metadata.get("extra"):
-                continue
-            if item.default is not dataclasses.MISSING:
-                rows.append((item.name, item.default))
-            elif item.default_factory is not dataclasses.MISSING:
-                rows.append((item.name, item.default_factory))
-            else:
-                rows.append((item.name, _REQUIRED))
+        rows: list[Any] = [(aliases, cls.OMIT_NONE, names, cls.FLOATS)]
+        for name in cls.FIELDS:
+            if name not in cls.HIDDEN:
+                rows.append((name, cls.DEFAULTS.get(name, _REQUIRED)))
         table = _TABLES[cls] = tuple(rows)
     return table
 

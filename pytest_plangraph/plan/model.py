@@ -13,7 +13,6 @@ never change them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, get_args
 
@@ -40,22 +39,31 @@ FORMAT_VERSION = 1
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class TestVerifier(Frozen):
     """Passes when the pytest tests mapped to the criterion passed (see the plan format)."""
 
+    __slots__ = ("exclude", "min_passed", "skips", "tests", "type", "xfail")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "tests": list,
+        "exclude": list,
+        "skips": None,
+        "xfail": None,
+        "min_passed": None,
+    }
+
     __test__: ClassVar[bool] = False
     type: Literal["test"]
-    tests: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    skips: Policy | None = None
-    xfail: Policy | None = None
-    min_passed: int | None = None
+    tests: list[str]
+    exclude: list[str]
+    skips: Policy | None
+    xfail: Policy | None
+    min_passed: int | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaVerifier(Frozen):
     """Passes when ``artifact`` (JSON or YAML) validates against the JSON Schema ``schema``."""
+
+    __slots__ = ("artifact", "schema_path", "type")
 
     ALIASES: ClassVar[Mapping[str, str]] = {"schema_path": "schema"}
     type: Literal["schema"]
@@ -63,43 +71,52 @@ class SchemaVerifier(Frozen):
     artifact: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ArtifactVerifier(Frozen):
     """Passes when ``path`` exists, optionally with a pinned ``sha256`` and ``min_bytes``."""
 
+    __slots__ = ("min_bytes", "path", "sha256", "type")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"sha256": None, "min_bytes": None}
+
     type: Literal["artifact"]
     path: str
-    sha256: str | None = None
-    min_bytes: int | None = None
+    sha256: str | None
+    min_bytes: int | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalVerifier(Frozen):
     """Satisfied by an ``approve`` event bound to the node's current input digest."""
 
+    __slots__ = ("role", "type")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"role": None}
+
     type: Literal["approval"]
-    role: str | None = None
+    role: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CommandVerifier(Frozen):
     """Passes when the program ``run`` (an argv list, no shell) exits 0 within ``timeout_s``
     seconds, run in ``cwd``; the files ``subjects`` names are bound into the evidence."""
 
+    __slots__ = ("cwd", "run", "subjects", "timeout_s", "type")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"timeout_s": 600, "subjects": list, "cwd": None}
+
     FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
     type: Literal["command"]
     run: list[str]
-    timeout_s: float = 600
-    subjects: list[str] = field(default_factory=list)
-    cwd: str | None = None
+    timeout_s: float
+    subjects: list[str]
+    cwd: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PluginVerifier(Frozen):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
+    __slots__ = ("extras", "type")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"extras": dict}
+    HIDDEN: ClassVar[frozenset[str]] = frozenset({"extras"})
+
     type: str
-    extras: Mapping[str, Any] = field(default_factory=dict, metadata={"extra": True})
+    extras: Mapping[str, Any]
     """The settings other than ``type``, as the plan file gave them."""
 
     @property
@@ -138,13 +155,15 @@ def verifier_from_data(data: Mapping[str, Any]) -> Verifier:
     return kind.from_data(data)  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Criterion(Frozen):
     """One acceptance criterion of a node, checked by exactly one verifier."""
 
+    __slots__ = ("assertion", "id", "required", "verifier")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"assertion": "", "required": True}
+
     id: str
-    assertion: str = ""
-    required: bool = True
+    assertion: str
+    required: bool
     verifier: Verifier
 
     @classmethod
@@ -155,28 +174,65 @@ class Criterion(Frozen):
         return cls(**values, fields_set=frozenset(data))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Node(Frozen):
     """An objective, step or milestone of the plan, with its contract fields (DESIGN §3.3)."""
 
+    __slots__ = (
+        "acceptance",
+        "cancelled",
+        "compensate",
+        "constraints",
+        "effect",
+        "id",
+        "idempotent",
+        "inputs",
+        "kind",
+        "max_retry",
+        "outputs",
+        "outputs_schema",
+        "owner",
+        "parent",
+        "risk",
+        "timeout_s",
+        "title",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "kind": "step",
+        "title": "",
+        "parent": None,
+        "outputs": list,
+        "acceptance": list,
+        "constraints": list,
+        "risk": None,
+        "owner": None,
+        "cancelled": False,
+        "effect": "read",
+        "compensate": None,
+        "idempotent": False,
+        "max_retry": 2,
+        "timeout_s": None,
+        "inputs": dict,
+        "outputs_schema": dict,
+    }
+
     FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
     id: str
-    kind: NodeKind = "step"
-    title: str = ""
-    parent: str | None = None
-    outputs: list[str] = field(default_factory=list)
-    acceptance: list[Criterion] = field(default_factory=list)
-    constraints: list[str] = field(default_factory=list)
-    risk: str | None = None
-    owner: str | None = None
-    cancelled: bool = False
-    effect: Effect = "read"
-    compensate: str | None = None
-    idempotent: bool = False
-    max_retry: int = 2
-    timeout_s: float | None = None
-    inputs: dict[str, str] = field(default_factory=dict)
-    outputs_schema: dict[str, str] = field(default_factory=dict)
+    kind: NodeKind
+    title: str
+    parent: str | None
+    outputs: list[str]
+    acceptance: list[Criterion]
+    constraints: list[str]
+    risk: str | None
+    owner: str | None
+    cancelled: bool
+    effect: Effect
+    compensate: str | None
+    idempotent: bool
+    max_retry: int
+    timeout_s: float | None
+    inputs: dict[str, str]
+    outputs_schema: dict[str, str]
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
@@ -191,20 +247,28 @@ class Node(Frozen):
         return next((c for c in self.acceptance if c.id == criterion_id), None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Edge(Frozen):
     """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
+
+    __slots__ = ("artifacts", "confidence", "from_", "source", "status", "strength", "to", "type")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "strength": "strong",
+        "artifacts": None,
+        "source": "declared",
+        "confidence": 1.0,
+        "status": "active",
+    }
 
     ALIASES: ClassVar[Mapping[str, str]] = {"from_": "from"}
     FLOATS: ClassVar[frozenset[str]] = frozenset({"confidence"})
     from_: str
     to: str
     type: EdgeType
-    strength: Strength = "strong"
-    artifacts: list[str] | None = None
-    source: str = "declared"
-    confidence: float = 1.0
-    status: Literal["active", "proposed", "inactive"] = "active"
+    strength: Strength
+    artifacts: list[str] | None
+    source: str
+    confidence: float
+    status: Literal["active", "proposed", "inactive"]
 
     @property
     def propagates(self) -> bool:
@@ -214,18 +278,37 @@ class Edge(Frozen):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
 class Plan(Frozen):
     """A whole plan file."""
 
+    __slots__ = (
+        "__dict__",
+        "defaults",
+        "description",
+        "edges",
+        "max_replan_rounds",
+        "nodes",
+        "plan",
+        "plangraph",
+        "title",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "title": "",
+        "description": "",
+        "max_replan_rounds": 2,
+        "defaults": PlanDefaults,
+        "nodes": list,
+        "edges": list,
+    }
+
     plangraph: Literal[1]
     plan: str
-    title: str = ""
-    description: str = ""
-    max_replan_rounds: int = 2
-    defaults: PlanDefaults = field(default_factory=PlanDefaults)
-    nodes: list[Node] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
+    title: str
+    description: str
+    max_replan_rounds: int
+    defaults: PlanDefaults
+    nodes: list[Node]
+    edges: list[Edge]
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
@@ -386,7 +469,6 @@ EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 _CHAIN_FIELDS = frozenset({"id", "seq", "prev", "hash", "signature"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Event(Frozen):
     """One append-only entry of the store. Status is derived from these, never stored.
 
@@ -396,19 +478,46 @@ class Event(Frozen):
     (:func:`~.boundary.runtime_event`); the store checks their chain and signatures.
     """
 
-    id: str = ""
-    seq: int = 0
+    __slots__ = (
+        "at",
+        "by",
+        "criterion",
+        "hash",
+        "id",
+        "idempotency_key",
+        "kind",
+        "node",
+        "payload",
+        "plan_digest",
+        "prev",
+        "seq",
+        "signature",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "id": "",
+        "seq": 0,
+        "node": None,
+        "criterion": None,
+        "payload": dict,
+        "idempotency_key": None,
+        "prev": "",
+        "hash": "",
+        "signature": None,
+    }
+
+    id: str
+    seq: int
     kind: EventKind
-    node: str | None = None
-    criterion: str | None = None
+    node: str | None
+    criterion: str | None
     at: str
     by: str
     plan_digest: str
-    payload: dict[str, Any] = field(default_factory=dict)
-    idempotency_key: str | None = None
-    prev: str = ""
-    hash: str = ""
-    signature: str | None = None
+    payload: dict[str, Any]
+    idempotency_key: str | None
+    prev: str
+    hash: str
+    signature: str | None
 
     def content(self) -> dict[str, Any]:
         """The content-addressed part: everything but id and the chain fields."""

@@ -8,8 +8,8 @@ the plan's ``defaults.test``, and from :data:`TEST_POLICY_DEFAULTS` when that is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from .frozen import Frozen
 
@@ -23,21 +23,25 @@ TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_p
 has the digest it had before the policy fields existed."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class TestDefaults(Frozen):
     """Plan-wide defaults of every test verifier that does not set its own."""
 
+    __slots__ = ("min_passed", "skips", "xfail")
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
+
     __test__ = False
-    skips: Policy = "fail"
-    xfail: Policy = "fail"
-    min_passed: int = 1
+    skips: Policy
+    xfail: Policy
+    min_passed: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanDefaults(Frozen):
     """The plan's ``defaults:`` block."""
 
-    test: TestDefaults = field(default_factory=TestDefaults)
+    __slots__ = ("test",)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"test": TestDefaults}
+
+    test: TestDefaults
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
