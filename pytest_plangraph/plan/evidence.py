@@ -24,7 +24,7 @@ OUTCOMES = frozenset(get_args(Outcome))
 class PlanRef(Frozen):
     """Which plan (id, store-numbered version, digest) a record was made against."""
 
-    __slots__ = ("digest", "id", "version")
+    __slots__ = ("id", "version", "digest")  # noqa: RUF023 (field order)
 
     id: str
     version: int
@@ -34,7 +34,7 @@ class PlanRef(Frozen):
 class GitInfo(Frozen):
     """Where the repository stood when evidence was recorded."""
 
-    __slots__ = ("branch", "commit", "dirty")
+    __slots__ = ("commit", "dirty", "branch")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"commit": None, "dirty": False, "branch": None}
 
     commit: str | None

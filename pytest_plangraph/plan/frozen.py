@@ -26,11 +26,11 @@ UNSET: frozenset[str] = frozenset({"\0unset"})
 
 class Frozen:
     """A frozen, slotted value of the runtime model, written by hand (a dataclass would compile
-    its methods in every process that imports it). A subclass names its fields in
-    ``__slots__`` (in order) and their defaults in :attr:`DEFAULTS` (a class there is a
-    factory: ``list`` makes a new empty list). ``fields_set`` names the fields the data it was
-    built from gave (pydantic's ``model_fields_set``); a value made by hand counts every field
-    whose value is not its default as given."""
+    its methods in every process that imports it). A subclass annotates its fields (in
+    order), names them in ``__slots__`` too, and gives their defaults in :attr:`DEFAULTS` (a
+    class there is a factory: ``list`` makes a new empty list). ``fields_set`` names the fields
+    the data it was built from gave (pydantic's ``model_fields_set``); a value made by hand
+    counts every field whose value is not its default as given."""
 
     __slots__ = ("fields_set",)
     ALIASES: ClassVar[Mapping[str, str]] = {}
@@ -45,16 +45,20 @@ class Frozen:
     HIDDEN: ClassVar[frozenset[str]] = frozenset()
     """Fields whose items appear in the JSON form beside the others (:meth:`extra`)."""
     FIELDS: ClassVar[tuple[str, ...]] = ()
-    """The fields, in order (from ``__slots__``, base classes first)."""
+    """The fields, in the order of their annotations (base classes first)."""
     fields_set: frozenset[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         names: list[str] = []
-        for klass in reversed(cls.__mro__):
-            for name in klass.__dict__.get("__slots__", ()):
-                if name not in ("fields_set", "__dict__") and name not in names:
+        for klass in reversed(cls.__mro__):  # in the order the annotations declare them
+            slots = klass.__dict__.get("__slots__", ())
+            for name in klass.__dict__.get("__annotations__", {}):  # noqa: RUF063 (no eval)
+                if name in slots and name != "fields_set" and name not in names:
                     names.append(name)
+        missing = set(cls.__dict__.get("__slots__", ())) - {"__dict__", *names}
+        if missing:
+            raise TypeError(f"{cls.__name__}: slots without an annotation: {sorted(missing)}")
         cls.FIELDS = tuple(names)
 
     def __init__(self, **values: Any) -> None:

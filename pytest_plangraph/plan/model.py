@@ -42,7 +42,7 @@ PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validate
 class TestVerifier(Frozen):
     """Passes when the pytest tests mapped to the criterion passed (see the plan format)."""
 
-    __slots__ = ("exclude", "min_passed", "skips", "tests", "type", "xfail")
+    __slots__ = ("type", "tests", "exclude", "skips", "xfail", "min_passed")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {
         "tests": list,
         "exclude": list,
@@ -63,7 +63,7 @@ class TestVerifier(Frozen):
 class SchemaVerifier(Frozen):
     """Passes when ``artifact`` (JSON or YAML) validates against the JSON Schema ``schema``."""
 
-    __slots__ = ("artifact", "schema_path", "type")
+    __slots__ = ("type", "schema_path", "artifact")  # noqa: RUF023 (field order)
 
     ALIASES: ClassVar[Mapping[str, str]] = {"schema_path": "schema"}
     type: Literal["schema"]
@@ -74,7 +74,7 @@ class SchemaVerifier(Frozen):
 class ArtifactVerifier(Frozen):
     """Passes when ``path`` exists, optionally with a pinned ``sha256`` and ``min_bytes``."""
 
-    __slots__ = ("min_bytes", "path", "sha256", "type")
+    __slots__ = ("type", "path", "sha256", "min_bytes")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"sha256": None, "min_bytes": None}
 
     type: Literal["artifact"]
@@ -86,7 +86,7 @@ class ArtifactVerifier(Frozen):
 class ApprovalVerifier(Frozen):
     """Satisfied by an ``approve`` event bound to the node's current input digest."""
 
-    __slots__ = ("role", "type")
+    __slots__ = ("type", "role")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"role": None}
 
     type: Literal["approval"]
@@ -97,7 +97,7 @@ class CommandVerifier(Frozen):
     """Passes when the program ``run`` (an argv list, no shell) exits 0 within ``timeout_s``
     seconds, run in ``cwd``; the files ``subjects`` names are bound into the evidence."""
 
-    __slots__ = ("cwd", "run", "subjects", "timeout_s", "type")
+    __slots__ = ("type", "run", "timeout_s", "subjects", "cwd")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"timeout_s": 600, "subjects": list, "cwd": None}
 
     FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
@@ -111,7 +111,7 @@ class CommandVerifier(Frozen):
 class PluginVerifier(Frozen):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
-    __slots__ = ("extras", "type")
+    __slots__ = ("type", "extras")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"extras": dict}
     HIDDEN: ClassVar[frozenset[str]] = frozenset({"extras"})
 
@@ -158,7 +158,7 @@ def verifier_from_data(data: Mapping[str, Any]) -> Verifier:
 class Criterion(Frozen):
     """One acceptance criterion of a node, checked by exactly one verifier."""
 
-    __slots__ = ("assertion", "id", "required", "verifier")
+    __slots__ = ("id", "assertion", "required", "verifier")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"assertion": "", "required": True}
 
     id: str
@@ -250,7 +250,7 @@ class Node(Frozen):
 class Edge(Frozen):
     """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
 
-    __slots__ = ("artifacts", "confidence", "from_", "source", "status", "strength", "to", "type")
+    __slots__ = ("from_", "to", "type", "strength", "artifacts", "source", "confidence", "status")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {
         "strength": "strong",
         "artifacts": None,

@@ -26,7 +26,7 @@ has the digest it had before the policy fields existed."""
 class TestDefaults(Frozen):
     """Plan-wide defaults of every test verifier that does not set its own."""
 
-    __slots__ = ("min_passed", "skips", "xfail")
+    __slots__ = ("skips", "xfail", "min_passed")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
 
     __test__ = False
