@@ -135,6 +135,9 @@ def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
 def test_small_plans_keep_only_their_validated_form(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
+    load_plan(plan_file, cache_dir=cache)
+    assert not cache.exists()  # a project that keeps nothing yet: reading makes no folder
+    cache.mkdir()
     first = load_plan(plan_file, cache_dir=cache)
     key = cache_key(plan_file.read_bytes())
     assert {p.name for p in cache.iterdir()} == {f"valid-{key}.json", ".gitignore"}

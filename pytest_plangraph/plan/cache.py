@@ -87,9 +87,22 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
 
 def keep_validated(cache_dir: Path, key: str, plan: Plan) -> None:
     """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
-    place of an entry that is missing or could not be read (then :func:`prune` the cache)."""
-    _write(cache_dir / f"valid-{key}.json", plan.to_data())
-    prune(cache_dir, key)
+    place of an entry that is missing or could not be read (then :func:`prune` the cache) —
+    once the project keeps anything (:func:`in_use`): reading a plan makes no folder."""
+    if in_use(cache_dir):
+        _write(cache_dir / f"valid-{key}.json", plan.to_data())
+        prune(cache_dir, key)
+
+
+def in_use(cache_dir: Path) -> bool:
+    """Whether the cache folder *cache_dir* is there, or the folder of the store it belongs to
+    (:func:`cache_dir_of`): a project with a store or a cache, so an entry can be kept without
+    making a folder a read-only command should not make."""
+    if cache_dir.is_dir():
+        return True
+    if cache_dir.name.endswith(".cache"):  # beside a store moved out of .plangraph
+        return cache_dir.with_name(cache_dir.name.removesuffix(".cache")).is_file()
+    return cache_dir.parent.is_dir() and cache_dir.parent.name == ".plangraph"
 
 
 def read_validated(cache_dir: Path, key: str) -> Plan | None:
