@@ -313,3 +313,16 @@ def test_without_a_place_for_the_salt_the_cache_serves_one_process(
         assert plancache.machine_salt() != first
     finally:
         plancache.machine_salt.cache_clear()
+
+
+def test_a_kept_validated_form_that_is_not_a_plan_is_read_again(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n  - id: b\n")
+    cache.mkdir()
+    first = load_plan(plan_file, cache_dir=cache).plan
+    entry = cache / f"valid-{cache_key(plan_file.read_bytes())}.json"
+    for damaged in ('{"plangraph": 1, "plan": "small", "nodes": 5}', "[1, 2]", '{"nodes": [{}]}'):
+        entry.write_text(damaged)
+        again = load_plan(plan_file, cache_dir=cache).plan
+        assert again == first and again.digest == first.digest
+        assert json.loads(entry.read_text()) == first.to_data()  # kept anew
