@@ -39,7 +39,7 @@ import yaml
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.impact.report import diff_impact
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.vcs.changes import Change
 from pytest_plangraph.vcs.history import changed_paths, last_commits
 
@@ -164,7 +164,7 @@ def bench_a(sizes: Sizes, rounds: int, tmp: Path) -> None:
     print(f"(a) diff_impact, {EDGES_PER_NODE} edges per node, {sizes.changed} changed paths")
     rows = []
     for size in sizes.plans:
-        graph = Graph.of(Plan.model_validate(plan_dict(size)))
+        graph = Graph.of(runtime_plan(plan_dict(size)))
         changes = [Change(path, "modified") for path in changed_outputs(size, sizes.changed)]
         invalidated = len(diff_impact(graph, changes).invalidated)
         wall, cpu = measure(lambda g=graph, c=changes: diff_impact(g, c), rounds)

@@ -9,7 +9,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
-* ``plangraph claim`` on the JWT-login fixture, after ``plangraph verify``;
+* ``plangraph claim`` on the JWT-login fixture, after ``plangraph verify`` (a known plan), with
+  the import costs it is made of and a claim after the plan file was edited (its bytes new:
+  read as YAML and validated by pydantic);
 * ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
   of 1,000 nodes), warm (the commit cache filled), with and without ``--no-commits``, against
   ``git diff --name-only`` over the same range;
@@ -167,6 +169,18 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     warm(root, claim, env)
     print("plangraph claim on the JWT-login fixture:")
     row("claim (JWT-login)", count(root, claim, env), start, TARGETS["claim (JWT-login)"])
+    print("  where it goes (each part alone, in a fresh process):")
+    for name, modules in (
+        ("import the CLI and the API", "pytest_plangraph.cli, pytest_plangraph.api"),
+        ("import the runtime plan classes", "pytest_plangraph.plan.model"),
+        ("import pydantic and the boundary models", "pytest_plangraph.plan.boundary"),
+    ):
+        code = [sys.executable, "-c", f"import {modules}"]
+        warm(root, code, env)
+        row(f"  {name}", count(root, code, env), start)
+    plan = root / "plangraph.yaml"
+    plan.write_text(plan.read_text() + "# edited\n")  # new bytes: YAML and pydantic again
+    row("  claim after the plan file was edited", count(root, claim, env), start)
 
 
 def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: int) -> None:

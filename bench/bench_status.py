@@ -96,7 +96,7 @@ def _fill_store(root: Path, events_per_node: int) -> None:
                 at = (start + timedelta(microseconds=n * per_node + k)).isoformat()
                 kind = "claim" if k % 3 == 0 else "evidence"
                 # claims carry the gate's verdict, as `plangraph claim` records them
-                payload = record.model_dump(mode="json") if kind == "evidence" else CLAIM
+                payload = record.to_json() if kind == "evidence" else CLAIM
                 extra.append(
                     Event(
                         kind=kind,

@@ -17,7 +17,7 @@ raise :class:`~pytest_plangraph.errors.UsageError`. One object serves one thread
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import apicheck
 from .attest.attesting import Attesting
@@ -31,7 +31,7 @@ from .judge.lookup import choices
 from .judge.states import NodeState, PlanState
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-from .plan.model import EVENT_KINDS, Event, LoggedEvent
+from .plan.model import EVENT_KINDS, Event, EventKind, LoggedEvent
 from .plan.untrusted import DECISION_ROLE
 from .replan import Replanning
 from .starters import Starters
@@ -258,7 +258,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
             self.require_criterion(node, criterion)
         key = idempotency_key
         event = Event(
-            kind=kind,  # checked above
+            kind=cast("EventKind", kind),  # checked above
             node=node,
             criterion=criterion,
             at=now(),

@@ -46,20 +46,12 @@ from .plan.file import parse_plan
 from .plan.graph import Graph
 from .plan.jsonpatch import JsonPatch, read_json_patch
 from .plan.model import Event
-from .plan.patch import (
-    AnyPatch,
-    PlanPatch,
-    edit_plan_text,
-    json_patched,
-    patched_plan,
-    read_patch,
-    touched_nodes,
-)
 from .repository import Repository
 from .vcs.environment import now
 
 if TYPE_CHECKING:
     from .judge.saga import Saga
+    from .plan.patch import AnyPatch
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
@@ -154,6 +146,8 @@ def as_patch(
     """*patch* as a :class:`PlanPatch` or :class:`JsonPatch`: the model itself, its JSON form
     (a mapping, or a list of JSON Patch operations), or the text of a patch file (YAML or
     JSON) called *name* in messages."""
+    from .plan.patch import PlanPatch, read_patch  # pydantic: only when re-planning
+
     if isinstance(patch, PlanPatch | JsonPatch):
         return patch
     if isinstance(patch, str):
@@ -194,6 +188,8 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
     expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
     judged against it, so the patch invalidates nothing)."""
+    from .plan.patch import PlanPatch, edit_plan_text, json_patched, patched_plan, touched_nodes
+
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")
     path = repo.plan_path

@@ -55,7 +55,7 @@ class Views(Repository):
         plan = self.plan_ref(create=False)
         notes = self._test_notes(fold, state)
         nodes = [_node_json(n, notes) for n in state.nodes.values()]
-        return {"plan": plan.model_dump(), "nodes": nodes}
+        return {"plan": plan.to_json(), "nodes": nodes}
 
     def _test_notes(self, fold: LogFold, state: PlanState) -> dict[tuple[str, str], dict[str, Any]]:
         """The details of the latest evidence that failed, and of any that lists allowed
@@ -88,7 +88,7 @@ class Views(Repository):
             details = {c: d for (n, c), d in found.items() if n == node}
             return explain(self.graph, state, node, details)
 
-        plan = self.plan_ref(create=False).model_dump()
+        plan = self.plan_ref(create=False).to_json()
         return agenda(self.graph, state, plan, explained)
 
     def impact(self, since: str | None = None, *, commits: bool = True) -> ImpactReport:

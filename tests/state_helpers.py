@@ -14,7 +14,7 @@ from pytest_plangraph.judge.inputs import Snapshot, input_digests
 from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.plan.evidence import Evidence, PlanRef, RunInfo
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Event, Plan, criterion_digest
+from pytest_plangraph.plan.model import Event, criterion_digest, runtime_plan
 
 RUN = RunInfo(id="run-1", started="t0", finished="t1", python="3.11", plugin="0.1")
 
@@ -44,7 +44,7 @@ def edge(source: str, target: str, kind: str = "requires", **extra: Any) -> dict
 def make_graph(nodes: list[dict[str, Any]], edges: Sequence[dict[str, Any]] = ()) -> Graph:
     """Index a plan made of *nodes* and *edges*."""
     plan = {"plangraph": 1, "plan": "p", "nodes": nodes, "edges": list(edges)}
-    return Graph.of(Plan.model_validate(plan))
+    return Graph.of(runtime_plan(plan))
 
 
 class World:
@@ -112,7 +112,7 @@ class World:
 
     def verify(self, node_id: str, criterion: str = "ac", **override: Any) -> Evidence:
         record = self.evidence(node_id, criterion, **override)
-        self.add("evidence", node_id, criterion, record.model_dump(mode="json"))
+        self.add("evidence", node_id, criterion, record.to_json())
         return record
 
     def approve(self, node_id: str, criterion: str = "review") -> Event:

@@ -25,7 +25,7 @@ def make_event(n: int, **fields: Any) -> Event:
         "payload": {"n": n, "text": "ünïcode ✓"},
     }
     values.update(fields)
-    return Event.model_validate(values)
+    return Event(**values)
 
 
 def fill(path: Path, count: int, key: bytes | None = None) -> list[Event]:

@@ -48,7 +48,7 @@ CALLS: list[tuple[str, Callable[[PlanGraph], Any], str]] = [
     ("impact 5", lambda g: g.impact(5), "since must be text, not int"),
     ("status text", lambda g: g.status("x"), r"status\(\) takes the events"),
     ("record one", lambda g: g.record(_record(g)), "takes a list of Evidence records"),
-    ("record dicts", lambda g: g.record([_record(g).model_dump()]), "item 0 is dict"),
+    ("record dicts", lambda g: g.record([_record(g).to_json()]), "item 0 is dict"),
     ("record None", lambda g: g.record(None), "takes a list of Evidence records"),
     ("version text", lambda g: g.claim(TOKEN, by="a", expected_plan_version="1"), "plan version"),
     ("version 0", lambda g: g.claim(TOKEN, by="a", expected_plan_version=0), "plan version"),
@@ -83,7 +83,7 @@ def test_a_record_changed_after_it_was_made_is_refused_with_its_batch(
 ) -> None:
     with PlanGraph.open(project("jwt-login")) as graph:
         good = _record(graph, criterion="ac-invalid-401")
-        bad = _record(graph).model_copy(update=change)
+        bad = _record(graph).replace(**change)
         with pytest.raises(UsageError, match=message):
             graph.record([good, bad])
         assert graph.store.count() == 0  # not even the good record of the batch

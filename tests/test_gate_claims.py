@@ -180,7 +180,7 @@ def test_claims_with_recorded_verdicts_count_without_a_replay(seed: int) -> None
     events = []
     for event, verdict in zip(world.events, verdicts, strict=True):
         if event.kind == "claim":
-            event = event.model_copy(update={"payload": {"verdict": verdict}})
+            event = event.replace(**{"payload": {"verdict": verdict}})
         events.append(event)
     expected = _refusals(events, lambda _, event: event.payload["verdict"] == "FAILED")
     state = derive(world.graph, events, world.snapshot())

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import Plan, runtime_plan
 
 TYPES = ("requires", "consumes", "validates", "related", "conflicts", "relates_to")
 
@@ -27,7 +27,7 @@ def _random_plan(rng: random.Random, *, cyclic: bool) -> Plan:
             edge["status"] = "inactive"
         edges.append(edge)
     nodes = [{"id": node_id} for node_id in ids]
-    return Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    return runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
 
 
 def _graphlib_order(graph: Graph) -> list[str]:
@@ -64,7 +64,7 @@ def test_order_is_graphlibs_with_plan_order_ties(seed: int) -> None:
 
 
 def test_order_is_computed_once_and_callers_cannot_change_it() -> None:
-    plan = Plan.model_validate(
+    plan = runtime_plan(
         {
             "plangraph": 1,
             "plan": "p",
@@ -80,7 +80,7 @@ def test_order_is_computed_once_and_callers_cannot_change_it() -> None:
 
 
 def test_a_cycle_falls_back_to_plan_order() -> None:
-    plan = Plan.model_validate(
+    plan = runtime_plan(
         {
             "plangraph": 1,
             "plan": "p",

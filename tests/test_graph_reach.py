@@ -10,7 +10,7 @@ import time
 import pytest
 
 from pytest_plangraph.plan.graph import Graph, reach
-from pytest_plangraph.plan.model import PROPAGATING_EDGES, Plan
+from pytest_plangraph.plan.model import PROPAGATING_EDGES, Plan, runtime_plan
 
 TYPES = ("requires", "consumes", "validates", "related", "conflicts")
 
@@ -32,7 +32,7 @@ def _random_plan(rng: random.Random) -> Plan:
         if rng.random() < 0.6:
             node["parent"] = rng.choice(ids)  # loops included: a walk must still end
         nodes.append(node)
-    return Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    return runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
 
 
 def _fixed_point(pairs: set[tuple[str, str]], start: set[str]) -> set[str]:
@@ -89,7 +89,7 @@ def test_a_deep_chain_is_walked_in_linear_time() -> None:
     ids = [f"n{i}" for i in range(size)]
     nodes = [{"id": ids[0]}, *({"id": ids[i], "parent": ids[i - 1]} for i in range(1, size))]
     edges = [{"from": ids[i], "to": ids[i + 1], "type": "requires"} for i in range(size - 1)]
-    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
     graph = Graph.of(plan)
     began = time.perf_counter()
     assert graph.downstream([ids[0]]) == ids[1:]
@@ -104,7 +104,7 @@ def _chain_plan(ids: list[str], extra: list[dict[str, str]]) -> Plan:
     edges = [{"from": a, "to": b, "type": "requires"} for a, b in itertools.pairwise(ids)]
     nodes = [{"id": node_id} for node_id in ids]
     data = {"plangraph": 1, "plan": "p", "nodes": nodes, "edges": [*edges, *extra]}
-    return Plan.model_validate(data)
+    return runtime_plan(data)
 
 
 def test_the_conflict_route_is_a_shortest_dependency_path() -> None:
@@ -137,7 +137,7 @@ def test_one_edge_type_given_as_a_string_is_that_type() -> None:
         {"from": "a", "to": "b", "type": "consumes"},
         {"from": "b", "to": "c", "type": "requires"},
     ]
-    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
     graph = Graph.of(plan)
     assert graph.downstream(["a"], "consumes") == graph.downstream(["a"], {"consumes"}) == ["b"]
     assert graph.upstream(["c"], "requires") == ["b"]

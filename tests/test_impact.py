@@ -12,7 +12,7 @@ from pytest_plangraph.impact.walk import MAX_REASONS
 from pytest_plangraph.judge.states import CriterionState, NodeState, PlanState
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Event, Plan
+from pytest_plangraph.plan.model import Event, runtime_plan
 from pytest_plangraph.vcs.changes import Change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -22,7 +22,7 @@ TEST = {"type": "test"}
 
 def _graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None) -> Graph:
     return Graph.of(
-        Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges or []})
+        runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges or []})
     )
 
 

@@ -156,7 +156,7 @@ def test_a_kept_status_imports_no_pydantic_yaml_or_git(
                 at=f"2030-01-01T00:00:{n // 1000:02d}.{n % 1000:03d}000+00:00",
                 by="tester",
                 plan_digest=graph.plan.digest,
-                payload=r.model_dump(mode="json"),
+                payload=r.to_json(),
             )
             for n, r in enumerate(records * (FIRST_AT // len(records) + 1))
         ]

@@ -42,10 +42,10 @@ def _world(seed: int) -> tuple[World, random.Random]:
     plain = _random_world(rng)
     nodes = []
     for item in plain.graph.plan.nodes:  # each node also gets an approval criterion "r"
-        data = item.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = item.to_json(by_alias=True, exclude_unset=True)
         data["acceptance"].append(crit("r", {"type": "approval", "role": "lead"}))
         nodes.append(data)
-    edges = [e.model_dump(mode="json", by_alias=True) for e in plain.graph.plan.edges]
+    edges = [e.to_json(by_alias=True) for e in plain.graph.plan.edges]
     world = World(make_graph(nodes, edges))
     random_log(world, rng, JUDGED_LOG, length=80)
     return world, rng

@@ -16,7 +16,7 @@ from pytest_plangraph.errors import UsageError
 from pytest_plangraph.judge.agenda import ready_nodes
 from pytest_plangraph.judge.states import NodeState, PlanState
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 
 pytest_plugins = ["pytester"]
 
@@ -31,9 +31,7 @@ def _state(graph: Graph, statuses: dict[str, str]) -> PlanState:
 
 def _graph(ids: list[str], edges: list[dict[str, Any]]) -> Graph:
     nodes = [{"id": n} for n in ids]
-    return Graph.of(
-        Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
-    )
+    return Graph.of(runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges}))
 
 
 REQ = {"from": "a", "to": "b", "type": "requires"}

@@ -217,7 +217,7 @@ def test_a_missing_patch_file_is_a_usage_error(jwt: Path) -> None:
 
 def test_a_json_plan_is_patched_as_json(jwt: Path) -> None:
     with PlanGraph.open(jwt) as graph:
-        data = graph.plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        data = graph.plan.to_json(by_alias=True, exclude_defaults=True)
     (jwt / "plangraph.yaml").unlink()
     (jwt / "plan.json").write_text(json.dumps(data), encoding="utf-8")
     file = write(jwt, ADD_STEP)

@@ -72,7 +72,7 @@ def test_the_text_edit_keeps_comments_and_agrees_with_the_model_edit() -> None:
 
 def test_a_json_plan_stays_json() -> None:
     plan = parse_plan(PLAN.encode(), "x").plan
-    original = json.dumps(plan.model_dump(mode="json", by_alias=True, exclude_unset=True))
+    original = json.dumps(plan.to_json(by_alias=True, exclude_unset=True))
     text = edit_plan_text(
         original, patch_of({"nodes": {"remove": ["b"]}}), "p.json", json_file=True
     )

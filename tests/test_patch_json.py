@@ -163,7 +163,7 @@ def test_the_api_takes_a_list_of_operations(jwt: Path) -> None:
 
 def test_a_json_plan_file_takes_a_json_patch(jwt: Path) -> None:
     with PlanGraph.open(jwt) as graph:
-        data = graph.plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        data = graph.plan.to_json(by_alias=True, exclude_defaults=True)
     (jwt / "plangraph.yaml").unlink()
     (jwt / "plan.json").write_text(json.dumps(data), encoding="utf-8")
     assert patch(jwt, ADD_STEP, 1, "--plan", "plan.json").code == 0

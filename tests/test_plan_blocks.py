@@ -35,7 +35,7 @@ def _outcome(raw: bytes, cache: Path | None) -> Any:
     whole = parse_plan(raw, "plan.yaml")  # all its positions, found by the whole read
     plan = loaded.plan
     return (
-        plan.model_dump(mode="json", by_alias=True),
+        plan.to_json(by_alias=True),
         plan.digest,
         sorted(plan.criterion_digests.items()),
         plan.topological_order,

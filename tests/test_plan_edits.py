@@ -10,7 +10,7 @@ from pytest_plangraph.impact.report import diff_impact
 from pytest_plangraph.impact.walk import Topology
 from pytest_plangraph.plan.edits import PlanEdit, plan_edits
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.vcs.changes import Change
 
 
@@ -21,7 +21,7 @@ def _node(node_id: str, **extra: Any) -> dict[str, Any]:
 
 def _graph(nodes: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None) -> Graph:
     return Graph.of(
-        Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges or []})
+        runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges or []})
     )
 
 

@@ -16,7 +16,7 @@ from conftest import git
 from pytest_plangraph import __version__
 from pytest_plangraph.plan.cache import KEEP, cache_dir_of, code_version, prune
 from pytest_plangraph.plan.file import cache_key, load_plan
-from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest
+from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest, runtime_plan
 
 
 def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
@@ -31,7 +31,7 @@ def _write_plan(path: Path, minimum: int = 3, count: int = 700) -> None:
 
 def _fresh(plan: Plan) -> tuple[str, dict[tuple[str, str], str]]:
     """The facts computed from scratch, on a copy that has nothing cached."""
-    copy = Plan.model_validate(plan.model_dump(by_alias=True))
+    copy = runtime_plan(plan.to_json(by_alias=True))
     return plan_digest(copy), plan_criterion_digests(copy)
 
 
@@ -132,11 +132,18 @@ def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
     assert len(json.loads(_facts(cache).read_text())["order"]) == 700
 
 
-def test_small_plans_keep_nothing(tmp_path: Path) -> None:
+def test_small_plans_keep_only_their_validated_form(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n")
     load_plan(plan_file, cache_dir=cache)
-    assert not cache.exists()
+    assert not cache.exists()  # a project that keeps nothing yet: reading makes no folder
+    cache.mkdir()
+    first = load_plan(plan_file, cache_dir=cache)
+    key = cache_key(plan_file.read_bytes())
+    assert {p.name for p in cache.iterdir()} == {f"valid-{key}.json", ".gitignore"}
+    again = load_plan(plan_file, cache_dir=cache)
+    assert again.plan == first.plan and again.plan.digest == first.plan.digest
+    assert again.cache_key is None  # parsed data, facts and lint are kept for large plans
 
 
 def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
@@ -145,15 +152,15 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     for minimum in range(KEEP + 3):  # a plan edited again and again
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
         loaded = load_plan(plan_file, cache_dir=cache)
-        # the parsed data under the file's bytes, the facts under its content
+        # the validated form and the parsed data under the file's bytes, the facts under its
+        # content
         assert loaded.cache_key == cache_key(plan_file.read_bytes())
         keys.append((loaded.cache_key, loaded.content_key))
-        for kind, key in zip(("plan", "facts"), keys[-1], strict=True):  # oldest first
-            os.utime(cache / f"{kind}-{key}.json", ns=((minimum + 1) * 10**9,) * 2)
+        kinds = (("valid", 0), ("plan", 0), ("facts", 1))
+        for kind, which in kinds:  # oldest first
+            os.utime(cache / f"{kind}-{keys[-1][which]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
-        f"{kind}-{key}.json"
-        for pair in keys[-KEEP // 2 :]
-        for kind, key in zip(("plan", "facts"), pair, strict=True)
+        f"{kind}-{pair[which]}.json" for pair in keys[-KEEP // 2 :] for kind, which in kinds
     } | {".gitignore", "blocks.txt"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
@@ -226,17 +233,15 @@ def test_a_copy_with_other_content_computes_its_own_facts(tmp_path: Path) -> Non
     plan = load_plan(plan_file, cache_dir=cache).plan
     assert plan.topological_order[:2] == ("n0", "n1")
     edges = [{"from": "n1", "to": "n0", "type": "requires"}]
-    changed = plan.model_copy(
-        update={
-            "edges": Plan.model_validate(
-                {"plangraph": 1, "plan": "x", "nodes": [{"id": "n0"}, {"id": "n1"}], "edges": edges}
-            ).edges
-        }
+    changed = plan.replace(
+        edges=runtime_plan(
+            {"plangraph": 1, "plan": "x", "nodes": [{"id": "n0"}, {"id": "n1"}], "edges": edges}
+        ).edges
     )
     assert changed.topological_order[0] == "n1" and changed.topological_order[-1] == "n0"
     assert changed.digest != plan.digest
     assert (changed.digest, changed.criterion_digests) == _fresh(changed)
-    same = plan.model_copy()
+    same = plan.replace()
     assert same.__dict__["digest"] == plan.digest  # nothing changed: kept
 
 
@@ -277,10 +282,11 @@ def test_an_entry_that_came_with_the_repository_is_not_used(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "their-home"))
     plancache.machine_salt.cache_clear()
     theirs = load_plan(plan_file, cache_dir=cache).cache_key
-    entry = cache / f"plan-{theirs}.json"  # committed with a different plan in it
-    data = json.loads(entry.read_text(encoding="utf-8"))
-    data["nodes"] = data["nodes"][:1]
-    entry.write_text(json.dumps(data), encoding="utf-8")
+    for kind in ("valid", "plan"):  # committed with a different plan in it
+        entry = cache / f"{kind}-{theirs}.json"
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        data["nodes"] = data["nodes"][:1]
+        entry.write_text(json.dumps(data), encoding="utf-8")
     assert len(load_plan(plan_file, cache_dir=cache).plan.nodes) == 1  # their own: trusted
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my-home"))  # another machine
@@ -312,3 +318,16 @@ def test_without_a_place_for_the_salt_the_cache_serves_one_process(
         assert plancache.machine_salt() != first
     finally:
         plancache.machine_salt.cache_clear()
+
+
+def test_a_kept_validated_form_that_is_not_a_plan_is_read_again(tmp_path: Path) -> None:
+    plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n  - id: b\n")
+    cache.mkdir()
+    first = load_plan(plan_file, cache_dir=cache).plan
+    entry = cache / f"valid-{cache_key(plan_file.read_bytes())}.json"
+    for damaged in ('{"plangraph": 1, "plan": "small", "nodes": 5}', "[1, 2]", '{"nodes": [{}]}'):
+        entry.write_text(damaged)
+        again = load_plan(plan_file, cache_dir=cache).plan
+        assert again == first and again.digest == first.digest
+        assert json.loads(entry.read_text()) == first.to_data()  # kept anew

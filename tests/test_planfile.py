@@ -190,7 +190,7 @@ def test_text_is_read_by_a_constructor_another_library_gave_the_loader(monkeypat
 def test_json_plans_load_the_same_and_keep_positions(tmp_path, write_plan):
     yaml_plan = load_plan(write_plan(GOOD)).plan
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(yaml_plan.model_dump(mode="json", by_alias=True), indent=2))
+    path.write_text(json.dumps(yaml_plan.to_json(by_alias=True), indent=2))
     assert load_plan(path).plan == yaml_plan
     path.write_text('{"plangraph": 1, "plan": "p",\n "nodes": [{"id": "a", "oops": 1}]}')
     found = problems(path)
@@ -275,19 +275,19 @@ def _varied_plan(path: Path, extra: str = "") -> None:
 
 
 def test_a_plan_read_from_its_kept_json_is_the_plan_read_from_yaml(tmp_path):
-    from pytest_plangraph.plan.model import Plan, plan_digest
+    from pytest_plangraph.plan.model import plan_digest, runtime_plan
 
     path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _varied_plan(path)
     first = load_plan(path, cache_dir=cache)
     second = load_plan(path, cache_dir=cache)  # from plan-<sha>.json, validated as parsed
-    assert first.plan.model_dump() == second.plan.model_dump()
+    assert first.plan.to_json() == second.plan.to_json()
     assert first.plan == second.plan
     for one, other in zip(first.plan.edges, second.plan.edges, strict=True):
-        assert one.model_fields_set == other.model_fields_set  # "weak" of related kept as set
+        assert one.fields_set == other.fields_set  # "weak" of related kept as set
     assert second.plan.edges[0].strength == "weak"
     assert second.plan.nodes[1].timeout_s == 1000.0
-    fresh = Plan.model_validate(second.plan.model_dump(by_alias=True))
+    fresh = runtime_plan(second.plan.to_json(by_alias=True))
     assert plan_digest(fresh) == second.plan.digest == first.plan.digest
 
 
@@ -306,11 +306,16 @@ def test_a_damaged_kept_plan_is_read_again_and_kept_anew(tmp_path):
     path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _varied_plan(path)
     first = load_plan(path, cache_dir=cache)
-    [kept] = cache.glob("plan-*.json")
-    good = kept.read_bytes()
-    kept.write_bytes(good[: len(good) // 2])  # cut short: not JSON any more
-    assert load_plan(path, cache_dir=cache).plan == first.plan
-    assert kept.read_bytes() == good
+    for kind in ("valid", "plan"):  # the validated form, then the parsed data
+        [kept] = cache.glob(f"{kind}-*.json")
+        good = kept.read_bytes()
+        kept.write_bytes(good[: len(good) // 2])  # cut short: not JSON any more
+        if kind == "plan":  # read only for bytes whose validated form is not kept
+            [valid] = cache.glob("valid-*.json")
+            valid.unlink()
+        again = load_plan(path, cache_dir=cache).plan
+        assert again == first.plan and again.digest == first.plan.digest
+        assert kept.read_bytes() == good
 
 
 def test_a_merge_key_reads_as_pyyaml_reads_it(write_plan):

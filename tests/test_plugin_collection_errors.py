@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from plugin_helpers import latest, make_project, section
 
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.plan.patterns import may_hold
 from pytest_plangraph.plugin.mapping import collection_suspects
 from pytest_plangraph.plugin.summary import RunReport, render
@@ -158,7 +158,7 @@ def test_which_patterns_may_hold_a_failed_collectors_tests(
 def test_collection_suspects_read_the_failed_source_for_marker_references(
     tmp_path: Path,
 ) -> None:
-    plan = Plan.model_validate(
+    plan = runtime_plan(
         {
             "plangraph": 1,
             "plan": "demo",

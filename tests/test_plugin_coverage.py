@@ -15,7 +15,7 @@ from plugin_helpers import evidence, latest, make_project
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.lint.coverage import executed_by_node, implicit_dependencies
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.plugin.coverage import (
     context_test,
     force_ctrace,
@@ -228,7 +228,7 @@ def test_only_files_inside_the_repository_count(tmp_path: Path) -> None:
 
 
 GRAPH = Graph.of(
-    Plan.model_validate(
+    runtime_plan(
         {
             "plangraph": 1,
             "plan": "p",
@@ -324,7 +324,7 @@ def test_decide_joins_the_files_of_a_criterions_tests() -> None:
 
 def test_a_proposal_that_would_close_a_cycle_is_related_instead() -> None:
     graph = Graph.of(
-        Plan.model_validate(
+        runtime_plan(
             {
                 "plangraph": 1,
                 "plan": "p",
@@ -352,13 +352,13 @@ def test_a_proposal_that_would_close_a_cycle_is_related_instead() -> None:
     assert "would close the dependency cycle a -> b -> c -> a (CYCLE)" in found[0].hint
     assert "would close the dependency cycle y -> x -> y (CYCLE)" in found[2].hint
     # every edge proposed, added as written and made active, leaves the plan without a cycle
-    edges = list(graph.plan.model_dump(by_alias=True)["edges"])
+    edges = list(graph.plan.to_json(by_alias=True)["edges"])
     for node, edge in proposals:
         source, kind = edge.split("from: ")[1].split(",")[0], edge.split("type: ")[1].split(",")[0]
         edges.append({"from": source, "to": node, "type": kind})
     nodes = [{"id": n} for n in graph.nodes]
-    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
     assert Graph.of(plan).find_cycle() is None
     edges[-1]["type"] = "consumes"  # as the plain proposal would have been: a cycle
-    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
+    plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
     assert Graph.of(plan).find_cycle() is not None

@@ -27,7 +27,7 @@ from pytest_plangraph.verifiers import Registry
 
 
 def one_criterion(verifier: dict[str, Any]) -> Node:
-    return Node.model_validate({"id": "n", "acceptance": [{"id": "ac", "verifier": verifier}]})
+    return Node.from_data({"id": "n", "acceptance": [{"id": "ac", "verifier": verifier}]})
 
 
 class Noisy:

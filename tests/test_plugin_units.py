@@ -7,7 +7,7 @@ import pytest
 
 from pytest_plangraph.judge.gate import GateDecision
 from pytest_plangraph.judge.states import Reason
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.plan.patterns import PatternIndex
 from pytest_plangraph.plugin import split_plan_argument
 from pytest_plangraph.plugin.mapping import Mapping, ref_problems
@@ -120,7 +120,7 @@ def test_patterns_match_ids_prefixes_and_globs(pattern: str, test_id: str, match
     assert (index.match(test_id) == [("n/c", pattern)]) is matches
 
 
-PLAN = Plan.model_validate(
+PLAN = runtime_plan(
     {
         "plangraph": 1,
         "plan": "p",

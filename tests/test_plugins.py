@@ -42,7 +42,7 @@ def install_dist(site: Path, name: str, entry_points: str, module: str | None = 
 
 
 def criterion_node(verifier: dict[str, Any]) -> Node:
-    return Node.model_validate({"id": "step", "acceptance": [{"id": "ac", "verifier": verifier}]})
+    return Node.from_data({"id": "step", "acceptance": [{"id": "ac", "verifier": verifier}]})
 
 
 def run(node: Node, root: Path) -> VerifierResult:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_plangraph.canonical import digest
-from pytest_plangraph.plan.model import Plan, criterion_digest
+from pytest_plangraph.plan.model import Plan, criterion_digest, runtime_plan
 from pytest_plangraph.plan.policy import TestPolicy
 from pytest_plangraph.plugin.outcomes import listing, outcome_details
 from pytest_plangraph.plugin.suite import ProjectSelection, ini_selection
@@ -87,7 +87,7 @@ def _plan(verifier: dict[str, Any], defaults: dict[str, Any] | None = None) -> P
     }
     if defaults is not None:
         body["defaults"] = defaults
-    return Plan.model_validate(body)
+    return runtime_plan(body)
 
 
 BASE = {"type": "test", "tests": ["tests/t.py"]}
@@ -190,7 +190,7 @@ def test_outcome_details_name_every_test_that_did_not_pass() -> None:
 def test_a_broken_collector_that_a_criterion_excludes_does_not_void_it(tmp_path: Path) -> None:
     from pytest_plangraph.plugin.mapping import collection_suspects
 
-    plan = Plan.model_validate(
+    plan = runtime_plan(
         {
             "plangraph": 1,
             "plan": "p",

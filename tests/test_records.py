@@ -10,11 +10,12 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_plangraph import PlanGraph
-from pytest_plangraph.canonical import canonical_json
+from pytest_plangraph.canonical import canonical_json, digest
 from pytest_plangraph.errors import UsageError
 from pytest_plangraph.judge.inputs import input_digests
 from pytest_plangraph.judge.records import RecordMaker, is_plain
-from pytest_plangraph.plan.evidence import Evidence, evidence_id
+from pytest_plangraph.plan.boundary import Evidence as EvidenceModel
+from pytest_plangraph.plan.evidence import Evidence, checked_evidence, evidence_id
 from pytest_plangraph.plan.model import criterion_digest
 from pytest_plangraph.vcs.environment import git_info, now, run_info
 
@@ -74,7 +75,7 @@ def _validated(
         for path in plangraph.node_files(node, snapshot)
     }
     hashes.update(subjects)
-    return Evidence.create(
+    fields = dict(
         plan=shared["plan"],
         node=node,
         criterion=criterion,
@@ -89,6 +90,10 @@ def _validated(
         run=shared["run"],
         recorded_by=shared["recorded_by"],
     )
+    data = {k: v.to_json() if hasattr(v, "to_json") else v for k, v in fields.items()}
+    draft = EvidenceModel.model_validate({**data, "id": ""}).model_dump(mode="json")
+    draft["id"] = digest({k: v for k, v in draft.items() if k != "id"})
+    return Evidence.from_data(draft)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -110,9 +115,7 @@ def test_batch_records_equal_make_evidence(plangraph: PlanGraph, case: tuple[Any
     )
     assert single == ours
     assert ours.id == theirs.id == evidence_id(theirs)
-    assert canonical_json(ours.model_dump(mode="json")) == canonical_json(
-        theirs.model_dump(mode="json")
-    )
+    assert canonical_json(ours.to_json()) == canonical_json(theirs.to_json())
     assert ours == theirs
     assert "gone.txt" not in ours.subjects
     plangraph.close()
@@ -163,14 +166,14 @@ def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
     old = plangraph.make_evidence(
         TOKEN, "ac-http-200", outcome="passed", run=run_info(now(), now()), **common
     )
-    payload = old.model_dump(mode="json")
+    payload = old.to_json()
     assert set(payload["run"]) == {"id", "started", "finished", "python", "pytest", "plugin", "ci"}
-    read = Evidence.model_validate(payload)
+    read = checked_evidence(payload)
     assert (read.run.optimize, read.run.assert_mode) == (None, None)
-    assert read.model_dump(mode="json") == payload and evidence_id(read) == read.id
+    assert read.to_json() == payload and evidence_id(read) == read.id
     plangraph.record([read])
     flagged = run_info(now(), now(), "9.0", optimize=1, assert_mode="plain")
     new = plangraph.make_evidence(TOKEN, "ac-http-200", outcome="failed", run=flagged, **common)
-    assert (new.model_dump(mode="json")["run"]["optimize"], new.run.assert_mode) == (1, "plain")
+    assert (new.to_json()["run"]["optimize"], new.run.assert_mode) == (1, "plain")
     assert new.id == evidence_id(new) != read.id
     plangraph.close()

@@ -25,7 +25,7 @@ def run(root: Path, schema: Any, artifact: str, text: str) -> VerifierResult:
     (root / "s.json").write_text(json.dumps(schema), encoding="utf-8")
     (root / artifact).write_text(text, encoding="utf-8")
     verifier = {"type": "schema", "schema": "s.json", "artifact": artifact}
-    node = Node.model_validate({"id": "n", "acceptance": [{"id": "ac", "verifier": verifier}]})
+    node = Node.from_data({"id": "n", "acceptance": [{"id": "ac", "verifier": verifier}]})
     return Registry.builtin().run_safely(node, node.acceptance[0], Workspace.at(root))
 
 

@@ -18,7 +18,7 @@ from pytest_plangraph.judge.derive import derive
 from pytest_plangraph.judge.history import history
 from pytest_plangraph.judge.inputs import Links, criterion_digests
 from pytest_plangraph.judge.states import PlanState
-from pytest_plangraph.plan.model import criterion_digest
+from pytest_plangraph.plan.model import criterion_digest, runtime_plan
 from pytest_plangraph.store.filecache import CacheEntry
 from pytest_plangraph.store.sqlite import Store
 
@@ -168,10 +168,9 @@ def test_the_links_kept_for_a_graph_do_not_keep_it_alive() -> None:
 
 def test_criterion_digests_keep_the_first_of_repeated_ids() -> None:
     from pytest_plangraph.plan.graph import Graph
-    from pytest_plangraph.plan.model import Plan
 
     artifact = {"type": "artifact", "path": "out/a.txt", "min_bytes": 0}
-    plan = Plan.model_validate(
+    plan = runtime_plan(
         {
             "plangraph": 1,
             "plan": "p",

@@ -81,7 +81,7 @@ def test_events_filter_by_node_kind_and_seq(store_path: Path) -> None:
         assert [e.seq for e in store.events(after_seq=4)] == [5, 6]
         assert store.events(kinds=[]) == []
         assert [e.payload["n"] for e in store.events(node="step-0", kinds=["claim"])] == [3]
-        store.append(make_event(9, kind="cancel").model_copy(update={"payload": {"why": "x"}}))
+        store.append(make_event(9, kind="cancel").replace(**{"payload": {"why": "x"}}))
         assert [e.seq for e in store.events(mentioning='"why"')] == [7]
         assert [e.seq for e in store.events(kinds=["claim"], mentioning='"why"')] == []
         assert len(store.events(mentioning="ünïcode")) == 6
@@ -224,7 +224,7 @@ def test_hand_edited_content_is_named_by_seq(store_path: Path) -> None:
 
 def test_edit_with_a_fixed_up_id_breaks_the_chain(store_path: Path) -> None:
     events = fill(store_path, 4)
-    forged = events[1].model_copy(update={"by": "mallory"})
+    forged = events[1].replace(by="mallory")
     new_id = digest(forged.content())
     tamper(store_path, "UPDATE events SET by_ = 'mallory', id = ? WHERE seq = 2", new_id)
     with Store.open(store_path) as store:

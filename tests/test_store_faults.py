@@ -339,9 +339,7 @@ def _append_until_killed(path: Path, round_: int, ready: int) -> NoReturn:
 
 def _blob_event(round_: int, batch: int, index: int, size: int) -> Event:
     payload: dict[str, Any] = {"round": round_, "batch": batch, "i": index, "size": size}
-    return make_event(batch, f"r{round_}").model_copy(
-        update={"payload": {**payload, "blob": "x" * 3000}}
-    )
+    return make_event(batch, f"r{round_}").replace(**{"payload": {**payload, "blob": "x" * 3000}})
 
 
 def _unprivileged_append(directory: Path, scratch: Path) -> None:

@@ -152,7 +152,7 @@ def test_a_dropped_log_table_is_refused(tmp_path: Path) -> None:
 
 def test_an_empty_node_column_is_kept_as_the_migration_keeps_it(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
-    event = _evidence(1).model_copy(update={"node": ""})
+    event = _evidence(1).replace(node="")
     with Store.open(path) as store:
         store.append(event)
         today = list(store.log())

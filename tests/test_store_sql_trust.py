@@ -235,7 +235,7 @@ def test_a_write_the_file_dropped_is_not_kept(tmp_path: Path) -> None:
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("CREATE TRIGGER zz BEFORE INSERT ON events BEGIN SELECT RAISE(IGNORE); END")
     [(seq, prev)] = con.execute("SELECT seq, hash FROM events").fetchall()
-    second = seal(event.model_copy(update={"by": "b"}), seq + 1, prev, None)
+    second = seal(event.replace(by="b"), seq + 1, prev, None)
     con.execute("BEGIN")
     con.execute(INSERT_EVENT, event_row(second))
     with pytest.raises(StoreTamperedError, match=f"event {seq + 1} .* did not keep it"):

@@ -160,7 +160,7 @@ def _event(at: str, note: str) -> Event:
     event = Event(kind="retry", node="n", at=at, by="x", plan_digest="d", payload={"note": note})
     from pytest_plangraph.store.chain import event_id
 
-    return event.model_copy(update={"id": event_id(event)})
+    return event.replace(id=event_id(event))
 
 
 def test_a_merge_keeps_each_sources_order_for_events_of_one_time() -> None:
@@ -251,7 +251,7 @@ def test_a_stored_record_that_is_not_valid_evidence_does_not_break_lint(project)
         # written past the API, which refuses it: an outcome no verifier gives, no id
         payload = {**event.payload, "outcome": "maybe", "details": {"coverage": ["a.py"]}}
         del payload["id"]
-        graph.store.append(event.model_copy(update={"id": "", "seq": 0, "payload": payload}))
+        graph.store.append(event.replace(id="", seq=0, payload=payload))
     lint = plangraph_main(root, "lint")
     assert lint.code == 0 and "Traceback" not in lint.err
     status = plangraph_main(root, "status", "--format", "json")

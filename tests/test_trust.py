@@ -151,7 +151,7 @@ def _forge_with_trusted_id(root: Path, ci_keys: dict[str, str]) -> None:
         )
         sealed = seal(event, row[0] + 1, row[1], None)
         fake = base64.b64encode(b"\x01" * 64).decode()
-        forged = sealed.model_copy(update={"signature": f"ed25519:{key_id}:{fake}"})
+        forged = sealed.replace(**{"signature": f"ed25519:{key_id}:{fake}"})
         con.execute(INSERT_EVENT, event_row(forged))
     con.close()
 

@@ -15,7 +15,7 @@ from submodule_helpers import PLAN, _commit, _repo, _write
 from pytest_plangraph.errors import GitError
 from pytest_plangraph.impact.report import diff_impact
 from pytest_plangraph.plan.graph import Graph
-from pytest_plangraph.plan.model import Plan
+from pytest_plangraph.plan.model import runtime_plan
 from pytest_plangraph.vcs.changes import Change
 from pytest_plangraph.vcs.history import changed_paths, commits_since, last_commits
 
@@ -348,7 +348,7 @@ def test_a_change_standing_for_a_subtree_reaches_every_path_under_it(
 ) -> None:
     criterion = {"id": "ac", "verifier": {"type": "artifact", "path": output}}
     node = {"id": "A", "outputs": [output], "acceptance": [criterion]}
-    plan = Plan.model_validate({"plangraph": 1, "plan": "p", "nodes": [node], "edges": []})
+    plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": [node], "edges": []})
     whole = diff_impact(Graph.of(plan), [Change("sub", "modified", subtree=True)])
     assert [i.node for i in whole.invalidated] == (["A"] if reached else [])
     # a listed change reaches only the paths that name it or a folder above it

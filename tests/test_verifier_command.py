@@ -24,14 +24,14 @@ PY = sys.executable
 
 
 def run(root: Path, **settings: Any) -> VerifierResult:
-    node = Node.model_validate(
+    node = Node.from_data(
         {"id": "step", "acceptance": [{"id": "ac", "verifier": {"type": "command", **settings}}]}
     )
     return REGISTRY.run_safely(node, node.acceptance[0], Workspace.at(root))
 
 
 def problems(root: Path, **settings: Any) -> list[str]:
-    node = Node.model_validate(
+    node = Node.from_data(
         {"id": "step", "acceptance": [{"id": "ac", "verifier": {"type": "command", **settings}}]}
     )
     return REGISTRY.config_problems(node.acceptance[0], Workspace.at(root))

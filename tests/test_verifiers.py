@@ -36,7 +36,7 @@ USER_SCHEMA = {
 
 
 def criterion_of(verifier: dict[str, Any]) -> tuple[Node, Criterion]:
-    node = Node.model_validate({"id": "step", "acceptance": [{"id": "ac", "verifier": verifier}]})
+    node = Node.from_data({"id": "step", "acceptance": [{"id": "ac", "verifier": verifier}]})
     return node, node.acceptance[0]
 
 

@@ -69,7 +69,7 @@ def statement(
                 if (criterion := node.criterion(c.id)) is not None
             ],
             "evidence": list(decision.evidence),
-            "plan": {**plan.model_dump(), "file": plan_file},
+            "plan": {**plan.to_json(), "file": plan_file},
             "commit": git.commit,
             "dirty": git.dirty,
             "attested_at": at,

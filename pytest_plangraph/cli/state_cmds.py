@@ -199,7 +199,7 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
             text += f"\n{record.ref}: {record.details['message']}"
     if not evidence:
         text = "nothing to verify: no schema, artifact, command or plug-in criteria selected"
-    out.emit({"evidence": [e.model_dump(mode="json") for e in evidence]}, text)
+    out.emit({"evidence": [e.to_json() for e in evidence]}, text)
     return 1 if any(e.outcome != "passed" for e in evidence) else 0
 
 
@@ -266,7 +266,7 @@ def _decide(args: argparse.Namespace, out: Output) -> int:
 
 
 def _event_json(event: Any) -> dict[str, Any]:
-    data: dict[str, Any] = event.model_dump(mode="json")
+    data: dict[str, Any] = event.to_json()
     return {"event": data}
 
 

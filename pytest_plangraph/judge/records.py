@@ -1,14 +1,14 @@
 """Many evidence records of one run, built at once (DESIGN §4).
 
-:meth:`PlanGraph.make_evidence` builds one record and validates it with pydantic; a run of
+:meth:`PlanGraph.make_evidence` builds one record; a run of
 ``pytest --plangraph`` makes hundreds that share the plan reference, the git state, the run
 information, the criterion digests, the input digests and each node's own files.
 :class:`RecordMaker` computes those once, writes each record's canonical JSON body from values
-that are already valid, takes its content address from that body, and builds the model without
-validating it again. The records are the same, byte for byte, as :meth:`Evidence.create` would
+that are already valid, takes its content address from that body, and builds the record without
+checking it again. The records are the same, byte for byte, as :meth:`Evidence.create` would
 make (tests compare both); whatever this module cannot vouch for — details that are not plain
-JSON values, an outcome outside the model's choices, an :class:`Evidence` model with fields this
-module does not know — goes through :meth:`Evidence.create` instead.
+JSON values, an outcome outside the record's choices — goes through :meth:`Evidence.create`
+instead.
 
 :func:`changed_during_run` and :func:`voided` are the one rule both ``plangraph verify`` and
 ``pytest --plangraph`` apply to a verdict: every subject is hashed before the run and again at
@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, get_args
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..canonical import digest
 from ..errors import UsageError
-from ..plan.evidence import Evidence, Outcome
+from ..plan.evidence import OUTCOMES, Evidence, record_problem
 from .inputs import criterion_digests, node_files
 from .lookup import require_criterion
 
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
     from ..vcs.workspace import Workspace
     from .inputs import Snapshot
 
-OUTCOMES = frozenset(get_args(Outcome))
 BODY_FIELDS = (
     "plan",
     "node",
@@ -53,6 +50,7 @@ BODY_FIELDS = (
     "recorded_by",
 )
 """The fields of an evidence record's content address (every field but ``id``)."""
+_ALL_SET = frozenset({"id", *BODY_FIELDS})
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -119,14 +117,9 @@ class RecordMaker:
             "run": run,
             "recorded_by": recorded_by,
         }
-        self.shared_json = {
-            "plan": plan.model_dump(mode="json"),
-            "git": git.model_dump(mode="json"),
-            "run": run.model_dump(mode="json"),
-        }
+        self.shared_json = {"plan": plan.to_json(), "git": git.to_json(), "run": run.to_json()}
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
-        self.fast = set(Evidence.model_fields) == {"id", *BODY_FIELDS}
         self._own: dict[str, dict[str, str | None]] = {}
 
     def make(
@@ -158,10 +151,10 @@ class RecordMaker:
             "details": dict(details),
             "subjects": {path: sha for path, sha in hashes.items() if sha is not None},
         }
-        if not (self.fast and outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
+        if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
         body = {**fields, **self.shared_json}
-        return Evidence.model_construct(id=digest(body), **fields)
+        return Evidence(id=digest(body), **fields, fields_set=_ALL_SET)
 
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;
@@ -201,9 +194,9 @@ def is_plain(value: object) -> bool:
 def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
     """The JSON payload of each record :meth:`PlanGraph.record` is given, once it is sure to
     be an evidence record of this plan: an :class:`Evidence` of a node and criterion of the
-    plan, valid as the model says (a record changed with ``model_copy(update=…)`` skips the
-    model's checks), made for the criterion's verifier type, and whose ``id`` is its content
-    address. Anything else is a :class:`UsageError`, and nothing of the batch is stored."""
+    plan, valid as the record model says (a record made or changed by hand is checked like
+    one the API makes), made for the criterion's verifier type, and whose ``id`` is its
+    content address. Anything else is a :class:`UsageError`, and nothing of the batch is stored."""
     if isinstance(evidence, Evidence | str | bytes | Mapping) or not isinstance(evidence, Sequence):
         raise UsageError(
             "record() takes a list of Evidence records (made with make_evidence), not "
@@ -217,7 +210,7 @@ def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
                 "make records with make_evidence()"
             )
         require_criterion(graph, record.node, record.criterion)
-        payload = record.model_dump(mode="json", warnings=False)
+        payload = record.to_json()
         _check(graph, record, payload)
         payloads.append(payload)
     return payloads
@@ -225,14 +218,19 @@ def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
 
 def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
     ref = record.ref
-    try:
-        Evidence.model_validate(payload)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise UsageError(
-            f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
-        ) from None
+    if record_problem(payload) is not None:  # the record model says what, or takes it
+        from pydantic import ValidationError
+
+        from ..plan.boundary import Evidence as EvidenceModel
+
+        try:
+            EvidenceModel.model_validate(payload)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise UsageError(
+                f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
+            ) from None
     definition = graph.nodes[record.node].criterion(record.criterion)
     assert definition is not None
     if payload["verifier"] != definition.verifier.type:

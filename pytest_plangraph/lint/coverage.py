@@ -129,13 +129,11 @@ without it unread (it may also appear in others; :func:`executed_by_node` reads 
 def executed_by_node(events: Iterable[Event]) -> dict[str, list[str]]:
     """Node id → the files its tests executed, from the ``coverage`` details of each
     criterion's latest evidence that carries them (events in store order)."""
-    from pydantic import ValidationError
-
     latest: dict[tuple[str, str], list[str]] = {}
     for event in events:
         try:
             record = event.evidence
-        except ValidationError:  # not a record plangraph writes (audit's business): no data
+        except ValueError:  # not a record plangraph writes (audit's business): no data
             continue
         coverage = record.details.get("coverage") if record is not None else None
         if record is not None and isinstance(coverage, list):

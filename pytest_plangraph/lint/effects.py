@@ -21,7 +21,7 @@ def side_effects(ctx: LintContext) -> Iterator[Finding]:
             )
             yield ctx.finding("NO_COMPENSATION", node.id, hint, ("nodes", i, "effect"))
         if node.effect != "read" and not node.idempotent and node.max_retry > 0:
-            field = "max_retry" if "max_retry" in node.model_fields_set else "effect"
+            field = "max_retry" if "max_retry" in node.fields_set else "effect"
             hint = (
                 f"{node.id} has effect {node.effect}, is not idempotent, and may be retried "
                 f"{node.max_retry} time(s): set `idempotent: true` if replaying it is safe, or "

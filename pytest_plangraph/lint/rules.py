@@ -76,7 +76,7 @@ def _cycles(ctx: LintContext) -> Iterator[Finding]:
     if _in_order(ctx.graph, edges):
         return
     used: set[str] = set()
-    while cycle := Graph.of(plan.model_copy(update={"edges": edges})).find_cycle():
+    while cycle := Graph.of(plan.replace(edges=edges)).find_cycle():
         ring = cycle[:-1]
         start = min(range(len(ring)), key=lambda k: ctx.graph.index.get(ring[k], 0))
         loop = [*ring[start:], *ring[:start], ring[start]]

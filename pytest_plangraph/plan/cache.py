@@ -4,8 +4,12 @@ The files are named by the sha256 of the plan file's bytes (see below), so an ed
 never meets an entry made for other bytes, and each is written whole (a temporary file, then a
 rename):
 
-* ``plan-<sha>.json`` — the parsed data, since parsing YAML is the slowest part of reading a
-  large plan and the same bytes always parse to the same data;
+* ``valid-<sha>.json`` — the validated form of a plan file that is a valid plan (of any size):
+  the same bytes are then read into the runtime plan without parsing YAML or importing pydantic
+  (:func:`read_validated`);
+* ``plan-<sha>.json`` — the parsed data of a large plan, since parsing YAML is the slowest part
+  of reading one and the same bytes always parse to the same data (a plan that is not valid is
+  explained from it);
 * ``facts-<sha>.json`` — the plan's digest, its criterion digests and its topological order,
   which depend on the validated plan alone; named by the plan's content key instead (the sha256
   of its parsed data: :func:`~pytest_plangraph.plan.file.content_key`), so an edit of comments
@@ -89,6 +93,38 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     prune(cache_dir, key)
 
 
+def keep_validated(cache_dir: Path, key: str, plan: Plan) -> None:
+    """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
+    place of an entry that is missing or could not be read (then :func:`prune` the cache) —
+    once the project keeps anything (:func:`in_use`): reading a plan makes no folder."""
+    if in_use(cache_dir):
+        _write(cache_dir / f"valid-{key}.json", plan.to_data())
+        prune(cache_dir, key)
+
+
+def in_use(cache_dir: Path) -> bool:
+    """Whether the cache folder *cache_dir* is there, or the folder of the store it belongs to
+    (:func:`cache_dir_of`): a project with a store or a cache, so an entry can be kept without
+    making a folder a read-only command should not make."""
+    if cache_dir.is_dir():
+        return True
+    if cache_dir.name.endswith(".cache"):  # beside a store moved out of .plangraph
+        return cache_dir.with_name(cache_dir.name.removesuffix(".cache")).is_file()
+    return cache_dir.parent.is_dir() and cache_dir.parent.name == ".plangraph"
+
+
+def read_validated(cache_dir: Path, key: str) -> Plan | None:
+    """The runtime plan of the validated form kept for the plan file whose sha256 is *key*, or
+    None when there is none or it cannot be read (the file is then read and validated anew).
+    The entry is what validating those very bytes gave, by this very code (the key says so),
+    so nothing is checked again: the values go into the runtime classes as they are."""
+    try:
+        data = json.loads(read_regular(cache_dir / f"valid-{key}.json"))
+        return Plan.from_data(data) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def cache_dir_of(store_path: Path) -> Path:
     """Where the cache of the plans read with the store at *store_path* lives: ``cache`` beside
     the store in its default ``.plangraph`` directory, else ``<store file name>.cache`` beside
@@ -99,7 +135,8 @@ def cache_dir_of(store_path: Path) -> Path:
 
 
 def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None = None) -> None:
-    """Remove the entries (parsed data, facts, lint errors) of all but the *keep* keys whose
+    """Remove the entries (validated form, parsed data, facts, lint errors) of all but the
+    *keep* keys whose
     entries were written last (*current*, the key just written, always stays, and so does
     *also*, the file key of a plan whose facts are kept under its content key), and temporary
     files an interrupted write (of an entry or of the log's checkpoint) left over a minute
@@ -125,9 +162,9 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
             path.unlink(missing_ok=True)
 
 
-_KINDS = ("plan", "facts", "lint")
+_KINDS = ("valid", "plan", "facts", "lint")
 _ENTRY = re.compile(
-    r"(?:plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"(?:valid|plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
     r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
 )
 

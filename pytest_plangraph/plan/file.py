@@ -2,9 +2,11 @@
 
 YAML is composed with the safe loader and walked by hand, so that duplicate keys are caught and
 the position of every field is known; nothing is ever constructed from tags. Only a regular file
-is read (a FIFO or a device is refused, never waited on). pydantic errors are turned into one
+is read (a FIFO or a device is refused, never waited on). Bytes that are new are validated by
+the pydantic models of :mod:`.boundary`, whose errors are turned into one
 :class:`~pytest_plangraph.errors.Problem` per defect, located by the field path
-(:mod:`~pytest_plangraph.plan.messages`).
+(:mod:`~pytest_plangraph.plan.messages`); with a cache folder, the validated form is kept, and
+the same bytes are read again into the runtime plan without YAML or pydantic.
 """
 
 from __future__ import annotations
@@ -21,16 +23,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
 from .blocks import LazyPositions
-from .cache import keep_parsed, machine_salt, read_parsed, with_facts
+from .cache import (
+    keep_parsed,
+    keep_validated,
+    machine_salt,
+    read_parsed,
+    read_validated,
+    with_facts,
+)
 from .messages import FieldPath as FieldPath
 from .messages import format_path as format_path
-from .messages import position, problem
+from .messages import position
 from .model import Plan
 
 MAX_PLAN_BYTES = 10 * 1024 * 1024
@@ -93,9 +100,13 @@ def parse_plan(
     messages give."""
     if len(raw) > MAX_PLAN_BYTES:
         raise PlanError([_too_large(name, len(raw))])
-    key = None
-    if cache_dir is not None and len(raw) >= CACHE_MIN_BYTES:
-        key = cache_key(raw)
+    source = hashlib.sha256(raw).hexdigest()
+    known = None if cache_dir is None else cache_key(raw)
+    if cache_dir is not None and known is not None:
+        loaded = _known(raw, name, cache_dir, known)
+        if loaded is not None:
+            return replace(loaded, source=source)
+    key = known if len(raw) >= CACHE_MIN_BYTES else None
     data, positions = _read(suffix, raw, name, cache_dir, key)
     kept = None
     if isinstance(data, bytes) and cache_dir is not None and key is not None:
@@ -104,11 +115,30 @@ def parse_plan(
             data, positions = _read(suffix, raw, name, None, None)
             keep_parsed(cache_dir, key, data)
     loaded = kept or validate_plan(data, name, positions)
+    if cache_dir is not None and known is not None:
+        keep_validated(cache_dir, known, loaded.plan)
     if cache_dir is not None and key is not None:
         content = content_key(data) or key
         with_facts(loaded.plan, cache_dir, content, key)
         loaded = replace(loaded, cache_key=key, content_key=content)
-    return replace(loaded, source=hashlib.sha256(raw).hexdigest())
+    return replace(loaded, source=source)
+
+
+def _known(raw: bytes, name: str, cache_dir: Path, key: str) -> LoadedPlan | None:
+    """The plan whose validated form the cache keeps under *key*, built into the runtime classes
+    without parsing or validating it again (None when there is none: the bytes are new)."""
+    plan = read_validated(cache_dir, key)
+    if plan is None:
+        return None
+    positions = LazyPositions(raw.decode("utf-8-sig"), _positions_reader(name))
+    if len(raw) < CACHE_MIN_BYTES:
+        return LoadedPlan(plan, name, positions)
+    try:  # the facts are kept under the plan's content: the key of its parsed data's text
+        content = content_key(read_parsed(cache_dir, key)) or key
+    except OSError:
+        content = key
+    with_facts(plan, cache_dir, content, key)
+    return LoadedPlan(plan, name, positions, cache_key=key, content_key=content)
 
 
 def plan_data(raw: bytes, name: str, *, suffix: str = ".yaml") -> Any:
@@ -149,13 +179,8 @@ def content_key(data: Any) -> str | None:
 def _from_kept(
     kept: bytes, name: str, positions: dict[FieldPath, tuple[int, int]]
 ) -> LoadedPlan | None:
-    """The plan from the JSON the cache kept of its parsed data, parsed and validated in one
-    pass; a plan it refuses is explained from the decoded data, as on the first read (None
-    when the entry is not JSON: damaged)."""
-    try:
-        return LoadedPlan(Plan.model_validate_json(kept), name, positions)
-    except ValidationError:
-        pass
+    """The plan from the JSON the cache kept of its parsed data, validated (a plan it refuses is
+    explained as on the first read); None when the entry is not JSON: damaged."""
     try:
         data = json.loads(kept)
     except ValueError:
@@ -173,8 +198,13 @@ def validate_plan(
         raise PlanError(
             [Problem(name, 1, 1, "", f"expected a mapping with 'plangraph: 1', got {kind}")]
         )
+    from pydantic import ValidationError  # only for bytes that are new: the boundary
+
+    from .messages import problem
+    from .model import runtime_plan
+
     try:
-        plan = Plan.model_validate(data)
+        plan = runtime_plan(data)
     except ValidationError as exc:
         raise PlanError([problem(name, positions, data, err) for err in exc.errors()]) from None
     return LoadedPlan(plan, name, positions)
@@ -416,8 +446,10 @@ def _read_yaml_blocks(
 
 
 def plan_json_schema() -> dict[str, Any]:
-    """The JSON Schema of the plan format, generated from the models."""
-    schema = Plan.model_json_schema(by_alias=True, mode="validation")
+    """The JSON Schema of the plan format, generated from the models of the boundary."""
+    from .boundary import Plan as PlanModel
+
+    schema = PlanModel.model_json_schema(by_alias=True, mode="validation")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://pytest-plangraph.readthedocs.io/plangraph.schema.json",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import Problem
-from .model import SHA256_PATTERN, Plan
+from .model import SHA256_PATTERN
 
 FieldPath = tuple[str | int, ...]
 """Where a value is in a plan's data: keys and list indexes from the top."""
@@ -148,16 +148,18 @@ def _allowed_hint(data: Any, path: FieldPath) -> str:
 
 
 def _owner_model(path: FieldPath, data: Any) -> Any:
-    from .model import (
+    from .boundary import (  # the models that validated the data
         ApprovalVerifier,
         ArtifactVerifier,
         Criterion,
         Edge,
         Node,
+        Plan,
+        PlanDefaults,
         SchemaVerifier,
+        TestDefaults,
         TestVerifier,
     )
-    from .policy import PlanDefaults, TestDefaults
 
     parent = [p for p in path[:-1] if not isinstance(p, int)]
     if not parent:

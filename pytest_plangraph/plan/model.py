@@ -1,194 +1,273 @@
-"""Pydantic models of the plan format and of evidence and events (pure, no I/O).
+"""The runtime plan, its parts and events: plain frozen classes (pure, no I/O, no pydantic).
 
 A plan is a set of :class:`Node` with acceptance :class:`Criterion` and typed :class:`Edge`.
-Every model is frozen and forbids unknown fields, so a typo in a plan is an error, not a silent
-default; the models of the plan file are strict too, so no value is coerced to another type (a
-``true`` or ``"3"`` where a number belongs is an error, not ``1`` or ``3``). Edges read "``to``
-depends on ``from``" for every type: staleness flows from ``from`` to ``to``. Digests are
-computed from the normalised model, so key order, quoting, comments, whitespace and spelled-out
-defaults never change them.
+pydantic validates a plan where its bytes are new (:mod:`.boundary`, whose models of the same
+names also give the plan format's JSON Schema); the values here are built once from the
+validated data, or from the validated form the plan cache keeps, and never change. Edges read
+"``to`` depends on ``from``" for every type: staleness flows from ``from`` to ``to``. Digests
+are computed from the normalised JSON form (:meth:`~.frozen.Frozen.to_json`, value for value
+the pydantic models' dump), so key order, quoting, comments, whitespace and spelled-out defaults
+never change them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, Literal, Protocol, get_args
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, get_args
 
 from ..canonical import canonical_json, digest
-from .base import FrozenModel, empty_default
-from .evidence import Evidence
+from .evidence import Evidence, checked_evidence
 from .formats import FORMAT_VERSION as FORMAT_VERSION  # where the rest of the package reads it
+from .frozen import Frozen
+from .names import BUILTIN_VERIFIERS as BUILTIN_VERIFIERS
+from .names import ID_PATTERN as ID_PATTERN
+from .names import SHA256_PATTERN as SHA256_PATTERN
+from .names import EdgeType as EdgeType
+from .names import Effect as Effect
+from .names import EventKind as EventKind
+from .names import NodeKind as NodeKind
+from .names import Strength as Strength
 from .order import rounds
 from .policy import TEST_POLICY_DEFAULTS, PlanDefaults, Policy, effective_policy
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-"""Ids are ASCII: letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit."""
-Id = Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
-SHA256_PATTERN = r"^[0-9A-Fa-f]{64}$"
-"""A pinned sha256: 64 hexadecimal digits, either case (kept lowercase)."""
-
-NodeKind = Literal["objective", "step", "milestone"]
-EdgeType = Literal["requires", "consumes", "validates", "conflicts", "related", "contains"]
-Strength = Literal["strong", "weak"]
-Effect = Literal["read", "write", "irreversible"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
-BUILTIN_VERIFIERS: tuple[str, ...] = ("test", "schema", "artifact", "approval", "command")
 
 
-class _Strict(FrozenModel):
-    """A part of the plan file: values must already have their type (YAML and JSON give
-    text, numbers and booleans natively), so nothing is silently coerced."""
+class TestVerifier(Frozen):
+    """Passes when the pytest tests mapped to the criterion passed (see the plan format)."""
 
-    model_config = ConfigDict(strict=True)
+    __slots__ = ("type", "tests", "exclude", "skips", "xfail", "min_passed")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "tests": list,
+        "exclude": list,
+        "skips": None,
+        "xfail": None,
+        "min_passed": None,
+    }
 
-
-class TestVerifier(_Strict):
-    """Passes when the pytest tests mapped to the criterion (``tests`` patterns and/or
-    ``@pytest.mark.criterion`` markers, less those ``exclude`` matches) passed: none failed,
-    at least ``min_passed`` ran and passed, and a skip or xfail is allowed only where
-    ``skips``/``xfail`` say ``allow`` (unset: the plan's ``defaults.test``, else ``fail``)."""
-
-    __test__ = False
+    __test__: ClassVar[bool] = False
     type: Literal["test"]
-    tests: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
-    exclude: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
-    skips: Policy | None = None
-    xfail: Policy | None = None
-    min_passed: int | None = None
+    tests: list[str]
+    exclude: list[str]
+    skips: Policy | None
+    xfail: Policy | None
+    min_passed: int | None
 
 
-class SchemaVerifier(_Strict):
+class SchemaVerifier(Frozen):
     """Passes when ``artifact`` (JSON or YAML) validates against the JSON Schema ``schema``."""
 
+    __slots__ = ("type", "schema_path", "artifact")  # noqa: RUF023 (field order)
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"schema_path": "schema"}
     type: Literal["schema"]
-    schema_path: str = Field(alias="schema", min_length=1)
-    artifact: str = Field(min_length=1)
+    schema_path: str
+    artifact: str
 
 
-class ArtifactVerifier(_Strict):
+class ArtifactVerifier(Frozen):
     """Passes when ``path`` exists, optionally with a pinned ``sha256`` and ``min_bytes``."""
 
+    __slots__ = ("type", "path", "sha256", "min_bytes")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"sha256": None, "min_bytes": None}
+
     type: Literal["artifact"]
-    path: str = Field(min_length=1)
-    sha256: Annotated[str, Field(pattern=SHA256_PATTERN), AfterValidator(str.lower)] | None = None
-    min_bytes: Annotated[int, Field(ge=0)] | None = None
+    path: str
+    sha256: str | None
+    min_bytes: int | None
 
 
-class ApprovalVerifier(_Strict):
+class ApprovalVerifier(Frozen):
     """Satisfied by an ``approve`` event bound to the node's current input digest."""
 
+    __slots__ = ("type", "role")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"role": None}
+
     type: Literal["approval"]
-    role: str | None = None
+    role: str | None
 
 
-class CommandVerifier(_Strict):
+class CommandVerifier(Frozen):
     """Passes when the program ``run`` (an argv list, no shell) exits 0 within ``timeout_s``
     seconds, run in ``cwd``; the files ``subjects`` names are bound into the evidence."""
 
+    __slots__ = ("type", "run", "timeout_s", "subjects", "cwd")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"timeout_s": 600, "subjects": list, "cwd": None}
+
+    FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
     type: Literal["command"]
-    run: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
-    timeout_s: Annotated[float, Field(gt=0, le=86400)] = 600
-    subjects: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
-    cwd: Annotated[str, Field(min_length=1)] | None = None
+    run: list[str]
+    timeout_s: float
+    subjects: list[str]
+    cwd: str | None
 
 
-class PluginVerifier(BaseModel):
+class PluginVerifier(Frozen):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
-    type: Annotated[
-        str,
-        Field(
-            pattern=ID_PATTERN,
-            description="A verifier type registered by an installed plugin.",
-            json_schema_extra={"not": {"enum": list(BUILTIN_VERIFIERS)}},
-        ),
-    ]
+    __slots__ = ("type", "extras")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"extras": dict}
+    HIDDEN: ClassVar[frozenset[str]] = frozenset({"extras"})
+
+    type: str
+    extras: Mapping[str, Any]
+    """The settings other than ``type``, as the plan file gave them."""
 
     @property
     def settings(self) -> dict[str, Any]:
         """The settings other than ``type``."""
-        return dict(self.model_extra or {})
+        return dict(self.extras)
+
+    def extra(self) -> Mapping[str, Any]:
+        """The settings: in the JSON form beside ``type``."""
+        return self.extras
 
 
-def _verifier_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in BUILTIN_VERIFIERS else "plugin"
+Verifier = (
+    TestVerifier
+    | SchemaVerifier
+    | ArtifactVerifier
+    | ApprovalVerifier
+    | CommandVerifier
+    | PluginVerifier
+)
+_VERIFIER_TYPES: dict[str, Any] = {
+    "test": TestVerifier,
+    "schema": SchemaVerifier,
+    "artifact": ArtifactVerifier,
+    "approval": ApprovalVerifier,
+    "command": CommandVerifier,
+}
 
 
-Verifier = Annotated[
-    Annotated[TestVerifier, Tag("test")]
-    | Annotated[SchemaVerifier, Tag("schema")]
-    | Annotated[ArtifactVerifier, Tag("artifact")]
-    | Annotated[ApprovalVerifier, Tag("approval")]
-    | Annotated[CommandVerifier, Tag("command")]
-    | Annotated[PluginVerifier, Tag("plugin")],
-    Discriminator(_verifier_tag),
-]
+def verifier_from_data(data: Mapping[str, Any]) -> Verifier:
+    """The verifier of validated data (a plan file's names, only the fields it set)."""
+    kind = _VERIFIER_TYPES.get(data["type"])
+    if kind is None:
+        extras = {k: v for k, v in data.items() if k != "type"}
+        return PluginVerifier(type=data["type"], extras=extras, fields_set=frozenset(data))
+    return kind.from_data(data)  # type: ignore[no-any-return]
 
 
-class Criterion(_Strict):
+class Criterion(Frozen):
     """One acceptance criterion of a node, checked by exactly one verifier."""
 
-    id: Id
-    assertion: str = ""
-    required: bool = True
+    __slots__ = ("id", "assertion", "required", "verifier")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"assertion": "", "required": True}
+
+    id: str
+    assertion: str
+    required: bool
     verifier: Verifier
 
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        """The criterion of validated data."""
+        values = dict(data)
+        values["verifier"] = verifier_from_data(data["verifier"])
+        return cls(**values, fields_set=frozenset(data))
 
-class Node(_Strict):
+
+class Node(Frozen):
     """An objective, step or milestone of the plan, with its contract fields (DESIGN §3.3)."""
 
-    id: Id
-    kind: NodeKind = "step"
-    title: str = ""
-    parent: Id | None = None
-    outputs: list[Annotated[str, Field(min_length=1)]] = empty_default(list)
-    acceptance: list[Criterion] = empty_default(list)
-    constraints: list[str] = empty_default(list)
-    risk: str | None = None
-    owner: str | None = None
-    cancelled: bool = False
-    effect: Effect = "read"
-    compensate: str | None = None
-    idempotent: bool = False
-    max_retry: Annotated[int, Field(ge=0)] = 2
-    timeout_s: Annotated[float, Field(gt=0)] | None = None
-    inputs: dict[str, str] = empty_default(dict)
-    outputs_schema: dict[str, str] = empty_default(dict)
+    __slots__ = (
+        "acceptance",
+        "cancelled",
+        "compensate",
+        "constraints",
+        "effect",
+        "id",
+        "idempotent",
+        "inputs",
+        "kind",
+        "max_retry",
+        "outputs",
+        "outputs_schema",
+        "owner",
+        "parent",
+        "risk",
+        "timeout_s",
+        "title",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "kind": "step",
+        "title": "",
+        "parent": None,
+        "outputs": list,
+        "acceptance": list,
+        "constraints": list,
+        "risk": None,
+        "owner": None,
+        "cancelled": False,
+        "effect": "read",
+        "compensate": None,
+        "idempotent": False,
+        "max_retry": 2,
+        "timeout_s": None,
+        "inputs": dict,
+        "outputs_schema": dict,
+    }
+
+    FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
+    id: str
+    kind: NodeKind
+    title: str
+    parent: str | None
+    outputs: list[str]
+    acceptance: list[Criterion]
+    constraints: list[str]
+    risk: str | None
+    owner: str | None
+    cancelled: bool
+    effect: Effect
+    compensate: str | None
+    idempotent: bool
+    max_retry: int
+    timeout_s: float | None
+    inputs: dict[str, str]
+    outputs_schema: dict[str, str]
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        """The node of validated data."""
+        values = dict(data)
+        if "acceptance" in data:
+            values["acceptance"] = [Criterion.from_data(c) for c in data["acceptance"]]
+        return cls(**values, fields_set=frozenset(data))
 
     def criterion(self, criterion_id: str) -> Criterion | None:
         """Return the criterion with this id, or None."""
         return next((c for c in self.acceptance if c.id == criterion_id), None)
 
 
-class Edge(_Strict):
+class Edge(Frozen):
     """A typed edge; ``to`` depends on ``from``. Strength defaults by type."""
 
-    # a related edge is weak unless the plan says otherwise: set by Plan, once per plan
-    from_: Id = Field(alias="from")
-    to: Id
+    __slots__ = ("from_", "to", "type", "strength", "artifacts", "source", "confidence", "status")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "strength": "strong",
+        "artifacts": None,
+        "source": "declared",
+        "confidence": 1.0,
+        "status": "active",
+    }
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"from_": "from"}
+    FLOATS: ClassVar[frozenset[str]] = frozenset({"confidence"})
+    from_: str
+    to: str
     type: EdgeType
-    strength: Strength = "strong"
-    artifacts: list[Annotated[str, Field(min_length=1)]] | None = None
-    source: str = "declared"
-    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
-    status: Literal["active", "proposed", "inactive"] = "active"
+    strength: Strength
+    artifacts: list[str] | None
+    source: str
+    confidence: float
+    status: Literal["active", "proposed", "inactive"]
 
     @property
     def propagates(self) -> bool:
@@ -198,50 +277,62 @@ class Edge(_Strict):
         )
 
 
-class Plan(_Strict):
+class Plan(Frozen):
     """A whole plan file."""
 
-    plangraph: Literal[1] = Field(
-        description="Format version of the plan file; must be 1.",
+    __slots__ = (
+        "__dict__",
+        "defaults",
+        "description",
+        "edges",
+        "max_replan_rounds",
+        "nodes",
+        "plan",
+        "plangraph",
+        "title",
     )
-    plan: Id
-    title: str = ""
-    description: str = ""
-    max_replan_rounds: Annotated[int, Field(ge=0)] = 2
-    defaults: PlanDefaults = Field(default_factory=PlanDefaults)
-    nodes: list[Node] = empty_default(list)
-    edges: list[Edge] = empty_default(list)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "title": "",
+        "description": "",
+        "max_replan_rounds": 2,
+        "defaults": PlanDefaults,
+        "nodes": list,
+        "edges": list,
+    }
 
-    @field_validator("plangraph", mode="before")
+    plangraph: Literal[1]
+    plan: str
+    title: str
+    description: str
+    max_replan_rounds: int
+    defaults: PlanDefaults
+    nodes: list[Node]
+    edges: list[Edge]
+
     @classmethod
-    def _format_is_a_number(cls, value: Any) -> Any:
-        # a literal compares by equality, so true and 1.0 would pass for 1 even when strict
-        if type(value) is not int:
-            raise PydanticCustomError("format_version_type", "expected the whole number 1")
-        return value
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        """The plan of validated data (:func:`~.boundary.plan_data`): no check is made again."""
+        values = dict(data)
+        if "defaults" in data:
+            values["defaults"] = PlanDefaults.from_data(data["defaults"])
+        if "nodes" in data:
+            values["nodes"] = [Node.from_data(n) for n in data["nodes"]]
+        if "edges" in data:
+            values["edges"] = [Edge.from_data(e) for e in data["edges"]]
+        return cls(**values, fields_set=frozenset(data))
 
-    @model_validator(mode="after")
-    def _related_edges_are_weak(self) -> Plan:
-        # One pass over the edges of the plan rather than a Python call for each edge as it
-        # is validated (most of the cost of validating a large plan's edges). The default
-        # counts as written, as the plan's digest has always had it.
-        for edge in self.edges:
-            if edge.type == "related" and "strength" not in edge.model_fields_set:
-                edge.__dict__["strength"] = "weak"
-                edge.model_fields_set.add("strength")
-        return self
+    def replace(self, **changes: Any) -> Self:
+        """A copy with *changes*; without any, it keeps the values computed from this plan."""
+        copied = super().replace(**changes)
+        if not changes:
+            for name in _COMPUTED:
+                if name in self.__dict__:
+                    copied.__dict__[name] = self.__dict__[name]
+        return copied
 
     def node(self, node_id: str) -> Node | None:
         """Return the node with this id (the first one if ids repeat), or None."""
         return next((n for n in self.nodes if n.id == node_id), None)
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Plan:
-        """A copy; with *update*, without the values computed from this plan's content."""
-        copied = super().model_copy(update=update, deep=deep)
-        if update:
-            for name in _COMPUTED:
-                copied.__dict__.pop(name, None)
-        return copied
 
     @cached_property
     def digest(self) -> str:
@@ -296,7 +387,7 @@ def checked_artifacts(node: Node) -> tuple[str, ...]:
 
 def canonical_plan(plan: Plan) -> dict[str, Any]:
     """The normalised JSON form of a plan: defaults dropped, nodes and edges in a fixed order."""
-    data = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    data = plan.to_json(by_alias=True, exclude_defaults=True)
     data["plangraph"] = plan.plangraph
     data["nodes"] = sorted(data.get("nodes", []), key=lambda n: n["id"])
     data["edges"] = sorted(
@@ -316,8 +407,8 @@ def criterion_digest(
     """sha256 of a criterion's canonical definition, bound to its node id; a test verifier's
     effective policy (under the plan's *defaults*) counts only where it is not the built-in
     one, so a criterion that uses none of it keeps the digest it always had."""
-    body = criterion.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    verifier = criterion.verifier.model_dump(mode="json", by_alias=True)
+    body = criterion.to_json(by_alias=True, exclude_defaults=True)
+    verifier = criterion.verifier.to_json(by_alias=True)
     body["verifier"] = _digest_verifier(criterion.verifier, verifier, defaults)
     return digest({"node": node_id, "criterion": body})
 
@@ -341,84 +432,104 @@ def _digest_verifier(
     return dumped
 
 
+def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
+    """:func:`criterion_digest` of every criterion of *plan* (the first of repeated node or
+    criterion ids)."""
+    digests: dict[tuple[str, str], str] = {}
+    seen: set[str] = set()
+    for node in plan.nodes:
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        for criterion in node.acceptance:
+            key = (node.id, criterion.id)
+            if key not in digests:
+                digests[key] = criterion_digest(node.id, criterion, plan.defaults)
+    return digests
+
+
 _COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
 """The cached properties of :class:`Plan`, which depend on its content."""
 
 
-def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
-    """:func:`criterion_digest` of every criterion of *plan* (the first of repeated node or
-    criterion ids), from two dumps of the whole plan rather than two per criterion."""
-    trimmed = plan.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    full = plan.model_dump(mode="json", by_alias=True, include=_VERIFIERS)
-    digests: dict[tuple[str, str], str] = {}
-    seen: set[str] = set()
-    for index, node in enumerate(plan.nodes):
-        if node.id in seen:
-            continue
-        seen.add(node.id)
-        bodies = trimmed["nodes"][index].get("acceptance", ())
-        verifiers = full["nodes"][index]["acceptance"]
-        for criterion, body, verifier in zip(node.acceptance, bodies, verifiers, strict=True):
-            key = (node.id, criterion.id)
-            if key not in digests:
-                body["verifier"] = _digest_verifier(
-                    criterion.verifier, verifier["verifier"], plan.defaults
-                )
-                digests[key] = digest({"node": node.id, "criterion": body})
-    return digests
+def runtime_plan(data: Any) -> Plan:
+    """Validate *data* (a plan file's parsed content) with the pydantic model of the boundary
+    and return the runtime plan (``pydantic.ValidationError`` when it is not a plan)."""
+    from .boundary import Plan as PlanModel
+    from .boundary import plan_data
 
-
-_VERIFIERS = {"nodes": {"__all__": {"acceptance": {"__all__": {"verifier"}}}}}
-"""Just the verifiers of a plan's dump."""
+    return Plan.from_data(plan_data(PlanModel.model_validate(data)))
 
 
 # --- events (DESIGN §9); evidence records are in .evidence ---------------------------------------
 
 
-EventKind = Literal[
-    "evidence",  # payload: an Evidence record
-    "claim",  # a claimed completion: payload {}
-    "approval",  # payload {"input_digest", "note", "role"}
-    "revoke",  # an approval withdrawn
-    "cancel",  # the node is cancelled (it never settles a parent: only the plan file does)
-    "retry",  # a person grants a fresh retry budget after RETRY_BUDGET_EXHAUSTED
-    "change",  # an observed change: payload {"path", "change", "old", "new", "commit"}
-    "patch",  # a plan patch tried on this node: payload {"outcome", "patch", versions, ...}
-]
-
-
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+_CHAIN_FIELDS = frozenset({"id", "seq", "prev", "hash", "signature"})
 
 
-class Event(FrozenModel):
+class Event(Frozen):
     """One append-only entry of the store. Status is derived from these, never stored.
 
     ``id`` addresses the content (everything but the chain fields), so merging stores is a
-    union; ``seq``, ``prev``, ``hash`` and ``signature`` belong to one store's chain.
+    union; ``seq``, ``prev``, ``hash`` and ``signature`` belong to one store's chain. Events
+    given to the store were checked where they were made (the API) or read
+    (:func:`~.boundary.runtime_event`); the store checks their chain and signatures.
     """
 
-    id: str = ""
-    seq: int = 0
+    __slots__ = (
+        "at",
+        "by",
+        "criterion",
+        "hash",
+        "id",
+        "idempotency_key",
+        "kind",
+        "node",
+        "payload",
+        "plan_digest",
+        "prev",
+        "seq",
+        "signature",
+    )
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "id": "",
+        "seq": 0,
+        "node": None,
+        "criterion": None,
+        "payload": dict,
+        "idempotency_key": None,
+        "prev": "",
+        "hash": "",
+        "signature": None,
+    }
+
+    id: str
+    seq: int
     kind: EventKind
-    node: str | None = None
-    criterion: str | None = None
+    node: str | None
+    criterion: str | None
     at: str
     by: str
     plan_digest: str
-    payload: dict[str, Any] = empty_default(dict)
-    idempotency_key: str | None = None
-    prev: str = ""
-    hash: str = ""
-    signature: str | None = None
+    payload: dict[str, Any]
+    idempotency_key: str | None
+    prev: str
+    hash: str
+    signature: str | None
 
     def content(self) -> dict[str, Any]:
         """The content-addressed part: everything but id and the chain fields."""
-        return self.model_dump(mode="json", exclude={"id", "seq", "prev", "hash", "signature"})
+        return self.to_json(exclude=_CHAIN_FIELDS)
 
     @property
     def evidence(self) -> Evidence | None:
-        """The evidence record carried by an ``evidence`` event."""
-        return Evidence.model_validate(self.payload) if self.kind == "evidence" else None
+        """The evidence record carried by an ``evidence`` event (ValueError when its payload
+        is not one: the store checks every record it is given, so only an edited store has
+        such a payload)."""
+        if self.kind != "evidence":
+            return None
+        return checked_evidence(self.payload)
 
 
 class LoggedEvent(Protocol):
@@ -440,3 +551,12 @@ class LoggedEvent(Protocol):
     def by(self) -> str: ...
     @property
     def payload(self) -> Mapping[str, Any]: ...
+
+
+def checked_event(data: Any) -> Event:
+    """Validate *data* (an event as an exported store writes it: input from outside) with the
+    pydantic model of the boundary and return the runtime event (``pydantic.ValidationError``,
+    a ValueError, when it is not one)."""
+    from .boundary import Event as EventModel
+
+    return Event(**EventModel.model_validate(data).model_dump())

@@ -37,10 +37,12 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ..errors import PlanError, Problem, UsageError
+from . import model as runtime
 from .base import FrozenModel, empty_default
+from .boundary import Criterion, Edge, Id, Node
 from .jsonpatch import JsonPatch, apply_ops, read_json_patch
 from .messages import problem
-from .model import Criterion, Edge, EdgeType, Id, Node, Plan
+from .model import EdgeType
 
 __all__ = [
     "AnyPatch",
@@ -201,15 +203,17 @@ def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) ->
     return out.getvalue()
 
 
-def patched_plan(plan: Plan, patch: PlanPatch, name: str) -> Plan:
+def patched_plan(plan: runtime.Plan, patch: PlanPatch, name: str) -> runtime.Plan:
     """*plan* with *patch* applied to its model, not to its text: what the edited file must
     say, so that an edit of the text that changed anything else is caught."""
-    data = plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data = plan.to_json(by_alias=True, exclude_unset=True)
     _apply(data, patch, name, plain=True)
-    return Plan.model_validate(data)
+    return runtime.runtime_plan(data)
 
 
-def json_patched(raw: bytes, patch: JsonPatch, name: str, *, suffix: str) -> tuple[Plan, list[str]]:
+def json_patched(
+    raw: bytes, patch: JsonPatch, name: str, *, suffix: str
+) -> tuple[runtime.Plan, list[str]]:
     """The plan file's bytes *raw* read as data with *patch* applied, as a :class:`Plan`,
     and the nodes the patch touches: what the edited file must say, and what the patch
     re-plans. :class:`UsageError` for an operation that does not fit, :class:`PlanError` when

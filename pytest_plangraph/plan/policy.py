@@ -7,17 +7,14 @@ the plan's ``defaults.test``, and from :data:`TEST_POLICY_DEFAULTS` when that is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import ConfigDict, Field
+from .frozen import Frozen
 
-from .base import FrozenModel
-
-
-class _Strict(FrozenModel):
-    model_config = ConfigDict(strict=True)
-
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 Policy = Literal["fail", "allow"]
 """What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
@@ -26,19 +23,33 @@ TEST_POLICY_DEFAULTS: dict[str, Any] = {"skips": "fail", "xfail": "fail", "min_p
 has the digest it had before the policy fields existed."""
 
 
-class TestDefaults(_Strict):
+class TestDefaults(Frozen):
     """Plan-wide defaults of every test verifier that does not set its own."""
 
+    __slots__ = ("skips", "xfail", "min_passed")  # noqa: RUF023 (field order)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"skips": "fail", "xfail": "fail", "min_passed": 1}
+
     __test__ = False
-    skips: Policy = "fail"
-    xfail: Policy = "fail"
-    min_passed: int = 1
+    skips: Policy
+    xfail: Policy
+    min_passed: int
 
 
-class PlanDefaults(_Strict):
+class PlanDefaults(Frozen):
     """The plan's ``defaults:`` block."""
 
-    test: TestDefaults = Field(default_factory=TestDefaults)
+    __slots__ = ("test",)
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {"test": TestDefaults}
+
+    test: TestDefaults
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Self:
+        """The defaults of validated data."""
+        values = dict(data)
+        if "test" in data:
+            values["test"] = TestDefaults.from_data(data["test"])
+        return cls(**values, fields_set=frozenset(data))
 
 
 class PolicySettings(Protocol):
@@ -67,10 +78,13 @@ class TestPolicy:
 
 def effective_policy(verifier: PolicySettings, defaults: PlanDefaults | None = None) -> TestPolicy:
     """The effective policy of *verifier* under the plan's *defaults*."""
-    base = (defaults or PlanDefaults()).test
+    base = (defaults or _NO_DEFAULTS).test
     return TestPolicy(
         skips=verifier.skips or base.skips,
         xfail=verifier.xfail or base.xfail,
         min_passed=base.min_passed if verifier.min_passed is None else verifier.min_passed,
         exclude=tuple(verifier.exclude),
     )
+
+
+_NO_DEFAULTS = PlanDefaults()

@@ -79,14 +79,12 @@ def seal(
     """
     content_id = content_id or event_id(event)
     link = chain_hash(prev, content_id)
-    return event.model_copy(
-        update={
-            "id": content_id,
-            "seq": seq,
-            "prev": prev,
-            "hash": link,
-            "signature": sign(key, link) if key is not None else None,
-        }
+    return event.replace(
+        id=content_id,
+        seq=seq,
+        prev=prev,
+        hash=link,
+        signature=sign(key, link) if key is not None else None,
     )
 
 

@@ -14,11 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from pydantic import ValidationError
-
 from ..canonical import canonical_json
 from ..errors import ConflictError, StoreError
-from ..plan.model import FORMAT_VERSION, Event
+from ..plan.model import FORMAT_VERSION, Event, checked_event
 
 __all__ = ["MergeResult", "PlanVersion", "new_plans", "read_jsonl", "union", "write_jsonl"]
 
@@ -49,14 +47,15 @@ def write_jsonl(events: Iterable[Event], out: TextIO) -> int:
     """Write *events* as JSON Lines to *out*; return how many were written."""
     count = 0
     for event in events:
-        out.write(canonical_json({"format": FORMAT_VERSION, **event.model_dump(mode="json")}))
+        out.write(canonical_json({"format": FORMAT_VERSION, **event.to_json()}))
         out.write("\n")
         count += 1
     return count
 
 
 def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
-    """Parse an export written by :func:`write_jsonl` (blank lines are ignored)."""
+    """Parse an export written by :func:`write_jsonl` (blank lines are ignored); each line is
+    checked by the event model of the boundary, as input from outside."""
     events = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -65,8 +64,8 @@ def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
             data = json.loads(line)
             if data.pop("format", None) != FORMAT_VERSION:
                 raise ValueError(f'expected "format": {FORMAT_VERSION}')
-            events.append(Event.model_validate(data))
-        except (ValueError, AttributeError, ValidationError) as exc:
+            events.append(checked_event(data))
+        except (ValueError, AttributeError) as exc:  # pydantic's ValidationError included
             raise StoreError(f"{source}:{number}: not a plangraph event line: {exc}") from exc
     return events
 

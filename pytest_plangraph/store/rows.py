@@ -8,8 +8,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple, get_args
 
-from pydantic import ValidationError
-
 from ..canonical import canonical_json
 from ..plan.model import Event, EventKind
 from .chain import LOG_MISMATCH, ChainProblem, Link
@@ -43,39 +41,30 @@ def event_row(event: Event) -> tuple[Any, ...]:
 
 
 def row_event(row: Sequence[Any]) -> Event:
-    """The event of a row selected with :data:`COLUMNS` (raises ValueError on a damaged row)."""
-    seq, id_, kind, node, criterion, at, by, plan_digest, payload, key, prev, link, signature = row
-    return Event.model_validate(
-        {
-            "seq": seq,
-            "id": id_,
-            "kind": kind,
-            "node": node,
-            "criterion": criterion,
-            "at": at,
-            "by": by,
-            "plan_digest": plan_digest,
-            "payload": json.loads(payload),
-            "idempotency_key": key,
-            "prev": prev,
-            "hash": link,
-            "signature": signature,
-        }
-    )
+    """The event of a row selected with :data:`COLUMNS` (raises ValueError on a damaged row: a
+    value of the wrong type, an unknown kind or a payload that is not a JSON object)."""
+    seq, id_, _, node, criterion, at, by, plan_digest, _, key, prev, link, signature = row
+    if not (type(seq) is int and all(type(v) is str for v in (id_, at, by, plan_digest, prev))):
+        raise ValueError(f"damaged event row {seq!r}")
+    if not all(v is None or type(v) is str for v in (node, criterion, key, signature)):
+        raise ValueError(f"damaged event row {seq!r}")
+    if type(link) is not str:
+        raise ValueError(f"damaged event row {seq!r}")
+    return row_event_fast(row)
 
 
 _KINDS = frozenset(get_args(EventKind))
 
 
 def row_event_fast(row: Sequence[Any]) -> Event:
-    """Like :func:`row_event` for reading a whole log: builds the event without pydantic's
-    validation (the row was validated when it was appended; tampering is ``verify``'s job), but
-    still refuses a row whose kind or payload cannot be read."""
+    """Like :func:`row_event` for reading a whole log: builds the event without checking the
+    type of every column (the row was checked when it was appended; tampering is ``verify``'s
+    job), but still refuses a row whose kind or payload cannot be read."""
     seq, id_, kind, node, criterion, at, by, plan_digest, payload, key, prev, link, signature = row
     data = json.loads(payload)
     if kind not in _KINDS or not isinstance(data, dict) or not isinstance(at, str):
         raise ValueError(f"unknown event kind {kind!r} or damaged payload")
-    return Event.model_construct(
+    return Event(
         seq=seq,
         id=id_,
         kind=kind,
@@ -89,7 +78,12 @@ def row_event_fast(row: Sequence[Any]) -> Event:
         prev=prev,
         hash=link,
         signature=signature,
+        fields_set=_ALL_SET,
     )
+
+
+_ALL_SET = frozenset(("id", "seq", "kind", "node", "criterion", "at", "by", "plan_digest"))
+_ALL_SET |= frozenset(("payload", "idempotency_key", "prev", "hash", "signature"))
 
 
 class LogEvent(NamedTuple):
@@ -226,7 +220,7 @@ def readable_event(row: Sequence[Any]) -> Event | None:
     """The event of a row selected with :data:`COLUMNS`, or None when it cannot be read."""
     try:
         return row_event(row)
-    except (ValueError, TypeError, ValidationError):
+    except (ValueError, TypeError):
         return None
 
 

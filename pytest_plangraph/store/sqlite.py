@@ -16,8 +16,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import ValidationError
-
 from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..plan.model import Event
@@ -302,7 +300,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging):
             if kept is None and signer is not None:
                 kept = signer.sign(event_message(content_id))
             if kept is not None:
-                stored = stored.model_copy(update={"signature": kept})
+                stored = stored.replace(signature=kept)
             sealed.append(stored)
             prev = stored.hash
         con.executemany(INSERT_EVENT, [event_row(event) for event in sealed])  # log: a trigger
@@ -401,7 +399,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging):
     def _event(self, row: Sequence[Any]) -> Event:
         try:
             return row_event_fast(row)
-        except (ValueError, ValidationError) as exc:
+        except ValueError as exc:
             raise StoreError(
                 f"event {row[0]} of the store at {self.path} cannot be read ({exc}); it was "
                 "edited outside plangraph — run plangraph audit"

@@ -102,10 +102,7 @@ def settings_of(verifier: Any) -> dict[str, Any]:
 
     Field aliases are used, so a schema verifier gives ``{"schema": …, "artifact": …}``.
     """
-    if isinstance(verifier, Mapping):
-        data = dict(verifier)
-    else:
-        data = verifier.model_dump(mode="json", by_alias=True)
+    data = dict(verifier) if isinstance(verifier, Mapping) else verifier.to_json(by_alias=True)
     data.pop("type", None)
     return data
 

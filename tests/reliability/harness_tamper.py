@@ -125,7 +125,7 @@ def _resealed_without_key(root: Path) -> None:
     """The failed record made a pass, its id and chain hash recomputed; no key to sign it."""
     with Store.open(root / STORE, signing_key=b"unknown") as store:
         [event] = store.events(seqs=[1])
-    forged = event.model_copy(update={"payload": {**event.payload, "outcome": "passed"}})
+    forged = event.replace(**{"payload": {**event.payload, "outcome": "passed"}})
     new_id = event_id(forged)
     payload = canonical_json(forged.payload).replace("'", "''")
     _lifted(
@@ -221,14 +221,14 @@ def _passing_copy(root: Path, env: dict[str, str]) -> None:
     """The failed record appended again as a pass, through the Python API, under *env*."""
     with Store.open(root / STORE) as store:
         [event] = store.events(seqs=[1])
-    forged = event.model_copy(
-        update={"payload": {**event.payload, "outcome": "passed", "reason": None}, "by": "agent"}
+    forged = event.replace(
+        payload={**event.payload, "outcome": "passed", "reason": None}, by="agent"
     )
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     try:
         with Store.open(root / STORE) as store:
-            store.append(forged.model_copy(update={"at": now()}))
+            store.append(forged.replace(at=now()))
     finally:
         for key, value in saved.items():
             if value is None:
