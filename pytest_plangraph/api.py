@@ -196,6 +196,11 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
         every record of *evidence* is that very object, its payload is stored as made, not
         dumped, validated and hashed again; any other record is checked as :meth:`record`
         checks it."""
+        if made is not None and not isinstance(made, Mapping):
+            raise UsageError(
+                f"made must be a mapping of id(record) to (record, payload), not "
+                f"{type(made).__name__}"
+            )
         self._ready(reread=False)
         return self._record(evidence, None, made or {})
 
@@ -432,7 +437,9 @@ def _made_payloads(
     payloads = []
     for record in evidence:
         entry = made.get(id(record))
-        if entry is None or entry[0] is not record:
+        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] is not record:
+            return None
+        if not isinstance(entry[1], dict):
             return None
         payloads.append(entry[1])
     return payloads

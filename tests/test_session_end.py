@@ -96,6 +96,11 @@ def test_a_record_not_made_by_the_run_is_checked(pytester: pytest.Pytester) -> N
             plangraph.record_run([forged], made={id(record): (record, payload)})
         with pytest.raises(UsageError, match="not a valid evidence record"):
             plangraph.record_run([forged], made={id(forged): (record, payload)})
+        with pytest.raises(UsageError, match="made must be a mapping"):
+            plangraph.record_run([record], made=5)  # type: ignore[arg-type]
+        # odd entries are not taken as made: the record is checked
+        with pytest.raises(UsageError, match="not a valid evidence record"):
+            plangraph.record_run([forged], made={id(forged): (forged, "x")})  # type: ignore[dict-item]
         # a payload paired with another object's id is not taken either
         stored = plangraph.record_run([record], made={id(forged): (forged, {"bogus": 1})})
     assert [e.payload for e in stored] == [payload]
