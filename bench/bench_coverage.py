@@ -8,6 +8,8 @@ CPU time of each and the ratios measured in the same run:
 
 * ``--plangraph --plangraph-coverage`` against plain ``pytest`` and against ``--plangraph``;
 * ``pytest --cov=src`` against plain ``pytest`` (reference: what coverage alone costs);
+* ``--plangraph --plangraph-coverage`` against ``pytest --cov=src --cov-context=test`` (per-test
+  contexts both; target ≤ 1.0);
 * ``--plangraph --plangraph-coverage --cov=src`` against ``--cov=src`` (pytest-cov's
   measurement reused).
 
@@ -81,6 +83,7 @@ def variants() -> dict[str, list[str]]:
     }
     if importlib.util.find_spec("pytest_cov"):
         found["--cov=src"] = ["--cov=src"]
+        found["--cov=src --cov-context=test"] = ["--cov=src", "--cov-context=test"]
         found["--plangraph-coverage --cov=src"] = [
             "--plangraph",
             "--plangraph-coverage",
@@ -93,6 +96,11 @@ RATIOS = [
     ("coverage / pytest", "--plangraph --plangraph-coverage", "pytest"),
     ("coverage / --plangraph", "--plangraph --plangraph-coverage", "--plangraph"),
     ("--cov / pytest (reference)", "--cov=src", "pytest"),
+    (
+        "coverage / --cov --cov-context=test",
+        "--plangraph --plangraph-coverage",
+        "--cov=src --cov-context=test",
+    ),
     ("coverage + --cov / --cov", "--plangraph-coverage --cov=src", "--cov=src"),
 ]
 

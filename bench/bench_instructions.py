@@ -19,6 +19,11 @@ docs/performance.md name, each beside its baseline measured in the same run.
   ``--impact-nodes`` nodes, each output verified at the first commit and one in a thousand
   changed in the working tree since: warm (the state kept by the run before), and with the
   kept derived state deleted;
+* ``pytest --plangraph`` against plain pytest on ``--tests`` trivial tests (``bench_plugin.py``'s
+  suite; the marginal and fixed cost of the plug-in from the two smallest sizes), the peers
+  pytest-randomly and pytest-json-report beside them when installed (the ``bench`` extra);
+* ``pytest --plangraph --plangraph-coverage`` against ``pytest --cov=src --cov-context=test``
+  (``bench_coverage.py``'s suite);
 * the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
 
 Every count is one run of a fresh process, children included (``--trace-children=yes``: the
@@ -27,7 +32,8 @@ that one untimed run of each command fills first. Counts do not depend on what e
 machine runs, which is why they are the figures to trust here (docs/performance.md).
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--nodes 5000] [--commits 1000]
-[--impact-nodes 10000] [--only status,plan,claim,impact,impact-now]``
+[--impact-nodes 10000] [--tests 2000,4000,20000]
+[--only status,plan,claim,impact,impact-now,pytest,coverage]``
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from pathlib import Path
 
 import bench_impact
 import bench_status
+import instructions_pytest
 
 from pytest_plangraph.plan.cache import make_cache_dir
 
@@ -229,7 +236,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--commits", type=int, default=1000)
     parser.add_argument("--impact-nodes", type=int, default=10_000)
-    parser.add_argument("--only", default="status,plan,claim,impact,impact-now")
+    parser.add_argument("--tests", default="2000,4000,20000")
+    parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as name:
@@ -248,6 +256,19 @@ def main(argv: list[str] | None = None) -> None:
             bench_impact_command(tmp, args.commits, env, start)
         if "impact-now" in parts:
             bench_impact_now(tmp, args.impact_nodes, env, start)
+        if "pytest" in parts or "coverage" in parts:
+
+            def counted(root: Path, command: list[str]) -> int:
+                return count(root, command, env)
+
+            def warmed(root: Path, command: list[str]) -> None:
+                warm(root, command, env)
+
+            if "pytest" in parts:
+                sizes = [int(n) for n in args.tests.split(",")]
+                instructions_pytest.bench_pytest(tmp, sizes, counted, warmed, start)
+            if "coverage" in parts:
+                instructions_pytest.bench_coverage_runs(tmp, counted, warmed, start)
 
 
 if __name__ == "__main__":

@@ -35,14 +35,14 @@ NODES, CRITERIA, FILES, TESTS_PER_FILE = 100, 5, 20, 100
 BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
 
 
-def build(root: Path) -> None:
-    """Write the plan, sources and tests, and commit them."""
+def build(root: Path, tests: int = FILES * TESTS_PER_FILE) -> None:
+    """Write the plan, sources and *tests* tests (100 a file), and commit them."""
     write_test_plan(root, NODES, CRITERIA)
     (root / "src").mkdir()
     (root / "tests").mkdir()
     for n in range(NODES):
         (root / "src" / f"m{n}.py").write_text(f"X = {n}\n", encoding="utf-8")
-    for f in range(FILES):
+    for f in range(tests // TESTS_PER_FILE):
         lines = ["import pytest", ""]
         for t in range(TESTS_PER_FILE):
             ref = (f * TESTS_PER_FILE + t) % (NODES * CRITERIA)

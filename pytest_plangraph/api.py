@@ -182,19 +182,39 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
         self._ready()
         return self._record(evidence, expected_plan_version)
 
-    def record_run(self, evidence: Sequence[Evidence]) -> list[Event]:
+    def record_run(
+        self,
+        evidence: Sequence[Evidence],
+        *,
+        made: Mapping[int, tuple[Evidence, dict[str, Any]]] | None = None,
+    ) -> list[Event]:
         """:meth:`record` for the records of a run made against the plan as this object read
         it when the run began (``pytest --plangraph``): the plan file is not read again, so an
-        edit during the run (a test writing it) loses none of them."""
+        edit during the run (a test writing it) loses none of them. *made* maps ``id(record)``
+        to the record and its JSON payload for the records the run's own record maker made
+        (:class:`~pytest_plangraph.judge.records.RecordMaker` checks what it makes): when
+        every record of *evidence* is that very object, its payload is stored as made, not
+        dumped, validated and hashed again; any other record is checked as :meth:`record`
+        checks it."""
+        if made is not None and not isinstance(made, Mapping):
+            raise UsageError(
+                f"made must be a mapping of id(record) to (record, payload), not "
+                f"{type(made).__name__}"
+            )
         self._ready(reread=False)
-        return self._record(evidence, None)
+        return self._record(evidence, None, made or {})
 
     def _record(
-        self, evidence: Sequence[Evidence], expected_plan_version: int | None
+        self,
+        evidence: Sequence[Evidence],
+        expected_plan_version: int | None,
+        made: Mapping[int, tuple[Evidence, dict[str, Any]]] | None = None,
     ) -> list[Event]:
         from .judge.records import checked_payloads
 
-        payloads = checked_payloads(self.graph, evidence)
+        payloads = _made_payloads(evidence, made) if made else None
+        if payloads is None:
+            payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
         events = [
@@ -406,3 +426,20 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
         if evidence:
             self.record(evidence)
         return evidence
+
+
+def _made_payloads(
+    evidence: Sequence[Evidence], made: Mapping[int, tuple[Evidence, dict[str, Any]]]
+) -> list[dict[str, Any]] | None:
+    """The payloads *made* holds for every record of *evidence* (the same objects), or None."""
+    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
+        return None  # checked_payloads says what is wrong
+    payloads = []
+    for record in evidence:
+        entry = made.get(id(record))
+        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] is not record:
+            return None
+        if not isinstance(entry[1], dict):
+            return None
+        payloads.append(entry[1])
+    return payloads

@@ -14,31 +14,66 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+from collections.abc import Callable
+from fnmatch import fnmatchcase, translate
 
 from .paths import is_glob
 
 
 class PatternIndex:
     """Finds the criteria whose ``tests:`` patterns match a test id, without trying every
-    pattern on every test (exact ids and prefixes are dictionary lookups)."""
+    pattern on every test: exact ids and prefixes are dictionary lookups, and each glob is
+    compiled once and tried only on the test ids below the directory its literal start names
+    (``tests/unit/test_*.py`` only on ids under ``tests/unit/``). :attr:`tried` counts the
+    globs tried, so the work per test can be checked."""
 
     def __init__(self, patterns: dict[str, list[str]]) -> None:
         self.exact: dict[str, list[tuple[str, str]]] = {}
-        self.globs: list[tuple[str, str]] = []
+        self.globs: dict[str, list[tuple[int, str, str, Callable[[str], object]]]] = {}
+        """Directory (``""`` or ending in ``/``) → ``(position, ref, pattern, matcher)``."""
+        self.tried = 0
+        self._count = 0
         for ref, refs_patterns in patterns.items():
             for pattern in refs_patterns:
                 self.exact.setdefault(pattern, []).append((ref, pattern))
                 if is_glob(pattern):
-                    self.globs.append((ref, pattern))
+                    self._count += 1
+                    matcher = re.compile(translate(pattern)).match
+                    self.globs.setdefault(_glob_directory(pattern), []).append(
+                        (self._count, ref, pattern, matcher)
+                    )
 
     def match(self, test_id: str) -> list[tuple[str, str]]:
         """``(ref, pattern)`` pairs matching *test_id*."""
         if not self.exact:  # every pattern is in it (globs too): a plan of markers only
             return []
         hits = [hit for key in _prefixes(test_id) for hit in self.exact.get(key, ())]
-        hits.extend(hit for hit in self.globs if fnmatchcase(test_id, hit[1]))
+        if self.globs:
+            found = []
+            for directory in _directories(test_id):
+                for position, ref, pattern, matcher in self.globs.get(directory, ()):
+                    self.tried += 1
+                    if matcher(test_id):
+                        found.append((position, ref, pattern))
+            hits.extend((ref, pattern) for _, ref, pattern in sorted(found))  # plan order
         return list(dict.fromkeys(hits))
+
+
+def _glob_directory(pattern: str) -> str:
+    """The directory a glob's literal start names: every id it matches begins with it."""
+    literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    return literal[: literal.rfind("/") + 1]
+
+
+def _directories(test_id: str) -> list[str]:
+    """``""`` and every prefix of *test_id* that ends at a ``/``."""
+    found = [""]
+    at = test_id.find("/")
+    while at >= 0:
+        found.append(test_id[: at + 1])
+        at = test_id.find("/", at + 1)
+    return found
 
 
 def _prefixes(test_id: str) -> list[str]:

@@ -105,6 +105,7 @@ class CoverageRecorder:
         self._tests: dict[str, str | None] = {}
         """Measured test → its module, relative to the repository."""
         self._excluded = excluded_dirs(self.root)
+        self._relatives: dict[str, str | None] = {}
         self.imports = observe_imports(config)
 
     # --- hooks -------------------------------------------------------------------------------
@@ -241,8 +242,11 @@ class CoverageRecorder:
         return learned
 
     def relative(self, filename: str) -> str | None:
-        """The repository-relative path of a measured file, None when it does not count."""
-        return repository_file(filename, self.root, self._excluded)
+        """The repository-relative path of a measured file, None when it does not count;
+        each file is resolved once per run (every test of a module shares its file)."""
+        if filename not in self._relatives:
+            self._relatives[filename] = repository_file(filename, self.root, self._excluded)
+        return self._relatives[filename]
 
 
 def context_test(context: str, tests: Collection[str], static: str | None = None) -> str | None:

@@ -232,6 +232,34 @@ def _verifier_decided(ref: str, verdict: MappingABC[str, Any]) -> Decided:
     )
 
 
+class RunRecordMaker(RecordMaker):
+    """The :class:`RecordMaker` of one run that keeps each record it made with its JSON
+    payload, so that storing them (:meth:`PlanGraph.record_run`) takes the payloads as made
+    instead of dumping, validating and hashing the records again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.made: dict[int, tuple[Evidence, dict[str, Any]]] = {}
+        """``id(record)`` → the record and its payload, for every record made."""
+
+    def make(
+        self,
+        node: str,
+        criterion: str,
+        *,
+        outcome: str,
+        reason: str | None,
+        details: MappingABC[str, Any],
+        subjects: MappingABC[str, str | None],
+    ) -> Evidence:
+        """:meth:`RecordMaker.make`, the record and its payload kept in :attr:`made`."""
+        record = super().make(
+            node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
+        )
+        self.made[id(record)] = (record, record.to_json())
+        return record
+
+
 @dataclass
 class EvidenceBuilder:
     """Builds the records of one run against one end-of-run snapshot."""
@@ -248,7 +276,7 @@ class EvidenceBuilder:
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
-        self.maker = RecordMaker(
+        self.maker = RunRecordMaker(
             self.plangraph,
             self.snapshot,
             plan=self.plan,

@@ -121,10 +121,29 @@ def policies_by_criterion(plan: Plan) -> dict[str, TestPolicy]:
     return found
 
 
+MARKER_REFS = pytest.StashKey[tuple[tuple[int, ...], tuple[str, ...]]]()
+"""The ``criterion`` marker references of an item, read once (:func:`marker_refs`), with the
+number of marks on each node above it when they were read."""
+
+COUNTS = {"marker reads": 0}
+"""How often the markers of an item were read in this process: once per item, however many
+times its references are asked for (collection check, mapping, stale selection)."""
+
+
 def marker_refs(item: pytest.Item) -> list[str]:
     """Every argument of every ``criterion`` marker on *item* (class and module marks too); a
     marker without a positional argument, or with keyword ones, gives a ref that
-    :func:`ref_problems` explains."""
+    :func:`ref_problems` explains. The markers are read once per item (kept in its stash),
+    and again only when a mark was added since (``add_marker`` in a later hook)."""
+    marks = tuple(len(node.own_markers) for node in item.listchain())
+    kept = item.stash.get(MARKER_REFS, None)
+    if kept is None or kept[0] != marks:
+        COUNTS["marker reads"] += 1
+        kept = item.stash[MARKER_REFS] = (marks, tuple(_read_marker_refs(item)))
+    return list(kept[1])
+
+
+def _read_marker_refs(item: pytest.Item) -> list[str]:
     refs: list[str] = []
     for mark in item.iter_markers("criterion"):
         refs.extend(str(arg) if not isinstance(arg, str) else arg for arg in mark.args)

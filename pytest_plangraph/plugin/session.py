@@ -40,7 +40,7 @@ from .mapping import policies_by_criterion as policies
 from .outcomes import phase_outcome, report_reason
 from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
 from .selection import STILL_VALID, StaleSelection, still_valid
-from .soundness import FACTS_ATTRIBUTE, join_facts, no_pass_reasons, run_facts
+from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
 
@@ -82,6 +82,7 @@ class PlangraphSession:
         self.heard_facts: dict[str, dict[str, Any]] = {}
         """The interpreter facts on the reports of xdist workers, each different one once."""
         self.stale: StaleSelection | None = None  # --plangraph-stale
+        self.globs_tried = 0  # (test, glob) pairs the mapping tried (see PatternIndex)
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -271,6 +272,7 @@ class PlangraphSession:
             for item in items:
                 self._map(builder, item, selected=selected)
         self.mapping = builder.finish()
+        self.globs_tried = builder.index.tried + builder.excludes.tried
         if self.worker:
             workeroutput: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
             workeroutput["plangraph"] = self.mapping.to_dict()
@@ -320,7 +322,6 @@ class PlangraphSession:
     def own_facts(self) -> dict[str, Any]:
         """This process's interpreter facts (:func:`~.soundness.run_facts`)."""
         from . import install_guard
-        from .soundness import links_out
 
         stale = install_guard(self.config).check(self.config, self.binder.project_file)
         return run_facts(self.config, stale, links_out(self.config, self.plangraph.root))
@@ -391,7 +392,7 @@ class PlangraphSession:
         end = self.plangraph.snapshot(self.before_fold)
         builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
-        stored = self.plangraph.record_run(evidence) if evidence else []
+        stored = self.plangraph.record_run(evidence, made=builder.maker.made) if builder else []
         if evidence:
             attach_evidence(self.config, mapping.tests_of(self.prefix, evidence))
         after = self._after(end, evidence, stored)

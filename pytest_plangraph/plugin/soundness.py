@@ -329,14 +329,22 @@ def links_out(config: pytest.Config, root: Path) -> list[str]:
     loaded, but evidence can only bind files inside it."""
     sources = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
     sources.append(str(config.inipath) if config.inipath is not None else None)
+    top = str(root)
+    prefix = top if top.endswith(os.sep) else top + os.sep
     found = set()
-    for source in sources:
+    for source in sources:  # plain text tests: hundreds of modules, each looked at once
         if not isinstance(source, str) or not os.path.isabs(source):
             continue
-        path = Path(os.path.normpath(source))
-        if path.is_relative_to(root) and not path.resolve().is_relative_to(root):
-            found.add(path.relative_to(root).as_posix())
+        path = os.path.normpath(source)
+        if not _under(path, top, prefix) or _under(os.path.realpath(path), top, prefix):
+            continue
+        found.add(path[len(prefix) :].replace(os.sep, "/") if path != top else ".")
     return sorted(found)
+
+
+def _under(path: str, top: str, prefix: str) -> bool:
+    """True when the normalized *path* is the directory *top* or lies below it."""
+    return path == top or path.startswith(prefix)
 
 
 def join_facts(facts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,107 @@
+"""One pass at the end of a ``pytest --plangraph`` session: the records the run made are
+stored as made (not dumped, validated and hashed again by ``checked_payloads``), in one
+``append_many`` (one transaction), and the state after the run is derived once. Counted in
+real sessions (pytester, in process) by wrappers that call the real functions; what is stored
+is what the checked path would store, and a record that is not the run's own is still
+checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from plugin_helpers import evidence, jwt_project, make_project
+
+import pytest_plangraph.judge.records as records
+import pytest_plangraph.plugin.session as session_module
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.canonical import digest
+from pytest_plangraph.errors import UsageError
+from pytest_plangraph.store.sqlite import Store
+from pytest_plangraph.vcs.environment import now, run_info
+
+
+class Calls:
+    """Counts the calls of the real functions it wraps."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counts: dict[str, int] = {}
+        self.monkeypatch = monkeypatch
+
+    def wrap(self, owner: object, name: str) -> None:
+        real = getattr(owner, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.counts[name] = self.counts.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        self.monkeypatch.setattr(owner, name, counted)
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    found = Calls(monkeypatch)
+    found.wrap(records, "checked_payloads")
+    found.wrap(session_module, "derive")
+    found.wrap(Store, "append_many")
+    return found
+
+
+def test_a_run_stores_its_records_in_one_pass(pytester: pytest.Pytester, calls: Calls) -> None:
+    root = jwt_project(pytester)
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    passed, _, failed = result.listoutcomes()
+    assert passed and not failed
+    stored = evidence(root)
+    assert len(stored) == 3  # the three criteria its tests verify
+    assert calls.counts.get("checked_payloads", 0) == 0  # made once, not checked again
+    assert calls.counts["append_many"] == 1  # one batch, one transaction
+    assert calls.counts["derive"] == 2  # the state before the run, and once after it
+
+
+def test_what_is_stored_is_what_the_checked_path_stores(pytester: pytest.Pytester) -> None:
+    root = jwt_project(pytester)
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    assert not result.listoutcomes()[2]
+    stored = evidence(root)
+    with PlanGraph.open(root) as plangraph:
+        checked = records.checked_payloads(plangraph.graph, stored)
+    with Store.open(root / ".plangraph/store.db") as store:
+        payloads = [e.payload for e in store.events() if e.kind == "evidence"]
+    assert payloads == checked
+    for payload in payloads:  # each id is its content's address
+        assert payload["id"] == digest({k: v for k, v in payload.items() if k != "id"})
+
+
+def test_a_record_not_made_by_the_run_is_checked(pytester: pytest.Pytester) -> None:
+    """``record_run(made=…)`` takes a payload as made only for the very record object it was
+    made for: a changed copy of a record (which skips the model's checks) is refused."""
+    make_project(pytester)
+    root = pytester.path
+    with PlanGraph.open(root) as plangraph:
+        run = run_info(now(), now(), None)
+        record = plangraph.make_evidence(
+            "step-a",
+            "ac-marked",
+            outcome="passed",
+            reason=None,
+            details={},
+            subjects={},
+            run=run,
+            recorded_by="runner",
+        )
+        payload = record.model_dump(mode="json")
+        forged = record.model_copy(update={"outcome": "banana"})
+        with pytest.raises(UsageError, match="not a valid evidence record"):
+            plangraph.record_run([forged], made={id(record): (record, payload)})
+        with pytest.raises(UsageError, match="not a valid evidence record"):
+            plangraph.record_run([forged], made={id(forged): (record, payload)})
+        with pytest.raises(UsageError, match="made must be a mapping"):
+            plangraph.record_run([record], made=5)  # type: ignore[arg-type]
+        # odd entries are not taken as made: the record is checked
+        with pytest.raises(UsageError, match="not a valid evidence record"):
+            plangraph.record_run([forged], made={id(forged): (forged, "x")})  # type: ignore[dict-item]
+        # a payload paired with another object's id is not taken either
+        stored = plangraph.record_run([record], made={id(forged): (forged, {"bogus": 1})})
+    assert [e.payload for e in stored] == [payload]
+    assert [e.id for e in evidence(root)] == [record.id]  # the forged ones stored nothing
