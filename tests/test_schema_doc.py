@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from pytest_plangraph.plan.file import plan_json_schema
+from pytest_plangraph.plan.boundary import plan_json_schema
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "plangraph.schema.json"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -76,7 +76,7 @@ def _node(node: str | None) -> str:
 
 
 def _schema(args: argparse.Namespace, out: Output) -> int:
-    from ..plan.file import plan_json_schema
+    from ..plan.boundary import plan_json_schema
 
     print(json.dumps(plan_json_schema(), indent=2, ensure_ascii=False))
     return 0

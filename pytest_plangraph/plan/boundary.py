@@ -318,3 +318,13 @@ def plan_data(plan: Plan) -> dict[str, Any]:
     the plan cache keeps of a plan file, and what :func:`runtime_plan` is built from."""
     data: dict[str, Any] = plan.model_dump(mode="python", by_alias=True, exclude_unset=True)
     return data
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the plan format, generated from the models of the boundary."""
+    schema = Plan.model_json_schema(by_alias=True, mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://pytest-plangraph.readthedocs.io/plangraph.schema.json",
+        **schema,
+    }

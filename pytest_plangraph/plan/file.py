@@ -443,15 +443,3 @@ def _read_yaml_blocks(
 
     found = read_blocks(text, name, MAX_YAML_NODES, cache_dir)
     return _read_yaml(text, name) if found is None else found
-
-
-def plan_json_schema() -> dict[str, Any]:
-    """The JSON Schema of the plan format, generated from the models of the boundary."""
-    from .boundary import Plan as PlanModel
-
-    schema = PlanModel.model_json_schema(by_alias=True, mode="validation")
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://pytest-plangraph.readthedocs.io/plangraph.schema.json",
-        **schema,
-    }

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..canonical import canonical_json, digest
-from .evidence import Evidence, checked_evidence
+from .digests import canonical_plan as canonical_plan
+from .digests import criterion_digest as criterion_digest
+from .digests import plan_criterion_digests, plan_digest
+from .events import EVENT_KINDS as EVENT_KINDS  # the events: .events
+from .events import Event as Event
+from .events import LoggedEvent as LoggedEvent
+from .events import checked_event as checked_event
 from .formats import FORMAT_VERSION as FORMAT_VERSION  # where the rest of the package reads it
 from .frozen import Frozen
 from .names import BUILTIN_VERIFIERS as BUILTIN_VERIFIERS
@@ -29,7 +34,7 @@ from .names import EventKind as EventKind
 from .names import NodeKind as NodeKind
 from .names import Strength as Strength
 from .order import rounds
-from .policy import TEST_POLICY_DEFAULTS, PlanDefaults, Policy, effective_policy
+from .policy import PlanDefaults, Policy
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -385,69 +390,6 @@ def checked_artifacts(node: Node) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-def canonical_plan(plan: Plan) -> dict[str, Any]:
-    """The normalised JSON form of a plan: defaults dropped, nodes and edges in a fixed order."""
-    data = plan.to_json(by_alias=True, exclude_defaults=True)
-    data["plangraph"] = plan.plangraph
-    data["nodes"] = sorted(data.get("nodes", []), key=lambda n: n["id"])
-    data["edges"] = sorted(
-        data.get("edges", []), key=lambda e: (e["from"], e["to"], e["type"], canonical_json(e))
-    )
-    return data
-
-
-def plan_digest(plan: Plan) -> str:
-    """sha256 over :func:`canonical_plan`."""
-    return digest(canonical_plan(plan))
-
-
-def criterion_digest(
-    node_id: str, criterion: Criterion, defaults: PlanDefaults | None = None
-) -> str:
-    """sha256 of a criterion's canonical definition, bound to its node id; a test verifier's
-    effective policy (under the plan's *defaults*) counts only where it is not the built-in
-    one, so a criterion that uses none of it keeps the digest it always had."""
-    body = criterion.to_json(by_alias=True, exclude_defaults=True)
-    verifier = criterion.verifier.to_json(by_alias=True)
-    body["verifier"] = _digest_verifier(criterion.verifier, verifier, defaults)
-    return digest({"node": node_id, "criterion": body})
-
-
-def _digest_verifier(
-    verifier: Any, dumped: dict[str, Any], defaults: PlanDefaults | None
-) -> dict[str, Any]:
-    """*dumped* (a verifier's full dump) as its criterion's digest reads it: a test
-    verifier's policy fields replaced by its effective policy, each where it differs from
-    :data:`TEST_POLICY_DEFAULTS`, and ``exclude`` only when it names something."""
-    if not isinstance(verifier, TestVerifier):
-        return dumped
-    for name in ("exclude", *TEST_POLICY_DEFAULTS):
-        dumped.pop(name, None)
-    policy = effective_policy(verifier, defaults)
-    for name, default in TEST_POLICY_DEFAULTS.items():
-        if getattr(policy, name) != default:
-            dumped[name] = getattr(policy, name)
-    if policy.exclude:
-        dumped["exclude"] = list(policy.exclude)
-    return dumped
-
-
-def plan_criterion_digests(plan: Plan) -> dict[tuple[str, str], str]:
-    """:func:`criterion_digest` of every criterion of *plan* (the first of repeated node or
-    criterion ids)."""
-    digests: dict[tuple[str, str], str] = {}
-    seen: set[str] = set()
-    for node in plan.nodes:
-        if node.id in seen:
-            continue
-        seen.add(node.id)
-        for criterion in node.acceptance:
-            key = (node.id, criterion.id)
-            if key not in digests:
-                digests[key] = criterion_digest(node.id, criterion, plan.defaults)
-    return digests
-
-
 _COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
 """The cached properties of :class:`Plan`, which depend on its content."""
 
@@ -459,104 +401,3 @@ def runtime_plan(data: Any) -> Plan:
     from .boundary import plan_data
 
     return Plan.from_data(plan_data(PlanModel.model_validate(data)))
-
-
-# --- events (DESIGN §9); evidence records are in .evidence ---------------------------------------
-
-
-EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
-_CHAIN_FIELDS = frozenset({"id", "seq", "prev", "hash", "signature"})
-
-
-class Event(Frozen):
-    """One append-only entry of the store. Status is derived from these, never stored.
-
-    ``id`` addresses the content (everything but the chain fields), so merging stores is a
-    union; ``seq``, ``prev``, ``hash`` and ``signature`` belong to one store's chain. Events
-    given to the store were checked where they were made (the API) or read
-    (:func:`~.boundary.runtime_event`); the store checks their chain and signatures.
-    """
-
-    __slots__ = (
-        "at",
-        "by",
-        "criterion",
-        "hash",
-        "id",
-        "idempotency_key",
-        "kind",
-        "node",
-        "payload",
-        "plan_digest",
-        "prev",
-        "seq",
-        "signature",
-    )
-    DEFAULTS: ClassVar[Mapping[str, Any]] = {
-        "id": "",
-        "seq": 0,
-        "node": None,
-        "criterion": None,
-        "payload": dict,
-        "idempotency_key": None,
-        "prev": "",
-        "hash": "",
-        "signature": None,
-    }
-
-    id: str
-    seq: int
-    kind: EventKind
-    node: str | None
-    criterion: str | None
-    at: str
-    by: str
-    plan_digest: str
-    payload: dict[str, Any]
-    idempotency_key: str | None
-    prev: str
-    hash: str
-    signature: str | None
-
-    def content(self) -> dict[str, Any]:
-        """The content-addressed part: everything but id and the chain fields."""
-        return self.to_json(exclude=_CHAIN_FIELDS)
-
-    @property
-    def evidence(self) -> Evidence | None:
-        """The evidence record carried by an ``evidence`` event (ValueError when its payload
-        is not one: the store checks every record it is given, so only an edited store has
-        such a payload)."""
-        if self.kind != "evidence":
-            return None
-        return checked_evidence(self.payload)
-
-
-class LoggedEvent(Protocol):
-    """What derivation reads of an event: a stored :class:`Event`, or the lighter row
-    :meth:`Store.log <pytest_plangraph.store.Store.log>` reads for status (the store hands over
-    light rows, the judge and the store's trust screen read them)."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def node(self) -> str | None: ...
-    @property
-    def criterion(self) -> str | None: ...
-    @property
-    def by(self) -> str: ...
-    @property
-    def payload(self) -> Mapping[str, Any]: ...
-
-
-def checked_event(data: Any) -> Event:
-    """Validate *data* (an event as an exported store writes it: input from outside) with the
-    pydantic model of the boundary and return the runtime event (``pydantic.ValidationError``,
-    a ValueError, when it is not one)."""
-    from .boundary import Event as EventModel
-
-    return Event(**EventModel.model_validate(data).model_dump())

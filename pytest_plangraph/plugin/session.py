@@ -26,7 +26,6 @@ from ..api import PlanGraph
 from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..judge.inputs import Snapshot, needed_paths
-from ..plan.model import Criterion, Node
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
@@ -47,7 +46,7 @@ from .summary import Outcome, RunReport, write_summary
 if TYPE_CHECKING:
     from ..judge.states import PlanState
     from ..plan.evidence import Evidence
-    from ..plan.model import Event
+    from ..plan.model import Criterion, Event, Node
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UsageError
-from ..plan.file import plan_json_schema
+from ..plan.boundary import plan_json_schema
 from ..progress import Progress
 from ..vcs.workspace import find_root
 from .scan import scan
