@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from . import apicheck
 from .attest.attesting import Attesting
 from .errors import StoreTamperedError, UsageError
+from .intake import Intake
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate, refused_on_tampering
 from .judge.inputs import Snapshot, input_digests, node_files
@@ -45,12 +46,13 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning, Attesting, Starters, Views):
+class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
     """A repository's plan, evidence store and files, with status derived on demand (and
     re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
     :class:`~pytest_plangraph.attest.attesting.Attesting`; starter plans:
     :class:`~pytest_plangraph.starters.Starters`; reports read from the store and the files:
-    :class:`~pytest_plangraph.views.Views`)."""
+    :class:`~pytest_plangraph.views.Views`; signed evidence received from elsewhere:
+    :class:`~pytest_plangraph.intake.Intake`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -382,15 +384,28 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
         role: str | None = getattr(definition.verifier, "role", None)
         return role
 
-    def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
-        """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
+    def verify(
+        self,
+        nodes: Iterable[str] = (),
+        *,
+        by: str | None = None,
+        record: bool = True,
+        expected_plan_version: int | None = None,
+    ) -> list[Evidence]:
+        """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence
+        (without *record*, only answer with the records, storing nothing: a dry run).
+        *expected_plan_version* as for :meth:`append`, checked before anything runs."""
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
         by = actor() if by is None else apicheck.name(by, "by")
+        if not isinstance(record, bool):
+            raise UsageError(f"record must be True or False, not {record!r}")
+        expected = apicheck.version(expected_plan_version, "expected_plan_version")
         self._ready()
         for node in selected:
             self.require_node(node)
+        self._expect(expected)
         started = now()
         snapshot = self.snapshot()
         maker = self._record_maker(snapshot)
@@ -403,6 +418,6 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
             started=started,
             maker=lambda run: maker(run, by),
         )
-        if evidence:
-            self.record(evidence)
+        if evidence and record:
+            self.record(evidence, expected_plan_version=expected)
         return evidence

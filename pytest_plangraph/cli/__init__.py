@@ -28,6 +28,7 @@ from . import (
     key_cmds,
     plan_cmds,
     report_cmds,
+    serve_cmds,
     state_cmds,
     store_cmds,
 )
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         report_cmds,
         attest_cmds,
         import_cmds,
+        serve_cmds,
     ):
         module.register(commands)
     parser.commands = dict(commands.choices)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..report.status_json import status_json
 from .common import Output, common_options, name_text, open_plangraph, reading_store, table
 from .report_formats import offer_plugin_formats, plugin_report
 
@@ -44,6 +45,11 @@ def register(commands: Any) -> None:
     verify.add_argument("nodes", nargs="*", metavar="NODE", help="only these nodes")
     verify.add_argument(
         "--by", type=name_text, help="who records the evidence (default: $PLANGRAPH_ACTOR)"
+    )
+    verify.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run the verifiers and print what they find, recording nothing",
     )
     verify.set_defaults(handler=_verify)
 
@@ -104,12 +110,11 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         settled = {n for n, node in plangraph.graph.nodes.items() if node.cancelled}
         shown = _markdown(plangraph, state, plan.version) if out.fmt == "markdown" else ""
         json_like = out.fmt not in ("text", "markdown")
-        notes = _test_notes(plangraph, fold, state) if json_like else {}
+        data = status_json(plangraph, fold, state, plan) if json_like else {}
     nodes = list(state.nodes.values())
     if out.fmt == "markdown":
         out.emit({}, shown)
     elif out.fmt != "text":  # each format builds only what it prints
-        data = {"plan": plan.model_dump(), "nodes": [_node_json(n, notes) for n in nodes]}
         out.emit(data, plugin_report(out.fmt, data) or "")
     else:
         rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
@@ -129,38 +134,6 @@ def _markdown(plangraph: PlanGraph, state: PlanState, version: int) -> str:
 
     records = plangraph.decided_by(state)
     return markdown(build(plangraph.graph, state, version, records)).rstrip("\n")
-
-
-def _test_notes(
-    plangraph: PlanGraph, fold: LogFold, state: PlanState
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The details of the latest evidence that failed, and of any that lists allowed skips
-    or xfails: what names the tests in ``status --format json``."""
-    failed = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.state == "failed"]
-    judged = [(n.id, c.id) for n in state.nodes.values() for c in n.criteria if c.evidence]
-    notes = plangraph.evidence_details(fold, judged, mentioning='"allowed"')
-    notes.update(plangraph.evidence_details(fold, failed))
-    return notes
-
-
-def _node_json(node: NodeState, notes: Mapping[tuple[str, str], Mapping[str, Any]]) -> Any:
-    """A node's JSON entry; a failed criterion's ``EVIDENCE_FAILED`` reasons name the tests
-    that did not pass (``tests``, and the evidence's message), and a criterion whose
-    evidence allowed skips or xfails lists them (``allowed``)."""
-    data = node.to_json()
-    for entry in data["criteria"]:
-        details = notes.get((node.id, entry["id"]))
-        if not details:
-            continue
-        if details.get("allowed"):
-            entry["allowed"] = details["allowed"]
-        tagged = [r for r in data["reasons"] if r.get("criterion") == entry["id"]]
-        for reason in [*entry["reasons"], *tagged]:
-            if reason["code"] == "EVIDENCE_FAILED":
-                reason["tests"] = details.get("not_passed", [])
-                if isinstance(message := details.get("message"), str):
-                    reason["message"] += f": {message}"
-    return data
 
 
 def _check_failures(
@@ -201,7 +174,7 @@ def _reasons(reasons: tuple[Reason, ...]) -> str:
 
 def _verify(args: argparse.Namespace, out: Output) -> int:
     with open_plangraph(args) as plangraph:
-        evidence = plangraph.verify(args.nodes, by=args.by)
+        evidence = plangraph.verify(args.nodes, by=args.by, record=not args.dry_run)
     rows = [[e.ref, e.verifier, e.outcome, e.reason or "", e.id[:12]] for e in evidence]
     text = table(rows, ["criterion", "verifier", "outcome", "reason", "evidence"])
     for record in evidence:
