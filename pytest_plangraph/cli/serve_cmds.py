@@ -8,7 +8,7 @@ otherwise; docs/trust.md says what exposing it means.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 from typing import Any
 
 from ..errors import UsageError
@@ -45,12 +45,14 @@ def register(commands: Any) -> None:
 
 
 def _serve(args: argparse.Namespace, out: Output) -> int:
-    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise UsageError(
-            f"plangraph serve needs {' and '.join(missing)}, which are not installed; "
-            f"install the optional extra: {INSTALL}"
-        )
+    for module in ("fastapi", "uvicorn"):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(
+                f"plangraph serve needs {module}, which cannot be imported ({exc}); install "
+                f"the optional extra: {INSTALL}"
+            ) from None
     from ..server.app import openapi_document
     from ..server.running import serve
     from ..server.writes import Served
