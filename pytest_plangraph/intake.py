@@ -51,6 +51,12 @@ class Intake(Repository):
         from .store.chain import event_id
 
         found = _event(event)
+        if found.kind != "evidence":
+            raise UsageError(
+                f"only evidence events are received here, not a {found.kind} event; claims and "
+                "patches have their own requests, and approvals are a person's (plangraph "
+                "approve)"
+            )
         self._ready()
         content_id = event_id(found)
         if found.id and found.id != content_id:
@@ -59,13 +65,13 @@ class Intake(Repository):
                 f"({content_id[:16]}…): it was changed after it was recorded",
                 "BAD_SIGNATURE",
             )
+        _trusted(found, content_id)  # first: nothing of an untrusted event is looked at further
         record = _record(found)
         if record.plan.id != self.plan.plan:
             raise UsageError(
                 f"the evidence was recorded for plan {record.plan.id!r}, not {self.plan.plan!r}"
             )
         checked_payloads(self.graph, [record])  # a criterion of this plan, by its verifier
-        _trusted(found, content_id)
         version = apicheck.version(expected_plan_version, "expected_plan_version")
         self._expect(version)
         stored = self._store_signed(found.model_copy(update={"id": content_id}))
@@ -110,11 +116,6 @@ def _event(event: Event | Mapping[str, Any]) -> Event:
 
 def _record(event: Event) -> Evidence:
     """The evidence record *event* carries, checked to be about the event's own criterion."""
-    if event.kind != "evidence":
-        raise UsageError(
-            f"only evidence events are received here, not a {event.kind} event; claims and "
-            "patches have their own requests, and approvals are a person's (plangraph approve)"
-        )
     try:
         record = Evidence.model_validate(event.payload)
     except ValidationError as exc:
