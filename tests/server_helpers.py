@@ -68,6 +68,8 @@ def start(root: Path, *args: str, env: dict[str, str] | None = None, name: str =
         if "listening on " in said:
             url = said.split("listening on ", 1)[1].split()[0]
             return Server(proc, url, out, err)
+        if said.startswith("{") and said.endswith("\n"):  # --format json
+            return Server(proc, json.loads(said.splitlines()[0])["url"], out, err)
         if proc.poll() is not None:
             raise AssertionError(f"plangraph serve exited {proc.returncode}: {err.read_text()}")
         time.sleep(0.05)

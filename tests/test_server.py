@@ -217,9 +217,11 @@ def test_another_host_than_loopback_is_warned_about(jwt: Path, serve) -> None:
     server = serve(jwt, "--host", "0.0.0.0")
     assert server.get(f"/plans/{PLAN}").status_code == 200
     assert "no authentication" in server.err.read_text()
-    quiet = serve(jwt)
+    quiet = serve(jwt, "--format", "json")
     assert quiet.get(f"/plans/{PLAN}").status_code == 200
     assert "warning" not in quiet.err.read_text()
+    said = json.loads(quiet.out.read_text().splitlines()[0])
+    assert said == {"format": 1, "url": quiet.url} and quiet.url.startswith("http://127.0.0.1:")
 
 
 def test_serve_needs_a_repository_with_a_plan(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ def register(commands: Any) -> None:
     """Add ``serve``."""
     serve = commands.add_parser(
         "serve",
-        parents=[common_options(formats=("text",))],
+        parents=[common_options()],
         help="serve the HTTP API (status, claims, patches, signed evidence) on a port",
         description="Answer the HTTP API of docs/http-api.md for this repository's plan until "
         "interrupted. Every write needs expected_plan_version and an Idempotency-Key header. "
@@ -63,5 +63,5 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     with open_plangraph(args) as plangraph:  # a repository, a plan that lint accepts, a store
         plangraph.plan_ref()  # the plan's version is numbered before the first request
         served = Served(plangraph.root, plangraph.plan_path, plangraph.store_path)
-    serve(served, args.host, args.port)
+    serve(served, args.host, args.port, as_json=out.json)
     return 0

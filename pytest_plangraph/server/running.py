@@ -4,6 +4,7 @@ port in use is one message), say where it listens, then hand the socket to uvico
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
 import sys
 
@@ -37,8 +38,9 @@ def bind(host: str, port: int) -> socket.socket:
         ) from None
 
 
-def serve(served: Served, host: str, port: int) -> None:
-    """Serve *served* on *host*:*port* until interrupted (Ctrl-C, SIGTERM)."""
+def serve(served: Served, host: str, port: int, *, as_json: bool = False) -> None:
+    """Serve *served* on *host*:*port* until interrupted (Ctrl-C, SIGTERM); the first line
+    printed says where it listens (*as_json*: ``{"format": 1, "url": …}``)."""
     import uvicorn
 
     listening = bind(host, port)
@@ -51,7 +53,11 @@ def serve(served: Served, host: str, port: int) -> None:
             "(docs/trust.md, 'The HTTP API')",
             file=sys.stderr,
         )
-    print(f"plangraph serve: listening on http://{shown}:{bound}", flush=True)
+    url = f"http://{shown}:{bound}"
+    said = (
+        json.dumps({"format": 1, "url": url}) if as_json else f"plangraph serve: listening on {url}"
+    )
+    print(said, flush=True)
     config = uvicorn.Config(create_app(served), log_level="warning", access_log=False)
     try:
         uvicorn.Server(config).run(sockets=[listening])
