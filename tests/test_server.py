@@ -138,6 +138,12 @@ def test_bad_input_is_a_4xx_problem_and_records_nothing(jwt: Path, serve) -> Non
         is_problem(form, 415, "UNSUPPORTED_MEDIA_TYPE")
         huge = client.post(url, content=b" " * (4 * 1024 * 1024 + 1), headers=JSON)
         is_problem(huge, 413, "BODY_TOO_LARGE")
+        chunks = (b" " * 65536 for _ in range(65))  # no Content-Length: counted as it comes
+        chunked = client.post(url, content=chunks, headers={**JSON, "Idempotency-Key": "c"})
+        is_problem(chunked, 413, "BODY_TOO_LARGE")
+        deep = "[" * 100_000 + "]" * 100_000  # deeper than Python's JSON parser goes
+        nested = client.post(url, content=deep, headers={**JSON, "Idempotency-Key": "d"})
+        is_problem(nested, 400, "BAD_JSON")
         good = {"expected_plan_version": 1, "node": SCHEMA, "by": "a"}
         for key, code in (
             ("x" * 201, "IDEMPOTENCY_KEY_INVALID"),

@@ -11,6 +11,7 @@ from fastapi import Body, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._version import __version__
 from ..errors import PlanError, PlangraphError
@@ -65,6 +66,7 @@ def create_app(served: Served | None = None) -> FastAPI:
         description="Decide from evidence which plan steps are done: the HTTP API of "
         "`plangraph serve` (docs/http-api.md).",
     )
+    app.add_middleware(_Bounded)
     _handlers(app)
     _reads(app, served)
     _writes(app, served)
@@ -193,18 +195,6 @@ def _asked(what: str, body: Any) -> dict[str, Any]:
 
 
 def _handlers(app: FastAPI) -> None:
-    @app.middleware("http")
-    async def bounded(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length", "0")
-        if not length.isdigit() or int(length) > MAX_BODY:
-            return problem(
-                413 if length.isdigit() else 400,
-                "BODY_TOO_LARGE" if length.isdigit() else "BAD_REQUEST",
-                f"a request body of at most {MAX_BODY} bytes, with its Content-Length, is taken",
-            )
-        response: Response = await call_next(request)
-        return response
-
     @app.exception_handler(ProblemError)
     def _problem(request: Request, exc: ProblemError) -> JSONResponse:
         return problem(exc.status, exc.code, exc.detail, **exc.extra)
@@ -230,7 +220,7 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     def _http(request: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
+        code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
         return problem(exc.status_code, code, f"{request.method} {request.url.path}: {exc.detail}")
 
     @app.exception_handler(OSError)
@@ -248,6 +238,49 @@ def _handlers(app: FastAPI) -> None:
             "plangraph serve failed on this request (a bug: its log holds the traceback; "
             "please report it)",
         )
+
+
+_HTTP_CODES = {
+    400: "BAD_JSON",  # the body could not be parsed (JSON nested too deep, not UTF-8 …)
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "BODY_TOO_LARGE",
+}
+
+TOO_LARGE = f"a request body of at most {MAX_BODY} bytes is taken"
+
+
+class _Bounded:
+    """Refuse a request body larger than :data:`MAX_BODY` (413): at once when its
+    ``Content-Length`` says so, else as soon as that many bytes have come (a chunked body)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY:
+            if length.isdigit():
+                answer = problem(413, "BODY_TOO_LARGE", TOO_LARGE)
+            else:
+                answer = problem(400, "BAD_REQUEST", "a Content-Length that is not a number")
+            await answer(scope, receive, send)
+            return
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > MAX_BODY:  # FastAPI passes an HTTPException raised here on
+                    raise HTTPException(413, TOO_LARGE)
+            return message
+
+        await self.app(scope, bounded, send)
 
 
 def _said(errors: list[Any]) -> str:
