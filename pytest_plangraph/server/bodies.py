@@ -7,8 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-EXPECTED = "The plan version the writer decided against (GET /plans/{id} gives it); another "
-"version now is refused with 409 and the current version."
+EXPECTED = (
+    "The plan version the writer decided against (GET /plans/{id} gives it); another "
+    "version now is refused with 409 and the current version."
+)
 
 
 class _Body(BaseModel):
