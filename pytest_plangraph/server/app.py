@@ -50,6 +50,13 @@ _WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
         "lint errors",
     },
 }
+
+
+def _answer(said: str, errors: dict[int | str, dict[str, Any]]) -> dict[int | str, Any]:
+    """The documented answers of a route: 200 as *said*, and its problems."""
+    return {200: {"description": said}, **errors}
+
+
 KEY_HEADER = Header(
     alias="Idempotency-Key",
     description="Required on writes: a fresh unique text per distinct request, sent again "
@@ -79,14 +86,22 @@ def _repo(served: Served | None) -> Served:
 
 
 def _reads(app: FastAPI, served: Served | None) -> None:
-    @app.get("/plans/{plan_id}", responses=_ERRORS, summary="The plan and its version")
+    @app.get(
+        "/plans/{plan_id}",
+        responses=_answer("`plan` (id, version, digest) and `document` (the plan)", _ERRORS),
+        summary="The plan and its version",
+    )
     def get_plan(plan_id: str) -> dict[str, Any]:
         with _repo(served).open(plan_id, checked=False) as graph:
             ref = graph.plan_ref(create=False)
             document = graph.plan.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return {"format": FORMAT_VERSION, "plan": ref.model_dump(), "document": document}
 
-    @app.get("/plans/{plan_id}/status", responses=_ERRORS, summary="Every node's state")
+    @app.get(
+        "/plans/{plan_id}/status",
+        responses=_answer("As `plangraph status --format json`", _ERRORS),
+        summary="Every node's state",
+    )
     def get_status(plan_id: str) -> dict[str, Any]:
         from ..report.status_json import status_json
 
@@ -98,7 +113,7 @@ def _reads(app: FastAPI, served: Served | None) -> None:
 
     @app.post(
         "/plans/{plan_id}/impact-analysis",
-        responses=_ERRORS,
+        responses=_answer("As `plangraph impact --format json`", _ERRORS),
         summary="What changed and which evidence it invalidates",
     )
     def impact(plan_id: str, body: Annotated[ImpactBody | None, Body()] = None) -> dict[str, Any]:
@@ -110,7 +125,7 @@ def _reads(app: FastAPI, served: Served | None) -> None:
 
     @app.post(
         "/plans/{plan_id}/verify",
-        responses=_ERRORS,
+        responses=_answer("As `plangraph verify --dry-run --format json`", _ERRORS),
         summary="Run the verifiers that need no pytest; records nothing",
     )
     def verify(plan_id: str, body: Annotated[VerifyBody | None, Body()] = None) -> dict[str, Any]:
@@ -122,7 +137,14 @@ def _reads(app: FastAPI, served: Served | None) -> None:
 
 
 def _writes(app: FastAPI, served: Served | None) -> None:
-    @app.post("/plans/{plan_id}/claims", responses=_WRITE_ERRORS, summary="Claim a node is done")
+    @app.post(
+        "/plans/{plan_id}/claims",
+        responses=_answer(
+            "The gate's decision, as `plangraph claim --format json` (a refusal too)",
+            _WRITE_ERRORS,
+        ),
+        summary="Claim a node is done",
+    )
     def claim(
         plan_id: str, body: ClaimBody, key: Annotated[str | None, KEY_HEADER] = None
     ) -> Response:
@@ -139,7 +161,9 @@ def _writes(app: FastAPI, served: Served | None) -> None:
 
     @app.post(
         "/plans/{plan_id}/changes",
-        responses=_WRITE_ERRORS,
+        responses=_answer(
+            "As `plangraph patch --format json`: applied, or refused whole", _WRITE_ERRORS
+        ),
         summary="Re-plan with a patch (applied, or refused whole)",
     )
     def change(
@@ -168,7 +192,7 @@ def _writes(app: FastAPI, served: Served | None) -> None:
     @app.post(
         "/plans/{plan_id}/evidence",
         responses={
-            **_WRITE_ERRORS,
+            **_answer("`event`: the event as stored", _WRITE_ERRORS),
             403: {
                 "model": Problem,
                 "content": {MEDIA_TYPE: {}},
