@@ -160,6 +160,9 @@ def test_bad_input_is_a_4xx_problem_and_records_nothing(jwt: Path, serve) -> Non
 
 def test_a_plan_that_lint_rejects_is_a_conflict_to_read_but_may_be_patched(jwt: Path, serve):
     server = serve(jwt)
+    ask = {"expected_plan_version": 1, "node": SCHEMA, "by": "agent"}
+    early = server.post(f"/plans/{PLAN}/claims", ask, key="early")
+    assert early.json()["verdict"] == "PASSED"
     plan = jwt / "plangraph.yaml"
     plan.write_text(
         plan.read_text()
@@ -167,6 +170,9 @@ def test_a_plan_that_lint_rejects_is_a_conflict_to_read_but_may_be_patched(jwt: 
         encoding="utf-8",
     )
     assert "CYCLE" in is_problem(server.get(f"/plans/{PLAN}/status"), 409, "PLAN_INVALID")["detail"]
+    replay = server.post(f"/plans/{PLAN}/claims", ask, key="early")  # the first answer still
+    assert replay.status_code == 200 and replay.json() == early.json()
+    is_problem(server.post(f"/plans/{PLAN}/claims", ask, key="late"), 409, "PLAN_INVALID")
     with PlanGraph.open(jwt) as graph:
         version = graph.plan_ref().version
     repair = {"plangraph_patch": 1, "edges": {"remove": [
