@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any, cast
 from . import apicheck
 from .attest.attesting import Attesting
 from .errors import StoreTamperedError, UsageError
+from .intake import Intake
 from .judge.derive import derive, derive_node
 from .judge.gate import GateDecision, decide, gate, refused_on_tampering
 from .judge.inputs import Snapshot, input_digests, node_files
 from .judge.ledger import Context
 from .judge.logfold import LogFold
 from .judge.lookup import choices
+from .judge.records import made_payloads
 from .judge.states import NodeState, PlanState
 from .memory import collector_paused
 from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
@@ -45,12 +47,13 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning, Attesting, Starters, Views):
+class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
     """A repository's plan, evidence store and files, with status derived on demand (and
     re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
     :class:`~pytest_plangraph.attest.attesting.Attesting`; starter plans:
     :class:`~pytest_plangraph.starters.Starters`; reports read from the store and the files:
-    :class:`~pytest_plangraph.views.Views`)."""
+    :class:`~pytest_plangraph.views.Views`; signed evidence received from elsewhere:
+    :class:`~pytest_plangraph.intake.Intake`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -212,7 +215,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
     ) -> list[Event]:
         from .judge.records import checked_payloads
 
-        payloads = _made_payloads(evidence, made) if made else None
+        payloads = made_payloads(evidence, made) if made else None
         if payloads is None:
             payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
@@ -402,15 +405,28 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
         role: str | None = getattr(definition.verifier, "role", None)
         return role
 
-    def verify(self, nodes: Iterable[str] = (), *, by: str | None = None) -> list[Evidence]:
-        """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence."""
+    def verify(
+        self,
+        nodes: Iterable[str] = (),
+        *,
+        by: str | None = None,
+        record: bool = True,
+        expected_plan_version: int | None = None,
+    ) -> list[Evidence]:
+        """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence
+        (without *record*, only answer with the records, storing nothing: a dry run).
+        *expected_plan_version* as for :meth:`append`, checked before anything runs."""
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")
         by = actor() if by is None else apicheck.name(by, "by")
+        if not isinstance(record, bool):
+            raise UsageError(f"record must be True or False, not {record!r}")
+        expected = apicheck.version(expected_plan_version, "expected_plan_version")
         self._ready()
         for node in selected:
             self.require_node(node)
+        self._expect(expected)
         started = now()
         snapshot = self.snapshot()
         maker = self._record_maker(snapshot)
@@ -423,23 +439,6 @@ class PlanGraph(Replanning, Attesting, Starters, Views):
             started=started,
             maker=lambda run: maker(run, by),
         )
-        if evidence:
-            self.record(evidence)
+        if evidence and record:
+            self.record(evidence, expected_plan_version=expected)
         return evidence
-
-
-def _made_payloads(
-    evidence: Sequence[Evidence], made: Mapping[int, tuple[Evidence, dict[str, Any]]]
-) -> list[dict[str, Any]] | None:
-    """The payloads *made* holds for every record of *evidence* (the same objects), or None."""
-    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
-        return None  # checked_payloads says what is wrong
-    payloads = []
-    for record in evidence:
-        entry = made.get(id(record))
-        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] is not record:
-            return None
-        if not isinstance(entry[1], dict):
-            return None
-        payloads.append(entry[1])
-    return payloads

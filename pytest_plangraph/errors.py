@@ -9,6 +9,7 @@
      │    └── StoreTamperedError  an event the gate would use does not match its id or chain
      ├── GitError               a git operation failed (not a repository, unknown revision …)
      ├── VerifierError          a verifier is misconfigured or unknown
+     ├── SignatureError         an event handed over without a signature the gate trusts
      └── UsageError             a command line or API call that names something that is not there,
                                 or gives a value of the wrong type or form
 
@@ -84,6 +85,17 @@ class GitError(PlangraphError):
 
 class VerifierError(PlangraphError):
     """A verifier is unknown or its settings are wrong."""
+
+
+class SignatureError(PlangraphError):
+    """An event handed over to be stored (``POST /plans/{id}/evidence``) without a signature the
+    gate would count: ``reason`` is ``UNSIGNED_EVENT``, ``BAD_SIGNATURE``, ``UNTRUSTED_KEY``,
+    ``ROLE_NOT_TRUSTED`` or ``NO_TRUSTED_KEYS`` (no key is configured, so none can be checked).
+    Nothing is stored."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{reason}: {message}")
 
 
 class UsageError(PlangraphError):

@@ -35,6 +35,7 @@ MODULES = (
     "attest_cmds",
     "import_cmds",
     "mcp_cmds",
+    "serve_cmds",
 )
 """The command modules, in the order ``plangraph --help`` lists their commands; each has a
 ``register(commands)`` that adds its subcommands."""
@@ -58,6 +59,7 @@ COMMANDS = {
     "import": "import_cmds",
     "next": "next_cmds",
     "mcp": "mcp_cmds",
+    "serve": "serve_cmds",
 }
 """Which module registers each command: ``plangraph CMD`` imports that module alone (a
 command's imports are its own cost); ``--help``, ``--version`` and a name that is not a

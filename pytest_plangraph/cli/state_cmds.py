@@ -45,6 +45,11 @@ def register(commands: Any) -> None:
     verify.add_argument(
         "--by", type=name_text, help="who records the evidence (default: $PLANGRAPH_ACTOR)"
     )
+    verify.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run the verifiers and print what they find, recording nothing",
+    )
     verify.set_defaults(handler=_verify)
 
     claim = commands.add_parser(
@@ -191,7 +196,7 @@ def _reasons(reasons: tuple[Reason, ...]) -> str:
 
 def _verify(args: argparse.Namespace, out: Output) -> int:
     with open_plangraph(args) as plangraph:
-        evidence = plangraph.verify(args.nodes, by=args.by)
+        evidence = plangraph.verify(args.nodes, by=args.by, record=not args.dry_run)
     rows = [[e.ref, e.verifier, e.outcome, e.reason or "", e.id[:12]] for e in evidence]
     text = table(rows, ["criterion", "verifier", "outcome", "reason", "evidence"])
     for record in evidence:

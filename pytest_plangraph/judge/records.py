@@ -243,3 +243,21 @@ def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
             f"record {ref}: its id is not its content address (the sha256 of the record "
             "without id); make records with make_evidence() and do not change them after"
         )
+
+
+def made_payloads(
+    evidence: Sequence[Evidence], made: Mapping[int, tuple[Evidence, dict[str, Any]]]
+) -> list[dict[str, Any]] | None:
+    """The payloads *made* holds for every record of *evidence* (the same objects: the records
+    a run's own record maker made, stored as made), or None (then they are checked)."""
+    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
+        return None  # checked_payloads says what is wrong
+    payloads = []
+    for record in evidence:
+        entry = made.get(id(record))
+        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] is not record:
+            return None
+        if not isinstance(entry[1], dict):
+            return None
+        payloads.append(entry[1])
+    return payloads

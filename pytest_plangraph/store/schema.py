@@ -11,6 +11,10 @@ Schema versions:
 2. The ``log`` table: what status derivation reads of each event, written with the event.
 3. ``file_cache.tag``: each hash-cache row is authenticated with this user's key
    (:mod:`pytest_plangraph.store.localkey`); a row without a matching tag is not used.
+
+Besides ``schema_version`` and ``created``, ``meta`` keeps the answers of requests made with an
+idempotency key, as ``answer:<key>`` rows (:mod:`pytest_plangraph.store.answers`; no schema
+change: any version's ``meta`` holds them).
 """
 
 from __future__ import annotations

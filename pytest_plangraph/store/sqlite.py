@@ -20,6 +20,7 @@ from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..plan.model import Event
 from . import schema
+from .answers import Answers
 from .auditing import ChainAudit
 from .chain import (
     event_id,
@@ -48,7 +49,7 @@ from .signatures import event_message, is_ed25519, signer_from_env
 from .tail import ChainTail
 
 
-class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging):
+class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
     """An open evidence store. Use :meth:`open`; close it (or use ``with``) when done."""
 
     def __init__(
