@@ -90,8 +90,8 @@ def test_a_record_not_made_by_the_run_is_checked(pytester: pytest.Pytester) -> N
             run=run,
             recorded_by="runner",
         )
-        payload = record.model_dump(mode="json")
-        forged = record.model_copy(update={"outcome": "banana"})
+        payload = record.to_json()
+        forged = record.replace(outcome="banana")
         with pytest.raises(UsageError, match="not a valid evidence record"):
             plangraph.record_run([forged], made={id(record): (record, payload)})
         with pytest.raises(UsageError, match="not a valid evidence record"):

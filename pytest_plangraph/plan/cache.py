@@ -118,6 +118,8 @@ def read_validated(cache_dir: Path, key: str) -> Plan | None:
     None when there is none or it cannot be read (the file is then read and validated anew).
     The entry is what validating those very bytes gave, by this very code (the key says so),
     so nothing is checked again: the values go into the runtime classes as they are."""
+    from .model import Plan  # the folder's other helpers serve readers that load no plan
+
     try:
         data = json.loads(read_regular(cache_dir / f"valid-{key}.json"))
         return Plan.from_data(data) if isinstance(data, dict) else None
