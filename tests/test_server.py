@@ -57,6 +57,16 @@ def test_the_plan_and_its_status_are_the_clis_answers(jwt: Path, serve) -> None:
     assert schema["status"] == "completed"  # the fixture verified it
 
 
+def test_next_is_the_clis_answer(jwt: Path, serve) -> None:
+    server = serve(jwt)
+    answer = server.get(f"/plans/{PLAN}/next")
+    assert answer.status_code == 200, answer.text
+    cli = plangraph_main(jwt, "next", "--format", "json")
+    assert answer.json() == cli.json()
+    assert answer.json()["next"], "the sample has nodes ready to work on"
+    is_problem(server.get("/plans/nope/next"), 404, "PLAN_NOT_FOUND")
+
+
 def test_impact_analysis_is_the_clis_answer(jwt: Path, serve) -> None:
     server = serve(jwt)
     schema = jwt / "src/auth/user_schema.json"
@@ -192,6 +202,7 @@ def test_the_openapi_document_in_docs_is_current() -> None:
     assert set(paths) == {
         "/plans/{plan_id}",
         "/plans/{plan_id}/status",
+        "/plans/{plan_id}/next",
         "/plans/{plan_id}/changes",
         "/plans/{plan_id}/evidence",
         "/plans/{plan_id}/impact-analysis",

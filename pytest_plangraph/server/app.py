@@ -108,6 +108,16 @@ def _reads(app: FastAPI, served: Served | None) -> None:
             data = graph.status_json(fold, graph.status(fold))
         return {"format": FORMAT_VERSION, **data}
 
+    @app.get(
+        "/plans/{plan_id}/next",
+        responses=_answer("As `plangraph next --format json`", _ERRORS),
+        summary="The nodes ready to work on, in topological order, with what to run",
+    )
+    def get_next(plan_id: str) -> dict[str, Any]:
+        with _repo(served).open(plan_id) as graph:
+            agenda = graph.next()
+        return {"format": FORMAT_VERSION, **agenda.to_json()}
+
     @app.post(
         "/plans/{plan_id}/impact-analysis",
         responses=_answer("As `plangraph impact --format json`", _ERRORS),
