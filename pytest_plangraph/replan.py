@@ -15,6 +15,8 @@ Order of a patch, and why:
 3. The patch is applied to the plan *text* (comments and layout kept, :mod:`.plan.patch`) and the
    result linted as the commands would; lint errors refuse it whole (``LINT_ERRORS``, the
    findings with code, node and hint) and the file is not touched. That attempt spends a round.
+   A patch that raises a node's ``max_retry`` is refused the same way (``PATCH_WIDENS_BUDGET``,
+   checked before the text is edited): the retry budget is a person's to widen, not the agent's.
 4. The new text replaces the file atomically, and one ``patch`` event per touched node records
    who, the patch, the plan versions and digests before and after, and what it invalidated:
    each criterion whose evidence was valid before the patch and is not after it.
@@ -45,7 +47,7 @@ from .plan.evidence import PlanRef
 from .plan.file import parse_plan
 from .plan.graph import Graph
 from .plan.jsonpatch import JsonPatch, read_json_patch
-from .plan.model import Event
+from .plan.model import Event, Plan
 from .plan.patch import (
     AnyPatch,
     PlanPatch,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
 LINT_ERRORS = "LINT_ERRORS"
+BUDGET_WIDENED = "PATCH_WIDENS_BUDGET"
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,17 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, list(spent), by, before, payload)
         return PatchResult("refused", REPLAN_BUDGET_EXHAUSTED, nodes, before.version,
                            before.version, exhausted=spent, events=events)  # fmt: skip
+    widened = _widened(repo.plan, expected)
+    if widened:
+        payload = _payload(patch, "refused", BUDGET_WIDENED, before, before, nodes)
+        payload["widened"] = widened
+        payload["hint"] = (
+            "a patch may not raise a node's max_retry: the retry budget is a person's to give "
+            "(`plangraph retry NODE`, or an edit of the plan file that is reviewed)"
+        )
+        events = _record(repo, [w["node"] for w in widened], by, before, payload)
+        return PatchResult("refused", BUDGET_WIDENED, nodes, before.version, before.version,
+                           events=events)  # fmt: skip
     text = raw.decode("utf-8-sig")
     json_file = path.suffix.lower() == ".json"
     edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
@@ -246,6 +260,17 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     events = _record(repo, nodes, by, after, payload)
     return PatchResult("applied", None, nodes, before.version, after.version,
                        invalidated=invalidated, events=events)  # fmt: skip
+
+
+def _widened(old: Plan, new: Plan) -> list[dict[str, Any]]:
+    """Each node of *old* whose ``max_retry`` *new* raises (a node removed and added again
+    under its id included): ``node``, ``max_retry_before`` and ``max_retry_after``."""
+    before = {n.id: n.max_retry for n in old.nodes}
+    return [
+        {"node": n.id, "max_retry_before": before[n.id], "max_retry_after": n.max_retry}
+        for n in new.nodes
+        if n.id in before and n.max_retry > before[n.id]
+    ]
 
 
 def _payload(
