@@ -82,6 +82,7 @@ class PatchResult:
     exhausted: dict[str, int] = field(default_factory=dict)
     invalidated: list[dict[str, Any]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``plangraph patch`` (without the ``format`` key)."""
@@ -97,6 +98,7 @@ class PatchResult:
             ],
             "exhausted": dict(self.exhausted),
             "invalidated": list(self.invalidated),
+            "dropped": list(self.dropped),
             "events": list(self.events),
         }
 
@@ -251,15 +253,18 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
     old_state = _state(repo) if judged else None
+    old_plan = repo.plan
     _replace(path, edited)
     repo.refresh()
     after = repo.plan_ref()
     invalidated = _invalidated(old_state, _state(repo))
+    dropped = _dropped(old_plan, repo.plan, old_state)
     payload = _payload(patch, "applied", None, before, after, nodes)
     payload["invalidated"] = invalidated
+    payload["dropped"] = dropped
     events = _record(repo, nodes, by, after, payload)
     return PatchResult("applied", None, nodes, before.version, after.version,
-                       invalidated=invalidated, events=events)  # fmt: skip
+                       invalidated=invalidated, events=events, dropped=dropped)  # fmt: skip
 
 
 def _widened(old: Plan, new: Plan) -> list[dict[str, Any]]:
@@ -271,6 +276,42 @@ def _widened(old: Plan, new: Plan) -> list[dict[str, Any]]:
         for n in new.nodes
         if n.id in before and n.max_retry > before[n.id]
     ]
+
+
+def _dropped(old: Plan, new: Plan, state: PlanState | None) -> list[dict[str, Any]]:
+    """Each required criterion of a node not cancelled that the gate checked before the patch
+    and does not after it: ``how`` (``removed`` with itself or its node, ``not required``,
+    ``node cancelled``) and ``was``, its state before (None when nothing was judged)."""
+    after = {n.id: n for n in new.nodes}
+    found: list[dict[str, Any]] = []
+    for node in old.nodes:
+        if node.cancelled:
+            continue
+        now = after.get(node.id)
+        criteria = {c.id: c for c in now.acceptance} if now is not None else {}
+        judged = state.nodes.get(node.id) if state is not None else None
+        was = {c.id: c.state for c in judged.criteria} if judged is not None else {}
+        for criterion in node.acceptance:
+            if not criterion.required:
+                continue
+            current = criteria.get(criterion.id)
+            if current is None:
+                how = "removed"
+            elif now is not None and now.cancelled:
+                how = "node cancelled"
+            elif not current.required:
+                how = "not required"
+            else:
+                continue
+            found.append(
+                {
+                    "node": node.id,
+                    "criterion": criterion.id,
+                    "how": how,
+                    "was": was.get(criterion.id),
+                }
+            )
+    return found
 
 
 def _payload(

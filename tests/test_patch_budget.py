@@ -97,3 +97,36 @@ def test_lowering_max_retry_is_applied(jwt: Path) -> None:
     result = patch(jwt, ops)
     assert (result.code, result.json()["outcome"]) == (0, "applied")
     assert "max_retry: 0" in (jwt / "plangraph.yaml").read_text(encoding="utf-8")
+
+
+def test_a_patch_dropping_a_failing_criterion_says_so(jwt: Path) -> None:
+    """Removing a criterion, making it not required or cancelling its node is a re-plan the
+    answer and the event name loudly (``dropped``), with the criterion's state before."""
+    ops = [
+        {"op": "remove", "path": "/nodes/2/acceptance/0"},
+        {"op": "add", "path": "/nodes/2/acceptance/0/required", "value": False},
+    ]
+    result = patch(jwt, ops)
+    assert result.code == 0, result.out + result.err
+    dropped = result.json()["dropped"]
+    got = [(d["node"], d["criterion"], d["how"]) for d in dropped]
+    assert got == [
+        ("step-token-endpoint", "ac-http-200", "removed"),
+        ("step-token-endpoint", "ac-invalid-401", "not required"),
+    ]
+    assert all(d["was"] == "missing" for d in dropped), dropped
+    history = plangraph_main(jwt, "history", "step-token-endpoint", "--format", "json")
+    assert history.code == 0, history.err
+    assert '"how": "not required"' in json.dumps(history.json())
+
+
+def test_cancelling_a_node_by_patch_is_named_in_the_text_answer(jwt: Path) -> None:
+    file = jwt.parent / "cancel.json"
+    file.write_text(json.dumps([{"op": "add", "path": "/nodes/1/cancelled", "value": True}]))
+    args = ["patch", str(file), "--by", "agent", "--expected-plan-version", "1"]
+    result = plangraph_main(jwt, *args)
+    assert result.code == 0, result.out + result.err
+    assert (
+        f"dropped {STEP}/ac-schema-valid (node cancelled; was missing): the gate no longer "
+        "checks it" in result.out
+    )
