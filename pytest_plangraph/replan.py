@@ -17,6 +17,8 @@ Order of a patch, and why:
    findings with code, node and hint) and the file is not touched. That attempt spends a round.
    A patch that raises a node's ``max_retry`` is refused the same way (``PATCH_WIDENS_BUDGET``,
    checked before the text is edited): the retry budget is a person's to widen, not the agent's.
+   A patch touching a node held by its refused claims (``RETRY_BUDGET_EXHAUSTED``) is refused
+   too: renaming the node would leave a fresh one without the hold.
 4. The new text replaces the file atomically, and one ``patch`` event per touched node records
    who, the patch, the plan versions and digests before and after, and what it invalidated:
    each criterion whose evidence was valid before the patch and is not after it.
@@ -67,6 +69,7 @@ __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_round
 
 LINT_ERRORS = "LINT_ERRORS"
 BUDGET_WIDENED = "PATCH_WIDENS_BUDGET"
+RETRY_BUDGET_EXHAUSTED = "RETRY_BUDGET_EXHAUSTED"
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,17 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, list(spent), by, before, payload)
         return PatchResult("refused", REPLAN_BUDGET_EXHAUSTED, nodes, before.version,
                            before.version, exhausted=spent, events=events)  # fmt: skip
+    old_state = _state(repo) if judged else None
+    held = _held(old_state, nodes)
+    if held:
+        payload = _payload(patch, "refused", RETRY_BUDGET_EXHAUSTED, before, before, nodes)
+        payload["hint"] = (
+            "a node held for a person after its refused claims is not re-planned by the agent: "
+            "a person runs `plangraph retry NODE` (or edits the plan file, reviewed)"
+        )
+        events = _record(repo, held, by, before, payload)
+        return PatchResult("refused", RETRY_BUDGET_EXHAUSTED, nodes, before.version,
+                           before.version, events=events)  # fmt: skip
     widened = _widened(repo.plan, expected)
     if widened:
         payload = _payload(patch, "refused", BUDGET_WIDENED, before, before, nodes)
@@ -252,7 +266,6 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, nodes, by, before, payload)
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
-    old_state = _state(repo) if judged else None
     old_plan = repo.plan
     _replace(path, edited)
     repo.refresh()
@@ -265,6 +278,18 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     events = _record(repo, nodes, by, after, payload)
     return PatchResult("applied", None, nodes, before.version, after.version,
                        invalidated=invalidated, events=events, dropped=dropped)  # fmt: skip
+
+
+def _held(state: PlanState | None, nodes: Sequence[str]) -> list[str]:
+    """The *nodes* held for a person by their refused claims (``RETRY_BUDGET_EXHAUSTED``)."""
+    if state is None:
+        return []
+    return [
+        n
+        for n in nodes
+        if n in state.nodes
+        and any(r.code == RETRY_BUDGET_EXHAUSTED for r in state.nodes[n].reasons)
+    ]
 
 
 def _widened(old: Plan, new: Plan) -> list[dict[str, Any]]:

@@ -130,3 +130,21 @@ def test_cancelling_a_node_by_patch_is_named_in_the_text_answer(jwt: Path) -> No
         f"dropped {STEP}/ac-schema-valid (node cancelled; was missing): the gate no longer "
         "checks it" in result.out
     )
+
+
+def test_a_node_held_after_refused_claims_cannot_be_renamed_away(jwt: Path) -> None:
+    """A node blocked with ``RETRY_BUDGET_EXHAUSTED`` waits for a person: a patch touching it
+    (here: renaming it, which would leave a fresh node without the hold) is refused."""
+    for _ in range(3):
+        assert plangraph_main(jwt, "claim", STEP, "--by", "agent").code == 1
+    plan = jwt / "plangraph.yaml"
+    before = plan.read_bytes()
+    ops = [
+        {"op": "replace", "path": "/nodes/1/id", "value": "step-user-schema-2"},
+        {"op": "replace", "path": "/edges/0/from", "value": "step-user-schema-2"},
+    ]
+    result = patch(jwt, ops)
+    assert (result.code, result.json()["code"]) == (1, "RETRY_BUDGET_EXHAUSTED")
+    assert plan.read_bytes() == before
+    assert plangraph_main(jwt, "retry", STEP, "--by", "lead").code == 0
+    assert patch(jwt, ops).json()["outcome"] == "applied"
