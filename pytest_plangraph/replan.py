@@ -15,6 +15,10 @@ Order of a patch, and why:
 3. The patch is applied to the plan *text* (comments and layout kept, :mod:`.plan.patch`) and the
    result linted as the commands would; lint errors refuse it whole (``LINT_ERRORS``, the
    findings with code, node and hint) and the file is not touched. That attempt spends a round.
+   A patch that raises a node's ``max_retry`` is refused the same way (``PATCH_WIDENS_BUDGET``,
+   checked before the text is edited): the retry budget is a person's to widen, not the agent's.
+   A patch touching a node held by its refused claims (``RETRY_BUDGET_EXHAUSTED``) is refused
+   too: renaming the node would leave a fresh one without the hold.
 4. The new text replaces the file atomically, and one ``patch`` event per touched node records
    who, the patch, the plan versions and digests before and after, and what it invalidated:
    each criterion whose evidence was valid before the patch and is not after it.
@@ -45,7 +49,7 @@ from .plan.evidence import PlanRef
 from .plan.file import parse_plan
 from .plan.graph import Graph
 from .plan.jsonpatch import JsonPatch, read_json_patch
-from .plan.model import Event
+from .plan.model import Event, Plan
 from .repository import Repository
 from .vcs.environment import now
 
@@ -56,6 +60,8 @@ if TYPE_CHECKING:
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
 LINT_ERRORS = "LINT_ERRORS"
+BUDGET_WIDENED = "PATCH_WIDENS_BUDGET"
+RETRY_BUDGET_EXHAUSTED = "RETRY_BUDGET_EXHAUSTED"
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,7 @@ class PatchResult:
     exhausted: dict[str, int] = field(default_factory=dict)
     invalidated: list[dict[str, Any]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``plangraph patch`` (without the ``format`` key)."""
@@ -86,6 +93,7 @@ class PatchResult:
             ],
             "exhausted": dict(self.exhausted),
             "invalidated": list(self.invalidated),
+            "dropped": list(self.dropped),
             "events": list(self.events),
         }
 
@@ -213,6 +221,28 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, list(spent), by, before, payload)
         return PatchResult("refused", REPLAN_BUDGET_EXHAUSTED, nodes, before.version,
                            before.version, exhausted=spent, events=events)  # fmt: skip
+    old_state = _state(repo) if judged else None
+    held = _held(old_state, nodes)
+    if held:
+        payload = _payload(patch, "refused", RETRY_BUDGET_EXHAUSTED, before, before, nodes)
+        payload["hint"] = (
+            "a node held for a person after its refused claims is not re-planned by the agent: "
+            "a person runs `plangraph retry NODE` (or edits the plan file, reviewed)"
+        )
+        events = _record(repo, held, by, before, payload)
+        return PatchResult("refused", RETRY_BUDGET_EXHAUSTED, nodes, before.version,
+                           before.version, events=events)  # fmt: skip
+    widened = _widened(repo.plan, expected)
+    if widened:
+        payload = _payload(patch, "refused", BUDGET_WIDENED, before, before, nodes)
+        payload["widened"] = widened
+        payload["hint"] = (
+            "a patch may not raise a node's max_retry: the retry budget is a person's to give "
+            "(`plangraph retry NODE`, or an edit of the plan file that is reviewed)"
+        )
+        events = _record(repo, [w["node"] for w in widened], by, before, payload)
+        return PatchResult("refused", BUDGET_WIDENED, nodes, before.version, before.version,
+                           events=events)  # fmt: skip
     text = raw.decode("utf-8-sig")
     json_file = path.suffix.lower() == ".json"
     edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
@@ -232,16 +262,77 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, nodes, by, before, payload)
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
-    old_state = _state(repo) if judged else None
+    old_plan = repo.plan
     _replace(path, edited)
     repo.refresh()
     after = repo.plan_ref()
     invalidated = _invalidated(old_state, _state(repo))
+    dropped = _dropped(old_plan, repo.plan, old_state)
     payload = _payload(patch, "applied", None, before, after, nodes)
     payload["invalidated"] = invalidated
+    payload["dropped"] = dropped
     events = _record(repo, nodes, by, after, payload)
     return PatchResult("applied", None, nodes, before.version, after.version,
-                       invalidated=invalidated, events=events)  # fmt: skip
+                       invalidated=invalidated, events=events, dropped=dropped)  # fmt: skip
+
+
+def _held(state: PlanState | None, nodes: Sequence[str]) -> list[str]:
+    """The *nodes* held for a person by their refused claims (``RETRY_BUDGET_EXHAUSTED``)."""
+    if state is None:
+        return []
+    return [
+        n
+        for n in nodes
+        if n in state.nodes
+        and any(r.code == RETRY_BUDGET_EXHAUSTED for r in state.nodes[n].reasons)
+    ]
+
+
+def _widened(old: Plan, new: Plan) -> list[dict[str, Any]]:
+    """Each node of *old* whose ``max_retry`` *new* raises (a node removed and added again
+    under its id included): ``node``, ``max_retry_before`` and ``max_retry_after``."""
+    before = {n.id: n.max_retry for n in old.nodes}
+    return [
+        {"node": n.id, "max_retry_before": before[n.id], "max_retry_after": n.max_retry}
+        for n in new.nodes
+        if n.id in before and n.max_retry > before[n.id]
+    ]
+
+
+def _dropped(old: Plan, new: Plan, state: PlanState | None) -> list[dict[str, Any]]:
+    """Each required criterion of a node not cancelled that the gate checked before the patch
+    and does not after it: ``how`` (``removed`` with itself or its node, ``not required``,
+    ``node cancelled``) and ``was``, its state before (None when nothing was judged)."""
+    after = {n.id: n for n in new.nodes}
+    found: list[dict[str, Any]] = []
+    for node in old.nodes:
+        if node.cancelled:
+            continue
+        now = after.get(node.id)
+        criteria = {c.id: c for c in now.acceptance} if now is not None else {}
+        judged = state.nodes.get(node.id) if state is not None else None
+        was = {c.id: c.state for c in judged.criteria} if judged is not None else {}
+        for criterion in node.acceptance:
+            if not criterion.required:
+                continue
+            current = criteria.get(criterion.id)
+            if current is None:
+                how = "removed"
+            elif now is not None and now.cancelled:
+                how = "node cancelled"
+            elif not current.required:
+                how = "not required"
+            else:
+                continue
+            found.append(
+                {
+                    "node": node.id,
+                    "criterion": criterion.id,
+                    "how": how,
+                    "was": was.get(criterion.id),
+                }
+            )
+    return found
 
 
 def _payload(

@@ -93,6 +93,12 @@ def _patch_text(result: PatchResult) -> str:
         for entry in result.invalidated:
             reasons = ", ".join(entry["reasons"])
             lines.append(f"  invalidated {entry['node']}/{entry['criterion']} ({reasons})")
+        for entry in result.dropped:
+            was = f"; was {entry['was']}" if entry["was"] else ""
+            lines.append(
+                f"  dropped {entry['node']}/{entry['criterion']} ({entry['how']}{was}): "
+                "the gate no longer checks it"
+            )
         return "\n".join(lines)
     lines = [f"patch refused: {result.code} (plan v{result.version_before} unchanged)"]
     for node, rounds in result.exhausted.items():

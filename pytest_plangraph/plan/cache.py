@@ -248,14 +248,26 @@ def lint_version() -> str:
     return code_fingerprint()
 
 
+MAX_CACHE_BYTES = 256 * 1024 * 1024
+"""The largest cache file read: a larger one is a miss, not read (a file planted or grown to
+gigabytes would otherwise be read whole into memory on every command)."""
+
+
 def read_regular(path: Path) -> bytes:
     """The bytes of the cache file at *path*; OSError unless it is a regular file (a FIFO put
-    in its place would otherwise make the reader wait for a writer that never comes)."""
+    in its place would otherwise make the reader wait for a writer that never comes) of at
+    most :data:`MAX_CACHE_BYTES`."""
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with open(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path} is not a regular file")
-        return handle.read()
+        if info.st_size > MAX_CACHE_BYTES:
+            raise OSError(f"{path} is larger than a cache file is")
+        raw = handle.read(info.st_size + 1)  # a buffer of that size is allocated first
+        if len(raw) > info.st_size:  # grown since the stat
+            raise OSError(f"{path} changed while it was read")
+        return raw
 
 
 def make_cache_dir(directory: Path) -> None:
