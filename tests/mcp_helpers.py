@@ -27,7 +27,11 @@ class Answer:
 async def session(root: Path, *args: str) -> AsyncIterator[Client]:
     """A client connected to ``plangraph mcp ARGS`` started in *root*."""
     params = StdioServerParameters(
-        command=str(PLANGRAPH), args=["mcp", *args], cwd=root, env={"PLANGRAPH_ACTOR": "tester"}
+        command=str(PLANGRAPH),
+        args=["mcp", *args],
+        cwd=root,
+        # the per-user cache outside the repository: under pytester, HOME is the repository
+        env={"PLANGRAPH_ACTOR": "tester", "XDG_CACHE_HOME": str(root.parent / "user-cache")},
     )
     async with Client(params, read_timeout_seconds=120) as client:
         yield client

@@ -164,7 +164,7 @@ def test_a_kept_status_imports_no_pydantic_yaml_or_git(
     for _ in range(2):  # derives and writes the checkpoint; reads it and keeps the answer
         code, seen = _probe(root, tmp_path, "status")
         assert code == 0
-        assert "pydantic" in seen["heavy"]
+        assert seen["heavy"]  # a derivation imports more: the probe sees what was imported
     code, seen = _probe(root, tmp_path, "status")
     assert code == 0
     assert seen["heavy"] == [] and seen["git"] == []

@@ -46,7 +46,10 @@ TOOLS = {"status", "explain", "next", "impact", "claim", "propose_patch"}
 
 
 @pytest.fixture
-def repo(pytester: pytest.Pytester) -> Path:
+def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # the per-user cache outside the repository (pytester makes the repository HOME), where the
+    # server's is too (mcp_helpers)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path.parent / "user-cache"))
     return make_project(pytester, plan=PLAN, tests=TESTS)
 
 

@@ -5,7 +5,9 @@ the blocks it touched are parsed again."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,6 @@ import pytest
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability.harness_plans import plan_files
 
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.plan import blockcache, blocks, yaml_reader
@@ -23,6 +24,22 @@ from pytest_plangraph.plan.file import CACHE_MIN_BYTES, MAX_YAML_NODES, parse_pl
 
 PAD = "".join(f"# {'padding ' * 8}{n}\n" for n in range(CACHE_MIN_BYTES // 70 + 1))
 """Comment lines that make any plan large enough for the plan cache."""
+
+
+def _harness() -> Any:
+    """The plan-file strategies of the reliability harness, loaded by path: ``reliability`` is
+    not a package, and ``bench/reliability.py`` is another module of that name on the path of
+    a session that imports the benchmarks."""
+    path = Path(__file__).parent / "reliability" / "harness_plans.py"
+    spec = importlib.util.spec_from_file_location("harness_plans", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+plan_files = _harness().plan_files
 
 
 def _outcome(raw: bytes, cache: Path | None) -> Any:
