@@ -69,3 +69,21 @@ def jwt(project) -> Path:
     root = project("jwt-login")
     assert plangraph_main(root, "verify").code == 0
     return root
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Any]]:
+    """Start ``plangraph serve`` in a repository (``serve(root, *args, env=None)``, a
+    :class:`server_helpers.Server`); every server started is stopped after the test."""
+    from server_helpers import start  # httpx: imported by the HTTP API's tests alone
+
+    started: list[Any] = []
+
+    def run(root: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+        server = start(root, *args, env=env, name=f"serve{len(started)}")
+        started.append(server)
+        return server
+
+    yield run
+    for server in started:
+        server.stop()

@@ -6,32 +6,16 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
 from cli_helpers import plangraph, plangraph_main
-from server_helpers import JSON, Server, is_problem, start
+from server_helpers import JSON, is_problem
 
 from pytest_plangraph.api import PlanGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = "auth-login"
 SCHEMA = "step-user-schema"
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
-
-    def run(root: Path, *args: str, env: dict[str, str] | None = None) -> Server:
-        server = start(root, *args, env=env, name=f"serve{len(started)}")
-        started.append(server)
-        return server
-
-    yield run
-    for server in started:
-        server.stop()
 
 
 def test_the_plan_and_its_status_are_the_clis_answers(jwt: Path, serve) -> None:

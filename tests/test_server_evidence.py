@@ -6,13 +6,12 @@ server, real keys, real stores."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
-from server_helpers import Server, is_problem, start
+from server_helpers import Server, is_problem
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.plan.model import checked_event
@@ -22,20 +21,6 @@ from pytest_plangraph.store.signatures import event_message
 
 PLAN = "auth-login"
 SCHEMA = "step-user-schema"
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
-
-    def run(root: Path, *args: str, env: dict[str, str] | None = None) -> Server:
-        server = start(root, *args, env=env, name=f"serve{len(started)}")
-        started.append(server)
-        return server
-
-    yield run
-    for server in started:
-        server.stop()
 
 
 def keygen(where: Path, name: str) -> tuple[Path, str]:

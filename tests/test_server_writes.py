@@ -5,34 +5,19 @@ port, with ``expected_plan_version`` and ``Idempotency-Key`` on every write, con
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
-from server_helpers import Server, is_problem, start
+from server_helpers import Server, is_problem
 
 from pytest_plangraph.api import PlanGraph
 
 PLAN = "auth-login"
 SCHEMA = "step-user-schema"
 TOKEN = "step-token-endpoint"
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
-
-    def run(root: Path, *args: str, env: dict[str, str] | None = None) -> Server:
-        server = start(root, *args, env=env, name=f"serve{len(started)}")
-        started.append(server)
-        return server
-
-    yield run
-    for server in started:
-        server.stop()
 
 
 @pytest.fixture
