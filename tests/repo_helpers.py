@@ -3,6 +3,8 @@ fixed identity, and a store file edited by hand as an attacker would."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -40,3 +42,17 @@ def edit_store(store: Path, *statements: str) -> None:
                 con.execute(sql)
     finally:
         con.close()
+
+
+def logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose ``git`` logs each invocation (one line of arguments) and runs the
+    real git: the environment to run a command with, and the log."""
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    log = tmp_path / "git.log"
+    shim = folder / "git"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log

@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from cli_helpers import Result, plangraph
 from conftest import git
+from repo_helpers import logging_git
 
 from pytest_plangraph.vcs.commitcache import CommitCache
 from pytest_plangraph.vcs.history import last_commits
 
 CACHE = Path(".plangraph/cache/commits.json")
-
-
-def _logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """An environment whose ``git`` logs each invocation (one line of arguments) and runs the
-    real git."""
-    real = shutil.which("git")
-    assert real is not None
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    log = tmp_path / "git.log"
-    shim = folder / "git"
-    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    shim.chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log
 
 
 def _history(root: Path, commits: int) -> None:
@@ -72,7 +58,7 @@ def test_a_warm_impact_walks_only_commits_it_has_not_seen(
     project: Callable[[str], Path], tmp_path: Path
 ) -> None:
     root = project("seed-000")
-    env, log = _logging_git(tmp_path)
+    env, log = logging_git(tmp_path)
     assert plangraph(root, "verify", env=env).code == 0  # the store: the project uses plangraph
     first = git(root, "rev-parse", "HEAD").strip()
     _history(root, 40)

@@ -6,13 +6,13 @@ through a logging ``git`` on PATH; and the answers are those of the separate que
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph
 from conftest import git
+from repo_helpers import logging_git
 
 from pytest_plangraph.errors import GitError
 from pytest_plangraph.vcs.commitcache import CommitCache
@@ -24,19 +24,6 @@ from pytest_plangraph.vcs.history import (
     last_commits,
 )
 from pytest_plangraph.vcs.run import EMPTY_TREE, Repo, _common_dir
-
-
-def _logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """An environment whose ``git`` logs each invocation (its arguments) and runs git."""
-    real = shutil.which("git")
-    assert real is not None
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    log = tmp_path / "git.log"
-    shim = folder / "git"
-    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    shim.chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log
 
 
 def _calls(log: Path) -> list[str]:
@@ -57,7 +44,7 @@ def test_a_warm_impact_since_runs_four_git_processes(
     project: Callable[[str], Path], tmp_path: Path
 ) -> None:
     root = project("seed-000")
-    env, log = _logging_git(tmp_path)
+    env, log = logging_git(tmp_path)
     assert plangraph(root, "verify").code == 0  # a store: the commit cache is kept
     _history(root, 30)
     (root / "new.txt").write_text("untracked\n")
