@@ -31,7 +31,11 @@ git processes a command starts are counted with it), bytecode cached in a privat
 that one untimed run of each command fills first. Counts do not depend on what else the
 machine runs, which is why they are the figures to trust here (docs/performance.md).
 
-Run: ``.venv/bin/python bench/bench_instructions.py [--nodes 5000] [--commits 1000]
+With ``--wheel`` the package is counted as a user installs it: a wheel is built from the
+checkout and installed into a private virtual environment (the rest of the environment's
+packages on its path), so no editable install's finder runs at start.
+
+Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
 [--impact-nodes 10000] [--tests 2000,4000,20000]
 [--only status,plan,claim,impact,impact-now,pytest,coverage]``
 """
@@ -55,7 +59,8 @@ import instructions_pytest
 from pytest_plangraph.plan.cache import make_cache_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PLANGRAPH = str(Path(sys.executable).parent / "plangraph")
+PYTHON = sys.executable  # the interpreter counted; --wheel points it at a private environment
+PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
 TARGETS = {  # instructions, from issue 18
     "status unchanged": 0.5e9,
     "status, one artifact changed": 1.5e9,
@@ -90,6 +95,26 @@ def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
 def warm(root: Path, command: Sequence[str], env: dict[str, str]) -> None:
     """One untimed run (fills the bytecode cache, the plan cache, the checkpoint)."""
     subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
+
+
+def install_wheel(tmp: Path) -> str:
+    """Build a wheel of this checkout and install it into a private virtual environment whose
+    path ends with this environment's packages (its ``.pth`` files, the editable finder among
+    them, are not run); the environment's interpreter."""
+    source = Path(__file__).resolve().parents[1]
+    wheels = tmp / "wheel"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(source)], check=True)
+    venv = tmp / "wheel-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin/python"
+    wheel = next(wheels.glob("*.whl"))
+    subprocess.run([*pip, "--python", str(python), "install", "--no-deps", str(wheel)], check=True)
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    ours = subprocess.run([python, "-c", purelib], capture_output=True, text=True, check=True)
+    theirs = subprocess.run([sys.executable, "-c", purelib], capture_output=True, text=True)
+    Path(ours.stdout.strip(), "zz-environment.pth").write_text(theirs.stdout.strip() + "\n")
+    return str(python)
 
 
 def environment(tmp: Path) -> dict[str, str]:
@@ -152,7 +177,7 @@ def bench_plan_edit(tmp: Path, nodes: int, env: dict[str, str], start: int) -> N
     root = tmp / "plan-edit"
     root.mkdir()
     bench_status.build(root, nodes)
-    check = [sys.executable, "-c", PLAN_CHECK]
+    check = [PYTHON, "-c", PLAN_CHECK]
     plan = root / "plangraph.yaml"
     print(f"open and check the plan, {nodes} nodes:")
     warm(root, check, env)
@@ -182,7 +207,7 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
         ("import the runtime plan classes", "pytest_plangraph.plan.model"),
         ("import pydantic and the boundary models", "pytest_plangraph.plan.boundary"),
     ):
-        code = [sys.executable, "-c", f"import {modules}"]
+        code = [PYTHON, "-c", f"import {modules}"]
         warm(root, code, env)
         row(f"  {name}", count(root, code, env), start)
     plan = root / "plangraph.yaml"
@@ -238,13 +263,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--impact-nodes", type=int, default=10_000)
     parser.add_argument("--tests", default="2000,4000,20000")
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
+    parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
+    global PYTHON, PLANGRAPH
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         env = environment(tmp)
-        warm(tmp, [sys.executable, "-c", "pass"], env)
-        start = count(tmp, [sys.executable, "-c", "pass"], env)
+        if args.wheel:
+            PYTHON = install_wheel(tmp)
+            PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
+            instructions_pytest.use_python(PYTHON)
+            print("the package installed from a wheel (no editable finder)")
+        warm(tmp, [PYTHON, "-c", "pass"], env)
+        start = count(tmp, [PYTHON, "-c", "pass"], env)
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)

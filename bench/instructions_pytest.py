@@ -24,6 +24,12 @@ TARGETS = {  # from issue 18
     "coverage ratio": 1.0,
 }
 
+
+def use_python(python: str) -> None:
+    """Count the commands with *python* (``bench_instructions.py --wheel``)."""
+    BASE[0] = PLAIN[0] = python
+
+
 Count = Callable[[Path, list[str]], int]
 Warm = Callable[[Path, list[str]], None]
 
