@@ -119,6 +119,17 @@ def test_the_layout_puts_a_node_right_of_what_it_depends_on() -> None:
     assert len(drawing.lines) == 5 and all(line.path.startswith("M") for line in drawing.lines)
 
 
+def test_each_child_is_drawn_joined_to_its_parent() -> None:
+    nodes = [_node("top", kind="objective"), _node("a", parent="top"), _node("b", parent="top")]
+    nodes.append(_node("c", parent="gone"))  # a parent the view does not hold: no branch
+    drawing = layout(_view(nodes, [EdgeView("a", "b", "requires", "strong", "active")]))
+    assert {(b.parent, b.child) for b in drawing.branches} == {("top", "a"), ("top", "b")}
+    page = html(_view(nodes))
+    drawn = r'<path class="branch"[^>]*data-source="([^"]+)" data-target="([^"]+)"'
+    branches = re.findall(drawn, page)
+    assert sorted(branches) == [("top", "a"), ("top", "b")]
+
+
 def test_a_large_plan_names_the_html_report_instead_of_a_diagram() -> None:
     from pytest_plangraph.report.markdown import MERMAID_MAX_NODES
 

@@ -2,6 +2,7 @@
 order: a node's layer is one more than the deepest node it depends on (active requires,
 consumes and validates edges), layers run left to right, and within a layer nodes sit in the
 order of the mean height of what they depend on (one barycentre pass, to cross fewer edges).
+Each child is joined to its parent by a branch, drawn apart from the edges.
 Pure: a :class:`~.view.ReportView` in, boxes and SVG path strings out."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from .view import EdgeView, ReportView
 
-__all__ = ["Box", "Layout", "Line", "layout"]
+__all__ = ["Box", "Branch", "Layout", "Line", "layout"]
 
 WIDTH, HEIGHT = 200, 44
 GAP_X, GAP_Y, MARGIN = 90, 22, 20
@@ -37,13 +38,23 @@ class Line:
 
 
 @dataclass(frozen=True)
+class Branch:
+    """A parent→child link of the hierarchy as an SVG path."""
+
+    parent: str
+    child: str
+    path: str
+
+
+@dataclass(frozen=True)
 class Layout:
-    """Every node's box and every edge's path, and the size of the drawing."""
+    """Every node's box, every edge's and branch's path, and the size of the drawing."""
 
     boxes: dict[str, Box]
     lines: tuple[Line, ...]
     width: int
     height: int
+    branches: tuple[Branch, ...] = ()
 
 
 def layout(view: ReportView) -> Layout:
@@ -62,9 +73,14 @@ def layout(view: ReportView) -> Layout:
         for node_id, row in ((n, rows[n]) for n in column)
     }
     lines = tuple(Line(e, _route(boxes[e.source], boxes[e.target])) for e in view.edges)
+    branches = tuple(
+        Branch(n.parent, n.id, _route(boxes[n.parent], boxes[n.id]))
+        for n in view.nodes
+        if n.parent is not None and n.parent in boxes and n.parent != n.id
+    )
     width = MARGIN * 2 + max(len(columns), 1) * (WIDTH + GAP_X) - GAP_X
     height = MARGIN * 2 + max((len(c) for c in columns), default=1) * (HEIGHT + GAP_Y) - GAP_Y
-    return Layout(boxes, lines, width, height)
+    return Layout(boxes, lines, width, height, branches)
 
 
 def _layers(order: Sequence[str], edges: Sequence[EdgeView]) -> dict[str, int]:
