@@ -27,12 +27,14 @@ through it, and the models, the derivation and the store come with the first mis
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
     from ..judge.logfold import LogFold
+    from ..judge.rederive import Observed
     from ..judge.states import PlanState
     from ..repository import Repository
 
@@ -40,31 +42,94 @@ __all__ = ["derived_state"]
 
 
 def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanState:
-    """``derive(repo.graph, fold, snapshot)``, taken from the kept state when its key matches
-    (see the module docstring)."""
+    """``derive(repo.graph, fold, snapshot)``, taken from the kept state when its key matches,
+    or derived again only where what the kept state read changed (see the module
+    docstring)."""
     from ..judge.derive import derive
+    from ..judge.rederive import derive_observed
     from ..judge.statejson import state_from_json, state_to_json
     from ..plan.cache import cache_dir_of
-    from ..store.derived import keep_derived, read_derived
+    from ..store.derived import NAME, read_tagged, write_tagged
 
-    key = _key(repo, fold, snapshot)
-    if key is None:
+    keys = _key(repo, fold, snapshot)
+    if keys is None:
         return derive(repo.graph, fold, snapshot)
-    folder = cache_dir_of(repo.store_path)
-    kept = read_derived(folder, key)
-    if kept is not None:
+    key, base, head = keys
+    path = cache_dir_of(repo.store_path) / NAME
+    kept = read_tagged(path)
+    if isinstance(kept, dict) and kept.get("key") == key:
         try:
-            return state_from_json(kept)
-        except (KeyError, TypeError, ValueError):  # not a state: derived again below
+            return state_from_json(kept["data"])
+        except (KeyError, TypeError, ValueError):  # not a state: derived below
             pass
-    state = derive(repo.graph, fold, snapshot)
-    keep_derived(folder, key, state_to_json(state))
-    return state
+    try:
+        observed = _reused(repo, fold, snapshot, kept, base)
+    except (KeyError, TypeError, ValueError, AttributeError):  # damaged: derived in full
+        observed = None
+    if observed is None:
+        observed = derive_observed(repo.graph, fold, snapshot)
+    record = {
+        "key": key,
+        "data": state_to_json(observed.state),
+        "observed": {
+            "base": base,
+            "head": list(head),
+            "files": list(snapshot.files.items()),
+            "outputs": {n: list(paths) for n, paths in snapshot.outputs.items()},
+            "reads": observed.reads,
+        },
+    }
+    write_tagged(path, record)
+    return observed.state
 
 
-def _key(repo: Repository, fold: LogFold, snapshot: Snapshot) -> str | None:
-    """The key of the state of *fold* and *snapshot*, or None when no kept state may stand
-    for deriving it."""
+def _reused(
+    repo: Repository, fold: LogFold, snapshot: Snapshot, kept: object, base: str
+) -> Observed | None:
+    """The state of *fold* and *snapshot* derived again from *kept* where what it read
+    changed (:func:`~pytest_plangraph.judge.rederive.rederive`); None when *kept* was derived
+    for another plan, code, policy, setting or checkpoint, or for a head that is not one of
+    this log's."""
+    from ..judge.inputs import Snapshot
+    from ..judge.logfold import evidence_key
+    from ..judge.rederive import Observed, rederive
+    from ..judge.statejson import state_from_json
+
+    if not isinstance(kept, dict) or not isinstance(kept.get("observed"), dict):
+        return None
+    observed = kept["observed"]
+    if observed["base"] != base:
+        return None
+    seq, chain = int(observed["head"][0]), str(observed["head"][1])
+    head = repo.store.head()
+    touched: set[str] = set()
+    if seq > head.seq or (repo.store.hash_at(seq) if seq else "") != chain:
+        return None  # not an event of this log's chain
+    if seq != head.seq:  # the events recorded since: the nodes they name are judged again
+        for event in repo.store.log(after_seq=seq):
+            node = evidence_key(event)[0] if event.kind == "evidence" else event.node
+            if not node:
+                return None
+            touched.add(node)
+    nodes = repo.graph.nodes
+    state = Observed(
+        state_from_json(kept["data"]),
+        {str(n): [str(p) for p in paths] for n, paths in observed["reads"].items()},
+        0,
+    )
+    was = Snapshot(
+        {str(p): None if sha is None else str(sha) for p, sha in observed["files"]},
+        {str(n): tuple(str(p) for p in paths) for n, paths in observed["outputs"].items()},
+    )
+    return rederive(repo.graph, fold, snapshot, state, was, touched & nodes.keys())
+
+
+def _key(
+    repo: Repository, fold: LogFold, snapshot: Snapshot
+) -> tuple[str, str, tuple[int, str]] | None:
+    """The key of the state of *fold* and *snapshot*, the key of what a kept state must share
+    to be derived again in part (all but the head and the files), and the head; None when no
+    kept state may stand for deriving it."""
     from ..codehash import code_fingerprint
     from ..judge.statejson import derivation_key
     from ..store.trust import local_caches_count, policy_from_env
@@ -82,14 +147,22 @@ def _key(repo: Repository, fold: LogFold, snapshot: Snapshot) -> str | None:
     plan = hashlib.sha256(
         "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
     ).hexdigest()
-    return derivation_key(
-        code=code_fingerprint(),
+    code, policy, now = code_fingerprint(), policy_from_env().fingerprint(), settings()
+    key = derivation_key(
+        code=code,
         plan=plan,
         head=(head.seq, head.hash, fold.origin),
-        policy=policy_from_env().fingerprint(),
-        settings=settings(),
+        policy=policy,
+        settings=now,
         snapshot=snapshot,
     )
+    fixed = [_BASE_FORMAT, code, plan, fold.origin, policy, sorted(now.items())]
+    base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    return key, base.hexdigest(), (head.seq, head.hash)
+
+
+_BASE_FORMAT = 1
+"""Changes when what :func:`~pytest_plangraph.judge.rederive.rederive` keeps does."""
 
 
 def settings() -> dict[str, str]:

@@ -49,12 +49,12 @@ from .gate import (
     replay_claims,
     upstream_reason,
 )
-from .inputs import PARENT_KINDS, Snapshot
+from .inputs import PARENT_KINDS, ReadLog, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
 
-__all__ = ["derive", "derive_node"]
+__all__ = ["derive", "derive_node", "derive_nodes"]
 
 
 # --- derivation ------------------------------------------------------------------------------
@@ -102,15 +102,28 @@ def derive_node(
         return _Derivation(context, events, only=_cone(context, node_id))._node(node_id)
 
 
+def derive_nodes(context: Context, fold: LogFold, nodes: Collection[str]) -> dict[str, NodeState]:
+    """The states of *nodes* alone, as :func:`derive` would give them with *context*: only
+    the criteria of their cones are judged (:func:`_cone`)."""
+    cone = set(reach(nodes, lambda n: _deciding(context, n)))
+    with collector_paused():
+        derivation = _Derivation(context, fold, only=cone)
+        return {n: derivation._node(n) for n in context.order if n in nodes}
+
+
+def _deciding(context: Context, current: str) -> tuple[str, ...]:
+    links = context.links
+    return (
+        *links.prerequisites[current],
+        *context.graph.children[current],
+        *links.conflicts[current],
+    )
+
+
 def _cone(context: Context, node_id: str) -> set[str]:
     """*node_id* and every node whose verdicts can decide whether it completes: its strong
     prerequisites, children and conflicts-edge partners, and theirs in turn."""
-    links, children = context.links, context.graph.children
-
-    def deciding(current: str) -> tuple[str, ...]:
-        return (*links.prerequisites[current], *children[current], *links.conflicts[current])
-
-    return set(reach([node_id], deciding))
+    return set(reach([node_id], lambda n: _deciding(context, n)))
 
 
 class _Derivation:
@@ -169,6 +182,9 @@ class _Derivation:
     # criteria
 
     def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
+        files = self.context.snapshot.files
+        if isinstance(files, ReadLog):  # what each node's judgement reads is observed
+            files.node = node_id
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
