@@ -158,7 +158,16 @@ def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int)
     plan.write_text(plan.read_text() + "# edited\n")
     edited = count(root, status, env)
     row("status, plan edited", edited, start, TARGETS["status, plan edited"])
+    bench_status_leaf(root, nodes, env, start)
     print(f"  unchanged / cache deleted: {hit / off:.2f}")
+
+
+def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    """``status`` after the output of the last node changed: a node no other depends on, so
+    a miss derives it alone again (out/n7.txt, above, is upstream of nearly every node)."""
+    (root / f"out/n{nodes - 1}.txt").write_text("changed\n")
+    leaf = count(root, [PLANGRAPH, "status"], env)
+    row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
 
 
 PLAN_CHECK = (

@@ -107,7 +107,13 @@ def _derive(
         )
     observed = Snapshot(ReadLog(snapshot.files, reads), snapshot.outputs)
     context = Context.of(graph, observed, digests)
-    states = derive_nodes(context, fold, dirty) if dirty else {}
+    # the criteria of the nodes around them that are not judged again are as kept
+    known = (
+        {}
+        if kept is None
+        else {n: s.criteria for n, s in kept.state.nodes.items() if n not in dirty}
+    )
+    states = derive_nodes(context, fold, dirty, known) if dirty else {}
     found: dict[str, NodeState] = {}
     paths: dict[str, list[str]] = {}
     for node_id in context.order:
