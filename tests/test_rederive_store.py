@@ -20,6 +20,7 @@ from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import StoreTamperedError
 from pytest_plangraph.judge import rederive as rederive_module
 from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.statejson import state_from_json
 from pytest_plangraph.judge.states import PlanState
 from pytest_plangraph.store.derived import NAME, read_tagged, write_tagged
 
@@ -76,6 +77,7 @@ def test_each_change_gives_the_full_derivations_answer(project: Callable[[str], 
     for step in steps:
         step()
         assert _status(root) == _full(root)
+        assert state_from_json(_kept(root)["data"]) == _full(root)  # what the next miss reuses
         assert plangraph_main(root, "status", "--format", "json").out == _cli_without_cache(root)
 
 

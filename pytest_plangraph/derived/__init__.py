@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
@@ -68,9 +68,10 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
         observed = None
     if observed is None:
         observed = derive_observed(repo.graph, fold, snapshot)
+    data = state_to_json(observed.state) if observed.again is None else _rows(observed, kept)
     record = {
         "key": key,
-        "data": state_to_json(observed.state),
+        "data": data,
         "observed": {
             "base": base,
             "head": list(head),
@@ -81,6 +82,19 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
     }
     write_tagged(path, record)
     return observed.state
+
+
+def _rows(observed: Observed, kept: Any) -> dict[str, Any]:
+    """The JSON form of *observed*'s state, the rows of the nodes not derived again taken as
+    they were kept."""
+    from ..judge.statejson import node_to_json
+
+    again = observed.again or frozenset()
+    rows = {row[0]: row for row in kept["data"]["nodes"]}
+    nodes = [
+        node_to_json(n) if n.id in again else rows[n.id] for n in observed.state.nodes.values()
+    ]
+    return {"nodes": nodes, "input_digests": observed.state.input_digests}
 
 
 def _reused(

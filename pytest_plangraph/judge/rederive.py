@@ -39,11 +39,13 @@ __all__ = ["Observed", "derive_observed", "rederive"]
 @dataclass(frozen=True)
 class Observed:
     """A derived *state*, the paths each node's digest and judgement *reads* (by node, sorted)
-    and how many nodes were *judged* to make it (every node for a full derivation)."""
+    and how many nodes were *judged* to make it (every node for a full derivation); *again*
+    names them when some states were reused (None: none was)."""
 
     state: PlanState
     reads: dict[str, list[str]]
     judged: int
+    again: frozenset[str] | None = None
 
 
 def derive_observed(graph: Graph, fold: LogFold, snapshot: Snapshot) -> Observed:
@@ -123,4 +125,5 @@ def _derive(
         else:
             found[node_id] = kept.state.nodes[node_id]
             paths[node_id] = kept.reads[node_id]
-    return Observed(PlanState(found, digests), paths, len(dirty))
+    again = None if kept is None else frozenset(dirty)
+    return Observed(PlanState(found, digests), paths, len(dirty), again)

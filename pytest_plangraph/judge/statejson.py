@@ -19,7 +19,7 @@ from typing import Any
 from .inputs import Snapshot
 from .states import CriterionState, NodeState, PlanState, Reason
 
-__all__ = ["derivation_key", "state_from_json", "state_to_json"]
+__all__ = ["derivation_key", "node_to_json", "state_from_json", "state_to_json"]
 
 FORMAT = 1
 """Changes when the JSON form below does."""
@@ -51,20 +51,22 @@ def derivation_key(
 def state_to_json(state: PlanState) -> dict[str, Any]:
     """*state* as JSON values (:func:`state_from_json` gives it back, equal)."""
     return {
-        "nodes": [
-            [
-                n.id,
-                n.kind,
-                n.status,
-                _reasons(n.reasons),
-                [[c.id, c.required, c.state, c.evidence, _reasons(c.reasons)] for c in n.criteria],
-                n.claimed,
-                n.failed_claims,
-            ]
-            for n in state.nodes.values()
-        ],
+        "nodes": [node_to_json(n) for n in state.nodes.values()],
         "input_digests": state.input_digests,
     }
+
+
+def node_to_json(n: NodeState) -> list[Any]:
+    """One node's state as JSON values: a row of :func:`state_to_json`'s ``nodes``."""
+    return [
+        n.id,
+        n.kind,
+        n.status,
+        _reasons(n.reasons),
+        [[c.id, c.required, c.state, c.evidence, _reasons(c.reasons)] for c in n.criteria],
+        n.claimed,
+        n.failed_claims,
+    ]
 
 
 def state_from_json(data: Mapping[str, Any]) -> PlanState:
