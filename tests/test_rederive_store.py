@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import plangraph_main
+from conftest import git
 from repo_helpers import edit_store
 
 from pytest_plangraph.api import PlanGraph
@@ -191,4 +192,58 @@ def test_a_kept_state_that_lies_about_what_was_read_under_another_key_is_not_bel
     observed["head"] = [0, ""]
     write_tagged(path, kept)
     (root / "out/t5.txt").write_text("changed a third time\n")
+    assert _status(root) == _full(root)
+
+
+GLOB_PLAN = """\
+plangraph: 1
+plan: globbed
+nodes:
+  - id: A
+    outputs: [gen/]
+    acceptance:
+      - id: ac-out
+        assertion: A wrote its first file
+        verifier: {type: artifact, path: gen/a.txt}
+  - id: B
+    outputs: [out/b.txt]
+    acceptance:
+      - id: ac-out
+        assertion: B wrote its output
+        verifier: {type: artifact, path: out/b.txt}
+  - id: C
+    outputs: [out/c.txt]
+    acceptance:
+      - id: ac-out
+        assertion: C wrote its output
+        verifier: {type: artifact, path: out/c.txt}
+edges:
+  - {from: A, to: B, type: consumes}
+"""
+
+
+def test_an_output_directory_that_grows_is_seen(tmp_path: Path) -> None:
+    """A file added under a directory output: the node's outputs expand to one file more
+    (kept only where they differ from the plan's), its input digest and its consumer's
+    change, and the answer is a full derivation's."""
+    root = tmp_path / "globbed"
+    (root / "gen").mkdir(parents=True)
+    (root / "out").mkdir()
+    (root / "plangraph.yaml").write_text(GLOB_PLAN)
+    (root / "gen/a.txt").write_text("a\n")
+    for name in ("b", "c"):
+        (root / f"out/{name}.txt").write_text(f"{name}\n")
+    git(root, "init", "-q", "-b", "main")
+    assert plangraph_main(root, "verify").code == 0
+    before = _status(root)
+    assert before.nodes["B"].status == "completed"
+    observed = _kept(root)["observed"]
+    assert isinstance(observed, dict)
+    assert observed["outputs"] == {"A": ["gen/a.txt"]}  # B's and C's are the plan's
+    (root / "gen/more.txt").write_text("more\n")
+    after = _status(root)
+    assert after == _full(root)
+    assert after.nodes["B"].status != "completed"
+    assert after.nodes["C"] == before.nodes["C"]
+    (root / "gen/more.txt").unlink()
     assert _status(root) == _full(root)

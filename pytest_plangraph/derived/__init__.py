@@ -76,12 +76,23 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             "base": base,
             "head": list(head),
             "files": list(snapshot.files.items()),
-            "outputs": {n: list(paths) for n, paths in snapshot.outputs.items()},
+            "outputs": _expanded(repo, snapshot),
             "reads": observed.reads,
         },
     }
     write_tagged(path, record)
     return observed.state
+
+
+def _expanded(repo: Repository, snapshot: Snapshot) -> dict[str, list[str]]:
+    """The outputs the snapshot expanded to other paths than the plan names (the others are
+    the plan's, which the kept state's key holds)."""
+    nodes = repo.graph.nodes
+    return {
+        n: list(paths)
+        for n, paths in snapshot.outputs.items()
+        if n not in nodes or tuple(paths) != tuple(nodes[n].outputs)
+    }
 
 
 def _rows(observed: Observed, kept: Any) -> dict[str, Any]:
