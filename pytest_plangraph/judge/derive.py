@@ -196,7 +196,7 @@ class _Derivation:
     def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
         files = self.context.snapshot.files
         if isinstance(files, ReadLog):  # what each node's judgement reads is observed
-            files.node = node_id
+            files.judging(node_id)
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)

@@ -39,27 +39,31 @@ class Snapshot:
 
 
 class ReadLog(Mapping[str, "str | None"]):
-    """File hashes that remember which path was asked for while each node was judged: set
-    ``node`` before judging one, and its paths gather in ``reads[node]``."""
+    """File hashes that remember which path was asked for while each node was judged: call
+    :meth:`judging` before judging one, and its paths gather in ``reads[node]``."""
 
-    __slots__ = ("files", "node", "reads")
+    __slots__ = ("current", "files", "reads")
 
     def __init__(self, files: Mapping[str, str | None], reads: dict[str, set[str]]) -> None:
         self.files = files
         self.reads = reads
-        self.node = ""
+        self.current: set[str] = set()
+
+    def judging(self, node: str) -> None:
+        """Count the paths asked for from now on as read by *node*."""
+        self.current = self.reads.setdefault(node, set())
 
     def __getitem__(self, path: str) -> str | None:
-        self.reads.setdefault(self.node, set()).add(path)
+        self.current.add(path)
         return self.files[path]
 
     def get(self, path: str, default: object = None) -> object:  # type: ignore[override]
-        self.reads.setdefault(self.node, set()).add(path)
+        self.current.add(path)
         return self.files.get(path, default)
 
     def __contains__(self, path: object) -> bool:
         if isinstance(path, str):
-            self.reads.setdefault(self.node, set()).add(path)
+            self.current.add(path)
         return path in self.files
 
     def __iter__(self) -> Iterator[str]:
