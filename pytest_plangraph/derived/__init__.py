@@ -118,7 +118,7 @@ def _reused(
     from ..judge.inputs import Snapshot
     from ..judge.logfold import evidence_key
     from ..judge.rederive import Observed, rederive
-    from ..judge.statejson import state_from_json
+    from ..judge.statejson import kept_state
 
     if not isinstance(kept, dict) or not isinstance(kept.get("observed"), dict):
         return None
@@ -138,7 +138,7 @@ def _reused(
             touched.add(node)
     nodes = repo.graph.nodes
     state = Observed(
-        state_from_json(kept["data"]),
+        kept_state(kept["data"]),  # the nodes derived again are never decoded
         {str(n): [str(p) for p in paths] for n, paths in observed["reads"].items()},
         0,
     )

@@ -65,7 +65,10 @@ def rederive(
     for the same plan from *was*, and from the events of *fold* but those naming the nodes
     *touched*) where nothing they read changed; None when it cannot be reused."""
     nodes = graph.nodes
-    if fold.unjudged or set(kept.state.nodes) != set(nodes) or set(kept.reads) != set(nodes):
+    # every node has a kept digest and reads (its kept state may be decoded when asked for)
+    if fold.unjudged or kept.state.input_digests.keys() != nodes.keys():
+        return None
+    if kept.reads.keys() != nodes.keys():
         return None
     if not set(touched) <= set(nodes):
         return None
@@ -110,11 +113,8 @@ def _derive(
     observed = Snapshot(ReadLog(snapshot.files, reads), snapshot.outputs)
     context = Context.of(graph, observed, digests)
     # the criteria of the nodes around them that are not judged again are as kept
-    known = (
-        {}
-        if kept is None
-        else {n: s.criteria for n, s in kept.state.nodes.items() if n not in dirty}
-    )
+    kept_nodes = {} if kept is None else kept.state.nodes
+    known = {n: kept_nodes[n].criteria for n in context.order if n not in dirty}
     states = derive_nodes(context, fold, dirty, known) if dirty else {}
     found: dict[str, NodeState] = {}
     paths: dict[str, list[str]] = {}
