@@ -4,8 +4,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * ``plangraph status`` on a generated plan (``--nodes``, ten events per node, as
   ``bench_status.py`` builds it): with the derived-state cache and the kept status deleted
   (the derivation as without a cache), on an unchanged repository (the kept status's hit),
-  after one artifact changed, and after the plan file was edited (a comment added: its bytes
-  are new);
+  after one artifact changed, after the plan file was edited (a comment added: its bytes
+  are new), and after the output of the last node changed (a node nothing depends on: a miss
+  derives it alone again);
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
