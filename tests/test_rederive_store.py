@@ -247,3 +247,21 @@ def test_an_output_directory_that_grows_is_seen(tmp_path: Path) -> None:
     assert after.nodes["C"] == before.nodes["C"]
     (root / "gen/more.txt").unlink()
     assert _status(root) == _full(root)
+
+
+def test_an_older_kept_state_of_this_log_put_back_is_brought_up_to_date(
+    project: Callable[[str], Path],
+) -> None:
+    """The kept state swapped for one this user's plangraph wrote earlier (its head an
+    earlier event of this chain): the events since are folded in, as a full derivation does."""
+    root = _verified(project)
+    path = root / CACHE / NAME
+    older = path.read_bytes()
+    assert plangraph_main(root, "claim", "T4", "--by", "tester").code == 0
+    assert plangraph_main(root, "cancel", "T11", "--by", "tester").code == 0
+    _status(root)
+    path.write_bytes(older)  # the state kept before the claim and the cancel
+    (root / "out/t12.txt").write_text("changed\n")  # a miss: nothing upstream of T4 changed
+    assert _status(root) == _full(root)
+    assert _status(root).nodes["T4"].claimed
+    assert _status(root).nodes["T11"].status == "cancelled"
