@@ -16,6 +16,13 @@ store (reading makes no ``.plangraph`` folder), without keys configured (with ke
 this user's stands for a read: :func:`~pytest_plangraph.store.trust.local_caches_count`), and
 for a fold read from the store just now and not added to since.
 
+A miss is not a full derivation when the kept state was derived under the same plan (as
+read), code, trust policy, settings and checkpoint, for a head that is an event of this log's
+chain: the kept state records what each node's judgement read, and
+:func:`~pytest_plangraph.judge.rederive.rederive` derives again only the nodes whose reads
+changed, that the events recorded since name, and what depends on them; the other nodes keep
+their kept rows.
+
 ``plangraph status`` goes one step further (:mod:`.kept`): what it printed is kept with what
 the answer depends on, and an unchanged repository is answered from it without loading the
 plan's models, linting or reading the log (:mod:`.watch` looks at the files).
