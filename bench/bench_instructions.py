@@ -4,8 +4,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * ``plangraph status`` on a generated plan (``--nodes``, ten events per node, as
   ``bench_status.py`` builds it): with the derived-state cache and the kept status deleted
   (the derivation as without a cache), on an unchanged repository (the kept status's hit),
-  after one artifact changed, and after the plan file was edited (a comment added: its bytes
-  are new);
+  after one artifact changed, after the plan file was edited (a comment added: its bytes
+  are new), and after the output of the last node changed (a node nothing depends on: a miss
+  derives it alone again);
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
@@ -158,7 +159,16 @@ def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int)
     plan.write_text(plan.read_text() + "# edited\n")
     edited = count(root, status, env)
     row("status, plan edited", edited, start, TARGETS["status, plan edited"])
+    bench_status_leaf(root, nodes, env, start)
     print(f"  unchanged / cache deleted: {hit / off:.2f}")
+
+
+def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    """``status`` after the output of the last node changed: a node no other depends on, so
+    a miss derives it alone again (out/n7.txt, above, is upstream of nearly every node)."""
+    (root / f"out/n{nodes - 1}.txt").write_text("changed\n")
+    leaf = count(root, [PLANGRAPH, "status"], env)
+    row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
 
 
 PLAN_CHECK = (

@@ -11,8 +11,9 @@ import pytest
 from conftest import FIXTURES, git
 
 import pytest_plangraph.judge.derive
+import pytest_plangraph.judge.rederive
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.derive import derive, derive_nodes
 from pytest_plangraph.survey import impact_now, impact_since
 
 KEPT = Path(".plangraph/cache/derived.json")
@@ -26,15 +27,21 @@ def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the derivations the kept state's module makes (one on each miss); it imports
-    ``derive`` when it needs one, so the function is counted where it is defined."""
+    """Count the derivations the kept state's module makes (one on each miss: in full, or of
+    the nodes whose reads changed); it imports ``derive`` when it needs one, so the function
+    is counted where it is defined."""
     calls: list[int] = []
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return derive(*args, **kwargs)  # type: ignore[arg-type]
 
+    def counted_nodes(*args: object, **kwargs: object) -> object:  # a miss that judges again
+        calls.append(1)
+        return derive_nodes(*args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(pytest_plangraph.judge.derive, "derive", counted)
+    monkeypatch.setattr(pytest_plangraph.judge.rederive, "derive_nodes", counted_nodes)
     return calls
 
 

@@ -16,6 +16,13 @@ store (reading makes no ``.plangraph`` folder), without keys configured (with ke
 this user's stands for a read: :func:`~pytest_plangraph.store.trust.local_caches_count`), and
 for a fold read from the store just now and not added to since.
 
+A miss is not a full derivation when the kept state was derived under the same plan (as
+read), code, trust policy, settings and checkpoint, for a head that is an event of this log's
+chain: the kept state records what each node's judgement read, and
+:func:`~pytest_plangraph.judge.rederive.rederive` derives again only the nodes whose reads
+changed, that the events recorded since name, and what depends on them; the other nodes keep
+their kept rows.
+
 ``plangraph status`` goes one step further (:mod:`.kept`): what it printed is kept with what
 the answer depends on, and an unchanged repository is answered from it without loading the
 plan's models, linting or reading the log (:mod:`.watch` looks at the files).
@@ -27,12 +34,14 @@ through it, and the models, the derivation and the store come with the first mis
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
     from ..judge.logfold import LogFold
+    from ..judge.rederive import Observed
     from ..judge.states import PlanState
     from ..repository import Repository
 
@@ -40,31 +49,119 @@ __all__ = ["derived_state"]
 
 
 def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanState:
-    """``derive(repo.graph, fold, snapshot)``, taken from the kept state when its key matches
-    (see the module docstring)."""
+    """``derive(repo.graph, fold, snapshot)``, taken from the kept state when its key matches,
+    or derived again only where what the kept state read changed (see the module
+    docstring)."""
     from ..judge.derive import derive
+    from ..judge.rederive import derive_observed
     from ..judge.statejson import state_from_json, state_to_json
     from ..plan.cache import cache_dir_of
-    from ..store.derived import keep_derived, read_derived
+    from ..store.derived import NAME, read_tagged, write_tagged
 
-    key = _key(repo, fold, snapshot)
-    if key is None:
+    keys = _key(repo, fold, snapshot)
+    if keys is None:
         return derive(repo.graph, fold, snapshot)
-    folder = cache_dir_of(repo.store_path)
-    kept = read_derived(folder, key)
-    if kept is not None:
+    key, base, head = keys
+    path = cache_dir_of(repo.store_path) / NAME
+    kept = read_tagged(path)
+    if isinstance(kept, dict) and kept.get("key") == key:
         try:
-            return state_from_json(kept)
-        except (KeyError, TypeError, ValueError):  # not a state: derived again below
+            return state_from_json(kept["data"])
+        except (KeyError, TypeError, ValueError):  # not a state: derived below
             pass
-    state = derive(repo.graph, fold, snapshot)
-    keep_derived(folder, key, state_to_json(state))
-    return state
+    try:
+        observed = _reused(repo, fold, snapshot, kept, base)
+    except (KeyError, TypeError, ValueError, AttributeError):  # damaged: derived in full
+        observed = None
+    if observed is None:
+        observed = derive_observed(repo.graph, fold, snapshot)
+    data = state_to_json(observed.state) if observed.again is None else _rows(observed, kept)
+    record = {
+        "key": key,
+        "data": data,
+        "observed": {
+            "base": base,
+            "head": list(head),
+            "files": list(snapshot.files.items()),
+            "outputs": _expanded(repo, snapshot),
+            "reads": observed.reads,
+        },
+    }
+    write_tagged(path, record)
+    return observed.state
 
 
-def _key(repo: Repository, fold: LogFold, snapshot: Snapshot) -> str | None:
-    """The key of the state of *fold* and *snapshot*, or None when no kept state may stand
-    for deriving it."""
+def _expanded(repo: Repository, snapshot: Snapshot) -> dict[str, list[str]]:
+    """The outputs the snapshot expanded to other paths than the plan names (the others are
+    the plan's, which the kept state's key holds)."""
+    nodes = repo.graph.nodes
+    return {
+        n: list(paths)
+        for n, paths in snapshot.outputs.items()
+        if n not in nodes or tuple(paths) != tuple(nodes[n].outputs)
+    }
+
+
+def _rows(observed: Observed, kept: Any) -> dict[str, Any]:
+    """The JSON form of *observed*'s state, the rows of the nodes not derived again taken as
+    they were kept."""
+    from ..judge.statejson import node_to_json
+
+    again = observed.again or frozenset()
+    rows = {row[0]: row for row in kept["data"]["nodes"]}
+    nodes = [
+        node_to_json(n) if n.id in again else rows[n.id] for n in observed.state.nodes.values()
+    ]
+    return {"nodes": nodes, "input_digests": observed.state.input_digests}
+
+
+def _reused(
+    repo: Repository, fold: LogFold, snapshot: Snapshot, kept: object, base: str
+) -> Observed | None:
+    """The state of *fold* and *snapshot* derived again from *kept* where what it read
+    changed (:func:`~pytest_plangraph.judge.rederive.rederive`); None when *kept* was derived
+    for another plan, code, policy, setting or checkpoint, or for a head that is not one of
+    this log's."""
+    from ..judge.inputs import Snapshot
+    from ..judge.logfold import evidence_key
+    from ..judge.rederive import Observed, rederive
+    from ..judge.statejson import kept_state
+
+    if not isinstance(kept, dict) or not isinstance(kept.get("observed"), dict):
+        return None
+    observed = kept["observed"]
+    if observed["base"] != base:
+        return None
+    seq, chain = int(observed["head"][0]), str(observed["head"][1])
+    head = repo.store.head()
+    touched: set[str] = set()
+    if seq > head.seq or (repo.store.hash_at(seq) if seq else "") != chain:
+        return None  # not an event of this log's chain
+    if seq != head.seq:  # the events recorded since: the nodes they name are judged again
+        for event in repo.store.log(after_seq=seq):
+            node = evidence_key(event)[0] if event.kind == "evidence" else event.node
+            if not node:
+                return None
+            touched.add(node)
+    nodes = repo.graph.nodes
+    state = Observed(
+        kept_state(kept["data"]),  # the nodes derived again are never decoded
+        {str(n): [str(p) for p in paths] for n, paths in observed["reads"].items()},
+        0,
+    )
+    was = Snapshot(
+        {str(p): None if sha is None else str(sha) for p, sha in observed["files"]},
+        {str(n): tuple(str(p) for p in paths) for n, paths in observed["outputs"].items()},
+    )
+    return rederive(repo.graph, fold, snapshot, state, was, touched & nodes.keys())
+
+
+def _key(
+    repo: Repository, fold: LogFold, snapshot: Snapshot
+) -> tuple[str, str, tuple[int, str]] | None:
+    """The key of the state of *fold* and *snapshot*, the key of what a kept state must share
+    to be derived again in part (all but the head and the files), and the head; None when no
+    kept state may stand for deriving it."""
     from ..codehash import code_fingerprint
     from ..judge.statejson import derivation_key
     from ..store.trust import local_caches_count, policy_from_env
@@ -82,14 +179,22 @@ def _key(repo: Repository, fold: LogFold, snapshot: Snapshot) -> str | None:
     plan = hashlib.sha256(
         "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
     ).hexdigest()
-    return derivation_key(
-        code=code_fingerprint(),
+    code, policy, now = code_fingerprint(), policy_from_env().fingerprint(), settings()
+    key = derivation_key(
+        code=code,
         plan=plan,
         head=(head.seq, head.hash, fold.origin),
-        policy=policy_from_env().fingerprint(),
-        settings=settings(),
+        policy=policy,
+        settings=now,
         snapshot=snapshot,
     )
+    fixed = [_BASE_FORMAT, code, plan, fold.origin, policy, sorted(now.items())]
+    base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    return key, base.hexdigest(), (head.seq, head.hash)
+
+
+_BASE_FORMAT = 1
+"""Changes when what :func:`~pytest_plangraph.judge.rederive.rederive` keeps does."""
 
 
 def settings() -> dict[str, str]:

@@ -34,13 +34,14 @@ plan's context and the indexed log are built in :mod:`pytest_plangraph.judge.led
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ..errors import UsageError
 from ..memory import collector_paused
 from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, LoggedEvent, Node
 from ..plan.untrusted import describe
+from .budgets import no_acceptance, replan_budget_exhausted, retry_budget_exhausted
 from .gate import (
     CHILD_CODES,
     Completion,
@@ -49,12 +50,15 @@ from .gate import (
     replay_claims,
     upstream_reason,
 )
-from .inputs import PARENT_KINDS, Snapshot
+from .inputs import PARENT_KINDS, ReadLog, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
 
-__all__ = ["derive", "derive_node"]
+__all__ = ["derive", "derive_node", "derive_nodes"]
+
+Known = Mapping[str, tuple[CriterionState, ...]]
+"""Criteria states of nodes known unchanged since they were derived, by node."""
 
 
 # --- derivation ------------------------------------------------------------------------------
@@ -102,15 +106,31 @@ def derive_node(
         return _Derivation(context, events, only=_cone(context, node_id))._node(node_id)
 
 
+def derive_nodes(
+    context: Context, fold: LogFold, nodes: Collection[str], known: Known | None = None
+) -> dict[str, NodeState]:
+    """The states of *nodes* alone, as :func:`derive` would give them with *context*: only
+    the criteria of their cones are judged (:func:`_cone`), but for the nodes whose criteria
+    states are *known* (unchanged since they were derived)."""
+    cone = set(reach(nodes, lambda n: _deciding(context, n)))
+    with collector_paused():
+        derivation = _Derivation(context, fold, only=cone, known=known)
+        return {n: derivation._node(n) for n in context.order if n in nodes}
+
+
+def _deciding(context: Context, current: str) -> tuple[str, ...]:
+    links = context.links
+    return (
+        *links.prerequisites[current],
+        *context.graph.children[current],
+        *links.conflicts[current],
+    )
+
+
 def _cone(context: Context, node_id: str) -> set[str]:
     """*node_id* and every node whose verdicts can decide whether it completes: its strong
     prerequisites, children and conflicts-edge partners, and theirs in turn."""
-    links, children = context.links, context.graph.children
-
-    def deciding(current: str) -> tuple[str, ...]:
-        return (*links.prerequisites[current], *children[current], *links.conflicts[current])
-
-    return set(reach([node_id], deciding))
+    return set(reach([node_id], lambda n: _deciding(context, n)))
 
 
 class _Derivation:
@@ -122,6 +142,7 @@ class _Derivation:
         context: Context,
         events: Sequence[LoggedEvent] | LogFold,
         only: Collection[str] | None = None,
+        known: Known | None = None,
     ) -> None:
         graph = context.graph
         self.context = context
@@ -130,8 +151,12 @@ class _Derivation:
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
         judged = context.order if only is None else [n for n in context.order if n in only]
+        known = {} if known is None else known
         self.criteria = {
-            n: tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance) for n in judged
+            n: known[n]
+            if n in known
+            else tuple(self._criterion(n, c) for c in graph.nodes[n].acceptance)
+            for n in judged
         }
         children, prerequisites = graph.children, context.links.prerequisites
         self.required = {
@@ -169,6 +194,9 @@ class _Derivation:
     # criteria
 
     def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
+        files = self.context.snapshot.files
+        if isinstance(files, ReadLog):  # what each node's judgement reads is observed
+            files.judging(node_id)
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
@@ -280,13 +308,13 @@ class _Derivation:
         ]
         reasons += self._waiting_reasons(node_id, node)
         if self.required[node_id] == [NO_ACCEPTANCE]:
-            reasons.append(_no_acceptance(node))
+            reasons.append(no_acceptance(node))
         if refused > node.max_retry:
-            reasons.append(_retry_budget_exhausted(node_id, node, refused))
+            reasons.append(retry_budget_exhausted(node_id, node, refused))
         held = self.ledger.held.get(node_id)
         if held is not None:  # first: until a person acts, nothing else completes the node
             limit = self.context.graph.plan.max_replan_rounds
-            reasons.insert(0, _replan_budget_exhausted(node_id, held, limit))
+            reasons.insert(0, replan_budget_exhausted(node_id, held, limit))
         return reasons
 
     def _waiting_reasons(self, node_id: str, node: Node) -> list[Reason]:
@@ -391,41 +419,3 @@ def _required(node: Node, gathers: bool) -> list[str]:
 
 def _link(code: str, node_id: str, message: str) -> Reason:
     return Reason(code, message, {"node": node_id})
-
-
-def _no_acceptance(node: Node) -> Reason:
-    """``NO_ACCEPTANCE``: *node* has nothing that could show it is done."""
-    what = (
-        "a step without required acceptance criteria"
-        if node.kind == "step"
-        else f"{'an' if node.kind == 'objective' else 'a'} {node.kind} without "
-        "children, strong prerequisites or required acceptance criteria"
-    )
-    message = (
-        f"{what} is never completed: nothing could show it is done; add a criterion to the plan"
-    )
-    return Reason("NO_ACCEPTANCE", message, {})
-
-
-def _retry_budget_exhausted(node_id: str, node: Node, refused: int) -> Reason:
-    """``RETRY_BUDGET_EXHAUSTED``: more claims of *node* refused than its ``max_retry``."""
-    message = (
-        f"{refused} claims refused since the last retry grant (max_retry {node.max_retry}): "
-        "the gate refuses this node whatever its evidence until a person runs "
-        f"`plangraph retry {node_id}`"
-    )
-    return Reason(
-        "RETRY_BUDGET_EXHAUSTED", message, {"refused": refused, "max_retry": node.max_retry}
-    )
-
-
-def _replan_budget_exhausted(node_id: str, event: LoggedEvent, limit: int) -> Reason:
-    """``REPLAN_BUDGET_EXHAUSTED``: the node's replan rounds are spent and a further patch
-    was refused; it needs a person until a retry grant."""
-    message = (
-        f"needs a person: re-planned {limit} round(s) (max_replan_rounds) and a further patch "
-        f"by {event.by} was refused; narrow the goal or hand it over — the gate refuses this "
-        f"node whatever its evidence until a person runs `plangraph retry {node_id}`"
-    )
-    data = {"by": event.by, "seq": event.seq, "max_replan_rounds": limit}
-    return Reason("REPLAN_BUDGET_EXHAUSTED", message, data)

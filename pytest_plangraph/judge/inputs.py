@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..canonical import digest
@@ -36,6 +36,41 @@ class Snapshot:
     def outputs_of(self, node: Node) -> tuple[str, ...]:
         """The files *node* produces."""
         return self.outputs.get(node.id, tuple(node.outputs))
+
+
+class ReadLog(Mapping[str, "str | None"]):
+    """File hashes that remember which path was asked for while each node was judged: call
+    :meth:`judging` before judging one, and its paths gather in ``reads[node]``."""
+
+    __slots__ = ("current", "files", "reads")
+
+    def __init__(self, files: Mapping[str, str | None], reads: dict[str, set[str]]) -> None:
+        self.files = files
+        self.reads = reads
+        self.current: set[str] = set()
+
+    def judging(self, node: str) -> None:
+        """Count the paths asked for from now on as read by *node*."""
+        self.current = self.reads.setdefault(node, set())
+
+    def __getitem__(self, path: str) -> str | None:
+        self.current.add(path)
+        return self.files[path]
+
+    def get(self, path: str, default: object = None) -> object:  # type: ignore[override]
+        self.current.add(path)
+        return self.files.get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        if isinstance(path, str):
+            self.current.add(path)
+        return path in self.files
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a judgement reads named paths, not the whole snapshot")
+
+    def __len__(self) -> int:
+        return len(self.files)
 
 
 PARENT_KINDS = frozenset({"objective", "milestone"})
@@ -180,11 +215,17 @@ def input_digests(
     criteria: Mapping[tuple[str, str], str] | None = None,
     order: Sequence[str] | None = None,
     links: Links | None = None,
+    only: Collection[str] | None = None,
+    prior: Mapping[str, str] | None = None,
+    reads: dict[str, set[str]] | None = None,
 ) -> dict[str, str]:
     """Each node's input digest (DESIGN §5), computed upstream first.
 
     *criteria* (from :func:`criterion_digests`), *order* (the topological order) and *links*
-    (:meth:`Links.of` the graph) may be passed when the caller already has them.
+    (:meth:`Links.of` the graph) may be passed when the caller already has them. With *only*,
+    the digests of the other nodes are taken from *prior* (digests computed before, for the
+    same plan and for files of theirs that did not change). *reads*, when given, gets the
+    paths each computed digest read, by node.
     """
     criteria = criterion_digests(graph) if criteria is None else criteria
     links = Links.of(graph) if links is None else links
@@ -193,12 +234,17 @@ def input_digests(
     checked = graph.plan.checked_artifacts
     digests: dict[str, str] = {}
     for node_id in graph.topological_order() if order is None else order:  # kept flat
+        if only is not None and node_id not in only and prior is not None:
+            digests[node_id] = prior[node_id]
+            continue
         node = nodes[node_id]
         files: Iterable[str] = outputs.get(node_id, node.outputs)
         if node_id in checked:
             files = {*files, *checked[node_id]}
         if node_id in consumes:
             files = {*files, *consumed_files(graph, node_id, snapshot, links=links)}
+        if reads is not None:
+            reads[node_id] = set(files)
         digests[node_id] = digest(
             {
                 "criteria": {c.id: criteria[(node_id, c.id)] for c in node.acceptance},

@@ -41,8 +41,9 @@ class Context:
     held: dict[tuple[Any, ...], bool] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, graph: Graph, snapshot: Snapshot) -> Context:
-        """The context of *graph* with the file hashes of *snapshot*."""
+    def of(cls, graph: Graph, snapshot: Snapshot, inputs: dict[str, str] | None = None) -> Context:
+        """The context of *graph* with the file hashes of *snapshot* (and the input digests
+        *inputs*, when the caller computed them for that snapshot)."""
         order = graph.topological_order()
         digests = criterion_digests(graph)
         criteria: dict[tuple[str, str], tuple[Criterion, str]] = {}
@@ -51,7 +52,8 @@ class Context:
                 key = (node_id, criterion.id)
                 criteria.setdefault(key, (criterion, digests[key]))
         links = Links.of(graph)
-        inputs = input_digests(graph, snapshot, criteria=digests, order=order, links=links)
+        if inputs is None:
+            inputs = input_digests(graph, snapshot, criteria=digests, order=order, links=links)
         approvals = {key for key, (c, _) in criteria.items() if c.verifier.type == "approval"}
         return cls(graph, snapshot, order, links, criteria, inputs, frozenset(approvals))
 

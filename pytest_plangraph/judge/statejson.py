@@ -19,7 +19,15 @@ from typing import Any
 from .inputs import Snapshot
 from .states import CriterionState, NodeState, PlanState, Reason
 
-__all__ = ["derivation_key", "state_from_json", "state_to_json"]
+__all__ = [
+    "KeptNodes",
+    "derivation_key",
+    "kept_state",
+    "node_from_json",
+    "node_to_json",
+    "state_from_json",
+    "state_to_json",
+]
 
 FORMAT = 1
 """Changes when the JSON form below does."""
@@ -51,43 +59,72 @@ def derivation_key(
 def state_to_json(state: PlanState) -> dict[str, Any]:
     """*state* as JSON values (:func:`state_from_json` gives it back, equal)."""
     return {
-        "nodes": [
-            [
-                n.id,
-                n.kind,
-                n.status,
-                _reasons(n.reasons),
-                [[c.id, c.required, c.state, c.evidence, _reasons(c.reasons)] for c in n.criteria],
-                n.claimed,
-                n.failed_claims,
-            ]
-            for n in state.nodes.values()
-        ],
+        "nodes": [node_to_json(n) for n in state.nodes.values()],
         "input_digests": state.input_digests,
     }
+
+
+def node_to_json(n: NodeState) -> list[Any]:
+    """One node's state as JSON values: a row of :func:`state_to_json`'s ``nodes``."""
+    return [
+        n.id,
+        n.kind,
+        n.status,
+        _reasons(n.reasons),
+        [[c.id, c.required, c.state, c.evidence, _reasons(c.reasons)] for c in n.criteria],
+        n.claimed,
+        n.failed_claims,
+    ]
 
 
 def state_from_json(data: Mapping[str, Any]) -> PlanState:
     """The state :func:`state_to_json` made *data* of (KeyError, TypeError or ValueError when
     *data* is not such a value)."""
-    nodes: dict[str, NodeState] = {}
-    for node_id, kind, status, reasons, criteria, claimed, failed in data["nodes"]:
-        nodes[str(node_id)] = NodeState(
-            str(node_id),
-            str(kind),
-            status,
-            _from_reasons(reasons),
-            tuple(
-                CriterionState(str(c), bool(req), st, ev, _from_reasons(rs))
-                for c, req, st, ev, rs in criteria
-            ),
-            bool(claimed),
-            int(failed),
-        )
+    nodes = {str(row[0]): node_from_json(row) for row in data["nodes"]}
     digests = data["input_digests"]
     if not isinstance(digests, dict):
         raise TypeError("input_digests is not an object")
     return PlanState(nodes, {str(k): str(v) for k, v in digests.items()})
+
+
+class KeptNodes(dict[str, NodeState]):
+    """Node states decoded from their rows (:func:`node_to_json`) when first asked for by
+    id: a state reused in part decodes only the nodes it keeps. Only what was asked for is
+    in it (iterate the ids elsewhere); an id without a row is a KeyError."""
+
+    def __init__(self, rows: Sequence[Sequence[Any]]) -> None:
+        super().__init__()
+        self.rows = {str(row[0]): row for row in rows}
+
+    def __missing__(self, node_id: str) -> NodeState:
+        found = self[node_id] = node_from_json(self.rows[node_id])
+        return found
+
+
+def kept_state(data: Mapping[str, Any]) -> PlanState:
+    """:func:`state_from_json`, its nodes decoded when asked for (:class:`KeptNodes`)."""
+    digests = data["input_digests"]
+    if not isinstance(digests, dict):
+        raise TypeError("input_digests is not an object")
+    return PlanState(KeptNodes(data["nodes"]), {str(k): str(v) for k, v in digests.items()})
+
+
+def node_from_json(row: Sequence[Any]) -> NodeState:
+    """The node state :func:`node_to_json` made *row* of (KeyError, TypeError or ValueError
+    when it is not one)."""
+    node_id, kind, status, reasons, criteria, claimed, failed = row
+    return NodeState(
+        str(node_id),
+        str(kind),
+        status,
+        _from_reasons(reasons),
+        tuple(
+            CriterionState(str(c), bool(req), st, ev, _from_reasons(rs))
+            for c, req, st, ev, rs in criteria
+        ),
+        bool(claimed),
+        int(failed),
+    )
 
 
 def _reasons(reasons: Sequence[Reason]) -> list[list[Any]]:

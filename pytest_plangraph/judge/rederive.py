@@ -1,0 +1,129 @@
+"""Deriving again only what changed since a kept state (pure): the reads of each node's
+judgement are observed, not guessed.
+
+:func:`derive_observed` derives every node as :func:`~.derive.derive` does and records, per
+node, which files its input digest and the judgement of its criteria asked the snapshot for
+(:class:`~.inputs.ReadLog`). :func:`rederive` takes such a kept state with the snapshot it was
+derived from, the current snapshot, and the nodes the events recorded since name, and derives
+again only
+
+* the nodes whose recorded reads changed (a file's sha256, or its presence), whose outputs
+  expand to other files, or that an event recorded since names;
+* the nodes whose input digest changed with them (the digest is a Merkle DAG: each strong
+  dependent of a node whose files changed has its digest computed again, and the others keep
+  theirs);
+* everything whose state can depend on those: the reverse of :func:`~.derive._cone`
+  (dependents over strong edges, the parent, conflicts-edge partners), transitively.
+
+Every other node keeps its kept state. What the kept state does not record is not reused: the
+plan, the code, the trust policy, the settings and the checkpoint the log was read from are
+the caller's key (:mod:`pytest_plangraph.derived`), and a fold that must replay claims without
+a recorded verdict is always derived in full (None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from ..plan.graph import Graph, reach
+from .derive import derive_nodes
+from .inputs import Links, ReadLog, Snapshot, input_digests
+from .ledger import Context
+from .logfold import LogFold
+from .states import NodeState, PlanState
+
+__all__ = ["Observed", "derive_observed", "rederive"]
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A derived *state*, the paths each node's digest and judgement *reads* (by node, sorted)
+    and how many nodes were *judged* to make it (every node for a full derivation); *again*
+    names them when some states were reused (None: none was)."""
+
+    state: PlanState
+    reads: dict[str, list[str]]
+    judged: int
+    again: frozenset[str] | None = None
+
+
+def derive_observed(graph: Graph, fold: LogFold, snapshot: Snapshot) -> Observed:
+    """Every node's state, as :func:`~.derive.derive` gives it, with what each one read."""
+    return _derive(graph, fold, snapshot, None, set(graph.nodes), {}, None)
+
+
+def rederive(
+    graph: Graph,
+    fold: LogFold,
+    snapshot: Snapshot,
+    kept: Observed,
+    was: Snapshot,
+    touched: Collection[str],
+) -> Observed | None:
+    """The state of *graph* for *fold* and *snapshot*, reusing the states of *kept* (derived
+    for the same plan from *was*, and from the events of *fold* but those naming the nodes
+    *touched*) where nothing they read changed; None when it cannot be reused."""
+    nodes = graph.nodes
+    # every node has a kept digest and reads (its kept state may be decoded when asked for)
+    if fold.unjudged or kept.state.input_digests.keys() != nodes.keys():
+        return None
+    if kept.reads.keys() != nodes.keys():
+        return None
+    if not set(touched) <= set(nodes):
+        return None
+    links = Links.of(graph)
+    before, now = was.files, snapshot.files
+    changed = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
+    moved = {
+        n for n in nodes if tuple(was.outputs_of(nodes[n])) != tuple(snapshot.outputs_of(nodes[n]))
+    }
+    seed = {n for n, paths in kept.reads.items() if not changed.isdisjoint(paths)} | moved
+    redo = set(reach(seed, lambda n: links.dependents[n]))
+    digest_reads: dict[str, set[str]] = {}
+    old = kept.state.input_digests
+    digests = input_digests(graph, snapshot, only=redo, prior=old, reads=digest_reads)
+    seed |= {n for n in redo if digests[n] != old.get(n)}
+
+    def depending(current: str) -> Iterable[str]:
+        parent = nodes[current].parent
+        above = (parent,) if parent is not None and parent in nodes else ()
+        return (*links.dependents[current], *above, *links.conflicts[current])
+
+    dirty = set(reach(seed | set(touched), depending))
+    return _derive(graph, fold, snapshot, digests, dirty, digest_reads, kept)
+
+
+def _derive(
+    graph: Graph,
+    fold: LogFold,
+    snapshot: Snapshot,
+    digests: dict[str, str] | None,
+    dirty: set[str],
+    digest_reads: dict[str, set[str]],
+    kept: Observed | None,
+) -> Observed:
+    reads: dict[str, set[str]] = {}
+    if digests is None:
+        digests = input_digests(graph, snapshot, reads=digest_reads)
+    else:  # the digest reads of the nodes judged again whose digest was not computed again
+        input_digests(
+            graph, snapshot, only=dirty - digest_reads.keys(), prior=digests, reads=digest_reads
+        )
+    observed = Snapshot(ReadLog(snapshot.files, reads), snapshot.outputs)
+    context = Context.of(graph, observed, digests)
+    # the criteria of the nodes around them that are not judged again are as kept
+    kept_nodes = {} if kept is None else kept.state.nodes
+    known = {n: kept_nodes[n].criteria for n in context.order if n not in dirty}
+    states = derive_nodes(context, fold, dirty, known) if dirty else {}
+    found: dict[str, NodeState] = {}
+    paths: dict[str, list[str]] = {}
+    for node_id in context.order:
+        if node_id in dirty or kept is None:
+            found[node_id] = states[node_id]
+            paths[node_id] = sorted(digest_reads.get(node_id, set()) | reads.get(node_id, set()))
+        else:
+            found[node_id] = kept.state.nodes[node_id]
+            paths[node_id] = kept.reads[node_id]
+    again = None if kept is None else frozenset(dirty)
+    return Observed(PlanState(found, digests), paths, len(dirty), again)

@@ -1,0 +1,183 @@
+"""Deriving again only what changed (judge/rederive.py): on generated plans and random
+sequences of changes — files edited, deleted and created, an output expanding to another file,
+new evidence, approvals, claims, cancels and retry grants — the state reused from the kept one
+equals a full derivation for every node, and so do the reads kept for the next change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from state_helpers import APPROVAL, World, crit, edge, make_graph, node
+
+from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.inputs import Snapshot
+from pytest_plangraph.judge.logfold import LogFold
+from pytest_plangraph.judge.rederive import Observed, derive_observed, rederive
+
+SHARED = "shared/spec.txt"
+"""A file several nodes' artifact criteria check."""
+
+
+@st.composite
+def plans(draw: st.DrawFn) -> World:
+    """A plan of 2–7 nodes: steps, objectives and milestones with parents, test, artifact and
+    approval criteria, and requires, consumes and conflicts edges between them."""
+    count = draw(st.integers(2, 7))
+    nodes = []
+    for i in range(count):
+        criteria = [crit("ac")]
+        if draw(st.booleans()):
+            criteria.append(crit("review", APPROVAL))
+        if draw(st.booleans()):
+            criteria.append(crit("art", {"type": "artifact", "path": SHARED}))
+        extra: dict[str, Any] = {"kind": draw(st.sampled_from(["step", "objective", "milestone"]))}
+        if i and draw(st.booleans()):
+            extra["parent"] = f"n{draw(st.integers(0, i - 1))}"
+        nodes.append(node(f"n{i}", *criteria, **extra))
+    edges = []
+    for j in range(1, count):
+        for i in range(j):
+            kind = draw(st.sampled_from([None, None, "requires", "consumes", "conflicts"]))
+            if kind is not None:
+                edges.append(edge(f"n{i}", f"n{j}", kind))
+    world = World(make_graph(nodes, edges), {SHARED: "h-spec"})
+    world.outputs = {n: (f"out/{n}.txt",) for n in world.graph.nodes}  # type: ignore[attr-defined]
+    return world
+
+
+def _snapshot(world: World) -> Snapshot:
+    return Snapshot(dict(world.files), dict(world.outputs))  # type: ignore[attr-defined]
+
+
+ACTIONS = st.tuples(
+    st.sampled_from(
+        [
+            "verify",
+            "fail",
+            "approve",
+            "claim",
+            "cancel",
+            "retry",
+            "edit",
+            "delete",
+            "create",
+            "grow",
+            "shared",
+        ]
+    ),
+    st.integers(0, 6),
+)
+
+
+def _apply(world: World, action: str, index: int) -> set[str]:
+    """Do *action* to node n*index* (mod the plan's size); the nodes its events name."""
+    ids = list(world.graph.nodes)
+    node_id = ids[index % len(ids)]
+    criteria = [c.id for c in world.graph.nodes[node_id].acceptance]
+    path = f"out/{node_id}.txt"
+    outputs: dict[str, tuple[str, ...]] = world.outputs  # type: ignore[attr-defined]
+    if action in ("verify", "fail"):
+        for criterion in criteria:
+            if criterion == "review":
+                continue
+            subjects = {p: world.files.get(p) or "gone" for p in outputs[node_id]}
+            record = world.evidence(node_id, criterion, subjects=subjects)
+            payload = record.to_json()
+            if action == "fail":
+                payload["outcome"] = "failed"
+            world.add("evidence", node_id, criterion, payload)
+        return {node_id}
+    if action == "approve":
+        if "review" in criteria:
+            world.approve(node_id)
+            return {node_id}
+        return set()
+    if action == "claim":
+        world.add("claim", node_id, None, {"verdict": "PASSED" if index % 2 else "FAILED"})
+        return {node_id}
+    if action in ("cancel", "retry"):
+        world.add(action, node_id)
+        return {node_id}
+    if action == "edit":
+        world.files[path] = f"{world.files.get(path)}+"
+    elif action == "delete":
+        world.files[path] = None
+    elif action == "create":
+        world.files[path] = f"new-{path}"
+    elif action == "grow":  # the node's output directory holds one file more, or one less
+        extra = f"out/{node_id}-more.txt"
+        if extra in outputs[node_id]:
+            outputs[node_id] = (path,)
+        else:
+            outputs[node_id] = (path, extra)
+            world.files[extra] = f"h-{extra}"
+    else:
+        world.files[SHARED] = f"{world.files[SHARED]}+"
+    return set()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    plans(),
+    st.lists(ACTIONS, max_size=8),
+    st.lists(st.lists(ACTIONS, min_size=1, max_size=4), min_size=1, max_size=4),
+)
+def test_a_state_derived_again_in_part_equals_a_full_derivation(
+    world: World, before: list[tuple[str, int]], rounds: list[list[tuple[str, int]]]
+) -> None:
+    for action, index in before:
+        _apply(world, action, index)
+    was = _snapshot(world)
+    kept = derive_observed(world.graph, LogFold.of(world.events), was)
+    assert kept.state == derive(world.graph, world.events, was)
+    for changes in rounds:
+        touched: set[str] = set()
+        for action, index in changes:
+            touched |= _apply(world, action, index)
+        now = _snapshot(world)
+        fold = LogFold.of(world.events)
+        again = rederive(world.graph, fold, now, kept, was, touched)
+        assert again is not None
+        full = derive_observed(world.graph, fold, now)
+        assert again.state == full.state
+        assert list(again.state.nodes) == list(full.state.nodes)  # the table's order too
+        assert again.reads == full.reads  # what the next change is compared with
+        kept, was = again, now
+
+
+def test_a_leaf_file_changed_judges_only_its_node() -> None:
+    """The mechanism at work: a file read by one node alone, with nothing depending on that
+    node, judges that node again and reuses every other state."""
+    world = World(make_graph([node("A"), node("B"), node("C")], [edge("A", "B"), edge("B", "C")]))
+    world.outputs = {n: (f"out/{n}.txt",) for n in "ABC"}  # type: ignore[attr-defined]
+    world.verify_all()
+    was = _snapshot(world)
+    kept = derive_observed(world.graph, LogFold.of(world.events), was)
+    assert kept.judged == 3
+    assert kept.reads["C"] == ["out/C.txt"]
+    world.files["out/C.txt"] = "changed"
+    leaf = rederive(world.graph, LogFold.of(world.events), _snapshot(world), kept, was, set())
+    assert isinstance(leaf, Observed)
+    assert leaf.judged == 1
+    assert leaf.state.nodes["C"].status == "stale"
+    assert leaf.state.nodes["A"] is kept.state.nodes["A"]  # reused, not derived again
+    # the root's file: every node below it has another input digest, and is judged again
+    world.files["out/A.txt"] = "changed"
+    root = rederive(
+        world.graph, LogFold.of(world.events), _snapshot(world), leaf, _snapshot(world), set()
+    )
+    assert root is not None and root.judged == 0  # the snapshot it was kept with: nothing
+    kept_now = rederive(world.graph, LogFold.of(world.events), _snapshot(world), kept, was, set())
+    assert kept_now is not None and kept_now.judged == 3
+
+
+def test_a_claim_without_a_verdict_is_derived_in_full() -> None:
+    world = World(make_graph([node("A")]))
+    world.outputs = {"A": ("out/A.txt",)}  # type: ignore[attr-defined]
+    world.verify("A")
+    was = _snapshot(world)
+    kept = derive_observed(world.graph, LogFold.of(world.events), was)
+    world.add("claim", "A")  # no verdict recorded: only a replay of the log judges it
+    assert rederive(world.graph, LogFold.of(world.events), was, kept, was, {"A"}) is None
