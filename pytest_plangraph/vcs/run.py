@@ -269,6 +269,11 @@ def _unknown(repo: Any, rev: str) -> str:
             f"unknown revision {rev!r}: the remote-tracking branch is not fetched here (run "
             f"`git fetch {remote} {branch}`, or use `fetch-depth: 0` in actions/checkout)"
         )
+    if ".." in rev and all(part for part in rev.split("..")):
+        return (
+            f"unknown revision {rev!r}: a range names no single commit; give the revision "
+            "it starts from (the range then ends at HEAD and the working tree)"
+        )
     where = repo.working_tree_dir
     return f"unknown revision {rev!r} in {where}: no commit, branch or tag has that name"
 
