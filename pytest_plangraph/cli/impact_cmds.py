@@ -107,13 +107,15 @@ def _kept_key(args: argparse.Namespace, out: Output) -> tuple[str | None, Any, S
     from ..errors import PlangraphError
     from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths, store_files
-    from ..vcs.history import diff_since, head_commit
+    from ..vcs.run import head_commit
 
     if out.fmt not in FORMATS:
         return None, None, None
     try:
         root, _, store = resolve_paths(args.root, getattr(args, "plan", None), args.store)
         if args.since is not None:
+            from ..vcs.history import diff_since
+
             diff = diff_since(root, args.since)
             cache = cache_dir_of(store)  # what the report leaves out, as its own files
             own = [*store_files(root, store)]

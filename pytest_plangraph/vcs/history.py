@@ -48,7 +48,6 @@ __all__ = [
     "environ_flag",
     "file_at",
     "git_state",
-    "head_commit",
     "is_ancestor",
     "last_commit_touching",
     "last_commits",
@@ -162,19 +161,6 @@ def changes_since(
     with open_repo(root) as repo:
         walked = _walk(repo, diff.base, cache)
     return changes, _newest_commits(walked, [c.path for c in changes])
-
-
-def head_commit(root: Path) -> str | None:
-    """``HEAD``'s commit: what the commits named behind the changes of the working tree
-    depend on besides the evidence's own commits (one git process). None when there is none
-    to stand for them: no repository, no commit, or a shallow (or grafted) clone, whose
-    history reads differently after a fetch."""
-    if not (root / ".git").exists():
-        return None
-    with open_repo(root) as repo:
-        if _rewritable(repo):
-            return None
-        return commits_of(repo, ["HEAD"])[0]
 
 
 def _by_path(change: Change) -> tuple[str, str]:
