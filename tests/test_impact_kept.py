@@ -4,12 +4,14 @@ every fixture, in every format, with and without ``--check``, a hit's answer is 
 the cache deleted; each kind of change (a commit, a working-tree edit, an untracked file, a
 plan edit, a new event, another revision) is a miss whose answer is the one made afresh; a hit
 runs three git processes and opens no plan; bad ``--since`` arguments stop the command with
-one message."""
+one message; a kept answer imports neither the walk nor pydantic, YAML or GitPython."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -236,3 +238,47 @@ def test_a_range_is_told_to_be_one_revision(project: Callable[[str], Path]) -> N
     result = _impact(root, "--since", "HEAD~2..HEAD")
     assert result.code == 2
     assert "a range names no single commit" in result.err
+
+
+def test_a_name_that_is_not_utf8_is_answered_as_without_the_kept_answer(
+    project: Callable[[str], Path],
+) -> None:
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    odd = bytes(root) + b"/bad\xffname.txt"
+    with open(odd, "wb") as handle:
+        handle.write(b"untracked\n")
+    since = ("--since", "HEAD~2", "--format", "json", "--check")
+    answers = [_impact(root, *since) for _ in range(3)]
+    assert answers[0] == answers[1] == answers[2] == _fresh(root, *since)
+    assert answers[0].code == 1 and "bad" in answers[0].out
+
+
+PROBE = """
+import contextlib, io, json, sys
+from pytest_plangraph.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[2:])
+heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey"]
+with open(sys.argv[1], "w") as out:
+    json.dump([code, sorted(m for m in heavy if m in sys.modules)], out)
+"""
+
+
+@pytest.mark.parametrize("args", [(), ("--since", "HEAD~2")])
+def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
+    project: Callable[[str], Path], tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    root = project("seed-000")
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    report = tmp_path / "modules.json"
+    loaded = []
+    for _ in range(3):  # the checkpoint written, then the answer kept, then the kept one
+        command = [sys.executable, "-c", PROBE, str(report), "impact", *args]
+        subprocess.run(command, cwd=root, check=True, timeout=300)
+        loaded.append(json.loads(report.read_text()))
+    assert loaded[0][1]  # making the report imports them: the probe sees what was imported
+    assert loaded[2] == [loaded[0][0], []]
