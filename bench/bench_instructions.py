@@ -246,6 +246,19 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     (cache / "commits.json").unlink()
     cold = count(root, since, env)
     row("impact --since, both caches deleted", cold, start)
+    print("  where the hit goes (each part alone, in a fresh process):")
+    hit_imports = (
+        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_cmds, "
+        "pytest_plangraph.derived.kept, pytest_plangraph.vcs.history"
+    )
+    fingerprint = "; from pytest_plangraph.codehash import code_fingerprint; code_fingerprint()"
+    for name, code in (
+        ("  import what a hit imports", hit_imports),
+        ("  ... and the code's fingerprint", hit_imports + fingerprint),
+    ):
+        command = [PYTHON, "-c", code]
+        warm(root, command, env)
+        row(name, count(root, command, env), start)
     floor = diff + start
     for name, figure in (("hit", hit), ("miss", miss)):
         print(

@@ -12,12 +12,9 @@ commit behind each change (on a long range, finding them is most of the time).
 from __future__ import annotations
 
 import argparse
-import html
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import digest
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, table
 
@@ -186,6 +183,7 @@ def _select(args: argparse.Namespace, out: Output) -> int:
 def apply(plangraph: PlanGraph, report: ImpactReport) -> int:
     """Record a ``change`` event for each (invalidated node, changed path behind it); the same
     observation twice is one event. Returns how many events were new."""
+    from ..canonical import digest
     from ..vcs.environment import actor
 
     by_path = {c.path: c for c in report.changed}
@@ -270,6 +268,8 @@ def _shown(changed: ChangedPath) -> str:
 def _cell(text: str) -> str:
     """*text* as plain table-cell text: a file name from a pull request is shown, never read as
     HTML (or as a code span)."""
+    import html  # imported here: a kept answer prints without it
+
     plain = html.escape(text, quote=False).replace("`", "\\`")
     return plain.replace("|", "\\|").replace("\n", " ")
 
@@ -277,6 +277,8 @@ def _cell(text: str) -> str:
 def _code(text: str) -> str:
     """*text* as an inline code span in a table cell, whatever backticks it holds (a longer
     fence, padded; HTML is not read inside one)."""
+    import re
+
     longest = max((len(run) for run in re.findall("`+", text)), default=0)
     fence, pad = "`" * (longest + 1), " " if longest else ""
     inner = text.replace("|", "\\|").replace("\n", " ")

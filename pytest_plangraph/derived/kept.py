@@ -47,7 +47,6 @@ from ..codehash import code_fingerprint
 from ..errors import PlangraphError
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
-from ..store.glance import glance
 from ..vcs.environment import resolve_paths
 from . import settings
 from .watch import changed_files, file_entry, file_holds, make_watch
@@ -178,6 +177,8 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
         if changed_files(str(root_path), record["watch"]) != []:
             return None
         return record["answer"]
+    from ..store.glance import glance  # here: a kept answer without a store opens none
+
     checked_seq, checked_hash = record["checked"]
     head = glance(store_path, checked_seq)
     if head is None or [head.seq, head.hash] != record["head"]:
