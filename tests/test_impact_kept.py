@@ -282,3 +282,24 @@ def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
         loaded.append(json.loads(report.read_text()))
     assert loaded[0][1]  # making the report imports them: the probe sees what was imported
     assert loaded[2] == [loaded[0][0], []]
+
+
+def test_a_kept_answer_edited_or_planted_is_not_believed(
+    project: Callable[[str], Path], made: list[object]
+) -> None:
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 3)
+    args = ("--since", "HEAD~3", "--format", "json", "--check")
+    first = _impact(root, *args)
+    assert first.code == 1
+    kept = root / CACHE / "impact-since-json.json"
+    tag, _, body = kept.read_bytes().partition(b"\n")
+    record = json.loads(body)
+    record["answer"] = ['{"format": 1, "changed": [], "invalidated": []}', [], 0]
+    for planted in (tag + b"\n" + json.dumps(record).encode(), b"0" * 32 + b"\n" + body):
+        kept.write_bytes(planted)
+        before = len(made)
+        answer = _impact(root, *args)
+        assert len(made) == before + 1  # not believed: the report is made again
+        assert answer == first
