@@ -41,7 +41,7 @@ from .store.localkey import local_key
 from .store.trust import local_caches_count
 from .vcs.changes import Change
 from .vcs.commitcache import CommitCache
-from .vcs.history import changes_since, commits_since, file_at
+from .vcs.history import SinceDiff, changes_since, commits_since, file_at
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,17 +63,23 @@ def _derived(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanState:
 
 
 def impact_since(
-    repo: Repository, since: str, *, commits: bool = True, judged: Judged = _derived
+    repo: Repository,
+    since: str,
+    *,
+    commits: bool = True,
+    judged: Judged = _derived,
+    diff: SinceDiff | None = None,
 ) -> ImpactReport:
     """What the diff from *since* to the working tree would invalidate. With *commits*, each
     change names the newest commit in ``since..HEAD`` that made it (one ``git log`` over the
     range: the slowest part on a long range, so the paths of each commit are kept in the cache
-    folder and a later call reads only the commits it has not seen)."""
+    folder and a later call reads only the commits it has not seen). *diff* is that diff read
+    already (:func:`~.vcs.history.diff_since`)."""
     with Progress("impact") as progress:
         progress.stage(f"reading the diff from {since}")
         fold = repo.fold() if repo.store_path.exists() else None
         cache = _commit_cache(repo) if commits else None
-        changes, named = changes_since(repo.root, since, commits=commits, cache=cache)
+        changes, named = changes_since(repo.root, since, commits=commits, cache=cache, diff=diff)
         plan_file = _relative(repo.root, repo.plan_path) if repo.plan_path else None
         progress.stage("comparing the plan")
         edits, notes = _plan_edits(repo, since, changes, plan_file)

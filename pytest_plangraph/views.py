@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .judge.rerun import Selection
     from .judge.states import NodeState, PlanState
     from .store.tail import Head
+    from .vcs.history import SinceDiff
 
 __all__ = ["Views"]
 
@@ -91,19 +92,26 @@ class Views(Repository):
         plan = self.plan_ref(create=False).to_json()
         return agenda(self.graph, state, plan, explained)
 
-    def impact(self, since: str | None = None, *, commits: bool = True) -> ImpactReport:
+    def impact(
+        self, since: str | None = None, *, commits: bool = True, diff: SinceDiff | None = None
+    ) -> ImpactReport:
         """What changed and what it invalidates (DESIGN §6). With *since*: the diff from that
         revision to the working tree, plan edits included, no store needed (a store's evidence
         ids and claims are used when one exists). Without: every evidence subject against the
         files now. *commits* names the commit behind each change (a ``git log`` over the
-        range, the slowest part of a preview of a long range)."""
+        range, the slowest part of a preview of a long range). *diff* is the diff from *since*
+        read already (:func:`~pytest_plangraph.vcs.history.diff_since`; read again when it is
+        of another repository or revision)."""
         from .derived import derived_state  # the state status keeps, when it stands
         from .survey import impact_now, impact_since
+        from .vcs.history import SinceDiff
 
         apicheck.optional_text(since, "since")
+        if diff is not None and not isinstance(diff, SinceDiff):
+            raise UsageError("diff must be what vcs.history.diff_since() returned, or None")
         self._ready()
         if since is not None:
-            return impact_since(self, since, commits=commits, judged=derived_state)
+            return impact_since(self, since, commits=commits, judged=derived_state, diff=diff)
         return impact_now(self, commits=commits, judged=derived_state)
 
     def rerun_selection(self) -> Selection:

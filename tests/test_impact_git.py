@@ -1,6 +1,7 @@
 """How ``impact --since`` asks git: plain ``git`` processes (no GitPython on that path), as few
 as answer the question — four when the commit cache is warm (both ends named by one
-``cat-file --batch-check``, the diff, the untracked files, the commits of the range) — counted
+``cat-file --batch-check``, the diff, the untracked files, the commits of the range), three
+when the answer kept for the same diff stands — counted
 through a logging ``git`` on PATH; and the answers are those of the separate questions."""
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def test_a_warm_impact_since_runs_four_git_processes(
     assert cold.code == 0, cold.err
     assert _calls(log) == ["cat-file", "diff", "ls-files", "rev-list", "log"]  # log: by id
 
+    kept = plangraph(root, "impact", "--since", "HEAD~30", "--format", "json", env=env)
+    assert kept.out == cold.out
+    assert _calls(log) == ["cat-file", "diff", "ls-files"]  # the kept answer stands
+    (root / ".plangraph/cache/impact-since-json.json").unlink()
     warm = plangraph(root, "impact", "--since", "HEAD~30", "--format", "json", env=env)
     assert warm.out == cold.out
     assert _calls(log) == ["cat-file", "diff", "ls-files", "rev-list"]

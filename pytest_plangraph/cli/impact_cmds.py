@@ -12,18 +12,16 @@ commit behind each change (on a long range, finding them is most of the time).
 from __future__ import annotations
 
 import argparse
-import html
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import digest
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, table
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..impact.report import ChangedPath, ImpactReport
+    from ..vcs.history import SinceDiff
 
 
 def register(commands: Any) -> None:
@@ -68,17 +66,89 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "--apply records changes observed against the store's evidence; "
             "it cannot be combined with --since"
         )
+    name, extra, diff = (None, None, None) if args.apply else _kept_key(args, out)
+    if name is not None:
+        from ..derived.kept import kept_answer
+
+        answer = kept_answer(args.root, getattr(args, "plan", None), args.store, name, extra)
+        if answer is not None:  # nothing it depends on changed: what it printed last time
+            return _print_kept(args, answer)
+    warned: list[str] = []
     # over the store, impact reads it and makes none; --apply records what it finds
-    with open_plangraph(args, reading=args.since is None and not args.apply) as plangraph:
-        report = plangraph.impact(args.since, commits=args.commits)
+    reading = args.since is None and not args.apply
+    with open_plangraph(args, reading=reading, warned=warned) as plangraph:
+        report = plangraph.impact(args.since, commits=args.commits, diff=diff)
         applied = apply(plangraph, report) if args.apply else 0
-    for note in report.notes:
-        print(f"plangraph: note: {note}", file=sys.stderr)
-    text = markdown(report) if args.format == "markdown" else plain(report)
-    if args.apply and not out.json:
-        text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
-    out.emit(report.to_json(), text)
+        notes = [f"plangraph: note: {note}" for note in report.notes]
+        text = markdown(report) if args.format == "markdown" else plain(report)
+        if args.apply and not out.json:
+            text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
+        printed = out.render(report.to_json(), text)
+        if name is not None:
+            answer = [printed, [*warned, *notes], len(report.invalidated)]
+            _keep(plangraph, name, answer, extra, storeless=args.since is not None)
+    for line in notes:
+        print(line, file=sys.stderr)
+    if printed is not None:
+        print(printed)
     return 1 if args.check and report.invalidated else 0
+
+
+def _kept_key(args: argparse.Namespace, out: Output) -> tuple[str | None, Any, SinceDiff | None]:
+    """The name of the kept answer of this ``impact`` and what it depends on besides what a
+    kept status does (:mod:`..derived.kept`): the diff from ``--since`` (both ends' commits,
+    the changed paths of the working tree), or without it ``HEAD``'s commit (what names the
+    commits behind the changes). The diff is handed on to the command on a miss. No name when
+    nothing may be kept (git cannot say: the command says why)."""
+    from ..derived.kept import FORMATS
+    from ..errors import PlangraphError
+    from ..plan.cache import cache_dir_of
+    from ..vcs.environment import resolve_paths, store_files
+    from ..vcs.run import head_commit
+
+    if out.fmt not in FORMATS:
+        return None, None, None
+    try:
+        root, _, store = resolve_paths(args.root, getattr(args, "plan", None), args.store)
+        if args.since is not None:
+            from ..vcs.history import diff_since
+
+            diff = diff_since(root, args.since)
+            cache = cache_dir_of(store)  # what the report leaves out, as its own files
+            own = [*store_files(root, store)]
+            if cache.is_relative_to(root):
+                own.append(f"{cache.relative_to(root).as_posix()}/")
+            return f"impact-since-{out.fmt}", [args.commits, diff.key(own)], diff
+        head = head_commit(root) if args.commits else ""
+    except (PlangraphError, OSError, ValueError):
+        return None, None, None
+    return (None if head is None else f"impact-{out.fmt}"), [args.commits, head], None
+
+
+def _keep(plangraph: PlanGraph, name: str, answer: Any, extra: Any, *, storeless: bool) -> None:
+    """Keep *answer* for the next ``impact`` of the same inputs: with the log and the snapshot
+    the report was made from, or (no store, ``--since``) with a snapshot of the plan's files,
+    which the check of the plan reads."""
+    from ..derived.kept import keep_answer
+    from ..judge.logfold import LogFold
+
+    taken = plangraph.taken
+    fold = taken[0] if taken is not None else None
+    if not isinstance(fold, LogFold):
+        if not storeless or plangraph.has_store():
+            return
+        fold = plangraph.fold()  # none: no store is read or made
+        plangraph.snapshot(fold)
+    keep_answer(plangraph, fold, name, answer, extra, storeless=storeless)
+
+
+def _print_kept(args: argparse.Namespace, answer: Any) -> int:
+    printed, lines, invalidated = answer
+    for line in lines:
+        print(line, file=sys.stderr)
+    if printed is not None:
+        print(printed)
+    return 1 if args.check and invalidated else 0
 
 
 def _select(args: argparse.Namespace, out: Output) -> int:
@@ -113,6 +183,7 @@ def _select(args: argparse.Namespace, out: Output) -> int:
 def apply(plangraph: PlanGraph, report: ImpactReport) -> int:
     """Record a ``change`` event for each (invalidated node, changed path behind it); the same
     observation twice is one event. Returns how many events were new."""
+    from ..canonical import digest
     from ..vcs.environment import actor
 
     by_path = {c.path: c for c in report.changed}
@@ -197,6 +268,8 @@ def _shown(changed: ChangedPath) -> str:
 def _cell(text: str) -> str:
     """*text* as plain table-cell text: a file name from a pull request is shown, never read as
     HTML (or as a code span)."""
+    import html  # imported here: a kept answer prints without it
+
     plain = html.escape(text, quote=False).replace("`", "\\`")
     return plain.replace("|", "\\|").replace("\n", " ")
 
@@ -204,6 +277,8 @@ def _cell(text: str) -> str:
 def _code(text: str) -> str:
     """*text* as an inline code span in a table cell, whatever backticks it holds (a longer
     fence, padded; HTML is not read inside one)."""
+    import re
+
     longest = max((len(run) for run in re.findall("`+", text)), default=0)
     fence, pad = "`" * (longest + 1), " " if longest else ""
     inner = text.replace("|", "\\|").replace("\n", " ")

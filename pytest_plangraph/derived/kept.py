@@ -47,7 +47,6 @@ from ..codehash import code_fingerprint
 from ..errors import PlangraphError
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
-from ..store.glance import glance
 from ..vcs.environment import resolve_paths
 from . import settings
 from .watch import changed_files, file_entry, file_holds, make_watch
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
     from ..judge.logfold import LogFold
     from ..repository import Repository
 
-__all__ = ["FORMATS", "KeptStatus", "keep_status", "kept_status"]
+__all__ = ["FORMATS", "KeptStatus", "keep_answer", "keep_status", "kept_answer", "kept_status"]
 
 FORMATS = ("text", "json", "markdown")
 """The formats whose output is kept (a plugin format's is not)."""
@@ -91,8 +90,29 @@ def kept_status(
         return None
     if root is not None and not Path(root).is_dir():
         return None
+    answer = kept_answer(root, plan, store, f"status-{fmt}")
+    if answer is None:
+        return None
     try:
-        return _answer(root, plan, store, fmt)
+        printed, warnings, failures = answer
+        return KeptStatus(printed, list(warnings), [(str(n), str(why)) for n, why in failures])
+    except (ValueError, TypeError):
+        return None
+
+
+def kept_answer(
+    root: Path | None, plan: Path | None, store: Path | None, name: str, extra: Any = None
+) -> Any:
+    """The answer kept as *name* (``status-text``, ``impact-json``...) for the repository the
+    options name, when nothing it depends on changed and *extra* (what else the command's
+    answer depends on, as JSON values: git's side of ``impact``) is what it was kept with;
+    None otherwise (see the module docstring)."""
+    if _keys_configured():
+        return None
+    if root is not None and not Path(root).is_dir():
+        return None
+    try:
+        return _answer(root, plan, store, name, extra)
     except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError):
         return None  # the command runs in full and says what is wrong
 
@@ -107,24 +127,43 @@ def keep_status(
 ) -> None:
     """Keep what ``status --format fmt`` printed for *repo* and the log *fold*, when it may
     stand for the next one (see the module docstring); nothing happens otherwise."""
+    if fmt in FORMATS:
+        answer = [printed, list(warnings), [list(f) for f in failures]]
+        keep_answer(repo, fold, f"status-{fmt}", answer)
+
+
+def keep_answer(
+    repo: Repository,
+    fold: LogFold,
+    name: str,
+    answer: Any,
+    extra: Any = None,
+    *,
+    storeless: bool = False,
+) -> None:
+    """Keep *answer* (JSON values) as *name* for *repo* and the log *fold* with *extra*, when
+    it may stand for the next call (see the module docstring); nothing happens otherwise.
+    With *storeless*, a repository without a store keeps it too (the next call finds no
+    store either), *fold* then being the empty one its snapshot was taken of."""
     try:
-        record = _record(repo, fold, fmt)
+        record = _record(repo, fold, storeless=storeless)
     except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
         return
     if record is None:
         return
-    record["answer"] = [printed, list(warnings), [list(f) for f in failures]]
-    write_tagged(_path(repo.store_path, fmt), record, _PERSON)
+    record["extra"] = extra
+    record["answer"] = answer
+    write_tagged(_path(repo.store_path, name), record, _PERSON)
 
 
-def _answer(
-    root: Path | None, plan: Path | None, store: Path | None, fmt: str
-) -> KeptStatus | None:
+def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str, extra: Any) -> Any:
     root_path, plan_path, store_path = resolve_paths(root, plan, store)
-    record = read_tagged(_path(store_path, fmt), _PERSON)
+    record = read_tagged(_path(store_path, name), _PERSON)
     if not isinstance(record, dict) or record.get("format") != _FORMAT:
         return None
     if record["where"] != _where(root_path, plan_path, store_path):
+        return None
+    if record["extra"] != extra:
         return None
     if record["code"] != code_fingerprint() or record["settings"] != settings():
         return None
@@ -132,6 +171,14 @@ def _answer(
         return None
     if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         return None
+    if record["head"] is None:  # kept without a store: there is none now either
+        if os.path.lexists(store_path) or _checkpoint_of(store_path).exists():
+            return None
+        if changed_files(str(root_path), record["watch"]) != []:
+            return None
+        return record["answer"]
+    from ..store.glance import glance  # here: a kept answer without a store opens none
+
     checked_seq, checked_hash = record["checked"]
     head = glance(store_path, checked_seq)
     if head is None or [head.seq, head.hash] != record["head"]:
@@ -148,21 +195,24 @@ def _answer(
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
-    printed, warnings, failures = record["answer"]
-    return KeptStatus(printed, list(warnings), [(str(n), str(why)) for n, why in failures])
+    return record["answer"]
 
 
-def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
+def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict[str, Any] | None:
     """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
     from ..checkpoint import checkpoint_path
     from ..store.trust import local_caches_count
 
     taken = repo.taken
-    if fmt not in FORMATS or _keys_configured() or not local_caches_count():
+    if _keys_configured() or not local_caches_count():
         return None
     if taken is None or taken[0] is not fold or repo.plan_path is None:
         return None
-    if repo.loaded.source is None or not repo.read_just_now(fold) or not repo.has_store():
+    if not repo.has_store():  # kept only when asked, and only while nothing is there
+        if not storeless or fold.count or os.path.lexists(repo.store_path):
+            return None
+        return _storeless_record(repo, fold)
+    if repo.loaded.source is None or not repo.read_just_now(fold):
         return None
     if repo.store.readonly or not _watched_types(repo):
         return None
@@ -210,6 +260,35 @@ def _record(repo: Repository, fold: LogFold, fmt: str) -> dict[str, Any] | None:
     }
 
 
+def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
+    """:func:`_record` of a repository without a store (and without a checkpoint)."""
+    assert repo.taken is not None and repo.plan_path is not None
+    if repo.loaded.source is None or not _watched_types(repo):
+        return None
+    if _checkpoint_of(repo.store_path).exists() or not cache_dir_of(repo.store_path).is_dir():
+        return None  # a preview in a repository that keeps nothing writes nothing
+    plan = file_entry(
+        str(repo.plan_path.parent), repo.plan_path.name, repo.loaded.source, repo.plan_read_ns
+    )
+    _, snapshot, snapshot_started = repo.taken
+    outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
+    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
+    if plan is None or watch is None:
+        return None
+    return {
+        "format": _FORMAT,
+        "where": _where(repo.root, repo.plan_path, repo.store_path),
+        "code": code_fingerprint(),
+        "settings": settings(),
+        "installed": _installed(),
+        "plan": plan[1:],
+        "head": None,
+        "checked": None,
+        "checkpoint": None,
+        "watch": watch,
+    }
+
+
 def _watched_types(repo: Repository) -> bool:
     registry = repo.registry
     used = {c.verifier.type for node in repo.graph.nodes.values() for c in node.acceptance}
@@ -229,8 +308,8 @@ def _where(root: Path, plan: Path, store: Path) -> list[str]:
     return [str(root), str(plan), str(store), os.getcwd()]
 
 
-def _path(store_path: Path, fmt: str) -> Path:
-    return cache_dir_of(store_path) / f"status-{fmt}.json"
+def _path(store_path: Path, name: str) -> Path:
+    return cache_dir_of(store_path) / f"{name}.json"
 
 
 def _checkpoint_of(store_path: Path) -> Path:

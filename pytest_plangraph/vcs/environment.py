@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +42,8 @@ CI_VARIABLES = (
 
 def now() -> str:
     """The current UTC time in ISO 8601 with microseconds."""
+    from datetime import datetime, timezone  # here: a kept answer reads no clock
+
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 

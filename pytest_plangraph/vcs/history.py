@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GitError
@@ -39,9 +40,11 @@ from .status import GitStatus as GitState
 from .status import read_git_status
 
 __all__ = [
+    "SinceDiff",
     "changed_paths",
     "changes_since",
     "commits_since",
+    "diff_since",
     "environ_flag",
     "file_at",
     "git_state",
@@ -101,20 +104,62 @@ def changed_paths(
     return sorted(changes, key=_by_path)
 
 
+@dataclass(frozen=True)
+class SinceDiff:
+    """What the diff from *since* to the working tree is: the commits both ends name (*head*
+    None before the first commit) and the changed paths (:func:`diff_since`)."""
+
+    root: Path
+    since: str
+    base: str
+    head: str | None
+    changes: tuple[Change, ...]
+
+    def key(self, ignore: Iterable[str] = ()) -> list[object]:
+        """Everything of the diff as JSON values: what an answer computed from it depends on
+        (both ends' commits name the range's commits; the changes, the working tree's). The
+        paths in *ignore*, and those under an entry ending in ``/``, are left out, as the
+        report leaves out plangraph's own files."""
+        left = tuple(ignore)
+        folders = tuple(p for p in left if p.endswith("/"))
+        changes = [
+            [c.path, c.change, c.old_path, c.note, c.subtree]
+            for c in self.changes
+            if c.path not in left and not c.path.startswith(folders)
+        ]
+        return [self.since, self.base, self.head, changes]
+
+
+def diff_since(root: Path, since: str) -> SinceDiff:
+    """Both ends of ``since..HEAD`` named by one git process, then the changed paths from
+    *since* to the working tree (:func:`changed_paths`: the diff and the untracked files)."""
+    with open_repo(root) as repo:
+        base, head = _ends(repo, since)
+        changes = sorted(tree_changes(repo, base, None), key=_by_path)
+    return SinceDiff(root, since, base, head, tuple(changes))
+
+
 def changes_since(
-    root: Path, since: str, *, commits: bool = True, cache: CommitCache | None = None
+    root: Path,
+    since: str,
+    *,
+    commits: bool = True,
+    cache: CommitCache | None = None,
+    diff: SinceDiff | None = None,
 ) -> tuple[list[Change], dict[str, str]]:
     """:func:`changed_paths` from *since* to the working tree and, with *commits*, the newest
     commit in ``since..HEAD`` behind each changed path (:func:`last_commits` of those paths),
     read together: both ends are named by one git process, then the diff, the untracked files
     and the commits of the range are one process each (the commits read only when *cache*
-    lacks them)."""
+    lacks them). *diff* is :func:`diff_since` of the same *root* and *since* read already
+    (then only the commits are read)."""
+    if diff is None or diff.root != root or diff.since != since:
+        diff = diff_since(root, since)
+    changes = list(diff.changes)
+    if not commits or diff.head is None:
+        return changes, {}
     with open_repo(root) as repo:
-        base, head = _ends(repo, since)
-        changes = sorted(tree_changes(repo, base, None), key=_by_path)
-        if not commits or head is None:
-            return changes, {}
-        walked = _walk(repo, base, cache)
+        walked = _walk(repo, diff.base, cache)
     return changes, _newest_commits(walked, [c.path for c in changes])
 
 

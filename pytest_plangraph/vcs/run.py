@@ -132,6 +132,20 @@ def commits_of(repo: Repo, revs: Sequence[str]) -> list[str | None]:
     return [answers[rev] for rev in revs]
 
 
+def head_commit(root: Path) -> str | None:
+    """``HEAD``'s commit: what the commits named behind the changes of the working tree
+    depend on besides the evidence's own commits (one git process). None when there is none
+    to stand for them: no repository, no commit, or a shallow (or grafted) clone, whose
+    history reads differently after a fetch."""
+    if not (root / ".git").exists():
+        return None
+    with open_repo(root) as repo:
+        common = Path(repo.common_dir)
+        if (common / "shallow").exists() or (common / "info" / "grafts").exists():
+            return None
+        return commits_of(repo, ["HEAD"])[0]
+
+
 @contextmanager
 def open_submodule(root: Path) -> Iterator[Any]:
     """The GitPython repository of the submodule checked out at *root*, closed after use."""
@@ -268,6 +282,11 @@ def _unknown(repo: Any, rev: str) -> str:
         return (
             f"unknown revision {rev!r}: the remote-tracking branch is not fetched here (run "
             f"`git fetch {remote} {branch}`, or use `fetch-depth: 0` in actions/checkout)"
+        )
+    if ".." in rev and all(part for part in rev.split("..")):
+        return (
+            f"unknown revision {rev!r}: a range names no single commit; give the revision "
+            "it starts from (the range then ends at HEAD and the working tree)"
         )
     where = repo.working_tree_dir
     return f"unknown revision {rev!r} in {where}: no commit, branch or tag has that name"
