@@ -196,7 +196,8 @@ def with_facts(plan: Plan, cache_dir: Path, key: str, file_key: str | None = Non
         if facts["version"] == code_version() and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
             order = tuple(str(n) for n in facts["order"])
-            if sorted(order) != sorted({node.id for node in plan.nodes}):
+            ids = {node.id for node in plan.nodes}
+            if len(order) != len(ids) or ids != set(order):  # each node once
                 raise ValueError("the kept order is not one of the plan's nodes")
             # the values of the cached properties, as computing them would have set them
             plan.__dict__["digest"] = str(facts["digest"])

@@ -10,7 +10,7 @@ one computed before (``tests/test_digest_stability.py`` and ``tests/test_runtime
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -104,13 +104,20 @@ class Frozen:
         values = {name: getattr(self, name) for name in self.FIELDS}
         return (_rebuild, (type(self), values, self.fields_set))
 
+    CONVERT: ClassVar[Mapping[str, Any]] = {}
+    """Field name → what makes its value of the validated data, for the fields whose values
+    are themselves runtime values: a :class:`Frozen` class (one value of it), a
+    :class:`ListOf` one (a list of them), or a function of the data's value."""
+
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
         """The value of validated *data* (JSON names, only the fields given), as it is: nothing
-        is checked again."""
-        aliases = _table(cls)[0][2]
-        values = {aliases.get(key, key): item for key, item in data.items()}
-        return cls(**values, fields_set=frozenset(values))
+        is checked again. Built straight into the slots by a function made once per class for
+        its fields (not through ``__init__``, which compares every value with its default): a
+        plan of thousands of nodes is read this way on every command
+        (:func:`~pytest_plangraph.plan.cache.read_validated`)."""
+        built: Self = builder_of(cls)(data)
+        return built
 
     def to_json(
         self,
@@ -144,6 +151,7 @@ class Frozen:
 
 
 _set = object.__setattr__
+_new = object.__new__
 
 
 def _rebuild(cls: type[Frozen], values: dict[str, Any], fields_set: frozenset[str]) -> Frozen:
@@ -159,6 +167,123 @@ def _default(default: Any) -> Any:
 
 
 _TABLES: dict[type, tuple[Any, ...]] = {}
+_BUILDERS: dict[type, Callable[[Mapping[str, Any]], Any]] = {}
+
+
+def builder_of(cls: type[Frozen]) -> Callable[[Mapping[str, Any]], Any]:
+    """What :meth:`Frozen.from_data` calls for *cls* (a caller building many values of one
+    class calls it directly)."""
+    build = _BUILDERS.get(cls)
+    if build is None:
+        build = _BUILDERS[cls] = _builder(cls)
+    return build
+
+
+class ListOf:
+    """In :attr:`Frozen.CONVERT`: the field's value is a list of values of *cls*."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type[Frozen]) -> None:
+        self.cls = cls
+
+
+def _builder(cls: type[Frozen]) -> Callable[[Mapping[str, Any]], Any]:
+    """The function that builds a *cls* from validated data for :meth:`Frozen.from_data`: one
+    line per field, each storing the data's value (made by its converter, if any) or the
+    field's default, so a value costs a few operations per field and no loop. The fields are
+    stored into a value of :func:`_open_twin` (the interpreter's fast store into a slot, not a
+    call of ``object.__setattr__``), which then becomes a *cls*. The names of the fields given
+    are checked and made into ``fields_set`` once per distinct list of keys. Written from the
+    class's own field table (its names are identifiers, its JSON names only ever appear as
+    string literals, quoted with ``repr``); a few lines compiled once per class a process uses."""
+    aliases, defaults, convert = cls.ALIASES, cls.DEFAULTS, cls.CONVERT
+    twin = _open_twin(cls)
+    keys = [aliases.get(name, name) for name in cls.FIELDS]
+    names = dict(zip(keys, cls.FIELDS, strict=True))
+    seen: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def given(data: Mapping[str, Any], listed: tuple[str, ...]) -> frozenset[str]:
+        unknown = sorted(set(listed) - set(names))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: no field {', '.join(map(repr, unknown))}")
+        found = seen[listed] = frozenset(names[key] for key in listed)
+        return found
+
+    scope: dict[str, Any] = {"cls": cls, "twin": twin, "new": _new, "setattr": _set}
+    scope.update(SEEN=seen, given=given, required=_required)
+    lines = [
+        "def build(data):",
+        "    listed = tuple(data)",
+        "    fields = SEEN.get(listed)",
+        "    if fields is None:",
+        "        fields = given(data, listed)",
+        f"    value = new({'cls' if twin is None else 'twin'})",
+        "    try:",
+    ]
+    for i, (name, key) in enumerate(zip(cls.FIELDS, keys, strict=True)):
+        get = f"data[{key!r}]"
+        how = convert.get(name)
+        if isinstance(how, ListOf):
+            scope[f"build{i}"] = builder_of(how.cls)
+            get = f"[build{i}(item) for item in {get}]"
+        elif isinstance(how, type) and issubclass(how, Frozen):
+            scope[f"build{i}"] = builder_of(how)
+            get = f"build{i}({get})"
+        elif how is not None:
+            scope[f"convert{i}"] = how
+            get = f"convert{i}({get})"
+        if name not in defaults:
+            item = get
+        elif isinstance(defaults[name], type):  # a factory: a new value each time
+            scope[f"default{i}"] = defaults[name]
+            item = f"{get} if {key!r} in data else default{i}()"
+        elif how is not None:
+            scope[f"default{i}"] = defaults[name]
+            item = f"{get} if {key!r} in data else default{i}"
+        else:
+            scope[f"default{i}"] = defaults[name]
+            item = f"data.get({key!r}, default{i})"
+        lines.append(f"        {_store(name, item, twin)}")
+    lines += ["    except KeyError:", "        required(cls, data)"]
+    lines.append(f"    {_store('fields_set', 'fields', twin)}")
+    if twin is not None:
+        lines.append("    value.__class__ = cls")
+    lines.append("    return value")
+    exec("\n".join(lines), scope)  # the source made above from the class's fields
+    build: Callable[[Mapping[str, Any]], Any] = scope["build"]
+    return build
+
+
+def _store(name: str, item: str, twin: type | None) -> str:
+    """The statement that stores *item* (an expression) into the field *name* of ``value``."""
+    if twin is None:
+        return f"setattr(value, {name!r}, {item})"
+    return f"value.{name} = {item}"
+
+
+def _open_twin(cls: type[Frozen]) -> type | None:
+    """A class of the same slots as *cls* (so a value of it may become a *cls* by assigning
+    ``__class__``, which Python allows only between classes of the same layout) whose fields
+    may be stored into; None for a class not made directly on :class:`Frozen` (then the
+    fields are set through ``object.__setattr__``)."""
+    if cls.__bases__ != (Frozen,) or not all(name.isidentifier() for name in cls.FIELDS):
+        return None
+    body = {
+        "__slots__": cls.__dict__.get("__slots__", ()),
+        "__annotations__": cls.__dict__.get("__annotations__", {}),  # noqa: RUF063 (no eval)
+        "__setattr__": object.__setattr__,
+        "__delattr__": object.__delattr__,
+        "__module__": cls.__module__,
+    }
+    return type(cls.__name__, (Frozen,), body)
+
+
+def _required(cls: type[Frozen], data: Mapping[str, Any]) -> None:
+    """Raise the TypeError of data that lacks a field of *cls* that has no default."""
+    keys = {cls.ALIASES.get(name, name) for name in cls.FIELDS if name not in cls.DEFAULTS}
+    missing = ", ".join(map(repr, sorted(keys - set(data))))
+    raise TypeError(f"{cls.__name__}: the field(s) {missing} are required")
 
 
 def _table(cls: type[Frozen]) -> tuple[Any, ...]:

@@ -24,7 +24,7 @@ from .events import Event as Event
 from .events import LoggedEvent as LoggedEvent
 from .events import checked_event as checked_event
 from .formats import FORMAT_VERSION as FORMAT_VERSION  # where the rest of the package reads it
-from .frozen import Frozen
+from .frozen import Frozen, ListOf, builder_of
 from .names import BUILTIN_VERIFIERS as BUILTIN_VERIFIERS
 from .names import ID_PATTERN as ID_PATTERN
 from .names import SHA256_PATTERN as SHA256_PATTERN
@@ -152,11 +152,20 @@ _VERIFIER_TYPES: dict[str, Any] = {
 
 def verifier_from_data(data: Mapping[str, Any]) -> Verifier:
     """The verifier of validated data (a plan file's names, only the fields it set)."""
+    build = _VERIFIER_BUILDERS.get(data["type"])
+    if build is not None:
+        built: Verifier = build(data)
+        return built
     kind = _VERIFIER_TYPES.get(data["type"])
     if kind is None:
         extras = {k: v for k, v in data.items() if k != "type"}
         return PluginVerifier(type=data["type"], extras=extras, fields_set=frozenset(data))
-    return kind.from_data(data)  # type: ignore[no-any-return]
+    _VERIFIER_BUILDERS[data["type"]] = builder_of(kind)
+    return verifier_from_data(data)
+
+
+_VERIFIER_BUILDERS: dict[str, Any] = {}
+"""The builder (:func:`~.frozen.builder_of`) of each built-in verifier type, once used."""
 
 
 class Criterion(Frozen):
@@ -164,18 +173,12 @@ class Criterion(Frozen):
 
     __slots__ = ("id", "assertion", "required", "verifier")  # noqa: RUF023 (field order)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"assertion": "", "required": True}
+    CONVERT: ClassVar[Mapping[str, Any]] = {"verifier": verifier_from_data}
 
     id: str
     assertion: str
     required: bool
     verifier: Verifier
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        """The criterion of validated data."""
-        values = dict(data)
-        values["verifier"] = verifier_from_data(data["verifier"])
-        return cls(**values, fields_set=frozenset(data))
 
 
 class Node(Frozen):
@@ -218,6 +221,7 @@ class Node(Frozen):
         "inputs": dict,
         "outputs_schema": dict,
     }
+    CONVERT: ClassVar[Mapping[str, Any]] = {"acceptance": ListOf(Criterion)}
 
     FLOATS: ClassVar[frozenset[str]] = frozenset({"timeout_s"})
     id: str
@@ -237,14 +241,6 @@ class Node(Frozen):
     timeout_s: float | None
     inputs: dict[str, str]
     outputs_schema: dict[str, str]
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        """The node of validated data."""
-        values = dict(data)
-        if "acceptance" in data:
-            values["acceptance"] = [Criterion.from_data(c) for c in data["acceptance"]]
-        return cls(**values, fields_set=frozenset(data))
 
     def criterion(self, criterion_id: str) -> Criterion | None:
         """Return the criterion with this id, or None."""
@@ -304,6 +300,11 @@ class Plan(Frozen):
         "nodes": list,
         "edges": list,
     }
+    CONVERT: ClassVar[Mapping[str, Any]] = {
+        "defaults": PlanDefaults,
+        "nodes": ListOf(Node),
+        "edges": ListOf(Edge),
+    }
 
     plangraph: Literal[1]
     plan: str
@@ -313,18 +314,6 @@ class Plan(Frozen):
     defaults: PlanDefaults
     nodes: list[Node]
     edges: list[Edge]
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        """The plan of validated data (:func:`~.boundary.plan_data`): no check is made again."""
-        values = dict(data)
-        if "defaults" in data:
-            values["defaults"] = PlanDefaults.from_data(data["defaults"])
-        if "nodes" in data:
-            values["nodes"] = [Node.from_data(n) for n in data["nodes"]]
-        if "edges" in data:
-            values["edges"] = [Edge.from_data(e) for e in data["edges"]]
-        return cls(**values, fields_set=frozenset(data))
 
     def replace(self, **changes: Any) -> Self:
         """A copy with *changes*; without any, it keeps the values computed from this plan."""

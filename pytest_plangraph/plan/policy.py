@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from .frozen import Frozen
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
 
 Policy = Literal["fail", "allow"]
 """What a skipped (``skips``) or expected-to-fail (``xfail``) test does to its criterion."""
@@ -40,16 +37,9 @@ class PlanDefaults(Frozen):
 
     __slots__ = ("test",)
     DEFAULTS: ClassVar[Mapping[str, Any]] = {"test": TestDefaults}
+    CONVERT: ClassVar[Mapping[str, Any]] = {"test": TestDefaults}
 
     test: TestDefaults
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Self:
-        """The defaults of validated data."""
-        values = dict(data)
-        if "test" in data:
-            values["test"] = TestDefaults.from_data(data["test"])
-        return cls(**values, fields_set=frozenset(data))
 
 
 class PolicySettings(Protocol):
