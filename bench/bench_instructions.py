@@ -6,6 +6,10 @@ docs/performance.md name, each beside its baseline measured in the same run.
   (the derivation as without a cache), on an unchanged repository (the kept status's hit),
   after one artifact changed, and after the plan file was edited (a comment added: its bytes
   are new);
+* how ``plangraph status`` grows with the plan (``--only grow``, at ``--grow-sizes`` nodes,
+  ten events per node): unchanged (the kept answer's hit), one artifact changed, and with the
+  kept answer and the derived state deleted; each with its instructions per node (Python's
+  start taken off) and the growth from one size to the next beside the size ratio;
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
@@ -36,8 +40,8 @@ checkout and installed into a private virtual environment (the rest of the envir
 packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
-[--impact-nodes 10000] [--tests 2000,4000,20000]
-[--only status,plan,claim,impact,impact-now,pytest,coverage]``
+[--impact-nodes 10000] [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000]
+[--only status,grow,plan,claim,impact,impact-now,pytest,coverage]``
 """
 
 from __future__ import annotations
@@ -161,6 +165,52 @@ def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int)
     print(f"  unchanged / cache deleted: {hit / off:.2f}")
 
 
+GROW_PHASES = (
+    "status unchanged (the kept answer's hit)",
+    "status, one artifact changed",
+    "status, kept answer and derived state deleted",
+)
+
+
+def bench_status_growth(tmp: Path, sizes: Sequence[int], env: dict[str, str], start: int) -> None:
+    """``plangraph status`` at each of *sizes* nodes (:data:`GROW_PHASES`), each repository
+    built, counted and removed in turn; then each phase's growth between sizes."""
+    print(f"plangraph status growth, {', '.join(f'{n:,}' for n in sizes)} nodes, ten events each:")
+    found: dict[str, list[int]] = {phase: [] for phase in GROW_PHASES}
+    for nodes in sizes:
+        root = tmp / f"grow-{nodes}"
+        root.mkdir()
+        bench_status.build(root, nodes)
+        status = [PLANGRAPH, "status"]
+        cache = root / ".plangraph/cache"
+        warm(root, status, env)  # the log's checkpoint, the derived state, the kept answer
+        warm(root, status, env)
+        print(f"  {nodes:,} nodes, {nodes * 10:,} events:", flush=True)
+        hit = count(root, status, env)
+        (root / f"out/n{nodes // 2}.txt").write_text("changed\n")
+        changed = count(root, status, env)
+        for kept in (cache / "derived.json", cache / "status-text.json"):
+            kept.unlink(missing_ok=True)
+        derived = count(root, status, env)
+        for phase, instructions in zip(GROW_PHASES, (hit, changed, derived), strict=True):
+            found[phase].append(instructions)
+            per_node = (instructions - start) / nodes
+            print(
+                f"    {phase:<46} {instructions / 1e9:8.3f} G  "
+                f"({instructions / start:6.1f}x python start; {per_node / 1e3:7.1f} K a node)",
+                flush=True,
+            )
+        shutil.rmtree(root)
+    print("  growth of (instructions - python start) from size to size (linear = the size ratio):")
+    for phase, counts in found.items():
+        steps = [
+            f"{sizes[i]:,}->{sizes[i + 1]:,}: {(counts[i + 1] - start) / (counts[i] - start):.2f}"
+            f" (size {sizes[i + 1] / sizes[i]:.2f})"
+            for i in range(len(sizes) - 1)
+        ]
+        print(f"    {phase:<46} {'; '.join(steps) or 'one size only'}")
+
+
 PLAN_CHECK = (
     "from pytest_plangraph.api import PlanGraph\n"
     "with PlanGraph.open('.') as graph:\n"
@@ -262,6 +312,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--commits", type=int, default=1000)
     parser.add_argument("--impact-nodes", type=int, default=10_000)
     parser.add_argument("--tests", default="2000,4000,20000")
+    parser.add_argument(
+        "--grow-sizes",
+        default="5000,10000,20000,50000",
+        help="the plan sizes of --only grow, in nodes (default %(default)s)",
+    )
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
     args = parser.parse_args(argv)
@@ -280,6 +335,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
+        if "grow" in parts:
+            sizes = [int(n) for n in args.grow_sizes.split(",")]
+            bench_status_growth(tmp, sizes, env, start)
         if "plan" in parts:
             bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:
