@@ -41,6 +41,7 @@ packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
 [--impact-nodes 10000] [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000]
+[--grow-phases hit,changed,derive]
 [--only status,grow,plan,claim,impact,impact-now,pytest,coverage]``
 """
 
@@ -165,38 +166,41 @@ def bench_status_command(tmp: Path, nodes: int, env: dict[str, str], start: int)
     print(f"  unchanged / cache deleted: {hit / off:.2f}")
 
 
-GROW_PHASES = (
-    "status unchanged (the kept answer's hit)",
-    "status, one artifact changed",
-    "status, kept answer and derived state deleted",
-)
+GROW_PHASES = {
+    "hit": "status unchanged (the kept answer's hit)",
+    "changed": "status, one artifact changed",
+    "derive": "status, kept answer and derived state deleted",
+}
+"""The phases of ``--only grow`` (``--grow-phases`` names some), counted in this order."""
 
 
-def bench_status_growth(tmp: Path, sizes: Sequence[int], env: dict[str, str], start: int) -> None:
-    """``plangraph status`` at each of *sizes* nodes (:data:`GROW_PHASES`), each repository
-    built, counted and removed in turn; then each phase's growth between sizes."""
+def bench_status_growth(
+    tmp: Path, sizes: Sequence[int], phases: Sequence[str], env: dict[str, str], start: int
+) -> None:
+    """``plangraph status`` at each of *sizes* nodes, in each of *phases* (of
+    :data:`GROW_PHASES`), each repository built, counted and removed in turn; then each
+    phase's growth from size to size."""
     print(f"plangraph status growth, {', '.join(f'{n:,}' for n in sizes)} nodes, ten events each:")
-    found: dict[str, list[int]] = {phase: [] for phase in GROW_PHASES}
+    found: dict[str, list[int]] = {phase: [] for phase in GROW_PHASES if phase in phases}
     for nodes in sizes:
         root = tmp / f"grow-{nodes}"
         root.mkdir()
         bench_status.build(root, nodes)
         status = [PLANGRAPH, "status"]
-        cache = root / ".plangraph/cache"
         warm(root, status, env)  # the log's checkpoint, the derived state, the kept answer
         warm(root, status, env)
         print(f"  {nodes:,} nodes, {nodes * 10:,} events:", flush=True)
-        hit = count(root, status, env)
-        (root / f"out/n{nodes // 2}.txt").write_text("changed\n")
-        changed = count(root, status, env)
-        for kept in (cache / "derived.json", cache / "status-text.json"):
-            kept.unlink(missing_ok=True)
-        derived = count(root, status, env)
-        for phase, instructions in zip(GROW_PHASES, (hit, changed, derived), strict=True):
+        for phase in found:
+            if phase == "changed":
+                (root / f"out/n{nodes // 2}.txt").write_text(f"changed at {nodes}\n")
+            elif phase == "derive":
+                for kept in ("derived.json", "status-text.json"):
+                    (root / ".plangraph/cache" / kept).unlink(missing_ok=True)
+            instructions = count(root, status, env)
             found[phase].append(instructions)
             per_node = (instructions - start) / nodes
             print(
-                f"    {phase:<46} {instructions / 1e9:8.3f} G  "
+                f"    {GROW_PHASES[phase]:<46} {instructions / 1e9:8.3f} G  "
                 f"({instructions / start:6.1f}x python start; {per_node / 1e3:7.1f} K a node)",
                 flush=True,
             )
@@ -208,7 +212,7 @@ def bench_status_growth(tmp: Path, sizes: Sequence[int], env: dict[str, str], st
             f" (size {sizes[i + 1] / sizes[i]:.2f})"
             for i in range(len(sizes) - 1)
         ]
-        print(f"    {phase:<46} {'; '.join(steps) or 'one size only'}")
+        print(f"    {GROW_PHASES[phase]:<46} {'; '.join(steps) or 'one size only'}")
 
 
 PLAN_CHECK = (
@@ -317,6 +321,11 @@ def main(argv: list[str] | None = None) -> None:
         default="5000,10000,20000,50000",
         help="the plan sizes of --only grow, in nodes (default %(default)s)",
     )
+    parser.add_argument(
+        "--grow-phases",
+        default=",".join(GROW_PHASES),
+        help="the phases of --only grow: hit, changed, derive (default %(default)s)",
+    )
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
     args = parser.parse_args(argv)
@@ -337,7 +346,10 @@ def main(argv: list[str] | None = None) -> None:
             bench_status_command(tmp, args.nodes, env, start)
         if "grow" in parts:
             sizes = [int(n) for n in args.grow_sizes.split(",")]
-            bench_status_growth(tmp, sizes, env, start)
+            phases = args.grow_phases.split(",")
+            if unknown := set(phases) - set(GROW_PHASES):
+                parser.error(f"--grow-phases: no phase {', '.join(sorted(unknown))}")
+            bench_status_growth(tmp, sizes, phases, env, start)
         if "plan" in parts:
             bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:
