@@ -333,6 +333,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
+    grow_sizes = [int(n) for n in args.grow_sizes.split(",") if n.strip().isdigit()]
+    if len(grow_sizes) != len(args.grow_sizes.split(",")) or 0 in grow_sizes:
+        parser.error(f"--grow-sizes: whole numbers of nodes above 0, not {args.grow_sizes!r}")
+    grow_phases = args.grow_phases.split(",")
+    if unknown := set(grow_phases) - set(GROW_PHASES):
+        parser.error(f"--grow-phases: no phase {', '.join(sorted(unknown))}")
     global PYTHON, PLANGRAPH
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -348,11 +354,7 @@ def main(argv: list[str] | None = None) -> None:
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
         if "grow" in parts:
-            sizes = [int(n) for n in args.grow_sizes.split(",")]
-            phases = args.grow_phases.split(",")
-            if unknown := set(phases) - set(GROW_PHASES):
-                parser.error(f"--grow-phases: no phase {', '.join(sorted(unknown))}")
-            bench_status_growth(tmp, sizes, phases, env, start)
+            bench_status_growth(tmp, grow_sizes, grow_phases, env, start)
         if "plan" in parts:
             bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:
