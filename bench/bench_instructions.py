@@ -7,6 +7,10 @@ docs/performance.md name, each beside its baseline measured in the same run.
   after one artifact changed, after the plan file was edited (a comment added: its bytes
   are new), and after the output of the last node changed (a node nothing depends on: a miss
   derives it alone again);
+* how ``plangraph status`` grows with the plan (``--only grow``, at ``--grow-sizes`` nodes,
+  ten events per node): unchanged (the kept answer's hit), one artifact changed, and with the
+  kept answer and the derived state deleted; each with its instructions per node (Python's
+  start taken off) and the growth from one size to the next beside the size ratio;
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
@@ -37,8 +41,9 @@ checkout and installed into a private virtual environment (the rest of the envir
 packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
-[--impact-nodes 10000] [--tests 2000,4000,20000]
-[--only status,plan,claim,impact,impact-now,pytest,coverage]``
+[--impact-nodes 10000] [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000]
+[--grow-phases hit,changed,derive]
+[--only status,grow,plan,claim,impact,impact-now,pytest,coverage]``
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -169,6 +175,57 @@ def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -
     (root / f"out/n{nodes - 1}.txt").write_text("changed\n")
     leaf = count(root, [PLANGRAPH, "status"], env)
     row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
+
+
+GROW_PHASES = {
+    "hit": "status unchanged (the kept answer's hit)",
+    "changed": "status, one artifact changed",
+    "derive": "status, kept answer and derived state deleted",
+}
+"""The phases of ``--only grow`` (``--grow-phases`` names some), counted in this order."""
+
+
+def bench_status_growth(
+    tmp: Path, sizes: Sequence[int], phases: Sequence[str], env: dict[str, str], start: int
+) -> None:
+    """``plangraph status`` at each of *sizes* nodes, in each of *phases* (of
+    :data:`GROW_PHASES`), each repository built, counted and removed in turn; then each
+    phase's growth from size to size."""
+    print(f"plangraph status growth, {', '.join(f'{n:,}' for n in sizes)} nodes, ten events each:")
+    found: dict[str, list[int]] = {phase: [] for phase in GROW_PHASES if phase in phases}
+    for nodes in sizes:
+        root = tmp / f"grow-{nodes}"
+        root.mkdir()
+        began = time.perf_counter()
+        bench_status.build(root, nodes)
+        built = time.perf_counter() - began
+        status = [PLANGRAPH, "status"]
+        warm(root, status, env)  # the log's checkpoint, the derived state, the kept answer
+        warm(root, status, env)
+        print(f"  {nodes:,} nodes, {nodes * 10:,} events (built in {built:.0f} s):", flush=True)
+        for phase in found:
+            if phase == "changed":
+                (root / f"out/n{nodes // 2}.txt").write_text(f"changed at {nodes}\n")
+            elif phase == "derive":
+                for kept in ("derived.json", "status-text.json"):
+                    (root / ".plangraph/cache" / kept).unlink(missing_ok=True)
+            instructions = count(root, status, env)
+            found[phase].append(instructions)
+            per_node = (instructions - start) / nodes
+            print(
+                f"    {GROW_PHASES[phase]:<46} {instructions / 1e9:8.3f} G  "
+                f"({instructions / start:6.1f}x python start; {per_node / 1e3:7.1f} K a node)",
+                flush=True,
+            )
+        shutil.rmtree(root)
+    print("  growth of (instructions - python start) from size to size (linear = the size ratio):")
+    for phase, counts in found.items():
+        steps = [
+            f"{sizes[i]:,}->{sizes[i + 1]:,}: {(counts[i + 1] - start) / (counts[i] - start):.2f}"
+            f" (size {sizes[i + 1] / sizes[i]:.2f})"
+            for i in range(len(sizes) - 1)
+        ]
+        print(f"    {GROW_PHASES[phase]:<46} {'; '.join(steps) or 'one size only'}")
 
 
 PLAN_CHECK = (
@@ -309,10 +366,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--commits", type=int, default=1000)
     parser.add_argument("--impact-nodes", type=int, default=10_000)
     parser.add_argument("--tests", default="2000,4000,20000")
+    parser.add_argument(
+        "--grow-sizes",
+        default="5000,10000,20000,50000",
+        help="the plan sizes of --only grow, in nodes (default %(default)s)",
+    )
+    parser.add_argument(
+        "--grow-phases",
+        default=",".join(GROW_PHASES),
+        help="the phases of --only grow: hit, changed, derive (default %(default)s)",
+    )
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
+    grow_sizes = [int(n) for n in args.grow_sizes.split(",") if n.strip().isdigit()]
+    if len(grow_sizes) != len(args.grow_sizes.split(",")) or 0 in grow_sizes:
+        parser.error(f"--grow-sizes: whole numbers of nodes above 0, not {args.grow_sizes!r}")
+    grow_phases = args.grow_phases.split(",")
+    if unknown := set(grow_phases) - set(GROW_PHASES):
+        parser.error(f"--grow-phases: no phase {', '.join(sorted(unknown))}")
     global PYTHON, PLANGRAPH
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -327,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
+        if "grow" in parts:
+            bench_status_growth(tmp, grow_sizes, grow_phases, env, start)
         if "plan" in parts:
             bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:

@@ -66,7 +66,7 @@ def test_huge_plan_exits_2(tmp_path):
         handle.truncate(50 * 1024 * 1024)
     result = plangraph(tmp_path, "lint", "big.yaml")
     assert result.code == 2
-    assert "plan file is 52.4 MB; the limit is 10 MB" in result.err
+    assert "plan file is 52.4 MB; the limit is 32 MB" in result.err
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd"])

@@ -135,7 +135,7 @@ def test_a_huge_file_is_refused_before_parsing(tmp_path):
         handle.write(b"plangraph: 1\nplan: p\n# ")
         handle.truncate(MAX_PLAN_BYTES + 1)
     found = problems(path)
-    assert found[0].startswith("plan.yaml: plan file is 10.5 MB; the limit is 10 MB")
+    assert found[0].startswith("plan.yaml: plan file is 33.6 MB; the limit is 32 MB")
 
 
 def test_a_missing_file(tmp_path):
