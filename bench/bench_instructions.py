@@ -35,8 +35,8 @@ With ``--wheel`` the package is counted as a user installs it: a wheel is built 
 checkout and installed into a private virtual environment (the rest of the environment's
 packages on its path), so no editable install's finder runs at start.
 
-Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
-[--impact-nodes 10000] [--tests 2000,4000,20000]
+Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
+[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--tests 2000,4000,20000]
 [--only status,plan,claim,impact,impact-now,pytest,coverage]``
 """
 
@@ -97,10 +97,17 @@ def warm(root: Path, command: Sequence[str], env: dict[str, str]) -> None:
     subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
 
 
-def install_wheel(tmp: Path) -> str:
+PEER_PACKAGES = ["pytest-randomly", "pytest-json-report", "pytest-metadata", "pytest-testmon"]
+"""The peers ``--wheel --peers`` installs into the private environment (pytest-cov and
+coverage.py come from this one); not into the development environment, where
+pytest-randomly would reorder every test run."""
+
+
+def install_wheel(tmp: Path, *, peers: bool = False) -> str:
     """Build a wheel of this checkout and install it into a private virtual environment whose
     path ends with this environment's packages (its ``.pth`` files, the editable finder among
-    them, are not run); the environment's interpreter."""
+    them, are not run), with *peers* the peers of ``--only pytest`` too; the environment's
+    interpreter."""
     source = Path(__file__).resolve().parents[1]
     wheels = tmp / "wheel"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
@@ -114,6 +121,9 @@ def install_wheel(tmp: Path) -> str:
     ours = subprocess.run([python, "-c", purelib], capture_output=True, text=True, check=True)
     theirs = subprocess.run([sys.executable, "-c", purelib], capture_output=True, text=True)
     Path(ours.stdout.strip(), "zz-environment.pth").write_text(theirs.stdout.strip() + "\n")
+    if peers:  # the peers of `--only pytest` (the bench extra), beside the package only
+        installed = [*pip, "--python", str(python), "install", "--no-deps", *PEER_PACKAGES]
+        subprocess.run(installed, check=True)
     return str(python)
 
 
@@ -264,6 +274,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tests", default="2000,4000,20000")
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="with --wheel: install the peers of --only pytest into the private environment",
+    )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="--only pytest: do not count the peers"
+    )
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     global PYTHON, PLANGRAPH
@@ -271,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(name)
         env = environment(tmp)
         if args.wheel:
-            PYTHON = install_wheel(tmp)
+            PYTHON = install_wheel(tmp, peers=args.peers)
             PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
             instructions_pytest.use_python(PYTHON)
             print("the package installed from a wheel (no editable finder)")
@@ -298,7 +316,9 @@ def main(argv: list[str] | None = None) -> None:
 
             if "pytest" in parts:
                 sizes = [int(n) for n in args.tests.split(",")]
-                instructions_pytest.bench_pytest(tmp, sizes, counted, warmed, start)
+                instructions_pytest.bench_pytest(
+                    tmp, sizes, counted, warmed, start, with_peers=not args.no_peers
+                )
             if "coverage" in parts:
                 instructions_pytest.bench_coverage_runs(tmp, counted, warmed, start)
 
