@@ -22,6 +22,8 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * ``pytest --plangraph`` against plain pytest on ``--tests`` trivial tests (``bench_plugin.py``'s
   suite; the marginal and fixed cost of the plug-in from the two smallest sizes), the peers
   pytest-randomly and pytest-json-report beside them when installed (the ``bench`` extra);
+* ``--only pytest-imports``: importing pytest with and without the module a ``--plangraph``
+  run starts from (how much of the plug-in's fixed cost is imports);
 * ``pytest --plangraph --plangraph-coverage`` against ``pytest --cov=src --cov-context=test``
   (``bench_coverage.py``'s suite);
 * the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
@@ -37,7 +39,7 @@ packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--tests 2000,4000,20000]
-[--only status,plan,claim,impact,impact-now,pytest,coverage]``
+[--only status,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
 from __future__ import annotations
@@ -306,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
             bench_impact_command(tmp, args.commits, env, start)
         if "impact-now" in parts:
             bench_impact_now(tmp, args.impact_nodes, env, start)
-        if "pytest" in parts or "coverage" in parts:
+        if parts & {"pytest", "pytest-imports", "coverage"}:
 
             def counted(root: Path, command: list[str]) -> int:
                 return count(root, command, env)
@@ -319,6 +321,9 @@ def main(argv: list[str] | None = None) -> None:
                 instructions_pytest.bench_pytest(
                     tmp, sizes, counted, warmed, start, with_peers=not args.no_peers
                 )
+            if "pytest-imports" in parts:
+                print("the imports of pytest --plangraph:")
+                instructions_pytest.bench_pytest_imports(tmp, counted, warmed, start)
             if "coverage" in parts:
                 instructions_pytest.bench_coverage_runs(tmp, counted, warmed, start)
 

@@ -146,6 +146,27 @@ def bench_pytest(
             )
 
 
+def bench_pytest_imports(tmp: Path, count: Count, warm: Warm, start: int) -> None:
+    """How much of the plug-in's fixed cost is imports: importing pytest, and pytest with the
+    module a ``--plangraph`` run starts from (the session and what it imports)."""
+    commands = {
+        "import pytest": [BASE[0], "-c", "import pytest"],
+        "import pytest and the plug-in's session": [
+            BASE[0],
+            "-c",
+            "import pytest, pytest_plangraph.plugin.session",
+        ],
+    }
+    counts = {}
+    for name, command in commands.items():
+        warm(tmp, command)
+        counts[name] = count(tmp, command)
+        print(f"  {name:<44} {counts[name] / 1e9:8.3f} G")
+    extra = counts["import pytest and the plug-in's session"] - counts["import pytest"]
+    print(f"  the plug-in's imports over pytest's: {extra / 1e9:.3f} G")
+    print(f"  python -c pass (baseline): {start / 1e9:.3f} G")
+
+
 def bench_coverage_runs(tmp: Path, count: Count, warm: Warm, start: int) -> None:
     """``--plangraph --plangraph-coverage`` against ``--cov=src --cov-context=test`` (and
     plain pytest and ``--plangraph`` for reference) on the suite of ``bench_coverage.py``."""
