@@ -27,6 +27,8 @@ docs/performance.md name, each beside its baseline measured in the same run.
 * ``pytest --plangraph`` against plain pytest on ``--tests`` trivial tests (``bench_plugin.py``'s
   suite; the marginal and fixed cost of the plug-in from the two smallest sizes), the peers
   pytest-randomly and pytest-json-report beside them when installed (the ``bench`` extra);
+* ``--only pytest-imports``: importing pytest with and without the module a ``--plangraph``
+  run starts from (how much of the plug-in's fixed cost is imports);
 * ``pytest --plangraph --plangraph-coverage`` against ``pytest --cov=src --cov-context=test``
   (``bench_coverage.py``'s suite);
 * the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
@@ -40,10 +42,10 @@ With ``--wheel`` the package is counted as a user installs it: a wheel is built 
 checkout and installed into a private virtual environment (the rest of the environment's
 packages on its path), so no editable install's finder runs at start.
 
-Run: ``.venv/bin/python bench/bench_instructions.py [--wheel] [--nodes 5000] [--commits 1000]
-[--impact-nodes 10000] [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000]
-[--grow-phases hit,changed,derive]
-[--only status,grow,plan,claim,impact,impact-now,pytest,coverage]``
+Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
+[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--tests 2000,4000,20000]
+[--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
+[--only status,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
 from __future__ import annotations
@@ -104,10 +106,17 @@ def warm(root: Path, command: Sequence[str], env: dict[str, str]) -> None:
     subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
 
 
-def install_wheel(tmp: Path) -> str:
+PEER_PACKAGES = ["pytest-randomly", "pytest-json-report", "pytest-metadata", "pytest-testmon"]
+"""The peers ``--wheel --peers`` installs into the private environment (pytest-cov and
+coverage.py come from this one); not into the development environment, where
+pytest-randomly would reorder every test run."""
+
+
+def install_wheel(tmp: Path, *, peers: bool = False) -> str:
     """Build a wheel of this checkout and install it into a private virtual environment whose
     path ends with this environment's packages (its ``.pth`` files, the editable finder among
-    them, are not run); the environment's interpreter."""
+    them, are not run), with *peers* the peers of ``--only pytest`` too; the environment's
+    interpreter."""
     source = Path(__file__).resolve().parents[1]
     wheels = tmp / "wheel"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
@@ -121,6 +130,9 @@ def install_wheel(tmp: Path) -> str:
     ours = subprocess.run([python, "-c", purelib], capture_output=True, text=True, check=True)
     theirs = subprocess.run([sys.executable, "-c", purelib], capture_output=True, text=True)
     Path(ours.stdout.strip(), "zz-environment.pth").write_text(theirs.stdout.strip() + "\n")
+    if peers:  # the peers of `--only pytest` (the bench extra), beside the package only
+        installed = [*pip, "--python", str(python), "install", "--no-deps", *PEER_PACKAGES]
+        subprocess.run(installed, check=True)
     return str(python)
 
 
@@ -378,6 +390,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--only", default="status,plan,claim,impact,impact-now,pytest,coverage")
     parser.add_argument("--wheel", action="store_true", help="count the package wheel-installed")
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="with --wheel: install the peers of --only pytest into the private environment",
+    )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="--only pytest: do not count the peers"
+    )
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     grow_sizes = [int(n) for n in args.grow_sizes.split(",") if n.strip().isdigit()]
@@ -391,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(name)
         env = environment(tmp)
         if args.wheel:
-            PYTHON = install_wheel(tmp)
+            PYTHON = install_wheel(tmp, peers=args.peers)
             PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
             instructions_pytest.use_python(PYTHON)
             print("the package installed from a wheel (no editable finder)")
@@ -410,7 +430,7 @@ def main(argv: list[str] | None = None) -> None:
             bench_impact_command(tmp, args.commits, env, start)
         if "impact-now" in parts:
             bench_impact_now(tmp, args.impact_nodes, env, start)
-        if "pytest" in parts or "coverage" in parts:
+        if parts & {"pytest", "pytest-imports", "coverage"}:
 
             def counted(root: Path, command: list[str]) -> int:
                 return count(root, command, env)
@@ -420,7 +440,12 @@ def main(argv: list[str] | None = None) -> None:
 
             if "pytest" in parts:
                 sizes = [int(n) for n in args.tests.split(",")]
-                instructions_pytest.bench_pytest(tmp, sizes, counted, warmed, start)
+                instructions_pytest.bench_pytest(
+                    tmp, sizes, counted, warmed, start, with_peers=not args.no_peers
+                )
+            if "pytest-imports" in parts:
+                print("the imports of pytest --plangraph:")
+                instructions_pytest.bench_pytest_imports(tmp, counted, warmed, start)
             if "coverage" in parts:
                 instructions_pytest.bench_coverage_runs(tmp, counted, warmed, start)
 

@@ -1,12 +1,19 @@
 """The ``pytest`` and ``coverage`` parts of ``bench_instructions.py``: ``pytest --plangraph``
 against plain pytest on the suites of ``bench_plugin.py`` (2,000 trivial tests mapped to 500
 criteria, and more), and ``--plangraph-coverage`` against ``pytest --cov --cov-context=test``
-on the suite of ``bench_coverage.py``, each a fresh process with a fresh store."""
+on the suite of ``bench_coverage.py``, each a fresh process with a fresh store.
+
+``pytest --plangraph`` is counted twice at each size: with a fresh store but the plan cache
+(``.plangraph/cache``) kept from the untimed run before (a developer's repeated runs on a known
+plan: the row the targets are for), and with the whole ``.plangraph`` deleted (a CI job on a
+fresh clone: the plan read as YAML and validated by pydantic). The peers (pytest-randomly,
+pytest-json-report, pytest-cov, pytest-testmon; the ``bench`` extra) are counted beside them
+at the smallest size when the counted interpreter has them."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,17 +41,28 @@ Count = Callable[[Path, list[str]], int]
 Warm = Callable[[Path, list[str]], None]
 
 
-def _fresh(root: Path) -> None:
-    shutil.rmtree(root / ".plangraph", ignore_errors=True)
-    for data in root.glob(".coverage*"):
+def _fresh(root: Path, *, keep_plan_cache: bool = False) -> None:
+    """Delete the store (and with it, unless *keep_plan_cache*, the plan cache) and the data
+    files of coverage and testmon."""
+    state = root / ".plangraph"
+    if keep_plan_cache and state.is_dir():
+        for path in state.iterdir():
+            if path.is_file() and path.name != ".gitignore":
+                path.unlink()
+    else:
+        shutil.rmtree(state, ignore_errors=True)
+    for data in [*root.glob(".coverage*"), *root.glob(".testmondata*")]:
         data.unlink()
 
 
-def measure(root: Path, command: list[str], count: Count, warm: Warm) -> int:
-    """Instructions of one run of *command* with a fresh store, after one untimed run."""
+def measure(
+    root: Path, command: list[str], count: Count, warm: Warm, *, keep_plan_cache: bool = False
+) -> int:
+    """Instructions of one run of *command* with a fresh store, after one untimed run (with
+    *keep_plan_cache* the plan cache that run filled is kept)."""
     _fresh(root)
     warm(root, command)
-    _fresh(root)
+    _fresh(root, keep_plan_cache=keep_plan_cache)
     return count(root, command)
 
 
@@ -52,58 +70,101 @@ def _verdict(value: float, target: float) -> str:
     return "met" if value <= target else "NOT met"
 
 
+PEERS = {
+    "pytest-randomly": ("pytest_randomly", ["-p", "randomly"]),
+    "pytest-json-report": (
+        "pytest_jsonreport",
+        ["--json-report", "--json-report-file=.plangraph-bench-report.json"],
+    ),
+    "pytest-cov": ("pytest_cov", ["--cov=src"]),
+    "pytest-testmon": ("testmon", ["--testmon"]),
+}
+"""The peer plug-ins: name → (module, options added to plain pytest)."""
+
+
 def peers() -> dict[str, list[str]]:
-    """The peer plug-ins installed (the ``bench`` extra): name → command."""
+    """The peer plug-ins the counted interpreter has (the ``bench`` extra): name → command."""
     found: dict[str, list[str]] = {}
-    if importlib.util.find_spec("pytest_randomly"):
-        found["pytest-randomly"] = [*BASE, "-p", "randomly"]
-    if importlib.util.find_spec("pytest_jsonreport"):
-        found["pytest-json-report"] = [
-            *PLAIN,
-            "--json-report",
-            "--json-report-file=.plangraph-bench-report.json",
-        ]
+    for name, (module, options) in PEERS.items():
+        probe = f"import importlib.util as u, sys; sys.exit(u.find_spec({module!r}) is None)"
+        if subprocess.run([BASE[0], "-c", probe], check=False).returncode == 0:
+            base = BASE if name == "pytest-randomly" else PLAIN
+            found[name] = [*base, *options]
     return found
 
 
-def bench_pytest(tmp: Path, sizes: list[int], count: Count, warm: Warm, start: int) -> None:
-    """Plain pytest and ``pytest --plangraph`` at every size; the marginal and fixed cost of
-    the plug-in from the two smallest sizes; the peers at the smallest size."""
+ROWS = {"plan cache kept": True, "fresh .plangraph": False}
+"""The two ``--plangraph`` rows: label → whether the plan cache is kept (see the module)."""
+
+
+def bench_pytest(
+    tmp: Path, sizes: list[int], count: Count, warm: Warm, start: int, *, with_peers: bool = True
+) -> None:
+    """Plain pytest and ``pytest --plangraph`` (both rows) at every size; the marginal and
+    fixed cost of the plug-in from the two smallest sizes; the peers at the smallest size."""
     plain: dict[int, int] = {}
-    plangraph: dict[int, int] = {}
+    counted: dict[str, dict[int, int]] = {row: {} for row in ROWS}
     print("pytest --plangraph, trivial tests mapped by markers to 500 criteria:")
-    print(f"  {'tests':>6} {'plain':>9} {'--plangraph':>12} {'ratio':>6}  target")
+    print(f"  {'tests':>6} {'':<34} {'count':>9} {'ratio':>6}  target")
     for size in sizes:
         root = tmp / f"suite-{size}"
         root.mkdir()
         bench_plugin.build(root, size)
         plain[size] = measure(root, PLAIN, count, warm)
-        plangraph[size] = measure(root, [*PLAIN, "--plangraph"], count, warm)
-        ratio = plangraph[size] / plain[size]
-        target = TARGETS.get(f"ratio at {size}")
-        verdict = f"<= {target:.2f}: {_verdict(ratio, target)}" if target else ""
-        print(
-            f"  {size:>6} {plain[size] / 1e9:8.3f}G {plangraph[size] / 1e9:11.3f}G "
-            f"{ratio:6.3f}  {verdict}"
-        )
-        if size == sizes[0]:
+        print(f"  {size:>6} {'plain pytest':<34} {plain[size] / 1e9:8.3f}G")
+        for row, keep in ROWS.items():
+            value = counted[row][size] = measure(
+                root, [*PLAIN, "--plangraph"], count, warm, keep_plan_cache=keep
+            )
+            ratio = value / plain[size]
+            target = TARGETS.get(f"ratio at {size}") if keep else None
+            verdict = f"<= {target:.2f}: {_verdict(ratio, target)}" if target else ""
+            name = f"--plangraph, {row}"
+            print(f"  {size:>6} {name:<34} {value / 1e9:8.3f}G {ratio:6.3f}  {verdict}")
+        if size == sizes[0] and with_peers:
             for name, command in peers().items():
                 peer = measure(root, command, count, warm)
-                print(f"  {size:>6} {name:<22} {peer / 1e9:8.3f}G {peer / plain[size]:6.3f}")
+                print(f"  {size:>6} {name:<34} {peer / 1e9:8.3f}G {peer / plain[size]:6.3f}")
     print(f"  python -c pass (baseline): {start / 1e9:.3f} G")
     if len(sizes) >= 2:
         small, large = sorted(sizes)[:2]
-        extra = {n: plangraph[n] - plain[n] for n in (small, large)}
-        marginal = (extra[large] - extra[small]) / (large - small)
-        fixed = extra[small] - marginal * small
         pytest_per_test = (plain[large] - plain[small]) / (large - small)
-        print(
-            f"  plain pytest per test: {pytest_per_test / 1e6:.3f} M; --plangraph adds "
-            f"{marginal / 1e6:.3f} M per test (target <= 0.25 M: "
-            f"{_verdict(marginal, TARGETS['marginal per test'])}) and "
-            f"{fixed / 1e9:.3f} G fixed (target <= 0.6 G: "
-            f"{_verdict(fixed, TARGETS['fixed over plain'])})"
-        )
+        print(f"  plain pytest per test: {pytest_per_test / 1e6:.3f} M")
+        for row, keep in ROWS.items():
+            extra = {n: counted[row][n] - plain[n] for n in (small, large)}
+            marginal = (extra[large] - extra[small]) / (large - small)
+            fixed = extra[small] - marginal * small
+            verdicts = (
+                f" (targets <= 0.25 M: {_verdict(marginal, TARGETS['marginal per test'])}; "
+                f"<= 0.6 G: {_verdict(fixed, TARGETS['fixed over plain'])})"
+                if keep
+                else ""
+            )
+            print(
+                f"  --plangraph, {row}: {marginal / 1e6:.3f} M per test and "
+                f"{fixed / 1e9:.3f} G fixed over plain{verdicts}"
+            )
+
+
+def bench_pytest_imports(tmp: Path, count: Count, warm: Warm, start: int) -> None:
+    """How much of the plug-in's fixed cost is imports: importing pytest, and pytest with the
+    module a ``--plangraph`` run starts from (the session and what it imports)."""
+    commands = {
+        "import pytest": [BASE[0], "-c", "import pytest"],
+        "import pytest and the plug-in's session": [
+            BASE[0],
+            "-c",
+            "import pytest, pytest_plangraph.plugin.session",
+        ],
+    }
+    counts = {}
+    for name, command in commands.items():
+        warm(tmp, command)
+        counts[name] = count(tmp, command)
+        print(f"  {name:<44} {counts[name] / 1e9:8.3f} G")
+    extra = counts["import pytest and the plug-in's session"] - counts["import pytest"]
+    print(f"  the plug-in's imports over pytest's: {extra / 1e9:.3f} G")
+    print(f"  python -c pass (baseline): {start / 1e9:.3f} G")
 
 
 def bench_coverage_runs(tmp: Path, count: Count, warm: Warm, start: int) -> None:
@@ -116,13 +177,21 @@ def bench_coverage_runs(tmp: Path, count: Count, warm: Warm, start: int) -> None
         "pytest": PLAIN,
         "--plangraph": [*PLAIN, "--plangraph"],
         "--plangraph --plangraph-coverage": [*PLAIN, "--plangraph", "--plangraph-coverage"],
+        "--plangraph --plangraph-coverage, fresh .plangraph": [
+            *PLAIN,
+            "--plangraph",
+            "--plangraph-coverage",
+        ],
         "--cov=src --cov-context=test": [*PLAIN, "--cov=src", "--cov-context=test"],
     }
-    counts = {name: measure(root, command, count, warm) for name, command in variants.items()}
+    counts = {
+        name: measure(root, command, count, warm, keep_plan_cache="fresh" not in name)
+        for name, command in variants.items()
+    }
     plain = counts["pytest"]
     print(f"coverage, {bench_coverage.FILES * bench_coverage.TESTS_PER_FILE} tests:")
     for name, value in counts.items():
-        print(f"  {name:<36} {value / 1e9:8.3f} G  ({value / plain:5.2f}x plain pytest)")
+        print(f"  {name:<52} {value / 1e9:8.3f} G  ({value / plain:5.2f}x plain pytest)")
     ratio = counts["--plangraph --plangraph-coverage"] / counts["--cov=src --cov-context=test"]
     print(
         f"  --plangraph-coverage / --cov --cov-context=test: {ratio:.3f} "

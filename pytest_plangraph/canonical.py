@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -31,6 +31,23 @@ if c_make_encoder is not None:  # CPython: the C encoder itself, built once as w
 def canonical_json(value: Any) -> str:
     """Return the canonical JSON text of *value* (sorted keys, no whitespace, UTF-8 kept)."""
     return _encode(value)
+
+
+def encoded_members(value: Mapping[str, Any]) -> dict[str, str]:
+    """The canonical JSON text of each member of the object *value* (text keys), for
+    :func:`join_members`: members encoded once can be joined into several objects."""
+    return {key: _encode(item) for key, item in value.items()}
+
+
+def join_members(members: Mapping[str, str]) -> str:
+    """The canonical JSON text of the object whose members' texts are *members* (as
+    :func:`encoded_members` gives them): the same text :func:`canonical_json` gives."""
+    return "{" + ",".join(f"{_encode(key)}:{members[key]}" for key in sorted(members)) + "}"
+
+
+def text_digest(text: str) -> str:
+    """The hex sha256 of canonical JSON *text* (what :func:`digest` gives for its value)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def digest(value: Any) -> str:

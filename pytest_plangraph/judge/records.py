@@ -22,7 +22,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..canonical import digest
+from ..canonical import digest, encoded_members, join_members, text_digest
 from ..errors import UsageError
 from ..plan.evidence import OUTCOMES, Evidence, record_problem
 from .inputs import criterion_digests, node_files
@@ -51,6 +51,8 @@ BODY_FIELDS = (
 )
 """The fields of an evidence record's content address (every field but ``id``)."""
 _ALL_SET = frozenset({"id", *BODY_FIELDS})
+_OWN_FIELDS = tuple(f for f in BODY_FIELDS if f not in ("plan", "git", "run", "recorded_by"))
+"""The body fields of one record (the others are the same for every record of a maker)."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -118,6 +120,8 @@ class RecordMaker:
             "recorded_by": recorded_by,
         }
         self.shared_json = {"plan": plan.to_json(), "git": git.to_json(), "run": run.to_json()}
+        self.shared_members = encoded_members({**self.shared_json, "recorded_by": recorded_by})
+        """The canonical JSON of the members every record of this maker shares, encoded once."""
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self._own: dict[str, dict[str, str | None]] = {}
@@ -153,8 +157,16 @@ class RecordMaker:
         }
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
-        body = {**fields, **self.shared_json}
-        return Evidence(id=digest(body), **fields, fields_set=_ALL_SET)
+        own = {key: fields[key] for key in _OWN_FIELDS}
+        record_id = text_digest(join_members({**self.shared_members, **encoded_members(own)}))
+        record = Evidence(id=record_id, **fields, fields_set=_ALL_SET)
+        self.made_plain(record, {**own, **self.shared_json, "recorded_by": fields["recorded_by"]})
+        return record
+
+    def made_plain(self, record: Evidence, body: dict[str, Any]) -> None:
+        """Called with each record made from plain values and its JSON *body* (the record's
+        JSON without ``id``, built from the values as they are: nothing dumped again); a
+        maker that keeps payloads overrides it."""
 
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;

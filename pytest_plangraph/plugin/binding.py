@@ -19,6 +19,7 @@ from ..errors import PlangraphError
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
+    from .coverage import RepositoryFiles
     from .mapping import Mapping
 
 
@@ -30,7 +31,7 @@ class FileBinder:
         self.plangraph = plangraph
         self._conftests: dict[str, list[str]] = {}
         self._run_files: list[str] | None = None
-        self._installed: list[Path] | None = None
+        self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
         self._project_files: dict[str, str | None] = {}
         self.resolutions = 0
@@ -83,14 +84,13 @@ class FileBinder:
         Each *source* is resolved once per run (every test of a module shares its file)."""
         if source in self._project_files:
             return self._project_files[source]
-        from .coverage import excluded_dirs, repository_file
+        if self._files is None:
+            from .coverage import RepositoryFiles, excluded_dirs
 
-        if self._installed is None:
-            self._installed = excluded_dirs(self.plangraph.root)
+            root = self.plangraph.root
+            self._files = RepositoryFiles(root, excluded_dirs(root))
         self.resolutions += 1
-        found = self._project_files[source] = repository_file(
-            source, self.plangraph.root, self._installed
-        )
+        found = self._project_files[source] = self._files(source)
         return found
 
     def relative(self, path: Path) -> str | None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import sysconfig
 from collections.abc import Callable, Collection, Generator, Sequence
@@ -62,9 +63,7 @@ def observe_imports(config: pytest.Config) -> ImportGraph:
 
         root = find_root(config.rootpath).resolve()
         excluded = excluded_dirs(root)
-        graph = config.stash[_IMPORTS] = ImportGraph(
-            lambda filename: repository_file(filename, root, excluded)
-        )
+        graph = config.stash[_IMPORTS] = ImportGraph(RepositoryFiles(root, excluded))
         graph.install()
         config.add_cleanup(graph.remove)
     return graph
@@ -104,7 +103,7 @@ class CoverageRecorder:
         self._own = False
         self._tests: dict[str, str | None] = {}
         """Measured test → its module, relative to the repository."""
-        self._excluded = excluded_dirs(self.root)
+        self._files = RepositoryFiles(self.root, excluded_dirs(self.root))
         self._relatives: dict[str, str | None] = {}
         self.imports = observe_imports(config)
 
@@ -176,7 +175,7 @@ class CoverageRecorder:
         from coverage import Coverage
         from coverage.exceptions import CoverageException
 
-        omit = [f"{d}/*" for d in self._excluded]
+        omit = [f"{d}/*" for d in self._files.excluded]
         cov = Coverage(data_file=None, config_file=False, include=[f"{self.root}/*"], omit=omit)
         with contextlib.suppress(CoverageException):  # older coverage.py: COVERAGE_CORE does
             cov.set_option("run:core", "ctrace")
@@ -245,7 +244,7 @@ class CoverageRecorder:
         """The repository-relative path of a measured file, None when it does not count;
         each file is resolved once per run (every test of a module shares its file)."""
         if filename not in self._relatives:
-            self._relatives[filename] = repository_file(filename, self.root, self._excluded)
+            self._relatives[filename] = self._files(filename)
         return self._relatives[filename]
 
 
@@ -279,6 +278,49 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
     except ValueError:
         return None
     return rel.as_posix()
+
+
+class RepositoryFiles:
+    """:func:`repository_file` for the many files of one run: each directory is resolved and
+    placed (inside *root*, not in *excluded*) once, so a file costs one ``lstat`` and a
+    lookup; a file that is itself a symbolic link is resolved whole, as
+    :func:`repository_file` does. The answers are :func:`repository_file`'s."""
+
+    def __init__(self, root: Path, excluded: Sequence[Path] = ()) -> None:
+        self.root = root
+        self.excluded = excluded
+        self._directories: dict[str, str | None] = {}
+        """A directory as the file names give it → its repository-relative prefix ("" at the
+        root, else ending in "/"), or None outside the repository or in *excluded*."""
+        self.resolutions = 0
+        """Directories resolved so far (each once)."""
+
+    def __call__(self, filename: str) -> str | None:
+        """*filename* relative to the repository, or None (see :func:`repository_file`)."""
+        try:
+            mode = os.lstat(filename).st_mode if os.path.isabs(filename) else 0
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISLNK(mode):
+            return repository_file(filename, self.root, self.excluded)
+        if not stat.S_ISREG(mode):
+            return None
+        directory, _, name = filename.rpartition(os.sep)
+        if directory not in self._directories:
+            self._directories[directory] = self._place(directory or os.sep)
+        prefix = self._directories[directory]
+        return None if prefix is None else prefix + name
+
+    def _place(self, directory: str) -> str | None:
+        self.resolutions += 1
+        resolved = Path(directory).resolve()
+        if any(resolved.is_relative_to(d) for d in self.excluded):
+            return None
+        try:
+            rel = resolved.relative_to(self.root)
+        except ValueError:
+            return None
+        return "" if rel == Path(".") else f"{rel.as_posix()}/"
 
 
 def excluded_dirs(root: Path) -> list[Path]:

@@ -256,8 +256,13 @@ class RunRecordMaker(RecordMaker):
         record = super().make(
             node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
         )
-        self.made[id(record)] = (record, record.to_json())
+        if id(record) not in self.made:  # checked by the record model: dumped
+            self.made[id(record)] = (record, record.to_json())
         return record
+
+    def made_plain(self, record: Evidence, body: dict[str, Any]) -> None:
+        """Keep the payload of a record made from plain values: its body and id, not dumped."""
+        self.made[id(record)] = (record, {**body, "id": record.id})
 
 
 @dataclass

@@ -39,16 +39,16 @@ class SkipOrigin:
         self.root = os.path.realpath(root) + os.sep
         self.test_files = [str(p) for p in config.getini("python_files")]
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)  # a new-style wrapper: cheaper per report than hookwrapper
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, Any, None]:
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Look at the exception before pytest turns a ``unittest.SkipTest`` into its own."""
         origin = self.raised_by(item, call.excinfo)
-        outcome = yield
-        report = outcome.get_result()
+        report = yield
         if origin is not None and report.outcome == "skipped":
             setattr(report, ORIGIN_ATTRIBUTE, origin)
+        return report
 
     def raised_by(self, item: pytest.Item, excinfo: pytest.ExceptionInfo[Any] | None) -> str | None:
         """``file:line`` (repository-relative) of the code under test that raised the skip or

@@ -169,10 +169,10 @@ class BytecodeGuard:
         worker), delete the repository's cached bytecode under *root* — before any conftest or
         test module is read, so that pytest's own cache of rewritten modules holds nothing
         planted and the processes the tests start compile what they import from source."""
-        from .coverage import repository_file
+        from .coverage import RepositoryFiles
 
         installed = self.finder.installed
-        self.check(config, lambda source: repository_file(source, root, installed))
+        self.check(config, RepositoryFiles(root, installed))
         if purge:
             purge_bytecode(root, installed)
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..canonical import digest
+from ..canonical import digest, encoded_members, join_members, text_digest
 from ..plan.model import Event
 
 SIGNING_KEY_ENV = "PLANGRAPH_SIGNING_KEY"
@@ -55,9 +55,25 @@ def signing_key_from_env() -> bytes | None:
     return os.fsencode(value) if value else None
 
 
+_CONTENT_FIELDS = tuple(
+    name for name in Event.FIELDS if name not in {"id", "seq", "prev", "hash", "signature"}
+)
+"""The fields of an event's content address (:meth:`Event.content`)."""
+
+
 def event_id(event: Event) -> str:
     """The content address of an event: sha256 of the canonical JSON of ``event.content()``."""
     return digest(event.content())
+
+
+def event_id_of(event: Event, payload_text: str) -> str:
+    """:func:`event_id` of *event* whose payload's canonical JSON is *payload_text* (encoded
+    once for the store's row): the payload is not dumped and encoded again."""
+    members = encoded_members(
+        {name: getattr(event, name) for name in _CONTENT_FIELDS if name != "payload"}
+    )
+    members["payload"] = payload_text
+    return text_digest(join_members(members))
 
 
 def chain_hash(prev: str, content_id: str) -> str:

@@ -21,8 +21,9 @@ COLUMNS = (
 INSERT_EVENT = f"INSERT INTO events ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-def event_row(event: Event) -> tuple[Any, ...]:
-    """The values of :data:`INSERT_EVENT` for a sealed event (payload as canonical JSON)."""
+def event_row(event: Event, payload: str | None = None) -> tuple[Any, ...]:
+    """The values of :data:`INSERT_EVENT` for a sealed event (payload as canonical JSON:
+    *payload* when the caller has encoded it already)."""
     return (
         event.seq,
         event.id,
@@ -32,7 +33,7 @@ def event_row(event: Event) -> tuple[Any, ...]:
         event.at,
         event.by,
         event.plan_digest,
-        canonical_json(event.payload),
+        canonical_json(event.payload) if payload is None else payload,
         event.idempotency_key,
         event.prev,
         event.hash,

@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..canonical import canonical_json
 from ..errors import ConflictError, StoreError
 from ..memory import collector_paused
 from ..plan.model import Event
@@ -23,7 +24,7 @@ from . import schema
 from .answers import Answers
 from .auditing import ChainAudit
 from .chain import (
-    event_id,
+    event_id_of,
     seal,
     signing_key_from_env,
 )
@@ -221,7 +222,8 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         """
         if not events:
             return []
-        ids = [event_id(event) for event in events]
+        texts = [canonical_json(event.payload) for event in events]  # each encoded once
+        ids = [event_id_of(event, text) for event, text in zip(events, texts, strict=True)]
         self._signer_checked()
         with self._transaction() as con:
             # an event already stored, or the position of a new one in `fresh`
@@ -230,8 +232,9 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             by_id, by_key = self._stored(con, ids, [e.idempotency_key for e in events])
             checked = expected_plan_version is None
             fresh: list[tuple[Event, str]] = []
+            payloads: list[str] = []  # the canonical JSON of each fresh event's payload
             picks: list[Event | int] = []
-            for event, content_id in zip(events, ids, strict=True):
+            for event, content_id, text in zip(events, ids, texts, strict=True):
                 key = event.idempotency_key
                 found = by_key.get(key) if key is not None else None
                 if found is not None:
@@ -243,10 +246,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
                         checked = True
                     found = by_id[content_id] = len(fresh)
                     fresh.append((event, content_id))
+                    payloads.append(text)
                     if key is not None:
                         by_key[key] = found
                 picks.append(found)
-            sealed = self._insert(con, fresh)
+            sealed = self._insert(con, fresh, payloads=payloads)
         return [sealed[pick] if isinstance(pick, int) else pick for pick in picks]
 
     def _stored(
@@ -283,11 +287,17 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             signer_from_env()
 
     def _insert(
-        self, con: sqlite3.Connection, fresh: Sequence[tuple[Event, str]], *, merged: bool = False
+        self,
+        con: sqlite3.Connection,
+        fresh: Sequence[tuple[Event, str]],
+        *,
+        merged: bool = False,
+        payloads: Sequence[str] | None = None,
     ) -> list[Event]:
         """Chain and insert new events (with their content ids) after the current tail. With
         ``PLANGRAPH_SIGNING_KEY_FILE`` set, each is signed with that Ed25519 key; a *merged*
-        event keeps the Ed25519 signature it came with (it vouches for its content anywhere)."""
+        event keeps the Ed25519 signature it came with (it vouches for its content anywhere).
+        *payloads*: the canonical JSON of each event's payload, when the caller encoded it."""
         check_schema(con, self.path, self._schema)  # what runs inside this write is ours
         tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (tail[0], tail[1]) if tail else (0, "")
@@ -304,7 +314,9 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
                 stored = stored.replace(signature=kept)
             sealed.append(stored)
             prev = stored.hash
-        con.executemany(INSERT_EVENT, [event_row(event) for event in sealed])  # log: a trigger
+        texts = payloads if payloads is not None else [None] * len(sealed)
+        rows = [event_row(event, text) for event, text in zip(sealed, texts, strict=True)]
+        con.executemany(INSERT_EVENT, rows)  # the log's row: a trigger
         confirm_stored(con, self.path, first, [(event.seq, event.id) for event in sealed])
         return sealed
 

@@ -1,0 +1,127 @@
+"""Each record of a ``pytest --plangraph`` run is encoded once: the members every record of
+the run shares (plan, git, run, recorded_by) are encoded once per run, the payload kept as
+made is not dumped again, and the store encodes each payload once for both its row and the
+event's content address. The joined texts are byte for byte :func:`canonical_json`'s
+(hypothesis), and a real session stores what the checked path stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from plugin_helpers import evidence, jwt_project
+
+import pytest_plangraph.judge.records as records
+import pytest_plangraph.store.rows as rows
+import pytest_plangraph.store.sqlite as sqlite
+from pytest_plangraph.canonical import (
+    canonical_json,
+    digest,
+    encoded_members,
+    join_members,
+    text_digest,
+)
+from pytest_plangraph.plan.evidence import Evidence
+from pytest_plangraph.plan.model import Event
+from pytest_plangraph.store.chain import event_id, event_id_of
+from pytest_plangraph.store.sqlite import Store
+
+TEXT = st.text(max_size=12)  # any code point: escapes, quotes, non-ASCII, lone surrogates
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+OBJECTS = st.dictionaries(TEXT, JSON, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(OBJECTS)
+def test_joined_members_are_the_canonical_json(value: dict[str, Any]) -> None:
+    assert join_members(encoded_members(value)) == canonical_json(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    OBJECTS,
+    st.sampled_from(["evidence", "claim", "release", "note"]),
+    st.none() | TEXT,
+    st.none() | TEXT,
+    st.none() | TEXT,
+    TEXT,
+)
+def test_an_event_id_from_its_encoded_payload_is_its_id(
+    payload: dict[str, Any],
+    kind: str,
+    node: str | None,
+    criterion: str | None,
+    key: str | None,
+    by: str,
+) -> None:
+    event = Event(
+        kind=kind,
+        node=node,
+        criterion=criterion,
+        at="2026-01-01T00:00:00Z",
+        by=by,
+        plan_digest="d" * 64,
+        payload=payload,
+        idempotency_key=key,
+    )
+    assert event_id_of(event, canonical_json(payload)) == event_id(event)
+    assert text_digest(canonical_json(payload)) == digest(payload)
+
+
+class Counts:
+    """Counts calls of the real functions it wraps."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counts: dict[str, int] = {}
+        self.monkeypatch = monkeypatch
+
+    def wrap(self, owner: object, name: str, label: str) -> None:
+        real = getattr(owner, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.counts[label] = self.counts.get(label, 0) + 1
+            return real(*args, **kwargs)
+
+        self.monkeypatch.setattr(owner, name, counted)
+
+
+def test_a_run_encodes_each_record_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = jwt_project(pytester)
+    counts = Counts(monkeypatch)
+    counts.wrap(Evidence, "to_json", "record dumped")
+    counts.wrap(Event, "content", "event content dumped")
+    counts.wrap(sqlite, "canonical_json", "payload encoded")
+    counts.wrap(rows, "canonical_json", "payload encoded again for its row")
+    counts.wrap(records, "digest", "record body encoded whole")
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    passed, _, failed = result.listoutcomes()
+    assert passed and not failed
+    stored = evidence(root)
+    assert len(stored) == 3
+    found = counts.counts
+    assert found.get("record dumped", 0) == 0  # the payload is the body as made, plus its id
+    assert found.get("event content dumped", 0) == 0  # the id comes from the encoded payload
+    assert found.get("record body encoded whole", 0) == 0  # its id from the members encoded
+    with Store.open(root / ".plangraph/store.db") as store:
+        events = store.events()
+    # one canonical text per event appended: its payload, for the row and the event's id
+    assert found.get("payload encoded", 0) == len(events)
+    assert found.get("payload encoded again for its row", 0) == 0
+    for event in events:
+        assert event.id == event_id(event)  # each content address as the audit computes it
+        if event.evidence is not None:
+            payload = event.payload
+            assert payload == event.evidence.to_json()
+            assert payload["id"] == digest({k: v for k, v in payload.items() if k != "id"})
