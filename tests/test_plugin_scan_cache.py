@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_plangraph import usercache
 from pytest_plangraph.errors import VerifierError
 from pytest_plangraph.hooks import entrypoints
 from pytest_plangraph.hooks import manager as plugins
@@ -25,8 +26,11 @@ HOUR_AGO = time.time() - 3600
 
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """A per-user cache of this test's own, plug-ins loaded, the shared manager rebuilt."""
+    """A per-user cache of this test's own, plug-ins loaded, the shared manager rebuilt; a
+    file's stat is trusted as soon as it is written (a test that writes a file and reads it
+    again at once would otherwise never see an answer kept: the racy window is tested alone)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setattr(usercache, "RACY_NS", 0)
     monkeypatch.delenv(plugins.AUTOLOAD_OFF, raising=False)
     plugins.clear_cache()
     site = tmp_path / "site"
@@ -39,8 +43,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
 
 
 def install(site: Path, name: str, entries: str, *, old: bool = True) -> Path:
-    """A distribution's metadata folder on *site*; *old*: its files written an hour ago (a
-    fresh file is not trusted by its stat, so no answer is kept for it)."""
+    """A distribution's metadata folder on *site*; *old*: its files dated an hour ago."""
     info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
@@ -90,28 +93,32 @@ def test_an_entry_points_file_edited_in_place_is_read_again(fresh: Path) -> None
     registry_types()
     assert entrypoints.scans == scanned  # kept
     entry_file = info / "entry_points.txt"
-    entry_file.write_text("[plangraph]\nrenamed = plangraph_linecount\n")  # same size? no matter
-    os.utime(entry_file, (HOUR_AGO + 1, HOUR_AGO + 1))  # another time, old enough to be kept
+    time.sleep(0.05)  # a change time on another tick of the file system's clock
+    entry_file.write_text("[plangraph]\nrenamed = plangraph_linecount\n")
+    os.utime(entry_file, (HOUR_AGO, HOUR_AGO))  # the same modification time as before
     registry_types()
     assert entrypoints.scans == scanned + 1
     assert plugins.get_plugin_manager().has_plugin("renamed")
     assert not plugins.get_plugin_manager().has_plugin("linecount")
 
 
-def test_a_fresh_install_is_not_kept_until_its_files_are_settled(fresh: Path) -> None:
-    install(fresh, "plangraph-linecount", "linecount = plangraph_linecount", old=False)
+def test_a_fresh_install_is_not_kept_until_its_files_are_settled(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(usercache, "RACY_NS", 2_000_000_000)
+    install(fresh, "plangraph-linecount", "linecount = plangraph_linecount")
     before = entrypoints.scans
     registry_types()
     registry_types()
     assert entrypoints.scans == before + 2  # a file written just now: its stat is not trusted
-    cache = entrypoints.cache_file()
+    cache = usercache.path_of(entrypoints.KIND)
     assert cache is not None and not Path(cache).exists()
 
 
 def test_deleting_or_breaking_the_kept_file_changes_no_answer(fresh: Path) -> None:
     install(fresh, "plangraph-linecount", "linecount = plangraph_linecount")
     answer = ours(entrypoints.entry_points())
-    cache = entrypoints.cache_file()
+    cache = usercache.path_of(entrypoints.KIND)
     assert cache is not None and Path(cache).is_file()
     Path(cache).unlink()
     assert ours(entrypoints.entry_points()) == answer
@@ -161,5 +168,6 @@ def test_a_new_process_follows_an_install_on_its_path(fresh: Path, tmp_path: Pat
     assert run() == "1 False True"
     assert run() == "0 False False"  # nothing scanned, importlib.metadata not even imported
     install(fresh, "plangraph-linecount", "linecount = plangraph_linecount")
+    time.sleep(2.1)  # a new process trusts a stat older than usercache.RACY_NS (2 s)
     assert run() == "1 True True"
     assert run() == "0 True False"
