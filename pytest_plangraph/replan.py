@@ -33,7 +33,6 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,6 +40,7 @@ from . import apicheck
 from .errors import ConflictError, UsageError
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .repository import Repository
+from .values import dataclass, field
 
 if TYPE_CHECKING:  # re-planning's machinery is imported by the calls that re-plan
     from .judge.saga import Saga

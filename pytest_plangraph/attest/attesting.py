@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
 from ..repository import Repository
+from ..values import dataclass, field
 
 if TYPE_CHECKING:  # the machinery of attesting is imported by the calls that attest
     from ..judge.inputs import Snapshot

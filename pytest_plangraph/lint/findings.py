@@ -12,13 +12,13 @@ edge (:attr:`Edge.propagates`), as for the completion gate.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
 from ..plan.messages import FieldPath
 from ..plan.model import Criterion, Node
+from ..values import asdict, dataclass
 
 Severity = Literal["error", "warning"]
 ERRORS: tuple[Severity, ...] = ("error",)

@@ -21,11 +21,11 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..values import dataclass, replace
 from ..vcs.reading import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
