@@ -15,8 +15,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
 * ``plangraph claim`` on the JWT-login fixture, after ``plangraph verify`` (a known plan), with
-  the import costs it is made of and a claim after the plan file was edited (its bytes new:
-  read as YAML and validated by pydantic);
+  the import costs it is made of, a claim with the per-user kept answers deleted (the plug-ins'
+  entry points scanned, the package's code hashed) and a claim after the plan file was edited
+  (its bytes new: read as YAML and validated by pydantic);
 * ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
   of 1,000 nodes): the kept answer's hit, its miss with the commit cache warm, ``--no-commits``
   and both caches deleted, against ``git diff --name-only`` over the same range;
@@ -275,6 +276,7 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     root = tmp / "jwt"
     shutil.copytree(FIXTURES / "jwt-login", root)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    env = {**env, "XDG_CACHE_HOME": str(tmp / "user-cache")}  # the per-user cache: its own
     warm(root, [PLANGRAPH, "verify"], env)
     claim = [PLANGRAPH, "claim", "step-user-schema", "--by", "bench"]
     warm(root, claim, env)
@@ -283,12 +285,17 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     print("  where it goes (each part alone, in a fresh process):")
     for name, modules in (
         ("import the CLI and the API", "pytest_plangraph.cli, pytest_plangraph.api"),
+        ("import the claim's command module alone", "pytest_plangraph.cli.state_cmds"),
         ("import the runtime plan classes", "pytest_plangraph.plan.model"),
         ("import pydantic and the boundary models", "pytest_plangraph.plan.boundary"),
     ):
         code = [PYTHON, "-c", f"import {modules}"]
         warm(root, code, env)
         row(f"  {name}", count(root, code, env), start)
+    kept = tmp / "user-cache/plangraph"
+    for name in ("plugins.json", "code.json"):  # what every command kept for this user
+        (kept / name).unlink(missing_ok=True)
+    row("  claim, plug-in scan and code hash not kept", count(root, claim, env), start)
     plan = root / "plangraph.yaml"
     plan.write_text(plan.read_text() + "# edited\n")  # new bytes: YAML and pydantic again
     row("  claim after the plan file was edited", count(root, claim, env), start)

@@ -23,26 +23,25 @@ from . import apicheck
 from .attest.attesting import Attesting
 from .errors import StoreTamperedError, UsageError
 from .intake import Intake
-from .judge.derive import derive, derive_node
-from .judge.gate import GateDecision, decide, gate, refused_on_tampering
-from .judge.inputs import Snapshot, input_digests, node_files
-from .judge.ledger import Context
 from .judge.logfold import LogFold
-from .judge.lookup import choices
-from .judge.records import made_payloads
-from .judge.states import NodeState, PlanState
 from .memory import collector_paused
-from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-from .plan.model import EVENT_KINDS, Event, EventKind, LoggedEvent
-from .plan.untrusted import DECISION_ROLE
+from .plan.model import EVENT_KINDS, Event
 from .replan import Replanning
 from .starters import Starters
-from .vcs.environment import actor, git_info, now
+from .vcs.environment import now
 from .views import Views
 
+# What each call needs beyond opening the repository is imported by that call: a command
+# pays for its own machinery alone (tests/test_lean_imports.py reads what a claim imports).
 if TYPE_CHECKING:
     from .judge.explain import Explanation
+    from .judge.gate import GateDecision
+    from .judge.inputs import Snapshot
+    from .judge.ledger import Context
     from .judge.records import RecordMaker
+    from .judge.states import NodeState, PlanState
+    from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+    from .plan.model import EventKind, LoggedEvent
 
 __all__ = ["PlanGraph"]
 
@@ -65,6 +64,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
                 "status() takes the events read from the store (graph.fold() or "
                 f"graph.store.log()), or nothing; not {type(events).__name__}"
             )
+        from .judge.derive import derive
+
         self._ready()
         # Reading, hashing and deriving make no reference cycles; a collection triggered in
         # between would walk every event read so far, again and again.
@@ -103,6 +104,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
 
     def gate(self, node: str, state: PlanState | None = None) -> GateDecision:
         """The completion gate's decision for *node*."""
+        from .judge.gate import gate
+
         self._ready()
         self.require_node(node)
         return gate(self.graph, state or self.status(), node)
@@ -149,7 +152,9 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         """The record maker of a run against *snapshot*, once the run's information and who
         records it are known: the plan reference, the git state and the input digests are
         taken now (those not given)."""
+        from .judge.inputs import input_digests
         from .judge.records import RecordMaker
+        from .vcs.environment import git_info
 
         plan = plan or self.plan_ref()
         git = git or git_info(self.root, self.store_path)
@@ -170,6 +175,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
 
     def node_files(self, node: str, snapshot: Snapshot) -> list[str]:
         """The node's outputs and the files it consumes from upstream."""
+        from .judge.inputs import node_files
+
         return node_files(self.graph, node, snapshot)
 
     def record(
@@ -213,7 +220,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         expected_plan_version: int | None,
         made: Mapping[int, tuple[Evidence, dict[str, Any]]] | None = None,
     ) -> list[Event]:
-        from .judge.records import checked_payloads
+        from .judge.records import checked_payloads, made_payloads
 
         payloads = made_payloads(evidence, made) if made else None
         if payloads is None:
@@ -272,6 +279,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         if kind == "patch":
             raise UsageError("patch events are recorded by patch(), which applies the patch")
         if kind not in EVENT_KINDS:
+            from .judge.lookup import choices
+
             raise UsageError(f"unknown event kind {kind!r}; {choices(EVENT_KINDS)}")
         if payload is not None and not isinstance(payload, Mapping):
             raise UsageError(f"payload must be a mapping, not {type(payload).__name__}")
@@ -308,6 +317,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         if idempotency_key is not None:
             apicheck.name(idempotency_key, "idempotency_key")
         from .checkpoint import fold_with
+        from .judge.gate import decide, refused_on_tampering
 
         try:
             fold = self.fold()
@@ -339,6 +349,9 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         """The state of *node* alone from *fold* (the gate decides from it alone), with the
         snapshot and the context it was derived against: *basis* when given, so that both
         derivations of a claim hash the files once."""
+        from .judge.derive import derive_node
+        from .judge.ledger import Context
+
         with collector_paused():
             if basis is None:
                 snapshot = self.snapshot(fold)
@@ -353,6 +366,9 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         given as *role* (by default the role the criterion names, else ``approver``; another is
         refused). With
         keys configured it counts only when signed by a key trusted for that role."""
+        from .judge.inputs import input_digests
+        from .plan.untrusted import DECISION_ROLE
+
         self._ready()
         definition = self._approval(node, criterion)
         apicheck.name(by, "by")
@@ -416,6 +432,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
         """Run every non-pytest verifier of *nodes* (all nodes when empty) and record evidence
         (without *record*, only answer with the records, storing nothing: a dry run).
         *expected_plan_version* as for :meth:`append`, checked before anything runs."""
+        from .vcs.environment import actor
         from .verifiers.run import run_verifiers
 
         selected = apicheck.texts(nodes, "nodes")

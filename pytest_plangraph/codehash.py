@@ -16,17 +16,50 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
+import time
 from pathlib import Path
 
+from . import usercache
 from ._version import __version__
 
 
 @functools.cache
 def code_fingerprint() -> str:
     """The package version and the sha256 of every module of the installed package (computed
-    once per process): what a cache of values this code computes is kept under."""
-    return fingerprint_of(Path(__file__).resolve().parent)
+    once per process, and kept between runs: see :func:`kept_fingerprint`): what a cache of
+    values this code computes is kept under."""
+    return kept_fingerprint(Path(__file__).resolve().parent)
+
+
+KIND = "code"
+"""The kept fingerprints' file in the per-user cache (:mod:`.usercache`)."""
+
+
+def kept_fingerprint(package_dir: Path) -> str:
+    """:func:`fingerprint_of` *package_dir*, kept between runs under the stat of every module
+    (path, size, inode, modification and change times): hashing the package's source is most
+    of what a command that finds everything else kept pays. A module added, removed, renamed
+    or written changes the key, and the fingerprint is hashed again; it is kept only when no
+    module was written within :data:`~.usercache.RACY_NS` before (a later write could keep
+    the same stat), and never when a module could not be read."""
+    started = time.time_ns()
+    try:
+        stats = [(name, os.stat(package_dir / name)) for name in _python_files(package_dir)]
+    except OSError:
+        return fingerprint_of(package_dir)
+    listing = [[name, s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns] for name, s in stats]
+    key = hashlib.sha256(json.dumps([str(package_dir), __version__, listing]).encode()).hexdigest()
+    kept = usercache.read(KIND)
+    found = kept.get(key)
+    if isinstance(found, str) and found.startswith(f"{__version__}+"):
+        return found
+    fingerprint = fingerprint_of(package_dir)
+    newest = max((max(s.st_mtime_ns, s.st_ctime_ns) for _, s in stats), default=started)
+    if newest < started - usercache.RACY_NS and "+unreadable-" not in fingerprint:
+        usercache.keep(KIND, key, fingerprint, kept)
+    return fingerprint
 
 
 def fingerprint_of(package_dir: Path) -> str:

@@ -19,7 +19,7 @@ Anything else that escapes is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 
 class PlangraphError(Exception):
@@ -28,15 +28,47 @@ class PlangraphError(Exception):
     exit_code = 2
 
 
-@dataclass(frozen=True)
 class Problem:
-    """One problem in a plan file, with where it is and what was expected."""
+    """One problem in a plan file, with where it is and what was expected (a frozen value,
+    written by hand: this module is imported by every command, and a dataclass would import
+    :mod:`dataclasses` and compile its methods in each of them)."""
+
+    __slots__ = ("column", "file", "line", "message", "path")
+    _FIELDS = ("file", "line", "column", "path", "message")
 
     file: str
     line: int
     column: int
     path: str
     message: str
+
+    def __init__(self, file: str, line: int, column: int, path: str, message: str) -> None:
+        for name, value in zip(self._FIELDS, (file, line, column, path, message), strict=True):
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Problem is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a Problem is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Problem:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(self._FIELDS, self._values(), strict=True))
+        return f"Problem({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Problem, self._values())
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file

@@ -31,30 +31,23 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
 from .errors import ConflictError, UsageError
-from .judge.derive import derive
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
-from .judge.states import PlanState
-from .lint.check import LintSubject, plan_problems
-from .lint.findings import Finding
-from .plan.evidence import PlanRef
-from .plan.file import parse_plan
-from .plan.graph import Graph
-from .plan.jsonpatch import JsonPatch, read_json_patch
-from .plan.model import Event, Plan
 from .repository import Repository
-from .vcs.environment import now
+from .values import dataclass, field
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # re-planning's machinery is imported by the calls that re-plan
     from .judge.saga import Saga
+    from .judge.states import PlanState
+    from .lint.findings import Finding
+    from .plan.evidence import PlanRef
+    from .plan.model import Plan
     from .plan.patch import AnyPatch
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
@@ -154,6 +147,7 @@ def as_patch(
     """*patch* as a :class:`PlanPatch` or :class:`JsonPatch`: the model itself, its JSON form
     (a mapping, or a list of JSON Patch operations), or the text of a patch file (YAML or
     JSON) called *name* in messages."""
+    from .plan.jsonpatch import JsonPatch, read_json_patch
     from .plan.patch import PlanPatch, read_patch  # pydantic: only when re-planning
 
     if isinstance(patch, PlanPatch | JsonPatch):
@@ -196,6 +190,10 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     """Apply *patch* to *repo*'s plan file (see the module text). The caller has checked the
     expected plan version; *judged* is False when lint rejects the plan as it is (nothing was
     judged against it, so the patch invalidates nothing)."""
+    from .lint.check import LintSubject, plan_problems
+    from .plan.file import parse_plan
+    from .plan.graph import Graph
+    from .plan.jsonpatch import JsonPatch
     from .plan.patch import PlanPatch, edit_plan_text, json_patched, patched_plan, touched_nodes
 
     if repo.plan_path is None:
@@ -343,6 +341,8 @@ def _payload(
     after: PlanRef,
     nodes: Sequence[str],
 ) -> dict[str, Any]:
+    from .plan.jsonpatch import JsonPatch
+
     return {
         "outcome": outcome,
         "code": code,
@@ -363,6 +363,9 @@ def _record(
     repo: Repository, nodes: Sequence[str], by: str, plan: PlanRef, payload: dict[str, Any]
 ) -> list[str]:
     """One ``patch`` event per node, all in one transaction; their ids."""
+    from .plan.model import Event
+    from .vcs.environment import now
+
     at = now()
     events = [
         Event(kind="patch", node=n, at=at, by=by, plan_digest=plan.digest, payload=payload)
@@ -372,6 +375,8 @@ def _record(
 
 
 def _state(repo: Repository) -> PlanState:
+    from .judge.derive import derive
+
     fold = repo.fold()
     return derive(repo.graph, fold, repo.snapshot(fold))
 
@@ -425,6 +430,8 @@ def _patch_lock(store_path: Path) -> Iterator[None]:
 def _replace(path: Path, text: str) -> None:
     """Write *text* over *path* atomically (a reader sees the old file or the new, whole),
     keeping the file's permission bits."""
+    import tempfile
+
     mode = path.stat().st_mode & 0o7777
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".patch")
     try:

@@ -5,10 +5,14 @@ tests a repository has, ``plangraph import`` converts the task lists agents alre
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import apicheck
-from .importers.starter import ImportedPlan, import_tasks
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .importers.starter import ImportedPlan
 
 __all__ = ["Starters"]
 
@@ -42,4 +46,6 @@ class Starters:
         """A starter plan from a spec-kit ``tasks.md`` or a task-master ``tasks.json`` (*source*
         ``spec-kit`` or ``task-master``); needs no repository.
         See :mod:`pytest_plangraph.importers`."""
+        from .importers.starter import import_tasks  # YAML: only when importing
+
         return import_tasks(source, text, name=name, tag=tag, plan_id=plan_id)

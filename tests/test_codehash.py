@@ -4,14 +4,16 @@ that cannot be read never weakens it to the bare version."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import pytest_plangraph
-from pytest_plangraph import __version__
+from pytest_plangraph import __version__, codehash, usercache
 from pytest_plangraph.codehash import code_fingerprint, fingerprint_of
 from pytest_plangraph.plan import graph
 from pytest_plangraph.plan.cache import code_version, lint_version
@@ -88,3 +90,80 @@ def test_an_unreadable_module_gives_a_fingerprint_no_other_process_shares(packag
     assert first != second
     assert __version__ not in (first, second)
     assert fingerprint_of(package / "missing") != fingerprint_of(package / "missing")
+
+
+def _settle(package: Path) -> None:
+    """Every module of *package* written an hour ago: old enough for its stat to be trusted."""
+    old = time.time() - 3600
+    for module in package.rglob("*.py"):
+        os.utime(module, (old, old))
+
+
+@pytest.fixture
+def kept_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """A per-user cache of the test's own; the folders the fingerprint is hashed for."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setattr(usercache, "RACY_NS", 0)  # a stat is trusted once written (see below)
+    calls: list[Path] = []
+    hashed = codehash.fingerprint_of
+
+    def counted(package_dir: Path) -> str:
+        calls.append(package_dir)
+        return hashed(package_dir)
+
+    monkeypatch.setattr(codehash, "fingerprint_of", counted)
+    return calls
+
+
+@pytest.mark.parametrize("change", [_rename, _move, _add, _edit, _add_to_subpackage])
+def test_the_fingerprint_is_kept_between_runs_and_hashed_again_on_a_change(
+    package: Path, kept_calls: list[Path], change: Callable[[Path], None]
+) -> None:
+    first = codehash.kept_fingerprint(package)
+    assert first == fingerprint_of(package)
+    assert codehash.kept_fingerprint(package) == first  # kept: not hashed again
+    assert len(kept_calls) == 1
+    time.sleep(0.05)  # a change time on another tick of the file system's clock
+    change(package)
+    now = codehash.kept_fingerprint(package)
+    assert now == fingerprint_of(package) != first
+    assert len(kept_calls) == 2
+    assert codehash.kept_fingerprint(package) == now
+    assert len(kept_calls) == 2
+
+
+def test_a_fingerprint_of_modules_written_just_now_is_not_kept(
+    package: Path, kept_calls: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(usercache, "RACY_NS", 2_000_000_000)
+    _settle(package)
+    _edit(package)  # written now: the same size and time could come back after another write
+    assert codehash.kept_fingerprint(package) == codehash.kept_fingerprint(package)
+    assert len(kept_calls) == 2
+
+
+def test_an_edit_that_keeps_size_and_times_is_still_seen(
+    package: Path, kept_calls: list[Path]
+) -> None:
+    before = codehash.kept_fingerprint(package)
+    time.sleep(0.05)  # a change time on another tick of the file system's clock
+    module = _module_file(package)
+    info = module.stat()
+    text = module.read_bytes()
+    module.write_bytes(text.replace(b"def ", b"def_", 1))  # same size
+    os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns))  # same modification time
+    assert module.stat().st_size == info.st_size
+    after = codehash.kept_fingerprint(package)  # its change time moved: hashed again
+    assert after == fingerprint_of(package) != before
+
+
+def test_deleting_the_kept_fingerprints_changes_nothing(
+    package: Path, kept_calls: list[Path]
+) -> None:
+    kept = codehash.kept_fingerprint(package)
+    path = usercache.path_of(codehash.KIND)
+    assert path is not None and Path(path).is_file()
+    Path(path).unlink()
+    assert codehash.kept_fingerprint(package) == kept
+    Path(path).write_text("{not json")
+    assert codehash.kept_fingerprint(package) == kept

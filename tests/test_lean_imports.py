@@ -30,6 +30,7 @@ def report():
                 "plangraph": "pytest_plangraph" in sys.modules,
                 "heavy": heavy,
                 "commands": commands,
+                "modules": sorted(sys.modules),
             },
             out,
         )
@@ -164,10 +165,56 @@ def test_a_kept_status_imports_no_pydantic_yaml_or_git(
     for _ in range(2):  # derives and writes the checkpoint; reads it and keeps the answer
         code, seen = _probe(root, tmp_path, "status")
         assert code == 0
-        assert seen["heavy"]  # a derivation imports more: the probe sees what was imported
+        # a derivation imports more: the probe sees what was imported
+        assert "pytest_plangraph.judge.derive" in seen["modules"]
     code, seen = _probe(root, tmp_path, "status")
     assert code == 0
     assert seen["heavy"] == [] and seen["git"] == []
+    assert seen["commands"] == [
+        "pytest_plangraph.cli.common",
+        "pytest_plangraph.cli.report_formats",
+        "pytest_plangraph.cli.state_cmds",
+    ]
+
+
+CLAIM_NEEDS_NONE_OF = (
+    "cryptography",  # attesting, signatures
+    "ruamel",  # re-planning's round-trip editor
+    "yaml",  # the starters, a plan's new bytes
+    "pydantic",  # a known plan is read into the runtime classes
+    "jsonschema",  # a schema compiled once is remembered
+    "importlib.metadata",  # the plug-ins' entry points are kept between runs
+    "email",  # what importlib.metadata reads metadata with
+    "tempfile",  # a command verifier's output file
+    "difflib",  # a lint message's near miss
+    "pytest_plangraph.attest.dsse",
+    "pytest_plangraph.attest.statement",
+    "pytest_plangraph.importers.starter",
+    "pytest_plangraph.judge.records",
+    "pytest_plangraph.lint.coverage",
+    "pytest_plangraph.plan.jsonpatch",
+    "pytest_plangraph.plan.patch",
+)
+"""What ``plangraph claim`` on a known plan does not import: the machinery of other commands."""
+
+
+def test_a_claim_on_a_known_plan_imports_only_what_a_claim_needs(
+    jwt: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    claim = ("claim", "step-user-schema", "--by", "agent")
+    assert _probe(jwt, tmp_path, "verify")[0] == 0
+    code, first = _probe(jwt, tmp_path, *claim)  # the plug-ins' entry points scanned, kept
+    assert code == 0
+    assert "importlib.metadata" in first["modules"]  # the probe sees a scan
+    code, seen = _probe(jwt, tmp_path, *claim)
+    assert code == 0
+    unwanted = [
+        m
+        for m in seen["modules"]
+        if any(m == name or m.startswith(f"{name}.") for name in CLAIM_NEEDS_NONE_OF)
+    ]
+    assert unwanted == []
     assert seen["commands"] == [
         "pytest_plangraph.cli.common",
         "pytest_plangraph.cli.report_formats",

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
-from ..judge.derive import derive
-from ..judge.gate import gate
-from ..judge.inputs import Snapshot, node_files
-from ..judge.logfold import LogFold
-from ..judge.states import NodeState, PlanState, Reason
 from ..repository import Repository
-from ..store.keys import SigningKey, load_trusted
-from ..store.signatures import SIGNING_KEY_FILE_ENV, signer_from_env
-from ..store.trust import TRUSTED_KEYS_ENV
-from ..vcs.environment import git_info, now
-from .dsse import IN_TOTO_PAYLOAD_TYPE, open_envelope, sign
-from .statement import differences, payload, read_statement, statement
+from ..values import dataclass, field
+
+if TYPE_CHECKING:  # the machinery of attesting is imported by the calls that attest
+    from ..judge.inputs import Snapshot
+    from ..judge.logfold import LogFold
+    from ..judge.states import NodeState, PlanState, Reason
+    from ..store.keys import SigningKey
 
 __all__ = ["Attestation", "AttestationCheck", "Attesting"]
 
@@ -95,6 +90,8 @@ class Attesting(Repository):
     def attest(self, node: str) -> Attestation:
         """The signed attestation of *node* when the gate passes it, else its reasons. The key
         is ``PLANGRAPH_SIGNING_KEY_FILE``'s; without one, :class:`UsageError`."""
+        from ..judge.derive import derive
+
         self._ready()
         self.require_node(node)
         key = _signing_key()
@@ -104,6 +101,8 @@ class Attesting(Repository):
 
     def attest_completed(self) -> list[Attestation]:
         """The attestation of every completed node, in topological order."""
+        from ..judge.derive import derive
+
         self._ready()
         key = _signing_key()
         fold = self.fold()
@@ -115,6 +114,13 @@ class Attesting(Repository):
     def _attest(
         self, node: str, key: SigningKey, snapshot: Snapshot, state: PlanState, fold: LogFold
     ) -> Attestation:
+        from ..judge.gate import gate
+        from ..judge.inputs import node_files
+        from ..judge.states import Reason
+        from ..vcs.environment import git_info, now
+        from .dsse import IN_TOTO_PAYLOAD_TYPE, sign
+        from .statement import payload, statement
+
         decision = gate(self.graph, state, node)
         node_state = state.nodes[node]
         if decision.verdict != "PASSED" or node_state.status != "completed":
@@ -157,6 +163,11 @@ class Attesting(Repository):
     def verify_attestation(self, text: str) -> AttestationCheck:
         """Check the envelope *text* (JSON) against ``PLANGRAPH_TRUSTED_KEYS``: its signature
         first, then each subject's current sha256 under the root against the statement's."""
+        from ..store.keys import load_trusted
+        from ..store.trust import TRUSTED_KEYS_ENV
+        from .dsse import IN_TOTO_PAYLOAD_TYPE, open_envelope
+        from .statement import differences, read_statement
+
         value = os.environ.get(TRUSTED_KEYS_ENV)
         if not value:
             raise UsageError(
@@ -195,6 +206,8 @@ class Attesting(Repository):
 
 def _signing_key() -> SigningKey:
     """The Ed25519 key of ``PLANGRAPH_SIGNING_KEY_FILE``; without one, :class:`UsageError`."""
+    from ..store.signatures import SIGNING_KEY_FILE_ENV, signer_from_env
+
     key = signer_from_env()
     if key is None:
         raise UsageError(

@@ -39,7 +39,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +46,7 @@ from ..codehash import code_fingerprint
 from ..errors import PlangraphError
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
+from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import settings
 from .watch import changed_files, file_entry, file_holds, make_watch

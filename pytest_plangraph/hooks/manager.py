@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 import pluggy
 
 from ..errors import VerifierError
 from ..verifiers import BUILTIN_ORIGIN, Registry, VerifierType, builtin_types
 from . import specs as hookspecs
+from .entrypoints import Entry, entry_points
 from .specs import PROJECT, hookimpl
-
-if TYPE_CHECKING:
-    from importlib.metadata import Distribution, EntryPoint
 
 AUTOLOAD_OFF = "PLANGRAPH_DISABLE_PLUGIN_AUTOLOAD"
 """Environment variable: set to 1 to load no ``plangraph`` entry points."""
@@ -75,8 +72,7 @@ def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
 # --- calling hooks safely ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HookFailure:
+class HookFailure(NamedTuple):
     """One hook implementation that raised: which plugin, which hook, what it raised."""
 
     plugin: str
@@ -235,8 +231,9 @@ def _build() -> pluggy.PluginManager:
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     """Register every ``plangraph`` entry point, as pluggy's own loader does, except that one
     module named by two entry points (a package installed twice under two names) is
-    registered once instead of stopping every command."""
-    for dist, entry in _entry_points():
+    registered once instead of stopping every command. The entry points are the last scan's
+    when no distribution changed since (:mod:`.entrypoints`)."""
+    for entry in entry_points():
         if pm.get_plugin(entry.name) is not None or pm.is_blocked(entry.name):
             continue
         try:
@@ -244,24 +241,13 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             if not pm.is_registered(plugin):
                 pm.register(plugin, name=entry.name)
         except (Exception, SystemExit) as exc:  # SystemExit: a module that exits on import
-            raise _load_error(dist, entry, exc) from exc
+            raise _load_error(entry, exc) from exc
 
 
-def _entry_points() -> list[tuple[Distribution, EntryPoint]]:
-    import importlib.metadata
-
-    return [
-        (dist, entry)
-        for dist in importlib.metadata.distributions()
-        for entry in dist.entry_points
-        if entry.group == PROJECT
-    ]
-
-
-def _load_error(dist: Distribution, entry: EntryPoint, exc: BaseException) -> VerifierError:
-    name = dist.metadata["Name"] or "?"
+def _load_error(entry: Entry, exc: BaseException) -> VerifierError:
+    name, version = entry.distribution()
     return VerifierError(
-        f"the plangraph plugin {entry.name!r} = {entry.value!r} of {name} {dist.version}"
+        f"the plangraph plugin {entry.name!r} = {entry.value!r} of {name} {version}"
         f" failed to load: {_describe(exc)}; fix or uninstall {name}, or set"
         f" {AUTOLOAD_OFF}=1 to run without plugins"
     )

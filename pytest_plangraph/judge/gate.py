@@ -23,13 +23,13 @@ re-exported here.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from ..errors import StoreTamperedError, UsageError
 from ..plan.evidence import Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
+from ..values import dataclass
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from ..canonical import digest
 from ..plan.graph import Graph
 from ..plan.model import ArtifactVerifier, Edge, LoggedEvent, Node, SchemaVerifier
 from ..plan.paths import glob_match, is_glob
+from ..values import dataclass, field
 
 
 @dataclass(frozen=True)

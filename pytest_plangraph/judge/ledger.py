@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..plan.graph import Graph
 from ..plan.model import Criterion, LoggedEvent
 from ..plan.untrusted import DECISION_ROLE
+from ..values import dataclass, field
 from .gate import Tick, holds, judge
 from .inputs import Links, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key, holds_for_person

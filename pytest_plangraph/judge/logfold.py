@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..plan.model import LoggedEvent
+from ..values import dataclass, field
 
 Key = tuple[str, str]
 """(node id, criterion id) as an event names them."""

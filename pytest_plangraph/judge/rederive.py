@@ -24,9 +24,9 @@ a recorded verdict is always derived in full (None).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 
 from ..plan.graph import Graph, reach
+from ..values import dataclass
 from .derive import derive_nodes
 from .inputs import Links, ReadLog, Snapshot, input_digests
 from .ledger import Context

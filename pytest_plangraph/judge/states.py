@@ -7,8 +7,9 @@ The gate (:mod:`pytest_plangraph.judge.gate`) decides from these states and the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from ..values import dataclass, field
 
 __all__ = [
     "CriterionState",

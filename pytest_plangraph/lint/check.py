@@ -9,10 +9,10 @@ verifier registry and the workspace (whose ``cache`` is the plan cache's folder)
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import PlanError, Problem
+from ..values import dataclass
 from .files import WorkspaceFileCheck
 from .findings import ERRORS, Finding, Severity, from_kept, to_kept
 from .runner import lint_plan, plan_findings

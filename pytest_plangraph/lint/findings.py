@@ -11,15 +11,14 @@ edge (:attr:`Edge.propagates`), as for the completion gate.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable
-from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
 from ..plan.messages import FieldPath
 from ..plan.model import Criterion, Node
+from ..values import asdict, dataclass
 
 Severity = Literal["error", "warning"]
 ERRORS: tuple[Severity, ...] = ("error",)
@@ -176,6 +175,8 @@ def split_location(location: str) -> tuple[str, int, int]:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` when an id differs from *name* by a typo or two, else ``""``."""
+    import difflib  # only to name a near miss
+
     for other in difflib.get_close_matches(name, list(known), n=3, cutoff=0.6):
         opcodes = difflib.SequenceMatcher(None, name, other).get_opcodes()
         edits = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")

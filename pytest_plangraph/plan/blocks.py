@@ -28,10 +28,10 @@ import json
 import re
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PlanError
+from ..values import dataclass
 from .messages import FieldPath
 
 _NOT_SPLIT = re.compile("[\t\r\x85\u2028\u2029\ufeff]")

@@ -19,13 +19,13 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
+from ..values import dataclass, field, replace
 from .blocks import LazyPositions
 from .cache import (
     keep_parsed,

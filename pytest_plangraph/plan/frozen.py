@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..values import FrozenInstanceError
 
 if TYPE_CHECKING:
     from typing_extensions import Self

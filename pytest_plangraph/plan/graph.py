@@ -14,8 +14,8 @@ from __future__ import annotations
 import graphlib
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
 
+from ..values import dataclass, field
 from .model import PROPAGATING_EDGES, Edge, Node, Plan
 from .order import rounds
 

@@ -8,9 +8,9 @@ the plan's ``defaults.test``, and from :data:`TEST_POLICY_DEFAULTS` when that is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+from ..values import dataclass
 from .frozen import Frozen
 
 Policy = Literal["fail", "allow"]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..values import dataclass
 
 PREFIX = "answer:"
 

@@ -19,11 +19,11 @@ import hashlib
 import hmac
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..canonical import digest, encoded_members, join_members, text_digest
 from ..plan.model import Event
+from ..values import dataclass
 
 SIGNING_KEY_ENV = "PLANGRAPH_SIGNING_KEY"
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TextIO
 
 from ..canonical import canonical_json
 from ..errors import ConflictError, StoreError
 from ..plan.model import FORMAT_VERSION, Event, checked_event
+from ..values import dataclass
 
 __all__ = ["MergeResult", "PlanVersion", "new_plans", "read_jsonl", "union", "write_jsonl"]
 

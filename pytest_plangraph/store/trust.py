@@ -33,7 +33,6 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,7 @@ from ..plan.untrusted import (
     UNSIGNED_EVENT,
     UNTRUSTED_KEY,
 )
+from ..values import dataclass, field
 from .chain import chain_hash, sign, signing_key_from_env
 from .keys import TrustedKey, load_trusted, verify
 from .signatures import (

@@ -6,8 +6,9 @@ imports the modules that run git.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from ..values import dataclass
 
 ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
 

@@ -17,10 +17,10 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..plan.cache import make_cache_dir, read_regular
+from ..values import dataclass
 
 __all__ = ["CommitCache"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import GitError
+from ..values import dataclass, replace
 from .changes import Change, ChangeKind
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
 

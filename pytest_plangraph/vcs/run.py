@@ -16,11 +16,11 @@ import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import GitError
+from ..values import dataclass
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: a base that makes every file of a repository without commits ``added``."""

@@ -19,12 +19,12 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import UsageError
 from ..plan.paths import glob_pieces, is_glob, normalize, path_problem
+from ..values import dataclass, field
 from .globwalk import matches
 
 _CHUNK = 1024 * 1024

@@ -20,12 +20,12 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import VerifierError
 from ..plan.paths import is_glob, path_problem
+from ..values import dataclass, field
 
 if TYPE_CHECKING:
     from ..plan.model import Criterion, Node

@@ -22,7 +22,6 @@ import os
 import posixpath
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
@@ -124,6 +123,8 @@ def _run(argv: list[str], cwd: Any, timeout: float) -> VerifierResult:
     file, so a chatty program costs no memory, and only its tail is read back."""
     details: dict[str, Any] = {"argv": argv, "timeout_s": timeout}
     started = time.monotonic()
+    import tempfile  # a command's output goes to a file: only when one runs
+
     with tempfile.TemporaryFile() as output:
         try:
             process = subprocess.Popen(

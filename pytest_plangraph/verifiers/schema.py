@@ -17,14 +17,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..values import dataclass, replace
 from ..vcs.reading import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
@@ -114,20 +115,50 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
     0.2 s); None without a cache."""
     if workspace.cache is None:
         return None
-    from importlib.metadata import PackageNotFoundError, version
-
     from ..codehash import code_fingerprint
     from ..plan.cache import machine_salt
 
-    try:
-        library = version("jsonschema")
-    except PackageNotFoundError:
+    library = _library_version()
+    if library is None:
         return None
     mode = "yaml" if rel.lower().endswith(YAML_SUFFIXES) else "json"
     key = hashlib.sha256(machine_salt())
     key.update(data)
     key.update(f"\0{mode}\0{code_fingerprint()}\0{library}".encode())
     return workspace.cache / "valid-schemas" / key.hexdigest()
+
+
+def _library_version() -> str | None:
+    """jsonschema's version, from the name of the one ``jsonschema-VERSION.dist-info`` folder
+    beside the package (the name changes with every install of another version), without
+    importing jsonschema or :mod:`importlib.metadata` (which costs a command more than the
+    check it saves); else as :func:`importlib.metadata.version` tells it; None when it is not
+    installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("jsonschema")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        try:
+            names = os.listdir(site)
+        except OSError:
+            names = []
+        found = [
+            n[len("jsonschema-") : -len(".dist-info")]
+            for n in names
+            if n.startswith("jsonschema-") and n.endswith(".dist-info")
+        ]
+        if len(found) == 1:
+            return f"{site}:{found[0]}"
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jsonschema")
+    except PackageNotFoundError:
+        return None
 
 
 KEPT_SCHEMAS = 64
