@@ -204,6 +204,7 @@ def test_a_claim_on_a_known_plan_imports_only_what_a_claim_needs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     claim = ("claim", "step-user-schema", "--by", "agent")
     assert _probe(jwt, tmp_path, "verify")[0] == 0
+    (tmp_path / "user-cache/plangraph/plugins.json").unlink(missing_ok=True)  # whatever verify kept
     code, first = _probe(jwt, tmp_path, *claim)  # the plug-ins' entry points scanned, kept
     assert code == 0
     assert "importlib.metadata" in first["modules"]  # the probe sees a scan

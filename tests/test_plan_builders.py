@@ -7,7 +7,6 @@ class is refused as the constructor refused it."""
 from __future__ import annotations
 
 import json
-from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from pytest_plangraph.plan.model import (
     PluginVerifier,
     verifier_from_data,
 )
+from pytest_plangraph.values import FrozenInstanceError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE_PLANS = sorted([*FIXTURES.glob("*/plangraph.yaml"), *FIXTURES.glob("lint/*.yaml")], key=str)
