@@ -274,3 +274,22 @@ def test_a_distribution_installed_since_is_a_miss(
     (packages / "a_plugin-1.0.dist-info").mkdir()  # a plug-in installed: its folder changes
     _status(root)
     assert len(derived) == before + 1
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [[1, [], []], ["x", [2], []], ["x", [], [["n"]]], ["x", [], [[1, 2]]], ["x", [], "ab"], "abc"],
+)
+def test_a_kept_answer_of_another_shape_is_derived_again(
+    project: Callable[[str], Path], derived: list[str], shape: object
+) -> None:
+    root = project("seed-000")
+    assert plangraph_main(root, "verify").code == 0
+    right = _status(root, "--check")
+    path = root / CACHE / "status-text.json"
+    record = read_tagged(path, _PERSON)
+    assert isinstance(record, dict)
+    write_tagged(path, {**record, "answer": shape}, _PERSON)
+    before = len(derived)
+    assert _status(root, "--check") == right  # printed as derived, not as the file says
+    assert len(derived) == before + 1
