@@ -293,3 +293,45 @@ def test_a_kept_answer_of_another_shape_is_derived_again(
     before = len(derived)
     assert _status(root, "--check") == right  # printed as derived, not as the file says
     assert len(derived) == before + 1
+
+
+GLOB_DIR_PLAN = """\
+plangraph: 1
+plan: globbed
+nodes:
+  - id: pkg
+    outputs: ["pkg*"]
+    acceptance:
+      - id: ac-data
+        verifier: {type: artifact, path: pkg1/data.txt}
+"""
+
+
+def test_a_file_added_inside_a_directory_a_glob_output_matches_is_a_miss(
+    tmp_path: Path, derived: list[str]
+) -> None:
+    root = tmp_path / "globbed"
+    (root / "pkg1/deep").mkdir(parents=True)
+    (root / "pkg1/data.txt").write_text("data\n")
+    (root / "plangraph.yaml").write_text(GLOB_DIR_PLAN)
+    git(root, "init", "-q", "-b", "main")
+    assert plangraph_main(root, "verify").code == 0
+    old = (os.stat(root).st_mtime_ns - 10**10,) * 2
+    for folder in (".", "pkg1", "pkg1/deep"):  # made just now: too young to be trusted
+        os.utime(root / folder, ns=old)
+    assert _status(root, "--check").code == 0
+    before = len(derived)
+    assert _status(root, "--check").code == 0
+    assert len(derived) == before  # a hit, the matched directory watched
+    for new in ("pkg1/new.py", "pkg1/deep/more.py"):
+        (root / new).write_text("new\n")  # the output expands to one more file
+        before = len(derived)
+        answer = _status(root, "--check")
+        assert len(derived) == before + 1, new
+        assert answer.code == 1 and "stale" in answer.out
+        assert answer == _fresh(root, "--check")
+        (root / new).unlink()
+        os.utime(root / Path(new).parent, ns=old)
+        assert plangraph_main(root, "verify").code == 0
+        os.utime(root / Path(new).parent, ns=old)
+        _status(root, "--check")
