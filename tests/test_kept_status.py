@@ -335,3 +335,39 @@ def test_a_file_added_inside_a_directory_a_glob_output_matches_is_a_miss(
         assert plangraph_main(root, "verify").code == 0
         os.utime(root / Path(new).parent, ns=old)
         _status(root, "--check")
+
+
+LINKED_PLAN = """\
+plangraph: 1
+plan: linked
+nodes:
+  - id: out
+    outputs: [out, "gen*"]
+    acceptance:
+      - id: ac-data
+        verifier: {type: artifact, path: data.txt}
+"""
+
+
+@pytest.mark.parametrize("link", ["out", "gen1"])
+def test_an_output_through_a_link_to_an_empty_directory_is_not_kept(
+    tmp_path: Path, derived: list[str], link: str
+) -> None:
+    root = tmp_path / "linked"
+    (root / "target").mkdir(parents=True)
+    (root / "data.txt").write_text("data\n")
+    (root / link).symlink_to("target", target_is_directory=True)
+    (root / "plangraph.yaml").write_text(LINKED_PLAN)
+    git(root, "init", "-q", "-b", "main")
+    assert plangraph_main(root, "verify").code == 0
+    old = (os.stat(root).st_mtime_ns - 10**10,) * 2
+    for folder in (".", "target"):
+        os.utime(root / folder, ns=old, follow_symlinks=False)
+    first = _status(root, "--check")
+    assert first.code == 0 and "completed" in first.out
+    (root / "target/new.py").write_text("new\n")  # the output expands to one more file
+    os.utime(root / "target", ns=old)
+    before = len(derived)
+    answer = _status(root, "--check")
+    assert len(derived) == before + 1  # the link's target is not watched: no answer kept
+    assert answer == _fresh(root, "--check")
