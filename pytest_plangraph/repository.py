@@ -318,7 +318,7 @@ class Repository:
         stats: dict[str, os.stat_result] = {}  # taken once, for expanding and for hashing
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
-            outputs = self.workspace.expand_each(self._outputs(), stats)
+            outputs = _named_in_utf8(self.workspace.expand_each(self._outputs(), stats))
             paths = needed_paths(self.graph, judged, outputs)
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
@@ -331,7 +331,7 @@ class Repository:
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
         """Each node's outputs as files (directories and globs expanded), nothing hashed."""
-        return self.workspace.expand_each(self._outputs())
+        return _named_in_utf8(self.workspace.expand_each(self._outputs()))
 
     def _outputs(self) -> dict[str, list[str]]:
         return {node.id: node.outputs for node in self.graph.nodes.values()}
@@ -357,6 +357,24 @@ class Repository:
     def require_criterion(self, node: str, criterion: str) -> None:
         """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
         require_criterion(self.graph, node, criterion)
+
+
+def _named_in_utf8(outputs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """*outputs* (each node's outputs expanded to files); UsageError naming the first file
+    whose name is not UTF-8 (paths are kept and hashed as UTF-8 text)."""
+    for node, paths in outputs.items():  # once per node of a large plan: kept flat
+        if all(path.isascii() for path in paths):
+            continue
+        for path in paths:
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise UsageError(
+                    f"the outputs of node {node} expand to a file whose name is not UTF-8: "
+                    f"{shown!r}; rename it (plangraph keeps paths as UTF-8 text)"
+                ) from None
+    return outputs
 
 
 def _cache_dir(store_path: Path) -> Path | None:

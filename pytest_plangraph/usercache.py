@@ -14,12 +14,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from typing import Any
 
 FORMAT = 1
 """The format of the files; another format is not read."""
 KEEP = 8
 """How many keys' answers a file keeps (the last written)."""
+MAX_BYTES = 16 * 1024 * 1024
+"""A file larger than this is not read (the answers of :data:`KEEP` keys are far smaller)."""
 RACY_NS = 2_000_000_000
 """A file modified this close before the answer was worked out is not trusted by its stat
 (timestamps are coarse on some file systems): the answer is then not kept."""
@@ -37,8 +40,7 @@ def read(kind: str) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = json.loads(_read_regular(path))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -64,3 +66,14 @@ def keep(kind: str, key: str, answer: Any, kept: dict[str, Any] | None = None) -
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(partial)
+
+
+def _read_regular(path: str) -> bytes:
+    """The bytes of the regular file at *path*; OSError for anything else (a FIFO put in its
+    place is not waited for) or a file over :data:`MAX_BYTES`."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            raise OSError(f"{path} is not a cache file")
+        return handle.read(MAX_BYTES + 1)

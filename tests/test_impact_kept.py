@@ -303,3 +303,42 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
         answer = _impact(root, *args)
         assert len(made) == before + 1  # not believed: the report is made again
         assert answer == first
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        ["a", "b", "c", "d", "e"],
+        "abc",
+        1,
+        [None, "x", 0],
+        [1, [], 0],
+        ["x", [1], 0],
+        ["x", [], "1"],
+    ],
+)
+def test_a_kept_answer_of_another_shape_is_made_again(
+    project: Callable[[str], Path], made: list[object], shape: Any
+) -> None:
+    from pytest_plangraph.store.derived import write_tagged
+
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    args = ("--since", "HEAD~2", "--check")
+    first = _impact(root, *args)
+    kept = root / CACHE / "impact-since-text.json"
+    record = _read_kept(kept)
+    record["answer"] = shape
+    write_tagged(kept, record, b"plangraph-status")  # this user's tag: only its shape is wrong
+    before = len(made)
+    assert _impact(root, *args) == first  # no traceback: the report is made again
+    assert len(made) == before + 1
+
+
+def _read_kept(path: Path) -> dict[str, Any]:
+    from pytest_plangraph.store.derived import read_tagged
+
+    record = read_tagged(path, b"plangraph-status")
+    assert isinstance(record, dict)
+    return record

@@ -274,3 +274,100 @@ def test_a_distribution_installed_since_is_a_miss(
     (packages / "a_plugin-1.0.dist-info").mkdir()  # a plug-in installed: its folder changes
     _status(root)
     assert len(derived) == before + 1
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [[1, [], []], ["x", [2], []], ["x", [], [["n"]]], ["x", [], [[1, 2]]], ["x", [], "ab"], "abc"],
+)
+def test_a_kept_answer_of_another_shape_is_derived_again(
+    project: Callable[[str], Path], derived: list[str], shape: object
+) -> None:
+    root = project("seed-000")
+    assert plangraph_main(root, "verify").code == 0
+    right = _status(root, "--check")
+    path = root / CACHE / "status-text.json"
+    record = read_tagged(path, _PERSON)
+    assert isinstance(record, dict)
+    write_tagged(path, {**record, "answer": shape}, _PERSON)
+    before = len(derived)
+    assert _status(root, "--check") == right  # printed as derived, not as the file says
+    assert len(derived) == before + 1
+
+
+GLOB_DIR_PLAN = """\
+plangraph: 1
+plan: globbed
+nodes:
+  - id: pkg
+    outputs: ["pkg*"]
+    acceptance:
+      - id: ac-data
+        verifier: {type: artifact, path: pkg1/data.txt}
+"""
+
+
+def test_a_file_added_inside_a_directory_a_glob_output_matches_is_a_miss(
+    tmp_path: Path, derived: list[str]
+) -> None:
+    root = tmp_path / "globbed"
+    (root / "pkg1/deep").mkdir(parents=True)
+    (root / "pkg1/data.txt").write_text("data\n")
+    (root / "plangraph.yaml").write_text(GLOB_DIR_PLAN)
+    git(root, "init", "-q", "-b", "main")
+    assert plangraph_main(root, "verify").code == 0
+    old = (os.stat(root).st_mtime_ns - 10**10,) * 2
+    for folder in (".", "pkg1", "pkg1/deep"):  # made just now: too young to be trusted
+        os.utime(root / folder, ns=old)
+    assert _status(root, "--check").code == 0
+    before = len(derived)
+    assert _status(root, "--check").code == 0
+    assert len(derived) == before  # a hit, the matched directory watched
+    for new in ("pkg1/new.py", "pkg1/deep/more.py"):
+        (root / new).write_text("new\n")  # the output expands to one more file
+        before = len(derived)
+        answer = _status(root, "--check")
+        assert len(derived) == before + 1, new
+        assert answer.code == 1 and "stale" in answer.out
+        assert answer == _fresh(root, "--check")
+        (root / new).unlink()
+        os.utime(root / Path(new).parent, ns=old)
+        assert plangraph_main(root, "verify").code == 0
+        os.utime(root / Path(new).parent, ns=old)
+        _status(root, "--check")
+
+
+LINKED_PLAN = """\
+plangraph: 1
+plan: linked
+nodes:
+  - id: out
+    outputs: [out, "gen*"]
+    acceptance:
+      - id: ac-data
+        verifier: {type: artifact, path: data.txt}
+"""
+
+
+@pytest.mark.parametrize("link", ["out", "gen1"])
+def test_an_output_through_a_link_to_an_empty_directory_is_not_kept(
+    tmp_path: Path, derived: list[str], link: str
+) -> None:
+    root = tmp_path / "linked"
+    (root / "target").mkdir(parents=True)
+    (root / "data.txt").write_text("data\n")
+    (root / link).symlink_to("target", target_is_directory=True)
+    (root / "plangraph.yaml").write_text(LINKED_PLAN)
+    git(root, "init", "-q", "-b", "main")
+    assert plangraph_main(root, "verify").code == 0
+    old = (os.stat(root).st_mtime_ns - 10**10,) * 2
+    for folder in (".", "target"):
+        os.utime(root / folder, ns=old, follow_symlinks=False)
+    first = _status(root, "--check")
+    assert first.code == 0 and "completed" in first.out
+    (root / "target/new.py").write_text("new\n")  # the output expands to one more file
+    os.utime(root / "target", ns=old)
+    before = len(derived)
+    answer = _status(root, "--check")
+    assert len(derived) == before + 1  # the link's target is not watched: no answer kept
+    assert answer == _fresh(root, "--check")

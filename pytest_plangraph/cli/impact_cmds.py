@@ -70,7 +70,9 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
     if name is not None:
         from ..derived.kept import kept_answer
 
-        answer = kept_answer(args.root, getattr(args, "plan", None), args.store, name, extra)
+        answer = _kept_shape(
+            kept_answer(args.root, getattr(args, "plan", None), args.store, name, extra)
+        )
         if answer is not None:  # nothing it depends on changed: what it printed last time
             return _print_kept(args, answer)
     warned: list[str] = []
@@ -85,8 +87,8 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
         printed = out.render(report.to_json(), text)
         if name is not None:
-            answer = [printed, [*warned, *notes], len(report.invalidated)]
-            _keep(plangraph, name, answer, extra, storeless=args.since is not None)
+            made = [printed, [*warned, *notes], len(report.invalidated)]
+            _keep(plangraph, name, made, extra, storeless=args.since is not None)
     for line in notes:
         print(line, file=sys.stderr)
     if printed is not None:
@@ -142,7 +144,22 @@ def _keep(plangraph: PlanGraph, name: str, answer: Any, extra: Any, *, storeless
     keep_answer(plangraph, fold, name, answer, extra, storeless=storeless)
 
 
-def _print_kept(args: argparse.Namespace, answer: Any) -> int:
+def _kept_shape(answer: Any) -> tuple[str | None, list[str], int] | None:
+    """*answer* as :func:`_impact` keeps it (what it printed, the lines on stderr, how many
+    nodes were invalidated); None for anything else (a damaged file: the command runs)."""
+    if not isinstance(answer, list) or len(answer) != 3:
+        return None
+    printed, lines, invalidated = answer
+    if printed is not None and not isinstance(printed, str):
+        return None
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        return None
+    if type(invalidated) is not int:
+        return None
+    return printed, lines, invalidated
+
+
+def _print_kept(args: argparse.Namespace, answer: tuple[str | None, list[str], int]) -> int:
     printed, lines, invalidated = answer
     for line in lines:
         print(line, file=sys.stderr)

@@ -93,11 +93,18 @@ def kept_status(
     answer = kept_answer(root, plan, store, f"status-{fmt}")
     if answer is None:
         return None
-    try:
-        printed, warnings, failures = answer
-        return KeptStatus(printed, list(warnings), [(str(n), str(why)) for n, why in failures])
-    except (ValueError, TypeError):
+    if not isinstance(answer, list) or len(answer) != 3:
         return None
+    printed, warnings, failures = answer
+    if printed is not None and not isinstance(printed, str):
+        return None
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        return None
+    if not isinstance(failures, list) or not all(
+        isinstance(f, list) and len(f) == 2 and all(isinstance(v, str) for v in f) for f in failures
+    ):
+        return None
+    return KeptStatus(printed, warnings, [(n, why) for n, why in failures])
 
 
 def kept_answer(

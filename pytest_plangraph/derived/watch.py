@@ -4,12 +4,13 @@
 A watch lists every file the answer read (the snapshot's paths, each with its ``lstat``
 signature and sha256, or none when it was missing), the directories above them (a directory
 swapped for a symlink changes which file a path names), and every directory that expanding an
-output walked (a file added to or removed from it changes its mtime, and so what the output
-expands to). Whether the watch holds is answered with one ``lstat`` per entry; a file whose
-signature changed, or that was written too close to the moment it was hashed to trust its
-signature (git's racy-clean rule, as the hash cache applies it), is hashed again and holds when
-its bytes are the same. A watch that cannot be made (a symlink among the files, a directory
-changed while it was walked) is no watch: nothing is kept.
+output walked, the whole tree of a directory a glob matches (a file added to or removed from
+it changes its mtime, and so what the output expands to). Whether the watch holds is answered
+with one ``lstat`` per entry; a file whose signature changed, or that was written too close to
+the moment it was hashed to trust its signature (git's racy-clean rule, as the hash cache
+applies it), is hashed again and holds when its bytes are the same. A watch that cannot be
+made (a symlink among the files or to a directory an output walks, a directory changed while
+it was walked) is no watch: nothing is kept.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import posixpath
 import stat
 from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from ..plan.paths import glob_pieces, is_glob, path_problem
@@ -172,18 +174,33 @@ def _walked(root: str, outputs: Iterable[str], started_ns: int) -> list[list[Any
         depth: int | None = None
         if plain == len(pieces):  # a plain path: walked only when it is a directory
             info = _lstat(os.path.join(root, base))
+            if (
+                info is not None
+                and stat.S_ISLNK(info.st_mode)
+                and os.path.isdir(os.path.join(root, base))
+            ):
+                return None  # a link to a directory: what it names can change under it
             if info is None or not stat.S_ISDIR(info.st_mode):
                 continue
         elif "**" not in pieces[plain:]:
             depth = len(pieces) - plain - 1
-        if not _walk(root, base, depth, started_ns, found):
+        last = pieces[-1] if depth is not None else None
+        if not _walk(root, base, depth, started_ns, found, last):
             return None
     return list(found.values())
 
 
 def _walk(
-    root: str, top: str, depth: int | None, started_ns: int, found: dict[str, list[Any]]
+    root: str,
+    top: str,
+    depth: int | None,
+    started_ns: int,
+    found: dict[str, list[Any]],
+    last: str | None = None,
 ) -> bool:
+    """Put every directory under *top*, *depth* levels deep (None: all), into *found*; the
+    directories the glob piece *last* matches at the bottom level are walked whole (a glob
+    that matches a directory names every file under it). False when one cannot be trusted."""
     pending = [(top, depth)]
     while pending:
         rel, left = pending.pop()
@@ -198,17 +215,30 @@ def _walk(
             found.setdefault(rel, [rel, info.st_ino, info.st_mode, info.st_mtime_ns])
             continue
         found[rel] = [rel, info.st_ino, info.st_mode, info.st_mtime_ns]
-        if left == 0:
+        if left == 0 and last is None:
             continue
         try:
             names = os.listdir(full)
         except OSError:
             return False
-        below = None if left is None else left - 1
-        pending.extend((posixpath.join(rel, name), below) for name in names if _is_dir(full, name))
+        if left == 0:  # the bottom: a directory the last piece matches is walked whole
+            names = [name for name in names if fnmatchcase(name, str(last))]
+        below = None if left is None or left == 0 else left - 1
+        for name in names:
+            kind = _kind(full, name)
+            if kind == "link":  # a link to a directory: what it names can change under it
+                return False
+            if kind == "dir":
+                pending.append((posixpath.join(rel, name), below))
     return True
 
 
-def _is_dir(parent: str, name: str) -> bool:
-    info = _lstat(os.path.join(parent, name))
-    return info is not None and stat.S_ISDIR(info.st_mode)
+def _kind(parent: str, name: str) -> str:
+    """``dir`` for a directory, ``link`` for a symlink to one, else ``other``."""
+    path = os.path.join(parent, name)
+    info = _lstat(path)
+    if info is None:
+        return "other"
+    if stat.S_ISDIR(info.st_mode):
+        return "dir"
+    return "link" if stat.S_ISLNK(info.st_mode) and os.path.isdir(path) else "other"

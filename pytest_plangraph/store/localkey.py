@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import stat
 from pathlib import Path
 
 _SIZE = 32
@@ -52,10 +53,13 @@ def local_key() -> bytes:
 
 def _read(path: Path) -> bytes | None:
     """The key at *path*, or None when there is none, it is damaged, or others may read it
-    (a key readable by other users is no secret: it is replaced)."""
+    (a key readable by other users is no secret: it is replaced), or is no regular file."""
     try:
-        info = path.stat()
-        data = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(descriptor, "rb") as handle:  # a FIFO put in its place is not waited for
+            info = os.fstat(handle.fileno())
+            raw = handle.read(4 * _SIZE) if stat.S_ISREG(info.st_mode) else b""
+        data = bytes.fromhex(raw.decode("ascii").strip())
     except (OSError, ValueError):
         return None
     if len(data) != _SIZE or info.st_mode & 0o077:
