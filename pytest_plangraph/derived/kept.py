@@ -243,12 +243,32 @@ def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict
         checkpoint = [str(path.parent), *checkpoint]
     elif path.exists():  # written just now: the next status reads it, and keeps then
         return None
+    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint)
+
+
+def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
+    """:func:`_record` of a repository without a store (and without a checkpoint)."""
+    assert repo.taken is not None and repo.plan_path is not None
+    if repo.loaded.source is None or not _watched_types(repo):
+        return None
+    if _checkpoint_of(repo.store_path).exists() or not cache_dir_of(repo.store_path).is_dir():
+        return None  # a preview in a repository that keeps nothing writes nothing
+    return _keyed_record(repo, None, None, None)
+
+
+def _keyed_record(
+    repo: Repository, head: list[Any] | None, checked: list[Any] | None, checkpoint: Any
+) -> dict[str, Any] | None:
+    """The record's key with the plan file's entry and the watch of the bound files (None
+    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*."""
+    assert repo.taken is not None and repo.plan_path is not None
+    assert repo.loaded.source is not None
     plan = file_entry(
         str(repo.plan_path.parent), repo.plan_path.name, repo.loaded.source, repo.plan_read_ns
     )
     if plan is None:
         return None
-    _, snapshot, snapshot_started = taken
+    _, snapshot, snapshot_started = repo.taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
     watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
     if watch is None:
@@ -260,38 +280,9 @@ def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict
         "settings": settings(),
         "installed": _installed(),
         "plan": plan[1:],
-        "head": [head.seq, head.hash],
+        "head": head,
         "checked": checked,
         "checkpoint": checkpoint,
-        "watch": watch,
-    }
-
-
-def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
-    """:func:`_record` of a repository without a store (and without a checkpoint)."""
-    assert repo.taken is not None and repo.plan_path is not None
-    if repo.loaded.source is None or not _watched_types(repo):
-        return None
-    if _checkpoint_of(repo.store_path).exists() or not cache_dir_of(repo.store_path).is_dir():
-        return None  # a preview in a repository that keeps nothing writes nothing
-    plan = file_entry(
-        str(repo.plan_path.parent), repo.plan_path.name, repo.loaded.source, repo.plan_read_ns
-    )
-    _, snapshot, snapshot_started = repo.taken
-    outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
-    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
-    if plan is None or watch is None:
-        return None
-    return {
-        "format": _FORMAT,
-        "where": _where(repo.root, repo.plan_path, repo.store_path),
-        "code": code_fingerprint(),
-        "settings": settings(),
-        "installed": _installed(),
-        "plan": plan[1:],
-        "head": None,
-        "checked": None,
-        "checkpoint": None,
         "watch": watch,
     }
 
