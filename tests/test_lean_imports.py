@@ -16,35 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-
-PROBE = """
-import atexit, contextlib, io, json, sys
-def report():
-    loaded = sorted(m for m in sys.modules if m == "git" or m.startswith("git."))
-    heavy = sorted(m for m in ("pydantic", "yaml") if m in sys.modules)
-    commands = sorted(m for m in sys.modules if m.startswith("pytest_plangraph.cli."))
-    with open(sys.argv[1], "w") as out:
-        json.dump(
-            {
-                "git": loaded,
-                "plangraph": "pytest_plangraph" in sys.modules,
-                "heavy": heavy,
-                "commands": commands,
-                "modules": sorted(sys.modules),
-            },
-            out,
-        )
-atexit.register(report)
-args = sys.argv[2:]
-if args[0] == "pytest":
-    import pytest
-    code = pytest.main(args[1:])
-else:
-    from pytest_plangraph.cli import main
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = main(args)
-raise SystemExit(int(code))
-"""
+from module_probe import imported
 
 
 def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
@@ -56,17 +28,16 @@ def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
 
 def _probe(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
     """Run *args* as :func:`_imports` does: its exit code and what it had imported."""
-    report = tmp_path / "modules.json"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(report), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seen = json.loads(report.read_text())
-    assert seen["plangraph"], done.stdout + done.stderr
-    return done.returncode, seen
+    code, modules, output = imported(root, tmp_path, *args)
+    seen = {
+        "git": [m for m in modules if m == "git" or m.startswith("git.")],
+        "plangraph": "pytest_plangraph" in modules,
+        "heavy": [m for m in ("pydantic", "yaml") if m in modules],
+        "commands": [m for m in modules if m.startswith("pytest_plangraph.cli.")],
+        "modules": modules,
+    }
+    assert seen["plangraph"], output
+    return code, seen
 
 
 @pytest.fixture

@@ -5,53 +5,24 @@ pydantic at all. Each run is a separate process, and what it imported is read fr
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph
-
-PROBE = """
-import atexit, contextlib, io, json, sys
-def report():
-    with open(sys.argv[1], "w") as out:
-        json.dump({
-            "pydantic": sorted(m for m in sys.modules if m.split(".")[0].startswith("pydantic")),
-            "plangraph": "pytest_plangraph.plan.model" in sys.modules,
-        }, out)
-atexit.register(report)
-args = sys.argv[2:]
-if args[0] == "pytest":
-    import pytest
-    code = pytest.main(args[1:])
-else:
-    from pytest_plangraph.cli import main
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = main(args)
-raise SystemExit(int(code))
-"""
+from module_probe import imported
 
 
 def _pydantic(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
     """Run *args* (``pytest …`` or a ``plangraph`` command) in a new process in *root*: its
     exit code and the pydantic modules it had imported at exit."""
-    report = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGRAPH_")}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(report), *args],
-        cwd=root,
-        env={**env, "PLANGRAPH_ACTOR": "tester"},
-        capture_output=True,
-        text=True,
-        check=False,
+    code, modules, output = imported(
+        root, tmp_path, *args, env={**env, "PLANGRAPH_ACTOR": "tester"}
     )
-    seen = json.loads(report.read_text())
-    assert seen["plangraph"], done.stdout + done.stderr
-    return done.returncode, seen["pydantic"]
+    assert "pytest_plangraph.plan.model" in modules, output
+    return code, [m for m in modules if m.split(".")[0].startswith("pydantic")]
 
 
 @pytest.fixture
