@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cache_helpers import as_tester, fixture_projects
 from cli_helpers import plangraph_main
-from conftest import FIXTURES, git
+from conftest import git
 from repo_helpers import edit_store
 
 from pytest_plangraph.api import PlanGraph
@@ -28,21 +28,12 @@ CACHE = Path(".plangraph/cache")
 
 @pytest.fixture(autouse=True)
 def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    for name in ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS", "PLANGRAPH_STORE"):
-        monkeypatch.delenv(name, raising=False)
+    as_tester(monkeypatch)
 
 
 def _projects(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    """Every fixture project and plan: (name, root, plan file), each a git repository."""
-    for name in ("jwt-login", "seed-000"):
-        root = tmp_path / name
-        shutil.copytree(FIXTURES / name, root)
-        yield name, root, root / "plangraph.yaml"
-    for plan in sorted((FIXTURES / "lint").glob("*.yaml")):
-        root = tmp_path / f"lint-{plan.stem}"
-        shutil.copytree(FIXTURES / "lint", root)
-        yield plan.name, root, root / plan.name
+    """Every fixture project and plan: (name, root, plan file)."""
+    return fixture_projects(tmp_path)
 
 
 def _without_cache(root: Path, plan: Path) -> PlanState:

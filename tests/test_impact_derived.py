@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cache_helpers import as_tester
 from conftest import FIXTURES, git
 
 import pytest_plangraph.judge.derive
@@ -21,9 +22,7 @@ KEPT = Path(".plangraph/cache/derived.json")
 
 @pytest.fixture(autouse=True)
 def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    for name in ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS", "PLANGRAPH_STORE"):
-        monkeypatch.delenv(name, raising=False)
+    as_tester(monkeypatch)
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -9,7 +9,6 @@ one message; a kept answer imports neither the walk nor pydantic, YAML or GitPyt
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -17,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cache_helpers import as_tester, fixture_projects
 from cli_helpers import Result, plangraph_main
-from conftest import FIXTURES, git
+from conftest import git
 from repo_helpers import logging_git
 
 from pytest_plangraph.cli import impact_cmds
@@ -29,9 +29,7 @@ FORMATS = ("text", "json", "markdown")
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    for name in ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS", "PLANGRAPH_STORE"):
-        monkeypatch.delenv(name, raising=False)
+    as_tester(monkeypatch)
 
 
 @pytest.fixture
@@ -62,14 +60,8 @@ def _fresh(root: Path, *args: str) -> Result:
 
 
 def _projects(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    for name in ("jwt-login", "seed-000"):
-        root = tmp_path / name
-        shutil.copytree(FIXTURES / name, root)
-        yield name, root, root / "plangraph.yaml"
-    for plan in sorted((FIXTURES / "lint").glob("*.yaml"))[:6]:
-        root = tmp_path / f"lint-{plan.stem}"
-        shutil.copytree(FIXTURES / "lint", root)
-        yield plan.name, root, root / plan.name
+    """Every fixture project and plan: (name, root, plan file)."""
+    return fixture_projects(tmp_path, lint_plans=6)
 
 
 def test_every_fixture_and_format_answers_the_same_from_the_kept_answer(

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cache_helpers import as_tester, fixture_projects
 from cli_helpers import Result, plangraph_main
-from conftest import FIXTURES, git
+from conftest import git
 from repo_helpers import edit_store
 
 from pytest_plangraph.cli import state_cmds
@@ -28,9 +29,7 @@ _PERSON = b"plangraph-status"
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    for name in ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS", "PLANGRAPH_STORE"):
-        monkeypatch.delenv(name, raising=False)
+    as_tester(monkeypatch)
 
 
 @pytest.fixture
@@ -58,14 +57,8 @@ def _fresh(root: Path, *args: str) -> Result:
 
 
 def _projects(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    for name in ("jwt-login", "seed-000"):
-        root = tmp_path / name
-        shutil.copytree(FIXTURES / name, root)
-        yield name, root, root / "plangraph.yaml"
-    for plan in sorted((FIXTURES / "lint").glob("*.yaml")):
-        root = tmp_path / f"lint-{plan.stem}"
-        shutil.copytree(FIXTURES / "lint", root)
-        yield plan.name, root, root / plan.name
+    """Every fixture project and plan: (name, root, plan file)."""
+    return fixture_projects(tmp_path)
 
 
 def test_every_fixture_and_format_answers_the_same_from_the_kept_status(

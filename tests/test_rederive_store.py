@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cache_helpers import as_tester
 from cli_helpers import plangraph_main
 from conftest import git
 from repo_helpers import edit_store
@@ -30,9 +31,7 @@ CACHE = Path(".plangraph/cache")
 
 @pytest.fixture(autouse=True)
 def _actor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGRAPH_ACTOR", "tester")
-    for name in ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS", "PLANGRAPH_STORE"):
-        monkeypatch.delenv(name, raising=False)
+    as_tester(monkeypatch)
 
 
 def _status(root: Path) -> PlanState:
