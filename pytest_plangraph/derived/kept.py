@@ -49,13 +49,21 @@ from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import settings
-from .watch import changed_files, file_entry, file_holds, make_watch
+from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 if TYPE_CHECKING:
     from ..judge.logfold import LogFold
     from ..repository import Repository
 
-__all__ = ["FORMATS", "KeptStatus", "keep_answer", "keep_status", "kept_answer", "kept_status"]
+__all__ = [
+    "FORMATS",
+    "KeptStatus",
+    "keep_answer",
+    "keep_status",
+    "kept_answer",
+    "kept_status",
+    "known_files",
+]
 
 FORMATS = ("text", "json", "markdown")
 """The formats whose output is kept (a plugin format's is not)."""
@@ -86,6 +94,7 @@ def kept_status(
 ) -> KeptStatus | None:
     """The kept answer of ``status --format fmt`` for the repository the options name, when
     nothing it depends on changed; None otherwise (see the module docstring)."""
+    _MISSED.clear()
     if fmt not in FORMATS or _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -114,6 +123,7 @@ def kept_answer(
     options name, when nothing it depends on changed and *extra* (what else the command's
     answer depends on, as JSON values: git's side of ``impact``) is what it was kept with;
     None otherwise (see the module docstring)."""
+    _MISSED.clear()
     if _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -152,15 +162,21 @@ def keep_answer(
     it may stand for the next call (see the module docstring); nothing happens otherwise.
     With *storeless*, a repository without a store keeps it too (the next call finds no
     store either), *fold* then being the empty one its snapshot was taken of."""
+    path = _path(repo.store_path, name)
+    seen = None
+    if _MISSED and _MISSED[0][0] == str(path):
+        _, plan_sha, found = _MISSED.pop()
+        if plan_sha == repo.loaded.source:  # the plan read is the one it was kept for
+            seen = found
     try:
-        record = _record(repo, fold, storeless=storeless)
+        record = _record(repo, fold, storeless=storeless, seen=seen)
     except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
         return
     if record is None:
         return
     record["extra"] = extra
     record["answer"] = answer
-    write_tagged(_path(repo.store_path, name), record, _PERSON)
+    write_tagged(path, record, _PERSON)
 
 
 def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str, extra: Any) -> Any:
@@ -195,7 +211,10 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
         return None
     if checkpoint is None and _checkpoint_of(store_path).exists():
         return None
-    if changed_files(str(root_path), record["watch"]) != []:
+    seen: list[Seen] = []
+    if changed_files(str(root_path), record["watch"], seen) != []:
+        if seen:  # only files changed: what the derivation and the next watch may take
+            _MISSED[:] = [(str(_path(store_path, name)), str(record["plan"][1]), seen[0])]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is
@@ -205,7 +224,9 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
     return record["answer"]
 
 
-def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict[str, Any] | None:
+def _record(
+    repo: Repository, fold: LogFold, *, storeless: bool = False, seen: Seen | None = None
+) -> dict[str, Any] | None:
     """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
     from ..checkpoint import checkpoint_path
     from ..store.trust import local_caches_count
@@ -243,7 +264,7 @@ def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict
         checkpoint = [str(path.parent), *checkpoint]
     elif path.exists():  # written just now: the next status reads it, and keeps then
         return None
-    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint)
+    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint, seen)
 
 
 def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
@@ -257,10 +278,16 @@ def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
 
 
 def _keyed_record(
-    repo: Repository, head: list[Any] | None, checked: list[Any] | None, checkpoint: Any
+    repo: Repository,
+    head: list[Any] | None,
+    checked: list[Any] | None,
+    checkpoint: Any,
+    seen: Seen | None = None,
 ) -> dict[str, Any] | None:
     """The record's key with the plan file's entry and the watch of the bound files (None
-    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*."""
+    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*; the
+    watch takes what *seen* found as kept when the plan read is the one it was kept for (the
+    same outputs: see :func:`~.watch.make_watch`)."""
     assert repo.taken is not None and repo.plan_path is not None
     assert repo.loaded.source is not None
     plan = file_entry(
@@ -270,7 +297,7 @@ def _keyed_record(
         return None
     _, snapshot, snapshot_started = repo.taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
-    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
+    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started, seen)
     if watch is None:
         return None
     return {
@@ -300,6 +327,23 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
 
     with Store.open(store_path, create=False) as store:
         return store.check_tail(after, chain, log=True) is None
+
+
+_MISSED: list[tuple[str, str, Seen]] = []
+"""What the last :func:`kept_answer` of this process found when only files had changed since
+the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for, and
+what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
+as kept). Every :func:`kept_answer` empties it first, so it never outlives the command that
+looked."""
+
+
+def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
+    """The files the answer kept as *name* for the store at *store_path* watched, by their
+    sha256, that the last :func:`kept_answer` of this process found as kept by their
+    ``lstat`` alone (it missed because other files changed); None when it did not look."""
+    if not _MISSED or _MISSED[0][0] != str(_path(store_path, name)):
+        return None
+    return _MISSED[0][2].held()
 
 
 def _where(root: Path, plan: Path, store: Path) -> list[str]:
