@@ -208,6 +208,13 @@ class Repository:
 
         return check_plan(self._lint_subject(), self.plan_problems())
 
+    def checked_as_kept(self) -> None:
+        """Take the plan as read as checked, without linting it: for a caller that knows
+        lint's answer for this plan and these files had no error and cannot have changed
+        (:func:`pytest_plangraph.derived.kept.kept_lint`). A plan read again since is checked
+        as any is."""
+        self._problems = ([], [])
+
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""

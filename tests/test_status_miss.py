@@ -225,3 +225,78 @@ def test_a_look_is_not_taken_by_a_later_command(
     monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "a-key-of-thirty-two-bytes-or-more-0123")
     assert kept.kept_status(None, None, None, "text") is None
     assert kept.known_files(store, "status-text") is None  # forgotten by the next look
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One entry per check of a plan by lint, and per load of the verifier registry."""
+    from pytest_plangraph import repository
+    from pytest_plangraph.hooks import manager
+
+    calls: list[str] = []
+    real_check, real_registry = repository.Repository.plan_problems, manager.get_registry
+
+    def check(self: repository.Repository) -> Any:
+        calls.append("lint")
+        return real_check(self)
+
+    def registry(*args: Any, **kwargs: Any) -> Any:
+        calls.append("registry")
+        return real_registry(*args, **kwargs)
+
+    monkeypatch.setattr(repository.Repository, "plan_problems", check)
+    monkeypatch.setattr(manager, "get_registry", registry)
+    return calls
+
+
+def test_a_miss_over_files_lint_does_not_read_checks_no_plan_again(
+    project: Callable[[str], Path], derived: list[str], checked: list[str]
+) -> None:
+    root = _kept_answer(project, trusted=True)
+    (root / "out/t5.txt").write_text("changed\n")
+    checked.clear()
+    calls = len(derived)
+    answer = _status(root, "--check")
+    assert len(derived) == calls + 1 and checked == []  # derived, with no lint, no plug-ins
+    assert answer == _fresh(root, "--check")
+    assert "lint" in checked  # the fresh one checks
+
+
+def test_a_file_become_a_symlink_or_a_folder_is_checked_by_lint(
+    project: Callable[[str], Path], checked: list[str]
+) -> None:
+    root = _kept_answer(project, trusted=True)
+    target = root / "out/t5.txt"
+    target.unlink()
+    target.symlink_to(root / "out/t1.txt")
+    checked.clear()
+    answer = _status(root, "--check")
+    assert "lint" in checked
+    assert answer == _fresh(root, "--check")
+    _aged(root)
+    time.sleep(RACY_NS / 1e9 + 0.1)
+    _status(root, "--check")
+    target.unlink()
+    target.mkdir()
+    checked.clear()
+    answer = _status(root, "--check")
+    assert "lint" in checked
+    assert answer == _fresh(root, "--check")
+
+
+def test_a_plan_whose_lint_reads_files_is_checked_on_every_miss(
+    project: Callable[[str], Path], checked: list[str]
+) -> None:
+    root = project("jwt-login")
+    assert plangraph_main(root, "verify").code == 0
+    _aged(root)
+    time.sleep(RACY_NS / 1e9 + 0.1)
+    _status(root, "--check")
+    first = _status(root, "--check")
+    assert "VERIFIER_CONFIG" not in first.err
+    (root / "src/auth/user_schema.json").write_text('{"type": 12}\n')  # no schema now
+    checked.clear()
+    answer = _status(root, "--check")
+    assert "lint" in checked
+    assert "VERIFIER_CONFIG" in answer.err  # the warning of the check made now
+    assert answer == _fresh(root, "--check")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -61,6 +62,7 @@ __all__ = [
     "keep_answer",
     "keep_status",
     "kept_answer",
+    "kept_lint",
     "kept_status",
     "known_files",
 ]
@@ -76,7 +78,12 @@ WATCHED_TYPES = frozenset({"test", "artifact", "approval", "schema"})
 """The verifier types whose lint findings depend on the plan and the watched files alone."""
 
 _PERSON = b"plangraph-status"
-_FORMAT = 1  # changes when the record below does
+_FORMAT = 2  # changes when the record below does
+
+LINT_READS = frozenset({"schema"})
+"""The verifier types among :data:`WATCHED_TYPES` whose settings check reads a file's bytes
+(a schema file, the files it refers to); the others' look at paths alone (a path escaping
+the root through a symlink), as lint's own rules do."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ def keep_answer(
     path = _path(repo.store_path, name)
     seen = None
     if _MISSED and _MISSED[0][0] == str(path):
-        _, plan_sha, found = _MISSED.pop()
+        _, plan_sha, found, _ = _MISSED.pop()
         if plan_sha == repo.loaded.source:  # the plan read is the one it was kept for
             seen = found
     try:
@@ -214,7 +221,11 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
     seen: list[Seen] = []
     if changed_files(str(root_path), record["watch"], seen) != []:
         if seen:  # only files changed: what the derivation and the next watch may take
-            _MISSED[:] = [(str(_path(store_path, name)), str(record["plan"][1]), seen[0])]
+            lint = None
+            if not record["lint_reads"] and _still_files(str(root_path), seen[0]):
+                lint = record["answer"]  # lint reads no bytes: its answer is as kept
+            path = str(_path(store_path, name))
+            _MISSED[:] = [(path, str(record["plan"][1]), seen[0], lint)]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is
@@ -242,7 +253,9 @@ def _record(
         return _storeless_record(repo, fold)
     if repo.loaded.source is None or not repo.read_just_now(fold):
         return None
-    if repo.store.readonly or not _watched_types(repo):
+    # with *seen*, the plan file and the installation are those of a record kept before,
+    # which was kept only for watched types: no need to load the plug-ins to tell again
+    if repo.store.readonly or (seen is None and not _watched_types(repo)):
         return None
     head = repo.store.head()
     if head.seq != fold.last_seq:
@@ -311,7 +324,15 @@ def _keyed_record(
         "checked": checked,
         "checkpoint": checkpoint,
         "watch": watch,
+        "lint_reads": _lint_reads(repo),
     }
+
+
+def _lint_reads(repo: Repository) -> bool:
+    """Whether lint's check of *repo*'s plan reads the bytes of a file (:data:`LINT_READS`)."""
+    return any(
+        c.verifier.type in LINT_READS for node in repo.graph.nodes.values() for c in node.acceptance
+    )
 
 
 def _watched_types(repo: Repository) -> bool:
@@ -329,12 +350,44 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
         return store.check_tail(after, chain, log=True) is None
 
 
-_MISSED: list[tuple[str, str, Seen]] = []
+_MISSED: list[tuple[str, str, Seen, Any]] = []
 """What the last :func:`kept_answer` of this process found when only files had changed since
-the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for, and
+the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for,
 what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
-as kept). Every :func:`kept_answer` empties it first, so it never outlives the command that
-looked."""
+as kept), and the kept answer when lint's answer cannot have changed with those files
+(:func:`kept_lint`), else None. Every :func:`kept_answer` empties it first, so it never
+outlives the command that looked."""
+
+
+def kept_lint(repo: Repository, fmt: str) -> list[str] | None:
+    """The warnings the plan's check printed for the kept answer of ``status --format fmt``
+    when the check of *repo*'s plan cannot say anything else now: the answer missed because
+    files changed whose bytes lint does not read (no verifier type of the plan reads a file's
+    bytes to check its settings, and each changed file is a regular file or missing, as it
+    was), for the plan file's bytes it was kept with, under the same code, settings and
+    installation; None otherwise (the plan is checked)."""
+    path = str(_path(repo.store_path, f"status-{fmt}"))
+    if not _MISSED or _MISSED[0][0] != path or _MISSED[0][1] != repo.loaded.source:
+        return None
+    answer = _MISSED[0][3]
+    if not isinstance(answer, list) or len(answer) != 3 or not isinstance(answer[1], list):
+        return None
+    return [str(line) for line in answer[1]]
+
+
+def _still_files(root: str, seen: Seen) -> bool:
+    """Whether each file *seen* did not find as kept is a regular file or missing now (as
+    every watched file was when the watch was made)."""
+    for rel in seen.fresh:
+        try:
+            info = os.lstat(os.path.join(root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            return False
+    return True
 
 
 def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
