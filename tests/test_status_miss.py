@@ -300,3 +300,27 @@ def test_a_plan_whose_lint_reads_files_is_checked_on_every_miss(
     assert "lint" in checked
     assert "VERIFIER_CONFIG" in answer.err  # the warning of the check made now
     assert answer == _fresh(root, "--check")
+
+
+def test_a_package_installed_after_the_look_is_a_miss_next_time(
+    project: Callable[[str], Path], derived: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer of a miss over files is kept with the installation its look saw (the plan's
+    check it took as kept was of that one)."""
+    root = _kept_answer(project, trusted=True)
+    (root / "out/t5.txt").write_text("changed\n")
+    real_known, real_installed = kept.known_files, kept._installed
+    installed_now = [*real_installed(), ["site-packages", 1, 2]]
+
+    def then_installed(store_path: Path, name: str) -> Any:
+        monkeypatch.setattr(kept, "_installed", lambda: installed_now)  # a package installed
+        return real_known(store_path, name)
+
+    monkeypatch.setattr(kept, "known_files", then_installed)
+    _status(root, "--check")
+    monkeypatch.setattr(kept, "known_files", real_known)
+    calls = len(derived)
+    _status(root, "--check")
+    assert len(derived) == calls + 1  # kept with the installation the look saw: a miss
+    _status(root, "--check")
+    assert len(derived) == calls + 1  # and kept again with this one

@@ -170,13 +170,11 @@ def keep_answer(
     With *storeless*, a repository without a store keeps it too (the next call finds no
     store either), *fold* then being the empty one its snapshot was taken of."""
     path = _path(repo.store_path, name)
-    seen = None
-    if _MISSED and _MISSED[0][0] == str(path):
-        _, plan_sha, found, _ = _MISSED.pop()
-        if plan_sha == repo.loaded.source:  # the plan read is the one it was kept for
-            seen = found
+    look = _MISSED.pop() if _MISSED and _MISSED[0].path == str(path) else None
+    if look is not None and look.plan != repo.loaded.source:
+        look = None  # the plan read is not the one the look was kept for
     try:
-        record = _record(repo, fold, storeless=storeless, seen=seen)
+        record = _record(repo, fold, storeless=storeless, look=look)
     except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
         return
     if record is None:
@@ -225,7 +223,8 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
             if not record["lint_reads"] and _still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
             path = str(_path(store_path, name))
-            _MISSED[:] = [(path, str(record["plan"][1]), seen[0], lint)]
+            plan_sha, installed = str(record["plan"][1]), record["installed"]
+            _MISSED[:] = [_Look(path, plan_sha, seen[0], lint, installed)]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is
@@ -236,7 +235,7 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
 
 
 def _record(
-    repo: Repository, fold: LogFold, *, storeless: bool = False, seen: Seen | None = None
+    repo: Repository, fold: LogFold, *, storeless: bool = False, look: _Look | None = None
 ) -> dict[str, Any] | None:
     """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
     from ..checkpoint import checkpoint_path
@@ -253,9 +252,9 @@ def _record(
         return _storeless_record(repo, fold)
     if repo.loaded.source is None or not repo.read_just_now(fold):
         return None
-    # with *seen*, the plan file and the installation are those of a record kept before,
+    # with *look*, the plan file and the installation are those of a record kept before,
     # which was kept only for watched types: no need to load the plug-ins to tell again
-    if repo.store.readonly or (seen is None and not _watched_types(repo)):
+    if repo.store.readonly or (look is None and not _watched_types(repo)):
         return None
     head = repo.store.head()
     if head.seq != fold.last_seq:
@@ -277,7 +276,7 @@ def _record(
         checkpoint = [str(path.parent), *checkpoint]
     elif path.exists():  # written just now: the next status reads it, and keeps then
         return None
-    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint, seen)
+    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint, look)
 
 
 def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
@@ -295,12 +294,12 @@ def _keyed_record(
     head: list[Any] | None,
     checked: list[Any] | None,
     checkpoint: Any,
-    seen: Seen | None = None,
+    look: _Look | None = None,
 ) -> dict[str, Any] | None:
     """The record's key with the plan file's entry and the watch of the bound files (None
-    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*; the
-    watch takes what *seen* found as kept when the plan read is the one it was kept for (the
-    same outputs: see :func:`~.watch.make_watch`)."""
+    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*. With
+    *look* (the plan read is the one it was kept for: the same outputs), the watch takes what
+    it found as kept (:func:`~.watch.make_watch`) and the record the installation it saw."""
     assert repo.taken is not None and repo.plan_path is not None
     assert repo.loaded.source is not None
     plan = file_entry(
@@ -310,6 +309,7 @@ def _keyed_record(
         return None
     _, snapshot, snapshot_started = repo.taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
+    seen = None if look is None else look.seen
     watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started, seen)
     if watch is None:
         return None
@@ -318,7 +318,7 @@ def _keyed_record(
         "where": _where(repo.root, repo.plan_path, repo.store_path),
         "code": code_fingerprint(),
         "settings": settings(),
-        "installed": _installed(),
+        "installed": _installed() if look is None else look.installed,
         "plan": plan[1:],
         "head": head,
         "checked": checked,
@@ -350,7 +350,22 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
         return store.check_tail(after, chain, log=True) is None
 
 
-_MISSED: list[tuple[str, str, Seen, Any]] = []
+@dataclass(frozen=True)
+class _Look:
+    """What looking at the kept answer in *path* found when only files had changed: the
+    sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
+    from what the look found is kept with the installation the look saw, so that a package
+    installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
+    kept *answer* when lint's answer cannot have changed with those files, else None."""
+
+    path: str
+    plan: str
+    seen: Seen
+    answer: Any
+    installed: Any
+
+
+_MISSED: list[_Look] = []
 """What the last :func:`kept_answer` of this process found when only files had changed since
 the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for,
 what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
@@ -367,9 +382,9 @@ def kept_lint(repo: Repository, fmt: str) -> list[str] | None:
     was), for the plan file's bytes it was kept with, under the same code, settings and
     installation; None otherwise (the plan is checked)."""
     path = str(_path(repo.store_path, f"status-{fmt}"))
-    if not _MISSED or _MISSED[0][0] != path or _MISSED[0][1] != repo.loaded.source:
+    if not _MISSED or _MISSED[0].path != path or _MISSED[0].plan != repo.loaded.source:
         return None
-    answer = _MISSED[0][3]
+    answer = _MISSED[0].answer
     if not isinstance(answer, list) or len(answer) != 3 or not isinstance(answer[1], list):
         return None
     return [str(line) for line in answer[1]]
@@ -394,9 +409,9 @@ def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
     """The files the answer kept as *name* for the store at *store_path* watched, by their
     sha256, that the last :func:`kept_answer` of this process found as kept by their
     ``lstat`` alone (it missed because other files changed); None when it did not look."""
-    if not _MISSED or _MISSED[0][0] != str(_path(store_path, name)):
+    if not _MISSED or _MISSED[0].path != str(_path(store_path, name)):
         return None
-    return _MISSED[0][2].held()
+    return _MISSED[0].seen.held()
 
 
 def _where(root: Path, plan: Path, store: Path) -> list[str]:
