@@ -123,10 +123,16 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:
     """Print the status derived now (kept for the next call: :mod:`..derived.kept`); return
     the nodes that fail ``--check``."""
-    from ..derived.kept import keep_status
+    from ..derived.kept import keep_status, kept_lint, known_files
 
     warned: list[str] = []
-    with open_plangraph(args, reading=True, warned=warned) as plangraph:
+
+    def kept(plangraph: PlanGraph) -> list[str] | None:
+        return kept_lint(plangraph, out.fmt)  # the plan's check, when it cannot have changed
+
+    with open_plangraph(args, reading=True, warned=warned, kept=kept) as plangraph:
+        # the files the kept answer's watch found as kept a moment ago are not looked at again
+        plangraph.known_files = known_files(plangraph.store_path, f"status-{out.fmt}")
         fold = plangraph.fold()  # what the log says: status and --check need no more
         state = plangraph.status(fold)
         settled = {n for n, node in plangraph.graph.nodes.items() if node.cancelled}
