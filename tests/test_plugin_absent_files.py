@@ -64,6 +64,7 @@ def test_absent_conftest_and_configuration_paths_are_bound_absent(
     subjects = latest(root)["step-a/ac-marked"].subjects
     assert subjects["conftest.py"] == ABSENT
     assert subjects["tests/conftest.py"] == ABSENT
+    assert subjects["tests/__init__.py"] == ABSENT
     # pytest read pytest.ini at the root: the names it prefers there are bound absent
     assert subjects["pytest.toml"] == ABSENT
     assert subjects[".pytest.toml"] == ABSENT
@@ -102,6 +103,31 @@ def test_a_conftest_added_later_stales_the_node_and_claim_refuses_it(
     pytester.runpytest("--plangraph").assert_outcomes(passed=1, errors=3)
     assert latest(root)["step-a/ac-marked"].outcome != "passed"
     assert node_status(root, "step-a") == "failed"
+
+
+def test_an_init_module_added_to_the_test_folder_stales_the_evidence(
+    pytester: pytest.Pytester,
+) -> None:
+    root = recorded(pytester)
+    assert latest(root)["step-a/ac-marked"].subjects["tests/__init__.py"] == ABSENT
+    init = root / "tests/__init__.py"
+    init.write_text("raise RuntimeError('importing this package fails')\n")
+    [reason] = criterion_reasons(root, "step-a/ac-marked")
+    assert (reason["code"], reason["path"], reason["new"]) == (
+        "ARTIFACT_CHANGED",
+        "tests/__init__.py",
+        sha256(init),
+    )
+    # the collection fails: the run records nothing, and the node stays stale, not completed
+    pytester.runpytest("--plangraph").assert_outcomes(errors=1)
+    assert node_status(root, "step-a") == "stale"
+    # a package's __init__.py that is there binds by its bytes
+    init.write_text("")
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    assert latest(root)["step-a/ac-marked"].subjects["tests/__init__.py"] == sha256(init)
+    init.write_text("import sys\n")
+    [reason] = criterion_reasons(root, "step-a/ac-marked")
+    assert (reason["code"], reason["path"]) == ("ARTIFACT_CHANGED", "tests/__init__.py")
 
 
 def test_a_configuration_file_closer_than_the_one_read_stales_the_evidence(

@@ -169,6 +169,8 @@ def test_a_plugin_from_outside_the_repository_does_not_bind(
     # the paths where a file would change the verdict, bound absent
     assert sorted(p for p, sha in subjects.items() if sha == ABSENT) == [
         ".pytest.toml",
+        "__init__.py",
         "pytest.toml",
+        "tests/__init__.py",
         "tests/conftest.py",
     ]

@@ -1,11 +1,16 @@
 """Which repository files bind to the evidence of a pytest test (DESIGN §5 "What binds").
 
-A test's verdict depends on more than its own module: the ``conftest.py`` files above it, the
-module its function is defined in (a test inherited from a base class elsewhere), the
-configuration file pytest read, and the modules pytest loaded as plugins. :class:`FileBinder`
-names them, relative to the repository, and hashes each once per run into the
-:class:`~pytest_plangraph.plugin.mapping.Mapping` that the controller turns into subjects.
+A test's verdict depends on more than its own module: the ``conftest.py`` and ``__init__.py``
+files above it, the module its function is defined in (a test inherited from a base class
+elsewhere), the configuration file pytest read, and the modules pytest loaded as plugins.
+:class:`FileBinder` names them, relative to the repository, and hashes each once per run into
+the :class:`~pytest_plangraph.plugin.mapping.Mapping` that the controller turns into subjects.
 Files of the installed environment never bind, whatever directory holds them.
+
+Where such a file is not, and one put there later would change the verdict (a ``conftest.py``
+or ``__init__.py`` on the way down to the test's folder, a configuration file pytest would
+have preferred: :func:`absent_configuration`), the path binds *absent*: its hash in the mapping
+is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and run.
 """
 
 from __future__ import annotations
@@ -120,18 +125,20 @@ class FileBinder:
         return found if found != file else None
 
     def _conftests_of(self, directory: str) -> tuple[list[str], list[str]]:
-        """The ``conftest.py`` paths from the repository root down to *directory*: those
-        that are files (pytest loads them) and those that are not (bound absent: a file put
-        there later changes the verdict). One ``stat`` per directory and run."""
+        """The ``conftest.py`` and ``__init__.py`` paths from the repository root down to
+        *directory*: those that are files (pytest loads a conftest; importing a test module
+        of a package runs the ``__init__.py`` of every package above it) and those that are
+        not (bound absent: a file put there later can change the verdict). Two ``stat`` per
+        directory and run."""
         if directory not in self._conftests:
             above, gone = (
                 self._conftests_of(directory.rpartition("/")[0]) if directory else ([], [])
             )
-            own = f"{directory}/conftest.py" if directory else "conftest.py"
-            if (self.plangraph.root / own).is_file():
-                self._conftests[directory] = ([*above, own], gone)
-            else:
-                self._conftests[directory] = (above, [*gone, own])
+            here, missing = list(above), list(gone)
+            for name in _FOLDER_FILES:
+                own = f"{directory}/{name}" if directory else name
+                (here if (self.plangraph.root / own).is_file() else missing).append(own)
+            self._conftests[directory] = (here, missing)
         return self._conftests[directory]
 
     def absent_configuration(self) -> list[str]:
@@ -141,6 +148,9 @@ class FileBinder:
             self._absent_config = absent_configuration(self.config, self.relative)
         return self._absent_config
 
+
+_FOLDER_FILES = ("conftest.py", "__init__.py")
+"""The files of a test's folder and of each folder above it that bind to its verdict."""
 
 CONFIG_NAMES = (
     "pytest.toml",
