@@ -105,6 +105,31 @@ def test_a_conftest_added_later_stales_the_node_and_claim_refuses_it(
     assert node_status(root, "step-a") == "failed"
 
 
+def test_a_conftest_binds_only_the_tests_below_its_folder(pytester: pytest.Pytester) -> None:
+    api_test = """
+        import pytest
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_api():
+            assert True
+        """
+    root = make_project(pytester, files={"tests/api/test_api.py": api_test})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=5)
+    records = latest(root)
+    assert records["step-a/ac-marked"].subjects["tests/api/conftest.py"] == ABSENT
+    assert "tests/api/conftest.py" not in records["step-a/ac-pattern"].subjects
+    (root / "tests/api/conftest.py").write_text(FAILING_FIXTURE)
+    [reason] = criterion_reasons(root, "step-a/ac-marked")
+    assert (reason["code"], reason["path"]) == ("ARTIFACT_CHANGED", "tests/api/conftest.py")
+    assert criterion_reasons(root, "step-a/ac-pattern") == []  # its tests are not below it
+    # a conftest in the folder between the root and tests/api binds both
+    (root / "tests/api/conftest.py").unlink()
+    (root / "tests/conftest.py").write_text(FAILING_FIXTURE)
+    for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
+        [reason] = criterion_reasons(root, ref)
+        assert (reason["code"], reason["path"]) == ("ARTIFACT_CHANGED", "tests/conftest.py")
+
+
 def test_an_init_module_added_to_the_test_folder_stales_the_evidence(
     pytester: pytest.Pytester,
 ) -> None:
@@ -169,6 +194,20 @@ def test_without_a_configuration_file_every_name_binds_absent(
     (root / "tox.ini").unlink()
     (root / "tests/pytest.ini").write_text("[pytest]\npython_functions = nothing_*\n")
     assert criterion_reasons(root, "step-a/ac-marked") == []
+
+
+def test_a_pyproject_without_a_pytest_table_leaves_every_other_name_absent(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest reads such a pyproject.toml only when it found no other file: any of them wins
+    root = make_project(pytester, files={"pyproject.toml": '[project]\nname = "demo"\n'})
+    git(root, "rm", "-q", "pytest.ini")
+    git(root, "commit", "-qm", "no pytest configuration file")
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    subjects = latest(root)["step-a/ac-marked"].subjects
+    assert subjects["pyproject.toml"] == sha256(root / "pyproject.toml")
+    names = ["pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg"]
+    assert [subjects.get(name) for name in names] == [ABSENT] * len(names)
 
 
 def test_a_conftest_that_is_a_link_or_a_folder(pytester: pytest.Pytester) -> None:

@@ -43,6 +43,9 @@ class FileBinder:
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
         self._project_files: dict[str, str | None] = {}
+        self.folders = 0
+        """How many folders were looked at for their ``conftest.py`` and ``__init__.py``: once
+        per folder on the way to a test file, however many tests and files it holds."""
         self.resolutions = 0
         """How many source paths were resolved against the repository: once per distinct
         path, however many tests share it (a test file's tests are one lookup)."""
@@ -135,6 +138,7 @@ class FileBinder:
                 self._conftests_of(directory.rpartition("/")[0]) if directory else ([], [])
             )
             here, missing = list(above), list(gone)
+            self.folders += 1
             for name in _FOLDER_FILES:
                 own = f"{directory}/{name}" if directory else name
                 (here if (self.plangraph.root / own).is_file() else missing).append(own)
@@ -178,6 +182,8 @@ def absent_configuration(
     if getattr(config.option, "inifilename", None):
         return []
     inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml" and _no_section(inipath):
+        inipath = None  # read for want of any other: pytest searched every folder up to "/"
     start = _search_start(config)
     found: list[str] = []
     for folder in (start, *start.parents):
@@ -197,6 +203,15 @@ def absent_configuration(
         if inipath is not None and inipath.parent == folder:
             break
     return found
+
+
+def _no_section(pyproject: Path) -> bool:
+    """True when *pyproject* holds no ``[tool.pytest…]`` table (pytest then reads it only
+    when it found no other configuration file)."""
+    try:
+        return "[tool.pytest" not in pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _search_start(config: pytest.Config) -> Path:
