@@ -142,6 +142,10 @@ def test_a_record_with_absent_subjects_attests_exports_and_reports(
     [changed] = [c for c in data["changed"] if c["path"] == "tests/conftest.py"]
     assert "step-a" in changed["nodes"]
     assert "step-a" in {entry["node"] for entry in data["invalidated"]}
+    since = plangraph(root, "impact", "--since", "HEAD", "--format", "json", env=env)
+    assert "Traceback" not in since.err
+    [added] = [c for c in since.json()["changed"] if c["path"] == "tests/conftest.py"]
+    assert "step-a" in added["nodes"]
     refused = plangraph(root, "attest", "step-a", "--output", "b.intoto.json", env=env)
     assert refused.code != 0
     assert "ARTIFACT_CHANGED" in refused.out + refused.err

@@ -113,7 +113,7 @@ def test_a_conftest_binds_only_the_tests_below_its_folder(pytester: pytest.Pytes
         def test_api():
             assert True
         """
-    root = make_project(pytester, files={"tests/api/test_api.py": api_test})
+    root = make_project(pytester, files={"tests/api/test_endpoint_calls.py": api_test})
     pytester.runpytest("--plangraph").assert_outcomes(passed=5)
     records = latest(root)
     assert records["step-a/ac-marked"].subjects["tests/api/conftest.py"] == ABSENT
@@ -249,3 +249,17 @@ def test_a_conftest_appearing_during_the_run_voids_the_evidence(
     record = latest(root)["step-a/ac-marked"]
     assert (record.outcome, record.reason) == ("error", "ARTIFACT_CHANGED_DURING_RUN")
     assert record.details["changed_during_run"] == ["tests/conftest.py"]
+
+
+def test_under_xdist_the_absent_paths_bind_the_same(pytester: pytest.Pytester) -> None:
+    root = make_project(pytester)
+    pytester.runpytest("--plangraph", "-n", "2", "-p", "no:randomly").assert_outcomes(passed=4)
+    records = latest(root)
+    assert records["step-a/ac-marked"].subjects["tests/conftest.py"] == ABSENT
+    assert records["step-a/ac-marked"].run.id == records["step-a/ac-pattern"].run.id
+    (root / "tests/conftest.py").write_text(FAILING_FIXTURE)
+    assert node_status(root, "step-a") == "stale"
+    pytester.runpytest("--plangraph", "-n", "2", "-p", "no:randomly").assert_outcomes(
+        passed=1, errors=3
+    )
+    assert node_status(root, "step-a") == "failed"
