@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
-from .judge.inputs import Snapshot, needed_paths
+from .judge.inputs import UNREADABLE, Snapshot, needed_paths
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
@@ -330,7 +330,8 @@ class Repository:
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
             outputs = _named_in_utf8(self.workspace.expand_each(self._outputs(), stats))
-            paths = needed_paths(self.graph, judged, outputs)
+            absent: set[str] = set()
+            paths = needed_paths(self.graph, judged, outputs, absent)
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None
@@ -343,6 +344,9 @@ class Repository:
                 files = {p: known[p] if p in known else files[p] for p in sorted(paths)}
             else:
                 files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        for path in absent:  # a file where one was bound absent counts, hashed or not
+            if files.get(path) is None and self.workspace.occupied(path):
+                files[path] = UNREADABLE
         snapshot = Snapshot(files=files, outputs=outputs)
         self.taken = (events, snapshot, started)
         return snapshot
