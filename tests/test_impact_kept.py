@@ -252,7 +252,8 @@ import contextlib, io, json, sys
 from pytest_plangraph.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[2:])
-heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey"]
+heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey",
+         "argparse", "subprocess", "pytest_plangraph.cli.impact_cmds"]
 with open(sys.argv[1], "w") as out:
     json.dump([code, sorted(m for m in heavy if m in sys.modules)], out)
 """
@@ -273,7 +274,41 @@ def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
         subprocess.run(command, cwd=root, check=True, timeout=300)
         loaded.append(json.loads(report.read_text()))
     assert loaded[0][1]  # making the report imports them: the probe sees what was imported
-    assert loaded[2] == [loaded[0][0], []]
+    assert "argparse" in loaded[0][1] and "pytest_plangraph.cli.impact_cmds" in loaded[0][1]
+    assert loaded[2] == [loaded[0][0], []]  # nor the parser, subprocess or the command
+
+
+SPELLINGS = [
+    (
+        ("--since", "HEAD~2", "--format", "json", "--check"),
+        ("--since=HEAD~2", "--format=json", "--check"),
+    ),
+    (("--since", "HEAD~2"), ("--sin", "HEAD~2")),  # an abbreviation: the parser reads it
+    (("--format", "json"), ("--format", "text", "--format", "json")),  # the last one counts
+    (("--since", "HEAD~2", "--no-commits"), ("--no-commits", "--since", "HEAD~2")),
+    (("--root", "."), ("--root=.",)),
+]
+
+
+@pytest.mark.parametrize(("plain", "other"), SPELLINGS)
+def test_every_spelling_of_the_options_gets_the_same_answer(
+    project: Callable[[str], Path],
+    made: list[object],
+    plain: tuple[str, ...],
+    other: tuple[str, ...],
+) -> None:
+    """The kept answer is looked for before the parser in the plain forms of the options
+    alone; any other spelling goes through the parser, and the answers are the same."""
+    root = project("seed-000")
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    fresh = _fresh(root, *plain)
+    before = len(made)
+    assert _impact(root, *plain) == fresh
+    assert _impact(root, *other) == fresh
+    assert len(made) == before  # both hits: no report made
+    assert _fresh(root, *other) == fresh
 
 
 def test_a_kept_answer_edited_or_planted_is_not_believed(

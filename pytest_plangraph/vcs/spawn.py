@@ -29,7 +29,8 @@ def run_git_process(
 ) -> tuple[int, bytes, bytes]:
     """``git ARGS`` run in the directory *cwd* with the environment *env* and *stdin* as its
     input: its exit code (negative: the signal that ended it), stdout and stderr. An
-    :class:`OSError` when git cannot be started (not on ``PATH``, *cwd* missing)."""
+    :class:`OSError` when git cannot be started (not on this process's ``PATH``, which every
+    caller hands on in *env*; *cwd* missing)."""
     if not os.path.isdir(cwd):
         os.stat(cwd)  # the error naming why (missing, not allowed)
         raise NotADirectoryError(20, "Not a directory", cwd)
