@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, table
-from .impact_kept import KeptKey, kept_key, kept_shape, print_kept
+from .impact_kept import KeptKey, keep_printed, kept_key, kept_shape, print_kept, read_printed
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -66,7 +66,7 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "--apply records changes observed against the store's evidence; "
             "it cannot be combined with --since"
         )
-    name, extra, diff = None, None, None
+    key: KeptKey | None = None
     if not args.apply:
         key = getattr(args, "kept_key", None)  # read before parsing (.impact_kept)
         if not isinstance(key, KeptKey) or not key.made_for(args, out.fmt):
@@ -76,13 +76,14 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
                 from ..derived.kept import kept_answer
 
                 answer = kept_shape(kept_answer(args.root, plan, args.store, key.name, key.extra))
-                if answer is not None:  # nothing it depends on changed: what it printed last
-                    return print_kept(answer, check=args.check)
-        name, extra, diff = key.name, key.extra, key.diff
+                kept = None if answer is None else read_printed(key, answer[0])
+                if answer is not None and kept is not None:  # what it printed last time
+                    return print_kept((kept[0], answer[1], answer[2]), check=args.check)
     warned: list[str] = []
     # over the store, impact reads it and makes none; --apply records what it finds
     reading = args.since is None and not args.apply
     with open_plangraph(args, reading=reading, warned=warned) as plangraph:
+        diff = None if key is None else key.diff
         report = plangraph.impact(args.since, commits=args.commits, diff=diff)
         applied = apply(plangraph, report) if args.apply else 0
         notes = [f"plangraph: note: {note}" for note in report.notes]
@@ -90,9 +91,10 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
         if args.apply and not out.json:
             text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
         printed = out.render(report.to_json(), text)
-        if name is not None:
-            made = [printed, [*warned, *notes], len(report.invalidated)]
-            _keep(plangraph, name, made, extra, storeless=args.since is not None)
+        reference = None if key is None or key.name is None else keep_printed(key, printed)
+        if key is not None and key.name is not None and reference is not None:
+            made = [reference, [*warned, *notes], len(report.invalidated)]
+            _keep(plangraph, key.name, made, key.extra, storeless=args.since is not None)
     for line in notes:
         print(line, file=sys.stderr)
     if printed is not None:

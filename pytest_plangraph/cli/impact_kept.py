@@ -13,14 +13,22 @@ miss, so a miss starts no more git processes than without this module.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..vcs.history import SinceDiff
 
-__all__ = ["KeptKey", "kept_impact", "kept_key", "kept_shape", "print_kept"]
+__all__ = ["KeptKey", "keep_printed", "kept_impact", "kept_key", "kept_shape", "print_kept"]
+
+_BACKDATE_NS = 10_000_000_000
+"""How far in the past a printed answer's file is dated when it is written: any later write
+to it dates it now, so its signature cannot stay what was kept (see :func:`keep_printed`)."""
 
 _VALUED = {"--since": "since", "--format": "format", "--root": "root", "--plan": "plan"}
 _VALUED["--store"] = "store"
@@ -32,15 +40,21 @@ class KeptKey:
     nothing may be kept), *extra* (what it depends on besides a kept status's inputs) and the
     *diff* read for it, for the options it was made for (:meth:`made_for`)."""
 
-    __slots__ = ("diff", "extra", "name", "options")
+    __slots__ = ("cache", "diff", "extra", "name", "options")
 
     def __init__(
-        self, options: tuple[Any, ...], name: str | None, extra: Any, diff: SinceDiff | None
+        self,
+        options: tuple[Any, ...],
+        name: str | None,
+        extra: Any,
+        diff: SinceDiff | None,
+        cache: Path | None = None,
     ) -> None:
         self.options = options
         self.name = name
         self.extra = extra
         self.diff = diff
+        self.cache = cache  # the cache folder: where the printed answer's file is
 
     def made_for(self, args: Any, fmt: str) -> bool:
         """Whether this key was made for the options *args* (parsed) and the format *fmt*."""
@@ -63,9 +77,10 @@ def kept_impact(argv: list[str]) -> int | KeptKey | None:
     from ..derived.kept import kept_answer
 
     answer = kept_shape(kept_answer(root, plan, store, key.name, key.extra))
-    if answer is None:
+    printed = None if answer is None or key.cache is None else read_printed(key, answer[0])
+    if answer is None or printed is None:
         return key
-    return print_kept(answer, check=check)
+    return print_kept((printed[0], answer[1], answer[2]), check=check)
 
 
 def _plain(argv: list[str]) -> tuple[Any, ...] | None:
@@ -135,6 +150,7 @@ def kept_key(
     commits behind the changes). The diff is handed on to the command on a miss. No name when
     nothing may be kept (git cannot say: the command says why)."""
     from ..errors import PlangraphError
+    from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths
 
     options = _options(root, plan, store, since, commits, fmt)
@@ -142,33 +158,112 @@ def kept_key(
         return KeptKey(options, None, None, None)
     try:
         root_path, _, store_path = resolve_paths(root, plan, store)
+        cache = cache_dir_of(store_path)
         if since is not None:
-            from ..plan.cache import cache_dir_of
             from ..vcs.environment import store_files
             from ..vcs.history import diff_since
 
             diff = diff_since(root_path, since)
-            cache = cache_dir_of(store_path)  # what the report leaves out, as its own files
-            own = [*store_files(root_path, store_path)]
+            own = [*store_files(root_path, store_path)]  # what the report leaves out
             if cache.is_relative_to(root_path):
                 own.append(f"{cache.relative_to(root_path).as_posix()}/")
-            return KeptKey(options, f"impact-since-{fmt}", [commits, diff.key(own)], diff)
+            extra = [commits, diff.key(own)]
+            return KeptKey(options, f"impact-since-{fmt}", extra, diff, cache)
         from ..vcs.run import head_commit
 
         head = head_commit(root_path) if commits else ""
     except (PlangraphError, OSError, ValueError):
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"
-    return KeptKey(options, name, [commits, head], None)
+    return KeptKey(options, name, [commits, head], None, cache)
 
 
-def kept_shape(answer: Any) -> tuple[str | None, list[str], int] | None:
-    """*answer* as ``impact`` keeps it (what it printed, the lines on stderr, how many nodes
-    were invalidated); None for anything else (a damaged file: the command runs)."""
+def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
+    """Keep what ``impact`` printed (None: nothing) in its own file beside the kept record
+    (``<name>.out``: an answer at 10,000 nodes is megabytes of text, which a record of JSON
+    values would have to hash, parse and decode on every hit); the reference the record
+    keeps instead: its size, inode, mtime and ctime (``[]`` when nothing was printed), or None
+    when it cannot be written (nothing is kept then).
+
+    The file is written under another name and renamed (a new inode: a file another
+    ``impact`` wrote meanwhile is not this one), dated :data:`_BACKDATE_NS` in the past before
+    it is renamed, and its signature read from the open file after: a later write of any kind
+    dates it anew (or changes its size, inode or ctime), so a signature that still matches is
+    the file as written here, without hashing it."""
+    if printed is None:
+        return []
+    if key.name is None or key.cache is None:
+        return None
+    from ..plan.cache import make_cache_dir
+
+    final = key.cache / f"{key.name}.out"
+    partial = key.cache / f"{key.name}.out.{os.getpid()}.tmp"
+    try:
+        make_cache_dir(key.cache)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        try:
+            data = printed.encode("utf-8", "surrogatepass")
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            past = time.time_ns() - _BACKDATE_NS
+            os.utime(fd, ns=(past, past))
+            os.replace(partial, final)
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        return None
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def read_printed(key: KeptKey, reference: list[int]) -> tuple[str | None] | None:
+    """What ``impact`` printed, from the file :func:`keep_printed` wrote with *reference*
+    (in a one-tuple; ``(None,)``: nothing was printed); None when the file is not that one
+    (missing, replaced, written since, not a regular file): a miss."""
+    if reference == []:
+        return (None,)
+    assert key.cache is not None and key.name is not None
+    try:
+        fd = os.open(key.cache / f"{key.name}.out", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        held = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+        if not stat.S_ISREG(info.st_mode) or held != reference:
+            return None
+        chunks = []
+        left = info.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return (data.decode("utf-8", "surrogatepass"),)
+    except UnicodeDecodeError:
+        return None
+
+
+def kept_shape(answer: Any) -> tuple[list[int], list[str], int] | None:
+    """*answer* as ``impact`` keeps it (the reference to what it printed, the lines on stderr,
+    how many nodes were invalidated); None for anything else (a damaged file: the command
+    runs)."""
     if not isinstance(answer, list) or len(answer) != 3:
         return None
     printed, lines, invalidated = answer
-    if printed is not None and not isinstance(printed, str):
+    if not isinstance(printed, list) or len(printed) not in (0, 4):
+        return None
+    if not all(type(n) is int for n in printed):
         return None
     if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
         return None
