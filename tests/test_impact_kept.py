@@ -9,6 +9,7 @@ one message; a kept answer imports neither the walk nor pydantic, YAML or GitPyt
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -332,6 +333,78 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
         assert answer == first
 
 
+def _same_size(path: Path) -> None:
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:  # in place: the same inode and size, other bytes
+        handle.write(data[:1].swapcase() if data[:1].isalpha() else b"#")
+
+
+def _symlink(path: Path) -> None:
+    copy = path.with_name("elsewhere.out")
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(copy.name)
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _same_bytes(path: Path) -> None:
+    """Written again with the same bytes (a new inode, a new date): not known as the same."""
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _same_size,
+        lambda path: path.write_bytes(path.read_bytes() + b"more"),
+        lambda path: path.write_bytes(b""),
+        lambda path: path.unlink(),
+        _symlink,
+        _fifo,
+        _same_bytes,
+    ],
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--since", "HEAD~2", "--check"),
+        (
+            "--format",
+            "markdown",
+        ),
+    ],
+)
+def test_a_printed_answer_written_since_it_was_kept_is_not_believed(
+    project: Callable[[str], Path],
+    made: list[object],
+    damage: Callable[[Path], object],
+    args: tuple[str, ...],
+) -> None:
+    """What ``impact`` printed is kept in its own file, known by its size, inode and dates
+    (dated in the past when written): any write to it since, or another file in its place,
+    is a miss whose answer is the fresh one."""
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    first = _fresh(root, *args)
+    before = len(made)
+    assert _impact(root, *args) == first and len(made) == before  # a hit
+    [printed] = (root / CACHE).glob("impact-*.out")
+    assert printed.read_text(encoding="utf-8") == first.out.removesuffix("\n")
+    damage(printed)
+    assert _impact(root, *args) == first
+    assert len(made) == before + 1  # not believed: the report is made again
+    assert _impact(root, *args) == first and len(made) == before + 1  # kept again: a hit
+
+
 @pytest.mark.parametrize(
     "shape",
     [
@@ -342,6 +415,9 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
         [1, [], 0],
         ["x", [1], 0],
         ["x", [], "1"],
+        [[1, 2, 3], [], 0],
+        [[1, 2, 3, "4"], [], 0],
+        [[1, 2, 3, 4.0], [], 0],
     ],
 )
 def test_a_kept_answer_of_another_shape_is_made_again(
