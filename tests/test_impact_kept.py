@@ -445,3 +445,44 @@ def _read_kept(path: Path) -> dict[str, Any]:
     record = read_tagged(path, b"plangraph-status")
     assert isinstance(record, dict)
     return record
+
+
+def _run(root: Path, env: dict[str, str], *args: str) -> tuple[int, bytes, bytes]:
+    command = [sys.executable, "-m", "pytest_plangraph", "impact", *args]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, check=False, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "latin-1:replace", "ascii:backslashreplace"])
+@pytest.mark.parametrize("args", [("--format", "markdown"), ("--since", "HEAD~2", "--check")])
+def test_a_kept_answer_prints_the_bytes_the_command_prints(
+    project: Callable[[str], Path], encoding: str | None, args: tuple[str, ...]
+) -> None:
+    """A hit copies the kept bytes to a UTF-8 stdout and prints the text to any other, as the
+    command does: the same bytes on stdout and stderr either way, names beyond ASCII
+    included (a name that is not UTF-8 is never kept: see the test above)."""
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed → again\n")
+    (root / "ünïcödé ← name.txt").write_text("untracked\n")
+    env = dict(os.environ)
+    env.pop("PYTHONIOENCODING", None)
+    if encoding is not None:
+        env["PYTHONIOENCODING"] = encoding
+    _fresh(root)
+    for kept in (root / CACHE).glob("impact-*"):
+        kept.unlink()
+    fresh = _run(root, env, *args)
+    [printed] = (root / CACHE).glob("impact-*.out")
+
+    def signature() -> tuple[int, int, int]:
+        info = printed.stat()
+        return info.st_ino, info.st_mtime_ns, info.st_ctime_ns
+
+    kept = signature()
+    hits = [_run(root, env, *args) for _ in range(2)]
+    assert hits == [fresh, fresh]
+    assert fresh[1]  # something printed
+    assert signature() == kept  # hits: the kept file read, not written again

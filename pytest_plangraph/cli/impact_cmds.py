@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, table
-from .impact_kept import KeptKey, keep_printed, kept_key, kept_shape, print_kept, read_printed
+from .impact_kept import KeptKey, keep_printed, kept_key, kept_shape, print_kept
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -76,9 +76,9 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
                 from ..derived.kept import kept_answer
 
                 answer = kept_shape(kept_answer(args.root, plan, args.store, key.name, key.extra))
-                kept = None if answer is None else read_printed(key, answer[0])
-                if answer is not None and kept is not None:  # what it printed last time
-                    return print_kept((kept[0], answer[1], answer[2]), check=args.check)
+                code = None if answer is None else print_kept(key, answer, check=args.check)
+                if code is not None:  # nothing it depends on changed: what it printed last
+                    return code
     warned: list[str] = []
     # over the store, impact reads it and makes none; --apply records what it finds
     reading = args.since is None and not args.apply

@@ -77,10 +77,8 @@ def kept_impact(argv: list[str]) -> int | KeptKey | None:
     from ..derived.kept import kept_answer
 
     answer = kept_shape(kept_answer(root, plan, store, key.name, key.extra))
-    printed = None if answer is None or key.cache is None else read_printed(key, answer[0])
-    if answer is None or printed is None:
-        return key
-    return print_kept((printed[0], answer[1], answer[2]), check=check)
+    code = None if answer is None else print_kept(key, answer, check=check)
+    return key if code is None else code
 
 
 def _plain(argv: list[str]) -> tuple[Any, ...] | None:
@@ -182,8 +180,9 @@ def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
     """Keep what ``impact`` printed (None: nothing) in its own file beside the kept record
     (``<name>.out``: an answer at 10,000 nodes is megabytes of text, which a record of JSON
     values would have to hash, parse and decode on every hit); the reference the record
-    keeps instead: its size, inode, mtime and ctime (``[]`` when nothing was printed), or None
-    when it cannot be written (nothing is kept then).
+    keeps instead: its size, inode, mtime and ctime and whether the text is UTF-8 as it stands
+    (``[]`` when nothing was printed), or None when it cannot be written (nothing is kept
+    then).
 
     The file is written under another name and renamed (a new inode: a file another
     ``impact`` wrote meanwhile is not this one), dated :data:`_BACKDATE_NS` in the past before
@@ -194,6 +193,11 @@ def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
         return []
     if key.name is None or key.cache is None:
         return None
+    try:
+        printed.encode("utf-8")
+        utf8 = 1  # its bytes are what print writes to a UTF-8 stdout
+    except UnicodeEncodeError:
+        utf8 = 0  # a lone surrogate: printed as the command prints it
     from ..plan.cache import make_cache_dir
 
     final = key.cache / f"{key.name}.out"
@@ -216,15 +220,13 @@ def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         return None
-    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, utf8]
 
 
-def read_printed(key: KeptKey, reference: list[int]) -> tuple[str | None] | None:
-    """What ``impact`` printed, from the file :func:`keep_printed` wrote with *reference*
-    (in a one-tuple; ``(None,)``: nothing was printed); None when the file is not that one
-    (missing, replaced, written since, not a regular file): a miss."""
-    if reference == []:
-        return (None,)
+def read_printed(key: KeptKey, reference: list[int]) -> bytes | None:
+    """The bytes of what ``impact`` printed, from the file :func:`keep_printed` wrote with
+    *reference*; None when the file is not that one (missing, replaced, written since, not a
+    regular file): a miss."""
     assert key.cache is not None and key.name is not None
     try:
         fd = os.open(key.cache / f"{key.name}.out", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -233,7 +235,7 @@ def read_printed(key: KeptKey, reference: list[int]) -> tuple[str | None] | None
     try:
         info = os.fstat(fd)
         held = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
-        if not stat.S_ISREG(info.st_mode) or held != reference:
+        if not stat.S_ISREG(info.st_mode) or held != reference[:4]:
             return None
         chunks = []
         left = info.st_size
@@ -243,15 +245,11 @@ def read_printed(key: KeptKey, reference: list[int]) -> tuple[str | None] | None
                 return None
             chunks.append(chunk)
             left -= len(chunk)
-        data = b"".join(chunks)
     except OSError:
         return None
     finally:
         os.close(fd)
-    try:
-        return (data.decode("utf-8", "surrogatepass"),)
-    except UnicodeDecodeError:
-        return None
+    return b"".join(chunks)
 
 
 def kept_shape(answer: Any) -> tuple[list[int], list[str], int] | None:
@@ -261,7 +259,7 @@ def kept_shape(answer: Any) -> tuple[list[int], list[str], int] | None:
     if not isinstance(answer, list) or len(answer) != 3:
         return None
     printed, lines, invalidated = answer
-    if not isinstance(printed, list) or len(printed) not in (0, 4):
+    if not isinstance(printed, list) or len(printed) not in (0, 5):
         return None
     if not all(type(n) is int for n in printed):
         return None
@@ -272,11 +270,43 @@ def kept_shape(answer: Any) -> tuple[list[int], list[str], int] | None:
     return printed, lines, invalidated
 
 
-def print_kept(answer: tuple[str | None, list[str], int], *, check: bool) -> int:
-    """Print a kept *answer* as the command printed it; its exit code."""
-    printed, lines, invalidated = answer
+def print_kept(
+    key: KeptKey, answer: tuple[list[int], list[str], int], *, check: bool
+) -> int | None:
+    """Print a kept *answer* (:func:`kept_shape`) as the command printed it and return its
+    exit code; None, having printed nothing, when what it printed is not there as kept.
+
+    Text that is UTF-8 as it stands (the reference's last item) is copied to a UTF-8 stdout
+    as the bytes kept (what ``print`` would write: an answer at 10,000 nodes is megabytes,
+    which decoding and encoding again would cost more than the rest of a hit); otherwise it
+    is decoded and printed, as the command prints it."""
+    reference, lines, invalidated = answer
+    data = None if reference == [] else read_printed(key, reference)
+    if reference != [] and data is None:
+        return None
+    raw = data is not None and bool(reference[4]) and _utf8_stdout()
+    text = None
+    if data is not None and not raw:
+        try:
+            text = data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return None
     for line in lines:
         print(line, file=sys.stderr)
-    if printed is not None:
-        print(printed)
+    if raw and data is not None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.write(b"\n")
+    elif text is not None:
+        print(text)
     return 1 if check and invalidated else 0
+
+
+def _utf8_stdout() -> bool:
+    """Whether stdout takes bytes as ``print`` writes UTF-8 text (a text stream over a
+    binary one, encoding UTF-8, no newline translation)."""
+    stream = sys.stdout
+    encoding = getattr(stream, "encoding", None) or ""
+    if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+        return False
+    return os.linesep == "\n" and hasattr(stream, "buffer")
