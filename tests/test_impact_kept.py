@@ -486,3 +486,18 @@ def test_a_kept_answer_prints_the_bytes_the_command_prints(
     assert hits == [fresh, fresh]
     assert fresh[1]  # something printed
     assert signature() == kept  # hits: the kept file read, not written again
+
+
+def test_nothing_printed_is_kept_where_nothing_may_be(project: Callable[[str], Path]) -> None:
+    """No cache folder (a preview in a repository that keeps nothing), or keys configured:
+    no printed answer is written either."""
+    root = project("seed-000")
+    _history(root, 2)
+    assert _impact(root, "--since", "HEAD~2").code == 0
+    assert not (root / ".plangraph").exists()
+    (root / CACHE).mkdir(parents=True)
+    keyed = {**os.environ, "PLANGRAPH_SIGNING_KEY": "a shared secret"}
+    assert _impact(root, "--since", "HEAD~2", env=keyed).code == 0
+    assert list((root / CACHE).glob("impact-*")) == []
+    assert _impact(root, "--since", "HEAD~2").code == 0
+    assert len(list((root / CACHE).glob("impact-*.out"))) == 1

@@ -191,19 +191,20 @@ def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
     the file as written here, without hashing it."""
     if printed is None:
         return []
-    if key.name is None or key.cache is None:
-        return None
+    if key.name is None or key.cache is None or not key.cache.is_dir():
+        return None  # a repository that keeps nothing gets nothing written
+    from ..derived.kept import KEY_SETTINGS
+
+    if any(os.environ.get(name) for name in KEY_SETTINGS):
+        return None  # nothing is kept with keys configured
     try:
         printed.encode("utf-8")
         utf8 = 1  # its bytes are what print writes to a UTF-8 stdout
     except UnicodeEncodeError:
         utf8 = 0  # a lone surrogate: printed as the command prints it
-    from ..plan.cache import make_cache_dir
-
     final = key.cache / f"{key.name}.out"
     partial = key.cache / f"{key.name}.out.{os.getpid()}.tmp"
     try:
-        make_cache_dir(key.cache)
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         try:
             data = printed.encode("utf-8", "surrogatepass")
