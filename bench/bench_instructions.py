@@ -313,7 +313,7 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     since = [PLANGRAPH, "impact", "--since", rev]
 
     def forget() -> None:
-        for kept in cache.glob("impact-*.json"):
+        for kept in cache.glob("impact-*"):  # the records and the printed answers
             kept.unlink()
 
     warm(root, since, env)
@@ -334,7 +334,7 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     row("impact --since, both caches deleted", cold, start)
     print("  where the hit goes (each part alone, in a fresh process):")
     hit_imports = (
-        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_cmds, "
+        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_kept, "
         "pytest_plangraph.derived.kept, pytest_plangraph.vcs.history"
     )
     fingerprint = "; from pytest_plangraph.codehash import code_fingerprint; code_fingerprint()"
@@ -370,11 +370,11 @@ def bench_impact_now(tmp: Path, nodes: int, env: dict[str, str], start: int) -> 
     print(f"plangraph impact, {nodes} nodes, {len(changed)} outputs changed in the working tree:")
     hit = count(root, impact, env)
     row("impact, the kept answer (hit)", hit, start, TARGETS["impact, working tree"])
-    for kept in cache.glob("impact-*.json"):
+    for kept in cache.glob("impact-*"):
         kept.unlink()
     miss = count(root, impact, env)
     row("impact, kept answer deleted (miss)", miss, start, TARGETS["impact, working tree"])
-    for kept in [*cache.glob("impact-*.json"), cache / "derived.json"]:
+    for kept in [*cache.glob("impact-*"), cache / "derived.json"]:
         kept.unlink()
     row("impact, kept answer and derived state deleted", count(root, impact, env), start)
 
