@@ -44,8 +44,8 @@ checkout and installed into a private virtual environment (the rest of the envir
 packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
-[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only] [--tests 2000,4000,20000]
-[--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
+[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
+[--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
 [--only status,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
