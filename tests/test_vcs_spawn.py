@@ -96,3 +96,15 @@ def test_the_runner_tells_a_git_that_cannot_run(
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     with pytest.raises(GitError, match="git cannot be run in"):
         run_git_bytes(Repo(str(root)), "status")
+
+
+def test_without_posix_spawn_git_runs_through_subprocess(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path)
+    asked = b"HEAD:f0.txt\nHEAD:nothing\n"
+    args = ["cat-file", "--batch-check"]
+    spawned = run_git_process(args, str(root), dict(os.environ), asked)
+    monkeypatch.delattr(os, "posix_spawnp")
+    assert run_git_process(args, str(root), dict(os.environ), asked) == spawned
+    assert spawned == _by_subprocess(root, args, asked)

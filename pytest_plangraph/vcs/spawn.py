@@ -14,14 +14,18 @@ the :class:`OSError` :mod:`subprocess` raised.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]
 import os
 import select
-from _signal import SIGKILL, SIGPIPE, SIGXFSZ  # type: ignore[import-not-found]
 from collections.abc import Mapping, Sequence
 
 __all__ = ["run_git_process"]
 
 _CHUNK = 1 << 16
+_DEFAULTS = tuple(
+    getattr(_signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, name)
+)
+"""The signals :mod:`subprocess` sets back to their defaults in the child (``restore_signals``)."""
 
 
 def run_git_process(
@@ -31,6 +35,8 @@ def run_git_process(
     input: its exit code (negative: the signal that ended it), stdout and stderr. An
     :class:`OSError` when git cannot be started (not on this process's ``PATH``, which every
     caller hands on in *env*; *cwd* missing)."""
+    if not hasattr(os, "posix_spawnp"):  # not a POSIX system: what subprocess does there
+        return _by_subprocess(args, cwd, env, stdin)
     if not os.path.isdir(cwd):
         os.stat(cwd)  # the error naming why (missing, not allowed)
         raise NotADirectoryError(20, "Not a directory", cwd)
@@ -56,7 +62,7 @@ def run_git_process(
             ["git", "-C", cwd, *args],
             dict(env),
             file_actions=actions,
-            setsigdef=(SIGPIPE, SIGXFSZ),
+            setsigdef=_DEFAULTS,
         )
     except BaseException:
         for fd in opened:
@@ -67,7 +73,7 @@ def run_git_process(
     try:
         out, err = _communicate(in_write, out_read, err_read, stdin or b"")
     except BaseException:
-        os.kill(pid, SIGKILL)
+        os.kill(pid, _signal.SIGKILL)
         os.waitpid(pid, 0)
         raise
     _, status = os.waitpid(pid, 0)
@@ -121,3 +127,21 @@ def _pump(
             else:
                 done(fd)
     return b"".join(chunks[out_read]), b"".join(chunks[err_read])
+
+
+def _by_subprocess(
+    args: Sequence[str], cwd: str, env: Mapping[str, str], stdin: bytes | None
+) -> tuple[int, bytes, bytes]:
+    """:func:`run_git_process` through :mod:`subprocess` (a system without ``posix_spawn``)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=dict(env),
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
