@@ -45,10 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--coverage-tests",
-        type=int,
+        type=_tests,
         default=None,
         help="--only coverage: the size of the coverage suite (default its 1,000 tests)",
     )
+
+
+def _tests(value: str) -> int:
+    """A number of tests above 0 (``--coverage-tests``)."""
+    if not value.strip().isdigit() or int(value) == 0:
+        raise argparse.ArgumentTypeError(f"a whole number of tests above 0, not {value!r}")
+    return int(value)
 
 
 def chosen_rows(parser: argparse.ArgumentParser, value: str) -> list[str]:
