@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> None:
             if "coverage" in parts:
                 rows = instructions_pytest.chosen_rows(parser, args.rows)
                 instructions_pytest.bench_coverage_runs(
-                    tmp, counted, warmed, start, args.coverage_tests, rows
+                    tmp, counted, warmed, start, args.coverage_tests, rows, pair=args.coverage_pair
                 )
 
 

@@ -49,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="--only coverage: the size of the coverage suite (default its 1,000 tests)",
     )
+    parser.add_argument(
+        "--coverage-pair",
+        action="store_true",
+        help="--only coverage: count only the two commands the target compares",
+    )
 
 
 def _tests(value: str) -> int:
@@ -217,11 +222,14 @@ def bench_coverage_runs(
     start: int,
     tests: int | None = None,
     rows: list[str] | None = None,
+    *,
+    pair: bool = False,
 ) -> None:
     """``--plangraph --plangraph-coverage`` against ``--cov=src --cov-context=test`` (and
     plain pytest and ``--plangraph`` for reference) on the suite of ``bench_coverage.py``
     (its 1,000 tests, or the first *tests*); the fresh-``.plangraph`` variant only when
-    *rows* (default: both) hold its row."""
+    *rows* (default: both) hold its row; with *pair* only the two commands the target
+    compares."""
     tests = tests or bench_coverage.FILES * bench_coverage.TESTS_PER_FILE
     root = tmp / "coverage"
     root.mkdir()
@@ -239,14 +247,18 @@ def bench_coverage_runs(
     }
     if rows is not None and "fresh .plangraph" not in rows:
         del variants["--plangraph --plangraph-coverage, fresh .plangraph"]
+    if pair:
+        compared = ("--plangraph --plangraph-coverage", "--cov=src --cov-context=test")
+        variants = {name: variants[name] for name in compared}
     counts = {
         name: measure(root, command, count, warm, keep_plan_cache="fresh" not in name)
         for name, command in variants.items()
     }
-    plain = counts["pytest"]
+    plain = counts.get("pytest")
     print(f"coverage, {tests} tests:")
     for name, value in counts.items():
-        print(f"  {name:<52} {value / 1e9:8.3f} G  ({value / plain:5.2f}x plain pytest)")
+        times = f"  ({value / plain:5.2f}x plain pytest)" if plain else ""
+        print(f"  {name:<52} {value / 1e9:8.3f} G{times}")
     ratio = counts["--plangraph --plangraph-coverage"] / counts["--cov=src --cov-context=test"]
     print(
         f"  --plangraph-coverage / --cov --cov-context=test: {ratio:.3f} "
