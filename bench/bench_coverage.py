@@ -44,16 +44,18 @@ def scale(x):
 """
 
 
-def build(root: Path) -> None:
-    """Write the plan, sources and tests, and commit them."""
+def build(root: Path, tests: int = FILES * TESTS_PER_FILE) -> None:
+    """Write the plan, sources and *tests* tests (50 a file; the last file holds the rest),
+    and commit them."""
     write_test_plan(root, NODES, CRITERIA)
     (root / "src").mkdir()
     (root / "tests").mkdir()
     (root / "src" / "helper.py").write_text(HELPER, encoding="utf-8")
     for n in range(NODES):
         (root / "src" / f"m{n}.py").write_text(MODULE, encoding="utf-8")
-    for f in range(FILES):
-        (root / "tests" / f"test_f{f}.py").write_text(_test_file(f), encoding="utf-8")
+    for f in range(-(-tests // TESTS_PER_FILE)):
+        count = min(TESTS_PER_FILE, tests - f * TESTS_PER_FILE)
+        (root / "tests" / f"test_f{f}.py").write_text(_test_file(f, count), encoding="utf-8")
     (root / "pytest.ini").write_text(
         "[pytest]\ntestpaths = tests\npythonpath = src\n", encoding="utf-8"
     )
@@ -61,9 +63,9 @@ def build(root: Path) -> None:
     commit(root)
 
 
-def _test_file(f: int) -> str:
+def _test_file(f: int, count: int = TESTS_PER_FILE) -> str:
     lines = ["import pytest", ""]
-    for t in range(TESTS_PER_FILE):
+    for t in range(count):
         ref = (f * TESTS_PER_FILE + t) % (NODES * CRITERIA)
         node = ref // CRITERIA
         lines.append(

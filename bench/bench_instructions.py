@@ -420,13 +420,11 @@ def main(argv: list[str] | None = None) -> None:
         help="with --wheel: install the peers of --only pytest into the private environment",
     )
     parser.add_argument(
-        "--no-peers", action="store_true", help="--only pytest: do not count the peers"
-    )
-    parser.add_argument(
         "--impact-hits-only",
         action="store_true",
         help="--only impact,impact-now: count the kept answers' hits alone (not the misses)",
     )
+    instructions_pytest.add_arguments(parser)
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     grow_sizes = [int(n) for n in args.grow_sizes.split(",") if n.strip().isdigit()]
@@ -469,14 +467,18 @@ def main(argv: list[str] | None = None) -> None:
 
             if "pytest" in parts:
                 sizes = [int(n) for n in args.tests.split(",")]
+                rows = instructions_pytest.chosen_rows(parser, args.rows)
                 instructions_pytest.bench_pytest(
-                    tmp, sizes, counted, warmed, start, with_peers=not args.no_peers
+                    tmp, sizes, counted, warmed, start, with_peers=not args.no_peers, rows=rows
                 )
             if "pytest-imports" in parts:
                 print("the imports of pytest --plangraph:")
                 instructions_pytest.bench_pytest_imports(tmp, counted, warmed, start)
             if "coverage" in parts:
-                instructions_pytest.bench_coverage_runs(tmp, counted, warmed, start)
+                rows = instructions_pytest.chosen_rows(parser, args.rows)
+                instructions_pytest.bench_coverage_runs(
+                    tmp, counted, warmed, start, args.coverage_tests, rows, pair=args.coverage_pair
+                )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ at the smallest size when the counted interpreter has them."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,44 @@ TARGETS = {  # from issue 18
     "fixed over plain": 0.6e9,
     "coverage ratio": 1.0,
 }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``--only pytest`` and ``--only coverage``."""
+    parser.add_argument(
+        "--no-peers", action="store_true", help="--only pytest: do not count the peers"
+    )
+    parser.add_argument(
+        "--rows",
+        default="plan cache kept,fresh .plangraph",
+        help="--only pytest: the --plangraph rows counted at each size (default %(default)s)",
+    )
+    parser.add_argument(
+        "--coverage-tests",
+        type=_tests,
+        default=None,
+        help="--only coverage: the size of the coverage suite (default its 1,000 tests)",
+    )
+    parser.add_argument(
+        "--coverage-pair",
+        action="store_true",
+        help="--only coverage: count only the two commands the target compares",
+    )
+
+
+def _tests(value: str) -> int:
+    """A number of tests above 0 (``--coverage-tests``)."""
+    if not value.strip().isdigit() or int(value) == 0:
+        raise argparse.ArgumentTypeError(f"a whole number of tests above 0, not {value!r}")
+    return int(value)
+
+
+def chosen_rows(parser: argparse.ArgumentParser, value: str) -> list[str]:
+    """The rows ``--rows`` names (each a key of :data:`ROWS`)."""
+    rows = [row.strip() for row in value.split(",")]
+    if unknown := set(rows) - set(ROWS):
+        parser.error(f"--rows: no row {', '.join(sorted(unknown))}; rows: {', '.join(ROWS)}")
+    return rows
 
 
 def use_python(python: str) -> None:
@@ -98,12 +137,21 @@ ROWS = {"plan cache kept": True, "fresh .plangraph": False}
 
 
 def bench_pytest(
-    tmp: Path, sizes: list[int], count: Count, warm: Warm, start: int, *, with_peers: bool = True
+    tmp: Path,
+    sizes: list[int],
+    count: Count,
+    warm: Warm,
+    start: int,
+    *,
+    with_peers: bool = True,
+    rows: list[str] | None = None,
 ) -> None:
-    """Plain pytest and ``pytest --plangraph`` (both rows) at every size; the marginal and
-    fixed cost of the plug-in from the two smallest sizes; the peers at the smallest size."""
+    """Plain pytest and ``pytest --plangraph`` (the *rows* of :data:`ROWS`, both by default) at
+    every size; the marginal and fixed cost of the plug-in from the two smallest sizes; the
+    peers at the smallest size."""
+    chosen = {row: keep for row, keep in ROWS.items() if rows is None or row in rows}
     plain: dict[int, int] = {}
-    counted: dict[str, dict[int, int]] = {row: {} for row in ROWS}
+    counted: dict[str, dict[int, int]] = {row: {} for row in chosen}
     print("pytest --plangraph, trivial tests mapped by markers to 500 criteria:")
     print(f"  {'tests':>6} {'':<34} {'count':>9} {'ratio':>6}  target")
     for size in sizes:
@@ -112,7 +160,7 @@ def bench_pytest(
         bench_plugin.build(root, size)
         plain[size] = measure(root, PLAIN, count, warm)
         print(f"  {size:>6} {'plain pytest':<34} {plain[size] / 1e9:8.3f}G")
-        for row, keep in ROWS.items():
+        for row, keep in chosen.items():
             value = counted[row][size] = measure(
                 root, [*PLAIN, "--plangraph"], count, warm, keep_plan_cache=keep
             )
@@ -130,7 +178,7 @@ def bench_pytest(
         small, large = sorted(sizes)[:2]
         pytest_per_test = (plain[large] - plain[small]) / (large - small)
         print(f"  plain pytest per test: {pytest_per_test / 1e6:.3f} M")
-        for row, keep in ROWS.items():
+        for row, keep in chosen.items():
             extra = {n: counted[row][n] - plain[n] for n in (small, large)}
             marginal = (extra[large] - extra[small]) / (large - small)
             fixed = extra[small] - marginal * small
@@ -167,12 +215,25 @@ def bench_pytest_imports(tmp: Path, count: Count, warm: Warm, start: int) -> Non
     print(f"  python -c pass (baseline): {start / 1e9:.3f} G")
 
 
-def bench_coverage_runs(tmp: Path, count: Count, warm: Warm, start: int) -> None:
+def bench_coverage_runs(
+    tmp: Path,
+    count: Count,
+    warm: Warm,
+    start: int,
+    tests: int | None = None,
+    rows: list[str] | None = None,
+    *,
+    pair: bool = False,
+) -> None:
     """``--plangraph --plangraph-coverage`` against ``--cov=src --cov-context=test`` (and
-    plain pytest and ``--plangraph`` for reference) on the suite of ``bench_coverage.py``."""
+    plain pytest and ``--plangraph`` for reference) on the suite of ``bench_coverage.py``
+    (its 1,000 tests, or the first *tests*); the fresh-``.plangraph`` variant only when
+    *rows* (default: both) hold its row; with *pair* only the two commands the target
+    compares."""
+    tests = tests or bench_coverage.FILES * bench_coverage.TESTS_PER_FILE
     root = tmp / "coverage"
     root.mkdir()
-    bench_coverage.build(root)
+    bench_coverage.build(root, tests)
     variants = {
         "pytest": PLAIN,
         "--plangraph": [*PLAIN, "--plangraph"],
@@ -184,14 +245,20 @@ def bench_coverage_runs(tmp: Path, count: Count, warm: Warm, start: int) -> None
         ],
         "--cov=src --cov-context=test": [*PLAIN, "--cov=src", "--cov-context=test"],
     }
+    if rows is not None and "fresh .plangraph" not in rows:
+        del variants["--plangraph --plangraph-coverage, fresh .plangraph"]
+    if pair:
+        compared = ("--plangraph --plangraph-coverage", "--cov=src --cov-context=test")
+        variants = {name: variants[name] for name in compared}
     counts = {
         name: measure(root, command, count, warm, keep_plan_cache="fresh" not in name)
         for name, command in variants.items()
     }
-    plain = counts["pytest"]
-    print(f"coverage, {bench_coverage.FILES * bench_coverage.TESTS_PER_FILE} tests:")
+    plain = counts.get("pytest")
+    print(f"coverage, {tests} tests:")
     for name, value in counts.items():
-        print(f"  {name:<52} {value / 1e9:8.3f} G  ({value / plain:5.2f}x plain pytest)")
+        times = f"  ({value / plain:5.2f}x plain pytest)" if plain else ""
+        print(f"  {name:<52} {value / 1e9:8.3f} G{times}")
     ratio = counts["--plangraph --plangraph-coverage"] / counts["--cov=src --cov-context=test"]
     print(
         f"  --plangraph-coverage / --cov --cov-context=test: {ratio:.3f} "

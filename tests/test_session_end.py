@@ -105,3 +105,29 @@ def test_a_record_not_made_by_the_run_is_checked(pytester: pytest.Pytester) -> N
         stored = plangraph.record_run([record], made={id(forged): (forged, {"bogus": 1})})
     assert [e.payload for e in stored] == [payload]
     assert [e.id for e in evidence(root)] == [record.id]  # the forged ones stored nothing
+
+
+def test_the_session_end_and_the_mapping_run_without_collections(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session end and the mapping at collection build many small acyclic values: the
+    cyclic collector is paused while they run (no full collection rescans the items), and
+    enabled again, with nothing left frozen, after them."""
+    import gc
+
+    seen: dict[str, bool] = {}
+    for name in ("_finish", "_map"):
+        real = getattr(session_module.PlangraphSession, name)
+
+        def watched(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            seen[_name] = seen.get(_name, False) or gc.isenabled()
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(session_module.PlangraphSession, name, watched)
+    jwt_project(pytester)
+    assert gc.isenabled()
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    passed, _, failed = result.listoutcomes()
+    assert passed and not failed
+    assert seen == {"_finish": False, "_map": False}  # called, and never with collections on
+    assert gc.isenabled() and gc.get_freeze_count() == 0

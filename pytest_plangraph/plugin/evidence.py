@@ -21,7 +21,9 @@ from ..plan.evidence import ABSENT
 from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import CriterionTests, Mapping
-from .outcomes import outcome_details
+from .origin import ORIGIN_ATTRIBUTE
+from .outcomes import outcome_details, phase_outcome, report_reason
+from .properties import ARTIFACT_PROPERTY
 from .verdicts import (
     DESELECTED,
     NOT_COLLECTED,
@@ -52,6 +54,29 @@ class RunResults:
     reasons: dict[str, str] = field(default_factory=dict)
     """Test id → why it did not pass (:func:`~.outcomes.report_reason` of its first report
     that is no pass)."""
+
+    def hear(self, test_id: str, report: Any) -> None:
+        """Take one phase's report (a pytest report, or one an xdist worker sent): its
+        outcome (:func:`~.outcomes.phase_outcome`), why it is no pass, a verifier item's
+        verdict and the artifacts the test declared."""
+        phases = self.phases.get(test_id)
+        if phases is None:
+            phases = self.phases[test_id] = []
+        if (
+            report.outcome == "passed"
+            and not hasattr(report, "wasxfail")
+            and not getattr(report, ORIGIN_ATTRIBUTE, None)
+        ):  # a plain pass (most reports): pytest's outcome, no reason to keep
+            phases.append((report.when, "passed", False))
+        else:
+            phases.append((report.when, phase_outcome(report), hasattr(report, "wasxfail")))
+            self.note(test_id, report_reason(report))
+        verdict = getattr(report, "plangraph_verdict", None)
+        if verdict is not None:
+            self.verdicts[test_id] = verdict
+        for name, value in report.user_properties:
+            if name == ARTIFACT_PROPERTY:
+                self.artifacts.setdefault(test_id, []).append(str(value))
 
     def note(self, test_id: str, reason: str | None) -> None:
         """Keep the first *reason* a report gave for why the test did not pass."""

@@ -135,7 +135,12 @@ def marker_refs(item: pytest.Item) -> list[str]:
     marker without a positional argument, or with keyword ones, gives a ref that
     :func:`ref_problems` explains. The markers are read once per item (kept in its stash),
     and again only when a mark was added since (``add_marker`` in a later hook)."""
-    marks = tuple(len(node.own_markers) for node in item.listchain())
+    counted: list[int] = []
+    node: Any = item
+    while node is not None:  # the item and its parents (listchain() without its list copy)
+        counted.append(len(node.own_markers))
+        node = node.parent
+    marks = tuple(counted)
     kept = item.stash.get(MARKER_REFS, None)
     if kept is None or kept[0] != marks:
         COUNTS["marker reads"] += 1

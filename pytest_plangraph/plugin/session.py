@@ -26,6 +26,7 @@ from ..api import PlanGraph
 from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..judge.inputs import Snapshot, needed_paths, subject_files
+from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
@@ -36,8 +37,7 @@ from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
-from .outcomes import phase_outcome, report_reason
-from .properties import ARTIFACT_PROPERTY, CRITERION_PROPERTY, RUN_PROPERTY
+from .properties import CRITERION_PROPERTY, RUN_PROPERTY
 from .selection import STILL_VALID, StaleSelection, still_valid
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
@@ -261,16 +261,17 @@ class PlangraphSession:
         stopped = self.collection_failed and not (
             self.worker or self.config.getoption("continue_on_collection_errors")
         )
-        builder = MappingBuilder(
-            self.plangraph.plan,
-            self.prefix,
-            partial=self.partial or stopped,
-            selection=ProjectSelection.of(self.config),
-        )
-        for selected, items in ((True, session.items), (False, self.deselected)):
-            for item in items:
-                self._map(builder, item, selected=selected)
-        self.mapping = builder.finish()
+        with collector_paused():  # many small acyclic values: collections would rescan them
+            builder = MappingBuilder(
+                self.plangraph.plan,
+                self.prefix,
+                partial=self.partial or stopped,
+                selection=ProjectSelection.of(self.config),
+            )
+            for selected, items in ((True, session.items), (False, self.deselected)):
+                for item in items:
+                    self._map(builder, item, selected=selected)
+            self.mapping = builder.finish()
         self.globs_tried = builder.index.tried + builder.excludes.tried
         if self.worker:
             workeroutput: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
@@ -306,16 +307,7 @@ class PlangraphSession:
             return
         if facts := getattr(report, FACTS_ATTRIBUTE, None):
             self.heard_facts.setdefault(repr(facts), facts)
-        test_id = self.prefix + report.nodeid
-        xfail, outcome = hasattr(report, "wasxfail"), phase_outcome(report)
-        self.results.phases.setdefault(test_id, []).append((report.when, outcome, xfail))
-        self.results.note(test_id, report_reason(report))
-        verdict = getattr(report, "plangraph_verdict", None)
-        if verdict is not None:
-            self.results.verdicts[test_id] = verdict
-        for name, value in report.user_properties:
-            if name == ARTIFACT_PROPERTY:
-                self.results.artifacts.setdefault(test_id, []).append(str(value))
+        self.results.hear(self.prefix + report.nodeid, report)
 
     @cached_property
     def own_facts(self) -> dict[str, Any]:
@@ -357,7 +349,8 @@ class PlangraphSession:
             failed, skipped = (
                 ([], []) if stopped else (list(self.collection_errors), list(self.collection_skips))
             )
-            self.report = self._finish(failed, skipped)
+            with collector_paused():  # the records, their encodings, the state: no cycles
+                self.report = self._finish(failed, skipped)
         except PlangraphError as exc:
             gated = bool(self.config.getoption("plangraph_gate"))
             error, session.exitstatus = unrecorded(exc, gated)

@@ -96,6 +96,12 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, installed: Sequence[Path]) -> None:
         self.installed = installed
+        self._directories: dict[str, bool] = {}
+        """A directory as the modules' file names give it → whether it resolves outside the
+        installed directories (each resolved once)."""
+        self.resolutions = 0
+        """Paths resolved so far: one per directory, plus each file that is itself a symbolic
+        link (or has a relative name)."""
 
     def find_spec(
         self,
@@ -121,7 +127,20 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
         return spec
 
     def _in_project(self, origin: str) -> bool:
-        resolved = Path(origin).resolve()
+        """True unless *origin* resolves into an installed directory. A regular file is placed
+        by its directory, resolved once per directory (a module import costs one ``lstat``); a
+        file that is itself a symbolic link, or a relative name, is resolved whole."""
+        if not os.path.isabs(origin) or os.path.islink(origin):
+            return self._outside_installed(Path(origin))
+        directory = os.path.dirname(origin)
+        known = self._directories.get(directory)
+        if known is None:
+            known = self._directories[directory] = self._outside_installed(Path(directory))
+        return known
+
+    def _outside_installed(self, path: Path) -> bool:
+        self.resolutions += 1
+        resolved = path.resolve()
         return not any(resolved.is_relative_to(d) for d in self.installed)
 
 
