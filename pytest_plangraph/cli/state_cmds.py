@@ -123,10 +123,18 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:
     """Print the status derived now (kept for the next call: :mod:`..derived.kept`); return
     the nodes that fail ``--check``."""
-    from ..derived.kept import keep_status
+    from ..derived.kept import keep_status, kept_status_of_meaning
 
     warned: list[str] = []
     with open_plangraph(args, reading=True, warned=warned) as plangraph:
+        plan = getattr(args, "plan", None)
+        same = None  # the plan's bytes changed, not its meaning: the answer kept for it
+        if not warned:
+            same = kept_status_of_meaning(args.root, plan, args.store, out.fmt, plangraph)
+        if same is not None:
+            if same.printed is not None:
+                print(same.printed)
+            return same.failures
         fold = plangraph.fold()  # what the log says: status and --check need no more
         state = plangraph.status(fold)
         settled = {n for n, node in plangraph.graph.nodes.items() if node.cancelled}
