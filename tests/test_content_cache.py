@@ -15,6 +15,7 @@ from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.lint import check
 from pytest_plangraph.plan import file as plan_file
+from pytest_plangraph.plan import itemcache
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.model import plan_criterion_digests, plan_digest, runtime_plan
 
@@ -112,15 +113,21 @@ def test_lint_errors_are_found_again_where_the_edit_moved_them(
 
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry each time a plan's data is validated by the boundary's models."""
+    """One entry each time a plan's data is validated by the boundary's models (whole, or
+    item by item: a second entry when the items path refuses it and it is validated whole)."""
     runs: list[int] = []
-    real = plan_file.validate_plan
+    whole, by_item = plan_file.validate_plan, itemcache.validated_by_item
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         runs.append(1)
-        return real(*args, **kwargs)
+        return whole(*args, **kwargs)
+
+    def counting_items(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return by_item(*args, **kwargs)
 
     monkeypatch.setattr(plan_file, "validate_plan", counting)
+    monkeypatch.setattr(itemcache, "validated_by_item", counting_items)
     return runs
 
 

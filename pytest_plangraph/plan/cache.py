@@ -93,16 +93,23 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     prune(cache_dir, key)
 
 
-def keep_validated(cache_dir: Path, key: str, plan: Plan, meaning: str | None = None) -> None:
+def keep_validated(
+    cache_dir: Path,
+    key: str,
+    plan: Plan,
+    meaning: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
     """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
     place of an entry that is missing or could not be read (then :func:`prune` the cache) —
     once the project keeps anything (:func:`in_use`): reading a plan makes no folder. With
     *meaning* (the content key of the data it was validated from:
     :func:`~pytest_plangraph.plan.file.content_key`), it is kept under that key too, so other
     bytes of the same data (an edit of comments or layout) are not validated again
-    (:func:`reuse_validated`)."""
+    (:func:`reuse_validated`). *data*, when given, is the validated form the plan was built
+    from (:meth:`~.frozen.Frozen.from_data` gives it back: it is not dumped again)."""
     if in_use(cache_dir):
-        body = json.dumps(plan.to_data(), ensure_ascii=False).encode()
+        body = json.dumps(plan.to_data() if data is None else data, ensure_ascii=False).encode()
         if meaning is not None:
             _write(cache_dir / f"valid-{meaning}.json", body)
         _write(cache_dir / f"valid-{key}.json", body)

@@ -112,6 +112,14 @@ def parse_plan(
         # the same data read from other bytes (comments, layout) was validated: its form is kept
         plan = reuse_validated(cache_dir, meaning, known)
         loaded = None if plan is None else LoadedPlan(plan, name, positions)
+    if loaded is None and cache_dir is not None and key is not None:
+        # the meaning changed: only the nodes and edges not validated before are validated
+        from .itemcache import validated_by_item
+
+        found = validated_by_item(data, cache_dir)
+        if found is not None:
+            loaded = LoadedPlan(found[0], name, positions)
+            keep_validated(cache_dir, key, found[0], meaning, found[1])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
         meaning = content_key(data) if cache_dir is not None and key is not None else None
