@@ -46,8 +46,8 @@ checkout and installed into a private virtual environment (the rest of the envir
 packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
-[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--tests 2000,4000,20000]
-[--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
+[--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
+[--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
 [--only status,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
@@ -61,7 +61,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import bench_impact
@@ -332,7 +332,9 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     row("  claim after the plan file was edited", count(root, claim, env), start)
 
 
-def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: int) -> None:
+def bench_impact_command(
+    tmp: Path, commits: int, env: dict[str, str], start: int, *, misses: bool = True
+) -> None:
     """``impact --since`` over *commits* commits: the kept answer's hit, its miss with the
     commit cache warm (what a run on a new commit pays beside the commits it has not seen),
     ``--no-commits`` (a miss) and both caches deleted, against ``git diff --name-only``."""
@@ -344,7 +346,7 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     since = [PLANGRAPH, "impact", "--since", rev]
 
     def forget() -> None:
-        for kept in cache.glob("impact-*.json"):
+        for kept in cache.glob("impact-*"):  # the records and the printed answers
             kept.unlink()
 
     warm(root, since, env)
@@ -353,19 +355,12 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
     row("git diff --name-only (baseline)", diff, start)
     hit = count(root, since, env)
     row("impact --since, the kept answer (hit)", hit, start)
-    forget()
-    miss = count(root, since, env)
-    row("impact --since, kept answer deleted (miss)", miss, start)
-    forget()
-    bare = count(root, [*since, "--no-commits"], env)
-    row("impact --since --no-commits (miss)", bare, start)
-    forget()
-    (cache / "commits.json").unlink()
-    cold = count(root, since, env)
-    row("impact --since, both caches deleted", cold, start)
+    miss = 0
+    if misses:
+        miss = bench_impact_misses(root, since, env, start, forget)
     print("  where the hit goes (each part alone, in a fresh process):")
     hit_imports = (
-        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_cmds, "
+        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_kept, "
         "pytest_plangraph.derived.kept, pytest_plangraph.vcs.history"
     )
     fingerprint = "; from pytest_plangraph.codehash import code_fingerprint; code_fingerprint()"
@@ -377,14 +372,34 @@ def bench_impact_command(tmp: Path, commits: int, env: dict[str, str], start: in
         warm(root, command, env)
         row(name, count(root, command, env), start)
     floor = diff + start
-    for name, figure in (("hit", hit), ("miss", miss)):
+    for name, figure in (("hit", hit), ("miss", miss))[: 2 if misses else 1]:
         print(
             f"  {name} / (git diff + python start): {figure / floor:.2f} "
             f"(target <= 3: {'met' if figure <= 3 * floor else 'NOT met'})"
         )
 
 
-def bench_impact_now(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+def bench_impact_misses(
+    root: Path, since: list[str], env: dict[str, str], start: int, forget: Callable[[], None]
+) -> int:
+    """The misses of ``impact --since`` (kept answer deleted, ``--no-commits``, both caches
+    deleted); the first."""
+    forget()
+    miss = count(root, since, env)
+    row("impact --since, kept answer deleted (miss)", miss, start)
+    forget()
+    bare = count(root, [*since, "--no-commits"], env)
+    row("impact --since --no-commits (miss)", bare, start)
+    forget()
+    (root / ".plangraph/cache/commits.json").unlink()
+    cold = count(root, since, env)
+    row("impact --since, both caches deleted", cold, start)
+    return miss
+
+
+def bench_impact_now(
+    tmp: Path, nodes: int, env: dict[str, str], start: int, *, misses: bool = True
+) -> None:
     """``impact`` over the working tree: the kept answer's hit, its miss (the kept derived
     state standing), and both deleted (derives)."""
     root = tmp / "impact-now"
@@ -401,11 +416,13 @@ def bench_impact_now(tmp: Path, nodes: int, env: dict[str, str], start: int) -> 
     print(f"plangraph impact, {nodes} nodes, {len(changed)} outputs changed in the working tree:")
     hit = count(root, impact, env)
     row("impact, the kept answer (hit)", hit, start, TARGETS["impact, working tree"])
-    for kept in cache.glob("impact-*.json"):
+    if not misses:
+        return
+    for kept in cache.glob("impact-*"):
         kept.unlink()
     miss = count(root, impact, env)
     row("impact, kept answer deleted (miss)", miss, start, TARGETS["impact, working tree"])
-    for kept in [*cache.glob("impact-*.json"), cache / "derived.json"]:
+    for kept in [*cache.glob("impact-*"), cache / "derived.json"]:
         kept.unlink()
     row("impact, kept answer and derived state deleted", count(root, impact, env), start)
 
@@ -435,6 +452,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--no-peers", action="store_true", help="--only pytest: do not count the peers"
+    )
+    parser.add_argument(
+        "--impact-hits-only",
+        action="store_true",
+        help="--only impact,impact-now: count the kept answers' hits alone (not the misses)",
     )
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
@@ -467,9 +489,9 @@ def main(argv: list[str] | None = None) -> None:
         if "claim" in parts:
             bench_claim(tmp, env, start)
         if "impact" in parts:
-            bench_impact_command(tmp, args.commits, env, start)
+            bench_impact_command(tmp, args.commits, env, start, misses=not args.impact_hits_only)
         if "impact-now" in parts:
-            bench_impact_now(tmp, args.impact_nodes, env, start)
+            bench_impact_now(tmp, args.impact_nodes, env, start, misses=not args.impact_hits_only)
         if parts & {"pytest", "pytest-imports", "coverage"}:
 
             def counted(root: Path, command: list[str]) -> int:

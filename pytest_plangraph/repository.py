@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
-from .judge.inputs import Snapshot, needed_paths
+from .judge.inputs import UNREADABLE, Snapshot, needed_paths
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
@@ -68,6 +68,10 @@ class Repository:
         self.taken: tuple[object, Snapshot, int] | None = None
         """The events of the last :meth:`snapshot`, the snapshot, and the time it began
         (what a kept status watches: :mod:`pytest_plangraph.derived.kept`)."""
+        self.known_files: Mapping[str, str | None] | None = None
+        """The sha256 of files looked at a moment ago by their ``lstat`` and found as a kept
+        answer's watch says (:func:`pytest_plangraph.derived.kept.known_files`): the next
+        :meth:`snapshot` takes them instead of asking the hash cache, once."""
         self._use(loaded, plan_stat)
 
     def _use(self, loaded: LoadedPlan, plan_stat: os.stat_result | None) -> None:
@@ -204,6 +208,13 @@ class Repository:
 
         return check_plan(self._lint_subject(), self.plan_problems())
 
+    def checked_as_kept(self) -> None:
+        """Take the plan as read as checked, without linting it: for a caller that knows
+        lint's answer for this plan and these files had no error and cannot have changed
+        (:func:`pytest_plangraph.derived.kept.kept_lint`). A plan read again since is checked
+        as any is."""
+        self._problems = ([], [])
+
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
@@ -319,12 +330,23 @@ class Repository:
         # no cycles are made here; with a large log in memory, each collection walks it all
         with collector_paused():
             outputs = _named_in_utf8(self.workspace.expand_each(self._outputs(), stats))
-            paths = needed_paths(self.graph, judged, outputs)
+            absent: set[str] = set()
+            paths = needed_paths(self.graph, judged, outputs, absent)
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
-            files = self.workspace.hashes(paths, cache=cache, stats=stats)
+            known, self.known_files = self.known_files, None
+            if known is not None and cached:  # the rest is hashed as without them
+                files = self.workspace.hashes(
+                    [p for p in paths if p not in known], cache=cache, stats=stats
+                )
+                files = {p: known[p] if p in known else files[p] for p in sorted(paths)}
+            else:
+                files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        for path in absent:  # a file where one was bound absent counts, hashed or not
+            if files.get(path) is None and self.workspace.occupied(path):
+                files[path] = UNREADABLE
         snapshot = Snapshot(files=files, outputs=outputs)
         self.taken = (events, snapshot, started)
         return snapshot

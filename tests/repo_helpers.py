@@ -53,6 +53,12 @@ def logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
     folder.mkdir()
     log = tmp_path / "git.log"
     shim = folder / "git"
-    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    shim.write_text(  # `git -C DIR ARGS` (how plangraph runs git) is logged as ARGS
+        "#!/bin/sh\n"
+        'if [ "$1" = "-C" ]; then\n'
+        f'  where="$2"; shift 2; printf "%s\\n" "$*" >> "{log}"; exec "{real}" -C "$where" "$@"\n'
+        "fi\n"
+        f'printf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n'
+    )
     shim.chmod(0o755)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log

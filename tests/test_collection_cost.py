@@ -1,7 +1,8 @@
 """Per-test work in O(1) at collection: the source path of each test is resolved against the
 repository once per path, not once per test. A real ``pytest --plangraph`` session (pytester)
 counts the resolutions made while its tests are mapped: no more than its test files, and the
-same for one test per file as for two hundred."""
+same for one test per file as for two hundred; and the folders looked at for the files bound
+absent (``conftest.py``, ``__init__.py``): once per folder."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class Probe:
     mapped) and after the tests are mapped."""
 
     def __init__(self) -> None:
-        self.before = self.after = -1
+        self.before = self.after = self.folders = -1
         self.bound = 0
 
     @pytest.hookimpl(trylast=True)
@@ -54,6 +55,7 @@ class Probe:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         plangraph = session.config.stash[SESSION_KEY]
         self.after = plangraph.binder.resolutions
+        self.folders = plangraph.binder.folders
         mapping = plangraph.mapping
         assert mapping is not None
         self.bound = len(mapping.file_subjects)
@@ -90,6 +92,9 @@ def test_each_source_path_is_resolved_once_per_session(pytester: pytest.Pytester
 
 
 def test_the_count_does_not_grow_with_the_tests(pytester: pytest.Pytester) -> None:
-    few, _ = _resolutions(pytester, 1)
-    many, _ = _resolutions(pytester, 50)  # the same project, with more tests in each file
+    few, one = _resolutions(pytester, 1)
+    many, fifty = _resolutions(pytester, 50)  # the same project, with more tests in each file
     assert few == many
+    # the folders looked at for a conftest.py or __init__.py, bound or bound absent: the
+    # root and tests/, once each, however many tests they hold
+    assert one.folders == fifty.folders == 2

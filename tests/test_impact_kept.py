@@ -9,6 +9,7 @@ one message; a kept answer imports neither the walk nor pydantic, YAML or GitPyt
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -252,7 +253,8 @@ import contextlib, io, json, sys
 from pytest_plangraph.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[2:])
-heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey"]
+heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey",
+         "argparse", "subprocess", "pytest_plangraph.cli.impact_cmds"]
 with open(sys.argv[1], "w") as out:
     json.dump([code, sorted(m for m in heavy if m in sys.modules)], out)
 """
@@ -273,7 +275,41 @@ def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
         subprocess.run(command, cwd=root, check=True, timeout=300)
         loaded.append(json.loads(report.read_text()))
     assert loaded[0][1]  # making the report imports them: the probe sees what was imported
-    assert loaded[2] == [loaded[0][0], []]
+    assert "argparse" in loaded[0][1] and "pytest_plangraph.cli.impact_cmds" in loaded[0][1]
+    assert loaded[2] == [loaded[0][0], []]  # nor the parser, subprocess or the command
+
+
+SPELLINGS = [
+    (
+        ("--since", "HEAD~2", "--format", "json", "--check"),
+        ("--since=HEAD~2", "--format=json", "--check"),
+    ),
+    (("--since", "HEAD~2"), ("--sin", "HEAD~2")),  # an abbreviation: the parser reads it
+    (("--format", "json"), ("--format", "text", "--format", "json")),  # the last one counts
+    (("--since", "HEAD~2", "--no-commits"), ("--no-commits", "--since", "HEAD~2")),
+    (("--root", "."), ("--root=.",)),
+]
+
+
+@pytest.mark.parametrize(("plain", "other"), SPELLINGS)
+def test_every_spelling_of_the_options_gets_the_same_answer(
+    project: Callable[[str], Path],
+    made: list[object],
+    plain: tuple[str, ...],
+    other: tuple[str, ...],
+) -> None:
+    """The kept answer is looked for before the parser in the plain forms of the options
+    alone; any other spelling goes through the parser, and the answers are the same."""
+    root = project("seed-000")
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    fresh = _fresh(root, *plain)
+    before = len(made)
+    assert _impact(root, *plain) == fresh
+    assert _impact(root, *other) == fresh
+    assert len(made) == before  # both hits: no report made
+    assert _fresh(root, *other) == fresh
 
 
 def test_a_kept_answer_edited_or_planted_is_not_believed(
@@ -297,6 +333,78 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
         assert answer == first
 
 
+def _same_size(path: Path) -> None:
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:  # in place: the same inode and size, other bytes
+        handle.write(data[:1].swapcase() if data[:1].isalpha() else b"#")
+
+
+def _symlink(path: Path) -> None:
+    copy = path.with_name("elsewhere.out")
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(copy.name)
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _same_bytes(path: Path) -> None:
+    """Written again with the same bytes (a new inode, a new date): not known as the same."""
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _same_size,
+        lambda path: path.write_bytes(path.read_bytes() + b"more"),
+        lambda path: path.write_bytes(b""),
+        lambda path: path.unlink(),
+        _symlink,
+        _fifo,
+        _same_bytes,
+    ],
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--since", "HEAD~2", "--check"),
+        (
+            "--format",
+            "markdown",
+        ),
+    ],
+)
+def test_a_printed_answer_written_since_it_was_kept_is_not_believed(
+    project: Callable[[str], Path],
+    made: list[object],
+    damage: Callable[[Path], object],
+    args: tuple[str, ...],
+) -> None:
+    """What ``impact`` printed is kept in its own file, known by its size, inode and dates
+    (dated in the past when written): any write to it since, or another file in its place,
+    is a miss whose answer is the fresh one."""
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    first = _fresh(root, *args)
+    before = len(made)
+    assert _impact(root, *args) == first and len(made) == before  # a hit
+    [printed] = (root / CACHE).glob("impact-*.out")
+    assert printed.read_text(encoding="utf-8") == first.out.removesuffix("\n")
+    damage(printed)
+    assert _impact(root, *args) == first
+    assert len(made) == before + 1  # not believed: the report is made again
+    assert _impact(root, *args) == first and len(made) == before + 1  # kept again: a hit
+
+
 @pytest.mark.parametrize(
     "shape",
     [
@@ -307,6 +415,9 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
         [1, [], 0],
         ["x", [1], 0],
         ["x", [], "1"],
+        [[1, 2, 3], [], 0],
+        [[1, 2, 3, "4"], [], 0],
+        [[1, 2, 3, 4.0], [], 0],
     ],
 )
 def test_a_kept_answer_of_another_shape_is_made_again(
@@ -334,3 +445,59 @@ def _read_kept(path: Path) -> dict[str, Any]:
     record = read_tagged(path, b"plangraph-status")
     assert isinstance(record, dict)
     return record
+
+
+def _run(root: Path, env: dict[str, str], *args: str) -> tuple[int, bytes, bytes]:
+    command = [sys.executable, "-m", "pytest_plangraph", "impact", *args]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, check=False, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "latin-1:replace", "ascii:backslashreplace"])
+@pytest.mark.parametrize("args", [("--format", "markdown"), ("--since", "HEAD~2", "--check")])
+def test_a_kept_answer_prints_the_bytes_the_command_prints(
+    project: Callable[[str], Path], encoding: str | None, args: tuple[str, ...]
+) -> None:
+    """A hit copies the kept bytes to a UTF-8 stdout and prints the text to any other, as the
+    command does: the same bytes on stdout and stderr either way, names beyond ASCII
+    included (a name that is not UTF-8 is never kept: see the test above)."""
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    _history(root, 2)
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed → again\n")
+    (root / "ünïcödé ← name.txt").write_text("untracked\n")
+    env = dict(os.environ)
+    env.pop("PYTHONIOENCODING", None)
+    if encoding is not None:
+        env["PYTHONIOENCODING"] = encoding
+    _fresh(root)
+    for kept in (root / CACHE).glob("impact-*"):
+        kept.unlink()
+    fresh = _run(root, env, *args)
+    [printed] = (root / CACHE).glob("impact-*.out")
+
+    def signature() -> tuple[int, int, int]:
+        info = printed.stat()
+        return info.st_ino, info.st_mtime_ns, info.st_ctime_ns
+
+    kept = signature()
+    hits = [_run(root, env, *args) for _ in range(2)]
+    assert hits == [fresh, fresh]
+    assert fresh[1]  # something printed
+    assert signature() == kept  # hits: the kept file read, not written again
+
+
+def test_nothing_printed_is_kept_where_nothing_may_be(project: Callable[[str], Path]) -> None:
+    """No cache folder (a preview in a repository that keeps nothing), or keys configured:
+    no printed answer is written either."""
+    root = project("seed-000")
+    _history(root, 2)
+    assert _impact(root, "--since", "HEAD~2").code == 0
+    assert not (root / ".plangraph").exists()
+    (root / CACHE).mkdir(parents=True)
+    keyed = {**os.environ, "PLANGRAPH_SIGNING_KEY": "a shared secret"}
+    assert _impact(root, "--since", "HEAD~2", env=keyed).code == 0
+    assert list((root / CACHE).glob("impact-*")) == []
+    assert _impact(root, "--since", "HEAD~2").code == 0
+    assert len(list((root / CACHE).glob("impact-*.out"))) == 1

@@ -16,6 +16,8 @@ from cli_helpers import plangraph_main
 from conftest import git
 from plugin_helpers import jwt_project, latest
 
+from pytest_plangraph.plan.evidence import ABSENT
+
 TOKEN = "step-token-endpoint"
 INVALID = f"{TOKEN}/ac-invalid-401"
 FAILING_TEST = f"""
@@ -156,10 +158,19 @@ def test_a_plugin_from_outside_the_repository_does_not_bind(
     monkeypatch.setenv("PYTHONPATH", str(elsewhere))
     result = pytester.runpytest_subprocess("--plangraph", "-p", "outsideplugin")
     result.assert_outcomes(passed=3)
-    assert sorted(latest(root)[INVALID].subjects) == [
+    subjects = latest(root)[INVALID].subjects
+    assert sorted(p for p, sha in subjects.items() if sha != ABSENT) == [
         "conftest.py",
         "pytest.ini",
         "src/auth/login.py",
         "src/auth/user_schema.json",
         "tests/test_login.py",
+    ]
+    # the paths where a file would change the verdict, bound absent
+    assert sorted(p for p, sha in subjects.items() if sha == ABSENT) == [
+        ".pytest.toml",
+        "__init__.py",
+        "pytest.toml",
+        "tests/__init__.py",
+        "tests/conftest.py",
     ]

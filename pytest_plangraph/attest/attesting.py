@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
+from ..plan.evidence import ABSENT
 from ..repository import Repository
 from ..values import dataclass, field
 
@@ -76,7 +77,8 @@ def _evidence_files(fold: LogFold, node_state: NodeState) -> list[str]:
         if criterion.evidence is None or record.get("id") != criterion.evidence:
             continue
         subjects = record.get("subjects") or {}
-        found.extend(str(path) for path in subjects)
+        # a path bound absent has no digest to attest it by (the gate checked it is still so)
+        found.extend(str(path) for path, sha in subjects.items() if sha != ABSENT)
     return found
 
 

@@ -9,17 +9,16 @@ as one message with exit 2; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
-import importlib
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .._version import __version__
-from ..canonical import encodes_as_utf8
 from ..errors import ConflictError, PlangraphError
-from .common import Output
+
+if TYPE_CHECKING:  # argparse is imported where a parser is built: a kept answer needs none
+    import argparse
+    from collections.abc import Sequence
 
 MODULES = (
     "init_cmds",
@@ -67,26 +66,37 @@ command import every module, so the list and the "invalid choice" message name t
 A test checks this table against what the modules register."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """The top-level parser: an argument no command takes is reported by that command's own
-    parser (its usage line, ``plangraph COMMAND: error: …``), not by the top level."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The top-level parser's class (made here: :mod:`argparse` is imported when a parser is
+    built, not by a kept answer)."""
+    import argparse
 
-    commands: dict[str, argparse.ArgumentParser]
+    class Parser(argparse.ArgumentParser):
+        """The top-level parser: an argument no command takes is reported by that command's
+        own parser (its usage line, ``plangraph COMMAND: error: …``), not by the top level."""
 
-    def parse_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: None = None
-    ) -> argparse.Namespace:
-        parsed, extra = self.parse_known_args(args, namespace)
-        if extra:
-            owner = self.commands.get(getattr(parsed, "command", ""), self)
-            owner.error(f"unrecognized arguments: {' '.join(extra)}")
-        return parsed
+        commands: dict[str, argparse.ArgumentParser]
+
+        def parse_args(  # type: ignore[override]
+            self, args: Sequence[str] | None = None, namespace: None = None
+        ) -> argparse.Namespace:
+            parsed, extra = self.parse_known_args(args, namespace)
+            if extra:
+                owner = self.commands.get(getattr(parsed, "command", ""), self)
+                owner.error(f"unrecognized arguments: {' '.join(extra)}")
+            return parsed
+
+    return Parser
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of every subcommand, or of *command* alone when it is one
     (:data:`COMMANDS`)."""
-    parser = _Parser(
+    import importlib
+
+    from .._version import __version__
+
+    parser = _parser_class()(
         prog="plangraph",
         description="Decide from evidence which steps of a plan are done.",
         epilog="Exit codes: 0 ok, 1 a check found a problem, 2 bad input or usage.",
@@ -96,13 +106,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     names = (COMMANDS[command],) if command in COMMANDS else MODULES
     for name in names:
         importlib.import_module(f"{__name__}.{name}").register(commands)
-    parser.commands = dict(commands.choices)
+    parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    kept = None
+    if argv[:1] == ["impact"]:  # a repeated question: its kept answer, without a parser
+        from .impact_kept import kept_impact
+
+        try:
+            kept = kept_impact(argv[1:])
+        except BrokenPipeError:
+            sys.stderr.close()
+            return 0
+        except OSError as exc:
+            return _system_refused(exc)
+        if isinstance(kept, int):
+            return kept
+    from .common import Output
+
     parser = build_parser(_command_named(argv))
     _options_after_the_command(parser, argv)
     for arg in argv:
@@ -112,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if option.startswith("-") and value == "--":  # argparse would read it as no value
             parser.error(f"argument {option}: '--' is not a value; write `{option} VALUE`")
     args = parser.parse_args(argv)
+    if kept is not None:  # what the look for a kept answer read, for the command to go on from
+        args.kept_key = kept
     out = Output(getattr(args, "format", "text"))
     if (problem := _undecodable(parser, args)) is not None:
         out.error(problem)
@@ -156,6 +183,8 @@ def _undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
     """The first text argument that is not UTF-8 (the system hands such bytes over as lone
     surrogates, which no store, JSON or terminal takes), said as a problem; paths may hold any
     bytes the system allows and are not checked."""
+    from ..canonical import encodes_as_utf8
+
     command = getattr(parser, "commands", {}).get(getattr(args, "command", ""), parser)
     names = {a.dest: (a.option_strings or [a.metavar or a.dest])[-1] for a in command._actions}
     for name, value in vars(args).items():

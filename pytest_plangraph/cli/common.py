@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,22 +60,34 @@ def name_text(value: str) -> str:
 
 
 def open_plangraph(
-    args: argparse.Namespace, *, reading: bool = False, warned: list[str] | None = None
+    args: argparse.Namespace,
+    *,
+    reading: bool = False,
+    warned: list[str] | None = None,
+    kept: Callable[[PlanGraph], list[str] | None] | None = None,
 ) -> PlanGraph:
     """Open the repository named by the common options; a plan with lint errors is refused.
     A *reading* command's store named by ``--store`` or ``$PLANGRAPH_STORE`` must exist (see
     :func:`reading_store`), which is checked first: nothing is made for it. The warnings
-    printed are added to *warned* when given."""
+    printed are added to *warned* when given. *kept*, when it gives the warning lines of a
+    check of this very plan that cannot have changed since, stands for the check."""
     from ..api import PlanGraph
 
     plangraph = PlanGraph.open(args.root, plan=getattr(args, "plan", None), store=args.store)
     try:
         if reading:
             reading_store(plangraph, args)
-        settings = plangraph.check_plan()
+        lines = None if kept is None else kept(plangraph)
+        if lines is not None:
+            plangraph.checked_as_kept()
+        settings = plangraph.check_plan() if lines is None else []
     except BaseException:
         plangraph.close()
         raise
+    for line in lines or ():
+        print(line, file=sys.stderr)
+        if warned is not None:
+            warned.append(line)
     for finding in settings:  # the files changed under the plan: shown, not a stop
         line = (
             f"plangraph: warning: {finding.location}: {finding.code}: {finding.hint} "

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, table
+from .impact_kept import KeptKey, keep_printed, kept_key, kept_shape, print_kept
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..impact.report import ChangedPath, ImpactReport
-    from ..vcs.history import SinceDiff
 
 
 def register(commands: Any) -> None:
@@ -66,19 +66,24 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
             "--apply records changes observed against the store's evidence; "
             "it cannot be combined with --since"
         )
-    name, extra, diff = (None, None, None) if args.apply else _kept_key(args, out)
-    if name is not None:
-        from ..derived.kept import kept_answer
+    key: KeptKey | None = None
+    if not args.apply:
+        key = getattr(args, "kept_key", None)  # read before parsing (.impact_kept)
+        if not isinstance(key, KeptKey) or not key.made_for(args, out.fmt):
+            plan = getattr(args, "plan", None)
+            key = kept_key(args.root, plan, args.store, args.since, args.commits, out.fmt)
+            if key.name is not None:
+                from ..derived.kept import kept_answer
 
-        answer = _kept_shape(
-            kept_answer(args.root, getattr(args, "plan", None), args.store, name, extra)
-        )
-        if answer is not None:  # nothing it depends on changed: what it printed last time
-            return _print_kept(args, answer)
+                answer = kept_shape(kept_answer(args.root, plan, args.store, key.name, key.extra))
+                code = None if answer is None else print_kept(key, answer, check=args.check)
+                if code is not None:  # nothing it depends on changed: what it printed last
+                    return code
     warned: list[str] = []
     # over the store, impact reads it and makes none; --apply records what it finds
     reading = args.since is None and not args.apply
     with open_plangraph(args, reading=reading, warned=warned) as plangraph:
+        diff = None if key is None else key.diff
         report = plangraph.impact(args.since, commits=args.commits, diff=diff)
         applied = apply(plangraph, report) if args.apply else 0
         notes = [f"plangraph: note: {note}" for note in report.notes]
@@ -86,45 +91,15 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
         if args.apply and not out.json:
             text += f"\nrecorded {applied} change event{'s' * (applied != 1)}"
         printed = out.render(report.to_json(), text)
-        if name is not None:
-            made = [printed, [*warned, *notes], len(report.invalidated)]
-            _keep(plangraph, name, made, extra, storeless=args.since is not None)
+        reference = None if key is None or key.name is None else keep_printed(key, printed)
+        if key is not None and key.name is not None and reference is not None:
+            made = [reference, [*warned, *notes], len(report.invalidated)]
+            _keep(plangraph, key.name, made, key.extra, storeless=args.since is not None)
     for line in notes:
         print(line, file=sys.stderr)
     if printed is not None:
         print(printed)
     return 1 if args.check and report.invalidated else 0
-
-
-def _kept_key(args: argparse.Namespace, out: Output) -> tuple[str | None, Any, SinceDiff | None]:
-    """The name of the kept answer of this ``impact`` and what it depends on besides what a
-    kept status does (:mod:`..derived.kept`): the diff from ``--since`` (both ends' commits,
-    the changed paths of the working tree), or without it ``HEAD``'s commit (what names the
-    commits behind the changes). The diff is handed on to the command on a miss. No name when
-    nothing may be kept (git cannot say: the command says why)."""
-    from ..derived.kept import FORMATS
-    from ..errors import PlangraphError
-    from ..plan.cache import cache_dir_of
-    from ..vcs.environment import resolve_paths, store_files
-    from ..vcs.run import head_commit
-
-    if out.fmt not in FORMATS:
-        return None, None, None
-    try:
-        root, _, store = resolve_paths(args.root, getattr(args, "plan", None), args.store)
-        if args.since is not None:
-            from ..vcs.history import diff_since
-
-            diff = diff_since(root, args.since)
-            cache = cache_dir_of(store)  # what the report leaves out, as its own files
-            own = [*store_files(root, store)]
-            if cache.is_relative_to(root):
-                own.append(f"{cache.relative_to(root).as_posix()}/")
-            return f"impact-since-{out.fmt}", [args.commits, diff.key(own)], diff
-        head = head_commit(root) if args.commits else ""
-    except (PlangraphError, OSError, ValueError):
-        return None, None, None
-    return (None if head is None else f"impact-{out.fmt}"), [args.commits, head], None
 
 
 def _keep(plangraph: PlanGraph, name: str, answer: Any, extra: Any, *, storeless: bool) -> None:
@@ -142,30 +117,6 @@ def _keep(plangraph: PlanGraph, name: str, answer: Any, extra: Any, *, storeless
         fold = plangraph.fold()  # none: no store is read or made
         plangraph.snapshot(fold)
     keep_answer(plangraph, fold, name, answer, extra, storeless=storeless)
-
-
-def _kept_shape(answer: Any) -> tuple[str | None, list[str], int] | None:
-    """*answer* as :func:`_impact` keeps it (what it printed, the lines on stderr, how many
-    nodes were invalidated); None for anything else (a damaged file: the command runs)."""
-    if not isinstance(answer, list) or len(answer) != 3:
-        return None
-    printed, lines, invalidated = answer
-    if printed is not None and not isinstance(printed, str):
-        return None
-    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
-        return None
-    if type(invalidated) is not int:
-        return None
-    return printed, lines, invalidated
-
-
-def _print_kept(args: argparse.Namespace, answer: tuple[str | None, list[str], int]) -> int:
-    printed, lines, invalidated = answer
-    for line in lines:
-        print(line, file=sys.stderr)
-    if printed is not None:
-        print(printed)
-    return 1 if args.check and invalidated else 0
 
 
 def _select(args: argparse.Namespace, out: Output) -> int:

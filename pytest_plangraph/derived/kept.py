@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -49,7 +50,7 @@ from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import settings
-from .watch import changed_files, file_entry, file_holds, make_watch
+from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 if TYPE_CHECKING:
     from ..judge.logfold import LogFold
@@ -61,8 +62,10 @@ __all__ = [
     "keep_answer",
     "keep_status",
     "kept_answer",
+    "kept_lint",
     "kept_status",
     "kept_status_of_meaning",
+    "known_files",
 ]
 
 FORMATS = ("text", "json", "markdown")
@@ -76,7 +79,12 @@ WATCHED_TYPES = frozenset({"test", "artifact", "approval", "schema"})
 """The verifier types whose lint findings depend on the plan and the watched files alone."""
 
 _PERSON = b"plangraph-status"
-_FORMAT = 1  # changes when the record below does
+_FORMAT = 2  # changes when the record below does
+
+LINT_READS = frozenset({"schema"})
+"""The verifier types among :data:`WATCHED_TYPES` whose settings check reads a file's bytes
+(a schema file, the files it refers to); the others' look at paths alone (a path escaping
+the root through a symlink), as lint's own rules do."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ def kept_status(
 ) -> KeptStatus | None:
     """The kept answer of ``status --format fmt`` for the repository the options name, when
     nothing it depends on changed; None otherwise (see the module docstring)."""
+    _MISSED.clear()
     if fmt not in FORMATS or _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -124,6 +133,7 @@ def kept_answer(
     options name, when nothing it depends on changed and *extra* (what else the command's
     answer depends on, as JSON values: git's side of ``impact``) is what it was kept with;
     None otherwise (see the module docstring)."""
+    _MISSED.clear()
     if _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -162,15 +172,19 @@ def keep_answer(
     it may stand for the next call (see the module docstring); nothing happens otherwise.
     With *storeless*, a repository without a store keeps it too (the next call finds no
     store either), *fold* then being the empty one its snapshot was taken of."""
+    path = _path(repo.store_path, name)
+    look = _MISSED.pop() if _MISSED and _MISSED[0].path == str(path) else None
+    if look is not None and look.plan != repo.loaded.source:
+        look = None  # the plan read is not the one the look was kept for
     try:
-        record = _record(repo, fold, storeless=storeless)
+        record = _record(repo, fold, storeless=storeless, look=look)
     except (OSError, ValueError, KeyError, TypeError):  # the checkpoint replaced meanwhile
         return
     if record is None:
         return
     record["extra"] = extra
     record["answer"] = answer
-    write_tagged(_path(repo.store_path, name), record, _PERSON)
+    write_tagged(path, record, _PERSON)
 
 
 def kept_status_of_meaning(
@@ -250,7 +264,15 @@ def _held(
         return None
     if checkpoint is None and _checkpoint_of(store_path).exists():
         return None
-    if changed_files(str(root_path), record["watch"]) != []:
+    seen: list[Seen] = []
+    if changed_files(str(root_path), record["watch"], seen) != []:
+        if seen:  # only files changed: what the derivation and the next watch may take
+            lint = None
+            if not record["lint_reads"] and _still_files(str(root_path), seen[0]):
+                lint = record["answer"]  # lint reads no bytes: its answer is as kept
+            path = str(_path(store_path, name))
+            plan_sha, installed = str(record["plan"][1]), record["installed"]
+            _MISSED[:] = [_Look(path, plan_sha, seen[0], lint, installed)]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is
@@ -260,7 +282,9 @@ def _held(
     return record
 
 
-def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict[str, Any] | None:
+def _record(
+    repo: Repository, fold: LogFold, *, storeless: bool = False, look: _Look | None = None
+) -> dict[str, Any] | None:
     """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
     from ..checkpoint import checkpoint_path
     from ..store.trust import local_caches_count
@@ -276,7 +300,9 @@ def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict
         return _storeless_record(repo, fold)
     if repo.loaded.source is None or not repo.read_just_now(fold):
         return None
-    if repo.store.readonly or not _watched_types(repo):
+    # with *look*, the plan file and the installation are those of a record kept before,
+    # which was kept only for watched types: no need to load the plug-ins to tell again
+    if repo.store.readonly or (look is None and not _watched_types(repo)):
         return None
     head = repo.store.head()
     if head.seq != fold.last_seq:
@@ -298,7 +324,7 @@ def _record(repo: Repository, fold: LogFold, *, storeless: bool = False) -> dict
         checkpoint = [str(path.parent), *checkpoint]
     elif path.exists():  # written just now: the next status reads it, and keeps then
         return None
-    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint)
+    return _keyed_record(repo, [head.seq, head.hash], checked, checkpoint, look)
 
 
 def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
@@ -312,10 +338,16 @@ def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
 
 
 def _keyed_record(
-    repo: Repository, head: list[Any] | None, checked: list[Any] | None, checkpoint: Any
+    repo: Repository,
+    head: list[Any] | None,
+    checked: list[Any] | None,
+    checkpoint: Any,
+    look: _Look | None = None,
 ) -> dict[str, Any] | None:
     """The record's key with the plan file's entry and the watch of the bound files (None
-    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*."""
+    when either cannot be kept), around the store's *head*, *checked* and *checkpoint*. With
+    *look* (the plan read is the one it was kept for: the same outputs), the watch takes what
+    it found as kept (:func:`~.watch.make_watch`) and the record the installation it saw."""
     assert repo.taken is not None and repo.plan_path is not None
     assert repo.loaded.source is not None
     plan = file_entry(
@@ -325,7 +357,8 @@ def _keyed_record(
         return None
     _, snapshot, snapshot_started = repo.taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
-    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started)
+    seen = None if look is None else look.seen
+    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started, seen)
     if watch is None:
         return None
     return {
@@ -333,14 +366,22 @@ def _keyed_record(
         "where": _where(repo.root, repo.plan_path, repo.store_path),
         "code": code_fingerprint(),
         "settings": settings(),
-        "installed": _installed(),
+        "installed": _installed() if look is None else look.installed,
         "plan": plan[1:],
         "meaning": repo.loaded.content_key,
         "head": head,
         "checked": checked,
         "checkpoint": checkpoint,
         "watch": watch,
+        "lint_reads": _lint_reads(repo),
     }
+
+
+def _lint_reads(repo: Repository) -> bool:
+    """Whether lint's check of *repo*'s plan reads the bytes of a file (:data:`LINT_READS`)."""
+    return any(
+        c.verifier.type in LINT_READS for node in repo.graph.nodes.values() for c in node.acceptance
+    )
 
 
 def _watched_types(repo: Repository) -> bool:
@@ -356,6 +397,70 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
 
     with Store.open(store_path, create=False) as store:
         return store.check_tail(after, chain, log=True) is None
+
+
+@dataclass(frozen=True)
+class _Look:
+    """What looking at the kept answer in *path* found when only files had changed: the
+    sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
+    from what the look found is kept with the installation the look saw, so that a package
+    installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
+    kept *answer* when lint's answer cannot have changed with those files, else None."""
+
+    path: str
+    plan: str
+    seen: Seen
+    answer: Any
+    installed: Any
+
+
+_MISSED: list[_Look] = []
+"""What the last :func:`kept_answer` of this process found when only files had changed since
+the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for,
+what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
+as kept), and the kept answer when lint's answer cannot have changed with those files
+(:func:`kept_lint`), else None. Every :func:`kept_answer` empties it first, so it never
+outlives the command that looked."""
+
+
+def kept_lint(repo: Repository, fmt: str) -> list[str] | None:
+    """The warnings the plan's check printed for the kept answer of ``status --format fmt``
+    when the check of *repo*'s plan cannot say anything else now: the answer missed because
+    files changed whose bytes lint does not read (no verifier type of the plan reads a file's
+    bytes to check its settings, and each changed file is a regular file or missing, as it
+    was), for the plan file's bytes it was kept with, under the same code, settings and
+    installation; None otherwise (the plan is checked)."""
+    path = str(_path(repo.store_path, f"status-{fmt}"))
+    if not _MISSED or _MISSED[0].path != path or _MISSED[0].plan != repo.loaded.source:
+        return None
+    answer = _MISSED[0].answer
+    if not isinstance(answer, list) or len(answer) != 3 or not isinstance(answer[1], list):
+        return None
+    return [str(line) for line in answer[1]]
+
+
+def _still_files(root: str, seen: Seen) -> bool:
+    """Whether each file *seen* did not find as kept is a regular file or missing now (as
+    every watched file was when the watch was made)."""
+    for rel in seen.fresh:
+        try:
+            info = os.lstat(os.path.join(root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            return False
+    return True
+
+
+def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
+    """The files the answer kept as *name* for the store at *store_path* watched, by their
+    sha256, that the last :func:`kept_answer` of this process found as kept by their
+    ``lstat`` alone (it missed because other files changed); None when it did not look."""
+    if not _MISSED or _MISSED[0].path != str(_path(store_path, name)):
+        return None
+    return _MISSED[0].seen.held()
 
 
 def _where(root: Path, plan: Path, store: Path) -> list[str]:

@@ -24,9 +24,18 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..plan.paths import glob_pieces, is_glob, path_problem
+from ..values import dataclass
 from ..vcs.workspace import RACY_NS
 
-__all__ = ["changed_files", "file_entry", "file_holds", "file_signature", "make_watch", "sha256_of"]
+__all__ = [
+    "Seen",
+    "changed_files",
+    "file_entry",
+    "file_holds",
+    "file_signature",
+    "make_watch",
+    "sha256_of",
+]
 
 _CHUNK = 1024 * 1024
 
@@ -36,16 +45,30 @@ def make_watch(
     files: Mapping[str, str | None],
     outputs: Iterable[str],
     started_ns: int,
+    previous: Seen | None = None,
 ) -> dict[str, Any] | None:
     """The watch of *files* (path under *root* → the sha256 the answer used, None for a file
     missing) hashed no earlier than *started_ns*, and of the directories the output patterns
-    *outputs* walk; None when no watch can stand for them."""
+    *outputs* walk; None when no watch can stand for them.
+
+    *previous* is what :func:`changed_files` found of an older watch of the same outputs in
+    this process: its entries that were found as they were kept, by their ``lstat`` alone, and
+    whose sha256 is the one the answer used, are taken as they are (they say what the file was
+    when it was looked at, and were trusted then: a file changed since has another signature,
+    and the next look hashes it), and so are its directories (found unchanged)."""
     entries: list[list[Any]] = []
     parents: dict[str, None] = {}
-    for rel, sha in sorted(files.items()):
-        entry = file_entry(root, rel, sha, started_ns)
-        if entry is None:
-            return None
+    kept_files: dict[str, list[Any]] = {}
+    kept_dirs: dict[str, list[Any]] = {}
+    if previous is not None:
+        kept_files = {e[0]: e for e in previous.watch["files"] if e[0] not in previous.fresh}
+        kept_dirs = {d[0]: d for d in previous.watch["dirs"]}
+    for rel, sha in sorted(files.items()):  # once per file of a large plan: kept flat
+        entry = kept_files.get(rel)
+        if entry is None or entry[2] != sha or not entry[3]:
+            entry = file_entry(root, rel, sha, started_ns)
+            if entry is None:
+                return None
         entries.append(entry)
         parent = posixpath.dirname(rel)
         while parent and parent not in parents:
@@ -53,19 +76,42 @@ def make_watch(
             parent = posixpath.dirname(parent)
     dirs = []
     for rel in parents:
+        if rel in kept_dirs:
+            dirs.append(kept_dirs[rel])
+            continue
         info = _lstat(os.path.join(root, rel))
         if info is not None and stat.S_ISLNK(info.st_mode):
             return None
         dirs.append([rel, *((info.st_ino, info.st_mode) if info is not None else ())])
-    walked = _walked(root, outputs, started_ns)
+    walked = previous.watch["walked"] if previous is not None else None
     if walked is None:
-        return None
+        walked = _walked(root, outputs, started_ns)
+        if walked is None:
+            return None
     return {"files": entries, "dirs": dirs, "walked": walked}
 
 
-def changed_files(root: str, watch: Mapping[str, Any]) -> list[str] | None:
+@dataclass(frozen=True)
+class Seen:
+    """What :func:`changed_files` found of a *watch*: the files it did not find as kept by
+    their ``lstat`` alone (*fresh*: changed, hashed again, or written too recently to trust),
+    when every directory it names was found unchanged."""
+
+    watch: Mapping[str, Any]
+    fresh: frozenset[str]
+
+    def held(self) -> dict[str, str | None]:
+        """The sha256 of each watched file found as kept by its ``lstat`` (None: missing)."""
+        fresh = self.fresh
+        return {e[0]: e[2] for e in self.watch["files"] if e[0] not in fresh}
+
+
+def changed_files(
+    root: str, watch: Mapping[str, Any], seen: list[Seen] | None = None
+) -> list[str] | None:
     """The watched files whose bytes (or presence) are not what the watch says, in its order;
-    None when a directory the watch names changed (the files an output names may have)."""
+    None when a directory the watch names changed (the files an output names may have).
+    *seen*, when given, gets what was found (:class:`Seen`) unless a directory changed."""
     for rel, *kept in watch["dirs"]:
         info = _lstat(os.path.join(root, rel))
         now = [] if info is None else [info.st_ino, info.st_mode]
@@ -77,6 +123,7 @@ def changed_files(root: str, watch: Mapping[str, Any]) -> list[str] | None:
         if now != kept:
             return None
     changed = []
+    fresh = []
     prefix = os.path.join(root, "")
     lstat = os.lstat
     for rel, sig, sha, trusted in watch["files"]:  # once per file of a large plan: kept flat
@@ -95,6 +142,11 @@ def changed_files(root: str, watch: Mapping[str, Any]) -> list[str] | None:
                 continue
         if not file_holds(root, rel, sig, sha, trusted):
             changed.append(rel)
+            fresh.append(rel)
+        elif sig is not None or not trusted:  # hashed again, or not to be trusted by its lstat
+            fresh.append(rel)
+    if seen is not None:
+        seen.append(Seen(watch, frozenset(fresh)))
     return changed
 
 

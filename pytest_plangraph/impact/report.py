@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..memory import collector_paused
+from ..plan.evidence import ABSENT
 from ..plan.graph import Graph
 from ..plan.model import PROPAGATING_EDGES, Edge, Event, LoggedEvent
 from ..vcs.changes import Change
@@ -233,7 +234,10 @@ def observed_changes(
         subjects = payload.get("subjects") or {}
         for path, old in subjects.items():
             new = files.get(path)
-            if new != old and path not in found:
+            if old == ABSENT:  # bound absent: a change once a file is there
+                if new is not None and new != ABSENT and path not in found:
+                    found[path] = Observed(Change(path, "added"), None, new, commit)
+            elif new != old and path not in found:
                 change = Change(path, "deleted") if new is None else Change(path, "modified")
                 found[path] = Observed(change, old, new, commit)
         for path in (outputs or {}).get(node_id, ()):

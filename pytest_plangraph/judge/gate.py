@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from ..errors import StoreTamperedError, UsageError
-from ..plan.evidence import Evidence
+from ..plan.evidence import ABSENT, Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
 from ..values import dataclass
@@ -88,14 +88,18 @@ def holds(
     files: Mapping[str, str | None],
 ) -> bool:
     """The validity rule of DESIGN §4 for an evidence record in its JSON form: passed, same
-    criterion digest, same input digest, every subject's current sha256 as recorded."""
+    criterion digest, same input digest, every subject's current sha256 as recorded (a
+    subject recorded :data:`~pytest_plangraph.plan.evidence.ABSENT`: still no file)."""
     if (
         record.get("input_digest") != input_digest
         or record.get("outcome") != "passed"
         or record.get("criterion_digest") != criterion_digest
     ):
         return False
-    return all(files.get(path) == sha for path, sha in (record.get("subjects") or {}).items())
+    return all(
+        files.get(path) == sha or (sha == ABSENT and files.get(path) is None)
+        for path, sha in (record.get("subjects") or {}).items()
+    )
 
 
 def judge(
@@ -135,7 +139,13 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
     reasons: list[Reason] = []
     for path, old in sorted(subjects.items()):
         new = files.get(path)
-        if new is None:
+        if old == ABSENT:
+            if new is not None and new != ABSENT:
+                message = f"{path} appeared since the evidence was recorded (it was absent then)"
+                reasons.append(
+                    Reason("ARTIFACT_CHANGED", message, {"path": path, "old": old, "new": new})
+                )
+        elif new is None:
             reasons.append(
                 Reason("ARTIFACT_DELETED", f"{path} is missing", {"path": path, "old": old})
             )

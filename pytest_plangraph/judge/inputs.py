@@ -8,6 +8,8 @@
   ``outputs`` does not name them) and of the files it consumes over strong ``consumes`` edges,
   and the input digests of its strong prerequisites. Content only, never status.
 * :func:`needed_paths` — every path a snapshot must hash.
+* :func:`subject_files` — what a record's subjects say the files are (a subject bound
+  absent: no file).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from ..canonical import digest
+from ..plan.evidence import ABSENT
 from ..plan.graph import Graph
 from ..plan.model import ArtifactVerifier, Edge, LoggedEvent, Node, SchemaVerifier
 from ..plan.paths import glob_match, is_glob
@@ -180,10 +183,14 @@ def _select(artifacts: Sequence[str], upstream: Sequence[str]) -> list[str]:
 
 
 def needed_paths(
-    graph: Graph, events: Sequence[LoggedEvent], outputs: Mapping[str, tuple[str, ...]]
+    graph: Graph,
+    events: Sequence[LoggedEvent],
+    outputs: Mapping[str, tuple[str, ...]],
+    absent: set[str] | None = None,
 ) -> set[str]:
     """Every path a :class:`Snapshot` must hash: expanded outputs, consumed artifacts, verifier
-    files (schema, artifact, path) and the subjects of every evidence event."""
+    files (schema, artifact, path) and the subjects of every evidence event (those bound
+    :data:`~pytest_plangraph.plan.evidence.ABSENT` go into *absent* as well, when given)."""
     snapshot = Snapshot({}, outputs)
     paths: set[str] = set()
     links = Links.of(graph)
@@ -205,7 +212,22 @@ def needed_paths(
     }
     for subjects in distinct.values():
         paths.update(subjects)
+        if absent is not None and ABSENT in subjects.values():
+            absent.update(path for path, sha in subjects.items() if sha == ABSENT)
     return paths
+
+
+UNREADABLE = "unreadable"
+"""A snapshot's value for a path bound absent where a file now is that cannot be hashed (a
+link that leaves the repository, a file that cannot be read): pytest would still load it."""
+
+
+def subject_files(subjects: Mapping[str, str]) -> Mapping[str, str | None]:
+    """*subjects* as file hashes: a subject bound :data:`~pytest_plangraph.plan.evidence.ABSENT`
+    is a path without a file (None); *subjects* itself when none is."""
+    if ABSENT not in subjects.values():
+        return subjects
+    return {path: None if sha == ABSENT else sha for path, sha in subjects.items()}
 
 
 def input_digests(

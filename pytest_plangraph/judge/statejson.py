@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, get_args
 
 from .inputs import Snapshot
-from .states import CriterionState, NodeState, PlanState, Reason
+from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
+
+_V = TypeVar("_V")
 
 __all__ = [
     "KeptNodes",
@@ -111,20 +113,59 @@ def kept_state(data: Mapping[str, Any]) -> PlanState:
 
 def node_from_json(row: Sequence[Any]) -> NodeState:
     """The node state :func:`node_to_json` made *row* of (KeyError, TypeError or ValueError
-    when it is not one)."""
+    when it is not one).
+
+    Every kept node of a large plan is decoded on a miss, so the values are made without the
+    value classes' generic ``__init__`` (which reads its fields from the class for each one):
+    the fields are set as that ``__init__`` would set them, each checked for its type."""
     node_id, kind, status, reasons, criteria, claimed, failed = row
-    return NodeState(
-        str(node_id),
-        str(kind),
-        status,
-        _from_reasons(reasons),
-        tuple(
-            CriterionState(str(c), bool(req), st, ev, _from_reasons(rs))
-            for c, req, st, ev, rs in criteria
-        ),
-        bool(claimed),
-        int(failed),
+    if status not in _NODE_STATUSES:
+        raise ValueError(f"not a node status: {status!r}")
+    return _value(
+        NodeState,
+        {
+            "id": str(node_id),
+            "kind": str(kind),
+            "status": status,
+            "reasons": _from_reasons(reasons),
+            "criteria": tuple(
+                _value(
+                    CriterionState,
+                    {
+                        "id": str(c),
+                        "required": bool(req),
+                        "state": _criterion_status(st),
+                        "evidence": None if ev is None else str(ev),
+                        "reasons": _from_reasons(rs),
+                    },
+                )
+                for c, req, st, ev, rs in criteria
+            ),
+            "claimed": bool(claimed),
+            "failed_claims": int(failed),
+        },
     )
+
+
+_NODE_STATUSES = frozenset(get_args(NodeStatus))
+_CRITERION_STATUSES = frozenset(get_args(CriterionStatus))
+_new = object.__new__
+_put = object.__setattr__
+
+
+def _value(cls: type[_V], fields: dict[str, Any]) -> _V:
+    """An instance of the value class *cls* holding *fields* (all of them, by name), made as
+    its ``__init__`` makes it (the classes of :mod:`.states` keep their fields in the
+    instance's ``__dict__``)."""
+    made: _V = _new(cls)
+    _put(made, "__dict__", fields)
+    return made
+
+
+def _criterion_status(state: object) -> CriterionStatus:
+    if state not in _CRITERION_STATUSES:
+        raise ValueError(f"not a criterion state: {state!r}")
+    return state  # type: ignore[return-value]
 
 
 def _reasons(reasons: Sequence[Reason]) -> list[list[Any]]:
@@ -132,9 +173,11 @@ def _reasons(reasons: Sequence[Reason]) -> list[list[Any]]:
 
 
 def _from_reasons(raw: Sequence[Sequence[Any]]) -> tuple[Reason, ...]:
+    if not raw:
+        return ()
     found = []
     for code, message, data in raw:
         if not isinstance(data, dict):
             raise TypeError("a reason's data is not an object")
-        found.append(Reason(str(code), str(message), data))
+        found.append(_value(Reason, {"code": str(code), "message": str(message), "data": data}))
     return tuple(found)

@@ -15,10 +15,17 @@ from .frozen import Frozen
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Evidence", "GitInfo", "Outcome", "PlanRef", "RunInfo", "evidence_id"]
+__all__ = ["ABSENT", "Evidence", "GitInfo", "Outcome", "PlanRef", "RunInfo", "evidence_id"]
 
 Outcome = Literal["passed", "failed", "error"]
 OUTCOMES = frozenset(get_args(Outcome))
+
+ABSENT = "absent"
+"""The value of a subject that was bound absent: a path where no file was when the evidence
+was recorded, and where a file would change the verdict (a ``conftest.py``, a pytest
+configuration file pytest would have preferred). It can never equal a sha256, so a reader
+that does not know it sees the subject as changed; the gate holds it while no file is there
+and reports ``ARTIFACT_CHANGED`` once one appears."""
 
 
 class PlanRef(Frozen):

@@ -1,21 +1,29 @@
 """Which repository files bind to the evidence of a pytest test (DESIGN §5 "What binds").
 
-A test's verdict depends on more than its own module: the ``conftest.py`` files above it, the
-module its function is defined in (a test inherited from a base class elsewhere), the
-configuration file pytest read, and the modules pytest loaded as plugins. :class:`FileBinder`
-names them, relative to the repository, and hashes each once per run into the
-:class:`~pytest_plangraph.plugin.mapping.Mapping` that the controller turns into subjects.
+A test's verdict depends on more than its own module: the ``conftest.py`` and ``__init__.py``
+files above it, the module its function is defined in (a test inherited from a base class
+elsewhere), the configuration file pytest read, and the modules pytest loaded as plugins.
+:class:`FileBinder` names them, relative to the repository, and hashes each once per run into
+the :class:`~pytest_plangraph.plugin.mapping.Mapping` that the controller turns into subjects.
 Files of the installed environment never bind, whatever directory holds them.
+
+Where such a file is not, and one put there later would change the verdict (a ``conftest.py``
+or ``__init__.py`` on the way down to the test's folder, a configuration file pytest would
+have preferred: :func:`absent_configuration`), the path binds *absent*: its hash in the mapping
+is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and run.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..errors import PlangraphError
+from ..plan.evidence import ABSENT
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -29,11 +37,15 @@ class FileBinder:
     def __init__(self, config: pytest.Config, plangraph: PlanGraph) -> None:
         self.config = config
         self.plangraph = plangraph
-        self._conftests: dict[str, list[str]] = {}
+        self._conftests: dict[str, tuple[list[str], list[str]]] = {}
+        self._absent_config: list[str] | None = None
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
         self._project_files: dict[str, str | None] = {}
+        self.folders = 0
+        """How many folders were looked at for their ``conftest.py`` and ``__init__.py``: once
+        per folder on the way to a test file, however many tests and files it holds."""
         self.resolutions = 0
         """How many source paths were resolved against the repository: once per distinct
         path, however many tests share it (a test file's tests are one lookup)."""
@@ -45,8 +57,12 @@ class FileBinder:
         paths = mapping.file_subjects.get(file)
         if paths is None:
             directory = file.rpartition("/")[0]
-            paths = [*self.run_files(), *self._conftests_of(directory), file]
+            conftests, absent = self._conftests_of(directory)
+            absent = [*self.absent_configuration(), *absent]
+            paths = [*self.run_files(), *conftests, file, *absent]
             mapping.file_subjects[file] = paths
+            for path in absent:
+                mapping.hashes.setdefault(path, ABSENT)
         defined_in = self._defined_in(item, file)
         if defined_in is not None and defined_in not in paths:
             paths.append(defined_in)
@@ -111,10 +127,103 @@ class FileBinder:
         found = self.project_file(source)
         return found if found != file else None
 
-    def _conftests_of(self, directory: str) -> list[str]:
+    def _conftests_of(self, directory: str) -> tuple[list[str], list[str]]:
+        """The ``conftest.py`` and ``__init__.py`` paths from the repository root down to
+        *directory*: those that are files (pytest loads a conftest; importing a test module
+        of a package runs the ``__init__.py`` of every package above it) and those that are
+        not (bound absent: a file put there later can change the verdict). Two ``stat`` per
+        directory and run."""
         if directory not in self._conftests:
-            parent = self._conftests_of(directory.rpartition("/")[0]) if directory else []
-            own = f"{directory}/conftest.py" if directory else "conftest.py"
-            here = [own] if (self.plangraph.root / own).is_file() else []
-            self._conftests[directory] = [*parent, *here]
+            above, gone = (
+                self._conftests_of(directory.rpartition("/")[0]) if directory else ([], [])
+            )
+            here, missing = list(above), list(gone)
+            self.folders += 1
+            for name in _FOLDER_FILES:
+                own = f"{directory}/{name}" if directory else name
+                (here if (self.plangraph.root / own).is_file() else missing).append(own)
+            self._conftests[directory] = (here, missing)
         return self._conftests[directory]
+
+    def absent_configuration(self) -> list[str]:
+        """The pytest configuration files that are not there and that pytest would have
+        preferred over the one it read (:func:`absent_configuration`), computed once."""
+        if self._absent_config is None:
+            self._absent_config = absent_configuration(self.config, self.relative)
+        return self._absent_config
+
+
+_FOLDER_FILES = ("conftest.py", "__init__.py")
+"""The files of a test's folder and of each folder above it that bind to its verdict."""
+
+CONFIG_NAMES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+"""The names pytest looks for a configuration file by, in the order it prefers them within
+one folder (``_pytest.config.findpaths``; the names of a pytest that does not know the first
+two bind as well: conservative)."""
+
+
+def absent_configuration(
+    config: pytest.Config, relative: Callable[[Path], str | None]
+) -> list[str]:
+    """Repository paths of the configuration files pytest would have read instead of the one
+    it did, had they been there: every name of :data:`CONFIG_NAMES` in every folder from the
+    one pytest began its search in (the common ancestor of the command line's paths) up to the
+    folder of the file it read, and the names it prefers over that file's in that folder —
+    only folders inside the repository (*relative* gives None outside), only paths where no
+    file is. Nothing when ``-c`` named the file (pytest searched for none)."""
+    if getattr(config.option, "inifilename", None):
+        return []
+    inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml" and _no_section(inipath):
+        inipath = None  # read for want of any other: pytest searched every folder up to "/"
+    start = _search_start(config)
+    found: list[str] = []
+    for folder in (start, *start.parents):
+        where = relative(folder)
+        if where is None:
+            break
+        names: tuple[str, ...] = CONFIG_NAMES
+        if inipath is not None and inipath.parent == folder:
+            names = (
+                CONFIG_NAMES[: CONFIG_NAMES.index(inipath.name)]
+                if inipath.name in CONFIG_NAMES
+                else ()
+            )
+        for name in names:
+            if not (folder / name).is_file():
+                found.append(f"{where}/{name}" if where not in ("", ".") else name)
+        if inipath is not None and inipath.parent == folder:
+            break
+    return found
+
+
+def _no_section(pyproject: Path) -> bool:
+    """True when *pyproject* holds no ``[tool.pytest…]`` table (pytest then reads it only
+    when it found no other configuration file)."""
+    try:
+        return "[tool.pytest" not in pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _search_start(config: pytest.Config) -> Path:
+    """Where pytest began looking for its configuration file: the common ancestor of the
+    folders of the command line's paths (the folder pytest was started in without any)."""
+    invoked = config.invocation_params.dir
+    folders = []
+    for arg in getattr(config.option, "file_or_dir", None) or ():
+        path = Path(invoked, str(arg).split("::")[0])
+        if str(arg).startswith("-") or not path.exists():
+            continue
+        folders.append(path if path.is_dir() else path.parent)
+    if not folders:
+        return invoked
+    return Path(os.path.commonpath([os.path.abspath(f) for f in folders]))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
+from ..plan.evidence import ABSENT
 from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import CriterionTests, Mapping
@@ -71,7 +72,8 @@ class Decided:
     verdict: Verdict
     details: dict[str, Any]
     subjects: dict[str, str | None]
-    """path → sha256 before the run (None: unknown, or missing then)."""
+    """path → sha256 before the run (None: unknown, or missing then; ``ABSENT``: bound
+    absent, see :data:`~pytest_plangraph.plan.evidence.ABSENT`)."""
     produced: tuple[str, ...] = ()
     """Artifacts the tests declared: made by the run, so never 'changed during' it."""
     executed: tuple[str, ...] = ()
@@ -298,6 +300,9 @@ class EvidenceBuilder:
         # the latest evidence of some criterion already named them (their "before" is known)
         paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
         subjects = {path: self._hash(path) for path in paths}
+        for path, sha in item.subjects.items():
+            if sha == ABSENT and subjects[path] is None:  # bound absent, still no file
+                subjects[path] = ABSENT
         missing = [path for path in item.produced if subjects.get(path) is None]
         if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
             details = {

@@ -25,7 +25,7 @@ import pytest
 from ..api import PlanGraph
 from ..errors import PlangraphError
 from ..judge.derive import derive
-from ..judge.inputs import Snapshot, needed_paths
+from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
@@ -162,7 +162,7 @@ class PlangraphSession:
         fold.add_stored(stored, screen_stored(self.plangraph.store, stored))
         files = dict(end.files)
         for record in evidence:
-            files.update(record.subjects)
+            files.update(subject_files(record.subjects))
         missing = needed_paths(self.plangraph.graph, fold.judged(), end.outputs) - files.keys()
         files.update(self.plangraph.workspace.hashes(missing))
         return derive(self.plangraph.graph, fold, Snapshot(files=files, outputs=end.outputs))

@@ -25,3 +25,19 @@ class Change:
     old_path: str | None = None
     note: str | None = None
     subtree: bool = False
+
+
+_new = object.__new__
+_put = object.__setattr__
+
+
+def made_change(path: str, change: ChangeKind, old_path: str | None = None) -> Change:
+    """``Change(path, change, old_path)`` made without the value classes' generic
+    ``__init__`` (a diff makes one per changed path): the same value."""
+    made: Change = _new(Change)
+    _put(made, "path", path)
+    _put(made, "change", change)
+    _put(made, "old_path", old_path)
+    _put(made, "note", None)
+    _put(made, "subtree", False)
+    return made

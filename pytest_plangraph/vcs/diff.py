@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GitError
-from ..values import dataclass, replace
-from .changes import Change, ChangeKind
+from ..values import replace
+from .changes import Change, ChangeKind, made_change
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
 
 _STATUS: dict[str, ChangeKind] = {
@@ -42,15 +42,20 @@ _NO_FILE = "000000"
 _NO_SHA = "0" * 40
 
 
-@dataclass(frozen=True)
 class _Raw:
-    """One record of ``git diff --raw``: the change and the modes and objects at both ends."""
+    """One record of ``git diff --raw``: the change and the modes and objects at both ends (a
+    plain class: one is made per changed path, and a diff of a long range has thousands)."""
 
-    change: Change
-    old_mode: str
-    new_mode: str
-    old_sha: str
-    new_sha: str
+    __slots__ = ("change", "new_mode", "new_sha", "old_mode", "old_sha")
+
+    def __init__(
+        self, change: Change, old_mode: str, new_mode: str, old_sha: str, new_sha: str
+    ) -> None:
+        self.change = change
+        self.old_mode = old_mode
+        self.new_mode = new_mode
+        self.old_sha = old_sha
+        self.new_sha = new_sha
 
 
 def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Change]:
@@ -73,7 +78,7 @@ def _changes(repo: Any, base: str, target: str | None, prefix: str) -> list[Chan
         changes += _submodule_changes(repo, record, (base, target), prefix)
     if target is None:
         untracked = git_text(repo, "ls-files", "-z", "--others", "--exclude-standard")
-        changes += [Change(prefix + p, "untracked") for p in untracked.split("\0") if p]
+        changes += [made_change(prefix + p, "untracked") for p in untracked.split("\0") if p]
     return changes
 
 
@@ -257,7 +262,7 @@ def _parse_raw(raw: str) -> Iterator[_Raw]:
         first = next(fields)
         if letter in ("R", "C"):
             path = next(fields)
-            change = Change(path, _STATUS[letter], first if letter == "R" else None)
+            change = made_change(path, _STATUS[letter], first if letter == "R" else None)
         else:
-            change = Change(first, _STATUS.get(letter, "modified"))
+            change = made_change(first, _STATUS.get(letter, "modified"))
         yield _Raw(change, old_mode, new_mode, old_sha, new_sha)

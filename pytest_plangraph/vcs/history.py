@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GitError
+from ..values import dataclass
 from .changes import Change
 from .commitcache import CommitCache
 from .diff import tree_changes

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from ..errors import GitError
 from ..values import dataclass
+from .spawn import run_git_process
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: a base that makes every file of a repository without commits ``added``."""
@@ -100,19 +100,20 @@ def git_succeeds(repo: Repo, *args: str) -> bool:
     return bool(_process(repo, args, None).returncode == 0)
 
 
-def _process(repo: Repo, args: Sequence[str], stdin: bytes | None) -> Any:
+@dataclass(frozen=True)
+class _Done:
+    """How a git process ended: its exit code, stdout and stderr."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def _process(repo: Repo, args: Sequence[str], stdin: bytes | None) -> _Done:
     """``git ARGS`` run to its end in *repo*, *stdin* its input (none without)."""
     env = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=repo.working_tree_dir,
-            env=env,
-            input=stdin,
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            capture_output=True,
-            check=False,
-        )
+        return _Done(*run_git_process(args, repo.working_tree_dir, env, stdin))
     except OSError as exc:  # no git on PATH, or the folder is gone
         raise GitError(f"git cannot be run in {repo.working_tree_dir}: {exc}") from exc
 

@@ -16,12 +16,12 @@ prefixes (an untracked file inside a submodule changes nothing the superproject 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import GitError
+from .spawn import run_git_process
 
 STATUS_COMMAND = (
     "git",
@@ -60,15 +60,15 @@ def read_git_status(root: Path, ignore: Iterable[str] = ()) -> GitStatus:
         return NOT_A_REPOSITORY
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        done = subprocess.run(STATUS_COMMAND, cwd=root, env=env, capture_output=True, check=False)
+        returncode, stdout, stderr = run_git_process(STATUS_COMMAND[1:], str(root), env)
     except OSError as exc:
         raise GitError(f"cannot run git to read the state of {root}: {exc}") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
+    if returncode != 0:
+        message = stderr.decode("utf-8", "replace").strip()
         if "not a git repository" in message:
             return NOT_A_REPOSITORY
         raise GitError(f"cannot read the git state of {root}: {message}")
-    return parse_status(done.stdout.decode("utf-8", "surrogateescape"), tuple(ignore))
+    return parse_status(stdout.decode("utf-8", "surrogateescape"), tuple(ignore))
 
 
 def parse_status(output: str, ignore: tuple[str, ...] = ()) -> GitStatus:

@@ -207,6 +207,12 @@ class Workspace:
 
     # --- hashing -----------------------------------------------------------------------------
 
+    def occupied(self, rel: str) -> bool:
+        """True when a file is at *rel* as Python's import system would find it: a regular
+        file or a link to one, wherever it leads and whether it can be read or not (where
+        :meth:`hash_file` says None for some)."""
+        return not path_problem(rel) and os.path.isfile(os.path.join(self.root, rel))
+
     def hash_file(self, rel: str) -> str | None:
         """sha256 of the file at *rel*, or None when it is missing, not a regular file (a FIFO
         would block), or escapes."""
