@@ -11,6 +11,8 @@ docs/performance.md name, each beside its baseline measured in the same run.
   ten events per node): unchanged (the kept answer's hit), one artifact changed, and with the
   kept answer and the derived state deleted; each with its instructions per node (Python's
   start taken off) and the growth from one size to the next beside the size ratio;
+* ``--only edit``: ``plangraph status`` after a comment is added to the plan and after one
+  node's title is changed, without the other ``status`` rows;
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
   every command does first), unchanged, after a comment is added, after one node is changed,
   and with the plan cache deleted;
@@ -46,7 +48,7 @@ packages on its path), so no editable install's finder runs at start.
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
-[--only status,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
+[--only status,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
 from __future__ import annotations
@@ -188,6 +190,35 @@ def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -
     (root / f"out/n{nodes - 1}.txt").write_text("changed\n")
     leaf = count(root, [PLANGRAPH, "status"], env)
     row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
+
+
+def bench_status_edit(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    """``--only edit``: ``plangraph status`` after plan edits alone (the ``plan edited`` row of
+    ``--only status`` without the others): a comment added (other bytes, the same meaning),
+    then one node's title changed (a new meaning), each after a status that kept its answer."""
+    root = tmp / "status-edit"
+    root.mkdir()
+    bench_status.build(root, nodes)
+    status = [PLANGRAPH, "status"]
+    plan = root / "plangraph.yaml"
+    print(f"plangraph status after a plan edit, {nodes} nodes, {nodes * 10} events:")
+    for _ in range(3):  # the checkpoint, the derived state, the kept answer
+        warm(root, status, env)
+    plan.write_text(plan.read_text() + "# edited\n")
+    row(
+        "status, plan edited (a comment added)",
+        count(root, status, env),
+        start,
+        TARGETS["status, plan edited"],
+    )
+    middle = f"- id: n{nodes // 2}\n"
+    plan.write_text(plan.read_text().replace(middle, f"{middle}  title: edited\n", 1))
+    row(
+        "status, plan edited (one node's title)",
+        count(root, status, env),
+        start,
+        TARGETS["status, plan edited"],
+    )
 
 
 GROW_PHASES = {
@@ -447,6 +478,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
+        if "edit" in parts:
+            bench_status_edit(tmp, args.nodes, env, start)
         if "grow" in parts:
             bench_status_growth(tmp, grow_sizes, grow_phases, env, start)
         if "plan" in parts:

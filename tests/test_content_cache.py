@@ -14,6 +14,8 @@ from conftest import git
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.lint import check
+from pytest_plangraph.plan import file as plan_file
+from pytest_plangraph.plan import itemcache
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.model import plan_criterion_digests, plan_digest, runtime_plan
 
@@ -107,3 +109,84 @@ def test_lint_errors_are_found_again_where_the_edit_moved_them(
     assert rules_run == [1, 1]
     assert f"plangraph.yaml:{line + 2}:" in after and "MISSING_DEP" in after
     assert after == before.replace(f":{line}:", f":{line + 2}:")
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry each time a plan's data is validated by the boundary's models (whole, or
+    item by item: a second entry when the items path refuses it and it is validated whole)."""
+    runs: list[int] = []
+    whole, by_item = plan_file.validate_plan, itemcache.validated_by_item
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return whole(*args, **kwargs)
+
+    def counting_items(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return by_item(*args, **kwargs)
+
+    monkeypatch.setattr(plan_file, "validate_plan", counting)
+    monkeypatch.setattr(itemcache, "validated_by_item", counting_items)
+    return runs
+
+
+def test_a_comment_edit_is_not_validated_again(tmp_path: Path, validations: list[int]) -> None:
+    root = _repo(tmp_path)
+    plan, cache = root / "plangraph.yaml", tmp_path / "cache"
+    first = load_plan(plan, cache_dir=cache)
+    assert validations == [1]
+    _comment(root)
+    _comment(root, "edges:\n", "# the edges\n")
+    edited = load_plan(plan, cache_dir=cache)
+    assert validations == [1]  # the same data: its validated form is kept by its content
+    assert edited.cache_key != first.cache_key and edited.content_key == first.content_key
+    fresh = load_plan(plan)  # no cache: read and validated in full
+    validations.pop()
+    assert edited.plan == fresh.plan and edited.plan.to_data() == fresh.plan.to_data()
+    assert edited.plan.digest == fresh.plan.digest
+    assert edited.plan.criterion_digests == fresh.plan.criterion_digests
+    # kept under the new bytes too: the next read takes it by its bytes
+    assert (cache / f"valid-{edited.cache_key}.json").read_bytes() == (
+        cache / f"valid-{edited.content_key}.json"
+    ).read_bytes()
+    assert load_plan(plan, cache_dir=cache).plan == fresh.plan and validations == [1]
+    # a change of meaning is validated
+    plan.write_text(plan.read_text().replace("to: n1,", "to: n2,"))
+    changed = load_plan(plan, cache_dir=cache)
+    assert validations == [1, 1] and changed.content_key != first.content_key
+    assert changed.plan == load_plan(plan).plan != first.plan
+
+
+@pytest.mark.parametrize(
+    "damage", ["", "{", "[1, 2]", '{"plangraph": 1, "plan": "big", "nodes": 5}', '{"nodes": [{}]}']
+)
+def test_a_damaged_entry_kept_by_content_is_a_miss(
+    tmp_path: Path, validations: list[int], damage: str
+) -> None:
+    root = _repo(tmp_path)
+    plan, cache = root / "plangraph.yaml", tmp_path / "cache"
+    first = load_plan(plan, cache_dir=cache)
+    entry = cache / f"valid-{first.content_key}.json"
+    good = entry.read_bytes()
+    entry.write_text(damage)
+    _comment(root)
+    edited = load_plan(plan, cache_dir=cache)
+    assert validations == [1, 1]  # validated again, no traceback
+    assert edited.plan == first.plan and edited.plan.digest == first.plan.digest
+    assert entry.read_bytes() == good  # and kept anew
+
+
+def test_a_plan_refused_after_a_comment_edit_is_explained_as_before(tmp_path: Path) -> None:
+    root = _repo(tmp_path, edge_to="n1, confidence: '2'")
+    plan, cache = root / "plangraph.yaml", tmp_path / "cache"
+    messages = []
+    for _ in range(2):
+        with pytest.raises(PlanError) as info:
+            load_plan(plan, cache_dir=cache)
+        messages.append(str(info.value))
+        _comment(root)
+    assert "confidence" in messages[0] and "plangraph.yaml:" in messages[0]
+    line = plan.read_text().split("\n").index("edges:") + 2
+    assert messages[1] == messages[0].replace(f":{line - 4}:", f":{line - 2}:")
+    assert not list(cache.glob("valid-*.json"))  # nothing validated is kept for it

@@ -152,16 +152,16 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     for minimum in range(KEEP + 3):  # a plan edited again and again
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
         loaded = load_plan(plan_file, cache_dir=cache)
-        # the validated form and the parsed data under the file's bytes, the facts under its
-        # content
+        # the validated form and the parsed data under the file's bytes, the facts and the
+        # validated form again under its content
         assert loaded.cache_key == cache_key(plan_file.read_bytes())
         keys.append((loaded.cache_key, loaded.content_key))
-        kinds = (("valid", 0), ("plan", 0), ("facts", 1))
+        kinds = (("valid", 0), ("plan", 0), ("facts", 1), ("valid", 1))
         for kind, which in kinds:  # oldest first
             os.utime(cache / f"{kind}-{keys[-1][which]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
         f"{kind}-{pair[which]}.json" for pair in keys[-KEEP // 2 :] for kind, which in kinds
-    } | {".gitignore", "blocks.txt"}
+    } | {".gitignore", "blocks.txt", "items.txt"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 
@@ -171,9 +171,10 @@ def test_the_facts_of_json_plans_are_pruned_too(tmp_path: Path) -> None:
         nodes = [{"id": f"n{i}", "title": "x" * 200} for i in range(80 + n)]
         plan_file.write_text(json.dumps({"plangraph": 1, "plan": "big", "nodes": nodes}))
         load_plan(plan_file, cache_dir=cache)
-    # each plan file's entries are under two keys: its bytes (valid-) and its content (facts-)
+    # each plan file's entries are under two keys: its bytes (valid-) and its content (facts-,
+    # valid- again)
     assert len(list(cache.glob("facts-*.json"))) == KEEP // 2
-    assert len(list(cache.glob("valid-*.json"))) == KEEP // 2
+    assert len(list(cache.glob("valid-*.json"))) == KEEP
     assert not list(cache.glob("plan-*.json"))  # JSON is not worth a parse cache
 
 

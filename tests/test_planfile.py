@@ -306,16 +306,20 @@ def test_a_damaged_kept_plan_is_read_again_and_kept_anew(tmp_path):
     path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _varied_plan(path)
     first = load_plan(path, cache_dir=cache)
-    for kind in ("valid", "plan"):  # the validated form, then the parsed data
-        [kept] = cache.glob(f"{kind}-*.json")
-        good = kept.read_bytes()
-        kept.write_bytes(good[: len(good) // 2])  # cut short: not JSON any more
+    # the validated form (kept under the file's bytes and under its content), then the parsed
+    # data
+    for kind in ("valid", "plan"):
+        entries = sorted(cache.glob(f"{kind}-*.json"))
+        assert len(entries) == (2 if kind == "valid" else 1)
+        good = [kept.read_bytes() for kept in entries]
+        for kept, body in zip(entries, good, strict=True):
+            kept.write_bytes(body[: len(body) // 2])  # cut short: not JSON any more
         if kind == "plan":  # read only for bytes whose validated form is not kept
-            [valid] = cache.glob("valid-*.json")
-            valid.unlink()
+            for valid in cache.glob("valid-*.json"):
+                valid.unlink()
         again = load_plan(path, cache_dir=cache).plan
         assert again == first.plan and again.digest == first.plan.digest
-        assert kept.read_bytes() == good
+        assert [kept.read_bytes() for kept in entries] == good
 
 
 def test_a_merge_key_reads_as_pyyaml_reads_it(write_plan):

@@ -123,7 +123,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:
     """Print the status derived now (kept for the next call: :mod:`..derived.kept`); return
     the nodes that fail ``--check``."""
-    from ..derived.kept import keep_status, kept_lint, known_files
+    from ..derived.kept import keep_status, kept_lint, kept_status_of_meaning, known_files
 
     warned: list[str] = []
 
@@ -131,6 +131,14 @@ def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, st
         return kept_lint(plangraph, out.fmt)  # the plan's check, when it cannot have changed
 
     with open_plangraph(args, reading=True, warned=warned, kept=kept) as plangraph:
+        plan = getattr(args, "plan", None)
+        same = None  # the plan's bytes changed, not its meaning: the answer kept for it
+        if not warned:
+            same = kept_status_of_meaning(args.root, plan, args.store, out.fmt, plangraph)
+        if same is not None:
+            if same.printed is not None:
+                print(same.printed)
+            return same.failures
         # the files the kept answer's watch found as kept a moment ago are not looked at again
         plangraph.known_files = known_files(plangraph.store_path, f"status-{out.fmt}")
         fold = plangraph.fold()  # what the log says: status and --check need no more

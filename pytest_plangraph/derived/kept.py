@@ -64,6 +64,7 @@ __all__ = [
     "kept_answer",
     "kept_lint",
     "kept_status",
+    "kept_status_of_meaning",
     "known_files",
 ]
 
@@ -106,9 +107,11 @@ def kept_status(
         return None
     if root is not None and not Path(root).is_dir():
         return None
-    answer = kept_answer(root, plan, store, f"status-{fmt}")
-    if answer is None:
-        return None
+    return _status_of(kept_answer(root, plan, store, f"status-{fmt}"))
+
+
+def _status_of(answer: Any) -> KeptStatus | None:
+    """The :class:`KeptStatus` of a kept *answer*; None when it is not one."""
     if not isinstance(answer, list) or len(answer) != 3:
         return None
     printed, warnings, failures = answer
@@ -184,7 +187,51 @@ def keep_answer(
     write_tagged(path, record, _PERSON)
 
 
+def kept_status_of_meaning(
+    root: Path | None, plan: Path | None, store: Path | None, fmt: str, repo: Repository
+) -> KeptStatus | None:
+    """:func:`kept_status` once the plan was read (*repo*), for a plan file whose bytes changed
+    but not its meaning (comments, layout: its parsed data has the content key the answer was
+    kept with, :func:`~pytest_plangraph.plan.file.content_key`) while nothing else the answer
+    depends on did; the answer found is kept under the new bytes (so the next status finds it
+    before reading the plan). Only an answer that printed no warning stands for other bytes:
+    a warning names lines of the plan file."""
+    meaning, source = repo.loaded.content_key, repo.loaded.source
+    if fmt not in FORMATS or meaning is None or source is None or _keys_configured():
+        return None
+    if root is not None and not Path(root).is_dir():
+        return None
+    name = f"status-{fmt}"
+    try:
+        record = _held(root, plan, store, name, None, meaning)
+    except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    kept = None if record is None else _status_of(record["answer"])
+    if kept is None or kept.warnings or repo.plan_path is None:
+        return None
+    entry = file_entry(str(repo.plan_path.parent), repo.plan_path.name, source, repo.plan_read_ns)
+    if entry is not None and record is not None:
+        record["plan"] = entry[1:]
+        write_tagged(_path(repo.store_path, name), record, _PERSON)
+    return kept
+
+
 def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str, extra: Any) -> Any:
+    record = _held(root, plan, store, name, extra)
+    return None if record is None else record["answer"]
+
+
+def _held(
+    root: Path | None,
+    plan: Path | None,
+    store: Path | None,
+    name: str,
+    extra: Any,
+    meaning: str | None = None,
+) -> dict[str, Any] | None:
+    """The record kept as *name* when nothing it depends on changed, else None; with
+    *meaning* (the content key of the plan just read), a plan file whose bytes changed holds
+    when the record was kept for a plan of that content key."""
     root_path, plan_path, store_path = resolve_paths(root, plan, store)
     record = read_tagged(_path(store_path, name), _PERSON)
     if not isinstance(record, dict) or record.get("format") != _FORMAT:
@@ -197,14 +244,15 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
         return None
     if record["installed"] != _installed():
         return None
-    if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
+    same_meaning = meaning is not None and record.get("meaning") == meaning
+    if not same_meaning and not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         return None
     if record["head"] is None:  # kept without a store: there is none now either
         if os.path.lexists(store_path) or _checkpoint_of(store_path).exists():
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
-        return record["answer"]
+        return record
     from ..store.glance import glance  # here: a kept answer without a store opens none
 
     checked_seq, checked_hash = record["checked"]
@@ -231,7 +279,7 @@ def _answer(root: Path | None, plan: Path | None, store: Path | None, name: str,
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
-    return record["answer"]
+    return record
 
 
 def _record(
@@ -320,6 +368,7 @@ def _keyed_record(
         "settings": settings(),
         "installed": _installed() if look is None else look.installed,
         "plan": plan[1:],
+        "meaning": repo.loaded.content_key,
         "head": head,
         "checked": checked,
         "checkpoint": checkpoint,

@@ -93,13 +93,46 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     prune(cache_dir, key)
 
 
-def keep_validated(cache_dir: Path, key: str, plan: Plan) -> None:
+def keep_validated(
+    cache_dir: Path,
+    key: str,
+    plan: Plan,
+    meaning: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
     """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
     place of an entry that is missing or could not be read (then :func:`prune` the cache) —
-    once the project keeps anything (:func:`in_use`): reading a plan makes no folder."""
+    once the project keeps anything (:func:`in_use`): reading a plan makes no folder. With
+    *meaning* (the content key of the data it was validated from:
+    :func:`~pytest_plangraph.plan.file.content_key`), it is kept under that key too, so other
+    bytes of the same data (an edit of comments or layout) are not validated again
+    (:func:`reuse_validated`). *data*, when given, is the validated form the plan was built
+    from (:meth:`~.frozen.Frozen.from_data` gives it back: it is not dumped again)."""
     if in_use(cache_dir):
-        _write(cache_dir / f"valid-{key}.json", plan.to_data())
-        prune(cache_dir, key)
+        body = json.dumps(plan.to_data() if data is None else data, ensure_ascii=False).encode()
+        if meaning is not None:
+            _write(cache_dir / f"valid-{meaning}.json", body)
+        _write(cache_dir / f"valid-{key}.json", body)
+        prune(cache_dir, key, also=meaning)
+
+
+def reuse_validated(cache_dir: Path, meaning: str, key: str) -> Plan | None:
+    """The runtime plan of the validated form kept under the content key *meaning* (other bytes
+    of the same parsed data were validated: :func:`keep_validated`), or None when there is none
+    or it cannot be read; when found, it is kept under the file key *key* too (the bytes as
+    they are, so the next read of this file finds it by its bytes)."""
+    from .model import Plan  # the folder's other helpers serve readers that load no plan
+
+    try:
+        body = read_regular(cache_dir / f"valid-{meaning}.json")
+        data = json.loads(body)
+        plan = Plan.from_data(data) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if plan is not None and in_use(cache_dir):
+        _write(cache_dir / f"valid-{key}.json", body)
+        prune(cache_dir, key, also=meaning)
+    return plan
 
 
 def in_use(cache_dir: Path) -> bool:

@@ -11,18 +11,14 @@ the same bytes are read again into the runtime plan without YAML or pydantic.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import math
 import os
-import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..canonical import encodes_as_utf8
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
 from ..values import dataclass, field, replace
@@ -33,6 +29,7 @@ from .cache import (
     machine_salt,
     read_parsed,
     read_validated,
+    reuse_validated,
     with_facts,
 )
 from .messages import FieldPath as FieldPath
@@ -109,20 +106,52 @@ def parse_plan(
             return replace(loaded, source=source)
     key = known if len(raw) >= CACHE_MIN_BYTES else None
     data, positions = _read(suffix, raw, name, cache_dir, key)
-    kept = None
-    if isinstance(data, bytes) and cache_dir is not None and key is not None:
-        kept = _from_kept(data, name, positions)
-        if kept is None:  # a damaged entry: the file is read again and kept anew
-            data, positions = _read(suffix, raw, name, None, None)
-            keep_parsed(cache_dir, key, data)
-    loaded = kept or validate_plan(data, name, positions)
-    if cache_dir is not None and known is not None:
-        keep_validated(cache_dir, known, loaded.plan)
+    meaning = content_key(data) if cache_dir is not None and key is not None else None
+    loaded = None
+    if cache_dir is not None and meaning is not None and known is not None:
+        # the same data read from other bytes (comments, layout) was validated: its form is kept
+        plan = reuse_validated(cache_dir, meaning, known)
+        loaded = None if plan is None else LoadedPlan(plan, name, positions)
+    if loaded is None and cache_dir is not None and key is not None:
+        # the meaning changed: only the nodes and edges not validated before are validated
+        from .itemcache import validated_by_item
+
+        found = validated_by_item(data, cache_dir)
+        if found is not None:
+            loaded = LoadedPlan(found[0], name, positions)
+            keep_validated(cache_dir, key, found[0], meaning, found[1])
+    if loaded is None:
+        loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
+        meaning = content_key(data) if cache_dir is not None and key is not None else None
+        if cache_dir is not None and known is not None:
+            keep_validated(cache_dir, known, loaded.plan, meaning)
     if cache_dir is not None and key is not None:
-        content = content_key(data) or key
+        content = meaning or key
         with_facts(loaded.plan, cache_dir, content, key)
         loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=source)
+
+
+def _validated(
+    data: Any,
+    raw: bytes,
+    suffix: str,
+    name: str,
+    positions: dict[FieldPath, tuple[int, int]],
+    cache_dir: Path | None,
+    key: str | None,
+) -> tuple[LoadedPlan, Any]:
+    """The plan of parsed *data* (the JSON text the parse cache keeps, or the data itself)
+    validated by the boundary's models, with the data it was validated from (read anew when
+    the kept text is damaged)."""
+    if isinstance(data, bytes) and cache_dir is not None and key is not None:
+        kept = _from_kept(data, name, positions)
+        if kept is not None:
+            return kept, data
+        # a damaged entry: the file is read again and kept anew
+        data, positions = _read(suffix, raw, name, None, None)
+        keep_parsed(cache_dir, key, data)
+    return validate_plan(data, name, positions), data
 
 
 def _known(raw: bytes, name: str, cache_dir: Path, key: str) -> LoadedPlan | None:
@@ -286,7 +315,9 @@ def _read(
             [Problem(name, 1, 1, "", "file is empty; a plan starts with 'plangraph: 1'")]
         )
     if suffix.lower() == ".json":
-        return _read_json(text, name)
+        from .json_reader import read_json
+
+        return read_json(text, name, _read_yaml)
     if cache_dir is None or key is None:
         return _read_yaml(text, name)
     try:
@@ -297,131 +328,11 @@ def _read(
     return data, positions
 
 
-def _read_json(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                raise _DuplicateKeyError(key)
-            seen[key] = value
-        return seen
-
-    try:
-        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
-    except _NotANumberError:
-        message = "NaN and Infinity are not JSON numbers; write a finite number"
-        line, column = _json_position(text, lambda token: token.lstrip("-") in _CONSTANTS)
-        raise PlanError([Problem(name, line, column, "", message)]) from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(
-            [Problem(name, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]
-        ) from None
-    except _DuplicateKeyError as exc:
-        raise _located_duplicate(text, name, exc.key) from None
-    except RecursionError:
-        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
-    except ValueError as exc:  # a whole number of more digits than Python converts
-        message = f"a number that cannot be read ({str(exc).split(':')[0]}); write a shorter one"
-        raise PlanError([Problem(name, 0, 0, "", message)]) from None
-    _check_json_values(data, text, name)
-    return data, LazyPositions(text, _positions_reader(name))
-
-
-_TOO_DEEP = "values nested too deeply to read; a plan nests a few levels of objects"
-
-
-def _located_duplicate(text: str, name: str, key: str) -> PlanError:
-    """The error for a key written twice in a JSON plan, with its line, column and field
-    path when the text reads as YAML too (JSON is YAML; the YAML reader locates duplicates)."""
-    try:
-        _read_yaml(text, name)
-    except PlanError as located:
-        if any("duplicate key" in problem.message for problem in located.problems):
-            return located
-    return PlanError([Problem(name, 0, 0, "", f"duplicate key {key!r}")])
-
-
-def _check_json_values(data: Any, text: str, name: str) -> None:
-    """Refuse what Python's JSON reader takes although no JSON value means it: a text with an
-    unpaired surrogate escape (``"\\ud800"``, no character) and a number too large for a
-    float (``1e400``, read as infinity)."""
-    try:
-        json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except UnicodeEncodeError:
-        where = format_path(_surrogate_path(data, ()) or ())
-        message = (
-            f"{where + ': ' if where else ''}text holds an unpaired surrogate escape (such as "
-            "\\ud800), which stands for no character; write the character itself or remove it"
-        )
-        line, column = _json_position(text, _unpaired_surrogate)
-        raise PlanError([Problem(name, line, column, "", message)]) from None
-    except ValueError:  # allow_nan: an infinite float
-        message = "a number too large to hold (such as 1e400); write a finite number"
-        line, column = _json_position(text, _infinite)
-        raise PlanError([Problem(name, line, column, "", message)]) from None
-    except RecursionError:
-        raise PlanError([Problem(name, 0, 0, "", _TOO_DEEP)]) from None
-
-
-_CONSTANTS = ("NaN", "Infinity")
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|-?Infinity|NaN')
-"""The JSON texts and numbers (and the constants Python's reader takes) of a JSON text."""
-
-
-def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
-    """Line and column of the first text or number token of a JSON *text* that is *wanted*
-    ((0, 0) when none is). The text was read up to that token, so its tokens are sound."""
-    for match in _JSON_TOKENS.finditer(text):
-        token = match.group()
-        with contextlib.suppress(ValueError):
-            if wanted(token):
-                start = match.start()
-                return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
-    return 0, 0
-
-
-def _unpaired_surrogate(token: str) -> bool:
-    return token.startswith('"') and not encodes_as_utf8(json.loads(token))
-
-
-def _infinite(token: str) -> bool:
-    return not token.startswith('"') and math.isinf(float(token))
-
-
 def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
     """Line and column (in characters) of the byte at *offset* of a plan file."""
     start = raw.rfind(b"\n", 0, offset) + 1
     column = len(raw[start:offset].decode("utf-8", "replace")) + 1
     return raw.count(b"\n", 0, offset) + 1, column
-
-
-class _NotANumberError(Exception):
-    """``NaN`` or ``Infinity`` in a JSON plan (Python's reader takes them)."""
-
-
-def _not_a_number(constant: str) -> Any:
-    raise _NotANumberError(constant)
-
-
-def _surrogate_path(value: Any, path: FieldPath) -> FieldPath | None:
-    """Where in *value* a text holds an unpaired surrogate (None when nowhere)."""
-    if isinstance(value, str):
-        return None if value.isascii() or encodes_as_utf8(value) else path
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = path if not encodes_as_utf8(key) else _surrogate_path(item, (*path, key))
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if (found := _surrogate_path(item, (*path, index))) is not None:
-                return found
-    return None
-
-
-class _DuplicateKeyError(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
 
 
 def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:

@@ -1,0 +1,162 @@
+"""Validating a large plan item by item: the validated form of each node and edge is kept under
+its content, so a plan whose meaning changed (a node edited, added or removed) validates only
+its new items with the boundary's models.
+
+The entries are the lines of ``items.txt`` in the plan cache folder, each the key and the JSON
+text of the item's validated form, tab separated (JSON text holds no tab nor line break). The
+key is the sha256 of the machine salt, the fingerprint of the package's code, the list the
+item is in (``nodes`` or ``edges``) and the JSON text of the item as parsed
+(:func:`~pytest_plangraph.plan.cache.machine_salt`: an entry that came with a repository never
+matches; :func:`~pytest_plangraph.codehash.code_fingerprint`: a rule changed by an upgrade never
+meets items validated by the old one).
+
+The plan's other fields and its new items are validated together, as one plan of the same
+top-level fields whose lists hold the new items only: a node's validation reads the node alone,
+and an edge's the edge alone (a ``related`` edge's default strength included), so an item valid
+in one plan is valid, with the same validated form, in any. Whatever is not valid is validated
+again whole by the caller, so a message and its location are those of the whole plan's
+validation. A file that cannot be read, a line that is not an entry, or an entry that does not
+build is a miss (the plan is validated whole): a cache never decides. The file is written anew,
+with the entries of the plan just read only, when it holds more than twice as many as that plan
+needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..codehash import code_fingerprint
+from .cache import machine_salt, make_cache_dir, read_regular
+
+if TYPE_CHECKING:
+    from .model import Plan
+
+FILE_NAME = "items.txt"
+LISTS = ("nodes", "edges")
+"""The lists of a plan whose items are validated one by one."""
+SPARE = 256
+"""Entries beyond twice those of the plan just read that the file may hold before it is
+written anew."""
+
+
+def validated_by_item(data: Any, cache_dir: Path) -> tuple[Plan, dict[str, Any]] | None:
+    """The runtime plan of parsed *data* (or of its JSON text) and its validated form, its
+    nodes and edges taken from the items kept under *cache_dir* and the rest validated by the
+    boundary's models (the new items then kept); None when the data is not valid or not of a
+    plan's shape (then it is validated whole, which says what is wrong)."""
+    from pydantic import ValidationError  # new bytes only: the boundary
+
+    from .boundary import Plan as PlanModel
+    from .boundary import plan_data
+    from .model import Plan
+
+    try:
+        if isinstance(data, bytes):
+            data = json.loads(data)
+        keyed = _keyed(data)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    if keyed is None:
+        return None
+    store = _Store(cache_dir / FILE_NAME)
+    new: dict[str, dict[str, int]] = {}  # per list, each key not kept: its first item's index
+    for field, keys in keyed.items():
+        new[field] = {}
+        for index, key in enumerate(keys):
+            if key not in store.entries:
+                new[field].setdefault(key, index)  # items alike are validated once
+    unkept = {field: [data[field][n] for n in found.values()] for field, found in new.items()}
+    try:
+        validated = plan_data(PlanModel.model_validate({**data, **unkept}))
+    except ValidationError:
+        return None
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    try:
+        for field, keys in keyed.items():
+            for key, item in zip(new[field], validated[field], strict=True):
+                store.add(key, encode(item))  # validated just now
+            texts = [store.entries[key] for key in keys]
+            items = json.loads(f"[{','.join(texts)}]")  # one read of them all
+            if len(items) != len(keys):
+                return None
+            validated[field] = items
+        plan = Plan.from_data(validated)
+    except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
+        return None  # a kept entry that is not an item's validated form
+    store.save({key for keys in keyed.values() for key in keys})
+    return plan, validated
+
+
+def _keyed(data: Any) -> dict[str, list[str]] | None:
+    """The key of each item of the lists of *data* that it holds; None when *data* is not a
+    mapping or a list is not one of mappings."""
+    if not isinstance(data, dict):
+        return None
+    base = hashlib.sha256(machine_salt() + code_fingerprint().encode() + b"\0")
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every item
+    keyed: dict[str, list[str]] = {}
+    for field in LISTS:
+        if field not in data:
+            continue
+        items = data[field]
+        if not isinstance(items, list) or not all(type(item) is dict for item in items):
+            return None
+        keys = []
+        head = base.copy()
+        head.update(field.encode() + b"\0")
+        for item in items:
+            each = head.copy()
+            each.update(encode(item).encode("utf-8", "surrogatepass"))
+            keys.append(each.hexdigest())
+        keyed[field] = keys
+    return keyed
+
+
+class _Store:
+    """The kept items: loaded at once, new ones appended when saved."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, str] = {}
+        self.lines = 0
+        self.damaged = False
+        self.new: dict[str, str] = {}
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            self._load(read_regular(path).decode("utf-8"))
+
+    def _load(self, body: str) -> None:
+        rows = body.split("\n")
+        if rows[-1]:
+            self.damaged = True  # an interrupted write: the last line is not whole
+        for row in rows[:-1]:
+            key, tab, text = row.partition("\t")
+            if not tab or len(key) != 64:
+                self.damaged = True
+                continue
+            self.entries[key] = text
+        self.lines = len(rows) - 1
+
+    def add(self, key: str, text: str) -> None:
+        self.entries[key] = text
+        self.new[key] = f"{key}\t{text}\n"
+
+    def save(self, wanted: set[str]) -> None:
+        """Append the new entries; write the file anew, with the *wanted* entries only, when it
+        is damaged or holds too many."""
+        if not self.new and not self.damaged:
+            return
+        with contextlib.suppress(OSError, UnicodeError):
+            make_cache_dir(self.path.parent)
+            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + SPARE:
+                kept = "".join(f"{key}\t{self.entries[key]}\n" for key in wanted)
+                partial = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.tmp")
+                partial.write_text(kept, encoding="utf-8")
+                os.replace(partial, self.path)
+                return
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(self.new.values()))
