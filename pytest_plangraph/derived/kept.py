@@ -36,8 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +48,9 @@ from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import settings
+from .look import MISSED, Look, kept_lint, known_files, still_files
+from .look import answer_path as _path
+from .look import installed as _installed
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def kept_status(
 ) -> KeptStatus | None:
     """The kept answer of ``status --format fmt`` for the repository the options name, when
     nothing it depends on changed; None otherwise (see the module docstring)."""
-    _MISSED.clear()
+    MISSED.clear()
     if fmt not in FORMATS or _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -133,7 +134,7 @@ def kept_answer(
     options name, when nothing it depends on changed and *extra* (what else the command's
     answer depends on, as JSON values: git's side of ``impact``) is what it was kept with;
     None otherwise (see the module docstring)."""
-    _MISSED.clear()
+    MISSED.clear()
     if _keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
@@ -173,7 +174,7 @@ def keep_answer(
     With *storeless*, a repository without a store keeps it too (the next call finds no
     store either), *fold* then being the empty one its snapshot was taken of."""
     path = _path(repo.store_path, name)
-    look = _MISSED.pop() if _MISSED and _MISSED[0].path == str(path) else None
+    look = MISSED.pop() if MISSED and MISSED[0].path == str(path) else None
     if look is not None and look.plan != repo.loaded.source:
         look = None  # the plan read is not the one the look was kept for
     try:
@@ -268,11 +269,11 @@ def _held(
     if changed_files(str(root_path), record["watch"], seen) != []:
         if seen:  # only files changed: what the derivation and the next watch may take
             lint = None
-            if not record["lint_reads"] and _still_files(str(root_path), seen[0]):
+            if not record["lint_reads"] and still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
             path = str(_path(store_path, name))
             plan_sha, installed = str(record["plan"][1]), record["installed"]
-            _MISSED[:] = [_Look(path, plan_sha, seen[0], lint, installed)]
+            MISSED[:] = [Look(path, plan_sha, seen[0], lint, installed)]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is
@@ -283,7 +284,7 @@ def _held(
 
 
 def _record(
-    repo: Repository, fold: LogFold, *, storeless: bool = False, look: _Look | None = None
+    repo: Repository, fold: LogFold, *, storeless: bool = False, look: Look | None = None
 ) -> dict[str, Any] | None:
     """What the answer for *repo* and *fold* depends on, or None when it may not be kept."""
     from ..checkpoint import checkpoint_path
@@ -342,7 +343,7 @@ def _keyed_record(
     head: list[Any] | None,
     checked: list[Any] | None,
     checkpoint: Any,
-    look: _Look | None = None,
+    look: Look | None = None,
 ) -> dict[str, Any] | None:
     """The record's key with the plan file's entry and the watch of the bound files (None
     when either cannot be kept), around the store's *head*, *checked* and *checkpoint*. With
@@ -399,97 +400,13 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
         return store.check_tail(after, chain, log=True) is None
 
 
-@dataclass(frozen=True)
-class _Look:
-    """What looking at the kept answer in *path* found when only files had changed: the
-    sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
-    from what the look found is kept with the installation the look saw, so that a package
-    installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
-    kept *answer* when lint's answer cannot have changed with those files, else None."""
-
-    path: str
-    plan: str
-    seen: Seen
-    answer: Any
-    installed: Any
-
-
-_MISSED: list[_Look] = []
-"""What the last :func:`kept_answer` of this process found when only files had changed since
-the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for,
-what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
-as kept), and the kept answer when lint's answer cannot have changed with those files
-(:func:`kept_lint`), else None. Every :func:`kept_answer` empties it first, so it never
-outlives the command that looked."""
-
-
-def kept_lint(repo: Repository, fmt: str) -> list[str] | None:
-    """The warnings the plan's check printed for the kept answer of ``status --format fmt``
-    when the check of *repo*'s plan cannot say anything else now: the answer missed because
-    files changed whose bytes lint does not read (no verifier type of the plan reads a file's
-    bytes to check its settings, and each changed file is a regular file or missing, as it
-    was), for the plan file's bytes it was kept with, under the same code, settings and
-    installation; None otherwise (the plan is checked)."""
-    path = str(_path(repo.store_path, f"status-{fmt}"))
-    if not _MISSED or _MISSED[0].path != path or _MISSED[0].plan != repo.loaded.source:
-        return None
-    answer = _MISSED[0].answer
-    if not isinstance(answer, list) or len(answer) != 3 or not isinstance(answer[1], list):
-        return None
-    return [str(line) for line in answer[1]]
-
-
-def _still_files(root: str, seen: Seen) -> bool:
-    """Whether each file *seen* did not find as kept is a regular file or missing now (as
-    every watched file was when the watch was made)."""
-    for rel in seen.fresh:
-        try:
-            info = os.lstat(os.path.join(root, rel))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError:
-            return False
-        if not stat.S_ISREG(info.st_mode):
-            return False
-    return True
-
-
-def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
-    """The files the answer kept as *name* for the store at *store_path* watched, by their
-    sha256, that the last :func:`kept_answer` of this process found as kept by their
-    ``lstat`` alone (it missed because other files changed); None when it did not look."""
-    if not _MISSED or _MISSED[0].path != str(_path(store_path, name)):
-        return None
-    return _MISSED[0].seen.held()
-
-
 def _where(root: Path, plan: Path, store: Path) -> list[str]:
     return [str(root), str(plan), str(store), os.getcwd()]
-
-
-def _path(store_path: Path, name: str) -> Path:
-    return cache_dir_of(store_path) / f"{name}.json"
 
 
 def _checkpoint_of(store_path: Path) -> Path:
     # checkpoint.checkpoint_path, which imports the judge: the same place
     return cache_dir_of(store_path) / f"log-{store_path.name}.json"
-
-
-def _installed() -> list[list[Any]]:
-    """The inode and mtime of each package folder on ``sys.path``: installing or removing a
-    distribution (a plug-in whose verifier type clashes with a built-in one makes lint stop
-    the command) changes its folder's listing, without reading every distribution's entry
-    points as loading the plug-ins does."""
-    found = []
-    for entry in sys.path:
-        if os.path.basename(entry) in ("site-packages", "dist-packages"):
-            try:
-                info = os.stat(entry)
-            except OSError:
-                continue
-            found.append([entry, info.st_ino, info.st_mtime_ns])
-    return found
 
 
 def _keys_configured() -> bool:

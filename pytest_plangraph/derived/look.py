@@ -1,0 +1,107 @@
+"""What looking at a kept ``status`` answer found when only files had changed since it was
+kept (:func:`pytest_plangraph.derived.kept.kept_answer` records it): the command that then
+runs in full takes the files found as kept by their ``lstat`` (:func:`known_files`) and,
+when lint's answer cannot have changed with the changed files, the kept warnings
+(:func:`kept_lint`). It lives as long as the command that looked."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..plan.cache import cache_dir_of
+from ..values import dataclass
+from .watch import Seen
+
+if TYPE_CHECKING:
+    from ..repository import Repository
+
+__all__ = ["MISSED", "Look", "answer_path", "installed", "kept_lint", "known_files", "still_files"]
+
+
+@dataclass(frozen=True)
+class Look:
+    """What looking at the kept answer in *path* found when only files had changed: the
+    sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
+    from what the look found is kept with the installation the look saw, so that a package
+    installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
+    kept *answer* when lint's answer cannot have changed with those files, else None."""
+
+    path: str
+    plan: str
+    seen: Seen
+    answer: Any
+    installed: Any
+
+
+MISSED: list[Look] = []
+"""What the last :func:`kept_answer` of this process found when only files had changed since
+the answer was kept: the kept answer's file, the sha256 of the plan file it was kept for,
+what :func:`changed_files` found (:func:`known_files` and the next watch take the files found
+as kept), and the kept answer when lint's answer cannot have changed with those files
+(:func:`kept_lint`), else None. Every :func:`kept_answer` empties it first, so it never
+outlives the command that looked."""
+
+
+def kept_lint(repo: Repository, fmt: str) -> list[str] | None:
+    """The warnings the plan's check printed for the kept answer of ``status --format fmt``
+    when the check of *repo*'s plan cannot say anything else now: the answer missed because
+    files changed whose bytes lint does not read (no verifier type of the plan reads a file's
+    bytes to check its settings, and each changed file is a regular file or missing, as it
+    was), for the plan file's bytes it was kept with, under the same code, settings and
+    installation; None otherwise (the plan is checked)."""
+    path = str(answer_path(repo.store_path, f"status-{fmt}"))
+    if not MISSED or MISSED[0].path != path or MISSED[0].plan != repo.loaded.source:
+        return None
+    answer = MISSED[0].answer
+    if not isinstance(answer, list) or len(answer) != 3 or not isinstance(answer[1], list):
+        return None
+    return [str(line) for line in answer[1]]
+
+
+def still_files(root: str, seen: Seen) -> bool:
+    """Whether each file *seen* did not find as kept is a regular file or missing now (as
+    every watched file was when the watch was made)."""
+    for rel in seen.fresh:
+        try:
+            info = os.lstat(os.path.join(root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            return False
+    return True
+
+
+def known_files(store_path: Path, name: str) -> dict[str, str | None] | None:
+    """The files the answer kept as *name* for the store at *store_path* watched, by their
+    sha256, that the last :func:`kept_answer` of this process found as kept by their
+    ``lstat`` alone (it missed because other files changed); None when it did not look."""
+    if not MISSED or MISSED[0].path != str(answer_path(store_path, name)):
+        return None
+    return MISSED[0].seen.held()
+
+
+def answer_path(store_path: Path, name: str) -> Path:
+    """The file of the answer kept as *name* for the store at *store_path*."""
+    return cache_dir_of(store_path) / f"{name}.json"
+
+
+def installed() -> list[list[Any]]:
+    """The inode and mtime of each package folder on ``sys.path``: installing or removing a
+    distribution (a plug-in whose verifier type clashes with a built-in one makes lint stop
+    the command) changes its folder's listing, without reading every distribution's entry
+    points as loading the plug-ins does."""
+    found = []
+    for entry in sys.path:
+        if os.path.basename(entry) in ("site-packages", "dist-packages"):
+            try:
+                info = os.stat(entry)
+            except OSError:
+                continue
+            found.append([entry, info.st_ino, info.st_mtime_ns])
+    return found
