@@ -42,6 +42,7 @@ class FileBinder:
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
+        self._walked: dict[Path, list[str]] = {}
         self._project_files: dict[str, str | None] = {}
         self.folders = 0
         """How many folders were looked at for their ``conftest.py`` and ``__init__.py``: once
@@ -56,8 +57,11 @@ class FileBinder:
         it is not *file*."""
         paths = mapping.file_subjects.get(file)
         if paths is None:
-            directory = file.rpartition("/")[0]
-            conftests, absent = self._conftests_of(directory)
+            conftests, absent = map(list, self._conftests_of(file.rpartition("/")[0]))
+            for folder in self._walked_folders(item.path):  # a test reached through a link
+                more, gone = self._conftests_of(folder)
+                conftests.extend(p for p in more if p not in conftests)
+                absent.extend(p for p in gone if p not in absent)
             absent = [*self.absent_configuration(), *absent]
             paths = [*self.run_files(), *conftests, file, *absent]
             mapping.file_subjects[file] = paths
@@ -126,6 +130,28 @@ class FileBinder:
             return None
         found = self.project_file(source)
         return found if found != file else None
+
+    def _walked_folders(self, path: Path) -> list[str]:
+        """The repository folders pytest walks from *path*'s folder up, where they are not
+        those above the folder *path* resolves to: pytest takes the ``conftest.py`` and
+        ``__init__.py`` files of the folders of the path it collected, a folder reached
+        through a symbolic link (``tests/unit`` linking to ``shared/unit``) included, and
+        neither resolves it nor the folders above it. For a path without links, its own
+        folder alone (whose chain :meth:`_conftests_of` has already)."""
+        start = Path(os.path.abspath(path.parent))
+        if start not in self._walked:
+            found: list[str] = []
+            root = self.plangraph.root
+            for folder in (start, *start.parents):
+                rel = self.relative(folder)
+                if rel is None:
+                    continue
+                rel = "" if rel == "." else rel
+                found.append(rel)
+                if folder == (root / rel if rel else root):
+                    break  # no link from here up: this folder's chain holds the rest
+            self._walked[start] = found
+        return self._walked[start]
 
     def _conftests_of(self, directory: str) -> tuple[list[str], list[str]]:
         """The ``conftest.py`` and ``__init__.py`` paths from the repository root down to
