@@ -16,6 +16,7 @@ is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ import pytest
 
 from ..errors import PlangraphError
 from ..plan.evidence import ABSENT
+from . import STARTED_KEY
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -43,6 +45,10 @@ class FileBinder:
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
         self._walked: dict[Path, list[str]] = {}
+        self._vanished: set[str] = set()
+        started = config.stash.get(STARTED_KEY, None)
+        self.started = time.time_ns() if started is None else started
+        """When the run began loading conftests: a bound file written since is :data:`WRITTEN`."""
         self._project_files: dict[str, str | None] = {}
         self.folders = 0
         """How many folders were looked at for their ``conftest.py`` and ``__init__.py``: once
@@ -62,8 +68,9 @@ class FileBinder:
                 more, gone = self._conftests_of(folder)
                 conftests.extend(p for p in more if p not in conftests)
                 absent.extend(p for p in gone if p not in absent)
-            absent = [*self.absent_configuration(), *absent]
-            paths = [*self.run_files(), *conftests, file, *absent]
+            run_files = self.run_files()
+            absent = [p for p in (*self.absent_configuration(), *absent) if p not in run_files]
+            paths = [*run_files, *conftests, file, *absent]
             mapping.file_subjects[file] = paths
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
@@ -72,7 +79,23 @@ class FileBinder:
             paths.append(defined_in)
         for path in paths:
             if path not in mapping.hashes:
-                mapping.hashes[path] = self.plangraph.workspace.hash_file(path)
+                mapping.hashes[path] = self._hash_loaded(path)
+
+    def _hash_loaded(self, path: str) -> str | None:
+        """The sha256 of the file at *path*, which the run has read or imported already: a
+        module, a conftest, the configuration file. :data:`WRITTEN` instead when the file was
+        written since the run began loading conftests, or is gone (a conftest that rewrote or
+        removed itself once imported): the bytes hashed now are not those the run executed,
+        and the hash at the end of the run, which differs, voids the record
+        (``ARTIFACT_CHANGED_DURING_RUN``)."""
+        found = self.plangraph.workspace.hash_file(path)
+        if path in self._vanished:
+            return WRITTEN
+        try:
+            info = os.stat(self.plangraph.root / path)
+        except OSError:  # gone since it was collected or imported
+            return WRITTEN
+        return WRITTEN if info.st_ctime_ns >= self.started else found
 
     def run_files(self) -> list[str]:
         """Files of the repository that shape every test of the run: the configuration file
@@ -88,14 +111,29 @@ class FileBinder:
                 getattr(plugin, "__file__", None)
                 for plugin in self.config.pluginmanager.get_plugins()
             )
-            self._run_files = sorted(
-                {
-                    relative
-                    for source in sources
-                    if isinstance(source, str) and (relative := self.project_file(source))
-                }
-            )
+            found = set()
+            for source in sources:
+                if not isinstance(source, str):
+                    continue
+                relative = self.project_file(source) or self._vanished_file(source)
+                if relative:
+                    found.add(relative)
+            self._run_files = sorted(found)
         return self._run_files
+
+    def _vanished_file(self, source: str) -> str | None:
+        """*source* relative to the repository when pytest loaded it and no file is there now
+        (removed once imported), outside the running environment; else None."""
+        if os.path.lexists(source) or not os.path.isabs(source):
+            return None
+        if self._files is not None and any(
+            Path(source).resolve().is_relative_to(d) for d in self._files.excluded
+        ):
+            return None
+        found = self.relative(Path(source))
+        if found is not None:
+            self._vanished.add(found)
+        return found
 
     def project_file(self, source: str) -> str | None:
         """*source* relative to the repository, or None outside it or where coverage data is
@@ -178,6 +216,11 @@ class FileBinder:
             self._absent_config = absent_configuration(self.config, self.relative)
         return self._absent_config
 
+
+WRITTEN = "written-during-run"
+"""The hash a bound file gets before the run when it was written after the run began loading
+conftests, or is gone though the run imported it: never a file's sha256, so the end of the run
+finds it changed and voids the record."""
 
 _FOLDER_FILES = ("conftest.py", "__init__.py")
 """The files of a test's folder and of each folder above it that bind to its verdict."""
