@@ -107,3 +107,31 @@ def test_a_conftest_that_removes_itself_once_loaded_is_not_bound_absent(
     assert record.reason == "ARTIFACT_CHANGED_DURING_RUN"
     assert "tests/conftest.py" in record.details["changed_during_run"]
     refused(root)
+
+
+def test_code_under_test_that_rewrites_itself_when_a_conftest_imports_it_voids_the_record(
+    pytester: pytest.Pytester,
+) -> None:
+    # the root conftest imports src/a.py before the session starts: the hash taken then is
+    # already of the version it wrote over itself, which the test never ran
+    module = 'A = 1\nwith open(__file__, "w") as handle:\n    handle.write("A = 2\\n")\n'
+    conftest = "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport src.a\n"
+    test = """
+        import pytest
+        from src.a import A
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_marked():
+            assert A == 1
+        """
+    root = make_project(
+        pytester, plan=PLAN, tests=test, files={"src/a.py": module, "conftest.py": conftest}
+    )
+    pytester.runpytest("--plangraph").assert_outcomes(passed=1)
+    assert (root / "src/a.py").read_text() == "A = 2\n"
+    record = latest(root)["step-a/ac-marked"]
+    assert record.outcome == "error"
+    assert record.reason == "ARTIFACT_CHANGED_DURING_RUN"
+    assert record.details["changed_during_run"] == ["src/a.py"]
+    refused(root)
+    pytester.runpytest("--plangraph").assert_outcomes(failed=1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from collections.abc import Mapping as MappingABC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from . import STARTED_KEY
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
+    from ..judge.inputs import Snapshot
     from .coverage import RepositoryFiles
     from .mapping import Mapping
 
@@ -46,6 +48,7 @@ class FileBinder:
         self._relatives: dict[Path, str | None] = {}
         self._walked: dict[Path, list[str]] = {}
         self._vanished: set[str] = set()
+        self._written: set[str] = set()
         started = config.stash.get(STARTED_KEY, None)
         self.started = time.time_ns() if started is None else started
         """When the run began loading conftests: a bound file written since is :data:`WRITTEN`."""
@@ -80,6 +83,28 @@ class FileBinder:
         for path in paths:
             if path not in mapping.hashes:
                 mapping.hashes[path] = self._hash_loaded(path)
+
+    def note_written(self, snapshot: Snapshot) -> Snapshot:
+        """Note which files of *snapshot* (taken when the session started) were written since
+        the run began loading conftests (:meth:`before` marks them); return *snapshot*. A
+        module a conftest imported may have rewritten itself: the bytes hashed are not those
+        it ran."""
+        root = self.plangraph.root
+        for path, sha in snapshot.files.items():
+            if sha is None:
+                continue
+            try:
+                info = os.stat(root / path)
+            except OSError:
+                continue  # gone: the hash at the end of the run differs
+            if info.st_ctime_ns >= self.started:
+                self._written.add(path)
+        return snapshot
+
+    def before(self, files: MappingABC[str, str | None]) -> dict[str, str | None]:
+        """*files* (the hashes when the session started) with :data:`WRITTEN` for those
+        :meth:`note_written` found written since the run began loading conftests."""
+        return {**files, **dict.fromkeys(self._written, WRITTEN)}
 
     def _hash_loaded(self, path: str) -> str | None:
         """The sha256 of the file at *path*, which the run has read or imported already: a
