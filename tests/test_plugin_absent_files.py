@@ -263,3 +263,48 @@ def test_under_xdist_the_absent_paths_bind_the_same(pytester: pytest.Pytester) -
         passed=1, errors=3
     )
     assert node_status(root, "step-a") == "failed"
+
+
+def test_a_conftest_above_a_linked_test_folder_stales_the_evidence(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest collects tests/link/test_x.py (tests/link links to shared/) and loads the
+    # conftest.py files of tests/link's folders, which are not those above shared/
+    test = """
+        import pytest
+
+        @pytest.mark.criterion("step-a/ac-marked")
+        def test_marked():
+            assert True
+        """
+    plan = """
+        plangraph: 1
+        plan: demo
+        nodes:
+          - id: step-a
+            outputs: [src/a.py]
+            acceptance:
+              - id: ac-marked
+                verifier: {type: test}
+        """
+    root = make_project(pytester, plan=plan, tests="", files={"shared/test_x.py": test})
+    (root / "tests/test_a.py").unlink()
+    (root / "tests/link").symlink_to("../shared", target_is_directory=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "linked tests")
+    pytester.runpytest("--plangraph").assert_outcomes(passed=1)
+    subjects = latest(root)["step-a/ac-marked"].subjects
+    assert subjects["tests/conftest.py"] == ABSENT
+    assert subjects["shared/conftest.py"] == ABSENT
+    assert node_status(root, "step-a") == "completed"
+
+    conftest = root / "tests/conftest.py"
+    conftest.write_text(FAILING_FIXTURE)
+    reasons = criterion_reasons(root, "step-a/ac-marked")
+    assert [(r["code"], r["path"], r["old"]) for r in reasons] == [
+        ("ARTIFACT_CHANGED", "tests/conftest.py", ABSENT)
+    ]
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
+    assert refused.code == 1, refused.err
+    # the file does change the verdict: the tests of the linked folder fail with it
+    pytester.runpytest("--plangraph").assert_outcomes(errors=1)

@@ -9,6 +9,7 @@ the work; the hooks here stay a few lines each.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,9 @@ SESSION_KEY: pytest.StashKey[PlangraphSession] = pytest.StashKey()
 """Where the running :class:`PlangraphSession` is kept in ``config.stash``."""
 GUARD_KEY: pytest.StashKey[BytecodeGuard] = pytest.StashKey()
 """Where this process's private bytecode cache is kept in ``config.stash``."""
+STARTED_KEY: pytest.StashKey[int] = pytest.StashKey()
+"""When this process began loading conftests (``time.time_ns()``): a bound file written since
+may not be what the run imported (:class:`~pytest_plangraph.plugin.binding.FileBinder`)."""
 
 PLAN_SUFFIXES = (".yaml", ".yml", ".json")
 MARKER = (
@@ -102,6 +106,7 @@ def pytest_load_initial_conftests(
     start recording the import graph."""
     split_plan_argument(args)
     if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
+        early_config.stash[STARTED_KEY] = time.time_ns()
         # before any conftest, test module or module under test is imported (an xdist worker
         # runs this hook too), so none of them can run bytecode older than its source
         install_guard(early_config)

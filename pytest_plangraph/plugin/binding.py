@@ -16,7 +16,9 @@ is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
+from collections.abc import Mapping as MappingABC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +26,11 @@ import pytest
 
 from ..errors import PlangraphError
 from ..plan.evidence import ABSENT
+from . import STARTED_KEY
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
+    from ..judge.inputs import Snapshot
     from .coverage import RepositoryFiles
     from .mapping import Mapping
 
@@ -42,6 +46,12 @@ class FileBinder:
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
+        self._walked: dict[Path, list[str]] = {}
+        self._vanished: set[str] = set()
+        self._written: set[str] = set()
+        started = config.stash.get(STARTED_KEY, None)
+        self.started = time.time_ns() if started is None else started
+        """When the run began loading conftests: a bound file written since is :data:`WRITTEN`."""
         self._project_files: dict[str, str | None] = {}
         self.folders = 0
         """How many folders were looked at for their ``conftest.py`` and ``__init__.py``: once
@@ -56,10 +66,14 @@ class FileBinder:
         it is not *file*."""
         paths = mapping.file_subjects.get(file)
         if paths is None:
-            directory = file.rpartition("/")[0]
-            conftests, absent = self._conftests_of(directory)
-            absent = [*self.absent_configuration(), *absent]
-            paths = [*self.run_files(), *conftests, file, *absent]
+            conftests, absent = map(list, self._conftests_of(file.rpartition("/")[0]))
+            for folder in self._walked_folders(item.path):  # a test reached through a link
+                more, gone = self._conftests_of(folder)
+                conftests.extend(p for p in more if p not in conftests)
+                absent.extend(p for p in gone if p not in absent)
+            run_files = self.run_files()
+            absent = [p for p in (*self.absent_configuration(), *absent) if p not in run_files]
+            paths = [*run_files, *conftests, file, *absent]
             mapping.file_subjects[file] = paths
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
@@ -68,7 +82,45 @@ class FileBinder:
             paths.append(defined_in)
         for path in paths:
             if path not in mapping.hashes:
-                mapping.hashes[path] = self.plangraph.workspace.hash_file(path)
+                mapping.hashes[path] = self._hash_loaded(path)
+
+    def note_written(self, snapshot: Snapshot) -> Snapshot:
+        """Note which files of *snapshot* (taken when the session started) were written since
+        the run began loading conftests (:meth:`before` marks them); return *snapshot*. A
+        module a conftest imported may have rewritten itself: the bytes hashed are not those
+        it ran."""
+        root = self.plangraph.root
+        for path, sha in snapshot.files.items():
+            if sha is None:
+                continue
+            try:
+                info = os.stat(root / path)
+            except OSError:
+                continue  # gone: the hash at the end of the run differs
+            if info.st_ctime_ns >= self.started:
+                self._written.add(path)
+        return snapshot
+
+    def before(self, files: MappingABC[str, str | None]) -> dict[str, str | None]:
+        """*files* (the hashes when the session started) with :data:`WRITTEN` for those
+        :meth:`note_written` found written since the run began loading conftests."""
+        return {**files, **dict.fromkeys(self._written, WRITTEN)}
+
+    def _hash_loaded(self, path: str) -> str | None:
+        """The sha256 of the file at *path*, which the run has read or imported already: a
+        module, a conftest, the configuration file. :data:`WRITTEN` instead when the file was
+        written since the run began loading conftests, or is gone (a conftest that rewrote or
+        removed itself once imported): the bytes hashed now are not those the run executed,
+        and the hash at the end of the run, which differs, voids the record
+        (``ARTIFACT_CHANGED_DURING_RUN``)."""
+        found = self.plangraph.workspace.hash_file(path)
+        if path in self._vanished:
+            return WRITTEN
+        try:
+            info = os.stat(self.plangraph.root / path)
+        except OSError:  # gone since it was collected or imported
+            return WRITTEN
+        return WRITTEN if info.st_ctime_ns >= self.started else found
 
     def run_files(self) -> list[str]:
         """Files of the repository that shape every test of the run: the configuration file
@@ -84,14 +136,29 @@ class FileBinder:
                 getattr(plugin, "__file__", None)
                 for plugin in self.config.pluginmanager.get_plugins()
             )
-            self._run_files = sorted(
-                {
-                    relative
-                    for source in sources
-                    if isinstance(source, str) and (relative := self.project_file(source))
-                }
-            )
+            found = set()
+            for source in sources:
+                if not isinstance(source, str):
+                    continue
+                relative = self.project_file(source) or self._vanished_file(source)
+                if relative:
+                    found.add(relative)
+            self._run_files = sorted(found)
         return self._run_files
+
+    def _vanished_file(self, source: str) -> str | None:
+        """*source* relative to the repository when pytest loaded it and no file is there now
+        (removed once imported), outside the running environment; else None."""
+        if os.path.lexists(source) or not os.path.isabs(source):
+            return None
+        if self._files is not None and any(
+            Path(source).resolve().is_relative_to(d) for d in self._files.excluded
+        ):
+            return None
+        found = self.relative(Path(source))
+        if found is not None:
+            self._vanished.add(found)
+        return found
 
     def project_file(self, source: str) -> str | None:
         """*source* relative to the repository, or None outside it or where coverage data is
@@ -127,6 +194,28 @@ class FileBinder:
         found = self.project_file(source)
         return found if found != file else None
 
+    def _walked_folders(self, path: Path) -> list[str]:
+        """The repository folders pytest walks from *path*'s folder up, where they are not
+        those above the folder *path* resolves to: pytest takes the ``conftest.py`` and
+        ``__init__.py`` files of the folders of the path it collected, a folder reached
+        through a symbolic link (``tests/unit`` linking to ``shared/unit``) included, and
+        neither resolves it nor the folders above it. For a path without links, its own
+        folder alone (whose chain :meth:`_conftests_of` has already)."""
+        start = Path(os.path.abspath(path.parent))
+        if start not in self._walked:
+            found: list[str] = []
+            root = self.plangraph.root
+            for folder in (start, *start.parents):
+                rel = self.relative(folder)
+                if rel is None:
+                    continue
+                rel = "" if rel == "." else rel
+                found.append(rel)
+                if folder == (root / rel if rel else root):
+                    break  # no link from here up: this folder's chain holds the rest
+            self._walked[start] = found
+        return self._walked[start]
+
     def _conftests_of(self, directory: str) -> tuple[list[str], list[str]]:
         """The ``conftest.py`` and ``__init__.py`` paths from the repository root down to
         *directory*: those that are files (pytest loads a conftest; importing a test module
@@ -152,6 +241,11 @@ class FileBinder:
             self._absent_config = absent_configuration(self.config, self.relative)
         return self._absent_config
 
+
+WRITTEN = "written-during-run"
+"""The hash a bound file gets before the run when it was written after the run began loading
+conftests, or is gone though the run imported it: never a file's sha256, so the end of the run
+finds it changed and voids the record."""
 
 _FOLDER_FILES = ("conftest.py", "__init__.py")
 """The files of a test's folder and of each folder above it that bind to its verdict."""

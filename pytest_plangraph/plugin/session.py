@@ -129,7 +129,7 @@ class PlangraphSession:
         self.plan_ref = self.plangraph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)
         self.before_fold = self.plangraph.fold()
-        self.before_snapshot = self.plangraph.snapshot(self.before_fold)
+        self.before_snapshot = self.binder.note_written(self.plangraph.snapshot(self.before_fold))
         self.before = derive(self.plangraph.graph, self.before_fold, self.before_snapshot)
 
     def _start_coverage(self) -> None:
@@ -423,7 +423,7 @@ class PlangraphSession:
         return EvidenceBuilder(
             plangraph=self.plangraph,
             snapshot=end,
-            before=dict(self.before_snapshot.files),
+            before=self.binder.before(self.before_snapshot.files),
             run=run,
             plan=self.plan_ref,
             git=git_info(self.plangraph.root, self.plangraph.store_path),
