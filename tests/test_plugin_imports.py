@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import coverage.tracer  # noqa: F401  (a C extension: kept in sys.modules across inline runs)
 import pytest
 from plugin_helpers import latest, make_project
 
