@@ -17,15 +17,14 @@ anew): a cache never decides.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 from pathlib import Path
 
 from ..codehash import code_fingerprint
 from ..errors import PlanError
 from .blocks import Block, BlockPositions, Entry, assemble, entry_of, split
-from .cache import machine_salt, make_cache_dir, read_regular
+from .cache import machine_salt
+from .linestore import LineStore
 from .messages import FieldPath
 
 FILE_NAME = "blocks.txt"
@@ -68,29 +67,21 @@ def read_blocks(
     return body, BlockPositions(text, blocks, lambda part: read_block(part, name, max_nodes)[1])
 
 
-class _Store:
-    """The kept blocks: loaded at once, new ones appended when saved."""
+class _Store(LineStore[Entry]):
+    """The kept blocks: a line is the key, the block's node count, whether its data is null
+    and its data as JSON."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.entries: dict[str, Entry] = {}
-        self.lines = 0
-        self.damaged = False
-        self.new: dict[str, str] = {}
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            self._load(read_regular(path).decode("utf-8"))
+        super().__init__(path, SPARE)
 
-    def _load(self, body: str) -> None:
-        rows = body.split("\n")
-        if rows[-1]:
-            self.damaged = True  # an interrupted write: the last line is not whole
-        for row in rows[:-1]:
-            parts = row.split("\t", 3)
-            if len(parts) != 4 or not parts[1].isdigit() or parts[2] not in ("0", "1"):
-                self.damaged = True
-                continue
-            self.entries[parts[0]] = (int(parts[1]), parts[3], parts[2] == "1")
-        self.lines = len(rows) - 1
+    def parse(self, row: str) -> tuple[str, Entry] | None:
+        parts = row.split("\t", 3)
+        if len(parts) != 4 or not parts[1].isdigit() or parts[2] not in ("0", "1"):
+            return None
+        return parts[0], (int(parts[1]), parts[3], parts[2] == "1")
+
+    def line(self, key: str, entry: Entry) -> str:
+        return _line(key, entry)
 
     def keys(self, blocks: list[Block]) -> list[str]:
         """The key of each block: the sha256 of the salt, the code's fingerprint and its text."""
@@ -101,26 +92,6 @@ class _Store:
             each.update(block.text.encode("utf-8", "surrogatepass"))
             keys.append(each.hexdigest())
         return keys
-
-    def add(self, key: str, entry: Entry) -> None:
-        self.entries[key] = entry
-        self.new[key] = _line(key, entry)
-
-    def save(self, wanted: set[str]) -> None:
-        """Append the new entries; write the file anew, with the *wanted* entries only, when it
-        is damaged or holds too many."""
-        if not self.new and not self.damaged:
-            return
-        with contextlib.suppress(OSError):
-            make_cache_dir(self.path.parent)
-            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + SPARE:
-                kept = "".join(_line(key, self.entries[key]) for key in wanted)
-                partial = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.tmp")
-                partial.write_text(kept, encoding="utf-8")
-                os.replace(partial, self.path)
-                return
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("".join(self.new.values()))
 
 
 def _line(key: str, entry: Entry) -> str:

@@ -23,15 +23,14 @@ needs.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..codehash import code_fingerprint
-from .cache import machine_salt, make_cache_dir, read_regular
+from .cache import machine_salt
+from .linestore import LineStore
 
 if TYPE_CHECKING:
     from .model import Plan
@@ -117,46 +116,15 @@ def _keyed(data: Any) -> dict[str, list[str]] | None:
     return keyed
 
 
-class _Store:
-    """The kept items: loaded at once, new ones appended when saved."""
+class _Store(LineStore[str]):
+    """The kept items: a line is the key and the item's validated form as JSON."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.entries: dict[str, str] = {}
-        self.lines = 0
-        self.damaged = False
-        self.new: dict[str, str] = {}
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            self._load(read_regular(path).decode("utf-8"))
+        super().__init__(path, SPARE)
 
-    def _load(self, body: str) -> None:
-        rows = body.split("\n")
-        if rows[-1]:
-            self.damaged = True  # an interrupted write: the last line is not whole
-        for row in rows[:-1]:
-            key, tab, text = row.partition("\t")
-            if not tab or len(key) != 64:
-                self.damaged = True
-                continue
-            self.entries[key] = text
-        self.lines = len(rows) - 1
+    def parse(self, row: str) -> tuple[str, str] | None:
+        key, tab, text = row.partition("\t")
+        return (key, text) if tab and len(key) == 64 else None
 
-    def add(self, key: str, text: str) -> None:
-        self.entries[key] = text
-        self.new[key] = f"{key}\t{text}\n"
-
-    def save(self, wanted: set[str]) -> None:
-        """Append the new entries; write the file anew, with the *wanted* entries only, when it
-        is damaged or holds too many."""
-        if not self.new and not self.damaged:
-            return
-        with contextlib.suppress(OSError, UnicodeError):
-            make_cache_dir(self.path.parent)
-            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + SPARE:
-                kept = "".join(f"{key}\t{self.entries[key]}\n" for key in wanted)
-                partial = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.tmp")
-                partial.write_text(kept, encoding="utf-8")
-                os.replace(partial, self.path)
-                return
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("".join(self.new.values()))
+    def line(self, key: str, entry: str) -> str:
+        return f"{key}\t{entry}\n"

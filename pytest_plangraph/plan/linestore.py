@@ -1,0 +1,75 @@
+"""A cache file of entries kept one per line (``key<TAB>…``), as the plan's block cache
+(:mod:`.blockcache`) and item cache (:mod:`.itemcache`) keep theirs: read at once, new entries
+appended when saved, and written anew with the wanted entries alone when it is damaged (an
+interrupted write, a line that does not parse) or holds too many. A damaged line is skipped,
+never trusted; nothing here raises on a bad file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from .cache import make_cache_dir, read_regular
+
+__all__ = ["LineStore"]
+
+E = TypeVar("E")
+
+
+class LineStore(Generic[E]):
+    """The entries of the file at *path*, by key; a subclass says how a line reads
+    (:meth:`parse`) and is written (:meth:`line`). The file is written anew when it holds more
+    than twice the wanted entries plus *spare* lines."""
+
+    def __init__(self, path: Path, spare: int) -> None:
+        self.path = path
+        self.spare = spare
+        self.entries: dict[str, E] = {}
+        self.lines = 0
+        self.damaged = False
+        self.new: dict[str, str] = {}
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            self._load(read_regular(path).decode("utf-8"))
+
+    def parse(self, row: str) -> tuple[str, E] | None:
+        """The key and entry of one line (without its newline), or None when it is damaged."""
+        raise NotImplementedError
+
+    def line(self, key: str, entry: E) -> str:
+        """The line (with its newline) that keeps *entry* under *key*."""
+        raise NotImplementedError
+
+    def _load(self, body: str) -> None:
+        rows = body.split("\n")
+        if rows[-1]:
+            self.damaged = True  # an interrupted write: the last line is not whole
+        for row in rows[:-1]:
+            parsed = self.parse(row)
+            if parsed is None:
+                self.damaged = True
+                continue
+            self.entries[parsed[0]] = parsed[1]
+        self.lines = len(rows) - 1
+
+    def add(self, key: str, entry: E) -> None:
+        """Keep *entry* under *key*, appended to the file by the next :meth:`save`."""
+        self.entries[key] = entry
+        self.new[key] = self.line(key, entry)
+
+    def save(self, wanted: set[str]) -> None:
+        """Append the new entries; write the file anew, with the *wanted* entries only, when it
+        is damaged or holds too many."""
+        if not self.new and not self.damaged:
+            return
+        with contextlib.suppress(OSError, UnicodeError):
+            make_cache_dir(self.path.parent)
+            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + self.spare:
+                kept = "".join(self.line(key, self.entries[key]) for key in wanted)
+                partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+                partial.write_text(kept, encoding="utf-8")
+                os.replace(partial, self.path)
+                return
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(self.new.values()))
