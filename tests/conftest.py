@@ -87,3 +87,20 @@ def serve() -> Iterator[Callable[..., Any]]:
     yield run
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def derived(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The formats of the ``plangraph status`` calls that derived (a kept answer adds
+    nothing)."""
+    from pytest_plangraph.cli import state_cmds
+
+    calls: list[str] = []
+    real = state_cmds._derived_status
+
+    def counting(args: object, out: state_cmds.Output) -> list[tuple[str, str]]:
+        calls.append(out.fmt)
+        return real(args, out)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(state_cmds, "_derived_status", counting)
+    return calls

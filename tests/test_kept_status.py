@@ -19,7 +19,6 @@ from cli_helpers import Result, plangraph_main
 from conftest import git
 from repo_helpers import edit_store
 
-from pytest_plangraph.cli import state_cmds
 from pytest_plangraph.store.derived import read_tagged, write_tagged
 
 CACHE = Path(".plangraph/cache")
@@ -30,20 +29,6 @@ _PERSON = b"plangraph-status"
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
-
-
-@pytest.fixture
-def derived(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The formats of the status calls that derived (a hit adds nothing)."""
-    calls: list[str] = []
-    real = state_cmds._derived_status
-
-    def counting(args: object, out: state_cmds.Output) -> list[tuple[str, str]]:
-        calls.append(out.fmt)
-        return real(args, out)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(state_cmds, "_derived_status", counting)
-    return calls
 
 
 def _status(root: Path, *args: str) -> Result:

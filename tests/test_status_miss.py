@@ -18,7 +18,6 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import Result, plangraph_main
 
-from pytest_plangraph.cli import state_cmds
 from pytest_plangraph.derived import kept
 from pytest_plangraph.judge.statejson import node_from_json, node_to_json
 from pytest_plangraph.judge.states import CriterionState, NodeState, Reason
@@ -32,20 +31,6 @@ _PERSON = b"plangraph-status"
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
-
-
-@pytest.fixture
-def derived(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The formats of the status calls that derived (a hit adds nothing)."""
-    calls: list[str] = []
-    real = state_cmds._derived_status
-
-    def counting(args: object, out: state_cmds.Output) -> list[tuple[str, str]]:
-        calls.append(out.fmt)
-        return real(args, out)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(state_cmds, "_derived_status", counting)
-    return calls
 
 
 @pytest.fixture
