@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import apicheck
 from .attest.attesting import Attesting
+from .decisions import Decisions
 from .errors import StoreTamperedError, UsageError
 from .intake import Intake
 from .judge.logfold import LogFold
@@ -46,13 +47,14 @@ if TYPE_CHECKING:
 __all__ = ["PlanGraph"]
 
 
-class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
+class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
     """A repository's plan, evidence store and files, with status derived on demand (and
     re-planned by patches: :class:`~pytest_plangraph.replan.Replanning`; attested:
     :class:`~pytest_plangraph.attest.attesting.Attesting`; starter plans:
     :class:`~pytest_plangraph.starters.Starters`; reports read from the store and the files:
     :class:`~pytest_plangraph.views.Views`; signed evidence received from elsewhere:
-    :class:`~pytest_plangraph.intake.Intake`)."""
+    :class:`~pytest_plangraph.intake.Intake`; people's decisions:
+    :class:`~pytest_plangraph.decisions.Decisions`)."""
 
     def status(self, events: Sequence[LoggedEvent] | LogFold | None = None) -> PlanState:
         """The derived state of every node, from *events* when the caller has read the log
@@ -358,68 +360,6 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake):
                 basis = (snapshot, Context.of(self.graph, snapshot))
             state = derive_node(self.graph, fold, basis[0], node, context=basis[1])
         return state, basis
-
-    def approve(
-        self, node: str, criterion: str, *, by: str, note: str = "", role: str | None = None
-    ) -> Event:
-        """Record an approval of an ``approval`` criterion, bound to the node's input digest,
-        given as *role* (by default the role the criterion names, else ``approver``; another is
-        refused). With
-        keys configured it counts only when signed by a key trusted for that role."""
-        from .judge.inputs import input_digests
-        from .plan.untrusted import DECISION_ROLE
-
-        self._ready()
-        definition = self._approval(node, criterion)
-        apicheck.name(by, "by")
-        apicheck.text(note, "note")
-        if role is not None:
-            apicheck.name(role, "role")
-            if role != (wanted := definition or DECISION_ROLE):  # the only role that counts
-                raise UsageError(
-                    f"{node}/{criterion} needs an approval as {wanted!r}, not {role!r}; "
-                    f"approve with --role {wanted}"
-                )
-        digest = input_digests(self.graph, self.snapshot())[node]
-        payload = {"input_digest": digest, "note": note, "role": role or definition}
-        return self.append("approval", node, criterion=criterion, by=by, payload=payload)
-
-    def revoke(self, node: str, criterion: str, *, by: str, note: str = "") -> Event:
-        """Withdraw the approval of an ``approval`` criterion."""
-        self._ready()
-        self._approval(node, criterion)
-        apicheck.name(by, "by")
-        apicheck.text(note, "note")
-        decisions = [
-            e.kind
-            for e in self.store.events(node=node, kinds=["approval", "revoke"])
-            if e.criterion == criterion
-        ]
-        if not decisions or decisions[-1] != "approval":
-            raise UsageError(f"{node}/{criterion} has no approval in force to revoke")
-        return self.append("revoke", node, criterion=criterion, by=by, payload={"note": note})
-
-    def allow_retry(self, node: str, *, by: str, note: str = "") -> Event:
-        """Grant a node whose retry budget is spent a fresh budget (a person's decision)."""
-        apicheck.text(note, "note")
-        return self.append("retry", node, by=by, payload={"note": note})
-
-    def cancel(self, node: str, *, by: str, note: str = "") -> Event:
-        """Cancel a node: it no longer needs to be completed."""
-        apicheck.text(note, "note")
-        return self.append("cancel", node, by=by, payload={"note": note})
-
-    def _approval(self, node: str, criterion: str) -> str | None:
-        self.require_criterion(node, criterion)
-        definition = self.graph.nodes[node].criterion(criterion)
-        assert definition is not None
-        if definition.verifier.type != "approval":
-            raise UsageError(
-                f"{node}/{criterion} is verified by {definition.verifier.type!r}, not by approval; "
-                "only approval criteria can be approved"
-            )
-        role: str | None = getattr(definition.verifier, "role", None)
-        return role
 
     def verify(
         self,
