@@ -104,3 +104,20 @@ def derived(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(state_cmds, "_derived_status", counting)
     return calls
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The ``plangraph impact`` calls that opened the plan and made a report (a kept answer
+    adds nothing)."""
+    from pytest_plangraph.cli import impact_cmds
+
+    calls: list[object] = []
+    real = impact_cmds.open_plangraph
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(impact_cmds, "open_plangraph", counting)
+    return calls
