@@ -27,6 +27,7 @@ import pytest
 from ..errors import PlangraphError
 from ..plan.evidence import ABSENT
 from . import STARTED_KEY
+from .config import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -249,19 +250,6 @@ finds it changed and voids the record."""
 
 _FOLDER_FILES = ("conftest.py", "__init__.py")
 """The files of a test's folder and of each folder above it that bind to its verdict."""
-
-CONFIG_NAMES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-)
-"""The names pytest looks for a configuration file by, in the order it prefers them within
-one folder (``_pytest.config.findpaths``; the names of a pytest that does not know the first
-two bind as well: conservative)."""
 
 
 def absent_configuration(

@@ -101,7 +101,7 @@ HARMLESS_PLUGINS = frozenset(
 other (``warnings`` turns ``filterwarnings = error`` off, ``skipping`` ignores ``xfail``
 marks, a project's own plugin takes its fixtures and hooks away) is a narrowing."""
 
-_STANDARD_CONFIGS = (
+CONFIG_NAMES = (
     "pytest.toml",
     ".pytest.toml",
     "pytest.ini",
@@ -110,15 +110,16 @@ _STANDARD_CONFIGS = (
     "tox.ini",
     "setup.cfg",
 )
-"""The names pytest looks for at the rootdir (``pytest.toml`` and ``.pytest.toml`` since
-pytest 9)."""
+"""The names pytest looks for a configuration file by, in the order it prefers them within
+one folder (``_pytest.config.findpaths``; ``pytest.toml`` and ``.pytest.toml`` since pytest 9;
+the binder binds them absent under an older pytest as well: conservative)."""
 
 
 def _own_config(config: pytest.Config) -> bool:
     """True when the file named by ``-c`` is the project's own configuration file at its
     rootdir (as CI and tox often name it), not another suite's."""
     path = config.inipath
-    return path is not None and path.name in _STANDARD_CONFIGS and path.parent == config.rootpath
+    return path is not None and path.name in CONFIG_NAMES and path.parent == config.rootpath
 
 
 def _with_argfiles(args: Sequence[str], directory: Path) -> list[str]:
