@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
-from .judge.inputs import UNREADABLE, Snapshot, needed_paths
+from .judge.inputs import UNREADABLE, Snapshot, needed_paths, test_patterns
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
@@ -26,6 +26,7 @@ from .plan.graph import Graph
 from .plan.model import Event, LoggedEvent, Plan
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
+from .vcs.testglob import globs_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -332,6 +333,10 @@ class Repository:
             outputs = _named_in_utf8(self.workspace.expand_each(self._outputs(), stats))
             absent: set[str] = set()
             paths = needed_paths(self.graph, judged, outputs, absent)
+            found = globs_files(os.fspath(self.root), test_patterns(self.graph))
+            globs = {glob: files for glob, (files, _) in found.items()}
+            listed = tuple(sorted({d for _, dirs in found.values() for d in dirs}))
+            paths.update(f for files in globs.values() for f in files)
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None
@@ -347,7 +352,7 @@ class Repository:
         for path in absent:  # a file where one was bound absent counts, hashed or not
             if files.get(path) is None and self.workspace.occupied(path):
                 files[path] = UNREADABLE
-        snapshot = Snapshot(files=files, outputs=outputs)
+        snapshot = Snapshot(files=files, outputs=outputs, globs=globs, listed=listed)
         self.taken = (events, snapshot, started)
         return snapshot
 

@@ -119,7 +119,9 @@ def impact_now(
     state = judged(repo, fold, snapshot)  # the state status keeps, when it stands
     # the commit behind each subject is in the whole record: read the latest ones whole
     records = _latest_records(repo, events)
-    observed = observed_changes(repo.graph, records, snapshot.files, snapshot.outputs)
+    observed = observed_changes(
+        repo.graph, records, snapshot.files, snapshot.outputs, _glob_files(repo, snapshot)
+    )
     named: dict[str, str] = {}
     notes: list[str] = []
     if commits:
@@ -261,3 +263,15 @@ def known_tests(repo: Repository, fold: LogFold) -> dict[str, list[str]]:
     if not repo.has_store() or not fold.evidence:
         return {}
     return evidence_tests(repo.store.events(kinds=["evidence"], seqs=latest_seqs(fold)))
+
+
+def _glob_files(repo: Repository, snapshot: Snapshot) -> Callable[[str, str], list[str]]:
+    """Node and criterion → the files its ``tests:`` globs find now (see
+    :meth:`~pytest_plangraph.judge.inputs.Snapshot.glob_files`)."""
+
+    def files(node_id: str, criterion_id: str) -> list[str]:
+        node = repo.graph.nodes.get(node_id)
+        criterion = node.criterion(criterion_id) if node is not None else None
+        return [] if criterion is None else snapshot.glob_files(criterion.verifier)
+
+    return files

@@ -84,6 +84,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             "head": list(head),
             "files": list(snapshot.files.items()),
             "outputs": _expanded(repo, snapshot),
+            "globs": {g: list(f) for g, f in snapshot.globs.items()},
             "reads": observed.reads,
         },
     }
@@ -152,6 +153,7 @@ def _reused(
     was = Snapshot(
         {str(p): None if sha is None else str(sha) for p, sha in observed["files"]},
         {str(n): tuple(str(p) for p in paths) for n, paths in observed["outputs"].items()},
+        {str(g): tuple(str(p) for p in f) for g, f in observed.get("globs", {}).items()},
     )
     return rederive(repo.graph, fold, snapshot, state, was, touched & nodes.keys())
 

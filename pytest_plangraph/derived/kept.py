@@ -359,7 +359,9 @@ def _keyed_record(
     _, snapshot, snapshot_started = repo.taken
     outputs = [p for node in repo.graph.nodes.values() for p in node.outputs]
     seen = None if look is None else look.seen
-    watch = make_watch(str(repo.root), snapshot.files, outputs, snapshot_started, seen)
+    watch = make_watch(
+        str(repo.root), snapshot.files, outputs, snapshot_started, seen, snapshot.listed
+    )
     if watch is None:
         return None
     return {

@@ -46,6 +46,7 @@ def make_watch(
     outputs: Iterable[str],
     started_ns: int,
     previous: Seen | None = None,
+    listed: Iterable[str] = (),
 ) -> dict[str, Any] | None:
     """The watch of *files* (path under *root* → the sha256 the answer used, None for a file
     missing) hashed no earlier than *started_ns*, and of the directories the output patterns
@@ -55,7 +56,10 @@ def make_watch(
     this process: its entries that were found as they were kept, by their ``lstat`` alone, and
     whose sha256 is the one the answer used, are taken as they are (they say what the file was
     when it was looked at, and were trusted then: a file changed since has another signature,
-    and the next look hashes it), and so are its directories (found unchanged)."""
+    and the next look hashes it), and so are its directories (found unchanged).
+
+    *listed* are directories whose listing the answer read (where the ``tests:`` globs looked
+    for test files): each is watched by its mtime, as the directories an output walks are."""
     entries: list[list[Any]] = []
     parents: dict[str, None] = {}
     kept_files: dict[str, list[Any]] = {}
@@ -85,7 +89,7 @@ def make_watch(
         dirs.append([rel, *((info.st_ino, info.st_mode) if info is not None else ())])
     walked = previous.watch["walked"] if previous is not None else None
     if walked is None:
-        walked = _walked(root, outputs, started_ns)
+        walked = _walked(root, outputs, started_ns, listed)
         if walked is None:
             return None
     return {"files": entries, "dirs": dirs, "walked": walked}
@@ -211,12 +215,17 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def _walked(root: str, outputs: Iterable[str], started_ns: int) -> list[list[Any]] | None:
+def _walked(
+    root: str, outputs: Iterable[str], started_ns: int, listed: Iterable[str] = ()
+) -> list[list[Any]] | None:
     """Every directory expanding *outputs* walks (a directory output's tree; a glob's from its
-    last plain directory down, as deep as its pieces go, or all the way under ``**``), with
-    its inode, mode and mtime (a directory not there: its path alone); None when one changed
-    too recently to trust its mtime, or is a symlink."""
+    last plain directory down, as deep as its pieces go, or all the way under ``**``), and
+    each directory of *listed*, with its inode, mode and mtime (a directory not there: its
+    path alone); None when one changed too recently to trust its mtime, or is a symlink."""
     found: dict[str, list[Any]] = {}
+    for rel in listed:
+        if not _walk(root, rel, 0, started_ns, found):
+            return None
     for pattern in dict.fromkeys(outputs):
         if path_problem(pattern):
             continue

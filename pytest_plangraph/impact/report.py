@@ -24,7 +24,7 @@ child is ``blocked``. Conflicts are the gate's business.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -220,15 +220,18 @@ def observed_changes(
     events: Sequence[Event],
     files: Mapping[str, str | None],
     outputs: Mapping[str, Sequence[str]] | None = None,
+    expected: Callable[[str, str], Iterable[str]] | None = None,
 ) -> list[Observed]:
     """Subjects of the latest evidence of each criterion whose current sha256 (in *files*)
     differs from the recorded one, sorted by path; *since* is that evidence's commit, which
     only whole records hold (the light log's rows do not: :func:`latest_evidence` of the log
     tells which events to read whole). With *outputs* (each node's outputs expanded now), a
     file of a node's outputs that its evidence does not name is ``added``: every record names
-    the node's output files that existed when it was made."""
+    the node's output files that existed when it was made. With *expected* (node and
+    criterion → the files its ``tests:`` globs find now), such a file its evidence does not
+    name is ``added`` too: a test file the evidence did not run."""
     found: dict[str, Observed] = {}
-    for (node_id, _), event in latest_evidence(graph, events).items():
+    for (node_id, criterion_id), event in latest_evidence(graph, events).items():
         payload = event.payload
         commit = (payload.get("git") or {}).get("commit")
         subjects = payload.get("subjects") or {}
@@ -240,7 +243,10 @@ def observed_changes(
             elif new != old and path not in found:
                 change = Change(path, "deleted") if new is None else Change(path, "modified")
                 found[path] = Observed(change, old, new, commit)
-        for path in (outputs or {}).get(node_id, ()):
+        added = list((outputs or {}).get(node_id, ()))
+        if expected is not None:
+            added.extend(expected(node_id, criterion_id))
+        for path in added:
             new = files.get(path)
             if path not in subjects and new is not None and path not in found:
                 found[path] = Observed(Change(path, "added"), None, new, commit)

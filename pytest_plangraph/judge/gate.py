@@ -69,14 +69,19 @@ def validity(
     Returns ``valid``, ``stale`` or ``failed`` with the reasons. *changed_upstream* tells
     which strong prerequisites of the node changed since the record (for ``UPSTREAM_CHANGED``);
     without it a changed input digest that nothing else explains gives ``INPUT_CHANGED``.
+    The files the criterion's ``tests:`` globs find now (:meth:`Snapshot.glob_files`) must
+    be among the record's subjects.
     """
     test = changed_upstream or (lambda _node: False)
+    node = graph.nodes.get(evidence.node)
+    criterion = node.criterion(evidence.criterion) if node is not None else None
     return judge(
         {name: getattr(evidence, name) for name in _RECORD_FIELDS},
         criterion_digest=current_criterion_digest,
         input_digest=current_input_digest,
         files=snapshot.files,
         culprits=lambda: [p for p in graph.prerequisites(evidence.node) if test(p)],
+        expected=snapshot.glob_files(criterion.verifier) if criterion is not None else (),
     )
 
 
@@ -86,19 +91,25 @@ def holds(
     criterion_digest: str,
     input_digest: str,
     files: Mapping[str, str | None],
+    expected: Collection[str] = (),
 ) -> bool:
     """The validity rule of DESIGN §4 for an evidence record in its JSON form: passed, same
     criterion digest, same input digest, every subject's current sha256 as recorded (a
-    subject recorded :data:`~pytest_plangraph.plan.evidence.ABSENT`: still no file)."""
+    subject recorded :data:`~pytest_plangraph.plan.evidence.ABSENT`: still no file), and
+    every path of *expected* (the files the criterion's ``tests:`` globs find now) among
+    its subjects."""
     if (
         record.get("input_digest") != input_digest
         or record.get("outcome") != "passed"
         or record.get("criterion_digest") != criterion_digest
     ):
         return False
+    subjects = record.get("subjects") or {}
+    if expected and any(path not in subjects for path in expected):
+        return False
     return all(
         files.get(path) == sha or (sha == ABSENT and files.get(path) is None)
-        for path, sha in (record.get("subjects") or {}).items()
+        for path, sha in subjects.items()
     )
 
 
@@ -109,10 +120,17 @@ def judge(
     input_digest: str,
     files: Mapping[str, str | None],
     culprits: Callable[[], Sequence[str]],
+    expected: Collection[str] = (),
 ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
     """:func:`holds`, with the reasons when it does not; *culprits* names the prerequisites
     that changed (asked only when the input digest differs)."""
-    if holds(record, criterion_digest=criterion_digest, input_digest=input_digest, files=files):
+    if holds(
+        record,
+        criterion_digest=criterion_digest,
+        input_digest=input_digest,
+        files=files,
+        expected=expected,
+    ):
         return "valid", ()
     outcome, reason = record.get("outcome"), record.get("reason")
     if outcome != "passed":
@@ -125,7 +143,9 @@ def judge(
     if old != criterion_digest:
         message = "the criterion's definition changed since the evidence was recorded"
         reasons.append(Reason("CRITERION_CHANGED", message, {"old": old, "new": criterion_digest}))
-    reasons.extend(_subject_reasons(record.get("subjects") or {}, files))
+    subjects = record.get("subjects") or {}
+    reasons.extend(_subject_reasons(subjects, files))
+    reasons.extend(_unbound_reasons(subjects, files, expected))
     old = record.get("input_digest")
     if old != input_digest:
         reasons.extend(upstream_reason(p) for p in culprits())
@@ -157,6 +177,22 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
                     {"path": path, "old": old, "new": new},
                 )
             )
+    return reasons
+
+
+def _unbound_reasons(
+    subjects: Mapping[str, str], files: Mapping[str, str | None], expected: Collection[str]
+) -> list[Reason]:
+    """``ARTIFACT_CHANGED`` (old ``absent``) for each file a ``tests:`` glob of the criterion
+    finds now that the evidence did not bind: a test file added since, which it did not run."""
+    reasons: list[Reason] = []
+    for path in sorted(p for p in expected if p not in subjects):
+        message = (
+            f"{path} appeared where a tests: glob of the criterion matches since the evidence "
+            "was recorded (the evidence did not run its tests)"
+        )
+        data = {"path": path, "old": ABSENT, "new": files.get(path)}
+        reasons.append(Reason("ARTIFACT_CHANGED", message, data))
     return reasons
 
 

@@ -7,7 +7,8 @@
   verifier's ``artifact``, an artifact verifier's ``path``: products of the node even when
   ``outputs`` does not name them) and of the files it consumes over strong ``consumes`` edges,
   and the input digests of its strong prerequisites. Content only, never status.
-* :func:`needed_paths` — every path a snapshot must hash.
+* :func:`needed_paths` — every path a snapshot must hash; :func:`test_patterns` — the
+  ``tests:`` patterns whose globs it lists again.
 * :func:`subject_files` — what a record's subjects say the files are (a subject bound
   absent: no file).
 """
@@ -20,8 +21,16 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from ..canonical import digest
 from ..plan.evidence import ABSENT
 from ..plan.graph import Graph
-from ..plan.model import ArtifactVerifier, Edge, LoggedEvent, Node, SchemaVerifier
+from ..plan.model import (
+    ArtifactVerifier,
+    Edge,
+    LoggedEvent,
+    Node,
+    SchemaVerifier,
+    TestVerifier,
+)
 from ..plan.paths import glob_match, is_glob
+from ..plan.patterns import glob_files_of
 from ..values import dataclass, field
 
 
@@ -35,10 +44,24 @@ class Snapshot:
 
     files: Mapping[str, str | None]
     outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    globs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each ``tests:`` glob of the plan → the files it could find tests in now (their hashes
+    are in ``files``): evidence that did not bind one of them is stale (see
+    :mod:`pytest_plangraph.vcs.testglob`). Empty when the plan has no ``tests:`` glob."""
+    listed: tuple[str, ...] = ()
+    """The directories listed to find the files of ``globs`` (a file added to one changes
+    its mtime: the kept answer watches them)."""
 
     def outputs_of(self, node: Node) -> tuple[str, ...]:
         """The files *node* produces."""
         return self.outputs.get(node.id, tuple(node.outputs))
+
+    def glob_files(self, verifier: object) -> list[str]:
+        """The files the ``tests:`` globs of *verifier* (a test verifier; any other finds
+        none) could find tests in now, less those its ``exclude:`` takes out whole."""
+        if not self.globs or not isinstance(verifier, TestVerifier):
+            return []
+        return glob_files_of(verifier.tests, verifier.exclude, self.globs)
 
 
 class ReadLog(Mapping[str, "str | None"]):
@@ -215,6 +238,18 @@ def needed_paths(
         if absent is not None and ABSENT in subjects.values():
             absent.update(path for path, sha in subjects.items() if sha == ABSENT)
     return paths
+
+
+def test_patterns(graph: Graph) -> list[str]:
+    """Every ``tests:`` pattern of the plan's test criteria, each once (the globs among them
+    are listed again on disk for each snapshot: :attr:`Snapshot.globs`)."""
+    found: dict[str, None] = {}
+    for node in graph.nodes.values():  # once per node of a large plan: kept flat
+        for criterion in node.acceptance:
+            verifier = criterion.verifier
+            if isinstance(verifier, TestVerifier):
+                found.update(dict.fromkeys(verifier.tests))
+    return list(found)
 
 
 UNREADABLE = "unreadable"

@@ -76,8 +76,16 @@ class Context:
                 criterion_digest=self.criteria[key][1],
                 input_digest=self.digests[key[0]],
                 files=self.snapshot.files,
+                expected=self.glob_files(key),
             )
         return found
+
+    def glob_files(self, key: tuple[str, str]) -> list[str]:
+        """The files the ``tests:`` globs of criterion *key* find now: its evidence must
+        have bound them (:meth:`Snapshot.glob_files`)."""
+        if not self.snapshot.globs:
+            return []
+        return self.snapshot.glob_files(self.criteria[key][0].verifier)
 
     def verdict(
         self,
@@ -92,6 +100,7 @@ class Context:
             input_digest=self.digests[key[0]],
             files=self.snapshot.files,
             culprits=culprits,
+            expected=self.glob_files(key),
         )
 
 

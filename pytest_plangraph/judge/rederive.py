@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from ..plan.graph import Graph, reach
+from ..plan.model import TestVerifier
 from ..values import dataclass
 from .derive import derive_nodes
 from .inputs import Links, ReadLog, Snapshot, input_digests
@@ -78,6 +79,7 @@ def rederive(
     moved = {
         n for n in nodes if tuple(was.outputs_of(nodes[n])) != tuple(snapshot.outputs_of(nodes[n]))
     }
+    moved |= _globs_moved(graph, was, snapshot)
     seed = {n for n, paths in kept.reads.items() if not changed.isdisjoint(paths)} | moved
     redo = set(reach(seed, lambda n: links.dependents[n]))
     digest_reads: dict[str, set[str]] = {}
@@ -92,6 +94,24 @@ def rederive(
 
     dirty = set(reach(seed | set(touched), depending))
     return _derive(graph, fold, snapshot, digests, dirty, digest_reads, kept)
+
+
+def _globs_moved(graph: Graph, was: Snapshot, snapshot: Snapshot) -> set[str]:
+    """The nodes with a test criterion whose ``tests:`` globs find other files than *was*'s."""
+    if was.globs == snapshot.globs:
+        return set()
+    moved = {
+        g
+        for g in was.globs.keys() | snapshot.globs.keys()
+        if was.globs.get(g) != snapshot.globs.get(g)
+    }
+    return {
+        node.id
+        for node in graph.nodes.values()
+        for criterion in node.acceptance
+        if isinstance(criterion.verifier, TestVerifier)
+        and not moved.isdisjoint(criterion.verifier.tests)
+    }
 
 
 def _derive(
@@ -110,7 +130,9 @@ def _derive(
         input_digests(
             graph, snapshot, only=dirty - digest_reads.keys(), prior=digests, reads=digest_reads
         )
-    observed = Snapshot(ReadLog(snapshot.files, reads), snapshot.outputs)
+    observed = Snapshot(
+        ReadLog(snapshot.files, reads), snapshot.outputs, snapshot.globs, snapshot.listed
+    )
     context = Context.of(graph, observed, digests)
     # the criteria of the nodes around them that are not judged again are as kept
     kept_nodes = {} if kept is None else kept.state.nodes

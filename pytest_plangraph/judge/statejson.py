@@ -49,7 +49,12 @@ def derivation_key(
     fixed = [FORMAT, code, plan, list(head), policy, sorted(settings.items())]
     digest.update(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
     digest.update(b"\0")
-    body = [list(snapshot.files.items()), [[n, list(f)] for n, f in snapshot.outputs.items()]]
+    body: list[Any] = [
+        list(snapshot.files.items()),
+        [[n, list(f)] for n, f in snapshot.outputs.items()],
+    ]
+    if snapshot.globs:  # the files the tests: globs find (none: the key as before them)
+        body.append(sorted([g, list(f)] for g, f in snapshot.globs.items()))
     digest.update(
         json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogateescape"

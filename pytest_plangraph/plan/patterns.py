@@ -10,12 +10,16 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
   whole) could hold a test a pattern matches.
 * :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
   collector) matches.
+* :func:`glob_may_name_file`, :func:`glob_may_enter` and :func:`glob_files_of` — which files a
+  ``tests:`` glob could find tests in: the files its evidence binds, so that a test file added
+  where the glob matches stales the evidence (the walk is
+  :mod:`pytest_plangraph.vcs.testglob`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase, translate
 
 from .paths import is_glob
@@ -151,3 +155,36 @@ def covers(exclude: str, pattern: str) -> bool:
         return True  # a trailing star takes every id that extends the pattern too
     # "file.py::*" takes every test of a file or directory pattern, not the pattern itself
     return exclude.endswith("::*") and "::" not in pattern and fnmatchcase(pattern + "::", exclude)
+
+
+def glob_may_name_file(pattern: str, path: str) -> bool:
+    """True when the glob *pattern* could match a test of the file *path* (an id
+    ``path::...``), or names *path* itself. A glob that holds ``::`` names files by the part
+    before it (``tests/test_auth_*.py::*``: the files ``tests/test_auth_*.py``); one without
+    may match past the file (``tests/*login*`` matches ``tests/test_a.py::test_login``)."""
+    head, sep, _ = pattern.partition("::")
+    if sep:
+        return fnmatchcase(path, head)
+    return fnmatchcase(path, pattern) or _could_start(pattern, path + "::")
+
+
+def glob_may_enter(pattern: str, directory: str) -> bool:
+    """True when the glob *pattern* could match a test of some file under *directory* (by
+    the file part of the glob, as :func:`glob_may_name_file` reads it)."""
+    return _could_start(pattern.partition("::")[0], directory + "/")
+
+
+def test_globs(patterns: Iterable[str]) -> list[str]:
+    """The globs among ``tests:`` *patterns*, in order, each once."""
+    return list(dict.fromkeys(p for p in patterns if is_glob(p)))
+
+
+def glob_files_of(
+    tests: Iterable[str], exclude: Iterable[str], found: Mapping[str, Iterable[str]]
+) -> list[str]:
+    """The files the globs among *tests* find (*found*: glob → the files it could find tests
+    in, as :func:`pytest_plangraph.vcs.testglob.glob_files` lists them), less those an
+    ``exclude:`` pattern takes out whole; sorted."""
+    excluded = list(exclude)
+    files = {f for glob in test_globs(tests) for f in found.get(glob, ())}
+    return sorted(f for f in files if not any(covers(e, f) for e in excluded))

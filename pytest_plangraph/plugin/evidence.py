@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
 from ..plan.evidence import ABSENT
+from ..plan.model import TestVerifier
+from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import CriterionTests, Mapping
@@ -304,6 +306,8 @@ class EvidenceBuilder:
     plan: PlanRef
     git: GitInfo
     recorded_by: str
+    globs: MappingABC[str, tuple[str, ...]] = field(default_factory=dict)
+    """The files each ``tests:`` glob could find tests in when the session started."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -323,7 +327,9 @@ class EvidenceBuilder:
         """The record for *item*; voided when a subject changed during the run."""
         # executed files are learned only now: compared with the start only when the plan or
         # the latest evidence of some criterion already named them (their "before" is known)
-        paths = [*item.subjects, *(p for p in item.executed if p not in item.subjects)]
+        globbed = [p for p in self._glob_files(item) if p not in item.subjects]
+        bound = [*item.subjects, *globbed]
+        paths = [*bound, *(p for p in item.executed if p not in item.subjects and p not in globbed)]
         subjects = {path: self._hash(path) for path in paths}
         for path, sha in item.subjects.items():
             if sha == ABSENT and subjects[path] is None:  # bound absent, still no file
@@ -363,6 +369,19 @@ class EvidenceBuilder:
             details=details,
             subjects=subjects,
         )
+
+    def _glob_files(self, item: Decided) -> list[str]:
+        """The files the ``tests:`` globs of *item*'s criterion could find tests in when the
+        session started: bound whether or not the run collected tests from them, so that the
+        gate can tell a test file added since (:attr:`Snapshot.globs`)."""
+        if not self.globs:
+            return []
+        node = self.plangraph.graph.nodes.get(item.node)
+        criterion = node.criterion(item.criterion) if node is not None else None
+        if criterion is None or not isinstance(criterion.verifier, TestVerifier):
+            return []
+        verifier = criterion.verifier
+        return glob_files_of(verifier.tests, verifier.exclude, self.globs)
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:

@@ -165,7 +165,8 @@ class PlangraphSession:
             files.update(subject_files(record.subjects))
         missing = needed_paths(self.plangraph.graph, fold.judged(), end.outputs) - files.keys()
         files.update(self.plangraph.workspace.hashes(missing))
-        return derive(self.plangraph.graph, fold, Snapshot(files=files, outputs=end.outputs))
+        after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)
+        return derive(self.plangraph.graph, fold, after)
 
     def close(self) -> None:
         """Close the store connection (and unregister the coverage recorder)."""
@@ -428,6 +429,7 @@ class PlangraphSession:
             plan=self.plan_ref,
             git=git_info(self.plangraph.root, self.plangraph.store_path),
             recorded_by=actor(),
+            globs=self.before_snapshot.globs,
         )
 
     def _gated_nodes(self) -> list[str]:
