@@ -334,9 +334,9 @@ class Repository:
             absent: set[str] = set()
             paths = needed_paths(self.graph, judged, outputs, absent)
             found = globs_files(os.fspath(self.root), test_patterns(self.graph))
-            globs = {glob: files for glob, (files, _) in found.items()}
-            listed = tuple(sorted({d for _, dirs in found.values() for d in dirs}))
-            paths.update(f for files in globs.values() for f in files)
+            globs = {glob: each.files for glob, each in found.items()}
+            listed = tuple(sorted({d for each in found.values() for d in each.listed}))
+            paths.update(f for each in found.values() for f in (*each.files, *each.named))
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None

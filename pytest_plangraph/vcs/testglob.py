@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
+from typing import NamedTuple
 
-from ..plan.paths import normalize, path_problem
+from ..plan.paths import is_glob, normalize, path_problem
 from ..plan.patterns import glob_may_enter, glob_may_name_file, test_globs
 
 __all__ = ["NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
@@ -29,18 +30,33 @@ __all__ = ["NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
 NOT_ENTERED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 """pytest's default ``norecursedirs``, and ``__pycache__`` (below)."""
 
-GlobFiles = tuple[tuple[str, ...], tuple[str, ...]]
-"""The files a glob could find tests in, and the directories listed to find them (each
-sorted): a file added to one of those changes the directory's mtime."""
+
+class GlobFiles(NamedTuple):
+    """What :func:`glob_files` found for one glob."""
+
+    files: tuple[str, ...]
+    """The files it could find tests in (sorted)."""
+    listed: tuple[str, ...] = ()
+    """The directories listed to find them (sorted): a file added to one of those changes
+    the directory's mtime."""
+    named: tuple[str, ...] = ()
+    """The file a glob whose file part is a plain path names (``tests/test_a.py::test_x*``),
+    there or not: nothing is listed for it, the snapshot hashes it (missing: none)."""
 
 
 def glob_files(root: str, pattern: str) -> GlobFiles:
     """The files under *root* the ``tests:`` glob *pattern* could find tests in, and the
     directories listed (see the module docstring). A glob whose literal start leaves the
     repository finds nothing."""
+    head, sep, _ = pattern.partition("::")
+    if sep and not is_glob(head):  # the glob is in the test's name: one file, not listed
+        if path_problem(head) or normalize(head).startswith(".."):
+            return GlobFiles(())
+        found = os.path.isfile(os.path.join(root, head)) and head.endswith(".py")
+        return GlobFiles((head,) if found else (), (), (head,))
     literal = _literal_directory(pattern)
     if literal is None:
-        return (), ()
+        return GlobFiles(())
     files: list[str] = []
     listed: list[str] = []
     pending = [literal]
@@ -63,7 +79,7 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
                     pending.append(path)
             elif name.endswith(".py") and entry.is_file() and glob_may_name_file(pattern, path):
                 files.append(path)  # a link to a file counts: pytest collects it
-    return tuple(sorted(files)), tuple(sorted(listed))
+    return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
 
 
 def globs_files(root: str, patterns: Iterable[str]) -> dict[str, GlobFiles]:
