@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,12 @@ def test_a_conftest_added_later_stales_the_node_and_claim_refuses_it(
     assert node_status(root, "step-a") == "failed"
 
 
-def test_a_conftest_binds_only_the_tests_below_its_folder(pytester: pytest.Pytester) -> None:
+def test_a_conftest_added_to_any_folder_the_run_collects_stales_every_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest loads the ``conftest.py`` of every folder it collects, and its session-wide
+    hooks (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``) see every test:
+    the path binds absent to every criterion of the run, not only to the tests below it."""
     api_test = """
         import pytest
 
@@ -113,17 +119,41 @@ def test_a_conftest_binds_only_the_tests_below_its_folder(pytester: pytest.Pytes
         def test_api():
             assert True
         """
-    root = make_project(pytester, files={"tests/api/test_endpoint_calls.py": api_test})
+    root = make_project(
+        pytester,
+        files={"tests/api/test_endpoint_calls.py": api_test, "tests/data/sample.txt": "x\n"},
+    )
+    (root / "tests/.hidden").mkdir()
     pytester.runpytest("--plangraph").assert_outcomes(passed=5)
     records = latest(root)
-    assert records["step-a/ac-marked"].subjects["tests/api/conftest.py"] == ABSENT
-    assert "tests/api/conftest.py" not in records["step-a/ac-pattern"].subjects
-    (root / "tests/api/conftest.py").write_text(FAILING_FIXTURE)
-    [reason] = criterion_reasons(root, "step-a/ac-marked")
-    assert (reason["code"], reason["path"]) == ("ARTIFACT_CHANGED", "tests/api/conftest.py")
-    assert criterion_reasons(root, "step-a/ac-pattern") == []  # its tests are not below it
-    # a conftest in the folder between the root and tests/api binds both
-    (root / "tests/api/conftest.py").unlink()
+    for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
+        subjects = records[ref].subjects
+        assert subjects["tests/api/conftest.py"] == ABSENT
+        assert subjects["tests/data/conftest.py"] == ABSENT  # a folder with no test in it
+        assert "tests/.hidden/conftest.py" not in subjects  # pytest does not enter it
+        assert "src/conftest.py" not in subjects  # not under testpaths
+    forcing = """
+        import pytest
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_makereport(item, call):
+            report = yield
+            report.outcome = "failed"
+            return report
+        """
+    for where in ("tests/api/conftest.py", "tests/data/conftest.py"):
+        (root / where).write_text(textwrap.dedent(forcing))
+        for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
+            [reason] = criterion_reasons(root, ref)
+            assert (reason["code"], reason["path"], reason["old"]) == (
+                "ARTIFACT_CHANGED",
+                where,
+                ABSENT,
+            )
+        assert node_status(root, "step-a") == "stale"
+        (root / where).unlink()
+    assert node_status(root, "step-a") == "completed"
+    # a folder in the way of a test: a conftest there binds both, as before
     (root / "tests/conftest.py").write_text(FAILING_FIXTURE)
     for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
         [reason] = criterion_reasons(root, ref)

@@ -15,6 +15,7 @@ is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ class FileBinder:
         self.plangraph = plangraph
         self._conftests: dict[str, tuple[list[str], list[str]]] = {}
         self._absent_config: list[str] | None = None
+        self._absent_conftests: list[str] | None = None
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
@@ -73,7 +75,8 @@ class FileBinder:
                 conftests.extend(p for p in more if p not in conftests)
                 absent.extend(p for p in gone if p not in absent)
             run_files = self.run_files()
-            absent = [p for p in (*self.absent_configuration(), *absent) if p not in run_files]
+            shared = (*self.absent_configuration(), *self.absent_conftests())
+            absent = list(dict.fromkeys(p for p in (*shared, *absent) if p not in run_files))
             paths = [*run_files, *conftests, file, *absent]
             mapping.file_subjects[file] = paths
             for path in absent:
@@ -235,6 +238,22 @@ class FileBinder:
             self._conftests[directory] = (here, missing)
         return self._conftests[directory]
 
+    def absent_conftests(self) -> list[str]:
+        """The ``conftest.py`` paths where no file is in every folder the collection may
+        enter (:func:`collected_folders`), computed once: pytest loads the conftest of each
+        folder it collects, and that conftest's session-wide hooks
+        (``pytest_collection_modifyitems``, ``pytest_runtest_makereport`` …) see every test,
+        not only those below it."""
+        if self._absent_conftests is None:
+            root = self.plangraph.root
+            found = []
+            for folder in collected_folders(self.config, self.relative):
+                own = f"{folder}/conftest.py" if folder else "conftest.py"
+                if not (root / own).is_file():
+                    found.append(own)
+            self._absent_conftests = found
+        return self._absent_conftests
+
     def absent_configuration(self) -> list[str]:
         """The pytest configuration files that are not there and that pytest would have
         preferred over the one it read (:func:`absent_configuration`), computed once."""
@@ -285,6 +304,42 @@ def absent_configuration(
         if inipath is not None and inipath.parent == folder:
             break
     return found
+
+
+def collected_folders(
+    config: pytest.Config, relative: Callable[[Path], str | None], limit: int = 10_000
+) -> list[str]:
+    """The repository folders (``""``: the root) under the paths the run collects
+    (``config.args``: the command line's, or ``testpaths``) that pytest may enter: not those
+    its ``norecursedirs`` leave out, not ``__pycache__``, no symbolic link followed, none
+    outside the repository; at most *limit* of them, in walk order."""
+    skipped = [str(p) for p in config.getini("norecursedirs")]
+    found: dict[str, None] = {}
+    for arg in config.args:
+        path = Path(str(arg).split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        if not path.is_dir():
+            path = path.parent
+        top = relative(path)
+        if top is None:
+            continue
+        pending = [(path, "" if top == "." else top)]
+        while pending and len(found) < limit:  # once per folder: kept flat
+            folder, rel = pending.pop()
+            if rel in found:
+                continue
+            found[rel] = None
+            try:
+                with os.scandir(folder) as listing:
+                    names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in sorted(names, reverse=True):
+                if name == "__pycache__" or any(fnmatch.fnmatchcase(name, p) for p in skipped):
+                    continue
+                pending.append((folder / name, f"{rel}/{name}" if rel else name))
+    return list(found)
 
 
 def _no_section(pyproject: Path) -> bool:
