@@ -10,7 +10,8 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
   whole) could hold a test a pattern matches.
 * :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
   collector) matches.
-* :func:`glob_may_name_file`, :func:`glob_may_enter` and :func:`glob_files_of` — which files a
+* :func:`glob_may_name_file`, :func:`glob_may_enter`, :func:`prefix_matcher` and
+  :func:`glob_files_of` — which files a
   ``tests:`` glob could find tests in: the files its evidence binds, so that a test file added
   where the glob matches stales the evidence (the walk is
   :mod:`pytest_plangraph.vcs.testglob`).
@@ -18,9 +19,11 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase, translate
+from functools import lru_cache
 
 from .paths import is_glob
 
@@ -159,19 +162,40 @@ def covers(exclude: str, pattern: str) -> bool:
 
 def glob_may_name_file(pattern: str, path: str) -> bool:
     """True when the glob *pattern* could match a test of the file *path* (an id
-    ``path::...``), or names *path* itself. A glob that holds ``::`` names files by the part
-    before it (``tests/test_auth_*.py::*``: the files ``tests/test_auth_*.py``); one without
-    may match past the file (``tests/*login*`` matches ``tests/test_a.py::test_login``)."""
-    head, sep, _ = pattern.partition("::")
-    if sep:
-        return fnmatchcase(path, head)
-    return fnmatchcase(path, pattern) or _could_start(pattern, path + "::")
+    ``path::...``), or, without ``::``, names *path* itself. What follows the file's ``::`` is
+    not known before the file is collected, and the part of a glob before its own ``::`` may
+    match past the file's (``tests/test_auth*Login::*`` matches
+    ``tests/test_auth.py::TestLogin::test_a``; a parametrized test's id may hold ``::`` in its
+    brackets), so the whole glob is tried on every id that starts with ``path::`` (the part
+    before ``::`` matching *path* is the quick case of it)."""
+    return fnmatchcase(path, pattern.partition("::")[0]) or (
+        prefix_matcher(pattern)(path + "::") is not None
+    )
 
 
 def glob_may_enter(pattern: str, directory: str) -> bool:
-    """True when the glob *pattern* could match a test of some file under *directory* (by
-    the file part of the glob, as :func:`glob_may_name_file` reads it)."""
-    return _could_start(pattern.partition("::")[0], directory + "/")
+    """True when the glob *pattern* could match a test of some file under *directory* (a
+    folder whose name holds ``::`` included: ``tests/test_a.py::x/test_b.py::test_c``
+    matches ``tests/test_a.py::*``)."""
+    return prefix_matcher(pattern)(directory + "/") is not None
+
+
+@lru_cache(maxsize=1024)
+def prefix_matcher(pattern: str) -> Callable[[str], object]:
+    """A compiled :func:`_could_start` of *pattern*: its match (not None) of a string that
+    some match of the pattern starts with. Such a string is matched whole by the tokens up to
+    some ``*`` (which takes the rest of any match) followed by the first few of the
+    single-character tokens after it (or by the first few tokens, before any ``*``)."""
+    tokens = _glob_tokens(pattern)
+    alternatives = []
+    for star in [-1, *(i for i, token in enumerate(tokens) if token == "*")]:
+        head = translate("".join(tokens[: star + 1]))[:-2] if star >= 0 else ""
+        run = list(itertools.takewhile(lambda token: token != "*", tokens[star + 1 :]))
+        nest = ""
+        for token in reversed(run):
+            nest = f"(?:{translate(token)[:-2]}{nest})?"
+        alternatives.append(head + nest)
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z").match
 
 
 def test_globs(patterns: Iterable[str]) -> list[str]:
