@@ -24,7 +24,7 @@ from plugin_helpers import latest, make_project
 
 from pytest_plangraph.errors import UsageError
 from pytest_plangraph.plan.evidence import ABSENT
-from pytest_plangraph.plan.patterns import _could_start, prefix_matcher
+from pytest_plangraph.plan.patterns import PatternIndex, _could_start, prefix_matcher
 from pytest_plangraph.vcs.testglob import glob_files
 
 PLAN = """
@@ -221,3 +221,33 @@ def test_the_compiled_prefix_test_agrees_with_the_token_walk() -> None:
         if _could_start(p, s) != (prefix_matcher(p)(s) is not None)
     ]
     assert disagree == []
+
+
+# --- a literal pattern ----------------------------------------------------------------------
+
+
+def test_a_literal_pattern_matches_from_the_test_file_on() -> None:
+    index = PatternIndex({"n/c": ["tests/test_a.py", "tests/d[1]/test_b.py::test_x"]})
+    # without the file's id, the prefix may end inside a folder named with `::` or `[`
+    assert index.match("tests/test_a.py::x/test_b.py::test_y") == [("n/c", "tests/test_a.py")]
+    assert index.match("tests/test_a.py::x/test_b.py::test_y", "tests/test_a.py::x/test_b.py") == []
+    assert index.match("tests/test_a.py[x]/test_b.py::test_y", "tests/test_a.py[x]/test_b.py") == []
+    assert index.match("tests/test_a.py::test_y[1]", "tests/test_a.py") == [
+        ("n/c", "tests/test_a.py")
+    ]
+    # a folder whose name holds `[` no longer cuts the file's id short
+    found = index.match("tests/d[1]/test_b.py::test_x[2]", "tests/d[1]/test_b.py")
+    assert found == [("n/c", "tests/d[1]/test_b.py::test_x")]
+
+
+def test_a_test_in_a_folder_named_after_a_test_file_is_not_its_criterions(
+    pytester: pytest.Pytester,
+) -> None:
+    root = recorded(pytester, "tests/test_auth_login.py")
+    write(root, "tests/test_auth_login.py::x/test_b.py", FAILING)
+    write(root, "tests/test_auth_login.py[x]/test_c.py", FAILING)
+    # the gate binds the file the pattern names; the new folders hold none of its tests
+    assert status_of(root)[0] == "completed"
+    pytester.runpytest("--plangraph", "-p", "no:cacheprovider").assert_outcomes(passed=2, failed=2)
+    assert status_of(root)[0] == "completed"
+    assert latest(root)["auth/ac-auth"].outcome == "passed"

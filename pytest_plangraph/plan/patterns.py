@@ -51,11 +51,18 @@ class PatternIndex:
                         (self._count, ref, pattern, matcher)
                     )
 
-    def match(self, test_id: str) -> list[tuple[str, str]]:
-        """``(ref, pattern)`` pairs matching *test_id*."""
+    def match(self, test_id: str, file_id: str | None = None) -> list[tuple[str, str]]:
+        """``(ref, pattern)`` pairs matching *test_id*. With *file_id* (the id of the file
+        that holds the test, which *test_id* starts with), a prefix matches only from the
+        file on: a folder named ``test_a.py::x`` or ``test_a.py[x]`` beside ``test_a.py``
+        holds no test of the pattern ``tests/test_a.py``."""
         if not self.exact:  # every pattern is in it (globs too): a plan of markers only
             return []
-        hits = [hit for key in _prefixes(test_id) for hit in self.exact.get(key, ())]
+        if file_id is not None and test_id.startswith(file_id):
+            keys = _prefixes_past(test_id, file_id)
+        else:
+            keys = _prefixes(test_id)
+        hits = [hit for key in keys for hit in self.exact.get(key, ())]
         if self.globs:
             found = []
             for directory in _directories(test_id):
@@ -90,6 +97,18 @@ def _prefixes(test_id: str) -> list[str]:
         keys.append(base)
     parts = base.split("::")
     keys.extend("::".join(parts[:i]) for i in range(1, len(parts)))
+    return keys
+
+
+def _prefixes_past(test_id: str, file_id: str) -> list[str]:
+    """:func:`_prefixes` of *test_id* that end at its file (*file_id*) or after it."""
+    rest = test_id[len(file_id) :]
+    keys = [test_id]
+    base = rest.split("[", 1)[0]
+    if base != rest:
+        keys.append(file_id + base)
+    parts = base.split("::")
+    keys.extend(file_id + "::".join(parts[:i]) for i in range(1, len(parts)))
     return keys
 
 
