@@ -11,10 +11,9 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
 * :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
   collector) matches.
 * :func:`glob_may_name_file`, :func:`glob_may_enter`, :func:`prefix_matcher` and
-  :func:`glob_files_of` — which files a
-  ``tests:`` glob could find tests in: the files its evidence binds, so that a test file added
-  where the glob matches stales the evidence (the walk is
-  :mod:`pytest_plangraph.vcs.testglob`).
+  :func:`glob_files_of` — which files a ``tests:`` glob could find tests in: the files its
+  evidence binds, so that a test file added where the glob matches stales the evidence (the
+  walk is :mod:`pytest_plangraph.vcs.testglob`).
 """
 
 from __future__ import annotations
