@@ -85,8 +85,9 @@ def test_the_walk_lists_the_python_files_a_glob_could_find_tests_in(tmp_path: Pa
     assert files == ("tests/test_auth_a.py",)
     assert listed == ("tests",)  # no id under tests/sub/ starts with tests/test_auth_
     files, listed, _ = glob_files(str(tmp_path), "tests/*test_auth_*.py::*")
-    # fnmatch's `*` crosses `/`: any folder under tests/ may hold ids the glob matches
-    assert files == ("tests/sub/test_auth_b.py", "tests/test_auth_a.py")
+    # fnmatch's `*` crosses `/`: any folder under tests/ may hold ids the glob matches, and
+    # any Python file may (a parametrized test's id: tests/test_other.py::t[test_auth_x.py::y])
+    assert files == ("tests/sub/test_auth_b.py", "tests/test_auth_a.py", "tests/test_other.py")
     assert listed == ("tests", "tests/sub")  # not __pycache__, .hidden nor venv
     assert glob_files(str(tmp_path), "tests/test_auth_?.py::test_x").files == (
         "tests/test_auth_a.py",

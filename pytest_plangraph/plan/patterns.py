@@ -10,17 +10,19 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
   whole) could hold a test a pattern matches.
 * :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
   collector) matches.
-* :func:`glob_may_name_file`, :func:`glob_may_enter` and :func:`glob_files_of` — which files a
-  ``tests:`` glob could find tests in: the files its evidence binds, so that a test file added
-  where the glob matches stales the evidence (the walk is
-  :mod:`pytest_plangraph.vcs.testglob`).
+* :func:`glob_may_name_file`, :func:`glob_may_enter`, :func:`prefix_matcher` and
+  :func:`glob_files_of` — which files a ``tests:`` glob could find tests in: the files its
+  evidence binds, so that a test file added where the glob matches stales the evidence (the
+  walk is :mod:`pytest_plangraph.vcs.testglob`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase, translate
+from functools import lru_cache
 
 from .paths import is_glob
 
@@ -38,27 +40,42 @@ class PatternIndex:
         """Directory (``""`` or ending in ``/``) → ``(position, ref, pattern, matcher)``."""
         self.tried = 0
         self._count = 0
+        self._heads: dict[str, str] = {}
+        """A glob whose part before ``::`` is a plain path → that path: with the test's file
+        given, it matches only that file's tests (the gate binds that file alone)."""
         for ref, refs_patterns in patterns.items():
             for pattern in refs_patterns:
                 self.exact.setdefault(pattern, []).append((ref, pattern))
                 if is_glob(pattern):
                     self._count += 1
                     matcher = re.compile(translate(pattern)).match
+                    head, sep, _ = pattern.partition("::")
+                    if sep and not is_glob(head):
+                        self._heads[pattern] = head
                     self.globs.setdefault(_glob_directory(pattern), []).append(
                         (self._count, ref, pattern, matcher)
                     )
 
-    def match(self, test_id: str) -> list[tuple[str, str]]:
-        """``(ref, pattern)`` pairs matching *test_id*."""
+    def match(self, test_id: str, file_id: str | None = None) -> list[tuple[str, str]]:
+        """``(ref, pattern)`` pairs matching *test_id*. With *file_id* (the id of the file
+        that holds the test, which *test_id* starts with), a prefix matches only from the
+        file on: a folder named ``test_a.py::x`` or ``test_a.py[x]`` beside ``test_a.py``
+        holds no test of the pattern ``tests/test_a.py``, nor of ``tests/test_a.py::test_*``."""
         if not self.exact:  # every pattern is in it (globs too): a plan of markers only
             return []
-        hits = [hit for key in _prefixes(test_id) for hit in self.exact.get(key, ())]
+        if file_id is not None and test_id.startswith(file_id):
+            keys = _prefixes_past(test_id, file_id)
+        else:
+            keys = _prefixes(test_id)
+        hits = [hit for key in keys for hit in self.exact.get(key, ())]
         if self.globs:
             found = []
             for directory in _directories(test_id):
                 for position, ref, pattern, matcher in self.globs.get(directory, ()):
                     self.tried += 1
-                    if matcher(test_id):
+                    if matcher(test_id) and (
+                        file_id is None or self._heads.get(pattern, file_id) == file_id
+                    ):
                         found.append((position, ref, pattern))
             hits.extend((ref, pattern) for _, ref, pattern in sorted(found))  # plan order
         return list(dict.fromkeys(hits))
@@ -87,6 +104,18 @@ def _prefixes(test_id: str) -> list[str]:
         keys.append(base)
     parts = base.split("::")
     keys.extend("::".join(parts[:i]) for i in range(1, len(parts)))
+    return keys
+
+
+def _prefixes_past(test_id: str, file_id: str) -> list[str]:
+    """:func:`_prefixes` of *test_id* that end at its file (*file_id*) or after it."""
+    rest = test_id[len(file_id) :]
+    keys = [test_id]
+    base = rest.split("[", 1)[0]
+    if base != rest:
+        keys.append(file_id + base)
+    parts = base.split("::")
+    keys.extend(file_id + "::".join(parts[:i]) for i in range(1, len(parts)))
     return keys
 
 
@@ -159,19 +188,40 @@ def covers(exclude: str, pattern: str) -> bool:
 
 def glob_may_name_file(pattern: str, path: str) -> bool:
     """True when the glob *pattern* could match a test of the file *path* (an id
-    ``path::...``), or names *path* itself. A glob that holds ``::`` names files by the part
-    before it (``tests/test_auth_*.py::*``: the files ``tests/test_auth_*.py``); one without
-    may match past the file (``tests/*login*`` matches ``tests/test_a.py::test_login``)."""
-    head, sep, _ = pattern.partition("::")
-    if sep:
-        return fnmatchcase(path, head)
-    return fnmatchcase(path, pattern) or _could_start(pattern, path + "::")
+    ``path::...``), or, without ``::``, names *path* itself. What follows the file's ``::`` is
+    not known before the file is collected, and the part of a glob before its own ``::`` may
+    match past the file's (``tests/test_auth*Login::*`` matches
+    ``tests/test_auth.py::TestLogin::test_a``; a parametrized test's id may hold ``::`` in its
+    brackets), so the whole glob is tried on every id that starts with ``path::`` (the part
+    before ``::`` matching *path* is the quick case of it)."""
+    return fnmatchcase(path, pattern.partition("::")[0]) or (
+        prefix_matcher(pattern)(path + "::") is not None
+    )
 
 
 def glob_may_enter(pattern: str, directory: str) -> bool:
-    """True when the glob *pattern* could match a test of some file under *directory* (by
-    the file part of the glob, as :func:`glob_may_name_file` reads it)."""
-    return _could_start(pattern.partition("::")[0], directory + "/")
+    """True when the glob *pattern* could match a test of some file under *directory* (a
+    folder whose name holds ``::`` included: ``tests/test_a.py::x/test_b.py::test_c``
+    matches ``tests/test_a.py::*``)."""
+    return prefix_matcher(pattern)(directory + "/") is not None
+
+
+@lru_cache(maxsize=1024)
+def prefix_matcher(pattern: str) -> Callable[[str], object]:
+    """A compiled :func:`_could_start` of *pattern*: its match (not None) of a string that
+    some match of the pattern starts with. Such a string is matched whole by the tokens up to
+    some ``*`` (which takes the rest of any match) followed by the first few of the
+    single-character tokens after it (or by the first few tokens, before any ``*``)."""
+    tokens = _glob_tokens(pattern)
+    alternatives = []
+    for star in [-1, *(i for i, token in enumerate(tokens) if token == "*")]:
+        head = translate("".join(tokens[: star + 1]))[:-2] if star >= 0 else ""
+        run = list(itertools.takewhile(lambda token: token != "*", tokens[star + 1 :]))
+        nest = ""
+        for token in reversed(run):
+            nest = f"(?:{translate(token)[:-2]}{nest})?"
+        alternatives.append(head + nest)
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z").match
 
 
 def test_globs(patterns: Iterable[str]) -> list[str]:

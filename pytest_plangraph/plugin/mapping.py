@@ -240,7 +240,10 @@ class MappingBuilder:
         outside = not selected and self.selection.leaves_out(item)
         refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
         named: set[str] = set()
-        for ref, pattern in self.index.match(test_id):
+        # a prefix matches from the test's file on (pytest.File is abstract: no getparent)
+        holder = next((n for n in reversed(item.listchain()) if isinstance(n, pytest.File)), None)
+        file_id = None if holder is None else self.test_id(holder.nodeid)
+        for ref, pattern in self.index.match(test_id, file_id):
             self.matched.add(pattern)
             refs.append(ref)
             if names_a_test(pattern):

@@ -8,27 +8,35 @@ a file found now that the evidence did not bind stales it (``ARTIFACT_CHANGED``,
 ``absent``).
 
 :func:`glob_files` walks from the directory the glob's literal start names, enters only the
-directories some id under which the glob could match, and lists the Python files
-(``*.py``: what pytest collects tests from) a glob could match a test of. It leaves out what
+directories some id under which the glob could match, and lists the Python files (``*.py``:
+what pytest collects tests from) a glob could match a test of, and the doctest text files
+pytest collects by default (``test*.txt``) whose test the glob matches. It leaves out what
 pytest's default ``norecursedirs`` leaves out (hidden directories, ``__pycache__``, virtual
-environments, builds) and does not follow a symlinked directory. The recording run and the
-gate list with the same function, so what one binds the other finds.
+environments, builds) and, as pytest does, follows a link to a directory (the files under it
+are named by the link's path; a link back to a folder above is not entered again). A name
+that is not UTF-8 where the glob could find tests is refused: no record can bind it. The
+recording run and the gate list with the same function, so what one binds the other finds.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 from typing import NamedTuple
 
+from ..errors import UsageError
 from ..plan.paths import is_glob, normalize, path_problem
-from ..plan.patterns import glob_may_enter, glob_may_name_file, test_globs
+from ..plan.patterns import prefix_matcher, test_globs
 
-__all__ = ["NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
+__all__ = ["DOCTEST_TEXT", "NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
 
 NOT_ENTERED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 """pytest's default ``norecursedirs``, and ``__pycache__`` (below)."""
+
+DOCTEST_TEXT = "test*.txt"
+"""pytest's default ``--doctest-glob``: text files it collects doctests from."""
 
 
 class GlobFiles(NamedTuple):
@@ -41,7 +49,9 @@ class GlobFiles(NamedTuple):
     the directory's mtime."""
     named: tuple[str, ...] = ()
     """The file a glob whose file part is a plain path names (``tests/test_a.py::test_x*``),
-    there or not: nothing is listed for it, the snapshot hashes it (missing: none)."""
+    there or not: nothing is listed for it, the snapshot hashes it (missing: none). Such a
+    glob matches only the tests of that file (:class:`~pytest_plangraph.plan.patterns.PatternIndex`
+    is given each test's file)."""
 
 
 def glob_files(root: str, pattern: str) -> GlobFiles:
@@ -57,11 +67,17 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
     literal = _literal_directory(pattern)
     if literal is None:
         return GlobFiles(())
+    # glob_may_name_file and glob_may_enter, compiled once
+    quick = re.compile(translate(pattern.partition("::")[0])).match
+    starts = prefix_matcher(pattern)
     files: list[str] = []
     listed: list[str] = []
-    pending = [literal]
+    # each folder with the real paths of the folders from the start down to it: a link back
+    # to one of them is a cycle (pytest follows a link to a folder, so the walk does too)
+    start = os.path.realpath(os.path.join(root, literal) if literal else root)
+    pending: list[tuple[str, str, frozenset[str]]] = [(literal, start, frozenset({start}))]
     while pending:  # once per directory entered: kept flat
-        rel = pending.pop()
+        rel, here, above = pending.pop()
         listed.append(rel)
         prefix = "" if rel == "" else f"{rel}/"
         try:
@@ -72,14 +88,28 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
         for entry in entries:
             name = entry.name
             path = prefix + name
-            if not _utf8(path):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if not _not_entered(name) and glob_may_enter(pattern, path):
-                    pending.append(path)
-            elif name.endswith(".py") and entry.is_file() and glob_may_name_file(pattern, path):
-                files.append(path)  # a link to a file counts: pytest collects it
+            if entry.is_dir():  # a link to a folder too
+                if _not_entered(name) or starts(path + "/") is None:
+                    continue
+                _require_utf8(pattern, path)
+                linked = entry.is_symlink()
+                real = os.path.realpath(entry.path) if linked else os.path.join(here, name)
+                if real not in above:
+                    pending.append((path, real, above | {real}))
+            elif name.endswith(".py"):
+                if (quick(path) or starts(path + "::")) and entry.is_file():
+                    _require_utf8(pattern, path)
+                    files.append(path)  # a link to a file counts: pytest collects it
+            elif entry.is_file() and _doctest_text(pattern, path, name):
+                _require_utf8(pattern, path)
+                files.append(path)
     return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
+
+
+def _doctest_text(pattern: str, path: str, name: str) -> bool:
+    """A doctest text file pytest collects by default (``test*.txt``: its one test is
+    ``path::name``) whose test the glob matches."""
+    return fnmatchcase(name, DOCTEST_TEXT) and fnmatchcase(f"{path}::{name}", pattern)
 
 
 def globs_files(root: str, patterns: Iterable[str]) -> dict[str, GlobFiles]:
@@ -105,9 +135,16 @@ def _not_entered(name: str) -> bool:
     return name == "__pycache__" or any(fnmatchcase(name, p) for p in NOT_ENTERED)
 
 
-def _utf8(path: str) -> bool:
+def _require_utf8(pattern: str, path: str) -> None:
+    """Refuse a file or folder the glob could find tests in whose name is not UTF-8: paths are
+    kept as UTF-8 text, so no evidence can bind it, and pytest still collects it."""
+    if path.isascii():
+        return
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise UsageError(
+            f"the tests: glob {pattern!r} finds a path whose name is not UTF-8: {shown!r}; "
+            "rename it (plangraph keeps paths as UTF-8 text)"
+        ) from None
