@@ -215,6 +215,22 @@ def test_a_test_file_named_in_no_utf8_makes_the_gate_refuse(pytester: pytest.Pyt
     assert plangraph(root, "claim", "auth", "--by", "agent").code == 2
 
 
+def test_a_marked_test_file_named_in_no_utf8_is_refused_not_a_traceback(
+    pytester: pytest.Pytester,
+) -> None:
+    """No glob reaches it (the criterion's tests come by marker): the run ends with one
+    message naming the file, exit 4, and records nothing."""
+    marked = "import pytest\n\n@pytest.mark.criterion('auth/ac-auth')\ndef test_x():\n    pass\n"
+    root = make_project(pytester, plan=PLAN.replace("GLOB", "tests/test_none.py"), tests=PASSING)
+    odd = os.fsencode(root) + b"/tests/test_\xff.py"
+    Path(os.fsdecode(odd)).write_text(marked, encoding="utf-8")
+    result = pytester.runpytest("--plangraph", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*evidence was not recorded: auth/ac-auth binds a file whose*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert latest(root) == {}
+
+
 def test_the_compiled_prefix_test_agrees_with_the_token_walk() -> None:
     # every glob of up to four of these characters (brackets, negation, stars), on every
     # string of up to three: the compiled test the walk uses says what the token walk says

@@ -15,6 +15,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PlangraphError
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
 from ..plan.evidence import ABSENT
@@ -330,6 +331,7 @@ class EvidenceBuilder:
         globbed = [p for p in self._glob_files(item) if p not in item.subjects]
         bound = [*item.subjects, *globbed]
         paths = [*bound, *(p for p in item.executed if p not in item.subjects and p not in globbed)]
+        _require_utf8(item, paths)
         subjects = {path: self._hash(path) for path in paths}
         for path, sha in item.subjects.items():
             if sha == ABSENT and subjects[path] is None:  # bound absent, still no file
@@ -387,3 +389,20 @@ class EvidenceBuilder:
         if path not in self._hashes:
             self._hashes[path] = self.plangraph.workspace.hash_file(path)
         return self._hashes[path]
+
+
+def _require_utf8(item: Decided, paths: Iterable[str]) -> None:
+    """Refuse to record a verdict that binds a file whose name is not UTF-8 (a test module
+    ``test_\\xff.py``): records keep paths as UTF-8 text, so none can bind it, and a record
+    that left it out would pass over what the run executed."""
+    for path in paths:
+        if path.isascii():
+            continue
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise PlangraphError(
+                f"{item.node}/{item.criterion} binds a file whose name is not UTF-8: "
+                f"{shown!r}; rename it (plangraph keeps paths as UTF-8 text)"
+            ) from None
