@@ -78,6 +78,8 @@ def test_the_walk_lists_the_python_files_a_glob_could_find_tests_in(tmp_path: Pa
         "tests/__pycache__/test_auth_c.py",
         "tests/.hidden/test_auth_d.py",
         "tests/venv/test_auth_e.py",
+        "tests/venv/pyvenv.cfg",
+        "tests/build/test_auth_g.py",
         "src/test_auth_f.py",
     ):
         write(tmp_path, rel, "")
@@ -87,8 +89,16 @@ def test_the_walk_lists_the_python_files_a_glob_could_find_tests_in(tmp_path: Pa
     files, listed, _ = glob_files(str(tmp_path), "tests/*test_auth_*.py::*")
     # fnmatch's `*` crosses `/`: any folder under tests/ may hold ids the glob matches, and
     # any Python file may (a parametrized test's id: tests/test_other.py::t[test_auth_x.py::y])
-    assert files == ("tests/sub/test_auth_b.py", "tests/test_auth_a.py", "tests/test_other.py")
-    assert listed == ("tests", "tests/sub")  # not __pycache__, .hidden nor venv
+    # a hidden folder and build/ too: a project's norecursedirs may let pytest enter them
+    assert files == (
+        "tests/.hidden/test_auth_d.py",
+        "tests/build/test_auth_g.py",
+        "tests/sub/test_auth_b.py",
+        "tests/test_auth_a.py",
+        "tests/test_other.py",
+    )
+    # not __pycache__, nor a virtual environment (pytest never collects in one by default)
+    assert listed == ("tests", "tests/.hidden", "tests/build", "tests/sub")
     assert glob_files(str(tmp_path), "tests/test_auth_?.py::test_x").files == (
         "tests/test_auth_a.py",
     )

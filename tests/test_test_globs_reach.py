@@ -295,3 +295,22 @@ def test_a_folder_named_after_the_file_of_a_name_glob_holds_none_of_its_tests(
     pytester.runpytest("--plangraph", "-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
     assert latest(root)["auth/ac-auth"].outcome == "passed"
     assert status_of(root)[0] == "completed"
+
+
+def test_a_failing_test_in_a_folder_a_custom_norecursedirs_lets_pytest_enter_stales_the_node(
+    pytester: pytest.Pytester,
+) -> None:
+    root = make_project(
+        pytester,
+        plan=PLAN.replace("GLOB", "tests/*"),
+        tests=PASSING,
+        files={
+            "tests/test_auth_login.py": PASSING,
+            "pytest.ini": "[pytest]\ntestpaths = tests\nnorecursedirs = .git\n",
+        },
+    )
+    pytester.runpytest("--plangraph", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+    assert status_of(root)[0] == "completed"
+    write(root, "tests/build/test_evil.py", FAILING)  # pytest enters build/ under this ini
+    assert_stale_by(root, "tests/build/test_evil.py")
+    pytester.runpytest("--plangraph", "-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)

@@ -10,12 +10,13 @@ a file found now that the evidence did not bind stales it (``ARTIFACT_CHANGED``,
 :func:`glob_files` walks from the directory the glob's literal start names, enters only the
 directories some id under which the glob could match, and lists the Python files (``*.py``:
 what pytest collects tests from) a glob could match a test of, and the doctest text files
-pytest collects by default (``test*.txt``) whose test the glob matches. It leaves out what
-pytest's default ``norecursedirs`` leaves out (hidden directories, ``__pycache__``, virtual
-environments, builds) and, as pytest does, follows a link to a directory (the files under it
-are named by the link's path; a link back to a folder above is not entered again). A name
-that is not UTF-8 where the glob could find tests is refused: no record can bind it. The
-recording run and the gate list with the same function, so what one binds the other finds.
+pytest collects by default (``test*.txt``) whose test the glob matches. It leaves out only
+what no run of pytest enters (``.git``, ``__pycache__``, a virtual environment): the folders
+a project's ``norecursedirs`` leaves out are entered, since the gate does not read that
+setting. As pytest does, it follows a link to a directory (the files under it are named by
+the link's path; a link back to a folder above is not entered again). A name that is not
+UTF-8 where the glob could find tests is refused: no record can bind it. The recording run
+and the gate list with the same function, so what one binds the other finds.
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ from ..plan.patterns import prefix_matcher, test_globs
 
 __all__ = ["DOCTEST_TEXT", "NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
 
-NOT_ENTERED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
-"""pytest's default ``norecursedirs``, and ``__pycache__`` (below)."""
+NOT_ENTERED = (".git", "__pycache__")
+"""The folders the walk never enters: git's, and the bytecode caches. pytest's
+``norecursedirs`` (by default ``.*``, ``build``, ``dist``, ``venv`` …) is a setting of the
+project that the gate does not read, so the walk enters those folders too, as pytest does
+under a custom ``norecursedirs``; it leaves out what pytest leaves out whatever that setting
+says: a virtual environment (a folder holding ``pyvenv.cfg``)."""
 
 DOCTEST_TEXT = "test*.txt"
 """pytest's default ``--doctest-glob``: text files it collects doctests from."""
@@ -89,7 +94,7 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
             name = entry.name
             path = prefix + name
             if entry.is_dir():  # a link to a folder too
-                if _not_entered(name) or starts(path + "/") is None:
+                if starts(path + "/") is None or _not_entered(name, entry.path):
                     continue
                 _require_utf8(pattern, path)
                 linked = entry.is_symlink()
@@ -131,8 +136,10 @@ def _literal_directory(pattern: str) -> str | None:
     return None if clean.startswith("..") else ("" if clean == "." else clean)
 
 
-def _not_entered(name: str) -> bool:
-    return name == "__pycache__" or any(fnmatchcase(name, p) for p in NOT_ENTERED)
+def _not_entered(name: str, folder: str) -> bool:
+    """True for a folder the walk does not enter (:data:`NOT_ENTERED`, a virtual
+    environment); *folder* is its path on disk."""
+    return name in NOT_ENTERED or os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
 
 
 def _require_utf8(pattern: str, path: str) -> None:
