@@ -11,6 +11,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
   ten events per node): unchanged (the kept answer's hit), one artifact changed, and with the
   kept answer and the derived state deleted; each with its instructions per node (Python's
   start taken off) and the growth from one size to the next beside the size ratio;
+* ``--only miss``: ``plangraph status`` after one artifact changed alone, without the other
+  ``status`` rows: the leaf's output (one node judged again), then ``out/n7.txt`` (upstream of
+  nearly every node), each after a status that kept its answer;
 * ``--only edit``: ``plangraph status`` after a comment is added to the plan and after one
   node's title is changed, without the other ``status`` rows;
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
@@ -48,7 +51,7 @@ packages on its path), so no editable install's finder runs at start.
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
-[--only status,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
+[--only status,miss,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
 
 from __future__ import annotations
@@ -190,6 +193,48 @@ def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -
     (root / f"out/n{nodes - 1}.txt").write_text("changed\n")
     leaf = count(root, [PLANGRAPH, "status"], env)
     row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
+
+
+def bench_status_miss(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+    """``--only miss``: ``plangraph status`` after one artifact changed (the ``changed`` rows
+    of ``--only status`` without the others): the last node's output (nothing depends on it),
+    then ``out/n7.txt`` (upstream of nearly every node), each after a status that kept its
+    answer for the repository as it was."""
+    root = tmp / "status-miss"
+    root.mkdir()
+    bench_status.build(root, nodes)
+    status = [PLANGRAPH, "status"]
+    print(f"plangraph status after one artifact changed, {nodes} nodes, {nodes * 10} events:")
+    for _ in range(3):  # the checkpoint, the derived state, the kept answer
+        warm(root, status, env)
+    bench_status_leaf(root, nodes, env, start)
+    warm(root, status, env)
+    (root / "out/n7.txt").write_text("changed\n")
+    changed = count(root, status, env)
+    row("status, one artifact changed", changed, start, TARGETS["status, one artifact changed"])
+    # the floor of the n7 change: judging (nearly) every node again, counted alone as the
+    # difference of one process that reads the plan, the log and the files, and derives
+    # every node's state, and the same process without the derivation
+    read = count(root, [PYTHON, "-c", FLOOR, "read"], env)
+    derived = count(root, [PYTHON, "-c", FLOOR, "derive"], env)
+    row("n7's floor: the plan, log and files read", read, start)
+    row("n7's floor: those and every node derived", derived, start)
+    row("n7's floor: the derivation alone (the difference)", derived - read, start)
+
+
+FLOOR = """
+import sys
+from pytest_plangraph.api import PlanGraph
+from pytest_plangraph.judge.rederive import derive_observed
+with PlanGraph.open(".") as graph:
+    fold = graph.fold()
+    snapshot = graph.snapshot(fold)
+    if sys.argv[1] == "derive":
+        derive_observed(graph.graph, fold, snapshot)
+"""
+"""The two processes of the floor of ``status`` after ``out/n7.txt`` changed (``--only
+miss``): the derivation of every node (as the miss judges 4,991 of 5,000 nodes again, and
+records what each read) counted as the difference of the two."""
 
 
 def bench_status_edit(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
@@ -478,6 +523,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
+        if "miss" in parts:
+            bench_status_miss(tmp, args.nodes, env, start)
         if "edit" in parts:
             bench_status_edit(tmp, args.nodes, env, start)
         if "grow" in parts:

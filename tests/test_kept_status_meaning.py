@@ -18,6 +18,7 @@ from conftest import git
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.cli import state_cmds
+from pytest_plangraph.derived import kept
 from pytest_plangraph.store.derived import read_tagged, write_tagged
 
 CACHE = Path(".plangraph/cache")
@@ -181,3 +182,27 @@ def test_a_kept_meaning_that_is_not_this_plans_is_a_miss(
     answer = _status(root)
     assert calls["derived"] == before + 1 and answer.code == 0
     assert answer == _fresh(root)
+
+
+def test_a_miss_over_files_reads_the_kept_answer_once(
+    tmp_path: Path, calls: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When only bound files changed, the look that found them is the only read of the kept
+    answer: the plan file's bytes are the ones it was kept for, so the answer kept for the
+    plan's meaning is not looked for again (after a comment edit, it is: above)."""
+    root = _project(tmp_path)
+    first = _steady(root, "--check")
+    held: list[Any] = []
+    real = kept._held
+
+    def counting(*args: Any) -> Any:
+        held.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(kept, "_held", counting)
+    (root / "out/n7.txt").write_text("changed\n")
+    before = calls["derived"]
+    changed = _status(root, "--check")
+    assert calls["derived"] == before + 1  # a miss, derived
+    assert len(held) == 1  # the look alone
+    assert changed != first and changed == _fresh(root, "--check")

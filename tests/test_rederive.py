@@ -5,14 +5,17 @@ equals a full derivation for every node, and so do the reads kept for the next c
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from state_helpers import APPROVAL, World, crit, edge, make_graph, node
 
-from pytest_plangraph.judge.derive import derive
+from pytest_plangraph.judge.derive import derive, derive_nodes
 from pytest_plangraph.judge.inputs import Snapshot
+from pytest_plangraph.judge.ledger import Context
 from pytest_plangraph.judge.logfold import LogFold
 from pytest_plangraph.judge.rederive import Observed, derive_observed, rederive
 
@@ -181,3 +184,52 @@ def test_a_claim_without_a_verdict_is_derived_in_full() -> None:
     kept = derive_observed(world.graph, LogFold.of(world.events), was)
     world.add("claim", "A")  # no verdict recorded: only a replay of the log judges it
     assert rederive(world.graph, LogFold.of(world.events), was, kept, was, {"A"}) is None
+
+
+def test_a_partner_opposed_through_a_node_around_is_derived_as_in_full() -> None:
+    """A node around the judged ones that passes but for its own conflicts edge (P, opposed
+    by Q) is not completed, yet what requires it passes but for that (X), and so opposes
+    its own conflicts partner (Y): judging Y again against the kept completion of P alone
+    would complete Y. The judged nodes' conflicts edges make the kept completion not enough,
+    and the answer is the full derivation's."""
+    nodes = [node(n) for n in ("P", "Q", "X", "Y")]
+    edges = [edge("P", "Q", "conflicts"), edge("P", "X"), edge("X", "Y", "conflicts")]
+    world = World(make_graph(nodes, edges))
+    world.outputs = {n: (f"out/{n}.txt",) for n in "PQXY"}  # type: ignore[attr-defined]
+    world.verify_all()
+    was = _snapshot(world)
+    kept = derive_observed(world.graph, LogFold.of(world.events), was)
+    assert kept.state.nodes["Y"].status != "completed"
+    world.add("claim", "Y", None, {"verdict": "FAILED"})
+    fold = LogFold.of(world.events)
+    again = rederive(world.graph, fold, was, kept, was, {"Y"})
+    assert again is not None and again.again == {"X", "Y"}
+    assert again.state == derive(world.graph, world.events, was)
+    assert again.state.nodes["Y"].status != "completed"
+    assert [r.code for r in again.state.nodes["Y"].reasons] == ["CONFLICT_COMPLETED"]
+
+
+def test_a_node_judged_again_takes_the_completion_around_it_as_kept() -> None:
+    """A node judged again is judged against the kept completion of the nodes around it,
+    not their cones: of a chain of 30, judging the last takes whether its prerequisite is
+    completed from what it is told (a kept state), and equals the full derivation when told
+    what that derivation found."""
+    ids = [f"c{i}" for i in range(30)]
+    chain = [edge(a, b) for a, b in itertools.pairwise(ids)]
+    world = World(make_graph([node(n) for n in ids], chain))
+    world.verify_all()
+    fold, snapshot = LogFold.of(world.events), world.snapshot()
+    full = derive(world.graph, fold, snapshot)
+    assert full.nodes["c28"].status == full.nodes["c29"].status == "completed"
+    context = Context.of(world.graph, snapshot)
+    kept = derive_nodes(context, fold, {"c29"}, done={"c28": True})
+    assert kept == {"c29": full.nodes["c29"]}
+    told = derive_nodes(context, fold, {"c29"}, done={"c28": False})["c29"]
+    assert told.status == "blocked"  # verified, but waiting for c28
+    assert [(r.code, r.data) for r in told.reasons] == [
+        ("PREREQUISITE_NOT_COMPLETED", {"node": "c28"})
+    ]
+    with pytest.raises(ValueError):  # c28 is around c29 and its completion is not told
+        derive_nodes(context, fold, {"c29"}, done={})
+    with pytest.raises(ValueError):  # c29 depends on c28: it must be judged too
+        derive_nodes(context, fold, {"c28"}, done={"c27": True})

@@ -96,9 +96,11 @@ def test_a_leaf_file_changed_judges_one_node(
     judged: list[int] = []
     real = rederive_module.derive_nodes
 
-    def counting(context: Any, fold: Any, nodes: Collection[str], known: Any = None) -> Any:
+    def counting(
+        context: Any, fold: Any, nodes: Collection[str], known: Any = None, **done: Any
+    ) -> Any:
         judged.append(len(nodes))
-        return real(context, fold, nodes, known)
+        return real(context, fold, nodes, known, **done)
 
     monkeypatch.setattr(rederive_module, "derive_nodes", counting)
     with PlanGraph.open(root) as graph:

@@ -50,7 +50,7 @@ from .gate import (
     replay_claims,
     upstream_reason,
 )
-from .inputs import PARENT_KINDS, ReadLog, Snapshot
+from .inputs import PARENT_KINDS, Links, ReadLog, Snapshot
 from .ledger import Context, Ledger
 from .logfold import LogFold
 from .states import CriterionState, CriterionStatus, NodeState, NodeStatus, PlanState, Reason
@@ -107,14 +107,31 @@ def derive_node(
 
 
 def derive_nodes(
-    context: Context, fold: LogFold, nodes: Collection[str], known: Known | None = None
+    context: Context,
+    fold: LogFold,
+    nodes: Collection[str],
+    known: Known | None = None,
+    *,
+    done: Mapping[str, bool] | None = None,
 ) -> dict[str, NodeState]:
     """The states of *nodes* alone, as :func:`derive` would give them with *context*: only
     the criteria of their cones are judged (:func:`_cone`), but for the nodes whose criteria
-    states are *known* (unchanged since they were derived)."""
-    cone = set(reach(nodes, lambda n: _deciding(context, n)))
+    states are *known* (unchanged since they were derived).
+
+    With *done*, the cone stops at the nodes around *nodes*: *done* tells, for each strong
+    prerequisite and child of a node of *nodes* that is not one of them, whether it is
+    completed (as kept: its completion cannot have changed), and only the criteria of
+    *nodes* are judged. That holds only when *nodes* hold every conflicts-edge partner,
+    parent and dependent of theirs (the closure :func:`~.rederive.rederive` judges again);
+    a node of *done* missing, or kept completed while cancelled, held or out of retries, is
+    a ValueError (the caller derives in full)."""
+    if done is None:
+        cone = set(reach(nodes, lambda n: _deciding(context, n)))
+        with collector_paused():
+            derivation = _Derivation(context, fold, only=cone, known=known)
+            return {n: derivation._node(n) for n in context.order if n in nodes}
     with collector_paused():
-        derivation = _Derivation(context, fold, only=cone, known=known)
+        derivation = _Derivation(context, fold, only=set(nodes), around=done)
         return {n: derivation._node(n) for n in context.order if n in nodes}
 
 
@@ -143,6 +160,7 @@ class _Derivation:
         events: Sequence[LoggedEvent] | LogFold,
         only: Collection[str] | None = None,
         known: Known | None = None,
+        around: Mapping[str, bool] | None = None,
     ) -> None:
         graph = context.graph
         self.context = context
@@ -159,30 +177,42 @@ class _Derivation:
             for n in judged
         }
         children, prerequisites = graph.children, context.links.prerequisites
-        self.required = {
-            n: _required(node, bool(children[n] or prerequisites[n]))
-            for n, node in graph.nodes.items()
-        }
+        links = context.links
+        if around is None:
+            self.required = {
+                n: _required(node, bool(children[n] or prerequisites[n]))
+                for n, node in graph.nodes.items()
+            }
+        else:  # the gate over the judged nodes, those around them taken as kept
+            links, self.required = _bounded(context, judged, around)
+        counted = links.prerequisites
         self.completion = Completion(
-            context.links,
-            self.required,
-            [n for n, node in graph.nodes.items() if node.cancelled],
+            links, self.required, [n for n in counted if graph.nodes[n].cancelled]
         )
         budgets = {n: node.max_retry for n, node in graph.nodes.items()}
         refused = self.ledger.refused
         if refused is None:  # a claim without its verdict: the gate is replayed
+            if around is not None:
+                raise ValueError("a replay of claims needs the whole gate")
             refused = replay_claims(context.links, self.completion, self.ledger.ticks, budgets)
         self.refused = refused
         for node_id, count in refused.items():
-            self.completion.exhaust(node_id, count > budgets[node_id])
+            if node_id in counted:
+                self.completion.exhaust(node_id, count > budgets[node_id])
         for node_id in self.ledger.held:
-            self.completion.hold(node_id, True)
+            if node_id in counted:
+                self.completion.hold(node_id, True)
         for node_id, states in self.criteria.items():
             for state in states:
                 self.completion.set_ok(node_id, state.id, state.state == "valid")
         for node_id in self.ledger.cancels:
-            self.completion.cancel(node_id)
-        final = final_completion(context.links, self.completion)
+            if node_id in counted:
+                self.completion.cancel(node_id)
+        final = final_completion(links, self.completion)
+        if around is not None:
+            for node_id, done in around.items():
+                if done != final.done.get(node_id, done):  # kept completed, cancelled now
+                    raise ValueError(f"{node_id} is not as kept")
         self.completed = {n for n, done in final.done.items() if done}
         self.active = graph.with_ancestors(self.ledger.active())
 
@@ -407,6 +437,61 @@ NO_ACCEPTANCE = "(no acceptance criteria)"
 with no criteria, children or strong prerequisites): it is never satisfied, so such a node never
 completes on someone's word alone (objectives and milestones complete through their children
 and prerequisites)."""
+
+
+_KEPT_OPEN = "(not completed, as kept)"
+"""Stands for what keeps a node around the judged ones from completing when its state is
+taken as kept (:func:`_bounded`): never satisfied."""
+
+
+def _bounded(
+    context: Context, judged: Sequence[str], around: Mapping[str, bool]
+) -> tuple[Links, dict[str, list[str]]]:
+    """The links of the gate over the *judged* nodes and the nodes *around* them (each
+    strong prerequisite and child of a judged node that is not one), and what each must
+    satisfy: a node around is completed exactly when it was kept completed (*around*), its
+    own links left out. The judged nodes must hold every dependent, parent and
+    conflicts-edge partner of theirs: a ValueError otherwise, as for a node around that
+    *around* does not name."""
+    graph, links = context.graph, context.links
+    inside = set(judged)
+    prerequisites: dict[str, list[str]] = {}
+    dependents: dict[str, list[str]] = {}
+    conflicts: dict[str, list[str]] = {}
+    parent: dict[str, str] = {}
+    required: dict[str, list[str]] = {}
+    for node_id in judged:
+        node = graph.nodes[node_id]
+        ups = links.prerequisites[node_id]
+        if not inside.issuperset(links.dependents[node_id]) or not inside.issuperset(
+            links.conflicts[node_id]
+        ):
+            raise ValueError(f"{node_id} has a dependent or partner that is not judged")
+        above = links.parent.get(node_id)
+        if above is not None and above not in inside:
+            raise ValueError(f"{node_id} has a parent that is not judged")
+        required[node_id] = _required(node, bool(graph.children[node_id] or ups))
+        prerequisites[node_id] = list(ups)
+        conflicts[node_id] = list(links.conflicts[node_id])
+        dependents.setdefault(node_id, [])
+        for up in ups:
+            dependents.setdefault(up, []).append(node_id)
+        for child in graph.children[node_id]:
+            if links.parent.get(child) == node_id:
+                parent[child] = node_id
+                dependents.setdefault(child, [])
+    if any(conflicts.values()) and not all(around.values()):
+        # a node around not completed may still pass but for its own conflicts edges, and a
+        # judged node that passes but for conflicts opposes its partners: not kept
+        raise ValueError("conflicts edges among the judged nodes")
+    for node_id in dependents.keys() - inside:
+        if node_id not in around:
+            raise ValueError(f"{node_id} is around the judged nodes but not kept")
+        prerequisites[node_id] = []
+        conflicts[node_id] = []
+        required[node_id] = [] if around[node_id] else [_KEPT_OPEN]
+    bounded = Links(prerequisites, dependents, conflicts, parent, links.consumes)
+    return bounded, required
 
 
 def _required(node: Node, gathers: bool) -> list[str]:

@@ -114,6 +114,28 @@ def _globs_moved(graph: Graph, was: Snapshot, snapshot: Snapshot) -> set[str]:
     }
 
 
+def _judged(
+    context: Context, fold: LogFold, dirty: set[str], kept: Observed | None
+) -> dict[str, NodeState]:
+    """The states of the *dirty* nodes: judged against the kept completion of the nodes
+    around them (their strong prerequisites and children not judged again), or, when that
+    cannot stand (:func:`~.derive.derive_nodes`), with the criteria of the rest of their
+    cones taken as kept."""
+    if kept is None:
+        return derive_nodes(context, fold, dirty)
+    kept_nodes = kept.state.nodes
+    graph, prerequisites = context.graph, context.links.prerequisites
+    around = {n for d in dirty for n in (*prerequisites[d], *graph.children[d]) if n not in dirty}
+    try:
+        done = {n: kept_nodes[n].status == "completed" for n in around}
+        return derive_nodes(context, fold, dirty, done=done)
+    except ValueError:
+        pass
+    # the criteria of the nodes around them that are not judged again are as kept
+    known = {n: kept_nodes[n].criteria for n in context.order if n not in dirty}
+    return derive_nodes(context, fold, dirty, known)
+
+
 def _derive(
     graph: Graph,
     fold: LogFold,
@@ -134,10 +156,7 @@ def _derive(
         ReadLog(snapshot.files, reads), snapshot.outputs, snapshot.globs, snapshot.listed
     )
     context = Context.of(graph, observed, digests)
-    # the criteria of the nodes around them that are not judged again are as kept
-    kept_nodes = {} if kept is None else kept.state.nodes
-    known = {n: kept_nodes[n].criteria for n in context.order if n not in dirty}
-    states = derive_nodes(context, fold, dirty, known) if dirty else {}
+    states = _judged(context, fold, dirty, kept) if dirty else {}
     found: dict[str, NodeState] = {}
     paths: dict[str, list[str]] = {}
     for node_id in context.order:
