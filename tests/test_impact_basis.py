@@ -2,7 +2,8 @@
 fixture, in every format, with and without ``--check`` and ``--no-commits``, the answer made
 from the basis (the kept answer deleted, or another diff: a new commit) is the answer made
 from the plan with every kept file deleted; a basis answer opens no plan; a damaged basis,
-a diff that changes the plan file, a changed bound file or plan are answered from the plan;
+a diff that changes the plan file, a bound file gone or made a link, an edited plan, a store
+made since are answered from the plan (a preview's bound file edited in its bytes is not);
 the basis read back from its JSON makes the report the graph makes."""
 
 from __future__ import annotations
@@ -85,11 +86,25 @@ def test_a_new_commit_is_answered_from_the_basis_as_from_the_plan(
     assert len(made) == before  # made from the basis: no plan opened
     assert "notes.txt" in [c["path"] for c in json.loads(later.out)["changed"]]
     assert later == fresh_impact(root, *since, "--format", "json")
+    # a commit editing bound files (their bytes alone): a preview reads none of them
+    edit_history(root, 2)
+    before = len(made)
+    edited = run_impact(root, *since)
+    assert len(made) == before
+    assert edited == fresh_impact(root, *since)
+    assert (root / "out/t1.txt").stat().st_size and "out/t1.txt" in edited.out
 
 
 @pytest.mark.parametrize(
     "change",
-    ["damaged", "plan edited", "plan in the diff", "bound file edited", "store made"],
+    [
+        "damaged",
+        "plan edited",
+        "plan in the diff",
+        "bound file removed",
+        "bound file made a link",
+        "store made",
+    ],
 )
 def test_what_the_basis_cannot_stand_for_is_answered_from_the_plan(
     project: Callable[[str], Path], made: list[object], change: str
@@ -108,8 +123,12 @@ def test_what_the_basis_cannot_stand_for_is_answered_from_the_plan(
     elif change == "plan in the diff":
         plan.write_text(plan.read_text() + "# a comment\n")
         git(root, "commit", "-q", "-am", "a comment in the plan")
-    elif change == "bound file edited":
-        (root / "out/t3.txt").write_text("edited in the working tree\n")
+    elif change == "bound file removed":
+        (root / "out/t3.txt").unlink()
+    elif change == "bound file made a link":
+        target = root / "out/t3.txt"
+        target.rename(root / "elsewhere.txt")
+        target.symlink_to(root / "elsewhere.txt")
     else:
         plangraph_main(root, "verify")  # a store where the basis was kept without one
     for kept in (root / CACHE).glob("impact-since-json*"):

@@ -90,7 +90,9 @@ def test_a_preview_without_a_store_is_kept_by_its_diff(
 
     first = asked(expect_hit=False)
     assert asked(expect_hit=True) == first
-    (root / "out/t3.txt").write_text("edited in the working tree\n")
+    (root / "out/t3.txt").write_text("edited in the working tree\n")  # its bytes alone
+    assert asked(expect_hit=False, basis=True)  # the basis stands: an answer of it, not kept
+    (root / "out/t3.txt").unlink()  # a bound file gone: the plan's check may say otherwise
     asked(expect_hit=False)
     assert asked(expect_hit=True)
     (root / "notes ü\nline.txt").write_text("untracked, an odd name\n")  # bound by no node

@@ -9,6 +9,10 @@ The basis is kept as ``impact-since-basis`` beside the kept answers, with the sa
 (:mod:`pytest_plangraph.derived.kept`: where, the code, the settings, the installation, the
 plan file's bytes, the store's head, the watch of the bound files), by every ``impact
 --since`` that made its report from the plan; with it the warnings the plan's check printed.
+With a store it stands while all of that does; without one (a preview) the bytes of the
+bound files may change — a new commit's usual edit — as long as each is still a regular file
+or still missing and lint reads no file's bytes
+(:func:`~pytest_plangraph.derived.preview.kept_preview`): a preview reads no bound file's bytes.
 A diff that changes the plan file is reported from the plan (its edits are read from it).
 Deleting the basis changes no answer: the report is made by the same code from the same
 values either way (``tests/test_impact_basis.py`` compares them).
@@ -42,10 +46,10 @@ def kept_basis(
 ) -> tuple[list[str], DiffBasis] | None:
     """The kept basis of ``impact --since`` for the repository the options name, with the
     warnings the plan's check printed, when nothing it depends on changed; None otherwise."""
-    from ..derived.kept import kept_answer
+    from ..derived.preview import kept_preview
     from ..impact.basis import DiffBasis
 
-    answer = kept_answer(root, plan, store, BASIS, basis_extra())
+    answer = kept_preview(root, plan, store, BASIS, basis_extra())
     if not isinstance(answer, list) or len(answer) != 2:
         return None
     warned, data = answer

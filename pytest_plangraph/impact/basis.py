@@ -176,8 +176,9 @@ class DiffBasis:
             changed = _with_edits(changed, edits, self.plan_file, commits, direct)
         walk = Walk(self.topology, direct, flowing(changed, edits))
         judged, evidence = self.judged, self.evidence
+        reasons = walk.reasons
         invalidated = [
-            Invalidated(n, evidence.get(n, ()), *walk.reasons(n)) for n in walk.order if n in judged
+            _invalidated(n, evidence.get(n, ()), *reasons(n)) for n in walk.order if n in judged
         ]
         said = [*notes, *(c.note for c in changes if c.note)]  # submodules not looked into
         gone = {i.node for i in invalidated}
@@ -304,9 +305,33 @@ def changed_path(
     paths = (change.path,) if change.old_path is None else (change.path, change.old_path)
     reached = index.reach(*paths, below=change.subtree)
     flows = tuple(n for n, moves in reached.items() if moves)
-    return ChangedPath(
-        change.path, change.change, tuple(reached), change.old_path, commit, old, new, flows
-    )
+    made: ChangedPath = _new(ChangedPath)  # one per changed path: without the generic __init__
+    _put(made, "path", change.path)
+    _put(made, "change", change.change)
+    _put(made, "nodes", tuple(reached))
+    _put(made, "old_path", change.old_path)
+    _put(made, "commit", commit)
+    _put(made, "old", old)
+    _put(made, "new", new)
+    _put(made, "flows", flows)
+    return made
+
+
+_new = object.__new__
+_put = object.__setattr__
+
+
+def _invalidated(
+    node: str, evidence: tuple[str, ...], reasons: tuple[str, ...], paths: tuple[str, ...]
+) -> Invalidated:
+    """``Invalidated(node, evidence, reasons, paths)`` made without the value classes' generic
+    ``__init__`` (one per invalidated node): the same value."""
+    made: Invalidated = _new(Invalidated)
+    _put(made, "node", node)
+    _put(made, "evidence", evidence)
+    _put(made, "reasons", reasons)
+    _put(made, "paths", paths)
+    return made
 
 
 def flowing(
