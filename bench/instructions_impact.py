@@ -86,14 +86,15 @@ def bench_impact_command(
 
 
 def bench_impact_basis(root: Path, since: list[str], count: Count, row: Row, start: int) -> int:
-    """The miss of ``impact --since`` after one more commit (of a file no node binds: the
-    range is another, its newest commit not in the commit cache), made from the kept basis;
-    its count."""
-    (root / "notes.txt").write_text("one more commit\n")
+    """The miss of ``impact --since`` after one more commit rewriting two outputs, as each
+    commit of the history does (the range is another, its newest commit not in the commit
+    cache), made from the kept basis; its count."""
+    for output in ("out/n1.txt", "out/n2.txt"):
+        (root / output).write_text("one more commit\n")
     who = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid"}
     who |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
-    for git in (["add", "notes.txt"], ["commit", "-q", "-m", "one more"]):
-        subprocess.run(["git", *git], cwd=root, env={**os.environ, **who}, check=True)
+    commit = ["git", "commit", "-q", "-am", "one more"]
+    subprocess.run(commit, cwd=root, env={**os.environ, **who}, check=True)
     miss = count(root, since)
     row("impact --since, one commit later (miss, basis)", miss, start)
     return miss
