@@ -50,6 +50,7 @@ packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
+[--impact-first-misses]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
 [--only status,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
@@ -360,6 +361,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="--only impact,impact-now: count the kept answers' hits alone (not the misses)",
     )
+    parser.add_argument(
+        "--impact-first-misses",
+        action="store_true",
+        help="--only impact: of the misses made from the plan, the first alone",
+    )
     instructions_pytest.add_arguments(parser)
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
@@ -402,7 +408,14 @@ def main(argv: list[str] | None = None) -> None:
         misses = not args.impact_hits_only
         if "impact" in parts:
             instructions_impact.bench_impact_command(
-                tmp, args.commits, counted, warmed, row, start, misses=misses
+                tmp,
+                args.commits,
+                counted,
+                warmed,
+                row,
+                start,
+                misses=misses,
+                all_misses=not args.impact_first_misses,
             )
         if "impact-now" in parts:
             instructions_impact.bench_impact_now(
