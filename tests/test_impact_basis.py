@@ -4,11 +4,14 @@ from the basis (the kept answer deleted, or another diff: a new commit) is the a
 from the plan with every kept file deleted; a basis answer opens no plan; a damaged basis,
 a diff that changes the plan file, a bound file gone or made a link, an edited plan, a store
 made since are answered from the plan (a preview's bound file edited in its bytes is not);
-the basis read back from its JSON makes the report the graph makes."""
+the basis read back from its JSON makes the report the graph makes; a basis answer imports
+neither the plan's classes, the judge, YAML, pydantic nor the parser."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -158,3 +161,36 @@ def test_the_basis_read_back_makes_the_report_the_graph_makes(
     assert [i.paths for i in made.invalidated] == [i.paths for i in report.invalidated]
     assert DiffBasis.from_json({**report.basis.to_json(), "order": ["nowhere"]}) is None
     assert DiffBasis.from_json({"format": 0}) is None
+
+
+PROBE = """
+import contextlib, io, json, sys
+from pytest_plangraph.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[2:])
+heavy = ["pydantic", "yaml", "git", "argparse", "pytest_plangraph.impact.walk",
+         "pytest_plangraph.plan.model", "pytest_plangraph.judge", "pytest_plangraph.survey",
+         "pytest_plangraph.cli.impact_cmds", "dataclasses"]
+with open(sys.argv[1], "w") as out:
+    json.dump([code, sorted(m for m in heavy if m in sys.modules)], out)
+"""
+
+
+def test_a_basis_answer_loads_neither_the_plan_nor_the_parser(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    root = project("seed-000")
+    (root / CACHE).mkdir(parents=True)
+    edit_history(root, 3)
+    report = tmp_path / "modules.json"
+
+    def probe() -> list[object]:
+        command = [sys.executable, "-c", PROBE, str(report), "impact", "--since", "HEAD~3"]
+        subprocess.run(command, cwd=root, check=True, timeout=300)
+        loaded: list[object] = json.loads(report.read_text())
+        return loaded
+
+    made = probe()  # the report made from the plan, the basis kept
+    assert "pytest_plangraph.plan.model" in made[1]  # the probe sees what was imported
+    edit_history(root, 1)  # one commit later: another diff, the basis standing
+    assert probe() == [made[0], []]
