@@ -39,6 +39,9 @@ docs/performance.md name, each beside its baseline measured in the same run.
   (``bench_coverage.py``'s suite);
 * the baseline of every command: ``python -c pass`` with the same interpreter (Python's start).
 
+The ``pytest`` and ``coverage`` parts are in ``instructions_pytest.py``, the ``impact`` parts in
+``instructions_impact.py``.
+
 Every count is one run of a fresh process, children included (``--trace-children=yes``: the
 git processes a command starts are counted with it), bytecode cached in a private directory
 that one untimed run of each command fills first. Counts do not depend on what else the
@@ -50,6 +53,7 @@ packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
+[--impact-first-misses]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
 [--only status,miss,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
@@ -64,14 +68,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import bench_impact
 import bench_status
+import instructions_impact
 import instructions_pytest
-
-from pytest_plangraph.plan.cache import make_cache_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PYTHON = sys.executable  # the interpreter counted; --wheel points it at a private environment
@@ -81,7 +83,6 @@ TARGETS = {  # instructions, from issue 18
     "status, one artifact changed": 1.5e9,
     "status, plan edited": 3.0e9,
     "claim (JWT-login)": 0.4e9,
-    "impact, working tree": 0.5e9,
 }
 
 
@@ -377,101 +378,6 @@ def bench_claim(tmp: Path, env: dict[str, str], start: int) -> None:
     row("  claim after the plan file was edited", count(root, claim, env), start)
 
 
-def bench_impact_command(
-    tmp: Path, commits: int, env: dict[str, str], start: int, *, misses: bool = True
-) -> None:
-    """``impact --since`` over *commits* commits: the kept answer's hit, its miss with the
-    commit cache warm (what a run on a new commit pays beside the commits it has not seen),
-    ``--no-commits`` (a miss) and both caches deleted, against ``git diff --name-only``."""
-    root = tmp / "impact"
-    bench_impact.fast_import(root, bench_impact.history(1000, commits + 1))
-    cache = root / ".plangraph/cache"
-    make_cache_dir(cache)  # a project that uses plangraph has one
-    rev = f"HEAD~{commits}"
-    since = [PLANGRAPH, "impact", "--since", rev]
-
-    def forget() -> None:
-        for kept in cache.glob("impact-*"):  # the records and the printed answers
-            kept.unlink()
-
-    warm(root, since, env)
-    print(f"plangraph impact --since over {commits} commits, plan of 1000 nodes:")
-    diff = count(root, ["git", "diff", "--name-only", rev], env)
-    row("git diff --name-only (baseline)", diff, start)
-    hit = count(root, since, env)
-    row("impact --since, the kept answer (hit)", hit, start)
-    miss = 0
-    if misses:
-        miss = bench_impact_misses(root, since, env, start, forget)
-    print("  where the hit goes (each part alone, in a fresh process):")
-    hit_imports = (
-        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_kept, "
-        "pytest_plangraph.derived.kept, pytest_plangraph.vcs.history"
-    )
-    fingerprint = "; from pytest_plangraph.codehash import code_fingerprint; code_fingerprint()"
-    for name, code in (
-        ("  import what a hit imports", hit_imports),
-        ("  ... and the code's fingerprint", hit_imports + fingerprint),
-    ):
-        command = [PYTHON, "-c", code]
-        warm(root, command, env)
-        row(name, count(root, command, env), start)
-    floor = diff + start
-    for name, figure in (("hit", hit), ("miss", miss))[: 2 if misses else 1]:
-        print(
-            f"  {name} / (git diff + python start): {figure / floor:.2f} "
-            f"(target <= 3: {'met' if figure <= 3 * floor else 'NOT met'})"
-        )
-
-
-def bench_impact_misses(
-    root: Path, since: list[str], env: dict[str, str], start: int, forget: Callable[[], None]
-) -> int:
-    """The misses of ``impact --since`` (kept answer deleted, ``--no-commits``, both caches
-    deleted); the first."""
-    forget()
-    miss = count(root, since, env)
-    row("impact --since, kept answer deleted (miss)", miss, start)
-    forget()
-    bare = count(root, [*since, "--no-commits"], env)
-    row("impact --since --no-commits (miss)", bare, start)
-    forget()
-    (root / ".plangraph/cache/commits.json").unlink()
-    cold = count(root, since, env)
-    row("impact --since, both caches deleted", cold, start)
-    return miss
-
-
-def bench_impact_now(
-    tmp: Path, nodes: int, env: dict[str, str], start: int, *, misses: bool = True
-) -> None:
-    """``impact`` over the working tree: the kept answer's hit, its miss (the kept derived
-    state standing), and both deleted (derives)."""
-    root = tmp / "impact-now"
-    bench_impact.fast_import(root, [bench_impact.first_commit(nodes)])
-    for command in (["verify"], ["status"]):  # evidence of every output, the log's checkpoint
-        subprocess.run([PLANGRAPH, *command], cwd=root, env=env, capture_output=True, check=True)
-    changed = range(0, nodes, max(nodes // 10, 1))
-    for i in changed:
-        (root / f"out/n{i}.txt").write_text("changed in the working tree\n")
-    impact = [PLANGRAPH, "impact"]
-    cache = root / ".plangraph/cache"
-    warm(root, impact, env)
-    warm(root, impact, env)  # the first may have written the log's checkpoint: kept now
-    print(f"plangraph impact, {nodes} nodes, {len(changed)} outputs changed in the working tree:")
-    hit = count(root, impact, env)
-    row("impact, the kept answer (hit)", hit, start, TARGETS["impact, working tree"])
-    if not misses:
-        return
-    for kept in cache.glob("impact-*"):
-        kept.unlink()
-    miss = count(root, impact, env)
-    row("impact, kept answer deleted (miss)", miss, start, TARGETS["impact, working tree"])
-    for kept in [*cache.glob("impact-*"), cache / "derived.json"]:
-        kept.unlink()
-    row("impact, kept answer and derived state deleted", count(root, impact, env), start)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -500,6 +406,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="--only impact,impact-now: count the kept answers' hits alone (not the misses)",
     )
+    parser.add_argument(
+        "--impact-first-misses",
+        action="store_true",
+        help="--only impact: of the misses made from the plan, the first alone",
+    )
     instructions_pytest.add_arguments(parser)
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
@@ -517,6 +428,7 @@ def main(argv: list[str] | None = None) -> None:
             PYTHON = install_wheel(tmp, peers=args.peers)
             PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
             instructions_pytest.use_python(PYTHON)
+            instructions_impact.use_python(PYTHON)
             print("the package installed from a wheel (no editable finder)")
         warm(tmp, [PYTHON, "-c", "pass"], env)
         start = count(tmp, [PYTHON, "-c", "pass"], env)
@@ -533,18 +445,30 @@ def main(argv: list[str] | None = None) -> None:
             bench_plan_edit(tmp, args.nodes, env, start)
         if "claim" in parts:
             bench_claim(tmp, env, start)
+
+        def counted(root: Path, command: list[str]) -> int:
+            return count(root, command, env)
+
+        def warmed(root: Path, command: list[str]) -> None:
+            warm(root, command, env)
+
+        misses = not args.impact_hits_only
         if "impact" in parts:
-            bench_impact_command(tmp, args.commits, env, start, misses=not args.impact_hits_only)
+            instructions_impact.bench_impact_command(
+                tmp,
+                args.commits,
+                counted,
+                warmed,
+                row,
+                start,
+                misses=misses,
+                all_misses=not args.impact_first_misses,
+            )
         if "impact-now" in parts:
-            bench_impact_now(tmp, args.impact_nodes, env, start, misses=not args.impact_hits_only)
+            instructions_impact.bench_impact_now(
+                tmp, args.impact_nodes, env, counted, warmed, row, start, misses=misses
+            )
         if parts & {"pytest", "pytest-imports", "coverage"}:
-
-            def counted(root: Path, command: list[str]) -> int:
-                return count(root, command, env)
-
-            def warmed(root: Path, command: list[str]) -> None:
-                warm(root, command, env)
-
             if "pytest" in parts:
                 sizes = [int(n) for n in args.tests.split(",")]
                 rows = instructions_pytest.chosen_rows(parser, args.rows)

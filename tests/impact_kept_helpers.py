@@ -23,6 +23,12 @@ def fresh_impact(root: Path, *args: str) -> Result:
     return run_impact(root, *args)
 
 
+def forget_basis(root: Path) -> None:
+    """Delete the kept basis of ``impact --since`` (``cli/impact_basis.py``): a miss of the
+    kept answer is then made from the plan."""
+    (root / CACHE / "impact-since-basis.json").unlink(missing_ok=True)
+
+
 def edit_history(root: Path, commits: int) -> None:
     for i in range(commits):
         target = root / f"out/t{i % 12 + 1}.txt"

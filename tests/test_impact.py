@@ -355,7 +355,7 @@ def test_a_cancelled_node_is_never_invalidated() -> None:
 def test_markdown_shows_file_names_from_a_pull_request_as_text() -> None:
     """A changed path is a code span however many backticks it holds; elsewhere HTML and
     backticks are escaped, so the step summary never runs a pull request's markup."""
-    from pytest_plangraph.cli.impact_cmds import markdown
+    from pytest_plangraph.cli.impact_text import markdown
 
     odd = "out/a|b`c <img src=x>.txt"
     graph = _graph(

@@ -74,12 +74,14 @@ def test_a_preview_without_a_store_is_kept_by_its_diff(
     env, log = logging_git(tmp_path)
     since = ("--since", "HEAD~8", "--format", "json")
 
-    def asked(expect_hit: bool) -> Any:
+    def asked(expect_hit: bool, *, basis: bool = False) -> Any:
+        """The answer, asked once: a hit (*expect_hit*), made from the kept basis (*basis*:
+        another diff, no plan opened), or made from the plan."""
         log.unlink(missing_ok=True)
         before = len(made)
         answer = run_impact(root, *since, env=env)
         calls = [line.split()[0] for line in log.read_text().splitlines()]
-        assert (len(made) == before) is expect_hit
+        assert (len(made) == before) is (expect_hit or basis)
         if expect_hit:  # both ends named, the diff, the untracked files; no plan, no range
             assert calls == ["cat-file", "diff", "ls-files"]
         assert answer == fresh_impact(root, *since)
@@ -88,16 +90,18 @@ def test_a_preview_without_a_store_is_kept_by_its_diff(
 
     first = asked(expect_hit=False)
     assert asked(expect_hit=True) == first
-    (root / "out/t3.txt").write_text("edited in the working tree\n")
+    (root / "out/t3.txt").write_text("edited in the working tree\n")  # its bytes alone
+    assert asked(expect_hit=False, basis=True)  # the basis stands: an answer of it, not kept
+    (root / "out/t3.txt").unlink()  # a bound file gone: the plan's check may say otherwise
     asked(expect_hit=False)
     assert asked(expect_hit=True)
-    (root / "notes ü\nline.txt").write_text("untracked, an odd name\n")
-    untracked = asked(expect_hit=False)
+    (root / "notes ü\nline.txt").write_text("untracked, an odd name\n")  # bound by no node
+    untracked = asked(expect_hit=False, basis=True)
     assert any("notes ü" in c["path"] for c in untracked["changed"])
-    assert asked(expect_hit=True) == untracked
+    assert asked(expect_hit=False, basis=True) == untracked  # an answer of the basis: not kept
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "one more")  # HEAD moves: another range
-    asked(expect_hit=False)
+    asked(expect_hit=False, basis=True)
     plan = root / "plangraph.yaml"
     plan.write_text(plan.read_text() + "# a comment\n")
     asked(expect_hit=False)

@@ -18,6 +18,7 @@ from cli_helpers import plangraph_main
 from impact_kept_helpers import (
     CACHE,
     edit_history,
+    forget_basis,
     fresh_impact,
     run_impact,
 )
@@ -43,6 +44,7 @@ def test_a_kept_answer_edited_or_planted_is_not_believed(
     record["answer"] = ['{"format": 1, "changed": [], "invalidated": []}', [], 0]
     for planted in (tag + b"\n" + json.dumps(record).encode(), b"0" * 32 + b"\n" + body):
         kept.write_bytes(planted)
+        forget_basis(root)  # a miss made from the plan, not from the basis
         before = len(made)
         answer = run_impact(root, *args)
         assert len(made) == before + 1  # not believed: the report is made again
@@ -116,6 +118,7 @@ def test_a_printed_answer_written_since_it_was_kept_is_not_believed(
     [printed] = (root / CACHE).glob("impact-*.out")
     assert printed.read_text(encoding="utf-8") == first.out.removesuffix("\n")
     damage(printed)
+    forget_basis(root)  # a miss made from the plan, not from the basis
     assert run_impact(root, *args) == first
     assert len(made) == before + 1  # not believed: the report is made again
     assert run_impact(root, *args) == first and len(made) == before + 1  # kept again: a hit
@@ -150,6 +153,7 @@ def test_a_kept_answer_of_another_shape_is_made_again(
     record = _read_kept(kept)
     record["answer"] = shape
     write_tagged(kept, record, b"plangraph-status")  # this user's tag: only its shape is wrong
+    forget_basis(root)  # a miss made from the plan, not from the basis
     before = len(made)
     assert run_impact(root, *args) == first  # no traceback: the report is made again
     assert len(made) == before + 1

@@ -145,6 +145,7 @@ def test_a_kept_status_imports_no_pydantic_yaml_or_git(
         "pytest_plangraph.cli.common",
         "pytest_plangraph.cli.report_formats",
         "pytest_plangraph.cli.state_cmds",
+        "pytest_plangraph.cli.tables",
     ]
 
 
@@ -191,4 +192,5 @@ def test_a_claim_on_a_known_plan_imports_only_what_a_claim_needs(
         "pytest_plangraph.cli.common",
         "pytest_plangraph.cli.report_formats",
         "pytest_plangraph.cli.state_cmds",
+        "pytest_plangraph.cli.tables",
     ]

@@ -12,9 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plan.formats import FORMAT_VERSION
+from .tables import table
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
+
+__all__ = [
+    "Output",
+    "common_options",
+    "name_text",
+    "open_plangraph",
+    "reading_store",
+    "table",
+]
 
 
 def common_options(*, formats: tuple[str, ...] = ("text", "json"), plan: bool = True) -> Any:
@@ -145,11 +155,3 @@ class Output:
         print(f"plangraph: error: {message}", file=sys.stderr)
         if self.json:
             print(json.dumps({"format": FORMAT_VERSION, "error": message, **extra}, indent=2))
-
-
-def table(rows: list[list[str]], header: list[str]) -> str:
-    """A plain left-aligned text table."""
-    every = [header, *rows]
-    widths = [max(len(str(r[i])) for r in every) for i in range(len(header))]
-    line = "  ".join(f"{{!s:<{w}}}" for w in widths)  # one format per row: a row per node
-    return "\n".join(line.format(*row).rstrip() for row in every)

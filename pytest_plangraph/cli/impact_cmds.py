@@ -16,12 +16,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .common import Output, common_options, open_plangraph, table
+from .common import Output, common_options, open_plangraph
+from .impact_basis import BASIS, basis_extra
 from .impact_kept import KeptKey, keep_printed, kept_key, kept_shape, print_kept
+from .impact_text import markdown, plain
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
-    from ..impact.report import ChangedPath, ImpactReport
+    from ..impact.basis import ChangedPath, ImpactReport
 
 
 def register(commands: Any) -> None:
@@ -79,6 +81,15 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
                 code = None if answer is None else print_kept(key, answer, check=args.check)
                 if code is not None:  # nothing it depends on changed: what it printed last
                     return code
+        diff, cache = key.diff, key.cache
+        if key.name is not None and diff is not None and cache is not None and not key.basis_looked:
+            from .impact_basis import basis_answer  # another diff: made from the kept basis
+
+            answered = basis_answer(
+                key.options, diff, cache, out.fmt, commits=args.commits, check=args.check
+            )
+            if answered is not None:
+                return answered
     warned: list[str] = []
     # over the store, impact reads it and makes none; --apply records what it finds
     reading = args.since is None and not args.apply
@@ -95,6 +106,9 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
         if key is not None and key.name is not None and reference is not None:
             made = [reference, [*warned, *notes], len(report.invalidated)]
             _keep(plangraph, key.name, made, key.extra, storeless=args.since is not None)
+        if key is not None and key.name is not None and report.basis is not None:
+            basis = [warned, report.basis.to_json()]  # for the next diff (.impact_basis)
+            _keep(plangraph, BASIS, basis, basis_extra(), storeless=True)
     for line in notes:
         print(line, file=sys.stderr)
     if printed is not None:
@@ -173,85 +187,3 @@ def _payload(changed: ChangedPath) -> dict[str, Any]:
         "new": changed.new,
         "commit": changed.commit,
     }
-
-
-# --- rendering -------------------------------------------------------------------------------
-
-
-def plain(report: ImpactReport) -> str:
-    """The report as text."""
-    reaching = [c for c in report.changed if c.nodes]
-    lines = [f"changed: {len(report.changed)} path(s), {len(reaching)} reach the plan"]
-    rows = [[c.change, _shown(c), ", ".join(c.nodes)] for c in reaching]
-    if rows:
-        lines.append(_indent(table(rows, ["change", "path", "nodes"])))
-    lines.append(f"invalidated: {len(report.invalidated)} node(s)")
-    for entry in report.invalidated:
-        evidence = ", ".join(e[:12] for e in entry.evidence) or "no evidence yet"
-        lines.append(f"  {entry.node} ({evidence})")
-        lines += [f"    - {reason}" for reason in entry.reasons]
-    for title, notices in (
-        ("review recommended", report.review_recommended),
-        ("blocked", report.blocked),
-    ):
-        if notices:
-            lines.append(f"{title}: {len(notices)} node(s)")
-            lines += [f"  {n.node}: {n.reason}" for n in notices]
-    return "\n".join(lines)
-
-
-def markdown(report: ImpactReport) -> str:
-    """The report as GitHub-flavoured Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
-    count = len(report.invalidated)
-    verdict = f"**{count} node(s) invalidated**" if count else "**Nothing invalidated**"
-    lines = ["## plangraph impact", "", f"{verdict} by {len(report.changed)} changed path(s)."]
-    reaching = [c for c in report.changed if c.nodes]
-    if reaching:
-        lines += ["", "| change | path | nodes |", "| --- | --- | --- |"]
-        lines += [
-            f"| {c.change} | {_code(_shown(c))} | {_cell(', '.join(c.nodes))} |" for c in reaching
-        ]
-    if report.invalidated:
-        lines += ["", "### Invalidated", "", "| node | evidence | reasons |", "| --- | --- | --- |"]
-        for entry in report.invalidated:
-            evidence = " ".join(f"`{e[:12]}`" for e in entry.evidence) or "—"
-            reasons = "<br>".join(_cell(r) for r in entry.reasons)
-            lines.append(f"| {_cell(entry.node)} | {evidence} | {reasons} |")
-    for title, notices in (
-        ("Review recommended", report.review_recommended),
-        ("Blocked", report.blocked),
-    ):
-        if notices:
-            lines += ["", f"### {title}", ""]
-            lines += [f"- **{_cell(n.node)}**: {_cell(n.reason)}" for n in notices]
-    return "\n".join(lines)
-
-
-def _shown(changed: ChangedPath) -> str:
-    if changed.old_path:
-        return f"{changed.old_path} → {changed.path}"
-    return changed.path
-
-
-def _cell(text: str) -> str:
-    """*text* as plain table-cell text: a file name from a pull request is shown, never read as
-    HTML (or as a code span)."""
-    import html  # imported here: a kept answer prints without it
-
-    plain = html.escape(text, quote=False).replace("`", "\\`")
-    return plain.replace("|", "\\|").replace("\n", " ")
-
-
-def _code(text: str) -> str:
-    """*text* as an inline code span in a table cell, whatever backticks it holds (a longer
-    fence, padded; HTML is not read inside one)."""
-    import re
-
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence, pad = "`" * (longest + 1), " " if longest else ""
-    inner = text.replace("|", "\\|").replace("\n", " ")
-    return f"{fence}{pad}{inner}{pad}{fence}"
-
-
-def _indent(text: str) -> str:
-    return "\n".join(f"  {line}" for line in text.splitlines())

@@ -8,7 +8,8 @@ written out in full, each once, a value after the option or after ``=``); anythi
 ``--apply``, ``--select``, ``--help``, an abbreviation, a value that starts with ``-``, text
 that is not UTF-8 — goes to the parser, which looks for the kept answer as before. What it
 read for the key (the diff from ``--since``, ``HEAD``'s commit) is handed to the command on a
-miss, so a miss starts no more git processes than without this module.
+miss, so a miss starts no more git processes than without this module. A miss of ``--since``
+whose kept basis stands is answered here too, from the basis (:mod:`.impact_basis`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class KeptKey:
     nothing may be kept), *extra* (what it depends on besides a kept status's inputs) and the
     *diff* read for it, for the options it was made for (:meth:`made_for`)."""
 
-    __slots__ = ("cache", "diff", "extra", "name", "options")
+    __slots__ = ("basis_looked", "cache", "diff", "extra", "name", "options")
 
     def __init__(
         self,
@@ -55,6 +56,7 @@ class KeptKey:
         self.extra = extra
         self.diff = diff
         self.cache = cache  # the cache folder: where the printed answer's file is
+        self.basis_looked = False  # whether the kept basis was looked for (.impact_basis)
 
     def made_for(self, args: Any, fmt: str) -> bool:
         """Whether this key was made for the options *args* (parsed) and the format *fmt*."""
@@ -78,6 +80,11 @@ def kept_impact(argv: list[str]) -> int | KeptKey | None:
 
     answer = kept_shape(kept_answer(root, plan, store, key.name, key.extra))
     code = None if answer is None else print_kept(key, answer, check=check)
+    if code is None and key.diff is not None and key.cache is not None:
+        from .impact_basis import basis_answer  # another diff: made from the kept basis
+
+        code = basis_answer(key.options, key.diff, key.cache, fmt, commits=commits, check=check)
+        key.basis_looked = True
     return key if code is None else code
 
 

@@ -25,15 +25,26 @@ child is ``blocked``. Conflicts are the gate's business.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..memory import collector_paused
 from ..plan.evidence import ABSENT
 from ..plan.graph import Graph
 from ..plan.model import PROPAGATING_EDGES, Edge, Event, LoggedEvent
+from ..values import dataclass
 from ..vcs.changes import Change
-from .walk import PathIndex, Topology, Walk
+from .basis import (
+    ChangedPath,
+    DiffBasis,
+    ImpactReport,
+    Invalidated,
+    Notice,
+    changed_path,
+    describe,
+    direct_paths,
+    flowing,
+)
+from .walk import Topology, Walk, index_of
 
 if TYPE_CHECKING:
     from ..judge.states import CriterionState, PlanState
@@ -46,82 +57,12 @@ __all__ = [
     "Notice",
     "Observed",
     "describe",
+    "diff_basis",
     "diff_impact",
     "evidence_impact",
     "latest_subjects",
     "observed_changes",
 ]
-
-
-@dataclass(frozen=True)
-class ChangedPath:
-    """One changed path, the nodes it reaches directly, and what is known of the change."""
-
-    path: str
-    change: str
-    nodes: tuple[str, ...]
-    old_path: str | None = None
-    commit: str | None = None
-    old: str | None = None
-    new: str | None = None
-    flows: tuple[str, ...] = ()
-    """The nodes of ``nodes`` whose input digest the change moves: it goes downstream from
-    them (from the others — a schema or test file read, a subject — it does not)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"path", "change", "nodes"}``, and ``"old_path"`` for a rename."""
-        data: dict[str, Any] = {"path": self.path, "change": self.change, "nodes": list(self.nodes)}
-        if self.old_path is not None:
-            data["old_path"] = self.old_path
-        return data
-
-
-@dataclass(frozen=True)
-class Invalidated:
-    """A node whose evidence is (or would be) stale, with the reason chains and the changed
-    paths they lead back to."""
-
-    node: str
-    evidence: tuple[str, ...]
-    reasons: tuple[str, ...]
-    paths: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"node", "evidence", "reasons"}``."""
-        return {"node": self.node, "evidence": list(self.evidence), "reasons": list(self.reasons)}
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A node to review or a blocked node, and why."""
-
-    node: str
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"node", "reason"}``."""
-        return {"node": self.node, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class ImpactReport:
-    """changed → invalidated → review recommended → blocked; *notes* are said once to a person
-    (hash-only mode, an evidence commit lost to a rebase) and are not part of the JSON."""
-
-    changed: tuple[ChangedPath, ...]
-    invalidated: tuple[Invalidated, ...]
-    review_recommended: tuple[Notice, ...]
-    blocked: tuple[Notice, ...]
-    notes: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as the ``impact`` command prints it (without ``"format"``)."""
-        return {
-            "changed": [c.to_json() for c in self.changed],
-            "invalidated": [i.to_json() for i in self.invalidated],
-            "review_recommended": [n.to_json() for n in self.review_recommended],
-            "blocked": [n.to_json() for n in self.blocked],
-        }
 
 
 @dataclass(frozen=True)
@@ -157,27 +98,70 @@ def diff_impact(
     paths in *ignore* (the store's files), and those under an entry ending in ``/`` (the cache
     folder), are left out. *edits* are the plan edits of
     each node (:func:`~pytest_plangraph.plan.edits.plan_edits`) made in *plan_file*; *mapped*
-    the test files each node's evidence ran (``details.tests`` of its latest records)."""
+    the test files each node's evidence ran (``details.tests`` of its latest records). The
+    report carries the :class:`~.basis.DiffBasis` it was made from."""
     with collector_paused():  # many small acyclic objects: collections would only rescan them
-        topology = Topology.of(graph)
-        subjects = latest_subjects(graph, events)
-        index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
-        folders = tuple(p for p in ignore if p.endswith("/"))
-        kept = [c for c in changes if c.path not in ignore and not c.path.startswith(folders)]
-        changed = [_changed(index, c, (commits or {}).get(c.path)) for c in kept]
-        direct = _direct(changed)
-        if edits:
-            changed = _with_edits(changed, edits, plan_file, (commits or {}), direct)
-        walk = Walk(topology, direct, _flowing(changed, edits))
-        affected = [
-            n for n in walk.order if graph.nodes[n].acceptance and not _cancelled(graph, n, state)
+        basis = diff_basis(
+            graph,
+            outputs=outputs,
+            events=events,
+            state=state,
+            ignore=ignore,
+            plan_file=plan_file,
+            mapped=mapped,
+        )
+        return basis.report(changes, commits=commits, notes=notes, edits=edits)
+
+
+def diff_basis(
+    graph: Graph,
+    *,
+    outputs: Mapping[str, Sequence[str]] | None = None,
+    events: Sequence[LoggedEvent] = (),
+    state: PlanState | None = None,
+    ignore: Sequence[str] = (),
+    plan_file: str | None = None,
+    mapped: Mapping[str, Iterable[str]] | None = None,
+) -> DiffBasis:
+    """What the report of any diff over *graph* and the store's *events* and *state* is made
+    of besides the diff (the arguments as for :func:`diff_impact`)."""
+    topology = Topology.of(graph)
+    subjects = latest_subjects(graph, events)
+    index = index_of(graph, outputs or {}, subjects, topology, mapped)
+    nodes = graph.nodes
+    judged = frozenset(n for n, node in nodes.items() if node.acceptance)
+    judged = frozenset(n for n in judged if not _cancelled(graph, n, state))
+    evidence = {}
+    reviews: dict[str, list[tuple[str, str]]] = {}
+    for node_id in nodes:
+        ids = _evidence_ids(state, node_id, stale_only=False)
+        if ids:
+            evidence[node_id] = ids
+        pairs = [
+            (other, _review_kind(edge))
+            for other, edge in _neighbours(graph, node_id)
+            if other != node_id
+            and edge.status == "active"
+            and not edge.propagates
+            and edge.type != "conflicts"
         ]
-        invalidated = [
-            Invalidated(n, _evidence_ids(state, n, stale_only=False), *walk.reasons(n))
-            for n in affected
+        if pairs:
+            reviews[node_id] = pairs
+    claimed: list[tuple[str, list[str], list[str]]] = []
+    if state is not None:
+        claimed = [
+            (n, list(graph.prerequisites(n)), list(graph.descendants(n)))
+            for n, node_state in state.nodes.items()
+            if node_state.claimed
         ]
-        said = [*notes, *(c.note for c in changes if c.note)]  # submodules not looked into
-        return _report(graph, changed, invalidated, state, said)
+    return DiffBasis(
+        topology, index, judged, evidence, reviews, list(nodes), claimed, ignore, plan_file
+    )
+
+
+def _review_kind(edge: Edge) -> str:
+    """How a review notice names *edge*: ``weak requires``, ``related``..."""
+    return f"{edge.strength} {edge.type}" if edge.type in PROPAGATING_EDGES else "related"
 
 
 def evidence_impact(
@@ -195,14 +179,12 @@ def evidence_impact(
     :func:`observed_changes`) explain the stale criteria of *state*; *mapped* as for
     :func:`diff_impact`."""
     with collector_paused():  # as in diff_impact: many small objects, no cycles
-        topology = Topology.of(graph)
-        subjects = latest_subjects(graph, events)
-        index = PathIndex.of(graph, outputs or {}, subjects, topology, mapped)
+        basis = diff_basis(graph, outputs=outputs, events=events, state=state, mapped=mapped)
         changed = [
-            _changed(index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
+            changed_path(basis.index, o.change, (commits or {}).get(o.change.path), o.old, o.new)
             for o in observed
         ]
-        walk = Walk(topology, _direct(changed), _flowing(changed))
+        walk = Walk(basis.topology, direct_paths(changed), flowing(changed))
         invalidated = []
         for node_id, node_state in state.nodes.items():
             stale = [c for c in node_state.criteria if c.state == "stale"]
@@ -212,7 +194,14 @@ def evidence_impact(
             extra = _state_reasons(stale, skip_artifacts=bool(reasons))
             evidence = _evidence_ids(state, node_id, stale_only=True)
             invalidated.append(Invalidated(node_id, evidence, (*reasons, *extra), paths))
-        return _report(graph, changed, invalidated, state, notes)
+        gone = {i.node for i in invalidated}
+        return ImpactReport(
+            tuple(changed),
+            tuple(invalidated),
+            tuple(basis.review_notices(invalidated, gone)),
+            tuple(basis.blocked_notices(gone)),
+            tuple(notes),
+        )
 
 
 def observed_changes(
@@ -275,117 +264,6 @@ def latest_evidence(
     return latest
 
 
-# --- paths to nodes --------------------------------------------------------------------------
-
-
-def _changed(
-    index: PathIndex,
-    change: Change,
-    commit: str | None,
-    old: str | None = None,
-    new: str | None = None,
-) -> ChangedPath:
-    paths = (change.path,) if change.old_path is None else (change.path, change.old_path)
-    reached = index.reach(*paths, below=change.subtree)
-    flows = tuple(n for n, moves in reached.items() if moves)
-    return ChangedPath(
-        change.path, change.change, tuple(reached), change.old_path, commit, old, new, flows
-    )
-
-
-def _flowing(
-    changed: Sequence[ChangedPath], edits: Mapping[str, Sequence[PlanEdit]] | None = None
-) -> set[str]:
-    """The directly reached nodes a change goes downstream from: those whose input digest a
-    changed path moves, and the nodes edited in the plan."""
-    return {n for entry in changed for n in entry.flows} | set(edits or ())
-
-
-def _direct(changed: Sequence[ChangedPath]) -> dict[str, list[tuple[str, str]]]:
-    """Node → (changed path, its description) for each path that reaches it directly."""
-    direct: dict[str, list[tuple[str, str]]] = {}
-    for entry in changed:
-        described = (entry.path, describe(entry))
-        for node_id in entry.nodes:
-            direct.setdefault(node_id, []).append(described)
-    return direct
-
-
-def _with_edits(
-    changed: list[ChangedPath],
-    edits: Mapping[str, Sequence[PlanEdit]],
-    plan_file: str | None,
-    commits: Mapping[str, str],
-    direct: dict[str, list[tuple[str, str]]],
-) -> list[ChangedPath]:
-    """Add the plan edits to *direct* (in place) and the edited nodes to the plan file's
-    entry in *changed* (made when the diff lacks it)."""
-    where = plan_file or "the plan"
-    commit = commits.get(where)
-    detail = (where, f"commit {commit[:7]}" if commit else None)
-    for node_id, node_edits in edits.items():
-        texts = [(where, edit.describe(*detail)) for edit in node_edits]
-        direct.setdefault(node_id, []).extend(texts)
-    found = [c for c in changed if c.path == where]
-    entry = found[0] if found else ChangedPath(where, "modified", ())
-    nodes = tuple(dict.fromkeys([*entry.nodes, *edits]))
-    updated = ChangedPath(where, entry.change, nodes, entry.old_path, entry.commit, flows=nodes)
-    if found:
-        return [updated if c is entry else c for c in changed]
-    return sorted([*changed, updated], key=lambda c: c.path)
-
-
-def describe(changed: ChangedPath) -> str:
-    """``ARTIFACT_CHANGED path (details)`` or ``ARTIFACT_DELETED path (details)``."""
-    code = "ARTIFACT_DELETED" if changed.change == "deleted" else "ARTIFACT_CHANGED"
-    details = []
-    if changed.change == "renamed":
-        details.append(f"renamed from {changed.old_path}")
-    elif changed.change in ("added", "untracked"):
-        details.append(changed.change)
-    if changed.commit:
-        details.append(f"commit {changed.commit[:7]}")
-    return f"{code} {changed.path}" + (f" ({', '.join(details)})" if details else "")
-
-
-# --- the report ------------------------------------------------------------------------------
-
-
-def _report(
-    graph: Graph,
-    changed: Sequence[ChangedPath],
-    invalidated: Sequence[Invalidated],
-    state: PlanState | None,
-    notes: Sequence[str],
-) -> ImpactReport:
-    gone = {i.node for i in invalidated}
-    return ImpactReport(
-        tuple(changed),
-        tuple(invalidated),
-        tuple(_reviews(graph, invalidated, gone)),
-        tuple(_blocked(graph, gone, state)),
-        tuple(notes),
-    )
-
-
-def _reviews(graph: Graph, invalidated: Sequence[Invalidated], gone: set[str]) -> list[Notice]:
-    """Targets of weak and ``related`` edges out of invalidated nodes (related: both ways)."""
-    notices: dict[str, Notice] = {}
-    for entry in invalidated:
-        source = entry.node
-        for other, edge in _neighbours(graph, source):
-            # the cheap test first: most edges out of an invalidated node lead to another one
-            if other in gone or other in notices or other == source:
-                continue
-            if edge.status != "active" or edge.propagates or edge.type == "conflicts":
-                continue
-            kind = f"{edge.strength} {edge.type}" if edge.type in PROPAGATING_EDGES else "related"
-            cause = f" ({entry.reasons[0]})" if entry.reasons else ""
-            reason = f"REVIEW_RECOMMENDED {kind} edge with {source}, which is invalidated{cause}"
-            notices[other] = Notice(other, reason)
-    return [notices[n] for n in graph.nodes if n in notices]
-
-
 def _neighbours(graph: Graph, node_id: str) -> Iterator[tuple[str, Edge]]:
     """Targets of the edges out of *node_id*, then sources of ``related`` edges into it."""
     for edge in graph.outgoing.get(node_id, ()):
@@ -393,24 +271,6 @@ def _neighbours(graph: Graph, node_id: str) -> Iterator[tuple[str, Edge]]:
     for edge in graph.incoming.get(node_id, ()):
         if edge.type == "related":
             yield edge.from_, edge
-
-
-def _blocked(graph: Graph, gone: set[str], state: PlanState | None) -> list[Notice]:
-    """Claimed nodes, not invalidated themselves, that wait on an invalidated strong
-    prerequisite or (objectives and milestones) an invalidated child."""
-    if state is None:
-        return []
-    blocked: list[Notice] = []
-    for node_id, node_state in state.nodes.items():
-        if not node_state.claimed or node_id in gone:
-            continue
-        upstream = [p for p in graph.prerequisites(node_id) if p in gone]
-        children = [c for c in graph.descendants(node_id) if c in gone]
-        if upstream:
-            blocked.append(Notice(node_id, f"PREREQUISITE_INVALIDATED {', '.join(upstream)}"))
-        elif children:
-            blocked.append(Notice(node_id, f"CHILD_INVALIDATED {', '.join(children)}"))
-    return blocked
 
 
 def _cancelled(graph: Graph, node_id: str, state: PlanState | None) -> bool:

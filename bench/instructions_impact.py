@@ -1,0 +1,175 @@
+"""The ``impact`` parts of ``bench_instructions.py``: ``plangraph impact --since`` over
+``--commits`` commits of a plan of 1,000 nodes (each commit rewriting two outputs), against
+``git diff --name-only`` over the same range (its misses: one commit later, made from the
+kept basis; then from the plan, every kept ``impact`` file deleted), and ``plangraph
+impact`` over the working tree on a plan of ``--impact-nodes`` nodes (each output verified at
+the first commit, ten changed in the working tree since), each a fresh process beside
+Python's start counted in the same run: the kept answer's hit, and unless
+``--impact-hits-only`` its misses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import bench_impact
+
+from pytest_plangraph.plan.cache import make_cache_dir
+
+PYTHON = sys.executable  # the interpreter counted; --wheel points it at a private environment
+PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
+TARGETS = {"impact, working tree": 0.5e9}  # instructions, from issue 18
+
+Count = Callable[[Path, list[str]], int]
+Warm = Callable[[Path, list[str]], None]
+Row = Callable[..., None]
+"""``row(name, instructions, baseline, target=None)`` of ``bench_instructions.py``."""
+
+
+def use_python(python: str) -> None:
+    """Count the commands with *python* and its ``plangraph`` (``bench_instructions.py
+    --wheel``)."""
+    global PYTHON, PLANGRAPH
+    PYTHON = python
+    PLANGRAPH = str(Path(python).parent / "plangraph")
+
+
+def bench_impact_command(
+    tmp: Path,
+    commits: int,
+    count: Count,
+    warm: Warm,
+    row: Row,
+    start: int,
+    *,
+    misses: bool = True,
+    all_misses: bool = True,
+) -> None:
+    """``impact --since`` over *commits* commits: the kept answer's hit, its miss with the
+    commit cache warm (what a run on a new commit pays beside the commits it has not seen),
+    ``--no-commits`` (a miss) and both caches deleted, against ``git diff --name-only``;
+    without *all_misses* the first two misses alone."""
+    root = tmp / "impact"
+    bench_impact.fast_import(root, bench_impact.history(1000, commits + 1))
+    cache = root / ".plangraph/cache"
+    make_cache_dir(cache)  # a project that uses plangraph has one
+    rev = f"HEAD~{commits}"
+    since = [PLANGRAPH, "impact", "--since", rev]
+
+    def forget() -> None:
+        for kept in cache.glob("impact-*"):  # the records and the printed answers
+            kept.unlink()
+
+    warm(root, since)
+    print(f"plangraph impact --since over {commits} commits, plan of 1000 nodes:")
+    diff = count(root, ["git", "diff", "--name-only", rev])
+    row("git diff --name-only (baseline)", diff, start)
+    hit = count(root, since)
+    row("impact --since, the kept answer (hit)", hit, start)
+    miss = 0
+    if misses:
+        miss = bench_impact_basis(root, since, count, row, start)
+        bench_impact_misses(root, since, count, row, start, forget, every=all_misses)
+    print("  where the hit goes (each part alone, in a fresh process):")
+    hit_imports = (
+        "import pytest_plangraph.cli, pytest_plangraph.cli.impact_kept, "
+        "pytest_plangraph.derived.kept, pytest_plangraph.vcs.history"
+    )
+    fingerprint = "; from pytest_plangraph.codehash import code_fingerprint; code_fingerprint()"
+    for name, code in (
+        ("  import what a hit imports", hit_imports),
+        ("  ... and the code's fingerprint", hit_imports + fingerprint),
+    ):
+        command = [PYTHON, "-c", code]
+        warm(root, command)
+        row(name, count(root, command), start)
+    floor = diff + start
+    for name, figure in (("hit", hit), ("miss, basis kept", miss))[: 2 if misses else 1]:
+        print(
+            f"  {name} / (git diff + python start): {figure / floor:.2f} "
+            f"(target <= 3: {'met' if figure <= 3 * floor else 'NOT met'})"
+        )
+
+
+def bench_impact_basis(root: Path, since: list[str], count: Count, row: Row, start: int) -> int:
+    """The miss of ``impact --since`` after one more commit rewriting two outputs, as each
+    commit of the history does (the range is another, its newest commit not in the commit
+    cache), made from the kept basis; its count."""
+    for output in ("out/n1.txt", "out/n2.txt"):
+        (root / output).write_text("one more commit\n")
+    who = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid"}
+    who |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    commit = ["git", "commit", "-q", "-am", "one more"]
+    subprocess.run(commit, cwd=root, env={**os.environ, **who}, check=True)
+    miss = count(root, since)
+    row("impact --since, one commit later (miss, basis)", miss, start)
+    return miss
+
+
+def bench_impact_misses(
+    root: Path,
+    since: list[str],
+    count: Count,
+    row: Row,
+    start: int,
+    forget: Callable[[], None],
+    *,
+    every: bool = True,
+) -> int:
+    """The misses of ``impact --since`` made from the plan (every kept ``impact`` file deleted:
+    the kept answers and the basis; ``--no-commits``; the commit cache deleted too); the
+    first."""
+    forget()
+    miss = count(root, since)
+    row("impact --since, kept answer and basis deleted", miss, start)
+    if not every:
+        return miss
+    forget()
+    bare = count(root, [*since, "--no-commits"])
+    row("impact --since --no-commits (miss)", bare, start)
+    forget()
+    (root / ".plangraph/cache/commits.json").unlink()
+    cold = count(root, since)
+    row("impact --since, both caches deleted", cold, start)
+    return miss
+
+
+def bench_impact_now(
+    tmp: Path,
+    nodes: int,
+    env: dict[str, str],
+    count: Count,
+    warm: Warm,
+    row: Row,
+    start: int,
+    *,
+    misses: bool = True,
+) -> None:
+    """``impact`` over the working tree: the kept answer's hit, its miss (the kept derived
+    state standing), and both deleted (derives)."""
+    root = tmp / "impact-now"
+    bench_impact.fast_import(root, [bench_impact.first_commit(nodes)])
+    for command in (["verify"], ["status"]):  # evidence of every output, the log's checkpoint
+        subprocess.run([PLANGRAPH, *command], cwd=root, env=env, capture_output=True, check=True)
+    changed = range(0, nodes, max(nodes // 10, 1))
+    for i in changed:
+        (root / f"out/n{i}.txt").write_text("changed in the working tree\n")
+    impact = [PLANGRAPH, "impact"]
+    cache = root / ".plangraph/cache"
+    warm(root, impact)
+    warm(root, impact)  # the first may have written the log's checkpoint: kept now
+    print(f"plangraph impact, {nodes} nodes, {len(changed)} outputs changed in the working tree:")
+    hit = count(root, impact)
+    row("impact, the kept answer (hit)", hit, start, TARGETS["impact, working tree"])
+    if not misses:
+        return
+    for kept in cache.glob("impact-*"):
+        kept.unlink()
+    miss = count(root, impact)
+    row("impact, kept answer deleted (miss)", miss, start, TARGETS["impact, working tree"])
+    for kept in [*cache.glob("impact-*"), cache / "derived.json"]:
+        kept.unlink()
+    row("impact, kept answer and derived state deleted", count(root, impact), start)
