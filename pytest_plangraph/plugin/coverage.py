@@ -103,9 +103,17 @@ class CoverageRecorder:
         self._own = False
         self._tests: dict[str, str | None] = {}
         """Measured test → its module, relative to the repository."""
-        self._files = RepositoryFiles(self.root, excluded_dirs(self.root))
-        self._relatives: dict[str, str | None] = {}
         self.imports = observe_imports(config)
+        self._files = self._placer(config)
+        self._relatives: dict[str, str | None] = {}
+
+    def _placer(self, config: pytest.Config) -> RepositoryFiles:
+        """The import graph's :class:`RepositoryFiles` when it places files in this
+        repository (each directory then resolved once for both), else one of our own."""
+        placer = self.imports.relative
+        if isinstance(placer, RepositoryFiles) and placer.root == self.root:
+            return placer
+        return RepositoryFiles(self.root, excluded_dirs(self.root))
 
     # --- hooks -------------------------------------------------------------------------------
 
