@@ -101,6 +101,8 @@ class CoverageRecorder:
         """pytest node id → repository-relative files it executed (after the test loop)."""
         self._cov: Coverage | None = None
         self._own = False
+        self._paused = False
+        """Our own measurement is stopped while unmapped tests run."""
         self._tests: dict[str, str | None] = {}
         """Measured test → its module, relative to the repository."""
         self.imports = observe_imports(config)
@@ -129,6 +131,9 @@ class CoverageRecorder:
             finally:
                 self.imports.testing = False
         cov = self._coverage()
+        if self._paused:
+            cov.start()
+            self._paused = False
         self._tests[item.nodeid] = self.relative(str(item.path))
         cov.switch_context(item.nodeid)
         self.imports.testing = True
@@ -140,6 +145,12 @@ class CoverageRecorder:
             # switch ends this context (only pytest's code, not measured, runs in between)
             if nextitem is None or not self.wanted(nextitem.nodeid):
                 cov.switch_context("")
+                if self._own and nextitem is not None and type(cov).current() is cov:
+                    # what an unmapped test runs would count for no test: our own measurement
+                    # pauses until the next mapped one (pytest-cov's goes on for its report;
+                    # one a test started and left running stays on top of ours)
+                    cov.stop()
+                    self._paused = True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Generator[None, Any, Any]:
