@@ -259,6 +259,13 @@ def bench_coverage_runs(
     for name, value in counts.items():
         times = f"  ({value / plain:5.2f}x plain pytest)" if plain else ""
         print(f"  {name:<52} {value / 1e9:8.3f} G{times}")
+    if plain and "--plangraph" in counts:  # what each measurement adds, split from the rest
+        ours = counts["--plangraph --plangraph-coverage"] - counts["--plangraph"]
+        theirs = counts["--cov=src --cov-context=test"] - plain
+        print(f"  --plangraph-coverage over --plangraph: {ours / 1e9:.3f} G")
+        print(f"  --cov --cov-context=test over pytest:  {theirs / 1e9:.3f} G")
+        fixed = counts["--plangraph"] - plain
+        print(f"  --plangraph over pytest:               {fixed / 1e9:.3f} G")
     ratio = counts["--plangraph --plangraph-coverage"] / counts["--cov=src --cov-context=test"]
     print(
         f"  --plangraph-coverage / --cov --cov-context=test: {ratio:.3f} "

@@ -364,3 +364,57 @@ def test_a_proposal_that_would_close_a_cycle_is_related_instead() -> None:
     edges[-1]["type"] = "consumes"  # as the plain proposal would have been: a cycle
     plan = runtime_plan({"plangraph": 1, "plan": "p", "nodes": nodes, "edges": edges})
     assert Graph.of(plan).find_cycle() is not None
+
+
+PAUSE_PLAN = """
+plangraph: 1
+plan: pause
+nodes:
+  - id: step
+    acceptance:
+      - id: ac
+        verifier:
+          type: test
+          tests: ["tests/test_a.py::test_first", "tests/test_a.py::test_third"]
+"""
+
+
+def test_unmapped_tests_run_unmeasured_and_what_binds_is_the_same(
+    pytester: pytest.Pytester,
+) -> None:
+    """Our own measurement pauses while a test no criterion maps runs (what it executes
+    would count for no test) and resumes for the next mapped one."""
+    tests = """
+        import sys
+
+        import late
+
+
+        FIRST = []
+
+
+        def test_first():
+            FIRST.append(sys.gettrace())  # the tracer measuring it
+            assert FIRST[0] is not None
+
+
+        def test_second():  # in no criterion
+            import unmapped
+
+            assert sys.gettrace() is not FIRST[0] and unmapped.U == 2
+
+
+        def test_third():
+            assert sys.gettrace() is not None and late.run() == 3
+        """
+    files = {
+        "src/late.py": "def run():\n    return 3\n",
+        "src/unmapped.py": "U = 2\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src\n",
+    }
+    root = make_project(pytester, plan=PAUSE_PLAN, tests=tests, files=files)
+    pytester.runpytest("--plangraph", "--plangraph-coverage", "-p", "no:randomly").assert_outcomes(
+        passed=3
+    )
+    learned = latest(root)["step/ac"].details["coverage"]
+    assert learned == ["src/late.py", "tests/test_a.py"]  # the third test measured again

@@ -255,3 +255,25 @@ def test_observing_never_changes_what_an_import_does(tmp_path: Path) -> None:
     finally:
         graph.remove()
     assert graph.edges == {} and graph.lazy == {}
+
+
+def test_imports_by_the_environment_are_not_looked_at(tmp_path: Path) -> None:
+    """An import statement whose importer is outside the repository (pytest, the plug-ins,
+    the libraries) costs one lookup: only the repository's own statements are looked at."""
+    ours, theirs = str(tmp_path / "src" / "mod.py"), str(tmp_path.parent / "lib" / "lib.py")
+    import json
+
+    placed = {ours: "src/mod.py", json.__file__: "src/json.py"}  # json stands in for ours
+    graph = ImportGraph(placed.get)
+    outside = compile("import json\nfor _ in range(50):\n    import json\n", theirs, "exec")
+    inside = compile("import json\nimport pytest\n", ours, "exec")
+    graph.install()
+    try:
+        exec(outside, {"__name__": "lib"})
+        assert graph.looked == 1  # its first statement places the file, once
+        exec(outside, {"__name__": "lib"})
+        exec(inside, {"__name__": "mod"})
+    finally:
+        graph.remove()
+    assert graph.looked == 3  # the repository's two statements, each looked at
+    assert graph.edges == {"src/mod.py": {"src/json.py"}}  # pytest is not the repository's

@@ -101,11 +101,21 @@ class CoverageRecorder:
         """pytest node id → repository-relative files it executed (after the test loop)."""
         self._cov: Coverage | None = None
         self._own = False
+        self._paused = False
+        """Our own measurement is stopped while unmapped tests run."""
         self._tests: dict[str, str | None] = {}
         """Measured test → its module, relative to the repository."""
-        self._files = RepositoryFiles(self.root, excluded_dirs(self.root))
-        self._relatives: dict[str, str | None] = {}
         self.imports = observe_imports(config)
+        self._files = self._placer(config)
+        self._relatives: dict[str, str | None] = {}
+
+    def _placer(self, config: pytest.Config) -> RepositoryFiles:
+        """The import graph's :class:`RepositoryFiles` when it places files in this
+        repository (each directory then resolved once for both), else one of our own."""
+        placer = self.imports.relative
+        if isinstance(placer, RepositoryFiles) and placer.root == self.root:
+            return placer
+        return RepositoryFiles(self.root, excluded_dirs(self.root))
 
     # --- hooks -------------------------------------------------------------------------------
 
@@ -121,6 +131,9 @@ class CoverageRecorder:
             finally:
                 self.imports.testing = False
         cov = self._coverage()
+        if self._paused:
+            cov.start()
+            self._paused = False
         self._tests[item.nodeid] = self.relative(str(item.path))
         cov.switch_context(item.nodeid)
         self.imports.testing = True
@@ -132,6 +145,12 @@ class CoverageRecorder:
             # switch ends this context (only pytest's code, not measured, runs in between)
             if nextitem is None or not self.wanted(nextitem.nodeid):
                 cov.switch_context("")
+                if self._own and nextitem is not None and type(cov).current() is cov:
+                    # what an unmapped test runs would count for no test: our own measurement
+                    # pauses until the next mapped one (pytest-cov's goes on for its report;
+                    # one a test started and left running stays on top of ours)
+                    cov.stop()
+                    self._paused = True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Generator[None, Any, Any]:

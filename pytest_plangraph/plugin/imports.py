@@ -51,6 +51,8 @@ class ImportGraph:
         """Repository file → the repository files of the modules it imports whenever it is
         imported itself (from its module body, its class bodies, functions run meanwhile)."""
         self._seen: set[tuple[object, ...]] = set()
+        self.looked = 0
+        """Import statements looked at so far (those whose importer may add an edge)."""
         self.lazy: dict[str, dict[int, set[str]]] = {}
         """File → line of an import inside a function → the repository files it imports: they
         bind a test only when the test ran that line."""
@@ -110,7 +112,13 @@ class ImportGraph:
         finally:
             self._depth -= 1
             # noted even when the import failed: the modules above it may have run
-            self._guarded(self._statement, sys._getframe(1), name, globals, fromlist or (), level)
+            frame = sys._getframe(1)
+            code = frame.f_code
+            # _may_note, inline: this runs for every import statement of the process
+            if self._files.get(code.co_filename, True) is not None or (
+                self.testing and self._depth and code.co_flags & CO_OPTIMIZED
+            ):
+                self._guarded(self._statement, frame, name, globals, fromlist or (), level)
 
     def _import_module(self, name: str, package: str | None = None) -> ModuleType:
         self._depth += 1
@@ -121,9 +129,20 @@ class ImportGraph:
             if isinstance(name, str):
                 level = len(name) - len(name.lstrip("."))
                 caller = sys._getframe(1)
-                self._guarded(
-                    self._statement, caller, name[level:], {"__package__": package}, (), level
-                )
+                if self._may_note(caller):
+                    self._guarded(
+                        self._statement, caller, name[level:], {"__package__": package}, (), level
+                    )
+
+    def _may_note(self, frame: FrameType) -> bool:
+        """Whether an import asked for from *frame* can add an edge: the importer is a
+        repository file, or a test is running a function while a module is being imported
+        (the module may be the repository's). Every other import is the environment's own
+        (pytest, the plug-ins, the libraries loading their modules): one lookup each."""
+        code = frame.f_code
+        if self._files.get(code.co_filename, True) is not None:  # ours, or not placed yet
+            return True
+        return self.testing and self._depth > 0 and bool(code.co_flags & CO_OPTIMIZED)
 
     def _guarded(self, note: Callable[..., None], *args: Any) -> None:
         """Run *note* unless a note is already under way (an import made by the bookkeeping
@@ -147,6 +166,7 @@ class ImportGraph:
         level: int,
     ) -> None:
         """Note the edges of one executed ``import`` statement (once per place and kind)."""
+        self.looked += 1
         site = self._site(frame)
         key = (*site, name, level, tuple(fromlist))
         if key in self._seen:
@@ -219,7 +239,8 @@ class ImportGraph:
         while frame is not None:
             filename = frame.f_code.co_filename
             if not filename.startswith(_MACHINERY) and not filename.startswith(_IMPORTLIB):
-                self._pending.append((self._site(frame), fullname))
+                if self._may_note(frame):
+                    self._pending.append((self._site(frame), fullname))
                 return
             frame = frame.f_back
 
