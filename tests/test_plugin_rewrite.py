@@ -93,3 +93,14 @@ def test_without_plangraph_the_marking_is_pytests(
     assert code == 0, output
     assert "pytest_plangraph" in marked
     assert "pytest_plangraph.plugin.session" not in loaders
+
+
+def test_the_rewriter_is_known_to_check_hashes_without_reading_its_source() -> None:
+    """The guard asks whether pytest's rewriter checks the source's hash from the names its
+    reader's code uses; the answer is the one its source text gives."""
+    from _pytest.assertion import rewrite
+
+    from pytest_plangraph.plugin import soundness
+
+    assert soundness._rewriter_checks_hashes() is True  # the pytest this suite runs on
+    assert soundness._source_names_hash(rewrite) is True
