@@ -9,6 +9,7 @@ the work; the hooks here stay a few lines each.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -29,6 +30,8 @@ STARTED_KEY: pytest.StashKey[int] = pytest.StashKey()
 """When this process began loading conftests (``time.time_ns()``): a bound file written since
 may not be what the run imported (:class:`~pytest_plangraph.plugin.binding.FileBinder`)."""
 
+PACKAGE = __name__.partition(".")[0]
+"""This package's top-level name (``pytest_plangraph``)."""
 PLAN_SUFFIXES = (".yaml", ".yml", ".json")
 MARKER = (
     "criterion(*refs): the test verifies these acceptance criteria of the plan, each written "
@@ -107,6 +110,7 @@ def pytest_load_initial_conftests(
     split_plan_argument(args)
     if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
         early_config.stash[STARTED_KEY] = time.time_ns()
+        import_plainly()  # before the guard and the session import this package's modules
         # before any conftest, test module or module under test is imported (an xdist worker
         # runs this hook too), so none of them can run bytecode older than its source
         install_guard(early_config)
@@ -117,6 +121,28 @@ def pytest_load_initial_conftests(
         if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
             observe_imports(early_config)  # before the first conftest imports anything
     return (yield)
+
+
+def import_plainly() -> None:
+    """Let this package's modules be imported as any installed module is, not through pytest's
+    assertion rewriter.
+
+    pytest marks every module of a distribution with a ``pytest11`` entry point for assertion
+    rewriting, so each module a ``--plangraph`` run imports from this package (the session,
+    the API, the store, the derivation: about a hundred) would be loaded by the rewriter, which
+    hashes the source and reads its cached bytecode through ``marshal.load`` on an open file,
+    about twice the cost of a plain import. The package's own ``assert`` statements are
+    type narrowing, never a test's; the bytecode guard leaves this package to the standard
+    import as well (:func:`~.coverage.excluded_dirs`). A pytest whose rewriter is laid out
+    differently is left as it is."""
+    for finder in sys.meta_path:
+        if type(finder).__name__ != "AssertionRewritingHook":
+            continue
+        marked = getattr(finder, "_must_rewrite", None)
+        answers = getattr(finder, "_marked_for_rewrite_cache", None)
+        if isinstance(marked, set) and isinstance(answers, dict) and PACKAGE in marked:
+            marked.discard(PACKAGE)
+            answers.clear()
 
 
 def install_guard(config: pytest.Config) -> BytecodeGuard:
@@ -157,6 +183,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("plangraph_stale"):
             raise pytest.UsageError("--plangraph-stale needs --plangraph")
         return
+    import_plainly()  # done already unless the plug-in was loaded late
     from .origin import SkipOrigin
     from .session import PlangraphSession
 

@@ -259,10 +259,21 @@ def purge_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
 
 def _rewriter_checks_hashes() -> bool:
     """True when pytest's assertion rewriter takes its cached bytecode only for the source's
-    hash (recent pytest), not for its size and mtime."""
-    import inspect
-
+    hash (recent pytest), not for its size and mtime: its reader's code names
+    ``source_hash`` (read from the compiled function, which costs nothing), else its source
+    text does."""
     from _pytest.assertion import rewrite
+
+    code = getattr(getattr(rewrite, "_read_pyc", None), "__code__", None)
+    if code is not None and "source_hash" in (*code.co_names, *code.co_varnames):
+        return True  # a name the code uses is in its source text as well
+    return _source_names_hash(rewrite)
+
+
+def _source_names_hash(rewrite: types.ModuleType) -> bool:
+    """Whether the source text of the rewriter's reader of cached bytecode names
+    ``source_hash`` (False when it cannot be read)."""
+    import inspect
 
     try:
         return "source_hash" in inspect.getsource(rewrite._read_pyc)
