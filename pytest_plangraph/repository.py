@@ -24,6 +24,7 @@ from .plan.evidence import PlanRef
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
 from .plan.model import Event, LoggedEvent, Plan
+from .plan.paths import UTF8_HINT, not_utf8
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
 from .vcs.testglob import globs_files
@@ -393,14 +394,12 @@ def _named_in_utf8(outputs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, 
         if all(path.isascii() for path in paths):
             continue
         for path in paths:
-            try:
-                path.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            shown = not_utf8(path)
+            if shown is not None:
                 raise UsageError(
                     f"the outputs of node {node} expand to a file whose name is not UTF-8: "
-                    f"{shown!r}; rename it (plangraph keeps paths as UTF-8 text)"
-                ) from None
+                    f"{shown!r}; {UTF8_HINT}"
+                )
     return outputs
 
 

@@ -16,42 +16,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import plangraph, plangraph_main
+from cli_helpers import plangraph
+from glob_helpers import FAILING, PASSING, glob_plan, status_of, write
 from plugin_helpers import latest, make_project
 
 from pytest_plangraph.plan.evidence import ABSENT
 from pytest_plangraph.plan.patterns import glob_files_of
 from pytest_plangraph.vcs.testglob import glob_files
 
-PLAN = """
-plangraph: 1
-plan: globs
-nodes:
-  - id: auth
-    acceptance:
-      - id: ac-auth
-        verifier:
-          type: test
-          tests: ["tests/test_auth_*.py::*"]
-          exclude: ["tests/test_auth_slow.py"]
-"""
-
-PASSING = "def test_ok():\n    assert True\n"
-FAILING = "def test_broken():\n    assert False, 'the new code is broken'\n"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def status_of(root: Path) -> tuple[str, list[dict[str, object]]]:
-    """The status of node ``auth`` and the reasons of its criterion, from the real command."""
-    answer = plangraph_main(root, "status", "--format", "json").json()
-    [node] = [n for n in answer["nodes"] if n["id"] == "auth"]
-    [criterion] = node["criteria"]
-    return str(node["status"]), list(criterion["reasons"])
+PLAN = glob_plan("tests/test_auth_*.py::*", exclude="tests/test_auth_slow.py")
 
 
 def recorded(pytester: pytest.Pytester, plan: str = PLAN) -> Path:

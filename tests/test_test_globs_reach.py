@@ -19,7 +19,8 @@ from itertools import product
 from pathlib import Path
 
 import pytest
-from cli_helpers import plangraph, plangraph_main
+from cli_helpers import plangraph
+from glob_helpers import FAILING, PASSING, glob_plan, status_of, write
 from plugin_helpers import latest, make_project
 
 from pytest_plangraph.errors import UsageError
@@ -27,41 +28,12 @@ from pytest_plangraph.plan.evidence import ABSENT
 from pytest_plangraph.plan.patterns import PatternIndex, _could_start, prefix_matcher
 from pytest_plangraph.vcs.testglob import glob_files
 
-PLAN = """
-plangraph: 1
-plan: reach
-nodes:
-  - id: auth
-    acceptance:
-      - id: ac-auth
-        verifier:
-          type: test
-          tests: ["GLOB"]
-"""
-
-PASSING = "def test_ok():\n    assert True\n"
-FAILING = "def test_broken():\n    assert False, 'the new code is broken'\n"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def status_of(root: Path) -> tuple[str, list[dict[str, object]]]:
-    """The status of node ``auth`` and the reasons of its criterion, from the real command."""
-    answer = plangraph_main(root, "status", "--format", "json").json()
-    [node] = [n for n in answer["nodes"] if n["id"] == "auth"]
-    [criterion] = node["criteria"]
-    return str(node["status"]), list(criterion["reasons"])
-
 
 def recorded(pytester: pytest.Pytester, glob: str, login: str = PASSING) -> Path:
     """A project whose criterion's tests are *glob*, recorded passing (two tests)."""
     root = make_project(
         pytester,
-        plan=PLAN.replace("GLOB", glob),
+        plan=glob_plan(glob),
         tests=PASSING,
         files={"tests/test_auth_login.py": login},
     )
@@ -221,7 +193,7 @@ def test_a_marked_test_file_named_in_no_utf8_is_refused_not_a_traceback(
     """No glob reaches it (the criterion's tests come by marker): the run ends with one
     message naming the file, exit 4, and records nothing."""
     marked = "import pytest\n\n@pytest.mark.criterion('auth/ac-auth')\ndef test_x():\n    pass\n"
-    root = make_project(pytester, plan=PLAN.replace("GLOB", "tests/test_none.py"), tests=PASSING)
+    root = make_project(pytester, plan=glob_plan("tests/test_none.py"), tests=PASSING)
     odd = os.fsencode(root) + b"/tests/test_\xff.py"
     Path(os.fsdecode(odd)).write_text(marked, encoding="utf-8")
     result = pytester.runpytest("--plangraph", "-p", "no:cacheprovider")
@@ -302,7 +274,7 @@ def test_a_failing_test_in_a_folder_a_custom_norecursedirs_lets_pytest_enter_sta
 ) -> None:
     root = make_project(
         pytester,
-        plan=PLAN.replace("GLOB", "tests/*"),
+        plan=glob_plan("tests/*"),
         tests=PASSING,
         files={
             "tests/test_auth_login.py": PASSING,

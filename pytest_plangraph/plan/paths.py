@@ -35,6 +35,22 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+UTF8_HINT = "rename it (plangraph keeps paths as UTF-8 text)"
+"""What a message about a path that is not UTF-8 tells to do."""
+
+
+def not_utf8(path: str) -> str | None:
+    """None when *path* (a name read from the disk, undecodable bytes kept as surrogates) is
+    UTF-8 text; else the path as it can be shown, those bytes replaced."""
+    if path.isascii():
+        return None
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return None
+
+
 def normalize(path: str) -> str:
     """``a/./b/../c`` → ``a/c`` (call only on paths without a :func:`path_problem`)."""
     return posixpath.normpath(path)

@@ -20,6 +20,7 @@ from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
 from ..plan.evidence import ABSENT
 from ..plan.model import TestVerifier
+from ..plan.paths import UTF8_HINT, not_utf8
 from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
 from ..verifiers import ARTIFACT_MISSING
@@ -396,13 +397,9 @@ def _require_utf8(item: Decided, paths: Iterable[str]) -> None:
     ``test_\\xff.py``): records keep paths as UTF-8 text, so none can bind it, and a record
     that left it out would pass over what the run executed."""
     for path in paths:
-        if path.isascii():
-            continue
-        try:
-            path.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        shown = not_utf8(path)
+        if shown is not None:
             raise PlangraphError(
                 f"{item.node}/{item.criterion} binds a file whose name is not UTF-8: "
-                f"{shown!r}; rename it (plangraph keeps paths as UTF-8 text)"
-            ) from None
+                f"{shown!r}; {UTF8_HINT}"
+            )

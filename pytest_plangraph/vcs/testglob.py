@@ -28,7 +28,7 @@ from fnmatch import fnmatchcase, translate
 from typing import NamedTuple
 
 from ..errors import UsageError
-from ..plan.paths import is_glob, normalize, path_problem
+from ..plan.paths import UTF8_HINT, is_glob, normalize, not_utf8, path_problem
 from ..plan.patterns import prefix_matcher, test_globs
 
 __all__ = ["DOCTEST_TEXT", "NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
@@ -145,13 +145,9 @@ def _not_entered(name: str, folder: str) -> bool:
 def _require_utf8(pattern: str, path: str) -> None:
     """Refuse a file or folder the glob could find tests in whose name is not UTF-8: paths are
     kept as UTF-8 text, so no evidence can bind it, and pytest still collects it."""
-    if path.isascii():
-        return
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    shown = not_utf8(path)
+    if shown is not None:
         raise UsageError(
             f"the tests: glob {pattern!r} finds a path whose name is not UTF-8: {shown!r}; "
-            "rename it (plangraph keeps paths as UTF-8 text)"
-        ) from None
+            + UTF8_HINT
+        )

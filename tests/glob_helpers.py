@@ -1,0 +1,46 @@
+"""What the tests of ``tests:`` globs share: a one-criterion plan whose tests are a glob, test
+file texts, and the real ``plangraph status`` of its node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import plangraph_main
+
+PLAN = """
+plangraph: 1
+plan: globs
+nodes:
+  - id: auth
+    acceptance:
+      - id: ac-auth
+        verifier:
+          type: test
+          tests: ["GLOB"]
+EXCLUDE
+"""
+
+PASSING = "def test_ok():\n    assert True\n"
+FAILING = "def test_broken():\n    assert False, 'the new code is broken'\n"
+
+
+def glob_plan(glob: str, exclude: str | None = None) -> str:
+    """The plan of node ``auth`` whose criterion ``ac-auth`` is verified by the tests *glob*
+    matches (less *exclude*)."""
+    more = f'          exclude: ["{exclude}"]' if exclude else ""
+    return PLAN.replace("GLOB", glob).replace("EXCLUDE\n", f"{more}\n" if more else "")
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    """Write *text* to *rel* under *root*, making its folders."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def status_of(root: Path) -> tuple[str, list[dict[str, object]]]:
+    """The status of node ``auth`` and the reasons of its criterion, from the real command."""
+    answer = plangraph_main(root, "status", "--format", "json").json()
+    [node] = [n for n in answer["nodes"] if n["id"] == "auth"]
+    [criterion] = node["criteria"]
+    return str(node["status"]), list(criterion["reasons"])
