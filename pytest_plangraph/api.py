@@ -198,16 +198,17 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         self,
         evidence: Sequence[Evidence],
         *,
-        made: Mapping[int, tuple[Evidence, dict[str, Any]]] | None = None,
+        made: Mapping[int, tuple[Any, ...]] | None = None,
     ) -> list[Event]:
         """:meth:`record` for the records of a run made against the plan as this object read
         it when the run began (``pytest --plangraph``): the plan file is not read again, so an
         edit during the run (a test writing it) loses none of them. *made* maps ``id(record)``
-        to the record and its JSON payload for the records the run's own record maker made
+        to the record and its JSON payload (and, third, that payload's canonical JSON text)
+        for the records the run's own record maker made
         (:class:`~pytest_plangraph.judge.records.RecordMaker` checks what it makes): when
         every record of *evidence* is that very object, its payload is stored as made, not
-        dumped, validated and hashed again; any other record is checked as :meth:`record`
-        checks it."""
+        dumped, validated and hashed again (nor encoded again, when every text is there); any
+        other record is checked as :meth:`record` checks it."""
         if made is not None and not isinstance(made, Mapping):
             raise UsageError(
                 f"made must be a mapping of id(record) to (record, payload), not "
@@ -220,11 +221,12 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         self,
         evidence: Sequence[Evidence],
         expected_plan_version: int | None,
-        made: Mapping[int, tuple[Evidence, dict[str, Any]]] | None = None,
+        made: Mapping[int, tuple[Any, ...]] | None = None,
     ) -> list[Event]:
         from .judge.records import checked_payloads, made_payloads
 
-        payloads = made_payloads(evidence, made) if made else None
+        found = made_payloads(evidence, made) if made else None
+        payloads, texts = found if found is not None else (None, None)
         if payloads is None:
             payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
@@ -243,7 +245,9 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         ]
         rank = {node: i for i, node in enumerate(self.graph.topological_order())}
         order = sorted(range(len(events)), key=lambda i: rank.get(events[i].node or "", -1))
-        appended = self.store.append_many([events[i] for i in order])
+        appended = self.store.append_many(
+            [events[i] for i in order], texts=None if texts is None else [texts[i] for i in order]
+        )
         stored = appended[:]
         for slot, event in zip(order, appended, strict=True):
             stored[slot] = event

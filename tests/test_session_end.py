@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cli_helpers import plangraph_main
 from plugin_helpers import evidence, jwt_project, make_project
 
 import pytest_plangraph.judge.records as records
 import pytest_plangraph.plugin.session as session_module
 from pytest_plangraph.api import PlanGraph
-from pytest_plangraph.canonical import digest
+from pytest_plangraph.canonical import canonical_json, digest
 from pytest_plangraph.errors import UsageError
 from pytest_plangraph.store.sqlite import Store
 from pytest_plangraph.vcs.environment import now, run_info
@@ -71,6 +72,34 @@ def test_what_is_stored_is_what_the_checked_path_stores(pytester: pytest.Pyteste
     assert payloads == checked
     for payload in payloads:  # each id is its content's address
         assert payload["id"] == digest({k: v for k, v in payload.items() if k != "id"})
+
+
+def test_the_run_hands_the_store_each_payload_text_as_made(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record maker joined each payload's canonical JSON from the members it encoded for
+    the record's id: the store takes that text instead of encoding the payload again, and it
+    is exactly the payload's canonical JSON (the hash chain and the ids are as before)."""
+    handed: list[tuple[list[Any], Any]] = []
+    real = Store.append_many
+
+    def spying(self: Store, events: Any, **kwargs: Any) -> Any:
+        handed.append((list(events), kwargs.get("texts")))
+        return real(self, events, **kwargs)
+
+    monkeypatch.setattr(Store, "append_many", spying)
+    root = jwt_project(pytester)
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    assert not result.listoutcomes()[2]
+    [(events, texts)] = handed
+    assert texts is not None and len(texts) == len(events) == 3
+    for event, text in zip(events, texts, strict=True):
+        assert text == canonical_json(event.payload)
+    with Store.open(root / ".plangraph/store.db") as store:
+        stored = [e.payload for e in store.events() if e.kind == "evidence"]
+    assert sorted(canonical_json(p) for p in stored) == sorted(texts)
+    audit = plangraph_main(root, "audit")
+    assert audit.code == 0 and "chain intact" in audit.out, audit.out + audit.err
 
 
 def test_a_record_not_made_by_the_run_is_checked(pytester: pytest.Pytester) -> None:

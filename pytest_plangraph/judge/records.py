@@ -158,15 +158,18 @@ class RecordMaker:
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
         own = {key: fields[key] for key in _OWN_FIELDS}
-        record_id = text_digest(join_members({**self.shared_members, **encoded_members(own)}))
+        members = {**self.shared_members, **encoded_members(own)}
+        record_id = text_digest(join_members(members))
         record = Evidence(id=record_id, **fields, fields_set=_ALL_SET)
-        self.made_plain(record, {**own, **self.shared_json, "recorded_by": fields["recorded_by"]})
+        body = {**own, **self.shared_json, "recorded_by": fields["recorded_by"]}
+        self.made_plain(record, body, members)
         return record
 
-    def made_plain(self, record: Evidence, body: dict[str, Any]) -> None:
-        """Called with each record made from plain values and its JSON *body* (the record's
-        JSON without ``id``, built from the values as they are: nothing dumped again); a
-        maker that keeps payloads overrides it."""
+    def made_plain(self, record: Evidence, body: dict[str, Any], members: dict[str, str]) -> None:
+        """Called with each record made from plain values, its JSON *body* (the record's
+        JSON without ``id``, built from the values as they are: nothing dumped again) and the
+        canonical JSON text of each member of *body* (:func:`~pytest_plangraph.canonical.
+        encoded_members`); a maker that keeps payloads overrides it."""
 
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;
@@ -258,18 +261,25 @@ def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
 
 
 def made_payloads(
-    evidence: Sequence[Evidence], made: Mapping[int, tuple[Evidence, dict[str, Any]]]
-) -> list[dict[str, Any]] | None:
+    evidence: Sequence[Evidence], made: Mapping[int, tuple[Any, ...]]
+) -> tuple[list[dict[str, Any]], list[str] | None] | None:
     """The payloads *made* holds for every record of *evidence* (the same objects: the records
-    a run's own record maker made, stored as made), or None (then they are checked)."""
+    a run's own record maker made, stored as made), with their canonical JSON texts when
+    every entry carries one (``(record, payload, text)``: the text the maker joined from the
+    members it encoded, stored as it is), or None (then they are checked)."""
     if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
         return None  # checked_payloads says what is wrong
     payloads = []
+    texts: list[str] | None = []
     for record in evidence:
         entry = made.get(id(record))
-        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] is not record:
+        if not isinstance(entry, tuple) or len(entry) not in (2, 3) or entry[0] is not record:
             return None
         if not isinstance(entry[1], dict):
             return None
         payloads.append(entry[1])
-    return payloads
+        if texts is not None and len(entry) == 3 and type(entry[2]) is str:
+            texts.append(entry[2])
+        else:
+            texts = None
+    return payloads, texts

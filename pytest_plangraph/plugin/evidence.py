@@ -15,6 +15,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import canonical_json, join_members
 from ..errors import PlangraphError
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
@@ -270,7 +271,9 @@ class RunRecordMaker(RecordMaker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.made: dict[int, tuple[Evidence, dict[str, Any]]] = {}
+        self.made: dict[int, tuple[Any, ...]] = {}
+        """``id(record)`` → the record, its payload and (made from plain values) the payload's
+        canonical JSON text, joined from the members the id was computed from."""
         """``id(record)`` → the record and its payload, for every record made."""
 
     def make(
@@ -291,9 +294,11 @@ class RunRecordMaker(RecordMaker):
             self.made[id(record)] = (record, record.to_json())
         return record
 
-    def made_plain(self, record: Evidence, body: dict[str, Any]) -> None:
-        """Keep the payload of a record made from plain values: its body and id, not dumped."""
-        self.made[id(record)] = (record, {**body, "id": record.id})
+    def made_plain(self, record: Evidence, body: dict[str, Any], members: dict[str, str]) -> None:
+        """Keep the payload of a record made from plain values: its body and id, not dumped,
+        and its canonical JSON text, joined from the members already encoded."""
+        text = join_members({**members, "id": canonical_json(record.id)})
+        self.made[id(record)] = (record, {**body, "id": record.id}, text)
 
 
 @dataclass

@@ -213,16 +213,23 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         return self.append_many([event], expected_plan_version=expected_plan_version)[0]
 
     def append_many(
-        self, events: Sequence[Event], *, expected_plan_version: int | None = None
+        self,
+        events: Sequence[Event],
+        *,
+        expected_plan_version: int | None = None,
+        texts: Sequence[str] | None = None,
     ) -> list[Event]:
         """Append several events in one transaction (all or none); see :meth:`append`.
 
         The chain's tail and the events already stored are read once for the whole batch, and
-        the new rows are inserted together.
+        the new rows are inserted together. *texts*, when given, are the canonical JSON of
+        each event's payload as its maker joined them (a run's records: encoded once, when
+        they were made); without them each payload is encoded here.
         """
         if not events:
             return []
-        texts = [canonical_json(event.payload) for event in events]  # each encoded once
+        if texts is None or len(texts) != len(events):
+            texts = [canonical_json(event.payload) for event in events]  # each encoded once
         ids = [event_id_of(event, text) for event, text in zip(events, texts, strict=True)]
         self._signer_checked()
         with self._transaction() as con:
