@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import StoreError, UsageError
-from .judge.inputs import UNREADABLE, Snapshot, needed_paths, test_patterns
+from .judge.inputs import UNREADABLE, Snapshot, needed_paths
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .memory import collector_paused
@@ -333,8 +333,9 @@ class Repository:
         with collector_paused():
             outputs = _named_in_utf8(self.workspace.expand_each(self._outputs(), stats))
             absent: set[str] = set()
-            paths = needed_paths(self.graph, judged, outputs, absent)
-            found = globs_files(os.fspath(self.root), test_patterns(self.graph))
+            patterns: dict[str, None] = {}  # the tests: patterns, found in the same pass
+            paths = needed_paths(self.graph, judged, outputs, absent, patterns)
+            found = globs_files(os.fspath(self.root), patterns)
             globs = {glob: each.files for glob, each in found.items()}
             listed = tuple(sorted({d for each in found.values() for d in each.listed}))
             paths.update(f for each in found.values() for f in (*each.files, *each.named))

@@ -7,8 +7,8 @@
   verifier's ``artifact``, an artifact verifier's ``path``: products of the node even when
   ``outputs`` does not name them) and of the files it consumes over strong ``consumes`` edges,
   and the input digests of its strong prerequisites. Content only, never status.
-* :func:`needed_paths` — every path a snapshot must hash; :func:`test_patterns` — the
-  ``tests:`` patterns whose globs it lists again.
+* :func:`needed_paths` — every path a snapshot must hash (and the ``tests:`` patterns whose
+  globs it lists again).
 * :func:`subject_files` — what a record's subjects say the files are (a subject bound
   absent: no file).
 """
@@ -210,10 +210,13 @@ def needed_paths(
     events: Sequence[LoggedEvent],
     outputs: Mapping[str, tuple[str, ...]],
     absent: set[str] | None = None,
+    tests: dict[str, None] | None = None,
 ) -> set[str]:
     """Every path a :class:`Snapshot` must hash: expanded outputs, consumed artifacts, verifier
     files (schema, artifact, path) and the subjects of every evidence event (those bound
-    :data:`~pytest_plangraph.plan.evidence.ABSENT` go into *absent* as well, when given)."""
+    :data:`~pytest_plangraph.plan.evidence.ABSENT` go into *absent* as well, when given).
+    *tests*, when given, gets every ``tests:`` pattern of the plan's test criteria, in the
+    same pass (their globs are listed again: :attr:`Snapshot.globs`)."""
     snapshot = Snapshot({}, outputs)
     paths: set[str] = set()
     links = Links.of(graph)
@@ -227,6 +230,8 @@ def needed_paths(
                 paths.add(verifier.path)
             elif isinstance(verifier, SchemaVerifier):
                 paths.update((verifier.schema_path, verifier.artifact))
+            elif tests is not None and isinstance(verifier, TestVerifier):
+                tests.update(dict.fromkeys(verifier.tests))
     # the store's log shares equal subjects between events: each distinct object once
     distinct = {
         id(subjects): subjects
@@ -238,18 +243,6 @@ def needed_paths(
         if absent is not None and ABSENT in subjects.values():
             absent.update(path for path, sha in subjects.items() if sha == ABSENT)
     return paths
-
-
-def test_patterns(graph: Graph) -> list[str]:
-    """Every ``tests:`` pattern of the plan's test criteria, each once (the globs among them
-    are listed again on disk for each snapshot: :attr:`Snapshot.globs`)."""
-    found: dict[str, None] = {}
-    for node in graph.nodes.values():  # once per node of a large plan: kept flat
-        for criterion in node.acceptance:
-            verifier = criterion.verifier
-            if isinstance(verifier, TestVerifier):
-                found.update(dict.fromkeys(verifier.tests))
-    return list(found)
 
 
 UNREADABLE = "unreadable"
