@@ -30,6 +30,7 @@ from ..plan.evidence import ABSENT, Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
 from ..values import dataclass
+from ..vcs.testglob import collect_folder, is_collect_key
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
 
@@ -144,8 +145,11 @@ def judge(
         message = "the criterion's definition changed since the evidence was recorded"
         reasons.append(Reason("CRITERION_CHANGED", message, {"old": old, "new": criterion_digest}))
     subjects = record.get("subjects") or {}
-    reasons.extend(_subject_reasons(subjects, files))
-    reasons.extend(_unbound_reasons(subjects, files, expected))
+    changed = _subject_reasons(subjects, files)
+    changed.extend(_unbound_reasons(subjects, files, expected))
+    # what a folder holds: told when no file the change there made says it already
+    specific = [r for r in changed if "folder" not in r.data]
+    reasons.extend(specific or changed)
     old = record.get("input_digest")
     if old != input_digest:
         reasons.extend(upstream_reason(p) for p in culprits())
@@ -169,6 +173,15 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
             reasons.append(
                 Reason("ARTIFACT_DELETED", f"{path} is missing", {"path": path, "old": old})
             )
+        elif new != old and is_collect_key(path):
+            folder = collect_folder(path)
+            message = (
+                f"the files pytest could collect under {folder}/ changed since the evidence "
+                "was recorded (a conftest.py or test file added, moved or removed there: the "
+                "evidence did not run what is there now)"
+            )
+            data = {"path": path, "folder": folder, "old": old, "new": new}
+            reasons.append(Reason("ARTIFACT_CHANGED", message, data))
         elif new != old:
             reasons.append(
                 Reason(
