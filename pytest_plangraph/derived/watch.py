@@ -23,9 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..plan.paths import glob_pieces, is_glob, path_problem
+from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
 from ..values import dataclass
-from ..vcs.testglob import COLLECT
 from ..vcs.workspace import RACY_NS
 
 __all__ = [

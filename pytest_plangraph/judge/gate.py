@@ -29,8 +29,8 @@ from ..errors import StoreTamperedError, UsageError
 from ..plan.evidence import ABSENT, Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
+from ..plan.paths import COLLECT
 from ..values import dataclass
-from ..vcs.testglob import collect_folder, is_collect_key
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
 
@@ -173,8 +173,8 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
             reasons.append(
                 Reason("ARTIFACT_DELETED", f"{path} is missing", {"path": path, "old": old})
             )
-        elif new != old and is_collect_key(path):
-            folder = collect_folder(path)
+        elif new != old and COLLECT in path:  # what pytest could collect under a folder
+            folder = path.partition(COLLECT)[0]
             message = (
                 f"the files pytest could collect under {folder}/ changed since the evidence "
                 "was recorded (a conftest.py or test file added, moved or removed there: the "

@@ -11,6 +11,10 @@ Where such a file is not, and one put there later would change the verdict (a ``
 or ``__init__.py`` on the way down to the test's folder, a configuration file pytest would
 have preferred: :func:`absent_configuration`), the path binds *absent*: its hash in the mapping
 is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and run.
+
+Where no path is to bind — a folder made later, a test file only a marker brings in — each
+folder among the run's paths binds what pytest could collect there (:func:`collectable`), one
+subject per folder whose value the gate computes again.
 """
 
 from __future__ import annotations

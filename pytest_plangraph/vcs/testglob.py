@@ -17,6 +17,12 @@ setting. As pytest does, it follows a link to a directory (the files under it ar
 the link's path; a link back to a folder above is not entered again). A name that is not
 UTF-8 where the glob could find tests is refused: no record can bind it. The recording run
 and the gate list with the same function, so what one binds the other finds.
+
+A file no glob names can also hold tests of a criterion (a ``criterion`` marker, a
+``--doctest-glob`` of the run) or hooks that see every test (a ``conftest.py`` in a folder made
+since). :func:`collect_files` lists what pytest could collect under a folder of a run's paths
+with the run's own settings, named by a :func:`collect_key` subject whose value is the digest
+of the list: the run binds it, and the gate walks again (:func:`collected_now`).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from fnmatch import fnmatchcase, translate
 from typing import Any, NamedTuple
 
 from ..errors import UsageError
-from ..plan.paths import UTF8_HINT, is_glob, normalize, not_utf8, path_problem
+from ..plan.paths import COLLECT, UTF8_HINT, is_glob, normalize, not_utf8, path_problem
 from ..plan.patterns import prefix_matcher, test_globs
 
 __all__ = [
@@ -169,10 +175,6 @@ def _require_utf8(pattern: str, path: str) -> None:
 
 
 # --- what a run of pytest could collect under its paths ----------------------------------------
-
-COLLECT = "/::collect"
-"""What a subject path holds between the folder a run collected and the settings of the walk
-(:func:`collect_key`): no file's path (a path never holds ``::``), so no file is hashed for it."""
 
 
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
