@@ -137,6 +137,12 @@ def test_the_walk_lists_what_pytest_could_collect_with_the_runs_settings(tmp_pat
     # the whole repository from its root; a key that is not one is never a digest of a walk
     whole = collect_files(str(tmp_path), collect_key("", SETTINGS))
     assert whole is not None and "src/conftest.py" in whole.files and "" in whole.listed
+    # a norecursedirs without `.*` lets pytest into hidden folders, but not the tools' caches
+    write(tmp_path, ".plangraph/cache/conftest.py", "")
+    write(tmp_path, ".pytest_cache/v/conftest.py", "")
+    hidden = collect_files(str(tmp_path), collect_key("", {**SETTINGS, "norecursedirs": []}))
+    assert hidden is not None and "tests/.hidden/conftest.py" in hidden.files
+    assert not any(p.startswith((".plangraph", ".pytest_cache")) for p in hidden.listed)
     assert collect_digest(collect_files(str(tmp_path), "tests/::collect{")) == "unreadable"
     assert collect_files(str(tmp_path), collect_key("../out", SETTINGS)) is None
 

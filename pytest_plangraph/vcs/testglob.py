@@ -43,6 +43,7 @@ __all__ = [
     "COLLECT",
     "DOCTEST_TEXT",
     "NOT_ENTERED",
+    "TOOL_FOLDERS",
     "GlobFiles",
     "collect_digest",
     "collect_files",
@@ -177,6 +178,13 @@ def _require_utf8(pattern: str, path: str) -> None:
 # --- what a run of pytest could collect under its paths ----------------------------------------
 
 
+TOOL_FOLDERS = (".plangraph", ".pytest_cache")
+"""Folders :func:`collect_files` does not enter whatever ``norecursedirs`` says (a project's
+setting without ``.*`` lets pytest into them): plangraph's own store and caches, and pytest's
+cache, which hold no tests and change with every command (a watched folder that changes
+makes every kept answer a miss)."""
+
+
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
     """The subject path that stands for what pytest could collect under *folder* (``""``: the
     repository root) with the settings *spec* (``python_files``, ``norecursedirs``,
@@ -210,7 +218,8 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     its settings, and the folders listed to find them; None when *key* is not one.
 
     The walk enters every folder pytest enters (not those ``norecursedirs`` leaves out, nor
-    ``__pycache__``, ``.git``, a virtual environment unless ``--collect-in-virtualenv``; a
+    ``__pycache__``, ``.git``, :data:`TOOL_FOLDERS`, a virtual environment unless
+    ``--collect-in-virtualenv``; a
     link to a folder is followed, once) and lists each ``conftest.py`` (pytest loads it when
     it collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
     test module; every ``*.py`` under ``--doctest-modules``), and each file a
@@ -246,6 +255,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
             if entry.is_dir():  # a link to a folder too: pytest follows it
                 if (
                     name in NOT_ENTERED
+                    or name in TOOL_FOLDERS
                     or any(fnmatchcase(name, p) for p in skipped)
                     or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
                 ):
