@@ -174,14 +174,8 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
                 Reason("ARTIFACT_DELETED", f"{path} is missing", {"path": path, "old": old})
             )
         elif new != old and COLLECT in path:  # what pytest could collect under a folder
-            folder = path.partition(COLLECT)[0]
-            message = (
-                f"the files pytest could collect under {folder}/ changed since the evidence "
-                "was recorded (a conftest.py or test file added, moved or removed there: the "
-                "evidence did not run what is there now)"
-            )
-            data = {"path": path, "folder": folder, "old": old, "new": new}
-            reasons.append(Reason("ARTIFACT_CHANGED", message, data))
+            data = {"path": path, "folder": path.partition(COLLECT)[0], "old": old, "new": new}
+            reasons.append(Reason("ARTIFACT_CHANGED", _COLLECTED.format(**data), data))
         elif new != old:
             reasons.append(
                 Reason(
@@ -191,6 +185,12 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
                 )
             )
     return reasons
+
+
+_COLLECTED = (
+    "the files pytest could collect under {folder}/ changed since the evidence was recorded "
+    "(a conftest.py or test file added, moved or removed there: it did not run them)"
+)
 
 
 def _unbound_reasons(
