@@ -27,7 +27,7 @@ from .plan.model import Event, LoggedEvent, Plan
 from .plan.paths import UTF8_HINT, not_utf8
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
-from .vcs.testglob import globs_files
+from .vcs.testglob import collected_now, globs_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -337,7 +337,9 @@ class Repository:
             paths = needed_paths(self.graph, judged, outputs, absent, patterns)
             found = globs_files(os.fspath(self.root), patterns)
             globs = {glob: each.files for glob, each in found.items()}
-            listed = tuple(sorted({d for each in found.values() for d in each.listed}))
+            folders = {d for each in found.values() for d in each.listed}
+            collected = collected_now(os.fspath(self.root), paths, folders)
+            listed = tuple(sorted(folders))
             paths.update(f for each in found.values() for f in (*each.files, *each.named))
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
@@ -351,6 +353,7 @@ class Repository:
                 files = {p: known[p] if p in known else files[p] for p in sorted(paths)}
             else:
                 files = self.workspace.hashes(paths, cache=cache, stats=stats)
+        files.update(collected)
         for path in absent:  # a file where one was bound absent counts, hashed or not
             if files.get(path) is None and self.workspace.occupied(path):
                 files[path] = UNREADABLE

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..plan.evidence import ABSENT
 from ..repository import Repository
 from ..values import dataclass, field
+from ..vcs.testglob import is_collect_key
 
 if TYPE_CHECKING:  # the machinery of attesting is imported by the calls that attest
     from ..judge.inputs import Snapshot
@@ -77,8 +78,13 @@ def _evidence_files(fold: LogFold, node_state: NodeState) -> list[str]:
         if criterion.evidence is None or record.get("id") != criterion.evidence:
             continue
         subjects = record.get("subjects") or {}
-        # a path bound absent has no digest to attest it by (the gate checked it is still so)
-        found.extend(str(path) for path, sha in subjects.items() if sha != ABSENT)
+        # a path bound absent has no digest to attest it by (the gate checked it is still so),
+        # nor what a folder could collect (no file: the gate walked it again)
+        found.extend(
+            str(path)
+            for path, sha in subjects.items()
+            if sha != ABSENT and not is_collect_key(str(path))
+        )
     return found
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..plan.paths import glob_pieces, is_glob, path_problem
+from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
 from ..values import dataclass
 from ..vcs.workspace import RACY_NS
 
@@ -59,7 +59,10 @@ def make_watch(
     and the next look hashes it), and so are its directories (found unchanged).
 
     *listed* are directories whose listing the answer read (where the ``tests:`` globs looked
-    for test files): each is watched by its mtime, as the directories an output walks are."""
+    for test files, and the folders a recording run could collect tests in: a
+    :func:`~pytest_plangraph.vcs.testglob.collect_key` subject of *files* is no file, and is
+    watched through them): each is watched by its mtime, as the directories an output walks
+    are."""
     entries: list[list[Any]] = []
     parents: dict[str, None] = {}
     kept_files: dict[str, list[Any]] = {}
@@ -68,6 +71,8 @@ def make_watch(
         kept_files = {e[0]: e for e in previous.watch["files"] if e[0] not in previous.fresh}
         kept_dirs = {d[0]: d for d in previous.watch["dirs"]}
     for rel, sha in sorted(files.items()):  # once per file of a large plan: kept flat
+        if COLLECT in rel:  # what a test folder holds: its folders are among *listed*
+            continue
         entry = kept_files.get(rel)
         if entry is None or entry[2] != sha or not entry[3]:
             entry = file_entry(root, rel, sha, started_ns)

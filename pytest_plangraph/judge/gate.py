@@ -29,6 +29,7 @@ from ..errors import StoreTamperedError, UsageError
 from ..plan.evidence import ABSENT, Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
+from ..plan.paths import COLLECT
 from ..values import dataclass
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
@@ -144,8 +145,11 @@ def judge(
         message = "the criterion's definition changed since the evidence was recorded"
         reasons.append(Reason("CRITERION_CHANGED", message, {"old": old, "new": criterion_digest}))
     subjects = record.get("subjects") or {}
-    reasons.extend(_subject_reasons(subjects, files))
-    reasons.extend(_unbound_reasons(subjects, files, expected))
+    changed = _subject_reasons(subjects, files)
+    changed.extend(_unbound_reasons(subjects, files, expected))
+    # what a folder holds: told when no file the change there made says it already
+    specific = [r for r in changed if "folder" not in r.data]
+    reasons.extend(specific or changed)
     old = record.get("input_digest")
     if old != input_digest:
         reasons.extend(upstream_reason(p) for p in culprits())
@@ -169,6 +173,9 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
             reasons.append(
                 Reason("ARTIFACT_DELETED", f"{path} is missing", {"path": path, "old": old})
             )
+        elif new != old and COLLECT in path:  # what pytest could collect under a folder
+            data = {"path": path, "folder": path.partition(COLLECT)[0], "old": old, "new": new}
+            reasons.append(Reason("ARTIFACT_CHANGED", _COLLECTED.format(**data), data))
         elif new != old:
             reasons.append(
                 Reason(
@@ -178,6 +185,12 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
                 )
             )
     return reasons
+
+
+_COLLECTED = (
+    "the files pytest could collect under {folder}/ changed since the evidence was recorded "
+    "(a conftest.py or test file added, moved or removed there: it did not run them)"
+)
 
 
 def _unbound_reasons(

@@ -38,6 +38,11 @@ def path_problem(path: str) -> str | None:
 UTF8_HINT = "rename it (plangraph keeps paths as UTF-8 text)"
 """What a message about a path that is not UTF-8 tells to do."""
 
+COLLECT = "/::collect"
+"""What the subject path of what a run could collect under a folder holds between the folder
+and the run's settings (:func:`pytest_plangraph.vcs.testglob.collect_key`): no file's path
+holds ``::``, so no file is hashed or watched for it."""
+
 
 def not_utf8(path: str) -> str | None:
     """None when *path* (a name read from the disk, undecodable bytes kept as surrogates) is

@@ -11,6 +11,10 @@ Where such a file is not, and one put there later would change the verdict (a ``
 or ``__init__.py`` on the way down to the test's folder, a configuration file pytest would
 have preferred: :func:`absent_configuration`), the path binds *absent*: its hash in the mapping
 is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and run.
+
+Where no path is to bind — a folder made later, a test file only a marker brings in — each
+folder among the run's paths binds what pytest could collect there (:func:`collectable`), one
+subject per folder whose value the gate computes again.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ import time
 from collections.abc import Callable
 from collections.abc import Mapping as MappingABC
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import PlangraphError
 from ..plan.evidence import ABSENT
+from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
 from . import STARTED_KEY
 from .config import CONFIG_NAMES
 
@@ -46,6 +51,7 @@ class FileBinder:
         self._conftests: dict[str, tuple[list[str], list[str]]] = {}
         self._absent_config: list[str] | None = None
         self._absent_conftests: list[str] | None = None
+        self._collectable: dict[str, str] | None = None
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
@@ -77,10 +83,12 @@ class FileBinder:
             run_files = self.run_files()
             shared = (*self.absent_configuration(), *self.absent_conftests())
             absent = list(dict.fromkeys(p for p in (*shared, *absent) if p not in run_files))
-            paths = [*run_files, *conftests, file, *absent]
+            walks = self.collectable()
+            paths = [*run_files, *conftests, file, *absent, *walks]
             mapping.file_subjects[file] = paths
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
+            mapping.hashes.update(walks)
         defined_in = self._defined_in(item, file)
         if defined_in is not None and defined_in not in paths:
             paths.append(defined_in)
@@ -254,6 +262,13 @@ class FileBinder:
             self._absent_conftests = found
         return self._absent_conftests
 
+    def collectable(self) -> dict[str, str]:
+        """What the run could collect under each folder of its paths (:func:`collectable`),
+        computed once: a subject path per folder, and the digest of the files found."""
+        if self._collectable is None:
+            self._collectable = collectable(self.config, self.relative, self.plangraph.root)
+        return self._collectable
+
     def absent_configuration(self) -> list[str]:
         """The pytest configuration files that are not there and that pytest would have
         preferred over the one it read (:func:`absent_configuration`), computed once."""
@@ -340,6 +355,57 @@ def collected_folders(
                     continue
                 pending.append((folder / name, f"{rel}/{name}" if rel else name))
     return list(found)
+
+
+def collect_settings(config: pytest.Config) -> dict[str, Any]:
+    """The settings that say which files under its paths pytest collects, as
+    :func:`~pytest_plangraph.vcs.testglob.collect_key` keeps them: ``python_files``,
+    ``norecursedirs``, the ``--doctest-glob`` patterns (``test*.txt`` without one; none with
+    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``."""
+
+    def option(name: str, default: Any) -> Any:
+        try:
+            return config.getoption(name)
+        except ValueError:  # the plugin that adds it is not loaded
+            return default
+
+    doctest_on = config.pluginmanager.has_plugin("doctest")
+    return {
+        "python_files": [str(p) for p in config.getini("python_files")],
+        "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
+        "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
+        if doctest_on
+        else [],
+        "doctest_modules": bool(option("doctestmodules", False)) and doctest_on,
+        "venv": bool(option("collect_in_virtualenv", False)),
+    }
+
+
+def collectable(
+    config: pytest.Config, relative: Callable[[Path], str | None], root: Path
+) -> dict[str, str]:
+    """For each folder among the paths the run collects (``config.args``: the command line's,
+    or ``testpaths``) inside the repository, the subject that stands for what pytest could
+    collect there (:func:`~pytest_plangraph.vcs.testglob.collect_key`) and the digest of the
+    files it finds (:func:`~pytest_plangraph.vcs.testglob.collect_files`): the gate walks the
+    folder again with the same settings, and a ``conftest.py`` or test file found then that
+    was not found now (in a folder made since, say) changes the digest and stales the record.
+    A path that names a file is left out: pytest collects that file alone."""
+    settings = collect_settings(config)
+    found: dict[str, str] = {}
+    for arg in config.args:
+        path = Path(str(arg).split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        if not path.is_dir():
+            continue
+        top = relative(path)
+        if top is None:
+            continue
+        key = collect_key("" if top == "." else top, settings)
+        if key not in found:
+            found[key] = collect_digest(collect_files(os.fspath(root), key))
+    return found
 
 
 def _no_section(pyproject: Path) -> bool:

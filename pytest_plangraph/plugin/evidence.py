@@ -24,6 +24,7 @@ from ..plan.model import TestVerifier
 from ..plan.paths import UTF8_HINT, not_utf8
 from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
+from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
 from .mapping import CriterionTests, Mapping
 from .origin import ORIGIN_ATTRIBUTE
@@ -340,8 +341,8 @@ class EvidenceBuilder:
         _require_utf8(item, paths)
         subjects = {path: self._hash(path) for path in paths}
         for path, sha in item.subjects.items():
-            if sha == ABSENT and subjects[path] is None:  # bound absent, still no file
-                subjects[path] = ABSENT
+            if subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
+                subjects[path] = sha  # bound absent and still no file; what a folder holds
         missing = [path for path in item.produced if subjects.get(path) is None]
         if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
             details = {

@@ -13,6 +13,7 @@ required nodes.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Generator, Iterable
@@ -28,6 +29,7 @@ from ..judge.derive import derive
 from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
+from ..vcs.testglob import collected_now
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
@@ -164,6 +166,7 @@ class PlangraphSession:
         for record in evidence:
             files.update(subject_files(record.subjects))
         missing = needed_paths(self.plangraph.graph, fold.judged(), end.outputs) - files.keys()
+        files.update(collected_now(os.fspath(self.plangraph.root), missing, set()))
         files.update(self.plangraph.workspace.hashes(missing))
         after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)
         return derive(self.plangraph.graph, fold, after)

@@ -17,21 +17,43 @@ setting. As pytest does, it follows a link to a directory (the files under it ar
 the link's path; a link back to a folder above is not entered again). A name that is not
 UTF-8 where the glob could find tests is refused: no record can bind it. The recording run
 and the gate list with the same function, so what one binds the other finds.
+
+A file no glob names can also hold tests of a criterion (a ``criterion`` marker, a
+``--doctest-glob`` of the run) or hooks that see every test (a ``conftest.py`` in a folder made
+since). :func:`collect_files` lists what pytest could collect under a folder of a run's paths
+with the run's own settings, named by a :func:`collect_key` subject whose value is the digest
+of the list: the run binds it, and the gate walks again (:func:`collected_now`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase, translate
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
-from ..plan.paths import UTF8_HINT, is_glob, normalize, not_utf8, path_problem
+from ..plan.paths import COLLECT, UTF8_HINT, is_glob, normalize, not_utf8, path_problem
 from ..plan.patterns import prefix_matcher, test_globs
 
-__all__ = ["DOCTEST_TEXT", "NOT_ENTERED", "GlobFiles", "glob_files", "globs_files"]
+__all__ = [
+    "COLLECT",
+    "DOCTEST_TEXT",
+    "NOT_ENTERED",
+    "TOOL_FOLDERS",
+    "GlobFiles",
+    "collect_digest",
+    "collect_files",
+    "collect_folder",
+    "collect_key",
+    "collected_now",
+    "glob_files",
+    "globs_files",
+    "is_collect_key",
+]
 
 NOT_ENTERED = (".git", "__pycache__")
 """The folders the walk never enters: git's, and the bytecode caches. pytest's
@@ -151,3 +173,133 @@ def _require_utf8(pattern: str, path: str) -> None:
             f"the tests: glob {pattern!r} finds a path whose name is not UTF-8: {shown!r}; "
             + UTF8_HINT
         )
+
+
+# --- what a run of pytest could collect under its paths ----------------------------------------
+
+
+TOOL_FOLDERS = (".plangraph", ".pytest_cache")
+"""Folders :func:`collect_files` does not enter whatever ``norecursedirs`` says (a project's
+setting without ``.*`` lets pytest into them): plangraph's own store and caches, and pytest's
+cache, which hold no tests and change with every command (a watched folder that changes
+makes every kept answer a miss)."""
+
+
+def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
+    """The subject path that stands for what pytest could collect under *folder* (``""``: the
+    repository root) with the settings *spec* (``python_files``, ``norecursedirs``,
+    ``doctest_glob``, ``doctest_modules``, ``venv``): the folder, :data:`COLLECT` and the
+    settings as compact JSON. Its value is :func:`collect_digest` of :func:`collect_files`."""
+    settings = json.dumps(dict(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"{folder or '.'}{COLLECT}{settings}"
+
+
+def is_collect_key(path: str) -> bool:
+    """True for a subject path :func:`collect_key` made."""
+    return COLLECT in path
+
+
+def collect_folder(key: str) -> str:
+    """The folder (``"."``: the root) a :func:`collect_key` walks from."""
+    return key.partition(COLLECT)[0]
+
+
+def collect_digest(found: GlobFiles | None) -> str:
+    """The value of a :func:`collect_key` subject: the sha256 of the sorted paths *found*
+    (a key that cannot be read: a value no walk gives, so the subject is changed)."""
+    if found is None:
+        return "unreadable"
+    text = "\n".join(found.files).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(text).hexdigest()
+
+
+def collect_files(root: str, key: str) -> GlobFiles | None:
+    """The files under the folder of *key* (:func:`collect_key`) that pytest could collect with
+    its settings, and the folders listed to find them; None when *key* is not one.
+
+    The walk enters every folder pytest enters (not those ``norecursedirs`` leaves out, nor
+    ``__pycache__``, ``.git``, :data:`TOOL_FOLDERS`, a virtual environment unless
+    ``--collect-in-virtualenv``; a
+    link to a folder is followed, once) and lists each ``conftest.py`` (pytest loads it when
+    it collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
+    test module; every ``*.py`` under ``--doctest-modules``), and each file a
+    ``--doctest-glob`` matches. A file found here that was not when the evidence was recorded
+    holds tests, or hooks, the evidence did not run."""
+    folder, _, text = key.partition(COLLECT)
+    try:
+        spec = json.loads(text)
+        python_files = [str(p) for p in spec["python_files"]]
+        skipped = [str(p) for p in spec["norecursedirs"]]
+        doctests = [str(p) for p in spec["doctest_glob"]]
+        modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if path_problem(folder) or normalize(folder).startswith(".."):
+        return None
+    top = "" if normalize(folder) == "." else normalize(folder)
+    files: list[str] = []
+    listed: list[str] = []
+    start = os.path.realpath(os.path.join(root, top) if top else root)
+    pending: list[tuple[str, str, frozenset[str]]] = [(top, start, frozenset({start}))]
+    while pending:  # once per folder entered: kept flat
+        rel, here, above = pending.pop()
+        listed.append(rel)
+        prefix = "" if rel == "" else f"{rel}/"
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # not there: listed, so its appearing is seen
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir():  # a link to a folder too: pytest follows it
+                if (
+                    name in NOT_ENTERED
+                    or name in TOOL_FOLDERS
+                    or any(fnmatchcase(name, p) for p in skipped)
+                    or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
+                ):
+                    continue
+                real = os.path.realpath(entry.path) if entry.is_symlink() else f"{here}/{name}"
+                if real not in above:
+                    pending.append((prefix + name, real, above | {real}))
+            elif entry.is_file() and _collected(
+                prefix + name, name, python_files, doctests, modules
+            ):
+                files.append(prefix + name)
+    return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
+
+
+def _collected(
+    path: str, name: str, python_files: list[str], doctests: list[str], modules: bool
+) -> bool:
+    """Whether pytest could collect the file *path* (named *name*) or load it as a conftest."""
+    if name.endswith(".py"):
+        if modules or name in ("conftest.py", "__init__.py"):
+            return True
+        return any(_matches(p, path, name) for p in python_files)
+    return any(_matches(p, path, name) for p in doctests)
+
+
+def _matches(pattern: str, path: str, name: str) -> bool:
+    """pytest's ``fnmatch_ex``: a pattern without a ``/`` matches the file's name, one with a
+    ``/`` the end of its path."""
+    if "/" not in pattern:
+        return fnmatchcase(name, pattern)
+    return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}")
+
+
+def collected_now(root: str, paths: set[str], listed: set[str]) -> dict[str, str]:
+    """Take the :func:`collect_key` subjects out of *paths* (no file is hashed for them) and
+    give each its value now (:func:`collect_digest` of :func:`collect_files`); the folders
+    walked go into *listed* (a file added to one changes its mtime: the kept answer watches
+    them). Each key is walked once."""
+    keys = [path for path in paths if COLLECT in path]
+    found: dict[str, str] = {}
+    for key in keys:
+        paths.discard(key)
+        each = collect_files(root, key)
+        found[key] = collect_digest(each)
+        if each is not None:
+            listed.update(each.listed)
+    return found

@@ -1,0 +1,282 @@
+"""Files that appear where nothing was bound: a ``conftest.py`` in a folder made after the
+evidence was recorded, a test file that only a ``criterion`` marker brings in, a file only a
+custom ``--doctest-glob`` collects.
+
+The recording run binds, for each folder among the paths it collects, what pytest could collect
+there (:func:`pytest_plangraph.vcs.testglob.collect_files`: every ``conftest.py``, test module
+and doctest file, with the run's ``python_files``, ``norecursedirs`` and doctest settings); the
+gate walks the folder again, and a file found now that was not found then stales every
+criterion of the run (``ARTIFACT_CHANGED``). The kept answer of ``plangraph status`` watches
+the folders walked, so an addition is never answered from it.
+
+Each case runs real pytest sessions (``pytester``) in a real git repository, and the real
+``plangraph`` command.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from cache_helpers import as_tester
+from cli_helpers import plangraph, plangraph_main
+from glob_helpers import write
+from plugin_helpers import latest, make_project
+
+from pytest_plangraph.vcs.testglob import (
+    collect_digest,
+    collect_files,
+    collect_folder,
+    collect_key,
+    is_collect_key,
+)
+
+FORCING = """
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:  # every test of the session, not only those below this folder
+        item.add_marker(pytest.mark.xfail(strict=True, reason="forced"))
+"""
+
+MARKED_FAILING = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_new_and_broken():
+    assert False, "the code is broken now"
+"""
+
+SETTINGS = {
+    "python_files": ["test_*.py", "*_test.py"],
+    "norecursedirs": [".*", "build", "venv"],
+    "doctest_glob": ["test*.txt"],
+    "doctest_modules": False,
+    "venv": False,
+}
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+def statuses(root: Path) -> tuple[str, dict[str, list[dict[str, object]]]]:
+    """The status of node ``step-a`` and the reasons of each of its criteria (real command)."""
+    answer = plangraph_main(root, "status", "--format", "json").json()
+    [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
+    return str(node["status"]), {c["id"]: list(c["reasons"]) for c in node["criteria"]}
+
+
+def recorded(pytester: pytest.Pytester, *args: str, passed: int = 4) -> Path:
+    root = make_project(pytester)
+    pytester.runpytest("--plangraph", *args).assert_outcomes(passed=passed)
+    assert statuses(root)[0] == "completed"
+    return root
+
+
+# --- the walk --------------------------------------------------------------------------------
+
+
+def test_the_walk_lists_what_pytest_could_collect_with_the_runs_settings(tmp_path: Path) -> None:
+    for rel in (
+        "tests/test_a.py",
+        "tests/helpers.py",
+        "tests/b_test.py",
+        "tests/sub/conftest.py",
+        "tests/sub/__init__.py",
+        "tests/sub/check_c.py",
+        "tests/testnotes.txt",
+        "tests/guide.rst",
+        "tests/.hidden/conftest.py",
+        "tests/build/conftest.py",
+        "tests/env/pyvenv.cfg",
+        "tests/env/conftest.py",
+        "tests/__pycache__/conftest.py",
+        "src/conftest.py",
+    ):
+        write(tmp_path, rel, "")
+    key = collect_key("tests", SETTINGS)
+    assert is_collect_key(key) and collect_folder(key) == "tests"
+    found = collect_files(str(tmp_path), key)
+    assert found is not None
+    assert found.files == (
+        "tests/b_test.py",
+        "tests/sub/__init__.py",
+        "tests/sub/conftest.py",
+        "tests/test_a.py",
+        "tests/testnotes.txt",
+    )
+    assert found.listed == ("tests", "tests/sub")
+    # the run's own settings: its python_files, a custom doctest glob, --doctest-modules,
+    # a norecursedirs that lets pytest into build/, --collect-in-virtualenv
+    custom = {
+        **SETTINGS,
+        "python_files": ["check_*.py"],
+        "doctest_glob": ["*.rst"],
+        "norecursedirs": [".*"],
+        "venv": True,
+    }
+    found = collect_files(str(tmp_path), collect_key("tests", custom))
+    assert found is not None
+    assert found.files == (
+        "tests/build/conftest.py",
+        "tests/env/conftest.py",
+        "tests/guide.rst",
+        "tests/sub/__init__.py",
+        "tests/sub/check_c.py",
+        "tests/sub/conftest.py",
+    )
+    modules = collect_files(
+        str(tmp_path), collect_key("tests", {**SETTINGS, "doctest_modules": True})
+    )
+    assert modules is not None and "tests/helpers.py" in modules.files
+    # the whole repository from its root; a key that is not one is never a digest of a walk
+    whole = collect_files(str(tmp_path), collect_key("", SETTINGS))
+    assert whole is not None and "src/conftest.py" in whole.files and "" in whole.listed
+    # a norecursedirs without `.*` lets pytest into hidden folders, but not the tools' caches
+    write(tmp_path, ".plangraph/cache/conftest.py", "")
+    write(tmp_path, ".pytest_cache/v/conftest.py", "")
+    hidden = collect_files(str(tmp_path), collect_key("", {**SETTINGS, "norecursedirs": []}))
+    assert hidden is not None and "tests/.hidden/conftest.py" in hidden.files
+    assert not any(p.startswith((".plangraph", ".pytest_cache")) for p in hidden.listed)
+    assert collect_digest(collect_files(str(tmp_path), "tests/::collect{")) == "unreadable"
+    assert collect_files(str(tmp_path), collect_key("../out", SETTINGS)) is None
+
+
+def test_the_walk_follows_a_link_to_a_folder_once(tmp_path: Path) -> None:
+    write(tmp_path, "shared/conftest.py", "")
+    write(tmp_path, "tests/test_a.py", "")
+    os.symlink("../shared", tmp_path / "tests/link", target_is_directory=True)
+    os.symlink("..", tmp_path / "shared/up", target_is_directory=True)  # a cycle
+    found = collect_files(str(tmp_path), collect_key("tests", SETTINGS))
+    assert found is not None
+    assert "tests/link/conftest.py" in found.files
+    assert all(path.count("link") <= 1 for path in found.files)
+
+
+# --- the evidence and the gate ---------------------------------------------------------------
+
+
+def test_the_record_binds_what_the_run_could_collect(pytester: pytest.Pytester) -> None:
+    root = recorded(pytester)
+    records = latest(root)
+    for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
+        subjects = records[ref].subjects
+        [walk] = [path for path in subjects if is_collect_key(path)]
+        assert collect_folder(walk) == "tests"
+        assert subjects[walk] == collect_digest(collect_files(str(root), walk))
+    assert '"doctest_glob":["test*.txt"]' in walk and '"python_files":["test_*.py"' in walk
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 0
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2", "-p", "no:randomly")])
+def test_a_conftest_in_a_folder_made_since_stales_every_criterion_of_the_run(
+    pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    root = recorded(pytester, *workers)
+    write(root, "tests/deeper/conftest.py", textwrap.dedent(FORCING))
+    status, reasons = statuses(root)
+    assert status == "stale"
+    for criterion in ("ac-marked", "ac-pattern"):
+        [reason] = reasons[criterion]
+        assert reason["code"] == "ARTIFACT_CHANGED"
+        assert reason["folder"] == "tests"
+        assert "tests/" in str(reason["message"])
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
+    assert refused.code == 1, refused.err
+    assert "ARTIFACT_CHANGED" in refused.out
+    # the file does change the verdict: with it, every test fails
+    pytester.runpytest("--plangraph", *workers).assert_outcomes(failed=4)
+    assert statuses(root)[0] == "failed"
+    # and removing the folder again, the run passes: completed
+    shutil.rmtree(root / "tests/deeper")
+    pytester.runpytest("--plangraph", *workers).assert_outcomes(passed=4)
+    assert statuses(root)[0] == "completed"
+
+
+def test_a_marked_failing_test_file_added_would_pass_unrun(pytester: pytest.Pytester) -> None:
+    """A failing test of ``ac-marked`` in a new file: the recorded pass is no lie about the
+    tests it ran, yet the criterion's tests fail on the code now. The gate says so."""
+    root = recorded(pytester)
+    write(root, "tests/test_b.py", textwrap.dedent(MARKED_FAILING))
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert [r["code"] for r in reasons["ac-marked"]] == ["ARTIFACT_CHANGED"]
+    # every criterion of the run: a marker may name any of them
+    assert [r["code"] for r in reasons["ac-pattern"]] == ["ARTIFACT_CHANGED"]
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
+    # the criterion's tests do fail on the code now
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
+    assert latest(root)["step-a/ac-marked"].outcome == "failed"
+    assert statuses(root)[0] == "failed"
+
+
+def test_a_file_only_a_custom_doctest_glob_collects(pytester: pytest.Pytester) -> None:
+    plan = """
+        plangraph: 1
+        plan: demo
+        nodes:
+          - id: step-a
+            acceptance:
+              - id: ac-docs
+                verifier: {type: test, tests: ["tests/*.rst::*"]}
+        """
+    guide = ">>> 1 + 1\n2\n"
+    root = make_project(
+        pytester,
+        plan=plan,
+        tests="def test_ok():\n    assert True\n",
+        files={
+            "pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-glob=*.rst\n",
+            "tests/guide.rst": guide,
+        },
+    )
+    pytester.runpytest("--plangraph").assert_outcomes(passed=2)
+    assert statuses(root)[0] == "completed"
+    write(root, "tests/more.rst", ">>> 1 + 1\n3\n")
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert [r["code"] for r in reasons["ac-docs"]] == ["ARTIFACT_CHANGED"]
+    pytester.runpytest("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert statuses(root)[0] == "failed"
+
+
+def test_an_unchanged_repository_is_a_kept_hit_and_an_addition_never_is(
+    pytester: pytest.Pytester, derived: list[str]
+) -> None:
+    root = recorded(pytester)
+    # the run made tests/__pycache__: a watched folder is trusted by its mtime only 2 s later
+    age(root, "tests")
+    statuses(root)
+    before = len(derived)
+    assert statuses(root)[0] == "completed"
+    assert len(derived) == before  # answered from the kept status
+    (root / "tests/deeper/deepest").mkdir(parents=True)
+    assert statuses(root)[0] == "completed"  # a folder with nothing pytest collects
+    age(root, "tests", "tests/deeper", "tests/deeper/deepest")
+    statuses(root)
+    before = len(derived)
+    assert statuses(root)[0] == "completed"
+    assert len(derived) == before  # kept again, watching the new folders too
+    write(root, "tests/deeper/deepest/conftest.py", textwrap.dedent(FORCING))
+    assert statuses(root)[0] == "stale"
+    assert len(derived) == before + 1  # derived again, not kept
+    # files pytest does not collect change nothing
+    (root / "tests/deeper/deepest/conftest.py").unlink()
+    write(root, "tests/deeper/data.json", "{}\n")
+    write(root, "tests/.cache/conftest.py", "")  # norecursedirs leaves it out
+    assert statuses(root)[0] == "completed"
+
+
+def age(root: Path, *folders: str) -> None:
+    """Set the mtime of *folders* 10 s back: a watched folder changed less than 2 s before a
+    status is not trusted by its mtime, and nothing is kept then."""
+    for folder in folders:
+        path = root / folder
+        if path.is_dir():
+            aged = os.stat(path).st_mtime_ns - 10_000_000_000
+            os.utime(path, ns=(aged, aged))
