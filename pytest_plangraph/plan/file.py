@@ -16,6 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,7 @@ def parse_plan(
     data, positions = _read(suffix, raw, name, cache_dir, key)
     meaning = content_key(data) if cache_dir is not None and key is not None else None
     loaded = None
+    items = None  # the key of each node and edge, when validated by item
     if cache_dir is not None and meaning is not None and known is not None:
         # the same data read from other bytes (comments, layout) was validated: its form is kept
         plan = reuse_validated(cache_dir, meaning, known)
@@ -118,7 +120,7 @@ def parse_plan(
 
         found = validated_by_item(data, cache_dir)
         if found is not None:
-            loaded = LoadedPlan(found[0], name, positions)
+            loaded, items = LoadedPlan(found[0], name, positions), found[2]
             keep_validated(cache_dir, key, found[0], meaning, found[1])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
@@ -127,7 +129,12 @@ def parse_plan(
             keep_validated(cache_dir, known, loaded.plan, meaning)
     if cache_dir is not None and key is not None:
         content = meaning or key
-        with_facts(loaded.plan, cache_dir, content, key)
+        by_item = None
+        if items is not None:
+            from .factcache import facts_by_item
+
+            by_item = partial(facts_by_item, loaded.plan, cache_dir, items)
+        with_facts(loaded.plan, cache_dir, content, key, by_item)
         loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=source)
 
