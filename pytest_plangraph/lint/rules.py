@@ -251,7 +251,11 @@ def _builtin_settings(ctx: LintContext) -> Iterator[Finding]:
     (:meth:`Registry.settings_alone <pytest_plangraph.verifiers.Registry.settings_alone>`)."""
     from ..verifiers import builtin_settings_problems
 
+    clean, found_clean = ctx.clean, ctx.found_clean
     for i, node in enumerate(ctx.loaded.plan.nodes):
+        if i in clean:
+            continue  # known to give nothing here: kept by its content
+        wrong = False
         for k, criterion in enumerate(node.acceptance):
             if criterion.verifier.type not in ctx.verifier_types:
                 continue  # UNKNOWN_VERIFIER
@@ -260,7 +264,10 @@ def _builtin_settings(ctx: LintContext) -> Iterator[Finding]:
             for problem in builtin_settings_problems(criterion.verifier) or ():
                 hint = f"{node.id}/{criterion.id}: {problem}"
                 path = ("nodes", i, "acceptance", k, "verifier")
+                wrong = True
                 yield ctx.finding("VERIFIER_CONFIG", node.id, hint, path)
+        if found_clean is not None and not wrong:
+            found_clean.add(i)
 
 
 def _verifier_settings(ctx: LintContext) -> Iterator[Finding]:
@@ -415,6 +422,10 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
 """The rules that read the plan alone: their findings follow from the plan file's bytes and
 the known verifier types (so they may be kept between runs, see
 :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`)."""
+
+NODE_RULES = frozenset({_builtin_settings})
+"""The rules of :data:`RULES` whose findings about a node follow from that node alone (its
+content and the known verifier types): they skip the nodes of :attr:`LintContext.clean`."""
 
 FILE_RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _links_outside_root,  # first: it asks about every path at once, the others one by one

@@ -64,6 +64,10 @@ class LoadedPlan:
     source: str | None = field(default=None, compare=False)
     """The sha256 of the bytes the plan was read from (None for a plan not read from bytes):
     what a derived state kept for this plan is keyed by (:mod:`pytest_plangraph.derived`)."""
+    node_keys: tuple[str, ...] | None = field(default=None, compare=False)
+    """The key of each node's content (:mod:`.itemcache`), in the plan's order, when the plan
+    was validated item by item: what lint keeps a node's findings under
+    (:mod:`pytest_plangraph.lint.nodecache`); else None."""
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
@@ -120,7 +124,9 @@ def parse_plan(
 
         found = validated_by_item(data, cache_dir)
         if found is not None:
-            loaded, items = LoadedPlan(found[0], name, positions), found[2]
+            items = found[2]
+            nodes = tuple(items.get("nodes", ()))
+            loaded = LoadedPlan(found[0], name, positions, node_keys=nodes)
             keep_validated(cache_dir, key, found[0], meaning, found[1])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
