@@ -249,6 +249,8 @@ def with_facts(
             plan.__dict__["digest"] = str(facts["digest"])
             plan.__dict__["criterion_digests"] = criteria
             plan.__dict__["topological_order"] = order
+            if facts.get("shape") is not None:  # see factcache.shape
+                plan.__dict__["node_shape"] = facts["shape"]
             return
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -263,6 +265,7 @@ def with_facts(
         "digest": plan.digest,
         "criteria": [[n, c, d] for (n, c), d in criteria.items()],
         "order": list(plan.topological_order),
+        "shape": plan.__dict__.get("node_shape"),
     }
     _write(path, facts)
     prune(cache_dir, key, also=file_key)

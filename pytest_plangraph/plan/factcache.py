@@ -82,7 +82,53 @@ def facts_by_item(
     edge_keys = items.get("edges", [])
     edge_texts = [_edge_text(store, key, edge) for edge, key in zip(edges, edge_keys, strict=True)]
     store.save({*node_keys, *edge_keys})
-    return text_digest(_plan_text(plan, node_texts, edge_texts)), criteria
+    digest = text_digest(_plan_text(plan, node_texts, edge_texts))
+    plan.__dict__[SHAPE] = _shape(plan, node_texts, digest_texts, edge_texts)
+    return digest, criteria
+
+
+SHAPE = "node_shape"
+"""Where :func:`facts_by_item` leaves the plan's :func:`shape` (in the plan's ``__dict__``, as
+the cached properties are; kept with its facts)."""
+
+
+def shape(plan: Plan) -> tuple[str, dict[str, str]] | None:
+    """The *structure* of *plan* and the *signature* of each node, when its facts were put
+    together by item (else None): the structure is the sha256 of everything but what each node
+    holds alone (the plan's other fields, its edges, its node ids, their parents, the order),
+    a node's signature that of its canonical form and criterion digests. Two plans of the same
+    structure differ only in the nodes whose signatures differ, and only in what they hold
+    themselves: a kept derived state judges those again (:mod:`pytest_plangraph.derived`)."""
+    found = plan.__dict__.get(SHAPE)
+    if (
+        isinstance(found, list)
+        and len(found) == 2
+        and isinstance(found[0], str)
+        and isinstance(found[1], dict)
+    ):
+        return found[0], found[1]
+    return None
+
+
+def _shape(
+    plan: Plan, node_texts: list[str], digest_texts: list[str], edge_texts: list[str]
+) -> list[Any] | None:
+    """:func:`shape`'s value as kept (JSON); None when node ids repeat."""
+    nodes = plan.nodes
+    signatures = {
+        node.id: text_digest(f"{text}\n{digests}")
+        for node, text, digests in zip(nodes, node_texts, digest_texts, strict=True)
+    }
+    if len(signatures) != len(nodes):
+        return None
+    rest = plan.to_json(by_alias=True, exclude_defaults=True, exclude=_LISTS)
+    whole = [
+        canonical_json(rest),
+        edge_texts,
+        [[node.id, node.parent] for node in nodes],
+        list(plan.topological_order),
+    ]
+    return [text_digest(canonical_json(whole)), signatures]
 
 
 def _plan_text(plan: Plan, node_texts: list[str], edge_texts: list[str]) -> str:
