@@ -143,3 +143,22 @@ def test_plangraph_status_says_the_same_with_and_without_the_cache(tmp_path: Pat
     _set(plan, 5, GOOD)
     _set(plan, 12, GOOD)
     assert _status(tmp_path)[0] == 0
+
+
+def test_paths_outside_the_root_are_found_in_nodes_and_edges_after_edits(tmp_path: Path) -> None:
+    plan, cache = tmp_path / "plangraph.yaml", tmp_path / "cache"
+    _big(plan)
+    text = plan.read_text().replace("outputs: [out/n4.txt]", "outputs: [../n4.txt]", 1)
+    plan.write_text(text)
+    by_node, whole = _both(plan, cache)
+    assert by_node == whole and [f.node for f in whole if f.code == "PATH_OUTSIDE_ROOT"] == ["n4"]
+    edge = "- {from: n20, to: n21, type: consumes, artifacts: [/abs.txt]}\n"
+    plan.write_text(plan.read_text().replace("edges:\n", "edges:\n" + edge, 1))
+    plan.write_text(plan.read_text().replace("- id: n8\n", "- id: n8\n  risk: high\n", 1))
+    by_node, whole = _both(plan, cache)
+    assert by_node == whole
+    assert sorted(f.node for f in whole if f.code == "PATH_OUTSIDE_ROOT") == ["n21", "n4"]
+    _set(plan, 30, "{type: artifact, path: ../n%d.txt}")
+    by_node, whole = _both(plan, cache)
+    assert by_node == whole
+    assert sorted(f.node for f in whole if f.code == "PATH_OUTSIDE_ROOT") == ["n21", "n30", "n4"]

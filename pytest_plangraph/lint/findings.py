@@ -156,9 +156,9 @@ class LintContext:
     """The indices of the nodes known to give no finding of the rules that read one node
     alone (:data:`~.rules.NODE_RULES`): kept by the node's content
     (:mod:`~pytest_plangraph.lint.nodecache`), so those rules skip them."""
-    found_clean: set[int] | None = None
-    """When given, those rules add to it the index of each node they looked at and found
-    nothing wrong with."""
+    wrong: set[int] | None = None
+    """When given, those rules add to it the index of each node they found something wrong
+    with (the others they looked at pass them)."""
 
     def finding(self, code: str, node: str | None, hint: str, path: FieldPath) -> Finding:
         """A finding of *code* located at the field *path*."""

@@ -56,15 +56,16 @@ def plan_findings_by_node(
     store = _Store(cache_dir / FILE_NAME)
     entries = store.entries
     clean = frozenset(i for i, key in enumerate(lint_keys) if entries.get(key) == _CLEAN)
-    found_clean: set[int] = set()
+    wrong: set[int] = set()
     found = plan_findings(
         loaded,
         verifier_types=verifier_types,
         graph=graph,
         severities=severities,
         clean=clean,
-        found_clean=found_clean,
+        wrong=wrong,
     )
+    found_clean = set(range(len(lint_keys))) - clean - wrong
     for index in found_clean:
         store.add(lint_keys[index], _CLEAN)
     store.save({lint_keys[index] for index in clean | found_clean})
