@@ -13,7 +13,7 @@ from conftest import git
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.errors import PlanError
-from pytest_plangraph.lint import check
+from pytest_plangraph.lint import check, nodecache
 from pytest_plangraph.plan import file as plan_file
 from pytest_plangraph.plan import itemcache
 from pytest_plangraph.plan.file import load_plan
@@ -45,6 +45,7 @@ def rules_run(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(check, "plan_findings", counting)
+    monkeypatch.setattr(nodecache, "plan_findings", counting)  # a plan whose meaning changed
     return runs
 
 

@@ -41,12 +41,12 @@ def _whole(data: dict[str, Any]) -> Plan | None:
         return None
 
 
-def _same(found: tuple[Plan, dict[str, Any]] | None, whole: Plan | None) -> None:
+def _same(found: tuple[Plan, dict[str, Any], Any] | None, whole: Plan | None) -> None:
     if whole is None:
         assert found is None
         return
     assert found is not None
-    plan, form = found
+    plan, form = found[0], found[1]
     assert plan == whole and form == whole.to_data()
     for part, expected in zip(_parts(plan), _parts(whole), strict=True):
         assert type(part) is type(expected) and part.fields_set == expected.fields_set

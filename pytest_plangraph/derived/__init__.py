@@ -61,7 +61,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
     keys = _key(repo, fold, snapshot)
     if keys is None:
         return derive(repo.graph, fold, snapshot)
-    key, base, head = keys
+    key, base, head, plan = keys
     path = cache_dir_of(repo.store_path) / NAME
     kept = read_tagged(path)
     if isinstance(kept, dict) and kept.get("key") == key:
@@ -70,7 +70,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
         except (KeyError, TypeError, ValueError):  # not a state: derived below
             pass
     try:
-        observed = _reused(repo, fold, snapshot, kept, base)
+        observed = _reused(repo, fold, snapshot, kept, base, plan)
     except (KeyError, TypeError, ValueError, AttributeError):  # damaged: derived in full
         observed = None
     if observed is None:
@@ -86,6 +86,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             "outputs": _expanded(repo, snapshot),
             "globs": {g: list(f) for g, f in snapshot.globs.items()},
             "reads": observed.reads,
+            "plan": plan,
         },
     }
     write_tagged(path, record)
@@ -117,12 +118,18 @@ def _rows(observed: Observed, kept: Any) -> dict[str, Any]:
 
 
 def _reused(
-    repo: Repository, fold: LogFold, snapshot: Snapshot, kept: object, base: str
+    repo: Repository,
+    fold: LogFold,
+    snapshot: Snapshot,
+    kept: object,
+    base: str,
+    plan: dict[str, Any],
 ) -> Observed | None:
     """The state of *fold* and *snapshot* derived again from *kept* where what it read
-    changed (:func:`~pytest_plangraph.judge.rederive.rederive`); None when *kept* was derived
-    for another plan, code, policy, setting or checkpoint, or for a head that is not one of
-    this log's."""
+    changed (:func:`~pytest_plangraph.judge.rederive.rederive`), or where the plan changed in
+    what some nodes hold alone (*plan*: see :func:`_plan`); None when *kept* was derived for
+    another plan (of another structure), code, policy, setting or checkpoint, or for a head
+    that is not one of this log's."""
     from ..judge.inputs import Snapshot
     from ..judge.logfold import evidence_key
     from ..judge.rederive import Observed, rederive
@@ -132,6 +139,9 @@ def _reused(
         return None
     observed = kept["observed"]
     if observed["base"] != base:
+        return None
+    changed = _plan_changed(observed.get("plan"), plan)
+    if changed is None:
         return None
     seq, chain = int(observed["head"][0]), str(observed["head"][1])
     head = repo.store.head()
@@ -155,15 +165,46 @@ def _reused(
         {str(n): tuple(str(p) for p in paths) for n, paths in observed["outputs"].items()},
         {str(g): tuple(str(p) for p in f) for g, f in observed.get("globs", {}).items()},
     )
-    return rederive(repo.graph, fold, snapshot, state, was, touched & nodes.keys())
+    return rederive(repo.graph, fold, snapshot, state, was, touched & nodes.keys(), edited=changed)
+
+
+def _plan(repo: Repository) -> tuple[str, dict[str, Any]]:
+    """What the kept state's base holds of the plan, and what it records of it: the plan as
+    read (its digest and node order: a comment added to the file keeps the state) in the base;
+    or, when the plan's facts give its shape (:func:`~pytest_plangraph.plan.factcache.shape`),
+    its structure in the base and each node's signature recorded, so a plan edited in what
+    some nodes hold alone judges those nodes again, not every node."""
+    from ..plan.factcache import shape
+
+    whole = hashlib.sha256(
+        "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
+    ).hexdigest()
+    found = shape(repo.plan)
+    if found is None:
+        return whole, {"whole": whole, "nodes": None}
+    return f"structure:{found[0]}", {"whole": whole, "nodes": found[1]}
+
+
+def _plan_changed(kept: Any, plan: dict[str, Any]) -> set[str] | None:
+    """The nodes whose signatures differ between the *kept* record of the plan and this
+    *plan*'s (none when the plan is as kept); None when that cannot be told."""
+    if not isinstance(kept, dict):
+        return None
+    if kept.get("whole") == plan["whole"]:
+        return set()
+    was, now = kept.get("nodes"), plan["nodes"]
+    if not isinstance(was, dict) or now is None or was.keys() != now.keys():
+        return None
+    return {node for node, signature in now.items() if was[node] != signature}
 
 
 def _key(
     repo: Repository, fold: LogFold, snapshot: Snapshot
-) -> tuple[str, str, tuple[int, str]] | None:
+) -> tuple[str, str, tuple[int, str], dict[str, Any]] | None:
     """The key of the state of *fold* and *snapshot*, the key of what a kept state must share
-    to be derived again in part (all but the head and the files), and the head; None when no
-    kept state may stand for deriving it."""
+    to be derived again in part (all but the head, the files and the nodes' own content), the
+    head and what is recorded of the plan (:func:`_plan`); None when no kept state may stand
+    for deriving it."""
     from ..codehash import code_fingerprint
     from ..judge.statejson import derivation_key
     from ..store.trust import local_caches_count, policy_from_env
@@ -178,9 +219,8 @@ def _key(
         return None
     # the plan as read, not its bytes: a comment added keeps the kept state (the node order
     # is the plan's too: it orders the state, and the digest sorts the nodes)
-    plan = hashlib.sha256(
-        "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
-    ).hexdigest()
+    structure, recorded = _plan(repo)
+    plan = recorded["whole"]
     code, policy, now = code_fingerprint(), policy_from_env().fingerprint(), settings()
     key = derivation_key(
         code=code,
@@ -190,12 +230,12 @@ def _key(
         settings=now,
         snapshot=snapshot,
     )
-    fixed = [_BASE_FORMAT, code, plan, fold.origin, policy, sorted(now.items())]
+    fixed = [_BASE_FORMAT, code, structure, fold.origin, policy, sorted(now.items())]
     base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    return key, base.hexdigest(), (head.seq, head.hash)
+    return key, base.hexdigest(), (head.seq, head.hash), recorded
 
 
-_BASE_FORMAT = 1
+_BASE_FORMAT = 2
 """Changes when what :func:`~pytest_plangraph.judge.rederive.rederive` keeps does."""
 
 

@@ -144,6 +144,12 @@ def _deciding(context: Context, current: str) -> tuple[str, ...]:
     )
 
 
+def deciding(context: Context, current: str) -> tuple[str, ...]:
+    """The nodes whose verdicts decide whether *current* completes, one step: its strong
+    prerequisites, children and conflicts-edge partners (:func:`_cone` is their closure)."""
+    return _deciding(context, current)
+
+
 def _cone(context: Context, node_id: str) -> set[str]:
     """*node_id* and every node whose verdicts can decide whether it completes: its strong
     prerequisites, children and conflicts-edge partners, and theirs in turn."""

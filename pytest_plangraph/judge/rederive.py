@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable
 from ..plan.graph import Graph, reach
 from ..plan.model import TestVerifier
 from ..values import dataclass
-from .derive import derive_nodes
+from .derive import deciding, derive_nodes
 from .inputs import Links, ReadLog, Snapshot, input_digests
 from .ledger import Context
 from .logfold import LogFold
@@ -61,17 +61,23 @@ def rederive(
     kept: Observed,
     was: Snapshot,
     touched: Collection[str],
+    *,
+    edited: Collection[str] = (),
 ) -> Observed | None:
     """The state of *graph* for *fold* and *snapshot*, reusing the states of *kept* (derived
     for the same plan from *was*, and from the events of *fold* but those naming the nodes
-    *touched*) where nothing they read changed; None when it cannot be reused."""
+    *touched*) where nothing they read changed; None when it cannot be reused. *edited* are
+    nodes the plan changed in what they hold alone since *kept* (the plan's structure the
+    same): they are judged again, with their digests; when nothing else changed and their
+    digests and states come out as kept, nothing around them is judged again."""
     nodes = graph.nodes
+    plan_changed = set(edited)
     # every node has a kept digest and reads (its kept state may be decoded when asked for)
     if fold.unjudged or kept.state.input_digests.keys() != nodes.keys():
         return None
     if kept.reads.keys() != nodes.keys():
         return None
-    if not set(touched) <= set(nodes):
+    if not set(touched) <= set(nodes) or not plan_changed <= set(nodes):
         return None
     links = Links.of(graph)
     before, now = was.files, snapshot.files
@@ -81,6 +87,11 @@ def rederive(
     }
     moved |= _globs_moved(graph, was, snapshot)
     seed = {n for n, paths in kept.reads.items() if not changed.isdisjoint(paths)} | moved
+    if plan_changed and not seed and not touched:  # the plan alone changed, in a few nodes
+        alone = _changed_alone(graph, fold, snapshot, kept, plan_changed)
+        if alone is not None:
+            return alone
+    seed |= plan_changed
     redo = set(reach(seed, lambda n: links.dependents[n]))
     digest_reads: dict[str, set[str]] = {}
     old = kept.state.input_digests
@@ -94,6 +105,41 @@ def rederive(
 
     dirty = set(reach(seed | set(touched), depending))
     return _derive(graph, fold, snapshot, digests, dirty, digest_reads, kept)
+
+
+def _changed_alone(
+    graph: Graph, fold: LogFold, snapshot: Snapshot, kept: Observed, changed: set[str]
+) -> Observed | None:
+    """The state when only the plan's *changed* nodes differ from *kept* (no file, no event):
+    their digests computed again and, when those are as kept, their criteria judged again
+    with the criteria of the nodes that decide them taken as kept (their digests, files and
+    events are as kept, so are their verdicts); None when a digest or a state does not come
+    out as kept (then what depends on them is judged again too)."""
+    digest_reads: dict[str, set[str]] = {}
+    old = kept.state.input_digests
+    digests = input_digests(graph, snapshot, only=changed, prior=old, reads=digest_reads)
+    if any(digests[n] != old.get(n) for n in changed):
+        return None
+    reads: dict[str, set[str]] = {}
+    observed = Snapshot(
+        ReadLog(snapshot.files, reads), snapshot.outputs, snapshot.globs, snapshot.listed
+    )
+    context = Context.of(graph, observed, digests)
+    kept_nodes = kept.state.nodes
+    cone = set(reach(changed, lambda n: deciding(context, n))) - changed
+    states = derive_nodes(context, fold, changed, {n: kept_nodes[n].criteria for n in cone})
+    if any(states[n] != kept_nodes[n] for n in changed):
+        return None
+    found: dict[str, NodeState] = {}
+    paths: dict[str, list[str]] = {}
+    for node_id in context.order:
+        if node_id in changed:
+            found[node_id] = states[node_id]
+            paths[node_id] = sorted(digest_reads.get(node_id, set()) | reads.get(node_id, set()))
+        else:
+            found[node_id] = kept_nodes[node_id]
+            paths[node_id] = kept.reads[node_id]
+    return Observed(PlanState(found, digests), paths, len(changed), frozenset(changed))
 
 
 def _globs_moved(graph: Graph, was: Snapshot, snapshot: Snapshot) -> set[str]:

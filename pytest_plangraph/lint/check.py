@@ -116,8 +116,10 @@ def kept_findings(
         found = from_kept(kept.get("findings"), file)
         if found is not None and (found == [] or kept.get("file") == source):
             return found
-    found = plan_findings(
-        subject.loaded, verifier_types=types, graph=subject.graph, severities=severities
+    from .nodecache import plan_findings_by_node  # a plan whose meaning changed
+
+    found = plan_findings_by_node(
+        subject.loaded, cache, verifier_types=types, graph=subject.graph, severities=severities
     )
     entry = {"types": types, "file": source, "findings": to_kept(found, file)}
     keep_entry(cache, "lint", key, version, entry)

@@ -152,6 +152,13 @@ class LintContext:
     files: FileCheck | None
     wanted: frozenset[Severity] | None = None
     """The severities asked for (None: all); a finding of another is left unlocated."""
+    clean: frozenset[int] = frozenset()
+    """The indices of the nodes known to give no finding of the rules that read one node
+    alone (:data:`~.rules.NODE_RULES`): kept by the node's content
+    (:mod:`~pytest_plangraph.lint.nodecache`), so those rules skip them."""
+    wrong: set[int] | None = None
+    """When given, those rules add to it the index of each node they found something wrong
+    with (the others they looked at pass them)."""
 
     def finding(self, code: str, node: str | None, hint: str, path: FieldPath) -> Finding:
         """A finding of *code* located at the field *path*."""

@@ -251,7 +251,10 @@ def _builtin_settings(ctx: LintContext) -> Iterator[Finding]:
     (:meth:`Registry.settings_alone <pytest_plangraph.verifiers.Registry.settings_alone>`)."""
     from ..verifiers import builtin_settings_problems
 
+    clean, wrong = ctx.clean, ctx.wrong
     for i, node in enumerate(ctx.loaded.plan.nodes):
+        if i in clean:
+            continue  # known to give nothing here: kept by its content
         for k, criterion in enumerate(node.acceptance):
             if criterion.verifier.type not in ctx.verifier_types:
                 continue  # UNKNOWN_VERIFIER
@@ -260,6 +263,8 @@ def _builtin_settings(ctx: LintContext) -> Iterator[Finding]:
             for problem in builtin_settings_problems(criterion.verifier) or ():
                 hint = f"{node.id}/{criterion.id}: {problem}"
                 path = ("nodes", i, "acceptance", k, "verifier")
+                if wrong is not None:
+                    wrong.add(i)
                 yield ctx.finding("VERIFIER_CONFIG", node.id, hint, path)
 
 
@@ -344,10 +349,15 @@ _THROUGH_LINK = "resolves outside the repository root (through a symlink)"
 
 
 def _paths_outside_root(ctx: LintContext) -> Iterator[Finding]:
+    clean, wrong = ctx.clean, ctx.wrong
     for node_id, path, value in _plan_paths(ctx):
+        if clean and path[0] == "nodes" and path[1] in clean:
+            continue  # a node's own paths, known to give nothing here: kept by its content
         problem = path_problem(value)
         if problem is not None:
             hint = f"{value!r} in {node_id}: {problem}"
+            if wrong is not None and path[0] == "nodes":
+                wrong.add(int(path[1]))
             yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)
 
 
@@ -415,6 +425,11 @@ RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
 """The rules that read the plan alone: their findings follow from the plan file's bytes and
 the known verifier types (so they may be kept between runs, see
 :meth:`PlanGraph.lint <pytest_plangraph.api.PlanGraph.lint>`)."""
+
+NODE_RULES = frozenset({_builtin_settings, _paths_outside_root})
+"""The rules of :data:`RULES` whose findings about a node follow from that node alone (its
+content and the known verifier types): they skip the nodes of :attr:`LintContext.clean`
+(:func:`_paths_outside_root` still looks at the edges' paths)."""
 
 FILE_RULES: tuple[Callable[[LintContext], Iterator[Finding]], ...] = (
     _links_outside_root,  # first: it asks about every path at once, the others one by one

@@ -55,12 +55,16 @@ def plan_findings(
     verifier_types: Collection[str] = BUILTIN_VERIFIERS,
     graph: Graph | None = None,
     severities: Collection[Severity] | None = None,
+    clean: frozenset[int] = frozenset(),
+    wrong: set[int] | None = None,
 ) -> list[Finding]:
     """The findings of the rules that read the plan alone (no file is looked at), of the
     given *severities*, sorted: they follow from the plan file's bytes and the verifier types
-    known, so a caller may keep them between runs."""
+    known, so a caller may keep them between runs. The rules that read one node alone skip
+    the nodes of *clean* (known to give them nothing) and add to *wrong* the nodes they found
+    something wrong with (:class:`~.findings.LintContext`)."""
     graph = Graph.of(loaded.plan) if graph is None else graph
     wanted = None if severities is None else frozenset(severities)
-    context = LintContext(loaded, graph, verifier_types, None, wanted)
+    context = LintContext(loaded, graph, verifier_types, None, wanted, clean, wrong)
     found = {finding for rule in RULES for finding in rule(context)}
     return sorted((f for f in found if wanted is None or f.severity in wanted), key=sort_key)

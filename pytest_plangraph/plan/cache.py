@@ -19,7 +19,11 @@ rename):
   command makes before it judges anything), with the verifier types they were found with and
   the fingerprint of the package's code; named by the content key too;
 * ``blocks.txt`` — the parsed data of each block of a YAML plan, by the block's bytes
-  (:mod:`~pytest_plangraph.plan.blockcache`).
+  (:mod:`~pytest_plangraph.plan.blockcache`);
+* ``items.txt`` and ``itemfacts.txt`` — the validated form, and the canonical text and
+  criterion digests, of each node and edge by its content
+  (:mod:`~pytest_plangraph.plan.itemcache`, :mod:`~pytest_plangraph.plan.factcache`), so a
+  plan whose meaning changed by one node validates and digests that node alone.
 
 Every name also mixes in :func:`machine_salt`, a random value kept for this user outside any
 repository: entries that came with a repository (a cache folder committed by mistake or on
@@ -38,6 +42,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,11 +223,19 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
-def with_facts(plan: Plan, cache_dir: Path, key: str, file_key: str | None = None) -> None:
+def with_facts(
+    plan: Plan,
+    cache_dir: Path,
+    key: str,
+    file_key: str | None = None,
+    by_item: Callable[[], tuple[str, dict[tuple[str, str], str]] | None] | None = None,
+) -> None:
     """Give *plan* (validated from data whose content key is *key*:
     :func:`~pytest_plangraph.plan.file.content_key`) its digest, criterion digests and
     topological order from the cache, or compute them and keep them there (then :func:`prune`
-    the cache, keeping *file_key* too: a new plan's facts are always written)."""
+    the cache, keeping *file_key* too: a new plan's facts are always written). When they are
+    not kept, *by_item* gives the digest and criterion digests put together from the facts
+    kept per node and edge (:func:`.factcache.facts_by_item`), or None."""
     path = cache_dir / f"facts-{key}.json"
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
@@ -236,9 +249,15 @@ def with_facts(plan: Plan, cache_dir: Path, key: str, file_key: str | None = Non
             plan.__dict__["digest"] = str(facts["digest"])
             plan.__dict__["criterion_digests"] = criteria
             plan.__dict__["topological_order"] = order
+            if facts.get("shape") is not None:  # see factcache.shape
+                plan.__dict__["node_shape"] = facts["shape"]
             return
     except (OSError, ValueError, KeyError, TypeError):
         pass
+    if by_item is not None and "digest" not in plan.__dict__:
+        found = by_item()
+        if found is not None:
+            plan.__dict__["digest"], plan.__dict__["criterion_digests"] = found
     criteria = plan.criterion_digests
     facts = {
         "version": code_version(),
@@ -246,6 +265,7 @@ def with_facts(plan: Plan, cache_dir: Path, key: str, file_key: str | None = Non
         "digest": plan.digest,
         "criteria": [[n, c, d] for (n, c), d in criteria.items()],
         "order": list(plan.topological_order),
+        "shape": plan.__dict__.get("node_shape"),
     }
     _write(path, facts)
     prune(cache_dir, key, also=file_key)

@@ -16,6 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,10 @@ class LoadedPlan:
     source: str | None = field(default=None, compare=False)
     """The sha256 of the bytes the plan was read from (None for a plan not read from bytes):
     what a derived state kept for this plan is keyed by (:mod:`pytest_plangraph.derived`)."""
+    node_keys: tuple[str, ...] | None = field(default=None, compare=False)
+    """The key of each node's content (:mod:`.itemcache`), in the plan's order, when the plan
+    was validated item by item: what lint keeps a node's findings under
+    (:mod:`pytest_plangraph.lint.nodecache`); else None."""
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
@@ -108,6 +113,7 @@ def parse_plan(
     data, positions = _read(suffix, raw, name, cache_dir, key)
     meaning = content_key(data) if cache_dir is not None and key is not None else None
     loaded = None
+    items = None  # the key of each node and edge, when validated by item
     if cache_dir is not None and meaning is not None and known is not None:
         # the same data read from other bytes (comments, layout) was validated: its form is kept
         plan = reuse_validated(cache_dir, meaning, known)
@@ -118,7 +124,9 @@ def parse_plan(
 
         found = validated_by_item(data, cache_dir)
         if found is not None:
-            loaded = LoadedPlan(found[0], name, positions)
+            items = found[2]
+            nodes = tuple(items.get("nodes", ()))
+            loaded = LoadedPlan(found[0], name, positions, node_keys=nodes)
             keep_validated(cache_dir, key, found[0], meaning, found[1])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
@@ -127,7 +135,12 @@ def parse_plan(
             keep_validated(cache_dir, known, loaded.plan, meaning)
     if cache_dir is not None and key is not None:
         content = meaning or key
-        with_facts(loaded.plan, cache_dir, content, key)
+        by_item = None
+        if items is not None:
+            from .factcache import facts_by_item
+
+            by_item = partial(facts_by_item, loaded.plan, cache_dir, items)
+        with_facts(loaded.plan, cache_dir, content, key, by_item)
         loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=source)
 

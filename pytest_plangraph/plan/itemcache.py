@@ -43,11 +43,14 @@ SPARE = 256
 written anew."""
 
 
-def validated_by_item(data: Any, cache_dir: Path) -> tuple[Plan, dict[str, Any]] | None:
-    """The runtime plan of parsed *data* (or of its JSON text) and its validated form, its
-    nodes and edges taken from the items kept under *cache_dir* and the rest validated by the
-    boundary's models (the new items then kept); None when the data is not valid or not of a
-    plan's shape (then it is validated whole, which says what is wrong)."""
+def validated_by_item(
+    data: Any, cache_dir: Path
+) -> tuple[Plan, dict[str, Any], dict[str, list[str]]] | None:
+    """The runtime plan of parsed *data* (or of its JSON text), its validated form and the key
+    of each item (per list, in the plan's order: what :mod:`.factcache` keeps the items' facts
+    under), its nodes and edges taken from the items kept under *cache_dir* and the rest
+    validated by the boundary's models (the new items then kept); None when the data is not
+    valid or not of a plan's shape (then it is validated whole, which says what is wrong)."""
     from pydantic import ValidationError  # new bytes only: the boundary
 
     from .boundary import Plan as PlanModel
@@ -88,7 +91,7 @@ def validated_by_item(data: Any, cache_dir: Path) -> tuple[Plan, dict[str, Any]]
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
         return None  # a kept entry that is not an item's validated form
     store.save({key for keys in keyed.values() for key in keys})
-    return plan, validated
+    return plan, validated, keyed
 
 
 def _keyed(data: Any) -> dict[str, list[str]] | None:

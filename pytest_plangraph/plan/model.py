@@ -379,7 +379,13 @@ def checked_artifacts(node: Node) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-_COMPUTED = ("digest", "topological_order", "criterion_digests", "checked_artifacts")
+_COMPUTED = (
+    "digest",
+    "topological_order",
+    "criterion_digests",
+    "checked_artifacts",
+    "node_shape",  # kept with the facts: pytest_plangraph.plan.factcache.shape
+)
 """The cached properties of :class:`Plan`, which depend on its content."""
 
 

@@ -1,0 +1,124 @@
+"""``plangraph status`` after an edit of what some nodes of a large plan hold alone: the kept
+derived state is reused, with those nodes judged again (and, when their digests and states
+come out as kept, nothing around them); every answer is the one with every cache deleted,
+whether the edit changes a title, a criterion, an output, an edge, or adds a node, alone or
+with a changed file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_helpers import as_tester
+from test_kept_status_meaning import _fresh, _project, _status, _steady
+
+from pytest_plangraph.judge import rederive
+
+ARGS = ("--format", "json", "--check")
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+@pytest.fixture
+def judged(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """For each kept derived state reused, how many nodes were judged again (None: it could
+    not be reused, and the state was derived in full)."""
+    counts: list[int | None] = []
+    real = rederive.rederive
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        counts.append(None if found is None else found.judged)
+        return found
+
+    monkeypatch.setattr(rederive, "rederive", counting)
+    return counts
+
+
+def _edit(root: Path, old: str, new: str) -> None:
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    assert old in text
+    plan.write_text(text.replace(old, new, 1))
+
+
+def _statuses(answer: Any) -> dict[str, str]:
+    return {n["id"]: n["status"] for n in json.loads(answer.out)["nodes"]}
+
+
+def test_a_title_edit_judges_that_node_alone(tmp_path: Path, judged: list[int | None]) -> None:
+    root = _project(tmp_path)
+    first = _steady(root, *ARGS)
+    judged.clear()
+    _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
+    edited = _status(root, *ARGS)
+    assert judged == [1]  # n100 alone: its digest and state came out as kept
+    assert edited == _fresh(root, *ARGS)
+    assert _statuses(edited) == _statuses(first)
+    assert json.loads(edited.out)["plan"]["digest"] != json.loads(first.out)["plan"]["digest"]
+
+
+EDITS: list[tuple[str, Callable[[Path], None]]] = [
+    (
+        "a criterion's file",
+        lambda root: _edit(root, "path: out/n100.txt}", "path: out/n101.txt}"),
+    ),
+    (
+        "a criterion that fails",
+        lambda root: _edit(root, "path: out/n100.txt}", "path: out/missing.txt}"),
+    ),
+    ("an output", lambda root: _edit(root, "outputs: [out/n50.txt]", "outputs: [out/n51.txt]")),
+    (
+        "an edge",
+        lambda root: _edit(root, "edges:\n", "edges:\n- {from: n3, to: n90, type: requires}\n"),
+    ),
+    (
+        "a node",
+        lambda root: _edit(
+            root,
+            "edges:\n",
+            "- id: extra\n  acceptance:\n  - id: ac\n    verifier: {type: approval}\nedges:\n",
+        ),
+    ),
+    ("a kind", lambda root: _edit(root, "- id: n150\n", "- id: n150\n  kind: milestone\n")),
+    ("cancelled", lambda root: _edit(root, "- id: n120\n", "- id: n120\n  cancelled: true\n")),
+    (
+        "a title and a file",
+        lambda root: (
+            _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y"),
+            (root / "out/n30.txt").write_text("changed\n"),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("edit", [e for _, e in EDITS], ids=[name for name, _ in EDITS])
+def test_every_edit_is_answered_as_without_the_cache(
+    tmp_path: Path, judged: list[int | None], edit: Callable[[Path], None]
+) -> None:
+    root = _project(tmp_path)
+    _steady(root, *ARGS)
+    edit(root)
+    edited = _status(root, *ARGS)
+    fresh = _fresh(root, *ARGS)
+    assert edited == fresh
+    assert json.loads(edited.out)["nodes"]  # an answer, not an error
+
+
+def test_a_failing_criterion_edit_judges_the_nodes_around_it(
+    tmp_path: Path, judged: list[int | None]
+) -> None:
+    root = _project(tmp_path)
+    before = _statuses(_steady(root, *ARGS))
+    judged.clear()
+    _edit(root, "path: out/n100.txt}", "path: out/missing.txt}")
+    after = _statuses(_status(root, *ARGS))
+    assert judged and judged[0] is not None and judged[0] > 1  # reused, the cone judged
+    assert before["n100"] != after["n100"] and before["n150"] != after["n150"]
+    assert after == _statuses(_fresh(root, *ARGS))
