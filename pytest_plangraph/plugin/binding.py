@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Mapping as MappingABC
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +47,7 @@ class FileBinder:
         self.plangraph = plangraph
         self._conftests: dict[str, tuple[list[str], list[str]]] = {}
         self._absent_config: list[str] | None = None
+        self._sectionless: list[str] = []
         self._absent_conftests: list[str] | None = None
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
@@ -75,9 +78,10 @@ class FileBinder:
                 conftests.extend(p for p in more if p not in conftests)
                 absent.extend(p for p in gone if p not in absent)
             run_files = self.run_files()
+            passed_over = [p for p in self.sectionless_configuration() if p not in run_files]
             shared = (*self.absent_configuration(), *self.absent_conftests())
             absent = list(dict.fromkeys(p for p in (*shared, *absent) if p not in run_files))
-            paths = [*run_files, *conftests, file, *absent]
+            paths = [*run_files, *passed_over, *conftests, file, *absent]
             mapping.file_subjects[file] = paths
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
@@ -258,8 +262,16 @@ class FileBinder:
         """The pytest configuration files that are not there and that pytest would have
         preferred over the one it read (:func:`absent_configuration`), computed once."""
         if self._absent_config is None:
-            self._absent_config = absent_configuration(self.config, self.relative)
+            found = searched_configuration(self.config, self.relative)
+            self._absent_config, self._sectionless = found
         return self._absent_config
+
+    def sectionless_configuration(self) -> list[str]:
+        """The configuration files pytest looked at before the one it read and passed over,
+        for they held no pytest section (:func:`searched_configuration`): bound by their
+        sha256, since one given a section is the file pytest reads instead."""
+        self.absent_configuration()
+        return self._sectionless
 
 
 WRITTEN = "written-during-run"
@@ -275,35 +287,57 @@ def absent_configuration(
     config: pytest.Config, relative: Callable[[Path], str | None]
 ) -> list[str]:
     """Repository paths of the configuration files pytest would have read instead of the one
-    it did, had they been there: every name of :data:`CONFIG_NAMES` in every folder from the
-    one pytest began its search in (the common ancestor of the command line's paths) up to the
-    folder of the file it read, and the names it prefers over that file's in that folder —
-    only folders inside the repository (*relative* gives None outside), only paths where no
-    file is. Nothing when ``-c`` named the file (pytest searched for none)."""
+    it did, had they been there (the first list of :func:`searched_configuration`)."""
+    return searched_configuration(config, relative)[0]
+
+
+def searched_configuration(
+    config: pytest.Config, relative: Callable[[Path], str | None]
+) -> tuple[list[str], list[str]]:
+    """The configuration files pytest looked for before the one it read, as repository paths:
+    those where no file is (bound absent) and those where a file is that pytest passed over,
+    for it held no pytest section (``[tool:pytest]``, ``[pytest]``, ``[tool.pytest…]``; a
+    ``setup.cfg``, ``tox.ini`` or ``pyproject.toml``), which bind by their sha256: given a
+    section, pytest reads that file instead.
+
+    The search is ``_pytest.config.findpaths.locate_config``'s: every name of
+    :data:`CONFIG_NAMES` in every folder from the one pytest began in (the common ancestor of
+    the command line's paths) up to the folder of the file it read, and the names it prefers
+    over that file's in that folder. When it found none there (the file read is a
+    ``pyproject.toml`` without a section, taken for want of any other, or there is none),
+    every folder up to the file system's root, and then each command-line path's folder and
+    those above it. Only folders inside the repository (*relative* gives None outside).
+    Nothing when ``-c`` named the file (pytest searched for none; ``--rootdir`` changes no
+    search)."""
     if getattr(config.option, "inifilename", None):
-        return []
+        return [], []
     inipath = config.inipath
     if inipath is not None and inipath.name == "pyproject.toml" and _no_section(inipath):
         inipath = None  # read for want of any other: pytest searched every folder up to "/"
     start = _search_start(config)
-    found: list[str] = []
-    for folder in (start, *start.parents):
-        where = relative(folder)
-        if where is None:
-            break
-        names: tuple[str, ...] = CONFIG_NAMES
-        if inipath is not None and inipath.parent == folder:
-            names = (
-                CONFIG_NAMES[: CONFIG_NAMES.index(inipath.name)]
-                if inipath.name in CONFIG_NAMES
-                else ()
-            )
-        for name in names:
-            if not (folder / name).is_file():
-                found.append(f"{where}/{name}" if where not in ("", ".") else name)
-        if inipath is not None and inipath.parent == folder:
-            break
-    return found
+    chains = [start]
+    if inipath is None or (inipath.parent != start and inipath.parent not in start.parents):
+        chains.extend(_arg_folders(config))  # pytest's second search, from each path's folder
+    read = None if config.inipath is None else relative(config.inipath)
+    absent: dict[str, None] = {}
+    sectionless: dict[str, None] = {}
+    for chain in chains:
+        for folder in (chain, *chain.parents):
+            where = relative(folder)
+            if where is None:
+                break
+            own = inipath is not None and inipath.parent == folder
+            names: tuple[str, ...] = CONFIG_NAMES
+            if inipath is not None and own:
+                index = CONFIG_NAMES.index(inipath.name) if inipath.name in CONFIG_NAMES else 0
+                names = CONFIG_NAMES[:index]
+            for name in names:
+                path = f"{where}/{name}" if where not in ("", ".") else name
+                found = sectionless if (folder / name).is_file() else absent
+                found[path] = None
+            if own:
+                return list(absent), [p for p in sectionless if p != read]
+    return list(absent), [p for p in sectionless if p != read]
 
 
 def collected_folders(
@@ -351,16 +385,138 @@ def _no_section(pyproject: Path) -> bool:
         return False
 
 
-def _search_start(config: pytest.Config) -> Path:
-    """Where pytest began looking for its configuration file: the common ancestor of the
-    folders of the command line's paths (the folder pytest was started in without any)."""
+def _arg_folders(config: pytest.Config) -> list[Path]:
+    """The folders of the command line's paths that exist (a file's own folder), in order."""
     invoked = config.invocation_params.dir
     folders = []
     for arg in getattr(config.option, "file_or_dir", None) or ():
         path = Path(invoked, str(arg).split("::")[0])
         if str(arg).startswith("-") or not path.exists():
             continue
-        folders.append(path if path.is_dir() else path.parent)
+        folders.append(Path(os.path.abspath(path if path.is_dir() else path.parent)))
+    return folders
+
+
+def _search_start(config: pytest.Config) -> Path:
+    """Where pytest began looking for its configuration file: the common ancestor of the
+    folders of the command line's paths (the folder pytest was started in without any)."""
+    folders = _arg_folders(config)
     if not folders:
-        return invoked
+        return config.invocation_params.dir
     return Path(os.path.commonpath([os.path.abspath(f) for f in folders]))
+
+
+class ShadowPaths:
+    """The repository paths where a new file would shadow a module the run imported: Python's
+    import system would load it instead, under the same name, had it been there.
+
+    For a module ``d/name.py``: a package folder beside it (``d/name/__init__.py``) and an
+    extension module beside it (``d/name`` + each of ``importlib.machinery.EXTENSION_SUFFIXES``:
+    ``.cpython-311-x86_64-linux-gnu.so``, ``.abi3.so``, ``.so``), which ``FileFinder`` looks
+    for first in the same folder; for a package's ``d/__init__.py``, its extension forms. And
+    the module's top-level name in every ``sys.path`` entry inside the repository that comes
+    before the one the module was found under (``login.py`` at the root when ``src`` comes
+    later): as a package (``__init__.py``), a module (``.py``) and an extension module. The
+    entries are the run's ``sys.path`` (``pythonpath``, ``sitecustomize`` …) with, under
+    pytest's ``prepend`` and ``importlib`` import modes, the folders pytest puts first to
+    import each test module and conftest (its first folder up without ``__init__.py``), so
+    that a run under xdist, whose controller imports none, binds the same; ``append`` puts them
+    last. An entry the module's top folder is not on (the module was loaded by its path) makes
+    every other entry come before it: conservative.
+
+    Computed once per module and run (a module's paths serve every criterion that binds it);
+    which of them are files is looked up once per path.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        relative: Callable[[Path], str | None],
+        test_files: Iterable[str],
+        *,
+        import_mode: str = "prepend",
+        path: Sequence[str] | None = None,
+    ) -> None:
+        self.root = root
+        self._packages: dict[str, bool] = {}
+        self._of: dict[str, tuple[str, ...]] = {}
+        self._there: dict[str, bool] = {}
+        entries: dict[str, None] = {}
+        for entry in sys.path if path is None else path:
+            folder = Path(os.path.abspath(entry or "."))
+            if not folder.is_dir():  # a zip file, a path hook's name (an editable install)
+                continue
+            found = relative(folder)
+            if found is not None:
+                entries["" if found == "." else found] = None
+        inserted = dict.fromkeys(self._basedir(f) for f in test_files)
+        if import_mode == "append":
+            self.entries = [*entries, *(e for e in inserted if e not in entries)]
+        else:
+            self.entries = [*inserted, *(e for e in entries if e not in inserted)]
+        """The ``sys.path`` entries inside the repository, in the order Python searches them."""
+
+    @classmethod
+    def of(cls, binder: FileBinder, test_files: Iterable[str]) -> ShadowPaths:
+        """The shadowing paths of *binder*'s run, whose test modules and conftests are
+        *test_files*."""
+        mode = str(binder.config.getoption("importmode", "prepend") or "prepend")
+        return cls(binder.plangraph.root, binder.relative, test_files, import_mode=mode)
+
+    def __call__(self, modules: Iterable[str]) -> dict[str, None]:
+        """The shadowing paths of every ``.py`` file of *modules*, each once, in order."""
+        found: dict[str, None] = {}
+        for module in modules:
+            if module.endswith(".py"):
+                found.update(dict.fromkeys(self.paths_of(module)))
+        return found
+
+    def paths_of(self, module: str) -> tuple[str, ...]:
+        """The paths that would shadow the module file *module* (a repository path)."""
+        if module in self._of:
+            return self._of[module]
+        folder, _, name = module.rpartition("/")
+        stem = name[: -len(".py")]
+        beside = f"{folder}/{stem}" if folder else stem
+        if stem == "__init__":
+            paths = [beside + suffix for suffix in EXTENSION_SUFFIXES]
+        else:
+            paths = [f"{beside}/__init__.py", *(beside + suffix for suffix in EXTENSION_SUFFIXES)]
+        top, top_name = folder, stem
+        if stem == "__init__":
+            top, _, top_name = folder.rpartition("/")
+        while top_name and self._is_package(top):
+            top, _, top_name = top.rpartition("/")
+        if top_name:
+            before = self.entries
+            if top in before:
+                before = before[: before.index(top)]
+            for entry in before:
+                if entry == top:
+                    continue
+                base = f"{entry}/{top_name}" if entry else top_name
+                paths.extend((f"{base}/__init__.py", f"{base}.py"))
+                paths.extend(base + suffix for suffix in EXTENSION_SUFFIXES)
+        self._of[module] = found = tuple(p for p in dict.fromkeys(paths) if p != module)
+        return found
+
+    def there(self, path: str) -> bool:
+        """Whether something is at the repository path *path* (a link, a folder included)."""
+        if path not in self._there:
+            self._there[path] = os.path.lexists(self.root / path)
+        return self._there[path]
+
+    def _is_package(self, folder: str) -> bool:
+        if not folder:
+            return (self.root / "__init__.py").is_file()
+        if folder not in self._packages:
+            self._packages[folder] = (self.root / folder / "__init__.py").is_file()
+        return self._packages[folder]
+
+    def _basedir(self, file: str) -> str:
+        """The folder pytest puts on ``sys.path`` to import the test module or conftest
+        *file* by name: the first folder above it that is not a package."""
+        folder = file.rpartition("/")[0]
+        while folder and self._is_package(folder):
+            folder = folder.rpartition("/")[0]
+        return folder

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
     from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+    from .binding import ShadowPaths
 
 
 @dataclass
@@ -315,6 +316,8 @@ class EvidenceBuilder:
     recorded_by: str
     globs: MappingABC[str, tuple[str, ...]] = field(default_factory=dict)
     """The files each ``tests:`` glob could find tests in when the session started."""
+    shadows: ShadowPaths | None = None
+    """The paths where a new file would shadow a module the run imported (bound absent)."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -342,6 +345,7 @@ class EvidenceBuilder:
         for path, sha in item.subjects.items():
             if sha == ABSENT and subjects[path] is None:  # bound absent, still no file
                 subjects[path] = ABSENT
+        shadowing = self._shadowing(paths, subjects)
         missing = [path for path in item.produced if subjects.get(path) is None]
         if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
             details = {
@@ -352,7 +356,7 @@ class EvidenceBuilder:
             }
             return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
         evidence = self._make(item, item.verdict, item.details, subjects)
-        started = {**self.before, **item.subjects}
+        started = {**self.before, **item.subjects, **shadowing}
         # what each subject is at the end, a file deleted during the run (None) included:
         # the record leaves missing files out of its subjects
         ended = {**self.maker.own_files(item.node), **subjects}
@@ -390,6 +394,23 @@ class EvidenceBuilder:
             return []
         verifier = criterion.verifier
         return glob_files_of(verifier.tests, verifier.exclude, self.globs)
+
+    def _shadowing(self, paths: Iterable[str], subjects: dict[str, str | None]) -> dict[str, str]:
+        """Bind into *subjects* the paths where a new file would shadow a module of *paths*
+        (:class:`~.binding.ShadowPaths`): absent where nothing is, by sha256 where a file is;
+        return those bound absent."""
+        absent: dict[str, str] = {}
+        if self.shadows is None:
+            return absent
+        loaded = [p for p in paths if subjects.get(p) not in (None, ABSENT)]
+        for path in self.shadows(loaded):
+            if path in subjects:
+                continue
+            if not self.shadows.there(path):
+                subjects[path] = absent[path] = ABSENT
+            elif (sha := self._hash(path)) is not None:
+                subjects[path] = sha
+        return absent
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:

@@ -29,7 +29,7 @@ from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
-from .binding import FileBinder
+from .binding import FileBinder, ShadowPaths
 from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
 from .evidence import EvidenceBuilder, RunResults, decide
 from .github import publish
@@ -430,7 +430,15 @@ class PlangraphSession:
             git=git_info(self.plangraph.root, self.plangraph.store_path),
             recorded_by=actor(),
             globs=self.before_snapshot.globs,
+            shadows=self._shadows(),
         )
+
+    def _shadows(self) -> ShadowPaths:
+        """The paths that would shadow a module of the run (its test modules and the
+        conftests it loaded are those pytest put folders on ``sys.path`` for)."""
+        files = list(self.mapping.file_subjects) if self.mapping is not None else []
+        files.extend(p for p in self.binder.run_files() if p.endswith("conftest.py"))
+        return ShadowPaths.of(self.binder, files)
 
     def _gated_nodes(self) -> list[str]:
         """Claimed nodes still in the plan and required nodes, in topological order."""
