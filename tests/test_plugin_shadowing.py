@@ -200,3 +200,21 @@ def test_under_xdist_the_shadowing_paths_bind_the_same(pytester: pytest.Pytester
     pytester.runpytest("--plangraph", "--plangraph-coverage", "-n", "2").assert_outcomes(passed=3)
     subjects = latest(root)["step-a/ac-marked"].subjects
     assert [subjects.get(p) for p in SHADOWS] == [ABSENT] * len(SHADOWS)
+
+
+def test_a_sitecustomize_in_a_pythonpath_folder_stales_the_evidence(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's start imports ``sitecustomize`` from the first ``sys.path`` folder that has
+    it: one put in a ``PYTHONPATH`` folder of the repository runs before every test."""
+    root = make_project(pytester, tests=IMPORTING)
+    monkeypatch.setenv("PYTHONPATH", str(root / "src"))
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    subjects = latest(root)["step-a/ac-marked"].subjects
+    assert subjects["src/sitecustomize.py"] == subjects["src/usercustomize.py"] == ABSENT
+    assert "tests/sitecustomize.py" not in subjects  # tests/ is on no PYTHONPATH
+
+    (root / "src/sitecustomize.py").write_text("import a\na.A = 2\n")
+    assert_stale_by(root, "src/sitecustomize.py", ABSENT)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert node_status(root) != "completed"

@@ -449,6 +449,14 @@ class ShadowPaths:
             found = relative(folder)
             if found is not None:
                 entries["" if found == "." else found] = None
+        self.startup: tuple[str, ...] = ()
+        """``sitecustomize.py`` and ``usercustomize.py`` in each ``PYTHONPATH`` folder inside
+        the repository: Python's start imports the first it finds on ``sys.path``, before any
+        test (``.pth`` files are read in site-packages only, which never bind)."""
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if path is None else ():
+            if entry and (found := relative(Path(os.path.abspath(entry)))) is not None:
+                base = "" if found == "." else f"{found}/"
+                self.startup += (f"{base}sitecustomize.py", f"{base}usercustomize.py")
         inserted = dict.fromkeys(self._basedir(f) for f in test_files)
         if import_mode == "append":
             self.entries = [*entries, *(e for e in inserted if e not in entries)]
@@ -464,8 +472,9 @@ class ShadowPaths:
         return cls(binder.plangraph.root, binder.relative, test_files, import_mode=mode)
 
     def __call__(self, modules: Iterable[str]) -> dict[str, None]:
-        """The shadowing paths of every ``.py`` file of *modules*, each once, in order."""
-        found: dict[str, None] = {}
+        """The shadowing paths of every ``.py`` file of *modules*, each once, in order, after
+        :attr:`startup`."""
+        found = dict.fromkeys(self.startup)
         for module in modules:
             if module.endswith(".py"):
                 found.update(dict.fromkeys(self.paths_of(module)))
