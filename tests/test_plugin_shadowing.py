@@ -75,8 +75,9 @@ def test_a_pyproject_given_a_pytest_table_later_stales_the_evidence(
     pytester: pytest.Pytester,
 ) -> None:
     """pytest prefers ``pyproject.toml`` over ``tox.ini`` in one folder, when it holds a
-    pytest table: one it passed over binds by its sha256."""
-    project = '[project]\nname = "demo"\n'
+    pytest table: the table of one it passed over binds absent (``pyproject.toml#pytest``),
+    not its bytes (a version bump changes nothing pytest reads)."""
+    project = '[project]\nname = "demo"\ndependencies = ["pytest>=8"]\n'
     root = without_pytest_ini(
         pytester,
         {
@@ -89,13 +90,16 @@ def test_a_pyproject_given_a_pytest_table_later_stales_the_evidence(
     assert node_status(root) == "completed"
     subjects = latest(root)["step-a/ac-marked"].subjects
     assert subjects["tox.ini"] == sha256(root / "tox.ini")
-    assert subjects["pyproject.toml"] == sha256(root / "pyproject.toml")
+    assert subjects["pyproject.toml#pytest"] == ABSENT
+    assert "pyproject.toml" not in subjects
     assert subjects["pytest.ini"] == ABSENT
-    assert "setup.cfg" not in subjects  # pytest prefers tox.ini over it
+    assert "setup.cfg" not in subjects and "setup.cfg#pytest" not in subjects  # after tox.ini
 
+    (root / "pyproject.toml").write_text(project + 'version = "2.0"\n\n[tool.ruff]\nfix = true\n')
+    assert reasons(root, "step-a/ac-marked") == []
     table = '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\npython_functions = "nothing_*"\n'
     (root / "pyproject.toml").write_text(project + table)
-    assert_stale_by(root, "pyproject.toml", subjects["pyproject.toml"])
+    assert_stale_by(root, "pyproject.toml#pytest", ABSENT)
 
     # and pytest reads it now: no test of the criterion is collected, no pass recorded
     pytester.runpytest("--plangraph")
@@ -103,21 +107,40 @@ def test_a_pyproject_given_a_pytest_table_later_stales_the_evidence(
     assert node_status(root) != "completed"
 
 
-def test_a_setup_cfg_in_a_folder_searched_first_binds_by_its_hash(
+def test_a_pyproject_naming_pytest_outside_a_table_binds_by_its_hash(
+    pytester: pytest.Pytester,
+) -> None:
+    """Where the text test sees a pytest key that pytest did not take for its table, the
+    file binds by its sha256: any change of it stales the evidence."""
+    poetry = '[tool.poetry.dependencies]\npytest = "^8"\n'
+    root = without_pytest_ini(
+        pytester, {"tox.ini": "[pytest]\ntestpaths = tests\n", "pyproject.toml": poetry}
+    )
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    subjects = latest(root)["step-a/ac-marked"].subjects
+    assert subjects["pyproject.toml"] == sha256(root / "pyproject.toml")
+    assert "pyproject.toml#pytest" not in subjects
+    (root / "pyproject.toml").write_text(poetry + '\n[tool.pytest.ini_options]\naddopts = "-x"\n')
+    assert_stale_by(root, "pyproject.toml", subjects["pyproject.toml"])
+
+
+def test_a_setup_cfg_in_a_folder_searched_first_binds_its_section_absent(
     pytester: pytest.Pytester,
 ) -> None:
     """Without any pytest section, pytest searched every folder up to the file system's root
-    and read no file: each one it passed over binds, in the test folder too (a run started
-    there) — and nothing with ``-c`` (pytest searched for none)."""
+    and read no file: the section of each one it passed over binds absent, not that of a file
+    in a folder it did not search."""
     root = without_pytest_ini(
         pytester, {"setup.cfg": "[metadata]\nname = demo\n", "tests/tox.ini": "[tox]\n"}
     )
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
     subjects = latest(root)["step-a/ac-marked"].subjects
-    assert subjects["setup.cfg"] == sha256(root / "setup.cfg")
-    assert "tests/tox.ini" not in subjects  # a run from the root does not look there
+    assert subjects["setup.cfg#pytest"] == ABSENT
+    assert "tests/tox.ini#pytest" not in subjects  # a run from the root does not look there
+    (root / "setup.cfg").write_text("[metadata]\nname = demo\nversion = 2\n")
+    assert reasons(root, "step-a/ac-marked") == []
     (root / "setup.cfg").write_text("[tool:pytest]\npython_functions = nothing_*\n")
-    assert_stale_by(root, "setup.cfg", subjects["setup.cfg"])
+    assert_stale_by(root, "setup.cfg#pytest", ABSENT)
     pytester.runpytest("--plangraph").assert_outcomes(passed=1)  # step-b's artifact check
     assert node_status(root) != "completed"
 
@@ -130,7 +153,8 @@ def test_with_c_no_configuration_file_is_searched(pytester: pytest.Pytester) -> 
     pytester.runpytest("--plangraph", "-c", "tox.ini").assert_outcomes(passed=4)
     subjects = latest(root)["step-a/ac-marked"].subjects
     assert subjects["tox.ini"] == sha256(root / "tox.ini")
-    assert "pyproject.toml" not in subjects and "pytest.ini" not in subjects
+    assert "pytest.ini" not in subjects
+    assert "pyproject.toml" not in subjects and "pyproject.toml#pytest" not in subjects
 
 
 def importing_project(pytester: pytest.Pytester) -> Path:

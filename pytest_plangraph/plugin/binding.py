@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import PlangraphError
+from ..judge.sections import has_pytest_section, section_subject
 from ..plan.evidence import ABSENT
 from . import STARTED_KEY
 from .config import CONFIG_NAMES
@@ -262,16 +263,32 @@ class FileBinder:
         """The pytest configuration files that are not there and that pytest would have
         preferred over the one it read (:func:`absent_configuration`), computed once."""
         if self._absent_config is None:
-            found = searched_configuration(self.config, self.relative)
-            self._absent_config, self._sectionless = found
+            absent, passed_over = searched_configuration(self.config, self.relative)
+            self._sectionless = []
+            for path in passed_over:
+                if self._holds_section(path):  # pytest saw none where the text test does
+                    self._sectionless.append(path)
+                else:
+                    absent.append(section_subject(path))
+            self._absent_config = absent
         return self._absent_config
 
     def sectionless_configuration(self) -> list[str]:
         """The configuration files pytest looked at before the one it read and passed over,
-        for they held no pytest section (:func:`searched_configuration`): bound by their
-        sha256, since one given a section is the file pytest reads instead."""
+        for they held no pytest section (:func:`searched_configuration`), that bind by their
+        sha256: those where :func:`~..judge.sections.has_pytest_section` finds one all the
+        same. The others bind their section absent (``pyproject.toml#pytest``, in
+        :meth:`absent_configuration`): a file given one is the file pytest reads instead,
+        and no other change of theirs stales the evidence."""
         self.absent_configuration()
         return self._sectionless
+
+    def _holds_section(self, path: str) -> bool:
+        try:
+            text = (self.plangraph.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return True
+        return has_pytest_section(path, text)
 
 
 WRITTEN = "written-during-run"
@@ -297,8 +314,8 @@ def searched_configuration(
     """The configuration files pytest looked for before the one it read, as repository paths:
     those where no file is (bound absent) and those where a file is that pytest passed over,
     for it held no pytest section (``[tool:pytest]``, ``[pytest]``, ``[tool.pytest…]``; a
-    ``setup.cfg``, ``tox.ini`` or ``pyproject.toml``), which bind by their sha256: given a
-    section, pytest reads that file instead.
+    ``setup.cfg``, ``tox.ini`` or ``pyproject.toml``): given a section, pytest reads that file
+    instead (:meth:`FileBinder.sectionless_configuration` binds them).
 
     The search is ``_pytest.config.findpaths.locate_config``'s: every name of
     :data:`CONFIG_NAMES` in every folder from the one pytest began in (the common ancestor of
