@@ -184,5 +184,8 @@ def test_a_plugin_from_outside_the_repository_does_not_bind(
             "conftest/__init__.py",
             "tests/conftest/__init__.py",
             "tests/test_login/__init__.py",
+            # what Python's start imports from the folder pytest was started in
+            "sitecustomize.py",
+            "usercustomize.py",
         ]
     )

@@ -453,6 +453,7 @@ class ShadowPaths:
         *,
         import_mode: str = "prepend",
         path: Sequence[str] | None = None,
+        started_in: Sequence[str] = (),
     ) -> None:
         self.root = root
         self._packages: dict[str, bool] = {}
@@ -468,12 +469,15 @@ class ShadowPaths:
                 entries["" if found == "." else found] = None
         self.startup: tuple[str, ...] = ()
         """``sitecustomize.py`` and ``usercustomize.py`` in each ``PYTHONPATH`` folder inside
-        the repository: Python's start imports the first it finds on ``sys.path``, before any
-        test (``.pth`` files are read in site-packages only, which never bind)."""
-        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if path is None else ():
+        the repository and in the folder pytest was started in (pytest-xdist puts it on its
+        workers' ``PYTHONPATH``): Python's start imports the first it finds on ``sys.path``,
+        before any test (``.pth`` files are read in site-packages only, which never bind)."""
+        starts = [*os.environ.get("PYTHONPATH", "").split(os.pathsep), *(started_in or ())]
+        for entry in dict.fromkeys(starts) if path is None else ():
             if entry and (found := relative(Path(os.path.abspath(entry)))) is not None:
                 base = "" if found == "." else f"{found}/"
                 self.startup += (f"{base}sitecustomize.py", f"{base}usercustomize.py")
+        self.startup = tuple(dict.fromkeys(self.startup))
         inserted = dict.fromkeys(self._basedir(f) for f in test_files)
         if import_mode == "append":
             self.entries = [*entries, *(e for e in inserted if e not in entries)]
@@ -485,17 +489,20 @@ class ShadowPaths:
     def of(cls, binder: FileBinder, test_files: Iterable[str]) -> ShadowPaths:
         """The shadowing paths of *binder*'s run, whose test modules and conftests are
         *test_files*."""
-        mode = str(binder.config.getoption("importmode", "prepend") or "prepend")
-        return cls(binder.plangraph.root, binder.relative, test_files, import_mode=mode)
+        config = binder.config
+        mode = str(config.getoption("importmode", "prepend") or "prepend")
+        started_in = [str(config.invocation_params.dir)]
+        root, relative = binder.plangraph.root, binder.relative
+        return cls(root, relative, test_files, import_mode=mode, started_in=started_in)
 
     def __call__(self, modules: Iterable[str]) -> dict[str, None]:
         """The shadowing paths of every ``.py`` file of *modules*, each once, in order, after
-        :attr:`startup`."""
-        found = dict.fromkeys(self.startup)
+        :attr:`startup` (none when *modules* hold no ``.py`` file: a verifier item's)."""
+        found: dict[str, None] = {}
         for module in modules:
             if module.endswith(".py"):
                 found.update(dict.fromkeys(self.paths_of(module)))
-        return found
+        return dict.fromkeys((*self.startup, *found)) if found else found
 
     def paths_of(self, module: str) -> tuple[str, ...]:
         """The paths that would shadow the module file *module* (a repository path)."""
