@@ -319,6 +319,9 @@ class EvidenceBuilder:
     shadows: ShadowPaths | None = None
     """The paths where a new file would shadow a module the run imported (bound absent)."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
+    _shadowed: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
@@ -398,19 +401,30 @@ class EvidenceBuilder:
     def _shadowing(self, paths: Iterable[str], subjects: dict[str, str | None]) -> dict[str, str]:
         """Bind into *subjects* the paths where a new file would shadow a module of *paths*
         (:class:`~.binding.ShadowPaths`): absent where nothing is, by sha256 where a file is;
-        return those bound absent."""
-        absent: dict[str, str] = {}
+        return those bound absent. Found once per set of modules: criteria whose tests share
+        their files share it."""
         if self.shadows is None:
+            return {}
+        loaded = tuple(
+            p for p in paths if p.endswith(".py") and subjects.get(p) not in (None, ABSENT)
+        )
+        found = self._shadowed.get(loaded)
+        if found is None:
+            bound: dict[str, str] = {}
+            for path in self.shadows(loaded):
+                if not self.shadows.there(path):
+                    bound[path] = ABSENT
+                elif (sha := self._hash(path)) is not None:
+                    bound[path] = sha
+            absent = {p: sha for p, sha in bound.items() if sha == ABSENT}
+            found = self._shadowed[loaded] = (bound, absent)
+        bound, absent = found
+        if subjects.keys().isdisjoint(bound):  # as nearly always: no path bound already
+            subjects.update(bound)
             return absent
-        loaded = [p for p in paths if subjects.get(p) not in (None, ABSENT)]
-        for path in self.shadows(loaded):
-            if path in subjects:
-                continue
-            if not self.shadows.there(path):
-                subjects[path] = absent[path] = ABSENT
-            elif (sha := self._hash(path)) is not None:
-                subjects[path] = sha
-        return absent
+        for path, sha in bound.items():
+            subjects.setdefault(path, sha)
+        return {p: sha for p, sha in absent.items() if subjects[p] == ABSENT}
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:
