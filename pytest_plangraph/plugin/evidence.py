@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
     from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
-    from .binding import ShadowPaths
+    from .shadows import ShadowPaths
 
 
 @dataclass
@@ -400,7 +400,7 @@ class EvidenceBuilder:
 
     def _shadowing(self, paths: Iterable[str], subjects: dict[str, str | None]) -> dict[str, str]:
         """Bind into *subjects* the paths where a new file would shadow a module of *paths*
-        (:class:`~.binding.ShadowPaths`): absent where nothing is, by sha256 where a file is;
+        (:class:`~.shadows.ShadowPaths`): absent where nothing is, by sha256 where a file is;
         return those bound absent. Found once per set of modules: criteria whose tests share
         their files share it."""
         if self.shadows is None:

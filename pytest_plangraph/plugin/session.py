@@ -29,7 +29,7 @@ from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
-from .binding import FileBinder, ShadowPaths
+from .binding import FileBinder
 from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
 from .evidence import EvidenceBuilder, RunResults, decide
 from .github import publish
@@ -39,6 +39,7 @@ from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, 
 from .mapping import policies_by_criterion as policies
 from .properties import CRITERION_PROPERTY, RUN_PROPERTY
 from .selection import STILL_VALID, StaleSelection, still_valid
+from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
