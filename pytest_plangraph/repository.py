@@ -18,6 +18,7 @@ from .errors import StoreError, UsageError
 from .judge.inputs import UNREADABLE, Snapshot, needed_paths
 from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
+from .judge.sections import has_pytest_section, section_file
 from .memory import collector_paused
 from .plan.cache import cache_dir_of
 from .plan.evidence import PlanRef
@@ -341,6 +342,8 @@ class Repository:
             collected = collected_now(os.fspath(self.root), paths, folders)
             listed = tuple(sorted(folders))
             paths.update(f for each in found.values() for f in (*each.files, *each.named))
+            sections = {p: f for p in absent if (f := section_file(p)) is not None}
+            paths.update(sections.values())  # hashed and watched: a kept status sees them change
             # the hash cache lives in the store; a command that needs no store does not make one
             cached = cached and local_caches_count()  # with keys, no cache stands for a file
             cache = self.store if cached and self.has_store() else None
@@ -357,9 +360,23 @@ class Repository:
         for path in absent:  # a file where one was bound absent counts, hashed or not
             if files.get(path) is None and self.workspace.occupied(path):
                 files[path] = UNREADABLE
+        for path, section in sections.items():  # a pytest section bound absent
+            files[path] = self._pytest_section(section, files.get(section))
         snapshot = Snapshot(files=files, outputs=outputs, globs=globs, listed=listed)
         self.taken = (events, snapshot, started)
         return snapshot
+
+    def _pytest_section(self, path: str, found: str | None) -> str | None:
+        """*found*, the sha256 of the configuration file at *path*, when it holds a pytest
+        section (:func:`~.judge.sections.has_pytest_section`), else None: no file, or no
+        section in it."""
+        if found is None:
+            return None
+        try:
+            text = (self.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return found
+        return found if has_pytest_section(path, text) else None
 
     def expanded_outputs(self) -> dict[str, tuple[str, ...]]:
         """Each node's outputs as files (directories and globs expanded), nothing hashed."""

@@ -9,6 +9,7 @@ the real ``plangraph status``.
 from __future__ import annotations
 
 import hashlib
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
@@ -169,10 +170,24 @@ def test_a_plugin_from_outside_the_repository_does_not_bind(
         "tests/test_login.py",
     ]
     # the paths where a file would change the verdict, bound absent
-    assert sorted(p for p, sha in subjects.items() if sha == ABSENT) == [
-        ".pytest.toml",
-        "__init__.py",
-        "pytest.toml",
-        "tests/__init__.py",
-        "tests/conftest.py",
-    ]
+    absent = sorted(p for p, sha in subjects.items() if sha == ABSENT)
+    ext = EXTENSION_SUFFIXES
+    assert absent == sorted(
+        [
+            ".pytest.toml",
+            "__init__.py",
+            "pytest.toml",
+            "tests/__init__.py",
+            "tests/conftest.py",
+            # where a module would shadow one pytest imported: a package or an extension
+            # module beside it, the same name in tests/, which pytest put first on sys.path
+            *(f"{name}{suffix}" for name in ("conftest", "tests/conftest") for suffix in ext),
+            *(f"tests/test_login{suffix}" for suffix in ext),
+            "conftest/__init__.py",
+            "tests/conftest/__init__.py",
+            "tests/test_login/__init__.py",
+            # what Python's start imports from the folder pytest was started in
+            "sitecustomize.py",
+            "usercustomize.py",
+        ]
+    )

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import PlangraphError
+from ..judge.sections import has_pytest_section, section_subject
 from ..plan.evidence import ABSENT
 from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
 from . import STARTED_KEY
@@ -50,6 +51,7 @@ class FileBinder:
         self.plangraph = plangraph
         self._conftests: dict[str, tuple[list[str], list[str]]] = {}
         self._absent_config: list[str] | None = None
+        self._sectionless: list[str] = []
         self._absent_conftests: list[str] | None = None
         self._collectable: dict[str, str] | None = None
         self._run_files: list[str] | None = None
@@ -81,10 +83,11 @@ class FileBinder:
                 conftests.extend(p for p in more if p not in conftests)
                 absent.extend(p for p in gone if p not in absent)
             run_files = self.run_files()
+            passed_over = [p for p in self.sectionless_configuration() if p not in run_files]
             shared = (*self.absent_configuration(), *self.absent_conftests())
             absent = list(dict.fromkeys(p for p in (*shared, *absent) if p not in run_files))
             walks = self.collectable()
-            paths = [*run_files, *conftests, file, *absent, *walks]
+            paths = [*run_files, *passed_over, *conftests, file, *absent, *walks]
             mapping.file_subjects[file] = paths
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
@@ -273,8 +276,32 @@ class FileBinder:
         """The pytest configuration files that are not there and that pytest would have
         preferred over the one it read (:func:`absent_configuration`), computed once."""
         if self._absent_config is None:
-            self._absent_config = absent_configuration(self.config, self.relative)
+            absent, passed_over = searched_configuration(self.config, self.relative)
+            self._sectionless = []
+            for path in passed_over:
+                if self._holds_section(path):  # pytest saw none where the text test does
+                    self._sectionless.append(path)
+                else:
+                    absent.append(section_subject(path))
+            self._absent_config = absent
         return self._absent_config
+
+    def sectionless_configuration(self) -> list[str]:
+        """The configuration files pytest looked at before the one it read and passed over,
+        for they held no pytest section (:func:`searched_configuration`), that bind by their
+        sha256: those where :func:`~..judge.sections.has_pytest_section` finds one all the
+        same. The others bind their section absent (``pyproject.toml#pytest``, in
+        :meth:`absent_configuration`): a file given one is the file pytest reads instead,
+        and no other change of theirs stales the evidence."""
+        self.absent_configuration()
+        return self._sectionless
+
+    def _holds_section(self, path: str) -> bool:
+        try:
+            text = (self.plangraph.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return True
+        return has_pytest_section(path, text)
 
 
 WRITTEN = "written-during-run"
@@ -290,35 +317,57 @@ def absent_configuration(
     config: pytest.Config, relative: Callable[[Path], str | None]
 ) -> list[str]:
     """Repository paths of the configuration files pytest would have read instead of the one
-    it did, had they been there: every name of :data:`CONFIG_NAMES` in every folder from the
-    one pytest began its search in (the common ancestor of the command line's paths) up to the
-    folder of the file it read, and the names it prefers over that file's in that folder —
-    only folders inside the repository (*relative* gives None outside), only paths where no
-    file is. Nothing when ``-c`` named the file (pytest searched for none)."""
+    it did, had they been there (the first list of :func:`searched_configuration`)."""
+    return searched_configuration(config, relative)[0]
+
+
+def searched_configuration(
+    config: pytest.Config, relative: Callable[[Path], str | None]
+) -> tuple[list[str], list[str]]:
+    """The configuration files pytest looked for before the one it read, as repository paths:
+    those where no file is (bound absent) and those where a file is that pytest passed over,
+    for it held no pytest section (``[tool:pytest]``, ``[pytest]``, ``[tool.pytest…]``; a
+    ``setup.cfg``, ``tox.ini`` or ``pyproject.toml``): given a section, pytest reads that file
+    instead (:meth:`FileBinder.sectionless_configuration` binds them).
+
+    The search is ``_pytest.config.findpaths.locate_config``'s: every name of
+    :data:`CONFIG_NAMES` in every folder from the one pytest began in (the common ancestor of
+    the command line's paths) up to the folder of the file it read, and the names it prefers
+    over that file's in that folder. When it found none there (the file read is a
+    ``pyproject.toml`` without a section, taken for want of any other, or there is none),
+    every folder up to the file system's root, and then each command-line path's folder and
+    those above it. Only folders inside the repository (*relative* gives None outside).
+    Nothing when ``-c`` named the file (pytest searched for none; ``--rootdir`` changes no
+    search)."""
     if getattr(config.option, "inifilename", None):
-        return []
+        return [], []
     inipath = config.inipath
     if inipath is not None and inipath.name == "pyproject.toml" and _no_section(inipath):
         inipath = None  # read for want of any other: pytest searched every folder up to "/"
     start = _search_start(config)
-    found: list[str] = []
-    for folder in (start, *start.parents):
-        where = relative(folder)
-        if where is None:
-            break
-        names: tuple[str, ...] = CONFIG_NAMES
-        if inipath is not None and inipath.parent == folder:
-            names = (
-                CONFIG_NAMES[: CONFIG_NAMES.index(inipath.name)]
-                if inipath.name in CONFIG_NAMES
-                else ()
-            )
-        for name in names:
-            if not (folder / name).is_file():
-                found.append(f"{where}/{name}" if where not in ("", ".") else name)
-        if inipath is not None and inipath.parent == folder:
-            break
-    return found
+    chains = [start]
+    if inipath is None or (inipath.parent != start and inipath.parent not in start.parents):
+        chains.extend(_arg_folders(config))  # pytest's second search, from each path's folder
+    read = None if config.inipath is None else relative(config.inipath)
+    absent: dict[str, None] = {}
+    sectionless: dict[str, None] = {}
+    for chain in chains:
+        for folder in (chain, *chain.parents):
+            where = relative(folder)
+            if where is None:
+                break
+            own = inipath is not None and inipath.parent == folder
+            names: tuple[str, ...] = CONFIG_NAMES
+            if inipath is not None and own:
+                index = CONFIG_NAMES.index(inipath.name) if inipath.name in CONFIG_NAMES else 0
+                names = CONFIG_NAMES[:index]
+            for name in names:
+                path = f"{where}/{name}" if where not in ("", ".") else name
+                found = sectionless if (folder / name).is_file() else absent
+                found[path] = None
+            if own:
+                return list(absent), [p for p in sectionless if p != read]
+    return list(absent), [p for p in sectionless if p != read]
 
 
 def collected_folders(
@@ -417,16 +466,22 @@ def _no_section(pyproject: Path) -> bool:
         return False
 
 
-def _search_start(config: pytest.Config) -> Path:
-    """Where pytest began looking for its configuration file: the common ancestor of the
-    folders of the command line's paths (the folder pytest was started in without any)."""
+def _arg_folders(config: pytest.Config) -> list[Path]:
+    """The folders of the command line's paths that exist (a file's own folder), in order."""
     invoked = config.invocation_params.dir
     folders = []
     for arg in getattr(config.option, "file_or_dir", None) or ():
         path = Path(invoked, str(arg).split("::")[0])
         if str(arg).startswith("-") or not path.exists():
             continue
-        folders.append(path if path.is_dir() else path.parent)
+        folders.append(Path(os.path.abspath(path if path.is_dir() else path.parent)))
+    return folders
+
+
+def _search_start(config: pytest.Config) -> Path:
+    """Where pytest began looking for its configuration file: the common ancestor of the
+    folders of the command line's paths (the folder pytest was started in without any)."""
+    folders = _arg_folders(config)
     if not folders:
-        return invoked
+        return config.invocation_params.dir
     return Path(os.path.commonpath([os.path.abspath(f) for f in folders]))

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ..api import PlanGraph
     from ..judge.inputs import Snapshot
     from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+    from .shadows import ShadowPaths
 
 
 @dataclass
@@ -316,7 +317,12 @@ class EvidenceBuilder:
     recorded_by: str
     globs: MappingABC[str, tuple[str, ...]] = field(default_factory=dict)
     """The files each ``tests:`` glob could find tests in when the session started."""
+    shadows: ShadowPaths | None = None
+    """The paths where a new file would shadow a module the run imported (bound absent)."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
+    _shadowed: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
@@ -343,6 +349,7 @@ class EvidenceBuilder:
         for path, sha in item.subjects.items():
             if subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
                 subjects[path] = sha  # bound absent and still no file; what a folder holds
+        shadowing = self._shadowing(paths, subjects)
         missing = [path for path in item.produced if subjects.get(path) is None]
         if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
             details = {
@@ -353,7 +360,7 @@ class EvidenceBuilder:
             }
             return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
         evidence = self._make(item, item.verdict, item.details, subjects)
-        started = {**self.before, **item.subjects}
+        started = {**self.before, **item.subjects, **shadowing}
         # what each subject is at the end, a file deleted during the run (None) included:
         # the record leaves missing files out of its subjects
         ended = {**self.maker.own_files(item.node), **subjects}
@@ -391,6 +398,34 @@ class EvidenceBuilder:
             return []
         verifier = criterion.verifier
         return glob_files_of(verifier.tests, verifier.exclude, self.globs)
+
+    def _shadowing(self, paths: Iterable[str], subjects: dict[str, str | None]) -> dict[str, str]:
+        """Bind into *subjects* the paths where a new file would shadow a module of *paths*
+        (:class:`~.shadows.ShadowPaths`): absent where nothing is, by sha256 where a file is;
+        return those bound absent. Found once per set of modules: criteria whose tests share
+        their files share it."""
+        if self.shadows is None:
+            return {}
+        loaded = tuple(
+            p for p in paths if p.endswith(".py") and subjects.get(p) not in (None, ABSENT)
+        )
+        found = self._shadowed.get(loaded)
+        if found is None:
+            bound: dict[str, str] = {}
+            for path in self.shadows(loaded):
+                if not self.shadows.there(path):
+                    bound[path] = ABSENT
+                elif (sha := self._hash(path)) is not None:
+                    bound[path] = sha
+            absent = {p: sha for p, sha in bound.items() if sha == ABSENT}
+            found = self._shadowed[loaded] = (bound, absent)
+        bound, absent = found
+        if subjects.keys().isdisjoint(bound):  # as nearly always: no path bound already
+            subjects.update(bound)
+            return absent
+        for path, sha in bound.items():
+            subjects.setdefault(path, sha)
+        return {p: sha for p, sha in absent.items() if subjects[p] == ABSENT}
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:

@@ -41,6 +41,7 @@ from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, 
 from .mapping import policies_by_criterion as policies
 from .properties import CRITERION_PROPERTY, RUN_PROPERTY
 from .selection import STILL_VALID, StaleSelection, still_valid
+from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
@@ -433,7 +434,15 @@ class PlangraphSession:
             git=git_info(self.plangraph.root, self.plangraph.store_path),
             recorded_by=actor(),
             globs=self.before_snapshot.globs,
+            shadows=self._shadows(),
         )
+
+    def _shadows(self) -> ShadowPaths:
+        """The paths that would shadow a module of the run (its test modules and the
+        conftests it loaded are those pytest put folders on ``sys.path`` for)."""
+        files = list(self.mapping.file_subjects) if self.mapping is not None else []
+        files.extend(p for p in self.binder.run_files() if p.endswith("conftest.py"))
+        return ShadowPaths.of(self.binder, files)
 
     def _gated_nodes(self) -> list[str]:
         """Claimed nodes still in the plan and required nodes, in topological order."""
