@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -39,10 +39,32 @@ def encoded_members(value: Mapping[str, Any]) -> dict[str, str]:
     return {key: _encode(item) for key, item in value.items()}
 
 
+_NAMES: dict[str, str] = {}
+"""``"name":`` of each member name joined so far (the names of records and events: few)."""
+
+
+def member_name(key: str) -> str:
+    """The canonical JSON of the member name *key* followed by its colon, encoded once."""
+    text = _NAMES.get(key)
+    if text is None:
+        text = _encode(key) + ":"
+        if len(_NAMES) < 4096:  # names of a few kinds of object; any other text is not kept
+            _NAMES[key] = text
+    return text
+
+
 def join_members(members: Mapping[str, str]) -> str:
     """The canonical JSON text of the object whose members' texts are *members* (as
     :func:`encoded_members` gives them): the same text :func:`canonical_json` gives."""
-    return "{" + ",".join(f"{_encode(key)}:{members[key]}" for key in sorted(members)) + "}"
+    return "{" + joined_members(members, sorted(members)) + "}"
+
+
+def joined_members(members: Mapping[str, str], keys: Iterable[str]) -> str:
+    """The members *keys* (sorted, each a key of *members*) of an object's canonical JSON
+    text, comma-separated, without the braces: :func:`join_members` in parts, so that a text
+    can be joined from pieces joined once."""
+    names = _NAMES
+    return ",".join([(names.get(key) or member_name(key)) + members[key] for key in keys])
 
 
 def text_digest(text: str) -> str:

@@ -21,11 +21,12 @@ from pytest_plangraph.canonical import (
     digest,
     encoded_members,
     join_members,
+    joined_members,
     text_digest,
 )
 from pytest_plangraph.plan.evidence import Evidence
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store.chain import event_id, event_id_of
+from pytest_plangraph.store.chain import event_id, event_id_of, event_ids_of
 from pytest_plangraph.store.sqlite import Store
 
 TEXT = st.text(max_size=12)  # any code point: escapes, quotes, non-ASCII, lone surrogates
@@ -126,3 +127,70 @@ def test_a_run_encodes_each_record_once(
             payload = event.payload
             assert payload == event.evidence.to_json()
             assert payload["id"] == digest({k: v for k, v in payload.items() if k != "id"})
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(OBJECTS, st.sampled_from(["evidence", "claim"]), st.none() | TEXT, TEXT),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_ids_of_a_batch_are_each_events_id(
+    batch: list[tuple[dict[str, Any], str, str | None, str]],
+) -> None:
+    """The store's one pass over a batch (values several events share encoded once) gives
+    each event the id it has alone."""
+    events = [
+        Event(
+            kind=kind,
+            node=node,
+            criterion=None,
+            at="2026-01-01T00:00:00Z",
+            by=by,
+            plan_digest="d" * 64,
+            payload=payload,
+        )
+        for payload, kind, node, by in batch
+    ]
+    texts = [canonical_json(event.payload) for event in events]
+    assert event_ids_of(events, texts) == [event_id(event) for event in events]
+
+
+@settings(max_examples=200, deadline=None)
+@given(OBJECTS, TEXT)
+def test_members_joined_in_two_parts_are_the_canonical_json(
+    value: dict[str, Any], split: str
+) -> None:
+    """A text joined from the members sorted before *split* and those after it (the record
+    maker's two parts around ``id``) is the object's canonical JSON."""
+    members = encoded_members(value)
+    keys = sorted(members)
+    head = joined_members(members, [k for k in keys if k < split])
+    tail = joined_members(members, [k for k in keys if k >= split])
+    joined = "{" + ",".join(part for part in (head, tail) if part) + "}"
+    assert joined == canonical_json(value)
+
+
+def test_a_replaced_event_is_the_event_made_with_those_values() -> None:
+    """``replace`` stores every field straight into its slot: the copy equals one made by
+    the constructor, its given fields grow by the changed ones, and an unknown field is
+    refused as the constructor refuses it."""
+    event = Event(kind="note", at="2026-01-01T00:00:00Z", by="me", plan_digest="d" * 64)
+    sealed = event.replace(id="i" * 64, seq=3, prev="", hash="h" * 64, signature=None)
+    made = Event(
+        kind="note",
+        at="2026-01-01T00:00:00Z",
+        by="me",
+        plan_digest="d" * 64,
+        id="i" * 64,
+        seq=3,
+        hash="h" * 64,
+    )
+    assert sealed == made
+    assert sealed.fields_set == event.fields_set | {"id", "seq", "prev", "hash", "signature"}
+    assert sealed.to_json(exclude_unset=True)["seq"] == 3
+    assert event.seq == 0  # the original is unchanged
+    with pytest.raises(TypeError, match="no field 'sequence'"):
+        event.replace(sequence=4)

@@ -16,6 +16,7 @@ cheap: jsonschema and the plan models are imported only when verifiers run.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -108,6 +109,9 @@ def notify(
     """Call the notification *hook* once per keyword set in *calls* (see :func:`call_each`);
     each plugin that raised gets one warning line (default: stderr), with how many of the
     calls failed when there were several. Never raises for anything a plugin does."""
+    pm = pm or get_plugin_manager()
+    if not getattr(pm.hook, hook).get_hookimpls():  # no plugin listens: nothing to call
+        return
     failed: dict[str, list[HookFailure]] = {}
     total = 0
     for kwargs in calls:
@@ -218,12 +222,10 @@ def _format_entries(plugin: str, answer: Any, warn: Warn) -> list[tuple[str, For
 
 
 def _build() -> pluggy.PluginManager:
-    from ..vcs.history import environ_flag
-
     pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(_BuiltinVerifiers(), name=BUILTIN_PLUGIN)
-    if not environ_flag(AUTOLOAD_OFF):
+    if os.environ.get(AUTOLOAD_OFF, "").lower() not in {"1", "true", "yes", "on"}:
         _load_entry_points(pm)
     return pm
 

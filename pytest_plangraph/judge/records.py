@@ -22,7 +22,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..canonical import digest, encoded_members, join_members, text_digest
+from ..canonical import digest, encoded_members, joined_members, text_digest
 from ..errors import UsageError
 from ..plan.evidence import OUTCOMES, Evidence, record_problem
 from .inputs import criterion_digests, node_files
@@ -53,6 +53,9 @@ BODY_FIELDS = (
 _ALL_SET = frozenset({"id", *BODY_FIELDS})
 _OWN_FIELDS = tuple(f for f in BODY_FIELDS if f not in ("plan", "git", "run", "recorded_by"))
 """The body fields of one record (the others are the same for every record of a maker)."""
+_BEFORE_ID = tuple(sorted(f for f in BODY_FIELDS if f < "id"))
+_AFTER_ID = tuple(sorted(f for f in BODY_FIELDS if f > "id"))
+"""The body fields in canonical order, split where ``id`` sorts among them."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -159,17 +162,20 @@ class RecordMaker:
             return Evidence.create(**fields)
         own = {key: fields[key] for key in _OWN_FIELDS}
         members = {**self.shared_members, **encoded_members(own)}
-        record_id = text_digest(join_members(members))
+        # the body's text in two parts, the members before and after where "id" sorts: the
+        # id is the digest of the two joined, the record's text the two around the id
+        head, tail = joined_members(members, _BEFORE_ID), joined_members(members, _AFTER_ID)
+        record_id = text_digest("{" + head + "," + tail + "}")
         record = Evidence(id=record_id, **fields, fields_set=_ALL_SET)
-        body = {**own, **self.shared_json, "recorded_by": fields["recorded_by"]}
-        self.made_plain(record, body, members)
+        payload = {**own, **self.shared_json, "recorded_by": fields["recorded_by"], "id": record_id}
+        self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
         return record
 
-    def made_plain(self, record: Evidence, body: dict[str, Any], members: dict[str, str]) -> None:
-        """Called with each record made from plain values, its JSON *body* (the record's
-        JSON without ``id``, built from the values as they are: nothing dumped again) and the
-        canonical JSON text of each member of *body* (:func:`~pytest_plangraph.canonical.
-        encoded_members`); a maker that keeps payloads overrides it."""
+    def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
+        """Called with each record made from plain values, its JSON *payload* (built from
+        the values as they are: nothing dumped again) and that payload's canonical JSON
+        *text*, joined from the members the record's id was computed from; a maker that
+        keeps payloads overrides it."""
 
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;

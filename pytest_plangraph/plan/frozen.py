@@ -142,9 +142,15 @@ class Frozen:
 
     def replace(self, **changes: Any) -> Self:
         """A copy with *changes* (the fields they name count as given)."""
-        values = {name: getattr(self, name) for name in self.FIELDS}
-        values.update(changes)
-        return type(self)(**values, fields_set=self.fields_set | frozenset(changes))
+        fields = self.FIELDS
+        if changes.keys() - fields:  # as the constructor says it
+            unknown = [name for name in changes if name not in fields]
+            raise TypeError(f"{type(self).__name__}: no field {', '.join(map(repr, unknown))}")
+        copy = _new(type(self))  # every field is given: stored as the constructor stores them
+        for name in fields:
+            _set(copy, name, changes[name] if name in changes else getattr(self, name))
+        _set(copy, "fields_set", self.fields_set | frozenset(changes))
+        return copy
 
     def extra(self) -> Mapping[str, Any]:
         """Fields beyond the declared ones (a plug-in verifier's settings): none by default."""

@@ -15,7 +15,6 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import canonical_json, join_members
 from ..errors import PlangraphError
 from ..judge.inputs import criterion_digests, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
@@ -157,7 +156,9 @@ class _Decider:
         """Decide one test criterion from the outcomes of its tests."""
         failed = self.uncollected.get(ref, [])
         passed_over = self.skipped_whole.get(ref, [])
-        policy = self.policies.get(ref, TestPolicy())
+        policy = self.policies.get(ref)
+        if policy is None:  # made only when the criterion has none (a default is not free)
+            policy = TestPolicy()
         outcomes = {t: self.results.outcome(t) for t in tests.tests}
         verdict = criterion_verdict(
             outcomes,
@@ -296,11 +297,10 @@ class RunRecordMaker(RecordMaker):
             self.made[id(record)] = (record, record.to_json())
         return record
 
-    def made_plain(self, record: Evidence, body: dict[str, Any], members: dict[str, str]) -> None:
-        """Keep the payload of a record made from plain values: its body and id, not dumped,
-        and its canonical JSON text, joined from the members already encoded."""
-        text = join_members({**members, "id": canonical_json(record.id)})
-        self.made[id(record)] = (record, {**body, "id": record.id}, text)
+    def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
+        """Keep the payload of a record made from plain values, not dumped, and its
+        canonical JSON text, joined from the members already encoded."""
+        self.made[id(record)] = (record, payload, text)
 
 
 @dataclass

@@ -26,6 +26,8 @@ def publish(plangraph: PlanGraph, report: RunReport, write_line: Callable[[str],
             _summary(plangraph, report)
     except PlangraphError as exc:
         write_line(f"plangraph: warning: {exc}")
+    if "GITHUB_ACTIONS" not in os.environ:  # not a GitHub Actions job: nothing to import
+        return
     from ..report.github import in_actions
 
     if in_actions():

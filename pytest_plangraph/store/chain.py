@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ..canonical import digest, encoded_members, join_members, text_digest
+from ..canonical import canonical_json, digest, joined_members, text_digest
 from ..plan.model import Event
 from ..values import dataclass
 
@@ -69,11 +69,33 @@ def event_id(event: Event) -> str:
 def event_id_of(event: Event, payload_text: str) -> str:
     """:func:`event_id` of *event* whose payload's canonical JSON is *payload_text* (encoded
     once for the store's row): the payload is not dumped and encoded again."""
-    members = encoded_members(
-        {name: getattr(event, name) for name in _CONTENT_FIELDS if name != "payload"}
-    )
-    members["payload"] = payload_text
-    return text_digest(join_members(members))
+    return event_ids_of([event], [payload_text])[0]
+
+
+_CONTENT_ORDER = tuple(sorted(_CONTENT_FIELDS))
+"""The content fields in canonical order."""
+
+
+def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[str]:
+    """:func:`event_id_of` of each event with its payload's text, in one pass: a value that
+    several events share (the time, the actor, the plan's digest of one run) is encoded once."""
+    encoded: dict[tuple[str, str | None], str] = {}
+    ids = []
+    for event, text in zip(events, payload_texts, strict=True):
+        members = {"payload": text}
+        for name in _CONTENT_ORDER:
+            if name == "payload":
+                continue
+            value = getattr(event, name)
+            if value is None or type(value) is str:
+                found = encoded.get((name, value))
+                if found is None:
+                    found = encoded[(name, value)] = canonical_json(value)
+            else:  # not a value the event model holds: encoded as it is
+                found = canonical_json(value)
+            members[name] = found
+        ids.append(text_digest("{" + joined_members(members, _CONTENT_ORDER) + "}"))
+    return ids
 
 
 def chain_hash(prev: str, content_id: str) -> str:

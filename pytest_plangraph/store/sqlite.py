@@ -24,7 +24,7 @@ from . import schema
 from .answers import Answers
 from .auditing import ChainAudit
 from .chain import (
-    event_id_of,
+    event_ids_of,
     seal,
     signing_key_from_env,
 )
@@ -230,7 +230,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             return []
         if texts is None or len(texts) != len(events):
             texts = [canonical_json(event.payload) for event in events]  # each encoded once
-        ids = [event_id_of(event, text) for event, text in zip(events, texts, strict=True)]
+        ids = event_ids_of(events, texts)
         self._signer_checked()
         with self._transaction() as con:
             # an event already stored, or the position of a new one in `fresh`

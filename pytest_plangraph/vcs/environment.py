@@ -118,7 +118,7 @@ def git_info(root: Path, store: Path | None = None) -> GitInfo:
     *store* file and its journal files inside the repository never count as changes. One
     ``git status`` call (:mod:`.status`), no GitPython."""
     from ..plan.evidence import GitInfo
-    from .history import git_state
+    from .status import read_git_status as git_state
 
     ignore: tuple[str, ...] = ()
     if store is not None and store.is_relative_to(root):
