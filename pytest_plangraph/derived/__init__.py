@@ -86,6 +86,10 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             "outputs": _expanded(repo, snapshot),
             "globs": {g: list(f) for g, f in snapshot.globs.items()},
             "reads": observed.reads,
+            # what a miss that does not open the plan checks the kept state against
+            # (:mod:`.planfree`): the plan file's bytes it was read from, and the plan as read
+            "source": repo.loaded.source,
+            "plan": plan_hash(repo),
         },
     }
     write_tagged(path, record)
@@ -176,11 +180,7 @@ def _key(
     head = repo.store.head()
     if head.seq != fold.last_seq:  # appended since the fold was read: its head is not known
         return None
-    # the plan as read, not its bytes: a comment added keeps the kept state (the node order
-    # is the plan's too: it orders the state, and the digest sorts the nodes)
-    plan = hashlib.sha256(
-        "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
-    ).hexdigest()
+    plan = plan_hash(repo)
     code, policy, now = code_fingerprint(), policy_from_env().fingerprint(), settings()
     key = derivation_key(
         code=code,
@@ -190,9 +190,24 @@ def _key(
         settings=now,
         snapshot=snapshot,
     )
-    fixed = [_BASE_FORMAT, code, plan, fold.origin, policy, sorted(now.items())]
+    return key, base_key(code, plan, fold.origin, policy, now), (head.seq, head.hash)
+
+
+def plan_hash(repo: Repository) -> str:
+    """The plan as read, not its bytes: a comment added keeps the kept state (the node order
+    is the plan's too: it orders the state, and the digest sorts the nodes)."""
+    return hashlib.sha256(
+        "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
+    ).hexdigest()
+
+
+def base_key(code: str, plan: str, origin: str, policy: str, now: dict[str, str]) -> str:
+    """What a kept state must share to be derived again in part: the code, the plan as read
+    (:func:`plan_hash`), the checkpoint the log was read from, the trust policy and the
+    settings."""
+    fixed = [_BASE_FORMAT, code, plan, origin, policy, sorted(now.items())]
     base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    return key, base.hexdigest(), (head.seq, head.hash)
+    return base.hexdigest()
 
 
 _BASE_FORMAT = 1
