@@ -28,9 +28,8 @@ class Look:
     sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
     from what the look found is kept with the installation the look saw, so that a package
     installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
-    kept *answer* when lint's answer cannot have changed with those files, else None; the
-    kept *record* itself, and whether the log was found as kept (*log_holds*: the chain was
-    checked up to the head when it was kept, and no ``log`` row is past it)."""
+    kept *answer* when lint's answer cannot have changed with those files, else None, and the
+    kept *record* itself."""
 
     path: str
     plan: str
@@ -38,7 +37,6 @@ class Look:
     answer: Any
     installed: Any
     record: Any = None
-    log_holds: bool = False
 
 
 MISSED: list[Look] = []

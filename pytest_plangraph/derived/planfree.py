@@ -2,7 +2,7 @@
 
 When the kept answer (:mod:`.kept`) missed only because watched files changed — the plan
 file's bytes, the store's head, the checkpoint, the code, the settings and the installation
-all as kept, the log checked up to the head when it was kept — the state kept with it
+all as kept; the log is read and checked as a full status reads it — the state kept with it
 (``derived.json``, :mod:`pytest_plangraph.derived`) says what every node read. Only the
 nodes that read a changed file and their dependents can have another state; they are judged
 again by the derivation itself (:func:`~pytest_plangraph.judge.rederive.rederive`, bounded)
@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PlangraphError
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import NAME, read_tagged, write_tagged
 from ..values import dataclass
@@ -89,7 +90,7 @@ def plan_free_miss(fmt: str) -> FreeMiss | None:
     look = MISSED[0]
     try:
         return _miss(look)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+    except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # the command runs in full and says what is wrong
 
 
@@ -98,7 +99,8 @@ def _miss(look: Look) -> FreeMiss | None:
 
     record = look.record
     answer = look.answer
-    if not isinstance(record, dict) or not look.log_holds or not isinstance(answer, list):
+    # the log is read as a full status reads it (its chain checked from the checkpoint on)
+    if not isinstance(record, dict) or not isinstance(answer, list):
         return None
     if record["head"] is None or record["watch"]["walked"] or not local_caches_count():
         return None
