@@ -10,7 +10,9 @@ over a part of the plan: those nodes and the nodes around them (their strong pre
 built from the plan's kept validated form, not the whole plan. Every other node keeps its
 kept row, and the answer's rows are made from the kept rows as they are.
 
-Anything this cannot judge without the whole plan is today's path (None): another format
+Anything this cannot judge without the whole plan is today's path (None), and so is a change
+that reaches more than half of the plan's nodes (judging them is a derivation of the whole
+plan, whose criterion digests the plan's kept facts hold): another format
 than ``text``, a plan with a parent, a conflicts edge, a repeated node id, an output or
 ``tests:`` glob that expands (every output a plain path), a changed path that is no longer
 a regular file or missing, a kept state for other files, plan, checkpoint, head, code,
@@ -161,22 +163,6 @@ def _judge(
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
-    with Store.open(store_path, create=False) as store:
-        head = store.head()
-        if [head.seq, head.hash] != observed["head"]:
-            return None
-        fold = read_fold(store, checkpoint_path(store_path))
-    if fold.last_seq != head.seq or fold.unjudged:
-        return None
-    base = base_key(
-        code_fingerprint(),
-        observed["plan"],
-        fold.origin,
-        policy_from_env().fingerprint(),
-        settings(),
-    )
-    if observed["base"] != base:
-        return None
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
     plan = _validated(plan_path, store_path, look.plan)
@@ -198,6 +184,24 @@ def _judge(
             prerequisites.setdefault(edge.to, []).append(edge.from_)
     judged = set(reach(seed, lambda n: dependents.get(n, ())))
     part = judged | {p for n in judged for p in prerequisites.get(n, ()) if p not in judged}
+    if len(part) * 2 > len(ids):  # most of the plan: a derivation from the whole plan
+        return None
+    with Store.open(store_path, create=False) as store:
+        head = store.head()
+        if [head.seq, head.hash] != observed["head"]:
+            return None
+        fold = read_fold(store, checkpoint_path(store_path))
+    if fold.last_seq != head.seq or fold.unjudged:
+        return None
+    base = base_key(
+        code_fingerprint(),
+        observed["plan"],
+        fold.origin,
+        policy_from_env().fingerprint(),
+        settings(),
+    )
+    if observed["base"] != base:
+        return None
     sub = dict(plan)
     sub["nodes"] = [n for n in nodes if n["id"] in part]
     sub["edges"] = [
