@@ -90,10 +90,28 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             # (:mod:`.planfree`): the plan file's bytes it was read from, and the plan as read
             "source": repo.loaded.source,
             "plan": plan_hash(repo),
+            **_links(repo),
         },
     }
     write_tagged(path, record)
     return observed.state
+
+
+def _links(repo: Repository) -> dict[str, Any]:
+    """What a miss that does not open the plan needs of its links: whether the plan is a
+    plain DAG (*plain*: no parent, no conflicts edge, no repeated node id), and each node's
+    strong dependents (only the nodes that have some)."""
+    from ..judge.inputs import Links
+
+    graph = repo.graph
+    links = Links.of(graph)
+    plain = (
+        len(graph.plan.nodes) == len(graph.nodes)
+        and not links.parent
+        and not any(node.parent is not None for node in graph.nodes.values())
+        and not any(links.conflicts.values())
+    )
+    return {"plain": plain, "dependents": {n: d for n, d in links.dependents.items() if d}}
 
 
 def _expanded(repo: Repository, snapshot: Snapshot) -> dict[str, list[str]]:

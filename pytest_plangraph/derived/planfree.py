@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PlangraphError
+from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import NAME, read_tagged, write_tagged
 from ..values import dataclass
@@ -91,7 +92,8 @@ def plan_free_miss(fmt: str) -> FreeMiss | None:
         return None
     look = MISSED[0]
     try:
-        return _miss(look)
+        with collector_paused():  # large JSON values read, no cycles made
+            return _miss(look)
     except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # the command runs in full and says what is wrong
 
@@ -158,33 +160,19 @@ def _judge(
     from ..judge.rederive import Observed, rederive
     from ..judge.statejson import kept_state, node_to_json
     from ..plan.graph import Graph, reach
-    from ..plan.model import Edge, Plan
+    from ..plan.model import Plan
     from ..store.sqlite import Store
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
-    plan = _validated(plan_path, store_path, look.plan)
-    if plan is None:
-        return None
-    nodes = plan["nodes"]
-    ids = [str(n["id"]) for n in nodes]
-    if len(set(ids)) != len(ids) or any(n.get("parent") is not None for n in nodes):
-        return None
-    edges = [Edge.from_data(e) for e in plan.get("edges", ())]
-    if any(e.type == "conflicts" for e in edges):
-        return None
-    known = set(ids)
-    dependents: dict[str, list[str]] = {}
-    prerequisites: dict[str, list[str]] = {}
-    for edge in edges:
-        if edge.propagates and edge.from_ in known and edge.to in known:
-            dependents.setdefault(edge.from_, []).append(edge.to)
-            prerequisites.setdefault(edge.to, []).append(edge.from_)
+    if observed.get("plain") is not True:
+        return None  # a parent or a conflicts edge: their links are the whole plan's
+    dependents: dict[str, list[str]] = observed["dependents"]
     judged = set(reach(seed, lambda n: dependents.get(n, ())))
-    part = judged | {p for n in judged for p in prerequisites.get(n, ()) if p not in judged}
-    if len(part) * 2 > len(ids):  # most of the plan: a derivation from the whole plan
+    part = judged | {p for p, below in dependents.items() if not judged.isdisjoint(below)}
+    if len(part) * 2 > len(reads):  # most of the plan: a derivation from the whole plan
         return None
     with Store.open(store_path, create=False) as store:
         head = store.head()
@@ -202,13 +190,12 @@ def _judge(
     )
     if observed["base"] != base:
         return None
+    plan = _validated(plan_path, store_path, look.plan)
+    if plan is None:
+        return None
     sub = dict(plan)
-    sub["nodes"] = [n for n in nodes if n["id"] in part]
-    sub["edges"] = [
-        e
-        for e, edge in zip(plan.get("edges", ()), edges, strict=True)
-        if edge.from_ in part and edge.to in part
-    ]
+    sub["nodes"] = [n for n in plan["nodes"] if n["id"] in part]
+    sub["edges"] = [e for e in plan.get("edges", ()) if e["from"] in part and e["to"] in part]
     graph = Graph.of(Plan.from_data(sub))
     state = kept_state(data)
     digests = state.input_digests
