@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -175,3 +176,51 @@ def test_a_fifo_in_place_of_the_kept_state_is_a_miss_not_a_wait(
     os.mkfifo(kept)
     assert read_derived(root / CACHE, "any") is None  # returns at once
     assert _status(root, plan) == right
+
+
+def test_every_fixture_answers_a_file_change_as_without_any_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status after bound files changed (the plan-free miss where the plan allows it,
+    :mod:`pytest_plangraph.derived.planfree`, else the miss that opens the plan) is the
+    answer with every cache deleted, on every fixture."""
+    from pytest_plangraph.derived import planfree
+    from pytest_plangraph.store.derived import read_tagged
+
+    judged: list[object] = []
+    real = planfree._judge
+
+    def judging(*args: object) -> object:
+        judged.append(real(*args))  # type: ignore[arg-type]
+        return judged[-1]
+
+    monkeypatch.setattr(planfree, "_judge", judging)
+    compared = 0
+    for name, root, plan in _projects(tmp_path / "projects"):
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+        options = ["--plan", str(plan)]
+        if plangraph_main(root, "verify", *options).code != 0:
+            continue  # a plan lint rejects
+        for _ in range(3):  # the checkpoint, the derived state, the kept answer
+            plangraph_main(root, "status", "--check", *options)
+        kept = read_tagged(root / CACHE / NAME)
+        files = [p for p, _ in kept["observed"]["files"]][:3] if isinstance(kept, dict) else []
+        for path in files:
+            target = root / path
+            if target.is_dir():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"changed {path}\n")
+            answer = plangraph_main(root, "status", "--check", *options)
+            fresh = tmp_path / "fresh"
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.copytree(root, fresh)
+            shutil.rmtree(fresh / CACHE)
+            assert answer == plangraph_main(
+                fresh, "status", "--check", "--plan", str(fresh / plan.name)
+            ), (name, path)
+            compared += 1
+    assert compared >= 6
+    assert any(found is not None for found in judged)  # the plan-free miss answered some

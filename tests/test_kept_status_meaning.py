@@ -18,7 +18,7 @@ from conftest import git
 
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.cli import state_cmds
-from pytest_plangraph.derived import kept
+from pytest_plangraph.derived import kept, planfree
 from pytest_plangraph.store.derived import read_tagged, write_tagged
 
 CACHE = Path(".plangraph/cache")
@@ -200,6 +200,8 @@ def test_a_miss_over_files_reads_the_kept_answer_once(
         return real(*args)
 
     monkeypatch.setattr(kept, "_held", counting)
+    # the miss that opens the plan (the one without: tests/test_plan_free_miss.py)
+    monkeypatch.setattr(planfree, "plan_free_miss", lambda fmt: None)
     (root / "out/n7.txt").write_text("changed\n")
     before = calls["derived"]
     changed = _status(root, "--check")

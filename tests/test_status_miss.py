@@ -18,7 +18,7 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import Result, plangraph_main
 
-from pytest_plangraph.derived import kept
+from pytest_plangraph.derived import kept, planfree
 from pytest_plangraph.judge.statejson import node_from_json, node_to_json
 from pytest_plangraph.judge.states import CriterionState, NodeState, Reason
 from pytest_plangraph.store.derived import NAME, read_tagged, write_tagged
@@ -31,6 +31,8 @@ _PERSON = b"plangraph-status"
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
+    # the miss that opens the plan (the one without: tests/test_plan_free_miss.py)
+    monkeypatch.setattr(planfree, "plan_free_miss", lambda fmt: None)
 
 
 @pytest.fixture

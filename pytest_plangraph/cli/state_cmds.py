@@ -106,7 +106,9 @@ def _status(args: argparse.Namespace, out: Output) -> int:
 
     kept = kept_status(args.root, getattr(args, "plan", None), args.store, out.fmt)
     if kept is None:
-        failing = _derived_status(args, out)
+        failing = _plan_free_status(out)
+        if failing is None:
+            failing = _derived_status(args, out)
     else:  # nothing it depends on changed: what it printed last time
         for line in kept.warnings:
             print(line, file=sys.stderr)
@@ -118,6 +120,43 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     for node_id, why in failing:
         print(f"status --check: {node_id} {why}", file=sys.stderr)
     return 1 if failing else 0
+
+
+def _plan_free_status(out: Output) -> list[tuple[str, str]] | None:
+    """Print the status after files changed, judged without opening the plan
+    (:mod:`..derived.planfree`); return the nodes that fail ``--check``, or None when it
+    cannot be judged so (nothing printed)."""
+    from ..derived.planfree import plan_free_miss
+    from ..judge.states import PlanState
+
+    miss = plan_free_miss(out.fmt)
+    if miss is None:
+        return None
+    states = miss.states
+    rows = []
+    for row in miss.rows:  # the kept rows as they are, the nodes judged again anew
+        n = states.get(row[0])
+        if n is None:
+            required = [c for c in row[4] if c[1]]
+            count = f"{sum(c[2] == 'valid' for c in required)}/{len(required)}"
+            reasons = row[3]
+            why = "; ".join(r[1] or r[0] for r in reasons[:3]) + (" …" if len(reasons) > 3 else "")
+            rows.append([row[0], row[1], row[2], count, why])
+        else:
+            rows.append([n.id, n.kind, n.status, _count(n), _reasons(n.reasons)])
+    printed = out.render({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
+    now = dict(_check_failures(PlanState(states, {}), miss.fold, miss.settled))
+    failing = []
+    for row in miss.rows:
+        failure = now.get(row[0]) if row[0] in states else miss.failures.get(row[0])
+        if failure is not None:
+            failing.append((row[0], failure))
+    miss.keep(printed, failing)
+    for line in miss.warnings:
+        print(line, file=sys.stderr)
+    if printed is not None:
+        print(printed)
+    return failing
 
 
 def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:

@@ -61,7 +61,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
     keys = _key(repo, fold, snapshot)
     if keys is None:
         return derive(repo.graph, fold, snapshot)
-    key, base, head, plan = keys
+    key, base, head, plan, structure = keys
     path = cache_dir_of(repo.store_path) / NAME
     kept = read_tagged(path)
     if isinstance(kept, dict) and kept.get("key") == key:
@@ -87,10 +87,33 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             "globs": {g: list(f) for g, f in snapshot.globs.items()},
             "reads": observed.reads,
             "plan": plan,
+            # what a miss that does not open the plan checks the kept state against
+            # (:mod:`.planfree`): the plan file's bytes it was read from, and the base's
+            # part of the plan (:func:`_plan`)
+            "source": repo.loaded.source,
+            "structure": structure,
+            **_links(repo),
         },
     }
     write_tagged(path, record)
     return observed.state
+
+
+def _links(repo: Repository) -> dict[str, Any]:
+    """What a miss that does not open the plan needs of its links: whether the plan is a
+    plain DAG (*plain*: no parent, no conflicts edge, no repeated node id), and each node's
+    strong dependents (only the nodes that have some)."""
+    from ..judge.inputs import Links
+
+    graph = repo.graph
+    links = Links.of(graph)
+    plain = (
+        len(graph.plan.nodes) == len(graph.nodes)
+        and not links.parent
+        and not any(node.parent is not None for node in graph.nodes.values())
+        and not any(links.conflicts.values())
+    )
+    return {"plain": plain, "dependents": {n: d for n, d in links.dependents.items() if d}}
 
 
 def _expanded(repo: Repository, snapshot: Snapshot) -> dict[str, list[str]]:
@@ -200,7 +223,7 @@ def _plan_changed(kept: Any, plan: dict[str, Any]) -> set[str] | None:
 
 def _key(
     repo: Repository, fold: LogFold, snapshot: Snapshot
-) -> tuple[str, str, tuple[int, str], dict[str, Any]] | None:
+) -> tuple[str, str, tuple[int, str], dict[str, Any], str] | None:
     """The key of the state of *fold* and *snapshot*, the key of what a kept state must share
     to be derived again in part (all but the head, the files and the nodes' own content), the
     head and what is recorded of the plan (:func:`_plan`); None when no kept state may stand
@@ -230,9 +253,17 @@ def _key(
         settings=now,
         snapshot=snapshot,
     )
-    fixed = [_BASE_FORMAT, code, structure, fold.origin, policy, sorted(now.items())]
+    base = base_key(code, structure, fold.origin, policy, now)
+    return key, base, (head.seq, head.hash), recorded, structure
+
+
+def base_key(code: str, structure: str, origin: str, policy: str, now: dict[str, str]) -> str:
+    """What a kept state must share to be derived again in part: the code, the plan's part
+    of the base (:func:`_plan`), the checkpoint the log was read from, the trust policy and
+    the settings."""
+    fixed = [_BASE_FORMAT, code, structure, origin, policy, sorted(now.items())]
     base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    return key, base.hexdigest(), (head.seq, head.hash), recorded
+    return base.hexdigest()
 
 
 _BASE_FORMAT = 2

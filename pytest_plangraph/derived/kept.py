@@ -278,7 +278,7 @@ def _held(
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
             path = str(_path(store_path, name))
             plan_sha, installed = str(record["plan"][1]), record["installed"]
-            MISSED[:] = [Look(path, plan_sha, seen[0], lint, installed)]
+            MISSED[:] = [Look(path, plan_sha, seen[0], lint, installed, record)]
         return None
     if checked_seq == head.seq:
         if head.log_after:  # a log row past the last event: the full read says what it is

@@ -28,13 +28,15 @@ class Look:
     sha256 of the *plan* file and the *installed* packages it was kept with (an answer kept
     from what the look found is kept with the installation the look saw, so that a package
     installed since is a miss next time), what :func:`changed_files` found (*seen*), and the
-    kept *answer* when lint's answer cannot have changed with those files, else None."""
+    kept *answer* when lint's answer cannot have changed with those files, else None, and the
+    kept *record* itself."""
 
     path: str
     plan: str
     seen: Seen
     answer: Any
     installed: Any
+    record: Any = None
 
 
 MISSED: list[Look] = []

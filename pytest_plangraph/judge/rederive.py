@@ -51,7 +51,9 @@ class Observed:
 
 def derive_observed(graph: Graph, fold: LogFold, snapshot: Snapshot) -> Observed:
     """Every node's state, as :func:`~.derive.derive` gives it, with what each one read."""
-    return _derive(graph, fold, snapshot, None, set(graph.nodes), {}, None)
+    observed = _derive(graph, fold, snapshot, None, set(graph.nodes), {}, None)
+    assert observed is not None  # a full derivation always stands
+    return observed
 
 
 def rederive(
@@ -63,13 +65,22 @@ def rederive(
     touched: Collection[str],
     *,
     edited: Collection[str] = (),
+    bounded: bool = False,
 ) -> Observed | None:
     """The state of *graph* for *fold* and *snapshot*, reusing the states of *kept* (derived
     for the same plan from *was*, and from the events of *fold* but those naming the nodes
     *touched*) where nothing they read changed; None when it cannot be reused. *edited* are
     nodes the plan changed in what they hold alone since *kept* (the plan's structure the
     same): they are judged again, with their digests; when nothing else changed and their
-    digests and states come out as kept, nothing around them is judged again."""
+    digests and states come out as kept, nothing around them is judged again.
+
+    With *bounded*, *graph* may be a part of the plan: the nodes judged again with every
+    dependent, parent and conflicts-edge partner of theirs, and the nodes around them (their
+    strong prerequisites and children), whose own links it need not hold. The nodes judged
+    again are then judged against the kept completion of the nodes around them alone, and
+    None is returned where that cannot stand (where :func:`rederive` would judge their
+    cones, or a node around them has no input digest on record: whether it drifted depends
+    on nodes the part does not hold)."""
     nodes = graph.nodes
     plan_changed = set(edited)
     # every node has a kept digest and reads (its kept state may be decoded when asked for)
@@ -104,7 +115,7 @@ def rederive(
         return (*links.dependents[current], *above, *links.conflicts[current])
 
     dirty = set(reach(seed | set(touched), depending))
-    return _derive(graph, fold, snapshot, digests, dirty, digest_reads, kept)
+    return _derive(graph, fold, snapshot, digests, dirty, digest_reads, kept, bounded)
 
 
 def _changed_alone(
@@ -161,22 +172,25 @@ def _globs_moved(graph: Graph, was: Snapshot, snapshot: Snapshot) -> set[str]:
 
 
 def _judged(
-    context: Context, fold: LogFold, dirty: set[str], kept: Observed | None
-) -> dict[str, NodeState]:
+    context: Context, fold: LogFold, dirty: set[str], kept: Observed | None, bounded: bool
+) -> dict[str, NodeState] | None:
     """The states of the *dirty* nodes: judged against the kept completion of the nodes
     around them (their strong prerequisites and children not judged again), or, when that
     cannot stand (:func:`~.derive.derive_nodes`), with the criteria of the rest of their
-    cones taken as kept."""
+    cones taken as kept (*bounded*: None instead, see :func:`rederive`)."""
     if kept is None:
         return derive_nodes(context, fold, dirty)
     kept_nodes = kept.state.nodes
     graph, prerequisites = context.graph, context.links.prerequisites
     around = {n for d in dirty for n in (*prerequisites[d], *graph.children[d]) if n not in dirty}
+    if bounded and not all(fold.on_record.get(n) for n in around):
+        return None  # whether it drifted depends on its own prerequisites
     try:
         done = {n: kept_nodes[n].status == "completed" for n in around}
         return derive_nodes(context, fold, dirty, done=done)
     except ValueError:
-        pass
+        if bounded:
+            return None
     # the criteria of the nodes around them that are not judged again are as kept
     known = {n: kept_nodes[n].criteria for n in context.order if n not in dirty}
     return derive_nodes(context, fold, dirty, known)
@@ -190,7 +204,8 @@ def _derive(
     dirty: set[str],
     digest_reads: dict[str, set[str]],
     kept: Observed | None,
-) -> Observed:
+    bounded: bool = False,
+) -> Observed | None:
     reads: dict[str, set[str]] = {}
     if digests is None:
         digests = input_digests(graph, snapshot, reads=digest_reads)
@@ -202,7 +217,9 @@ def _derive(
         ReadLog(snapshot.files, reads), snapshot.outputs, snapshot.globs, snapshot.listed
     )
     context = Context.of(graph, observed, digests)
-    states = _judged(context, fold, dirty, kept) if dirty else {}
+    states = _judged(context, fold, dirty, kept, bounded) if dirty else {}
+    if states is None:
+        return None
     found: dict[str, NodeState] = {}
     paths: dict[str, list[str]] = {}
     for node_id in context.order:

@@ -1,0 +1,246 @@
+"""``plangraph status`` after files changed, answered without opening the plan.
+
+When the kept answer (:mod:`.kept`) missed only because watched files changed — the plan
+file's bytes, the store's head, the checkpoint, the code, the settings and the installation
+all as kept; the log is read and checked as a full status reads it — the state kept with it
+(``derived.json``, :mod:`pytest_plangraph.derived`) says what every node read. Only the
+nodes that read a changed file and their dependents can have another state; they are judged
+again by the derivation itself (:func:`~pytest_plangraph.judge.rederive.rederive`, bounded)
+over a part of the plan: those nodes and the nodes around them (their strong prerequisites),
+built from the plan's kept validated form, not the whole plan. Every other node keeps its
+kept row, and the answer's rows are made from the kept rows as they are.
+
+Anything this cannot judge without the whole plan is today's path (None), and so is a change
+that reaches more than half of the plan's nodes (judging them is a derivation of the whole
+plan, whose criterion digests the plan's kept facts hold): another format
+than ``text``, a plan with a parent, a conflicts edge, a repeated node id, an output or
+``tests:`` glob that expands (every output a plain path), a changed path that is no longer
+a regular file or missing, a kept state for other files, plan, checkpoint, head, code,
+policy or settings, a claim without a verdict, a node around the part without an input
+digest on record, a node around it kept completed that is not now. A cache never decides:
+deleting ``derived.json`` or the kept answer makes this a full derivation, with the same
+answer (``tests/test_plan_free_miss.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PlangraphError
+from ..memory import collector_paused
+from ..plan.cache import cache_dir_of, read_regular
+from ..store.derived import NAME, read_tagged, write_tagged
+from ..values import dataclass
+from . import base_key, settings
+from .look import MISSED, Look
+from .watch import file_entry, sha256_of
+
+if TYPE_CHECKING:
+    from ..judge.logfold import LogFold
+    from ..judge.states import NodeState
+
+__all__ = ["FreeMiss", "plan_free_miss"]
+
+_PERSON = b"plangraph-status"  # the kept answer's (:mod:`.kept`)
+
+
+@dataclass(frozen=True)
+class FreeMiss:
+    """A status judged again without the plan: *rows* of every node in the plan's order (the
+    kept rows, :func:`~pytest_plangraph.judge.statejson.node_to_json`, those of the nodes
+    judged again made anew), the new *states* of the nodes judged again, the *fold* of the
+    log, the nodes judged again that the plan cancels (*settled*), the kept ``--check``
+    failures of the other nodes (*failures*, by node) and the kept *warnings*; :meth:`keep`
+    keeps the answer made of them."""
+
+    rows: list[list[Any]]
+    states: dict[str, NodeState]
+    fold: LogFold
+    settled: frozenset[str]
+    failures: dict[str, str]
+    warnings: list[str]
+    look: Look
+    derived: dict[str, Any]
+    entries: dict[str, list[Any]]
+
+    def keep(self, printed: str | None, failures: Sequence[tuple[str, str]]) -> None:
+        """Keep the new state and the answer *printed* with its *failures* for the next
+        status (nothing is kept when a changed file cannot be watched)."""
+        record = dict(self.look.record)
+        path = Path(record["where"][2])
+        write_tagged(cache_dir_of(path) / NAME, self.derived)
+        watch = dict(record["watch"])
+        files = [self.entries.get(e[0], e) for e in watch["files"]]
+        if any(not e for e in files):
+            return
+        watch["files"] = files
+        record["watch"] = watch
+        record["answer"] = [printed, self.warnings, [list(f) for f in failures]]
+        write_tagged(Path(self.look.path), record, _PERSON)
+
+
+def plan_free_miss(fmt: str) -> FreeMiss | None:
+    """The status after the files the last look at the kept answer found changed, judged
+    without opening the plan; None when it cannot be (see the module docstring)."""
+    if fmt != "text" or not MISSED:
+        return None
+    look = MISSED[0]
+    try:
+        with collector_paused():  # large JSON values read, no cycles made
+            return _miss(look)
+    except (PlangraphError, OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None  # the command runs in full and says what is wrong
+
+
+def _miss(look: Look) -> FreeMiss | None:
+    from ..store.trust import local_caches_count
+
+    record = look.record
+    answer = look.answer
+    # the log is read as a full status reads it (its chain checked from the checkpoint on)
+    if not isinstance(record, dict) or not isinstance(answer, list):
+        return None
+    if record["head"] is None or record["watch"]["walked"] or not local_caches_count():
+        return None
+    root, plan_path, store_path = (Path(p) for p in record["where"][:3])
+    cache = cache_dir_of(store_path)
+    kept = read_tagged(cache / NAME)
+    observed = kept["observed"]
+    if observed.get("source") != look.plan or observed["head"] != record["head"]:
+        return None
+    if observed["outputs"] or observed.get("globs"):
+        return None
+    files: dict[str, str | None] = {str(p): s for p, s in observed["files"]}
+    watched = {e[0]: e[2] for e in record["watch"]["files"]}
+    if files != watched:
+        return None
+    # the changed files, hashed (each a regular file or missing, as every file was)
+    started = time.time_ns()
+    changed: set[str] = set()
+    now = dict(files)
+    for rel in look.seen.fresh:
+        full = os.path.join(root, rel)
+        try:
+            info = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            sha = None
+        else:
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            sha = sha256_of(full)
+            if sha is None:
+                return None
+        if sha != files[rel]:
+            changed.add(rel)
+        now[rel] = sha
+    entries = {rel: file_entry(str(root), rel, now[rel], started) or [] for rel in look.seen.fresh}
+    return _judge(look, kept, root, plan_path, store_path, files, now, changed, entries)
+
+
+def _judge(
+    look: Look,
+    kept: dict[str, Any],
+    root: Path,
+    plan_path: Path,
+    store_path: Path,
+    was: dict[str, str | None],
+    now: dict[str, str | None],
+    changed: set[str],
+    entries: dict[str, list[Any]],
+) -> FreeMiss | None:
+    from ..checkpoint import checkpoint_path, read_fold
+    from ..codehash import code_fingerprint
+    from ..judge.inputs import Snapshot
+    from ..judge.rederive import Observed, rederive
+    from ..judge.statejson import kept_state, node_to_json
+    from ..plan.graph import Graph, reach
+    from ..plan.model import Plan
+    from ..store.sqlite import Store
+    from ..store.trust import policy_from_env
+
+    observed, data = kept["observed"], kept["data"]
+    reads: dict[str, list[str]] = observed["reads"]
+    seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
+    if observed.get("plain") is not True:
+        return None  # a parent or a conflicts edge: their links are the whole plan's
+    dependents: dict[str, list[str]] = observed["dependents"]
+    judged = set(reach(seed, lambda n: dependents.get(n, ())))
+    part = judged | {p for p, below in dependents.items() if not judged.isdisjoint(below)}
+    if len(part) * 2 > len(reads):  # most of the plan: a derivation from the whole plan
+        return None
+    with Store.open(store_path, create=False) as store:
+        head = store.head()
+        if [head.seq, head.hash] != observed["head"]:
+            return None
+        fold = read_fold(store, checkpoint_path(store_path))
+    if fold.last_seq != head.seq or fold.unjudged:
+        return None
+    base = base_key(
+        code_fingerprint(),
+        observed["structure"],
+        fold.origin,
+        policy_from_env().fingerprint(),
+        settings(),
+    )
+    if observed["base"] != base:
+        return None
+    plan = _validated(plan_path, store_path, look.plan)
+    if plan is None:
+        return None
+    sub = dict(plan)
+    sub["nodes"] = [n for n in plan["nodes"] if n["id"] in part]
+    sub["edges"] = [e for e in plan.get("edges", ()) if e["from"] in part and e["to"] in part]
+    graph = Graph.of(Plan.from_data(sub))
+    state = kept_state(data)
+    digests = state.input_digests
+    sub_kept = Observed(
+        type(state)(state.nodes, {n: digests[n] for n in part}),
+        {n: reads[n] for n in part},
+        0,
+    )
+    snapshot_was = Snapshot(was)
+    snapshot = Snapshot(now)
+    new = rederive(graph, fold, snapshot, sub_kept, snapshot_was, (), bounded=True)
+    if new is None or new.again is None:
+        return None
+    again = new.again
+    rows: list[list[Any]] = data["nodes"]
+    states = {n: new.state.nodes[n] for n in again}
+    rows = [node_to_json(states[row[0]]) if row[0] in again else row for row in rows]
+    new_digests = dict(digests)
+    new_digests.update(new.state.input_digests)
+    new_reads = dict(reads)
+    new_reads.update({n: new.reads[n] for n in again})
+    derived = {
+        "key": None,  # a full derivation's key needs the whole plan: the next one re-derives
+        "data": {"nodes": rows, "input_digests": new_digests},
+        "observed": {
+            **observed,
+            "files": [[p, now[p]] for p, _ in observed["files"]],
+            "reads": new_reads,
+        },
+    }
+    settled = frozenset(n for n in again if graph.nodes[n].cancelled)
+    kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
+    warnings = [str(w) for w in look.answer[1]]
+    return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, derived, entries)
+
+
+def _validated(plan_path: Path, store_path: Path, source: str) -> Mapping[str, Any] | None:
+    """The kept validated form of the plan file whose bytes' sha256 is *source* (as read
+    when it was kept), or None."""
+    import hashlib
+
+    from ..plan.file import cache_key
+
+    raw = read_regular(plan_path)
+    if hashlib.sha256(raw).hexdigest() != source:
+        return None
+    data = json.loads(read_regular(cache_dir_of(store_path) / f"valid-{cache_key(raw)}.json"))
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,190 @@
+"""``plangraph status`` after files changed, answered without opening the plan
+(:mod:`pytest_plangraph.derived.planfree`): on the benchmark's kind of repository (a DAG of
+artifact and approval criteria with evidence, approvals and claims), every sequence of file
+changes gives the answer a status with every cache deleted gives, the path is taken for
+them (the plan is not opened), and what it cannot judge without the plan falls back."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_helpers import as_tester
+from cli_helpers import Result, plangraph_main
+from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_plangraph.derived import planfree
+from pytest_plangraph.repository import Repository
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_status
+
+CACHE = Path(".plangraph/cache")
+SIZE = 30
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """What each plan-free judgement gave (None: it fell back), and the plans opened."""
+    found: list[Any] = []
+    real, opened = planfree._judge, Repository.open
+
+    def judging(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result)
+        return result
+
+    def opening(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        found.append("opened")
+        return opened.__func__(cls, *args, **kwargs)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(planfree, "_judge", judging)
+    monkeypatch.setattr(Repository, "open", classmethod(opening))
+    yield found
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The benchmark's repository at a small size, its status kept."""
+    root = tmp_path_factory.mktemp("built") / "repo"
+    root.mkdir()
+    bench_status.build(root, SIZE, per_node=3)
+    for _ in range(3):  # the checkpoint, the derived state, the kept answer
+        plangraph_main(root, "status")
+    return root
+
+
+def _copy(built: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(built, root, symlinks=True)
+    # the kept answer names where it ran: keep it for the copy
+    plangraph_main(root, "status")
+    plangraph_main(root, "status")
+    return root
+
+
+def _fresh(root: Path, tmp_path: Path) -> Result:
+    """The answer with every cache deleted, in a copy (the caches here stay)."""
+    other = tmp_path / "fresh"
+    shutil.rmtree(other, ignore_errors=True)
+    shutil.copytree(root, other, symlinks=True)
+    shutil.rmtree(other / CACHE)
+    return plangraph_main(other, "status", "--check")
+
+
+CHANGES = st.lists(
+    st.tuples(
+        st.integers(0, SIZE - 1),
+        st.sampled_from(["edit", "delete", "restore", "dir"]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rounds=st.lists(CHANGES, min_size=1, max_size=3))
+def test_every_sequence_of_file_changes_gives_the_answer_without_any_cache(
+    built: Path, tmp_path_factory: pytest.TempPathFactory, rounds: list[list[tuple[int, str]]]
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("round")
+    root = _copy(built, tmp_path)
+    found: list[Any] = []
+    real = planfree._judge
+
+    def judging(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result)
+        return result
+
+    planfree._judge = judging  # type: ignore[assignment]
+    try:
+        for changes in rounds:
+            for node, change in changes:
+                path = root / f"out/n{node}.txt"
+                if path.is_dir():
+                    shutil.rmtree(path)
+                elif change != "dir":
+                    path.unlink(missing_ok=True)
+                if change == "edit":
+                    path.write_text(f"edited {node} {len(found)}\n")
+                elif change == "restore":
+                    path.write_text(f"output {node}\n")
+                elif change == "dir":
+                    path.unlink(missing_ok=True)
+                    path.mkdir()
+            answer = plangraph_main(root, "status", "--check")
+            assert answer == _fresh(root, tmp_path)
+            assert plangraph_main(root, "status", "--check") == answer  # kept as given
+    finally:
+        planfree._judge = real  # type: ignore[assignment]
+
+
+def test_a_leaf_change_is_judged_without_opening_the_plan(
+    built: Path, tmp_path: Path, taken: list[Any]
+) -> None:
+    root = _copy(built, tmp_path)
+    taken.clear()
+    (root / f"out/n{SIZE - 1}.txt").write_text("changed\n")
+    answer = plangraph_main(root, "status", "--check")
+    assert "opened" not in taken  # the plan was not opened
+    assert len(taken) == 1 and taken[0] is not None
+    assert taken[0].states.keys() == {f"n{SIZE - 1}"}  # one node judged again
+    assert f"n{SIZE - 1}" in answer.out and "changed since the evidence" in answer.out
+    assert answer == _fresh(root, tmp_path)
+    # a change upstream of most of the plan is a derivation from the whole plan
+    taken.clear()
+    (root / "out/n2.txt").write_text("changed\n")
+    answer = plangraph_main(root, "status", "--check")
+    assert taken[-1] == "opened"
+    assert answer == _fresh(root, tmp_path)
+
+
+def test_a_file_that_became_a_folder_falls_back(
+    built: Path, tmp_path: Path, taken: list[Any]
+) -> None:
+    root = _copy(built, tmp_path)
+    taken.clear()
+    (root / "out/n3.txt").unlink()
+    (root / "out/n3.txt").mkdir()
+    answer = plangraph_main(root, "status", "--check")
+    assert "opened" in taken  # today's path
+    assert answer == _fresh(root, tmp_path)
+
+
+def test_a_kept_state_for_other_files_falls_back(
+    built: Path, tmp_path: Path, taken: list[Any]
+) -> None:
+    from pytest_plangraph.store.derived import NAME, read_tagged, write_tagged
+
+    root = _copy(built, tmp_path)
+    kept = read_tagged(root / CACHE / NAME)
+    kept["observed"]["files"][0][1] = "0" * 64  # not the files the kept answer watched
+    write_tagged(root / CACHE / NAME, kept)
+    (root / f"out/n{SIZE - 1}.txt").write_text("changed\n")
+    taken.clear()
+    answer = plangraph_main(root, "status", "--check")
+    assert "opened" in taken
+    assert answer == _fresh(root, tmp_path)
+
+
+def test_an_event_recorded_since_falls_back(built: Path, tmp_path: Path, taken: list[Any]) -> None:
+    root = _copy(built, tmp_path)
+    assert plangraph_main(root, "approve", "n4/ac-ok", "--by", "tester").code == 0
+    (root / "out/n5.txt").write_text("changed\n")
+    taken.clear()
+    answer = plangraph_main(root, "status", "--check")
+    assert taken == ["opened"]  # a new head: the kept answer missed on the store, no look
+    assert answer == _fresh(root, tmp_path)
