@@ -25,7 +25,8 @@ docs/performance.md name, each beside its baseline measured in the same run.
   (its bytes new: read as YAML and validated by pydantic);
 * ``plangraph impact --since`` over ``--commits`` commits (each rewriting two outputs of a plan
   of 1,000 nodes): the kept answer's hit, its miss with the commit cache warm, ``--no-commits``
-  and both caches deleted, against ``git diff --name-only`` over the same range;
+  and both caches deleted, against ``git diff --name-only`` over the same range; with
+  ``--impact-phases`` also where the miss made from the kept basis goes, phase by phase;
 * ``plangraph impact`` (the store's evidence against the files now) on a plan of
   ``--impact-nodes`` nodes, each output verified at the first commit and ten changed in the
   working tree since: the kept answer's hit, its miss (the kept derived state standing), and
@@ -43,7 +44,8 @@ The ``pytest`` and ``coverage`` parts are in ``instructions_pytest.py``, the ``i
 ``instructions_impact.py``.
 
 Every count is one run of a fresh process, children included (``--trace-children=yes``: the
-git processes a command starts are counted with it), bytecode cached in a private directory
+git processes a command starts are counted with it, each writing its count to a log of its
+own), bytecode cached in a private directory
 that one untimed run of each command fills first. Counts do not depend on what else the
 machine runs, which is why they are the figures to trust here (docs/performance.md).
 
@@ -53,7 +55,7 @@ packages on its path), so no editable install's finder runs at start.
 
 Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-peers]
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
-[--impact-first-misses]
+[--impact-first-misses] [--impact-phases]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
 [--only status,miss,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
 """
@@ -87,24 +89,32 @@ TARGETS = {  # instructions, from issue 18
 
 
 def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
-    """Instructions of *command* run in *root*, its child processes included."""
-    done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--trace-children=yes",
-            "--callgrind-out-file=/dev/null",
-            *command,
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = [int(n) for n in re.findall(r"Collected : (\d+)", done.stderr)]
+    """Instructions of *command* run in *root*, its child processes included.
+
+    Each process writes its own log (``--log-file`` with the process id): a child whose
+    stderr its parent captures (the git processes ``plangraph`` starts read through pipes)
+    would otherwise write its count into that pipe, where it is never added."""
+    with tempfile.TemporaryDirectory() as logs:
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--trace-children=yes",
+                "--callgrind-out-file=/dev/null",
+                f"--log-file={logs}/valgrind.%p",
+                *command,
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        reports = [log.read_text(errors="replace") for log in Path(logs).iterdir()]
+    found = [int(n) for text in reports for n in re.findall(r"Collected : (\d+)", text)]
     if not found:
-        raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{done.stderr[-2000:]}")
+        failed = "\n".join(reports)[-2000:] or done.stderr[-2000:]
+        raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{failed}")
     return sum(found)
 
 
@@ -411,6 +421,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="--only impact: of the misses made from the plan, the first alone",
     )
+    parser.add_argument(
+        "--impact-phases",
+        action="store_true",
+        help="--only impact: where the miss made from the kept basis goes, phase by phase",
+    )
     instructions_pytest.add_arguments(parser)
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
@@ -463,6 +478,7 @@ def main(argv: list[str] | None = None) -> None:
                 start,
                 misses=misses,
                 all_misses=not args.impact_first_misses,
+                phases=args.impact_phases,
             )
         if "impact-now" in parts:
             instructions_impact.bench_impact_now(

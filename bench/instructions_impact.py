@@ -10,6 +10,7 @@ Python's start counted in the same run: the kept answer's hit, and unless
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -47,11 +48,13 @@ def bench_impact_command(
     *,
     misses: bool = True,
     all_misses: bool = True,
+    phases: bool = False,
 ) -> None:
     """``impact --since`` over *commits* commits: the kept answer's hit, its miss with the
     commit cache warm (what a run on a new commit pays beside the commits it has not seen),
     ``--no-commits`` (a miss) and both caches deleted, against ``git diff --name-only``;
-    without *all_misses* the first two misses alone."""
+    without *all_misses* the first two misses alone; with *phases* where the miss made from
+    the kept basis goes (:func:`bench_basis_phases`)."""
     root = tmp / "impact"
     bench_impact.fast_import(root, bench_impact.history(1000, commits + 1))
     cache = root / ".plangraph/cache"
@@ -71,7 +74,11 @@ def bench_impact_command(
     row("impact --since, the kept answer (hit)", hit, start)
     miss = 0
     if misses:
+        kept = tmp / "impact-cache-before-the-miss"
+        shutil.copytree(cache, kept)
         miss = bench_impact_basis(root, since, count, row, start)
+        if phases:
+            bench_basis_phases(root, rev, cache, kept, count, warm, row, start)
         bench_impact_misses(root, since, count, row, start, forget, every=all_misses)
     print("  where the hit goes (each part alone, in a fresh process):")
     hit_imports = (
@@ -107,6 +114,80 @@ def bench_impact_basis(root: Path, since: list[str], count: Count, row: Row, sta
     miss = count(root, since)
     row("impact --since, one commit later (miss, basis)", miss, start)
     return miss
+
+
+PHASES = (
+    (
+        "import what the command imports first",
+        "import pytest_plangraph.cli\n"
+        "from pytest_plangraph.cli.impact_kept import kept_key, kept_shape\n",
+        "",
+    ),
+    (
+        "... the diff read for the key (3 git processes)",
+        "",
+        "key = kept_key(None, None, None, SINCE, True, 'text')",
+    ),
+    (
+        "... the kept answer looked for (a miss)",
+        "from pytest_plangraph.derived.kept import kept_answer\n",
+        "assert kept_shape(kept_answer(None, None, None, key.name, key.extra)) is None",
+    ),
+    (
+        "... the kept basis read and checked",
+        "from pytest_plangraph.cli.impact_basis import kept_basis\n",
+        "warned, basis = kept_basis(None, None, None)",
+    ),
+    (
+        "... the commits named (rev-list, one log)",
+        "from pytest_plangraph.store.localkey import local_key\n"
+        "from pytest_plangraph.vcs.commitcache import CommitCache\n"
+        "from pytest_plangraph.vcs.history import changes_since\n",
+        "commits = CommitCache(key.cache / 'commits.json', local_key())\n"
+        "listed, named = changes_since(key.diff.root, SINCE, cache=commits, diff=key.diff)",
+    ),
+    ("... the report made", "", "report = basis.report(listed, commits=named)"),
+    (
+        "... its text made",
+        "from pytest_plangraph.cli.impact_text import printed\n",
+        "text = printed(report, 'text')",
+    ),
+    ("... and printed (the whole miss, without main)", "", "print(text)"),
+)
+"""Each phase of a miss made from the kept basis (``cli/impact_basis.py``): its name, what it
+imports and what it runs, after the phases before it (:func:`bench_basis_phases`)."""
+
+
+def bench_basis_phases(
+    root: Path,
+    rev: str,
+    cache: Path,
+    kept: Path,
+    count: Count,
+    warm: Warm,
+    row: Row,
+    start: int,
+) -> None:
+    """Where the miss made from the kept basis goes: each of :data:`PHASES` run after the ones
+    before it in a fresh process, the cache folder put back as it was before the miss each
+    time (the commit cache without the new commit, the basis, no answer for this range);
+    then as the miss left it."""
+    print("  where the miss made from the basis goes (each phase with the ones before it):")
+    after = kept.with_name("impact-cache-after-the-miss")
+    shutil.copytree(cache, after)
+    imported, ran = "", f"SINCE = {rev!r}\n"
+    for name, imports, code in PHASES:
+        imported, ran = imported + imports, ran + code + "\n"
+        command = [PYTHON, "-c", imported + ran]
+        for action in (warm, count):
+            shutil.rmtree(cache)
+            shutil.copytree(kept, cache)
+            if action is warm:
+                warm(root, command)
+            else:
+                row(f"  {name}", count(root, command), start)
+    shutil.rmtree(cache)
+    shutil.copytree(after, cache)  # as the miss left it, for the rows after
 
 
 def bench_impact_misses(
