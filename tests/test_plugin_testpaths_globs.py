@@ -3,7 +3,8 @@ pytest expands each ``testpaths`` entry as a glob when a run starts, so an entry
 (``tests*``) or one that named nothing then (``other``) finds a folder made later, whose
 failing tests the recorded run never collected. The record binds what pytest could collect
 under the folder such an entry's literal start lies in; the gate walks it again and stales
-every criterion of the run.
+every criterion of the run. The walk matches a ``python_files`` pattern with a folder as
+pytest does: against the file's absolute path (``*/tests/*_check.py``).
 
 Each case runs real pytest sessions (``pytester``) in a real git repository, and the real
 ``plangraph`` command.
@@ -73,3 +74,19 @@ def test_a_plain_testpaths_binds_its_folders_alone(pytester: pytest.Pytester) ->
     write(root, "elsewhere/test_b.py", textwrap.dedent(MARKED_FAILING))
     assert _status(root) == "completed"  # no run of the suite collects it
     assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 0
+
+
+def test_a_python_files_pattern_with_a_folder_matches_as_pytest_does(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest matches a pattern holding a ``/`` against the end of the file's absolute path:
+    ``*/tests/*_check.py`` collects ``tests/b_check.py``, so a failing one added later stales."""
+    ini = "[pytest]\ntestpaths = tests\npython_files = test_*.py */tests/*_check.py\n"
+    root = make_project(pytester, files={"pytest.ini": ini})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    assert _status(root) == "completed"
+    write(root, "tests/b_check.py", textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "stale"
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
+    assert _status(root) == "failed"
