@@ -439,10 +439,14 @@ def collectable(
     files it finds (:func:`~pytest_plangraph.vcs.testglob.collect_files`): the gate walks the
     folder again with the same settings, and a ``conftest.py`` or test file found then that
     was not found now (in a folder made since, say) changes the digest and stales the record.
-    A path that names a file is left out: pytest collects that file alone."""
+    A path that names a file is left out: pytest collects that file alone.
+
+    When the paths came from ``testpaths``, an entry that is a glob, or that named nothing, is
+    bound too (:func:`testpaths_folders`): a folder made since that it would find holds tests
+    the run did not collect."""
     settings = collect_settings(config)
     found: dict[str, str] = {}
-    for arg in config.args:
+    for arg in [*config.args, *testpaths_folders(config)]:
         path = Path(str(arg).split("::", 1)[0])
         if not path.is_absolute():
             path = config.invocation_params.dir / path
@@ -455,6 +459,32 @@ def collectable(
         if key not in found:
             found[key] = collect_digest(collect_files(os.fspath(root), key))
     return found
+
+
+def testpaths_folders(config: pytest.Config) -> list[str]:
+    """The folders to bind for the ``testpaths`` entries a run's paths came from, beyond those
+    paths: pytest expands each entry as a glob when the run starts, so an entry with a glob
+    (``tests*``, ``src/*/tests``) or one that named nothing then finds whatever is made later.
+    For each such entry, the folder its literal start lies in (the root for ``tests*``, ``src``
+    for ``src/*/tests``, ``tests`` for a missing ``tests/unit``): what pytest could collect
+    there holds all the entry could find. Nothing when the paths did not come from
+    ``testpaths`` (or under ``--pyargs``, which reads them as module names)."""
+    pyargs = getattr(config.option, "pyargs", False)
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS or pyargs:
+        return []
+    root = config.rootpath
+    folders: list[str] = []
+    for entry in config.getini("testpaths"):
+        entry = str(entry)
+        cut = min((entry.find(c) for c in "*?[" if c in entry), default=-1)
+        if cut < 0 and (root / entry).exists():
+            continue  # one of the run's paths, bound as such
+        head = entry if cut < 0 else entry[:cut]
+        folder = os.path.dirname(os.path.normpath(os.path.join(root, head.rstrip("/") or ".")))
+        if cut >= 0 and head.endswith("/"):
+            folder = os.path.normpath(os.path.join(root, head))
+        folders.append(folder)
+    return folders
 
 
 def _no_section(pyproject: Path) -> bool:

@@ -240,6 +240,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     files: list[str] = []
     listed: list[str] = []
     start = os.path.realpath(os.path.join(root, top) if top else root)
+    absolute = os.path.abspath(root)
     pending: list[tuple[str, str, frozenset[str]]] = [(top, start, frozenset({start}))]
     while pending:  # once per folder entered: kept flat
         rel, here, above = pending.pop()
@@ -264,28 +265,39 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
                 if real not in above:
                     pending.append((prefix + name, real, above | {real}))
             elif entry.is_file() and _collected(
-                prefix + name, name, python_files, doctests, modules
+                prefix + name, name, python_files, doctests, modules, absolute
             ):
                 files.append(prefix + name)
     return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
 
 
 def _collected(
-    path: str, name: str, python_files: list[str], doctests: list[str], modules: bool
+    path: str,
+    name: str,
+    python_files: list[str],
+    doctests: list[str],
+    modules: bool,
+    root: str,
 ) -> bool:
-    """Whether pytest could collect the file *path* (named *name*) or load it as a conftest."""
+    """Whether pytest could collect the file *path* (named *name*, under the absolute *root*)
+    or load it as a conftest."""
     if name.endswith(".py"):
         if modules or name in ("conftest.py", "__init__.py"):
             return True
-        return any(_matches(p, path, name) for p in python_files)
-    return any(_matches(p, path, name) for p in doctests)
+        return any(_matches(p, path, name, root) for p in python_files)
+    return any(_matches(p, path, name, root) for p in doctests)
 
 
-def _matches(pattern: str, path: str, name: str) -> bool:
+def _matches(pattern: str, path: str, name: str, root: str) -> bool:
     """pytest's ``fnmatch_ex``: a pattern without a ``/`` matches the file's name, one with a
-    ``/`` the end of its path."""
+    ``/`` its absolute path (under *root*), a relative pattern as the end of it (so
+    ``*/tests/*_check.py`` matches ``tests/a_check.py`` of the repository, whose absolute path
+    has a folder above ``tests``); the path within the repository is matched too."""
     if "/" not in pattern:
         return fnmatchcase(name, pattern)
+    full = f"{root.rstrip('/')}/{path}"
+    if fnmatchcase(full, pattern if pattern.startswith("/") else f"*/{pattern}"):
+        return True
     return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}")
 
 

@@ -1,0 +1,92 @@
+"""A test folder made after the evidence was recorded that the project's ``testpaths`` finds:
+pytest expands each ``testpaths`` entry as a glob when a run starts, so an entry with a glob
+(``tests*``) or one that named nothing then (``other``) finds a folder made later, whose
+failing tests the recorded run never collected. The record binds what pytest could collect
+under the folder such an entry's literal start lies in; the gate walks it again and stales
+every criterion of the run. The walk matches a ``python_files`` pattern with a folder as
+pytest does: against the file's absolute path (``*/tests/*_check.py``).
+
+Each case runs real pytest sessions (``pytester``) in a real git repository, and the real
+``plangraph`` command.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from cache_helpers import as_tester
+from cli_helpers import plangraph, plangraph_main
+from glob_helpers import write
+from plugin_helpers import latest, make_project
+
+from pytest_plangraph.vcs.testglob import collect_folder, is_collect_key
+
+MARKED_FAILING = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_new_and_broken():
+    assert False, "the code is broken now"
+"""
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+def _status(root: Path) -> str:
+    answer = plangraph_main(root, "status", "--format", "json").json()
+    [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
+    return str(node["status"])
+
+
+@pytest.mark.parametrize(
+    ("testpaths", "folder", "made"),
+    [("tests*", ".", "tests2/test_b.py"), ("tests other", ".", "other/test_b.py")],
+    ids=["a glob", "a path that named nothing"],
+)
+def test_a_folder_testpaths_finds_later_stales_the_run(
+    pytester: pytest.Pytester, testpaths: str, folder: str, made: str
+) -> None:
+    root = make_project(pytester, files={"pytest.ini": f"[pytest]\ntestpaths = {testpaths}\n"})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    assert _status(root) == "completed"
+    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    assert sorted(collect_folder(p) for p in walks) == sorted([folder, "tests"])
+    write(root, made, textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "stale"
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
+    assert refused.code == 1, refused.err
+    assert "ARTIFACT_CHANGED" in refused.out
+    # the new folder's test is one of the suite's, and it fails on the code now
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
+    assert _status(root) == "failed"
+
+
+def test_a_plain_testpaths_binds_its_folders_alone(pytester: pytest.Pytester) -> None:
+    root = make_project(pytester)  # testpaths = tests: a folder that is there
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    assert [collect_folder(p) for p in walks] == ["tests"]
+    write(root, "elsewhere/test_b.py", textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "completed"  # no run of the suite collects it
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 0
+
+
+def test_a_python_files_pattern_with_a_folder_matches_as_pytest_does(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest matches a pattern holding a ``/`` against the end of the file's absolute path:
+    ``*/tests/*_check.py`` collects ``tests/b_check.py``, so a failing one added later stales."""
+    ini = "[pytest]\ntestpaths = tests\npython_files = test_*.py */tests/*_check.py\n"
+    root = make_project(pytester, files={"pytest.ini": ini})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    assert _status(root) == "completed"
+    write(root, "tests/b_check.py", textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "stale"
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
+    assert _status(root) == "failed"
