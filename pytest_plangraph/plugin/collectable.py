@@ -1,0 +1,141 @@
+"""What a ``pytest --plangraph`` run could collect under its paths (DESIGN §5 "What binds").
+
+A folder made after the evidence was recorded, or a test file only a ``criterion`` marker
+brings in, has no path to bind absent: each folder among the run's paths (and the folders a
+``testpaths`` glob could find) binds one subject,
+:func:`~pytest_plangraph.vcs.testglob.collect_key`, whose value is the digest of what pytest
+could collect there with the run's settings (:func:`collectable`); the gate walks the folder
+again. :func:`collected_folders` lists the folders pytest may enter, where a ``conftest.py``
+binds absent (:class:`~pytest_plangraph.plugin.binding.FileBinder`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
+
+__all__ = ["collect_settings", "collectable", "collected_folders", "testpaths_folders"]
+
+
+def collected_folders(
+    config: pytest.Config, relative: Callable[[Path], str | None], limit: int = 10_000
+) -> list[str]:
+    """The repository folders (``""``: the root) under the paths the run collects
+    (``config.args``: the command line's, or ``testpaths``) that pytest may enter: not those
+    its ``norecursedirs`` leave out, not ``__pycache__``, no symbolic link followed, none
+    outside the repository; at most *limit* of them, in walk order."""
+    skipped = [str(p) for p in config.getini("norecursedirs")]
+    found: dict[str, None] = {}
+    for arg in config.args:
+        path = Path(str(arg).split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        if not path.is_dir():
+            path = path.parent
+        top = relative(path)
+        if top is None:
+            continue
+        pending = [(path, "" if top == "." else top)]
+        while pending and len(found) < limit:  # once per folder: kept flat
+            folder, rel = pending.pop()
+            if rel in found:
+                continue
+            found[rel] = None
+            try:
+                with os.scandir(folder) as listing:
+                    names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in sorted(names, reverse=True):
+                if name == "__pycache__" or any(fnmatch.fnmatchcase(name, p) for p in skipped):
+                    continue
+                pending.append((folder / name, f"{rel}/{name}" if rel else name))
+    return list(found)
+
+
+def collect_settings(config: pytest.Config) -> dict[str, Any]:
+    """The settings that say which files under its paths pytest collects, as
+    :func:`~pytest_plangraph.vcs.testglob.collect_key` keeps them: ``python_files``,
+    ``norecursedirs``, the ``--doctest-glob`` patterns (``test*.txt`` without one; none with
+    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``."""
+
+    def option(name: str, default: Any) -> Any:
+        try:
+            return config.getoption(name)
+        except ValueError:  # the plugin that adds it is not loaded
+            return default
+
+    doctest_on = config.pluginmanager.has_plugin("doctest")
+    return {
+        "python_files": [str(p) for p in config.getini("python_files")],
+        "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
+        "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
+        if doctest_on
+        else [],
+        "doctest_modules": bool(option("doctestmodules", False)) and doctest_on,
+        "venv": bool(option("collect_in_virtualenv", False)),
+    }
+
+
+def collectable(
+    config: pytest.Config, relative: Callable[[Path], str | None], root: Path
+) -> dict[str, str]:
+    """For each folder among the paths the run collects (``config.args``: the command line's,
+    or ``testpaths``) inside the repository, the subject that stands for what pytest could
+    collect there (:func:`~pytest_plangraph.vcs.testglob.collect_key`) and the digest of the
+    files it finds (:func:`~pytest_plangraph.vcs.testglob.collect_files`): the gate walks the
+    folder again with the same settings, and a ``conftest.py`` or test file found then that
+    was not found now (in a folder made since, say) changes the digest and stales the record.
+    A path that names a file is left out: pytest collects that file alone.
+
+    When the paths came from ``testpaths``, an entry that is a glob, or that named nothing, is
+    bound too (:func:`testpaths_folders`): a folder made since that it would find holds tests
+    the run did not collect."""
+    settings = collect_settings(config)
+    found: dict[str, str] = {}
+    for arg in [*config.args, *testpaths_folders(config)]:
+        path = Path(str(arg).split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        if not path.is_dir():
+            continue
+        top = relative(path)
+        if top is None:
+            continue
+        key = collect_key("" if top == "." else top, settings)
+        if key not in found:
+            found[key] = collect_digest(collect_files(os.fspath(root), key))
+    return found
+
+
+def testpaths_folders(config: pytest.Config) -> list[str]:
+    """The folders to bind for the ``testpaths`` entries a run's paths came from, beyond those
+    paths: pytest expands each entry as a glob when the run starts, so an entry with a glob
+    (``tests*``, ``src/*/tests``) or one that named nothing then finds whatever is made later.
+    For each such entry, the folder its literal start lies in (the root for ``tests*``, ``src``
+    for ``src/*/tests``, ``tests`` for a missing ``tests/unit``): what pytest could collect
+    there holds all the entry could find. Nothing when the paths did not come from
+    ``testpaths`` (or under ``--pyargs``, which reads them as module names)."""
+    pyargs = getattr(config.option, "pyargs", False)
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS or pyargs:
+        return []
+    root = config.rootpath
+    folders: list[str] = []
+    for entry in config.getini("testpaths"):
+        entry = str(entry)
+        cut = min((entry.find(c) for c in "*?[" if c in entry), default=-1)
+        if cut < 0 and (root / entry).exists():
+            continue  # one of the run's paths, bound as such
+        head = entry if cut < 0 else entry[:cut]
+        folder = os.path.dirname(os.path.normpath(os.path.join(root, head.rstrip("/") or ".")))
+        if cut >= 0 and head.endswith("/"):
+            folder = os.path.normpath(os.path.join(root, head))
+        folders.append(folder)
+    return folders
