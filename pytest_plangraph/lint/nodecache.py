@@ -20,7 +20,7 @@ from pathlib import Path
 from ..plan.cache import lint_version
 from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
-from ..plan.linestore import LineStore
+from ..plan.linestore import TextLines
 from .findings import Finding, Severity
 from .runner import plan_findings
 
@@ -53,7 +53,7 @@ def plan_findings_by_node(
         each = base.copy()
         each.update(key.encode())
         lint_keys.append(each.hexdigest())
-    store = _Store(cache_dir / FILE_NAME)
+    store = TextLines(cache_dir / FILE_NAME, SPARE, _CLEAN)
     entries = store.entries
     clean = frozenset(i for i, key in enumerate(lint_keys) if entries.get(key) == _CLEAN)
     wrong: set[int] = set()
@@ -70,17 +70,3 @@ def plan_findings_by_node(
         store.add(lint_keys[index], _CLEAN)
     store.save({lint_keys[index] for index in clean | found_clean})
     return found
-
-
-class _Store(LineStore[str]):
-    """The nodes kept as passing: a line is the key and ``clean``."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, SPARE)
-
-    def parse(self, row: str) -> tuple[str, str] | None:
-        key, tab, text = row.partition("\t")
-        return (key, text) if tab and len(key) == 64 and text == _CLEAN else None
-
-    def line(self, key: str, entry: str) -> str:
-        return f"{key}\t{entry}\n"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import canonical_json, encoded_members, join_members, text_digest
 from .digests import criterion_digest
-from .linestore import LineStore
+from .linestore import TextLines
 
 if TYPE_CHECKING:
     from .model import Plan
@@ -51,7 +51,7 @@ def facts_by_item(
     nodes, edges = plan.nodes, plan.edges
     if len(items.get("nodes", ())) != len(nodes) or len(items.get("edges", ())) != len(edges):
         return None
-    store = _Store(cache_dir / FILE_NAME)
+    store = TextLines(cache_dir / FILE_NAME, SPARE)
     defaults = canonical_json(plan.defaults.to_json(by_alias=True)).encode("utf-8")
     node_keys = [_node_key(key, defaults) for key in items.get("nodes", ())]
     node_texts: list[str] = []
@@ -154,7 +154,7 @@ def _node_key(item_key: str, defaults: bytes) -> str:
     return digest.hexdigest()
 
 
-def _node_facts(store: _Store, key: str, node: Any, plan: Plan) -> tuple[str, str]:
+def _node_facts(store: TextLines, key: str, node: Any, plan: Plan) -> tuple[str, str]:
     """A node's canonical text and the JSON text of ``[criterion id, digest]`` of each of its
     criteria (read by :func:`_criteria`)."""
     kept = store.entries.get(key)
@@ -197,7 +197,7 @@ def _criteria(nodes: Sequence[Any], texts: list[str]) -> list[list[list[str]]] |
     return found
 
 
-def _edge_text(store: _Store, key: str, edge: Any) -> str:
+def _edge_text(store: TextLines, key: str, edge: Any) -> str:
     """An edge's canonical text (the entry itself: canonical JSON holds no tab nor line
     break)."""
     kept = store.entries.get(key)
@@ -206,17 +206,3 @@ def _edge_text(store: _Store, key: str, edge: Any) -> str:
     text = canonical_json(edge.to_json(by_alias=True, exclude_defaults=True))
     store.add(key, text)
     return text
-
-
-class _Store(LineStore[str]):
-    """The kept facts: a line is the key and the JSON of the item's facts."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, SPARE)
-
-    def parse(self, row: str) -> tuple[str, str] | None:
-        key, tab, text = row.partition("\t")
-        return (key, text) if tab and len(key) == 64 else None
-
-    def line(self, key: str, entry: str) -> str:
-        return f"{key}\t{entry}\n"

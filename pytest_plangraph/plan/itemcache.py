@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..codehash import code_fingerprint
 from .cache import machine_salt
-from .linestore import LineStore
+from .linestore import TextLines
 
 if TYPE_CHECKING:
     from .model import Plan
@@ -65,7 +65,7 @@ def validated_by_item(
         return None
     if keyed is None:
         return None
-    store = _Store(cache_dir / FILE_NAME)
+    store = TextLines(cache_dir / FILE_NAME, SPARE)
     new: dict[str, dict[str, int]] = {}  # per list, each key not kept: its first item's index
     for field, keys in keyed.items():
         new[field] = {}
@@ -117,17 +117,3 @@ def _keyed(data: Any) -> dict[str, list[str]] | None:
             keys.append(each.hexdigest())
         keyed[field] = keys
     return keyed
-
-
-class _Store(LineStore[str]):
-    """The kept items: a line is the key and the item's validated form as JSON."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, SPARE)
-
-    def parse(self, row: str) -> tuple[str, str] | None:
-        key, tab, text = row.partition("\t")
-        return (key, text) if tab and len(key) == 64 else None
-
-    def line(self, key: str, entry: str) -> str:
-        return f"{key}\t{entry}\n"

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 from .cache import make_cache_dir, read_regular
 
-__all__ = ["LineStore"]
+__all__ = ["LineStore", "TextLines"]
 
 E = TypeVar("E")
 
@@ -73,3 +73,23 @@ class LineStore(Generic[E]):
                 return
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write("".join(self.new.values()))
+
+
+class TextLines(LineStore[str]):
+    """Entries that are one line of text each under a sha256 key (``key<TAB>text``): the
+    item cache's validated items (:mod:`.itemcache`), the kept facts (:mod:`.factcache`), the
+    nodes kept as passing lint (:mod:`pytest_plangraph.lint.nodecache`). *accept*, when given,
+    says which texts a line may hold (any other is damage)."""
+
+    def __init__(self, path: Path, spare: int, accept: str | None = None) -> None:
+        self.accept = accept
+        super().__init__(path, spare)
+
+    def parse(self, row: str) -> tuple[str, str] | None:
+        key, tab, text = row.partition("\t")
+        if not tab or len(key) != 64 or (self.accept is not None and text != self.accept):
+            return None
+        return key, text
+
+    def line(self, key: str, entry: str) -> str:
+        return f"{key}\t{entry}\n"
