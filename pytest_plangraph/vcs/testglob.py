@@ -31,7 +31,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from fnmatch import fnmatchcase, translate
 from typing import Any, NamedTuple
 
@@ -99,31 +99,21 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
     starts = prefix_matcher(pattern)
     files: list[str] = []
     listed: list[str] = []
-    # each folder with the real paths of the folders from the start down to it: a link back
-    # to one of them is a cycle (pytest follows a link to a folder, so the walk does too)
-    start = os.path.realpath(os.path.join(root, literal) if literal else root)
-    pending: list[tuple[str, str, frozenset[str]]] = [(literal, start, frozenset({start}))]
-    while pending:  # once per directory entered: kept flat
-        rel, here, above = pending.pop()
+
+    def enter(path: str, entry: os.DirEntry[str]) -> bool:
+        if starts(path + "/") is None or _not_entered(entry.name, entry.path):
+            return False
+        _require_utf8(pattern, path)
+        return True
+
+    for rel, prefix, entries in _folders(root, literal, enter):
         listed.append(rel)
-        prefix = "" if rel == "" else f"{rel}/"
-        try:
-            with os.scandir(os.path.join(root, rel) if rel else root) as listing:
-                entries = list(listing)
-        except OSError:
-            continue  # not there (or not a directory): listed, so its appearing is seen
         for entry in entries:
             name = entry.name
             path = prefix + name
-            if entry.is_dir():  # a link to a folder too
-                if starts(path + "/") is None or _not_entered(name, entry.path):
-                    continue
-                _require_utf8(pattern, path)
-                linked = entry.is_symlink()
-                real = os.path.realpath(entry.path) if linked else os.path.join(here, name)
-                if real not in above:
-                    pending.append((path, real, above | {real}))
-            elif name.endswith(".py"):
+            if entry.is_dir():
+                continue
+            if name.endswith(".py"):
                 if (quick(path) or starts(path + "::")) and entry.is_file():
                     _require_utf8(pattern, path)
                     files.append(path)  # a link to a file counts: pytest collects it
@@ -131,6 +121,33 @@ def glob_files(root: str, pattern: str) -> GlobFiles:
                 _require_utf8(pattern, path)
                 files.append(path)
     return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
+
+
+def _folders(
+    root: str, top: str, enter: Callable[[str, os.DirEntry[str]], bool]
+) -> Iterator[tuple[str, str, list[os.DirEntry[str]]]]:
+    """Each folder a walk from *top* (``""``: the root) lists: its path, the prefix of its
+    entries' paths and its entries (none when it is not there or not a folder: it is listed
+    all the same, so its appearing is seen). A folder is entered when *enter* says so for its
+    path and entry; a link to a folder is followed (pytest does), but not back to a folder on
+    the way down to it (a cycle)."""
+    start = os.path.realpath(os.path.join(root, top) if top else root)
+    pending: list[tuple[str, str, frozenset[str]]] = [(top, start, frozenset({start}))]
+    while pending:  # once per folder entered: kept flat
+        rel, here, above = pending.pop()
+        prefix = "" if rel == "" else f"{rel}/"
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as listing:
+                entries = list(listing)
+        except OSError:
+            entries = []
+        yield rel, prefix, entries
+        for entry in entries:
+            if entry.is_dir() and enter(prefix + entry.name, entry):  # a link to a folder too
+                linked = entry.is_symlink()
+                real = os.path.realpath(entry.path) if linked else f"{here}/{entry.name}"
+                if real not in above:
+                    pending.append((prefix + entry.name, real, above | {real}))
 
 
 def _doctest_text(pattern: str, path: str, name: str) -> bool:
@@ -239,33 +256,25 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     top = "" if normalize(folder) == "." else normalize(folder)
     files: list[str] = []
     listed: list[str] = []
-    start = os.path.realpath(os.path.join(root, top) if top else root)
     absolute = os.path.abspath(root)
-    pending: list[tuple[str, str, frozenset[str]]] = [(top, start, frozenset({start}))]
-    while pending:  # once per folder entered: kept flat
-        rel, here, above = pending.pop()
+
+    def enter(path: str, entry: os.DirEntry[str]) -> bool:
+        name = entry.name
+        return not (
+            name in NOT_ENTERED
+            or name in TOOL_FOLDERS
+            or any(fnmatchcase(name, p) for p in skipped)
+            or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
+        )
+
+    for rel, prefix, entries in _folders(root, top, enter):
         listed.append(rel)
-        prefix = "" if rel == "" else f"{rel}/"
-        try:
-            with os.scandir(os.path.join(root, rel) if rel else root) as listing:
-                entries = list(listing)
-        except OSError:
-            continue  # not there: listed, so its appearing is seen
         for entry in entries:
             name = entry.name
-            if entry.is_dir():  # a link to a folder too: pytest follows it
-                if (
-                    name in NOT_ENTERED
-                    or name in TOOL_FOLDERS
-                    or any(fnmatchcase(name, p) for p in skipped)
-                    or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
-                ):
-                    continue
-                real = os.path.realpath(entry.path) if entry.is_symlink() else f"{here}/{name}"
-                if real not in above:
-                    pending.append((prefix + name, real, above | {real}))
-            elif entry.is_file() and _collected(
-                prefix + name, name, python_files, doctests, modules, absolute
+            if (
+                not entry.is_dir()
+                and entry.is_file()
+                and _collected(prefix + name, name, python_files, doctests, modules, absolute)
             ):
                 files.append(prefix + name)
     return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
