@@ -6,6 +6,7 @@ them (the plan is not opened), and what it cannot judge without the plan falls b
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -87,7 +88,7 @@ def _fresh(root: Path, tmp_path: Path) -> Result:
 CHANGES = st.lists(
     st.tuples(
         st.integers(0, SIZE - 1),
-        st.sampled_from(["edit", "delete", "restore", "dir"]),
+        st.sampled_from(["edit", "delete", "restore", "dir", "link", "hidden"]),
     ),
     min_size=1,
     max_size=4,
@@ -114,11 +115,16 @@ def test_every_sequence_of_file_changes_gives_the_answer_without_any_cache(
         for changes in rounds:
             for node, change in changes:
                 path = root / f"out/n{node}.txt"
-                if path.is_dir():
+                if change == "hidden" and path.is_file() and not path.is_symlink():
+                    _hidden_edit(path)
+                    continue
+                if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)
                 elif change != "dir":
                     path.unlink(missing_ok=True)
-                if change == "edit":
+                if change == "link":  # another node's output, through a link
+                    path.symlink_to(f"n{(node + 1) % SIZE}.txt")
+                elif change == "edit":
                     path.write_text(f"edited {node} {len(found)}\n")
                 elif change == "restore":
                     path.write_text(f"output {node}\n")
@@ -130,6 +136,14 @@ def test_every_sequence_of_file_changes_gives_the_answer_without_any_cache(
             assert plangraph_main(root, "status", "--check") == answer  # kept as given
     finally:
         planfree._judge = real  # type: ignore[assignment]
+
+
+def _hidden_edit(path: Path) -> None:
+    """Other bytes of the same size, the file's mtime set back to what it was."""
+    was = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(bytes(b ^ 1 for b in data[:1]) + data[1:])
+    os.utime(path, ns=(was.st_atime_ns, was.st_mtime_ns))
 
 
 def test_a_leaf_change_is_judged_without_opening_the_plan(

@@ -10,11 +10,19 @@ over a part of the plan: those nodes and the nodes around them (their strong pre
 built from the plan's kept validated form, not the whole plan. Every other node keeps its
 kept row, and the answer's rows are made from the kept rows as they are.
 
+The files of the ``tests:`` globs and what each recording run could collect (the
+``…/::collect{…}`` subjects of :mod:`pytest_plangraph.vcs.testglob`, no files) are taken as
+kept: the look found every folder the kept answer's watch walked to list them unchanged (by
+inode, mode, mtime and ctime), or it would have found no files changed at all; a file added
+to or removed from one of them is a miss of the folder, answered in full. They are listed
+again all the same (folders listed, no file read) and a listing other than the kept one
+falls back: the kept state then was not made for the kept answer's listing.
+
 Anything this cannot judge without the whole plan is today's path (None), and so is a change
 that reaches more than half of the plan's nodes (judging them is a derivation of the whole
 plan, whose criterion digests the plan's kept facts hold): another format
-than ``text``, a plan with a parent, a conflicts edge, a repeated node id, an output or
-``tests:`` glob that expands (every output a plain path), a changed path that is no longer
+than ``text``, a plan with a parent, a conflicts edge, a repeated node id, an output that
+expands (every output a plain path), a changed path that is no longer
 a regular file or missing, a kept state for other files, plan, checkpoint, head, code,
 policy or settings, a claim without a verdict, a node around the part without an input
 digest on record, a node around it kept completed that is not now. A cache never decides:
@@ -35,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PlangraphError
 from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
+from ..plan.paths import COLLECT
 from ..store.derived import NAME, read_tagged, write_tagged
 from ..values import dataclass
 from . import base_key, settings
@@ -106,7 +115,7 @@ def _miss(look: Look) -> FreeMiss | None:
     # the log is read as a full status reads it (its chain checked from the checkpoint on)
     if not isinstance(record, dict) or not isinstance(answer, list):
         return None
-    if record["head"] is None or record["watch"]["walked"] or not local_caches_count():
+    if record["head"] is None or not local_caches_count():
         return None
     root, plan_path, store_path = (Path(p) for p in record["where"][:3])
     cache = cache_dir_of(store_path)
@@ -114,11 +123,13 @@ def _miss(look: Look) -> FreeMiss | None:
     observed = kept["observed"]
     if observed.get("source") != look.plan or observed["head"] != record["head"]:
         return None
-    if observed["outputs"] or observed.get("globs"):
+    if observed["outputs"]:
         return None
     files: dict[str, str | None] = {str(p): s for p, s in observed["files"]}
     watched = {e[0]: e[2] for e in record["watch"]["files"]}
-    if files != watched:
+    # what a run could collect is no file: it is as kept while the folders walked to list it
+    # are (the look found every walked folder unchanged, or it would have found no files)
+    if {p: s for p, s in files.items() if COLLECT not in p} != watched:
         return None
     # the changed files, hashed (each a regular file or missing, as every file was)
     started = time.time_ns()
@@ -140,7 +151,10 @@ def _miss(look: Look) -> FreeMiss | None:
             changed.add(rel)
         now[rel] = sha
     entries = {rel: file_entry(str(root), rel, now[rel], started) or [] for rel in look.seen.fresh}
-    return _judge(look, kept, root, plan_path, store_path, files, now, changed, entries)
+    globs = {str(g): tuple(str(p) for p in found) for g, found in observed.get("globs", {}).items()}
+    if not _listed_as_kept(str(root), files, globs):
+        return None
+    return _judge(look, kept, root, plan_path, store_path, (files, now, globs), changed, entries)
 
 
 def _judge(
@@ -149,8 +163,7 @@ def _judge(
     root: Path,
     plan_path: Path,
     store_path: Path,
-    was: dict[str, str | None],
-    now: dict[str, str | None],
+    snapshots: tuple[dict[str, str | None], dict[str, str | None], dict[str, tuple[str, ...]]],
     changed: set[str],
     entries: dict[str, list[Any]],
 ) -> FreeMiss | None:
@@ -165,6 +178,7 @@ def _judge(
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
+    was, now, globs = snapshots
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
     if observed.get("plain") is not True:
@@ -204,8 +218,9 @@ def _judge(
         {n: reads[n] for n in part},
         0,
     )
-    snapshot_was = Snapshot(was)
-    snapshot = Snapshot(now)
+    # the globs' files are as kept: the folders listed to find them were found unchanged
+    snapshot_was = Snapshot(was, {}, globs)
+    snapshot = Snapshot(now, {}, globs)
     new = rederive(graph, fold, snapshot, sub_kept, snapshot_was, (), bounded=True)
     if new is None or new.again is None:
         return None
@@ -230,6 +245,22 @@ def _judge(
     kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
     warnings = [str(w) for w in look.answer[1]]
     return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, derived, entries)
+
+
+def _listed_as_kept(
+    root: str, files: Mapping[str, str | None], globs: Mapping[str, tuple[str, ...]]
+) -> bool:
+    """Whether what each run could collect (the collect subjects of *files*) and the files
+    of each ``tests:`` glob are, listed again now, what the kept state holds. The look found
+    the folders listed for them unchanged, so they are; listed again all the same, so that
+    a kept state made for another listing than the kept answer's watch never stands (the few
+    test folders are listed, no file is read)."""
+    from ..vcs.testglob import collected_now, glob_files
+
+    keys = {p for p in files if COLLECT in p}
+    if keys and collected_now(root, set(keys), set()) != {k: files[k] for k in keys}:
+        return False
+    return all(glob_files(root, glob).files == found for glob, found in globs.items())
 
 
 def _validated(plan_path: Path, store_path: Path, source: str) -> Mapping[str, Any] | None:

@@ -5,12 +5,13 @@ A watch lists every file the answer read (the snapshot's paths, each with its ``
 signature and sha256, or none when it was missing), the directories above them (a directory
 swapped for a symlink changes which file a path names), and every directory that expanding an
 output walked, the whole tree of a directory a glob matches (a file added to or removed from
-it changes its mtime, and so what the output expands to). Whether the watch holds is answered
-with one ``lstat`` per entry; a file whose signature changed, or that was written too close to
-the moment it was hashed to trust its signature (git's racy-clean rule, as the hash cache
-applies it), is hashed again and holds when its bytes are the same. A watch that cannot be
-made (a symlink among the files or to a directory an output walks, a directory changed while
-it was walked) is no watch: nothing is kept.
+it changes its mtime, and its ctime too when the mtime is set back, and so what the output
+expands to). Whether the watch holds is answered with one ``lstat`` per entry; a file whose
+signature changed, or that was written too close to the moment it was hashed to trust its
+signature (git's racy-clean rule, as the hash cache applies it), is hashed again and holds
+when its bytes are the same. A watch that cannot be made (a symlink among the files or to a
+directory an output walks, a directory changed while it was walked) is no watch: nothing is
+kept.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ def make_watch(
     *listed* are directories whose listing the answer read (where the ``tests:`` globs looked
     for test files, and the folders a recording run could collect tests in: a
     :func:`~pytest_plangraph.vcs.testglob.collect_key` subject of *files* is no file, and is
-    watched through them): each is watched by its mtime, as the directories an output walks
-    are."""
+    watched through them): each is watched by its mtime and ctime, as the directories an
+    output walks are."""
     entries: list[list[Any]] = []
     parents: dict[str, None] = {}
     kept_files: dict[str, list[Any]] = {}
@@ -128,7 +129,7 @@ def changed_files(
             return None
     for rel, *kept in watch["walked"]:
         info = _lstat(os.path.join(root, rel) if rel else root)
-        now = [] if info is None else [info.st_ino, info.st_mode, info.st_mtime_ns]
+        now = [] if info is None else _folder_signature(info)
         if now != kept:
             return None
     changed = []
@@ -225,7 +226,7 @@ def _walked(
 ) -> list[list[Any]] | None:
     """Every directory expanding *outputs* walks (a directory output's tree; a glob's from its
     last plain directory down, as deep as its pieces go, or all the way under ``**``), and
-    each directory of *listed*, with its inode, mode and mtime (a directory not there: its
+    each directory of *listed*, with its inode, mode, mtime and ctime (a directory not there: its
     path alone); None when one changed too recently to trust its mtime, or is a symlink."""
     found: dict[str, list[Any]] = {}
     for rel in listed:
@@ -275,12 +276,14 @@ def _walk(
         if info is None:
             found.setdefault(rel, [rel])
             continue
+        # an mtime older than the racy window: any later change to the listing gives it
+        # another (its ctime is watched for an mtime set back, not judged young or old)
         if stat.S_ISLNK(info.st_mode) or info.st_mtime_ns + RACY_NS >= started_ns:
             return False
         if not stat.S_ISDIR(info.st_mode):
-            found.setdefault(rel, [rel, info.st_ino, info.st_mode, info.st_mtime_ns])
+            found.setdefault(rel, [rel, *_folder_signature(info)])
             continue
-        found[rel] = [rel, info.st_ino, info.st_mode, info.st_mtime_ns]
+        found[rel] = [rel, *_folder_signature(info)]
         if left == 0 and last is None:
             continue
         try:
@@ -297,6 +300,12 @@ def _walk(
             if kind == "dir":
                 pending.append((posixpath.join(rel, name), below))
     return True
+
+
+def _folder_signature(info: os.stat_result) -> list[int]:
+    """What tells a walked directory's listing changed: inode, mode, mtime and ctime (a
+    listing changed and its mtime set back with ``utime`` still has another ctime)."""
+    return [info.st_ino, info.st_mode, info.st_mtime_ns, info.st_ctime_ns]
 
 
 def _kind(parent: str, name: str) -> str:
