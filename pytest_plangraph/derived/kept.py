@@ -59,14 +59,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "KEPT_FORMAT",
+    "STATUS_PERSON",
     "KeptStatus",
+    "checkpoint_of",
     "keep_answer",
     "keep_status",
     "kept_answer",
     "kept_lint",
     "kept_status",
     "kept_status_of_meaning",
+    "keys_configured",
     "known_files",
+    "where_of",
 ]
 
 FORMATS = ("text", "json", "markdown")
@@ -79,8 +84,10 @@ KEY_SETTINGS = ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS")
 WATCHED_TYPES = frozenset({"test", "artifact", "approval", "schema"})
 """The verifier types whose lint findings depend on the plan and the watched files alone."""
 
-_PERSON = b"plangraph-status"
-_FORMAT = 2  # changes when the record below does
+STATUS_PERSON = b"plangraph-status"
+"""The tag of the kept answer files (:func:`~pytest_plangraph.store.derived.write_tagged`)."""
+KEPT_FORMAT = 2
+"""The kept answer's record format: changes when the record (:func:`_record`) does."""
 
 LINT_READS = frozenset({"schema"})
 """The verifier types among :data:`WATCHED_TYPES` whose settings check reads a file's bytes
@@ -104,7 +111,7 @@ def kept_status(
     """The kept answer of ``status --format fmt`` for the repository the options name, when
     nothing it depends on changed; None otherwise (see the module docstring)."""
     MISSED.clear()
-    if fmt not in FORMATS or _keys_configured():
+    if fmt not in FORMATS or keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
         return None
@@ -135,7 +142,7 @@ def kept_answer(
     answer depends on, as JSON values: git's side of ``impact``) is what it was kept with;
     None otherwise (see the module docstring)."""
     MISSED.clear()
-    if _keys_configured():
+    if keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
         return None
@@ -185,7 +192,7 @@ def keep_answer(
         return
     record["extra"] = extra
     record["answer"] = answer
-    write_tagged(path, record, _PERSON)
+    write_tagged(path, record, STATUS_PERSON)
 
 
 def kept_status_of_meaning(
@@ -198,7 +205,7 @@ def kept_status_of_meaning(
     before reading the plan). Only an answer that printed no warning stands for other bytes:
     a warning names lines of the plan file."""
     meaning, source = repo.loaded.content_key, repo.loaded.source
-    if fmt not in FORMATS or meaning is None or source is None or _keys_configured():
+    if fmt not in FORMATS or meaning is None or source is None or keys_configured():
         return None
     if root is not None and not Path(root).is_dir():
         return None
@@ -218,7 +225,7 @@ def kept_status_of_meaning(
     entry = file_entry(str(repo.plan_path.parent), repo.plan_path.name, source, repo.plan_read_ns)
     if entry is not None and record is not None:
         record["plan"] = entry[1:]
-        write_tagged(_path(repo.store_path, name), record, _PERSON)
+        write_tagged(_path(repo.store_path, name), record, STATUS_PERSON)
     return kept
 
 
@@ -239,10 +246,10 @@ def _held(
     *meaning* (the content key of the plan just read), a plan file whose bytes changed holds
     when the record was kept for a plan of that content key."""
     root_path, plan_path, store_path = resolve_paths(root, plan, store)
-    record = read_tagged(_path(store_path, name), _PERSON)
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+    record = read_tagged(_path(store_path, name), STATUS_PERSON)
+    if not isinstance(record, dict) or record.get("format") != KEPT_FORMAT:
         return None
-    if record["where"] != _where(root_path, plan_path, store_path):
+    if record["where"] != where_of(root_path, plan_path, store_path):
         return None
     if record["extra"] != extra:
         return None
@@ -254,7 +261,7 @@ def _held(
     if not same_meaning and not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         return None
     if record["head"] is None:  # kept without a store: there is none now either
-        if os.path.lexists(store_path) or _checkpoint_of(store_path).exists():
+        if os.path.lexists(store_path) or checkpoint_of(store_path).exists():
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
@@ -268,7 +275,7 @@ def _held(
     checkpoint = record["checkpoint"]
     if checkpoint is not None and not file_holds(*checkpoint):
         return None
-    if checkpoint is None and _checkpoint_of(store_path).exists():
+    if checkpoint is None and checkpoint_of(store_path).exists():
         return None
     seen: list[Seen] = []
     if changed_files(str(root_path), record["watch"], seen) != []:
@@ -296,7 +303,7 @@ def _record(
     from ..store.trust import local_caches_count
 
     taken = repo.taken
-    if _keys_configured() or not local_caches_count():
+    if keys_configured() or not local_caches_count():
         return None
     if taken is None or taken[0] is not fold or repo.plan_path is None:
         return None
@@ -338,7 +345,7 @@ def _storeless_record(repo: Repository, fold: LogFold) -> dict[str, Any] | None:
     assert repo.taken is not None and repo.plan_path is not None
     if repo.loaded.source is None or not _watched_types(repo):
         return None
-    if _checkpoint_of(repo.store_path).exists() or not cache_dir_of(repo.store_path).is_dir():
+    if checkpoint_of(repo.store_path).exists() or not cache_dir_of(repo.store_path).is_dir():
         return None  # a preview in a repository that keeps nothing writes nothing
     return _keyed_record(repo, None, None, None)
 
@@ -370,8 +377,8 @@ def _keyed_record(
     if watch is None:
         return None
     return {
-        "format": _FORMAT,
-        "where": _where(repo.root, repo.plan_path, repo.store_path),
+        "format": KEPT_FORMAT,
+        "where": where_of(repo.root, repo.plan_path, repo.store_path),
         "code": code_fingerprint(),
         "settings": settings(),
         "installed": _installed() if look is None else look.installed,
@@ -407,14 +414,18 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
         return store.check_tail(after, chain, log=True) is None
 
 
-def _where(root: Path, plan: Path, store: Path) -> list[str]:
+def where_of(root: Path, plan: Path, store: Path) -> list[str]:
+    """Where a kept answer was made: the root, plan and store paths and the working folder
+    (an answer kept for other places is not this one)."""
     return [str(root), str(plan), str(store), os.getcwd()]
 
 
-def _checkpoint_of(store_path: Path) -> Path:
-    # checkpoint.checkpoint_path, which imports the judge: the same place
+def checkpoint_of(store_path: Path) -> Path:
+    """The log checkpoint's file of the store at *store_path* (the place
+    ``checkpoint.checkpoint_path`` names, without importing the judge)."""
     return cache_dir_of(store_path) / f"log-{store_path.name}.json"
 
 
-def _keys_configured() -> bool:
+def keys_configured() -> bool:
+    """Whether keys are configured (:data:`KEY_SETTINGS`): then no kept answer counts."""
     return any(os.environ.get(name) for name in KEY_SETTINGS)

@@ -47,6 +47,7 @@ from ..plan.paths import COLLECT
 from ..store.derived import NAME, read_tagged, write_tagged
 from ..values import dataclass
 from . import base_key, settings
+from .kept import STATUS_PERSON
 from .look import MISSED, Look
 from .watch import file_entry, sha256_of
 
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
     from ..judge.states import NodeState
 
 __all__ = ["FreeMiss", "plan_free_miss"]
-
-_PERSON = b"plangraph-status"  # the kept answer's (:mod:`.kept`)
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ class FreeMiss:
         watch["files"] = files
         record["watch"] = watch
         record["answer"] = [printed, self.warnings, [list(f) for f in failures]]
-        write_tagged(Path(self.look.path), record, _PERSON)
+        write_tagged(Path(self.look.path), record, STATUS_PERSON)
 
 
 def plan_free_miss(fmt: str) -> FreeMiss | None:

@@ -15,7 +15,7 @@ from ..errors import PlangraphError
 from ..store.derived import read_tagged
 from ..vcs.environment import resolve_paths
 from . import settings
-from .kept import _FORMAT, _PERSON, _checkpoint_of, _keys_configured, _where, kept_answer
+from .kept import KEPT_FORMAT, STATUS_PERSON, checkpoint_of, kept_answer, keys_configured, where_of
 from .look import MISSED
 from .look import answer_path as _path
 from .look import installed as _installed
@@ -33,25 +33,25 @@ def kept_preview(
     bytes (its findings are about paths and presence): for an answer made from the plan
     alone, which reads the bytes of no watched file either. With a store, or when lint reads
     a file's bytes (a ``schema`` verifier), :func:`kept_answer`."""
-    if _keys_configured() or (root is not None and not Path(root).is_dir()):
+    if keys_configured() or (root is not None and not Path(root).is_dir()):
         return None
     MISSED.clear()
     try:
         root_path, plan_path, store_path = resolve_paths(root, plan, store)
         if os.path.lexists(store_path):
             return kept_answer(root, plan, store, name, extra)
-        record = read_tagged(_path(store_path, name), _PERSON)
-        if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        record = read_tagged(_path(store_path, name), STATUS_PERSON)
+        if not isinstance(record, dict) or record.get("format") != KEPT_FORMAT:
             return None
         if record["head"] is not None or record["extra"] != extra:
             return None
         if record["lint_reads"]:  # lint reads a file's bytes: every watched file must hold
             return kept_answer(root, plan, store, name, extra)
-        if record["where"] != _where(root_path, plan_path, store_path):
+        if record["where"] != where_of(root_path, plan_path, store_path):
             return None
         if record["code"] != code_fingerprint() or record["settings"] != settings():
             return None
-        if record["installed"] != _installed() or _checkpoint_of(store_path).exists():
+        if record["installed"] != _installed() or checkpoint_of(store_path).exists():
             return None
         if not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
             return None
