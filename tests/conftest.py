@@ -121,3 +121,27 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     monkeypatch.setattr(impact_cmds, "open_plangraph", counting)
     return calls
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """What each plan-free status judgement gave (None: it fell back), and ``"opened"`` for
+    each plan opened (:mod:`pytest_plangraph.derived.planfree`)."""
+    from pytest_plangraph.derived import planfree
+    from pytest_plangraph.repository import Repository
+
+    found: list[Any] = []
+    real, opened = planfree._judge, Repository.open
+
+    def judging(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result)
+        return result
+
+    def opening(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        found.append("opened")
+        return opened.__func__(cls, *args, **kwargs)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(planfree, "_judge", judging)
+    monkeypatch.setattr(Repository, "open", classmethod(opening))
+    yield found

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_plangraph.derived import planfree
-from pytest_plangraph.repository import Repository
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -34,26 +32,6 @@ SIZE = 30
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
-
-
-@pytest.fixture
-def taken(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """What each plan-free judgement gave (None: it fell back), and the plans opened."""
-    found: list[Any] = []
-    real, opened = planfree._judge, Repository.open
-
-    def judging(*args: Any) -> Any:
-        result = real(*args)
-        found.append(result)
-        return result
-
-    def opening(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        found.append("opened")
-        return opened.__func__(cls, *args, **kwargs)  # type: ignore[attr-defined]
-
-    monkeypatch.setattr(planfree, "_judge", judging)
-    monkeypatch.setattr(Repository, "open", classmethod(opening))
-    yield found
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ from cache_helpers import as_tester
 from cli_helpers import Result, plangraph_main
 from plugin_helpers import make_project
 
-from pytest_plangraph.derived import planfree
-from pytest_plangraph.repository import Repository
 from pytest_plangraph.store.derived import NAME, read_tagged
 
 CACHE = Path(".plangraph/cache")
@@ -60,26 +57,6 @@ FILES = {f"out/c{i}.txt": f"c{i}\n" for i in range(LEAVES)}
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
-
-
-@pytest.fixture
-def taken(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """What each plan-free judgement gave (None: it fell back), and the plans opened."""
-    found: list[Any] = []
-    real, opened = planfree._judge, Repository.open
-
-    def judging(*args: Any) -> Any:
-        result = real(*args)
-        found.append(result)
-        return result
-
-    def opening(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        found.append("opened")
-        return opened.__func__(cls, *args, **kwargs)  # type: ignore[attr-defined]
-
-    monkeypatch.setattr(planfree, "_judge", judging)
-    monkeypatch.setattr(Repository, "open", classmethod(opening))
-    yield found
 
 
 def _recorded(pytester: pytest.Pytester) -> Path:
