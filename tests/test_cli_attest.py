@@ -270,6 +270,15 @@ def test_the_attestation_names_the_files_the_evidence_is_bound_to(tmp_path):
         s["name"] for s in _statement(json.loads((repo / "add.json").read_text()))["subject"]
     }
     assert {"tests/test_add.py", "calc.py", "pytest.ini", "plangraph.yaml"} <= subjects
+    # the record binds what the run could collect under tests/ (no file: the gate walks it
+    # again), which an in-toto subject cannot name by a digest of its bytes
+    from pytest_plangraph.plan.paths import COLLECT
+    from pytest_plangraph.store.sqlite import Store
+
+    with Store.open(repo / ".plangraph" / "store.db", create=False) as store:
+        bound = [p for e in store.log() if e.kind == "evidence" for p in e.payload["subjects"]]
+    assert any(COLLECT in p for p in bound)
+    assert not any(COLLECT in name for name in subjects)
     assert plangraph(repo, "attest", "--verify", "add.json", env=env).code == 0
 
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")  # broken after signing
