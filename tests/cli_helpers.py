@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -84,3 +85,13 @@ def _inside(cwd: Path, env: dict[str, str]) -> Iterator[None]:
         os.chdir(old_cwd)
         os.environ.clear()
         os.environ.update(old_env)
+
+
+def status_without_caches(root: Path, scratch: Path) -> Result:
+    """``plangraph status --check`` with every cache deleted, run in a copy of *root* made at
+    ``scratch / "fresh"`` (the caches of *root* stay)."""
+    other = scratch / "fresh"
+    shutil.rmtree(other, ignore_errors=True)
+    shutil.copytree(root, other, symlinks=True)
+    shutil.rmtree(other / ".plangraph" / "cache")
+    return plangraph_main(other, "status", "--check")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cache_helpers import as_tester
-from cli_helpers import Result, plangraph_main
+from cli_helpers import plangraph_main, status_without_caches
 from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -52,15 +52,6 @@ def _copy(built: Path, tmp_path: Path) -> Path:
     plangraph_main(root, "status")
     plangraph_main(root, "status")
     return root
-
-
-def _fresh(root: Path, tmp_path: Path) -> Result:
-    """The answer with every cache deleted, in a copy (the caches here stay)."""
-    other = tmp_path / "fresh"
-    shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(root, other, symlinks=True)
-    shutil.rmtree(other / CACHE)
-    return plangraph_main(other, "status", "--check")
 
 
 CHANGES = st.lists(
@@ -110,7 +101,7 @@ def test_every_sequence_of_file_changes_gives_the_answer_without_any_cache(
                     path.unlink(missing_ok=True)
                     path.mkdir()
             answer = plangraph_main(root, "status", "--check")
-            assert answer == _fresh(root, tmp_path)
+            assert answer == status_without_caches(root, tmp_path)
             assert plangraph_main(root, "status", "--check") == answer  # kept as given
     finally:
         planfree._judge = real  # type: ignore[assignment]
@@ -135,13 +126,13 @@ def test_a_leaf_change_is_judged_without_opening_the_plan(
     assert len(taken) == 1 and taken[0] is not None
     assert taken[0].states.keys() == {f"n{SIZE - 1}"}  # one node judged again
     assert f"n{SIZE - 1}" in answer.out and "changed since the evidence" in answer.out
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
     # a change upstream of most of the plan is a derivation from the whole plan
     taken.clear()
     (root / "out/n2.txt").write_text("changed\n")
     answer = plangraph_main(root, "status", "--check")
     assert taken[-1] == "opened"
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
 
 
 def test_a_file_that_became_a_folder_falls_back(
@@ -153,7 +144,7 @@ def test_a_file_that_became_a_folder_falls_back(
     (root / "out/n3.txt").mkdir()
     answer = plangraph_main(root, "status", "--check")
     assert "opened" in taken  # today's path
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
 
 
 def test_a_kept_state_for_other_files_falls_back(
@@ -169,7 +160,7 @@ def test_a_kept_state_for_other_files_falls_back(
     taken.clear()
     answer = plangraph_main(root, "status", "--check")
     assert "opened" in taken
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
 
 
 def test_an_event_recorded_since_falls_back(built: Path, tmp_path: Path, taken: list[Any]) -> None:
@@ -179,4 +170,4 @@ def test_an_event_recorded_since_falls_back(built: Path, tmp_path: Path, taken: 
     taken.clear()
     answer = plangraph_main(root, "status", "--check")
     assert taken == ["opened"]  # a new head: the kept answer missed on the store, no look
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)

@@ -11,13 +11,12 @@ Each case runs real pytest sessions (``pytester``) in a real git repository, and
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cache_helpers import as_tester
-from cli_helpers import Result, plangraph_main
+from cli_helpers import plangraph_main, status_without_caches
 from plugin_helpers import make_project
 
 from pytest_plangraph.store.derived import NAME, read_tagged
@@ -78,15 +77,6 @@ def _aged(root: Path) -> None:
         os.utime(folder, ns=old)
 
 
-def _fresh(root: Path, tmp_path: Path) -> Result:
-    """The answer with every cache deleted, in a copy (the caches here stay)."""
-    other = tmp_path / "fresh"
-    shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(root, other, symlinks=True)
-    shutil.rmtree(other / CACHE)
-    return plangraph_main(other, "status", "--check")
-
-
 def test_a_real_record_is_judged_without_opening_the_plan(
     pytester: pytest.Pytester, tmp_path: Path, taken: list[Any]
 ) -> None:
@@ -102,14 +92,14 @@ def test_a_real_record_is_judged_without_opening_the_plan(
     assert taken[0].states.keys() == {"leaf-3"}
     assert "leaf-3" in answer.out and "changed since the evidence" in answer.out
     assert answer.code == 1
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
     assert plangraph_main(root, "status", "--check") == answer  # kept as given
     # back as it was: judged again without the plan, completed as with no cache
     taken.clear()
     (root / "out/c3.txt").write_text("c3\n")
     answer = plangraph_main(root, "status", "--check")
     assert "opened" not in taken and taken[0] is not None
-    assert answer.code == 0 and answer == _fresh(root, tmp_path)
+    assert answer.code == 0 and answer == status_without_caches(root, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -130,7 +120,7 @@ def test_a_file_pytest_could_collect_added_in_a_walked_folder_stales(
     (root / added).write_text("def test_pattern_new():\n    assert True\n")
     answer = plangraph_main(root, "status", "--check")
     assert taken == ["opened"]  # a walked folder changed: no look, the plan is read
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
     assert answer.code == 1
     [row] = [line for line in answer.out.splitlines() if line.startswith("step-a ")]
     assert " stale " in row  # what its run could collect is not what it could collect now
@@ -144,7 +134,7 @@ def test_a_test_file_edited_is_judged_as_without_any_cache(
     taken.clear()
     (root / "tests/test_a.py").write_text("def test_pattern_one():\n    assert False\n")
     answer = plangraph_main(root, "status", "--check")
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
     assert answer.code == 1  # step-a's evidence no longer matches, and so its leaves'
 
 
@@ -160,7 +150,7 @@ def test_a_walked_folder_whose_mtime_was_set_back_is_still_a_change(
         (root / "out/c3.txt").write_text("changed\n")
     taken.clear()
     answer = plangraph_main(root, "status", "--check")
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)
     [row] = [line for line in answer.out.splitlines() if line.startswith("step-a ")]
     assert " stale " in row
 
@@ -194,7 +184,7 @@ def test_rounds_of_changes_on_real_records_give_the_answer_without_any_cache(
                 (root / rel).write_text(text)
         answer = plangraph_main(root, "status", "--check")
         free += "opened" not in taken
-        assert answer == _fresh(root, tmp_path), changes
+        assert answer == status_without_caches(root, tmp_path), changes
         assert plangraph_main(root, "status", "--check") == answer  # kept as given
     assert free >= 2  # the leaves' rounds judged without the plan
 
@@ -218,4 +208,4 @@ def test_a_kept_state_for_another_listing_falls_back(
     taken.clear()
     answer = plangraph_main(root, "status", "--check")
     assert taken == ["opened"]  # listed again: not the kept listing, the plan is read
-    assert answer == _fresh(root, tmp_path)
+    assert answer == status_without_caches(root, tmp_path)

@@ -25,6 +25,16 @@ SHARED = "shared/spec.txt"
 """A file several nodes' artifact criteria check."""
 
 
+def _criteria(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A node's criteria: a test criterion, and maybe an approval and an artifact one."""
+    criteria = [crit("ac")]
+    if draw(st.booleans()):
+        criteria.append(crit("review", APPROVAL))
+    if draw(st.booleans()):
+        criteria.append(crit("art", {"type": "artifact", "path": SHARED}))
+    return criteria
+
+
 @st.composite
 def plans(draw: st.DrawFn) -> World:
     """A plan of 2–7 nodes: steps, objectives and milestones with parents, test, artifact and
@@ -32,11 +42,7 @@ def plans(draw: st.DrawFn) -> World:
     count = draw(st.integers(2, 7))
     nodes = []
     for i in range(count):
-        criteria = [crit("ac")]
-        if draw(st.booleans()):
-            criteria.append(crit("review", APPROVAL))
-        if draw(st.booleans()):
-            criteria.append(crit("art", {"type": "artifact", "path": SHARED}))
+        criteria = _criteria(draw)
         extra: dict[str, Any] = {"kind": draw(st.sampled_from(["step", "objective", "milestone"]))}
         if i and draw(st.booleans()):
             extra["parent"] = f"n{draw(st.integers(0, i - 1))}"
@@ -244,11 +250,7 @@ def dags(draw: st.DrawFn) -> World:
     count = draw(st.integers(2, 9))
     nodes = []
     for i in range(count):
-        criteria = [crit("ac")]
-        if draw(st.booleans()):
-            criteria.append(crit("review", APPROVAL))
-        if draw(st.booleans()):
-            criteria.append(crit("art", {"type": "artifact", "path": SHARED}))
+        criteria = _criteria(draw)
         nodes.append(node(f"n{i}", *criteria))
     edges = []
     for j in range(1, count):
