@@ -153,7 +153,9 @@ def kept_key(
     kept status does (:mod:`...derived.kept`): the diff from *since* (both ends' commits, the
     changed paths of the working tree), or without it ``HEAD``'s commit (what names the
     commits behind the changes). The diff is handed on to the command on a miss. No name when
-    nothing may be kept (git cannot say: the command says why)."""
+    nothing may be kept: git cannot say (the command says why), or the commits behind the
+    changes are named and git may show them otherwise for the same ids (replace refs, grafts,
+    a shallow history: :func:`~...vcs.run.rewritable`)."""
     from ..errors import PlangraphError
     from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths
@@ -169,6 +171,8 @@ def kept_key(
             from ..vcs.history import diff_since
 
             diff = diff_since(root_path, since)
+            if commits and _rewritable(root_path):
+                return KeptKey(options, None, None, diff, cache)  # commits named anew
             own = [*store_files(root_path, store_path)]  # what the report leaves out
             if cache.is_relative_to(root_path):
                 own.append(f"{cache.relative_to(root_path).as_posix()}/")
@@ -181,6 +185,14 @@ def kept_key(
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"
     return KeptKey(options, name, [commits, head], None, cache)
+
+
+def _rewritable(root: Path) -> bool:
+    """Whether git may show the range's commits otherwise for the same ids (replace refs,
+    grafts, a shallow history): the commits behind the changes are then not kept."""
+    from ..vcs.run import Repo, rewritable
+
+    return rewritable(Repo(str(root)))
 
 
 def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:

@@ -33,6 +33,7 @@ from .run import (
     is_shallow,
     open_repo,
     resolve,
+    rewritable,
     run_git_bytes,
     verify_commit,
 )
@@ -199,8 +200,9 @@ def last_commits(
 
     With a *cache* (:mod:`.commitcache`), the commits of the range are listed
     (``git rev-list``) and only those not kept yet are read with their paths; the answer is
-    the same as without it. A shallow clone uses no cache: the paths of its oldest commits
-    change when more history is fetched."""
+    the same as without it. A shallow clone uses no cache (the paths of its oldest commits
+    change when more history is fetched), nor does a repository with grafts or replace refs
+    (``git replace``: a commit id shows other content)."""
     with open_repo(root) as repo:
         base, head = _ends(repo, since)
         if head is None:
@@ -211,9 +213,10 @@ def last_commits(
 
 def _walk(repo: Repo, base: str, cache: CommitCache | None) -> list[tuple[str, tuple[str, ...]]]:
     """The (commit, changed paths) pairs of ``base..HEAD`` (all of ``HEAD`` from the empty
-    tree), newest first, read through *cache* unless the history may be rewritten."""
+    tree), newest first, read through *cache* unless git may show a commit id otherwise
+    (:func:`~.run.rewritable`: shallow, grafts, replace refs)."""
     span = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
-    if cache is None or _rewritable(repo):
+    if cache is None or rewritable(repo):
         return _commit_paths(git_text(repo, *_LOG, span))
     return _cached_commit_paths(repo, span, cache)
 
@@ -237,14 +240,6 @@ _LOG = ("log", "-z", "--no-renames", "--name-only", "--format=%x01%H")
 
 _BY_ID = 2000
 """Up to how many unseen commits are read by id; past it, the whole range is read again."""
-
-
-def _rewritable(repo: Repo) -> bool:
-    """Whether a commit's changed paths may read differently later: in a shallow clone (the
-    oldest commits fetched have no parents here, and get them when more history is fetched)
-    or with grafts; then no cache is used."""
-    common = Path(repo.common_dir)
-    return (common / "shallow").exists() or (common / "info" / "grafts").exists()
 
 
 def _commit_paths(raw: str) -> list[tuple[str, tuple[str, ...]]]:

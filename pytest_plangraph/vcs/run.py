@@ -133,16 +133,54 @@ def commits_of(repo: Repo, revs: Sequence[str]) -> list[str | None]:
     return [answers[rev] for rev in revs]
 
 
+def rewritable(repo: Repo) -> bool:
+    """Whether git may show a commit id with other content than its object's, now or after a
+    fetch: a shallow clone (its oldest commits get their parents when more history is
+    fetched), grafts, or replace objects (``git replace``: a ref under ``refs/replace/``, loose
+    or packed, or another place named by ``GIT_REPLACE_REF_BASE``). A repository whose refs
+    are not plain files (``reftable``) counts as rewritable: its replace refs are not read
+    here. Nothing keyed by commit ids alone may answer for such a repository."""
+    common = Path(repo.common_dir)
+    if "GIT_REPLACE_REF_BASE" in os.environ:
+        return True
+    for marker in ("shallow", "info/grafts", "reftable"):
+        if os.path.lexists(common / marker):
+            return True
+    return _has_file(common / "refs" / "replace") or _packed_replace(common / "packed-refs")
+
+
+def _has_file(folder: Path) -> bool:
+    """Whether *folder* holds anything but folders, at any depth (a loose ref)."""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return False
+    except OSError:  # unreadable: assume a ref is there
+        return True
+    return any(not e.is_dir(follow_symlinks=False) or _has_file(Path(e.path)) for e in entries)
+
+
+def _packed_replace(packed: Path) -> bool:
+    """Whether the packed refs hold a replace ref (``SHA refs/replace/…`` lines)."""
+    try:
+        with open(packed, "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return b" refs/replace/" in data
+
+
 def head_commit(root: Path) -> str | None:
     """``HEAD``'s commit: what the commits named behind the changes of the working tree
     depend on besides the evidence's own commits (one git process). None when there is none
-    to stand for them: no repository, no commit, or a shallow (or grafted) clone, whose
-    history reads differently after a fetch."""
+    to stand for them: no repository, no commit, or a history git may show otherwise for the
+    same ids (:func:`rewritable`: shallow, grafted, replace refs)."""
     if not (root / ".git").exists():
         return None
     with open_repo(root) as repo:
-        common = Path(repo.common_dir)
-        if (common / "shallow").exists() or (common / "info" / "grafts").exists():
+        if rewritable(repo):
             return None
         return commits_of(repo, ["HEAD"])[0]
 
