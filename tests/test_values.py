@@ -97,3 +97,98 @@ def test_a_command_start_imports_no_dataclasses() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def _run_path_classes() -> dict[type[Any], bool]:
+    """The value classes a ``pytest --plangraph`` run builds, each with whether it is frozen."""
+    from pytest_plangraph.judge.rerun import Selection
+    from pytest_plangraph.plugin import evidence, mapping, soundness, suite, summary, verdicts
+
+    return {
+        Selection: True,
+        evidence.Decided: True,
+        evidence.EvidenceBuilder: False,
+        evidence.RunResults: False,
+        evidence._Decider: False,
+        mapping.CriterionTests: False,
+        mapping.Mapping: False,
+        mapping.MappingBuilder: False,
+        soundness.BytecodeGuard: False,
+        suite.ProjectSelection: True,
+        summary.Outcome: True,
+        summary.RunReport: False,
+        verdicts.Unverified: True,
+        verdicts.Verdict: True,
+    }
+
+
+_BARE: dict[type[Any], type[Any]] = {}
+
+
+def _made(cls: type[Any], salt: str) -> Any:
+    """An instance of *cls* whose required fields are *salt*-marked strings, the rest defaults;
+    a class whose ``__post_init__`` needs the run's real objects is made through a subclass that
+    only leaves that out (its methods are the class's own)."""
+    if "__post_init__" in cls.__dict__:
+        cls = _BARE.setdefault(cls, type(cls.__name__, (cls,), {"__post_init__": None}))
+    required = {
+        f.name: f"{f.name}-{salt}"
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    return cls(**required)
+
+
+@pytest.mark.parametrize("cls", list(_run_path_classes()), ids=lambda cls: cls.__qualname__)
+def test_the_run_path_classes_keep_equality_hash_and_frozenness(cls: type[Any]) -> None:
+    frozen = _run_path_classes()[cls]
+    assert "__dataclass_params__" not in cls.__dict__  # made by values, compiles nothing
+    assert cls._value_frozen is frozen
+    first, other = _made(cls, "a"), _made(cls, "b")
+    again = copy.copy(first)
+    assert first == again and first is not again
+    assert (first != other) == any(
+        f.compare and getattr(first, f.name) != getattr(other, f.name)
+        for f in dataclasses.fields(cls)
+    )
+    assert values.replace(first) == first
+    name = dataclasses.fields(cls)[0].name
+    if frozen:
+        compared = tuple(getattr(first, f.name) for f in dataclasses.fields(cls) if f.compare)
+        try:
+            expected = hash(compared)
+        except TypeError:  # a dict field: unhashable, as a dataclass's would be
+            with pytest.raises(TypeError):
+                hash(first)
+        else:
+            assert hash(first) == hash(again) == expected
+        with pytest.raises(AttributeError):  # as dataclasses.FrozenInstanceError
+            setattr(first, name, "changed")
+        assert getattr(first, name) == getattr(again, name)
+    else:
+        with pytest.raises(TypeError):
+            hash(first)
+        setattr(first, name, "changed")
+        assert getattr(first, name) == "changed" and first != again
+
+
+def test_a_run_builds_no_dataclasses_dataclass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    pytester.makefile(".yaml", plangraph="version: 1\nnodes: []\n")
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_unconfigure(config):\n"
+        "    made = sorted(\n"
+        "        f'{name}.{key}' for name, module in list(sys.modules.items())\n"
+        "        if name.startswith('pytest_plangraph')\n"
+        "        for key, value in vars(module).items()\n"
+        "        if isinstance(value, type) and value.__module__ == name\n"
+        "        and '__dataclass_params__' in value.__dict__\n"
+        "    )\n"
+        "    plugin = [m for m in sys.modules if m.startswith('pytest_plangraph.plugin')]\n"
+        "    print('MADE', made, len(plugin))\n"
+    )
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", "-s")
+    made = [line for line in result.outlines if line.startswith("MADE")]
+    assert made and made[0].startswith("MADE []"), result.outlines
+    assert int(made[0].rsplit(" ", 1)[1]) > 5  # the plug-in's modules were imported

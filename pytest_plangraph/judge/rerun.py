@@ -16,11 +16,11 @@ its tests and a pattern or marker that only a collection can expand).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent, TestVerifier
+from ..values import dataclass, field
 from .logfold import LogFold, evidence_key
 from .states import PlanState
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PlangraphError
@@ -23,6 +22,7 @@ from ..plan.model import TestVerifier
 from ..plan.paths import UTF8_HINT, not_utf8
 from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
+from ..values import dataclass, field
 from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
 from .ended import EndValues

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ import pytest
 from ..plan.model import Plan, TestVerifier
 from ..plan.patterns import PatternIndex, covers, may_hold
 from ..plan.policy import TestPolicy, effective_policy
+from ..values import asdict, dataclass, field
 from .suite import ProjectSelection
 
 if TYPE_CHECKING:

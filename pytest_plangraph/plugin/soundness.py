@@ -43,11 +43,12 @@ import sys
 import tempfile
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ..values import dataclass, field
 
 ASSERTS_DISABLED = "ASSERTS_DISABLED"
 """No pass: the interpreter strips ``assert`` statements (``-O``, ``PYTHONOPTIMIZE``)."""

@@ -17,11 +17,11 @@ be used, no test counts as left out by the project (the run stays conservative).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from ..values import dataclass
 from .config import short_option
 
 

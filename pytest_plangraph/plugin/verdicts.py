@@ -9,10 +9,10 @@ evidence is recorded for it, and the summary says why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from ..plan.patterns import may_hold
 from ..plan.policy import TestPolicy
+from ..values import dataclass, field
 
 Phase = tuple[str, str, bool]
 """``(when, outcome, wasxfail)`` of one report: ``("call", "skipped", True)`` is an xfail."""
