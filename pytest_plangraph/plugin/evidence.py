@@ -25,6 +25,7 @@ from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
 from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
+from .ended import EndValues
 from .mapping import CriterionTests, Mapping
 from .origin import ORIGIN_ATTRIBUTE
 from .outcomes import outcome_details, phase_outcome, report_reason
@@ -326,6 +327,7 @@ class EvidenceBuilder:
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
+        self.ends = EndValues(self.plangraph.root, self._hash)
         self.maker = RunRecordMaker(
             self.plangraph,
             self.snapshot,
@@ -362,8 +364,9 @@ class EvidenceBuilder:
         evidence = self._make(item, item.verdict, item.details, subjects)
         started = {**self.before, **item.subjects, **shadowing}
         # what each subject is at the end, a file deleted during the run (None) included:
-        # the record leaves missing files out of its subjects
-        ended = {**self.maker.own_files(item.node), **subjects}
+        # the record leaves missing files out of its subjects; a folder's collectable files
+        # and a pytest section are found again (their paths name no file to hash)
+        ended = {**self.maker.own_files(item.node), **subjects, **self.ends.of(item.subjects)}
         moved = changed_during_run(started, ended, produced=item.produced)
         if not moved:
             return evidence

@@ -1,0 +1,60 @@
+"""What the subjects that name no file are at the end of a ``pytest --plangraph`` run.
+
+Two kinds of subject stand for a fact, not a file's bytes: what pytest could collect under a
+folder (:func:`~pytest_plangraph.vcs.testglob.collect_key`) and whether a configuration file
+pytest passed over holds a pytest section (``pyproject.toml#pytest``,
+:func:`~pytest_plangraph.judge.sections.section_subject`). Hashing their path finds no file, so
+the record maker asks :class:`EndValues` for them instead: a test file written into a
+collected folder, or a pytest table written into ``pyproject.toml``, while the tests ran then
+differs from what the run bound when it started, and voids the record
+(``ARTIFACT_CHANGED_DURING_RUN``) as a changed file does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..judge.sections import has_pytest_section, section_file
+from ..plan.evidence import ABSENT
+from ..vcs.testglob import collect_digest, collect_files, is_collect_key
+
+__all__ = ["EndValues"]
+
+
+class EndValues:
+    """The end-of-run value of each collect key and pytest-section subject, each found once
+    per run (a folder is walked once however many records bind it)."""
+
+    def __init__(self, root: Path, hash_file: Callable[[str], str | None]) -> None:
+        self.root = root
+        self._hash_file = hash_file
+        self._found: dict[str, str] = {}
+
+    def of(self, paths: Iterable[str]) -> dict[str, str]:
+        """The value now of each subject of *paths* that names no file (others left out):
+        the digest of what the folder could collect, and for a pytest section the sha256 of
+        its file when it holds one, else :data:`~pytest_plangraph.plan.evidence.ABSENT`."""
+        found: dict[str, str] = {}
+        for path in paths:
+            if path in self._found:
+                found[path] = self._found[path]
+            elif is_collect_key(path):
+                found[path] = collect_digest(collect_files(os.fspath(self.root), path))
+            elif (config := section_file(path)) is not None:
+                found[path] = self._section(config)
+            else:
+                continue
+            self._found[path] = found[path]
+        return found
+
+    def _section(self, config: str) -> str:
+        sha = self._hash_file(config)
+        if sha is None:
+            return ABSENT
+        try:
+            text = (self.root / config).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return sha  # there but unreadable: not what was bound absent
+        return sha if has_pytest_section(config, text) else ABSENT
