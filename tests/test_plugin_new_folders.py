@@ -15,6 +15,7 @@ Each case runs real pytest sessions (``pytester``) in a real git repository, and
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import textwrap
@@ -31,6 +32,7 @@ from pytest_plangraph.vcs.testglob import (
     collect_files,
     collect_folder,
     collect_key,
+    expand_testpaths,
     is_collect_key,
 )
 
@@ -156,6 +158,28 @@ def test_the_walk_follows_a_link_to_a_folder_once(tmp_path: Path) -> None:
     assert found is not None
     assert "tests/link/conftest.py" in found.files
     assert all(path.count("link") <= 1 for path in found.files)
+
+
+@pytest.mark.parametrize("entry", ["*/tests", "tests*", "**/tests", "build/*", "missing/x*"])
+def test_testpaths_entries_expand_as_pythons_glob_does(tmp_path: Path, entry: str) -> None:
+    """What pytest does with a ``testpaths`` entry: ``glob.glob(entry, recursive=True)`` from
+    its rootdir, ``norecursedirs`` unread, dot names passed over by ``*``; never above the
+    root, and the folders where a later match would appear are watched."""
+    for rel in ("pkg/tests/test_p.py", "build/tests/test_b.py", ".hidden/tests/test_h.py"):
+        write(tmp_path, rel, "")
+    write(tmp_path, "tests2/test_t.py", "")
+    found = expand_testpaths(str(tmp_path), "", [entry])
+    assert found.files == tuple(sorted(glob.glob(entry, root_dir=tmp_path, recursive=True)))
+    assert not any(p.startswith(("..", ".hidden")) for p in found.files)
+    assert "" in found.listed or entry.startswith(("build", "missing"))
+    key = collect_key("", {**SETTINGS, "testpaths": [entry]})
+    walked = collect_files(str(tmp_path), key)
+    assert walked is not None
+    assert ("build/tests/test_b.py" in walked.files) == (
+        "build/tests" in found.files or entry == "build/*"
+    )
+    assert expand_testpaths(str(tmp_path), "pkg", ["../*"]).files == ("build", "pkg", "tests2")
+    assert expand_testpaths(str(tmp_path), "", ["../*"]).files == ()
 
 
 # --- the evidence and the gate ---------------------------------------------------------------

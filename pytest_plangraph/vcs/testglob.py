@@ -27,6 +27,7 @@ of the list: the run binds it, and the gate walks again (:func:`collected_now`).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -50,6 +51,7 @@ __all__ = [
     "collect_folder",
     "collect_key",
     "collected_now",
+    "expand_testpaths",
     "glob_files",
     "globs_files",
     "is_collect_key",
@@ -205,8 +207,10 @@ makes every kept answer a miss)."""
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
     """The subject path that stands for what pytest could collect under *folder* (``""``: the
     repository root) with the settings *spec* (``python_files``, ``norecursedirs``,
-    ``doctest_glob``, ``doctest_modules``, ``venv``): the folder, :data:`COLLECT` and the
-    settings as compact JSON. Its value is :func:`collect_digest` of :func:`collect_files`."""
+    ``doctest_glob``, ``doctest_modules``, ``venv``; and ``testpaths``, the entries pytest
+    expands from *folder*, its rootdir, when the key stands for them): the folder,
+    :data:`COLLECT` and the settings as compact JSON. Its value is :func:`collect_digest` of
+    :func:`collect_files`."""
     settings = json.dumps(dict(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return f"{folder or '.'}{COLLECT}{settings}"
 
@@ -241,7 +245,10 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     it collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
     test module; every ``*.py`` under ``--doctest-modules``), and each file a
     ``--doctest-glob`` matches. A file found here that was not when the evidence was recorded
-    holds tests, or hooks, the evidence did not run."""
+    holds tests, or hooks, the evidence did not run. A key with ``testpaths`` walks from what
+    those entries find (:func:`expand_testpaths`) instead of from its folder: each folder
+    found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
+    is given), and each file found is listed."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json.loads(text)
@@ -249,6 +256,8 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         skipped = [str(p) for p in spec["norecursedirs"]]
         doctests = [str(p) for p in spec["doctest_glob"]]
         modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
+        testpaths = spec.get("testpaths")
+        entries = None if testpaths is None else [str(p) for p in testpaths]
     except (ValueError, KeyError, TypeError):
         return None
     if path_problem(folder) or normalize(folder).startswith(".."):
@@ -256,6 +265,12 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     top = "" if normalize(folder) == "." else normalize(folder)
     files: list[str] = []
     listed: list[str] = []
+    tops = [top]
+    if entries is not None:  # the folder is the rootdir the entries are expanded from
+        matched = expand_testpaths(root, top, entries)
+        tops = [p for p in matched.files if os.path.isdir(os.path.join(root, p))]
+        files.extend(p for p in matched.files if p not in tops)  # pytest collects a file named
+        listed.extend(matched.listed)
     absolute = os.path.abspath(root)
 
     def enter(path: str, entry: os.DirEntry[str]) -> bool:
@@ -267,17 +282,18 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
 
-    for rel, prefix, entries in _folders(root, top, enter):
-        listed.append(rel)
-        for entry in entries:
-            name = entry.name
-            if (
-                not entry.is_dir()
-                and entry.is_file()
-                and _collected(prefix + name, name, python_files, doctests, modules, absolute)
-            ):
-                files.append(prefix + name)
-    return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
+    for start in tops:
+        for rel, prefix, found in _folders(root, start, enter):
+            listed.append(rel)
+            for entry in found:
+                name = entry.name
+                if (
+                    not entry.is_dir()
+                    and entry.is_file()
+                    and _collected(prefix + name, name, python_files, doctests, modules, absolute)
+                ):
+                    files.append(prefix + name)
+    return GlobFiles(tuple(sorted(set(files))), tuple(sorted(set(listed))))
 
 
 def _collected(
@@ -324,3 +340,51 @@ def collected_now(root: str, paths: set[str], listed: set[str]) -> dict[str, str
         if each is not None:
             listed.update(each.listed)
     return found
+
+
+# --- the folders a testpaths glob finds ---------------------------------------------------------
+
+
+def expand_testpaths(root: str, folder: str, entries: Iterable[str]) -> GlobFiles:
+    """What pytest finds for the ``testpaths`` *entries* when a run starts in *folder* (its
+    rootdir; ``""``: the repository root): each entry expanded as pytest does, with
+    ``glob.glob(entry, recursive=True)`` (Python's glob: ``*`` and ``**`` pass over names
+    that start with a dot, ``norecursedirs`` plays no part), as repository paths; and the
+    folders listed to find them. An absolute entry, or a match that leaves the repository,
+    finds nothing here."""
+    base = os.path.join(root, folder) if folder else root
+    found: dict[str, None] = {}
+    listed: dict[str, None] = {}
+
+    def inside(match: str) -> str | None:
+        joined = normalize(f"{folder}/{match}" if folder else match)
+        return None if joined.startswith("..") else ("" if joined == "." else joined)
+
+    for entry in entries:
+        if not entry or "\0" in entry or os.path.isabs(entry):
+            continue  # an absolute entry: what no repository path can name
+        for match in glob.glob(entry, root_dir=base, recursive=True):
+            if (path := inside(match)) is not None:
+                found[path] = None
+        for place in _glob_listed(base, entry):
+            if (path := inside(place)) is not None:
+                listed[path] = None
+    return GlobFiles(tuple(sorted(found)), tuple(sorted(listed)))
+
+
+def _glob_listed(base: str, entry: str) -> list[str]:
+    """The folders (relative to *base*) to watch for what *entry* finds: those its part before
+    each name finds (where that name is listed, or looked up: a folder made there later is
+    found), and under a ``**`` every folder Python's glob enters."""
+    pieces = entry.split("/")
+    listed: list[str] = []
+    for at, piece in enumerate(pieces):
+        prefix = "/".join(pieces[:at])
+        parents = glob.glob(prefix, root_dir=base, recursive=True) if prefix else ["."]
+        parents = [p for p in parents if os.path.isdir(os.path.join(base, p))]
+        listed.extend(parents)
+        if piece == "**":
+            for parent in parents:
+                below = glob.glob(os.path.join(parent, "**/"), root_dir=base, recursive=True)
+                listed.extend(p.rstrip("/") for p in below)
+    return listed
