@@ -43,8 +43,8 @@ from ..plan.patterns import prefix_matcher, test_globs
 __all__ = [
     "COLLECT",
     "DOCTEST_TEXT",
+    "NOT_COLLECTED",
     "NOT_ENTERED",
-    "TOOL_FOLDERS",
     "GlobFiles",
     "collect_digest",
     "collect_files",
@@ -197,11 +197,12 @@ def _require_utf8(pattern: str, path: str) -> None:
 # --- what a run of pytest could collect under its paths ----------------------------------------
 
 
-TOOL_FOLDERS = (".plangraph", ".pytest_cache")
-"""Folders :func:`collect_files` does not enter whatever ``norecursedirs`` says (a project's
-setting without ``.*`` lets pytest into them): plangraph's own store and caches, and pytest's
-cache, which hold no tests and change with every command (a watched folder that changes
-makes every kept answer a miss)."""
+NOT_COLLECTED = "__pycache__"
+"""The one folder name pytest never enters whatever ``norecursedirs`` says (its
+``pytest_ignore_collect``); a project whose ``norecursedirs`` leaves out no dot name lets it
+into ``.git``, ``.pytest_cache`` and ``.plangraph`` too, so :func:`collect_files` enters them
+then (a kept answer that watches them is a miss after a command that writes there: the price
+of such a setting)."""
 
 
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
@@ -239,10 +240,10 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     its settings, and the folders listed to find them; None when *key* is not one.
 
     The walk enters every folder pytest enters (not those ``norecursedirs`` leaves out, nor
-    ``__pycache__``, ``.git``, :data:`TOOL_FOLDERS`, a virtual environment unless
-    ``--collect-in-virtualenv``; a
-    link to a folder is followed, once) and lists each ``conftest.py`` (pytest loads it when
-    it collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
+    :data:`NOT_COLLECTED`, nor a virtual environment unless ``--collect-in-virtualenv``; a
+    dot folder, ``.git`` included, when ``norecursedirs`` does not leave it out; a link to a
+    folder is followed, once) and lists each ``conftest.py`` (pytest loads it when it
+    collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
     test module; every ``*.py`` under ``--doctest-modules``), and each file a
     ``--doctest-glob`` matches. A file found here that was not when the evidence was recorded
     holds tests, or hooks, the evidence did not run. A key with ``testpaths`` walks from what
@@ -276,8 +277,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     def enter(path: str, entry: os.DirEntry[str]) -> bool:
         name = entry.name
         return not (
-            name in NOT_ENTERED
-            or name in TOOL_FOLDERS
+            name == NOT_COLLECTED
             or any(fnmatchcase(name, p) for p in skipped)
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
