@@ -21,7 +21,13 @@ import pytest
 
 from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
 
-__all__ = ["collect_settings", "collectable", "collected_folders", "testpaths_key"]
+__all__ = [
+    "collect_settings",
+    "collectable",
+    "collected_folders",
+    "collects_any_file",
+    "testpaths_key",
+]
 
 
 def collected_folders(
@@ -64,7 +70,9 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
     """The settings that say which files under its paths pytest collects, as
     :func:`~pytest_plangraph.vcs.testglob.collect_key` keeps them: ``python_files``,
     ``norecursedirs``, the ``--doctest-glob`` patterns (``test*.txt`` without one; none with
-    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``."""
+    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``; and
+    ``any_file`` when :func:`collects_any_file` (left out otherwise, so that the key of a run
+    without such a collector is what it was)."""
 
     def option(name: str, default: Any) -> Any:
         try:
@@ -73,7 +81,9 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
             return default
 
     doctest_on = config.pluginmanager.has_plugin("doctest")
+    any_file = {"any_file": True} if collects_any_file(config) else {}
     return {
+        **any_file,
         "python_files": [str(p) for p in config.getini("python_files")],
         "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
         "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
@@ -82,6 +92,24 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
         "doctest_modules": bool(option("doctestmodules", False)) and doctest_on,
         "venv": bool(option("collect_in_virtualenv", False)),
     }
+
+
+OWN_COLLECTORS = ("_pytest.", "pytest_plangraph.")
+"""The modules whose ``pytest_collect_file`` collect only what the walk lists already:
+pytest's Python modules and doctest files, and the plan file's verifier items."""
+
+
+def collects_any_file(config: pytest.Config) -> bool:
+    """Whether a plug-in or ``conftest.py`` of the run implements ``pytest_collect_file``
+    (other than pytest's own and the plan file's collector): it may collect tests from any
+    file, so what the run could collect is every file of the folders pytest enters. Asked
+    after collection, when every conftest pytest loaded is registered."""
+    for hook in config.pluginmanager.hook.pytest_collect_file.get_hookimpls():
+        plugin = hook.plugin
+        name = getattr(plugin, "__name__", None) or type(plugin).__module__
+        if not str(name).startswith(OWN_COLLECTORS):
+            return True
+    return False
 
 
 def collectable(

@@ -208,7 +208,8 @@ of such a setting)."""
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
     """The subject path that stands for what pytest could collect under *folder* (``""``: the
     repository root) with the settings *spec* (``python_files``, ``norecursedirs``,
-    ``doctest_glob``, ``doctest_modules``, ``venv``; and ``testpaths``, the entries pytest
+    ``doctest_glob``, ``doctest_modules``, ``venv``; ``any_file`` when a collector of the
+    run's own may collect any file; and ``testpaths``, the entries pytest
     expands from *folder*, its rootdir, when the key stands for them): the folder,
     :data:`COLLECT` and the settings as compact JSON. Its value is :func:`collect_digest` of
     :func:`collect_files`."""
@@ -249,7 +250,8 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     holds tests, or hooks, the evidence did not run. A key with ``testpaths`` walks from what
     those entries find (:func:`expand_testpaths`) instead of from its folder: each folder
     found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
-    is given), and each file found is listed."""
+    is given), and each file found is listed. A key with ``"any_file": true`` (a plug-in or
+    conftest of the run collects files of its own) lists every file of the folders entered."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json.loads(text)
@@ -257,6 +259,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         skipped = [str(p) for p in spec["norecursedirs"]]
         doctests = [str(p) for p in spec["doctest_glob"]]
         modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
+        any_file = bool(spec.get("any_file", False))
         testpaths = spec.get("testpaths")
         entries = None if testpaths is None else [str(p) for p in testpaths]
     except (ValueError, KeyError, TypeError):
@@ -282,16 +285,15 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
 
+    def collected(path: str, name: str) -> bool:
+        return any_file or _collected(path, name, python_files, doctests, modules, absolute)
+
     for start in tops:
         for rel, prefix, found in _folders(root, start, enter):
             listed.append(rel)
             for entry in found:
                 name = entry.name
-                if (
-                    not entry.is_dir()
-                    and entry.is_file()
-                    and _collected(prefix + name, name, python_files, doctests, modules, absolute)
-                ):
+                if not entry.is_dir() and entry.is_file() and collected(prefix + name, name):
                     files.append(prefix + name)
     return GlobFiles(tuple(sorted(set(files))), tuple(sorted(set(listed))))
 
