@@ -56,14 +56,16 @@ def _status(root: Path) -> str:
     return str(node["status"])
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2", "-p", "no:randomly")])
 def test_a_new_yaml_test_file_a_conftest_collects_stales_the_run(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
+    """Under xdist too: the workers, which load the conftest, say what the run could collect."""
     root = make_project(
         pytester,
         files={"tests/conftest.py": textwrap.dedent(CHECKS), "tests/check_one.yaml": "one: ok\n"},
     )
-    pytester.runpytest("--plangraph").assert_outcomes(passed=5)
+    pytester.runpytest("--plangraph", *workers).assert_outcomes(passed=5)
     assert _status(root) == "completed"
     walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
     assert walks and all('"any_file":true' in p for p in walks)
@@ -73,7 +75,7 @@ def test_a_new_yaml_test_file_a_conftest_collects_stales_the_run(
     assert refused.code == 1, refused.err
     assert "ARTIFACT_CHANGED" in refused.out
     # the conftest does collect it, and its test fails
-    pytester.runpytest("--plangraph").assert_outcomes(passed=5, failed=1)
+    pytester.runpytest("--plangraph", *workers).assert_outcomes(passed=5, failed=1)
     assert _status(root) == "failed"
 
 
