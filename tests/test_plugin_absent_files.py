@@ -20,6 +20,7 @@ from conftest import git
 from plugin_helpers import latest, make_project
 
 from pytest_plangraph.plan.evidence import ABSENT
+from pytest_plangraph.vcs.testglob import collect_folder, is_collect_key
 
 FAILING_FIXTURE = """
 import pytest
@@ -278,7 +279,10 @@ def test_a_conftest_appearing_during_the_run_voids_the_evidence(
     pytester.runpytest("--plangraph", "-p", "no:randomly").assert_outcomes(passed=5)
     record = latest(root)["step-a/ac-marked"]
     assert (record.outcome, record.reason) == ("error", "ARTIFACT_CHANGED_DURING_RUN")
-    assert record.details["changed_during_run"] == ["tests/conftest.py"]
+    # the conftest, and what pytest could collect under tests/, which it is part of
+    moved = record.details["changed_during_run"]
+    assert [p for p in moved if not is_collect_key(p)] == ["tests/conftest.py"]
+    assert [collect_folder(p) for p in moved if is_collect_key(p)] == ["tests"]
 
 
 def test_under_xdist_the_absent_paths_bind_the_same(pytester: pytest.Pytester) -> None:

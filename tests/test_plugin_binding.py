@@ -183,9 +183,13 @@ def test_a_plugin_from_outside_the_repository_does_not_bind(
             # module beside it, the same name in tests/, which pytest put first on sys.path
             *(f"{name}{suffix}" for name in ("conftest", "tests/conftest") for suffix in ext),
             *(f"tests/test_login{suffix}" for suffix in ext),
-            "conftest/__init__.py",
-            "tests/conftest/__init__.py",
-            "tests/test_login/__init__.py",
+            "tests/conftest.pyc",  # the root's conftest, sourceless in tests/ (searched first)
+            # a package of that name, its __init__ in any import suffix (a sourceless .pyc too)
+            *(
+                f"{name}/__init__{suffix}"
+                for name in ("conftest", "tests/conftest", "tests/test_login")
+                for suffix in (*ext, ".py", ".pyc")
+            ),
             # what Python's start imports from the folder pytest was started in
             "sitecustomize.py",
             "usercustomize.py",

@@ -15,6 +15,7 @@ Each case runs real pytest sessions (``pytester``) in a real git repository, and
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import textwrap
@@ -31,6 +32,7 @@ from pytest_plangraph.vcs.testglob import (
     collect_files,
     collect_folder,
     collect_key,
+    expand_testpaths,
     is_collect_key,
 )
 
@@ -137,12 +139,17 @@ def test_the_walk_lists_what_pytest_could_collect_with_the_runs_settings(tmp_pat
     # the whole repository from its root; a key that is not one is never a digest of a walk
     whole = collect_files(str(tmp_path), collect_key("", SETTINGS))
     assert whole is not None and "src/conftest.py" in whole.files and "" in whole.listed
-    # a norecursedirs without `.*` lets pytest into hidden folders, but not the tools' caches
+    # a norecursedirs without `.*` lets pytest into every dot folder, the tools' too
     write(tmp_path, ".plangraph/cache/conftest.py", "")
     write(tmp_path, ".pytest_cache/v/conftest.py", "")
+    write(tmp_path, ".git/hooks/conftest.py", "")
     hidden = collect_files(str(tmp_path), collect_key("", {**SETTINGS, "norecursedirs": []}))
     assert hidden is not None and "tests/.hidden/conftest.py" in hidden.files
-    assert not any(p.startswith((".plangraph", ".pytest_cache")) for p in hidden.listed)
+    for planted in (".plangraph/cache", ".pytest_cache/v", ".git/hooks"):
+        assert f"{planted}/conftest.py" in hidden.files and planted in hidden.listed
+    assert "tests/__pycache__" not in hidden.listed  # pytest never enters it
+    default = collect_files(str(tmp_path), collect_key("", SETTINGS))  # `.*`: none of them
+    assert default is not None and not any(p.startswith(".") for p in default.files)
     assert collect_digest(collect_files(str(tmp_path), "tests/::collect{")) == "unreadable"
     assert collect_files(str(tmp_path), collect_key("../out", SETTINGS)) is None
 
@@ -156,6 +163,28 @@ def test_the_walk_follows_a_link_to_a_folder_once(tmp_path: Path) -> None:
     assert found is not None
     assert "tests/link/conftest.py" in found.files
     assert all(path.count("link") <= 1 for path in found.files)
+
+
+@pytest.mark.parametrize("entry", ["*/tests", "tests*", "**/tests", "build/*", "missing/x*"])
+def test_testpaths_entries_expand_as_pythons_glob_does(tmp_path: Path, entry: str) -> None:
+    """What pytest does with a ``testpaths`` entry: ``glob.glob(entry, recursive=True)`` from
+    its rootdir, ``norecursedirs`` unread, dot names passed over by ``*``; never above the
+    root, and the folders where a later match would appear are watched."""
+    for rel in ("pkg/tests/test_p.py", "build/tests/test_b.py", ".hidden/tests/test_h.py"):
+        write(tmp_path, rel, "")
+    write(tmp_path, "tests2/test_t.py", "")
+    found = expand_testpaths(str(tmp_path), "", [entry])
+    assert found.files == tuple(sorted(glob.glob(entry, root_dir=tmp_path, recursive=True)))
+    assert not any(p.startswith(("..", ".hidden")) for p in found.files)
+    assert "" in found.listed or entry.startswith(("build", "missing"))
+    key = collect_key("", {**SETTINGS, "testpaths": [entry]})
+    walked = collect_files(str(tmp_path), key)
+    assert walked is not None
+    assert ("build/tests/test_b.py" in walked.files) == (
+        "build/tests" in found.files or entry == "build/*"
+    )
+    assert expand_testpaths(str(tmp_path), "pkg", ["../*"]).files == ("build", "pkg", "tests2")
+    assert expand_testpaths(str(tmp_path), "", ["../*"]).files == ()
 
 
 # --- the evidence and the gate ---------------------------------------------------------------
@@ -212,6 +241,27 @@ def test_a_marked_failing_test_file_added_would_pass_unrun(pytester: pytest.Pyte
     # the criterion's tests do fail on the code now
     pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
     assert latest(root)["step-a/ac-marked"].outcome == "failed"
+    assert statuses(root)[0] == "failed"
+
+
+@pytest.mark.parametrize("folder", [".plangraph", ".git", ".pytest_cache"])
+def test_a_test_file_in_a_dot_folder_pytest_enters_stales_the_run(
+    pytester: pytest.Pytester, folder: str
+) -> None:
+    """A project whose ``norecursedirs`` leaves out no dot name lets pytest into every dot
+    folder, plangraph's store folder, git's and pytest's cache included: a failing test file
+    put there is collected by the next run, so the walk enters them too."""
+    ini = "[pytest]\nnorecursedirs = build\n"  # no testpaths: the run collects the root
+    root = make_project(pytester, files={"pytest.ini": ini})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)
+    assert statuses(root)[0] == "completed"
+    write(root, f"{folder}/planted/test_planted.py", textwrap.dedent(MARKED_FAILING))
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert [r["code"] for r in reasons["ac-marked"]] == ["ARTIFACT_CHANGED"]
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
+    # pytest does collect it, and the criterion's test fails there
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
     assert statuses(root)[0] == "failed"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import py_compile
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -196,6 +197,38 @@ def test_a_module_that_shadows_an_imported_one_stales_the_evidence(
     assert_stale_by(root, shadow, ABSENT)
     importlib.invalidate_caches()  # as a new process finds the folders: no listing kept
     # the tests fail now (the extension module fails to load: a collection error)
+    assert pytester.runpytest("--plangraph", "--plangraph-coverage").ret != 0
+    assert node_status(root) != "completed"
+
+
+SOURCELESS_SHADOWS = [
+    "src/a/__init__.pyc",  # a sourceless package beside src/a.py
+    f"src/a/__init__{EXTENSION_SUFFIXES[0]}",  # a package whose __init__ is an extension
+    "tests/a.pyc",  # a sourceless module in tests/, searched before src/
+    "tests/a/__init__.pyc",  # a sourceless package there
+]
+
+
+@pytest.mark.parametrize("shadow", SOURCELESS_SHADOWS)
+def test_a_package_init_of_any_suffix_or_a_sourceless_module_stales_the_evidence(
+    pytester: pytest.Pytester, shadow: str
+) -> None:
+    """Python's finder takes a package's ``__init__`` in any import suffix (extension, source,
+    bytecode) and a sourceless ``.pyc`` where no source is: each shadows ``src/a.py``."""
+    root = importing_project(pytester)
+    subjects = latest(root)["step-a/ac-marked"].subjects
+    assert all(subjects[p] == ABSENT for p in SOURCELESS_SHADOWS)
+    (root / shadow).parent.mkdir(parents=True, exist_ok=True)
+    if shadow.endswith(".pyc"):  # bytecode of a module that says A = 2
+        source = root / "shadow_source.py"
+        source.write_text("A = 2\n")
+        py_compile.compile(str(source), cfile=str(root / shadow), doraise=True)
+        source.unlink()
+    else:  # a file by that name: Python fails to load it
+        (root / shadow).write_bytes(b"\x7fELF not really\n")
+    assert_stale_by(root, shadow, ABSENT)
+    importlib.invalidate_caches()
+    # Python does load it: the test of A == 1 fails, or the import does
     assert pytester.runpytest("--plangraph", "--plangraph-coverage").ret != 0
     assert node_status(root) != "completed"
 

@@ -1,10 +1,12 @@
 """A test folder made after the evidence was recorded that the project's ``testpaths`` finds:
 pytest expands each ``testpaths`` entry as a glob when a run starts, so an entry with a glob
 (``tests*``) or one that named nothing then (``other``) finds a folder made later, whose
-failing tests the recorded run never collected. The record binds what pytest could collect
-under the folder such an entry's literal start lies in; the gate walks it again and stales
-every criterion of the run. The walk matches a ``python_files`` pattern with a folder as
-pytest does: against the file's absolute path (``*/tests/*_check.py``).
+failing tests the recorded run never collected. The record binds those entries, expanded
+with Python's glob from the rootdir as pytest does (``*/tests`` finds ``build/tests``, which
+``norecursedirs`` names), and what pytest could collect under each folder found; the gate
+expands and walks them again and stales every criterion of the run. The walk matches a
+``python_files`` pattern with a folder as pytest does: against the file's absolute path
+(``*/tests/*_check.py``).
 
 Each case runs real pytest sessions (``pytester``) in a real git repository, and the real
 ``plangraph`` command.
@@ -89,4 +91,52 @@ def test_a_python_files_pattern_with_a_folder_matches_as_pytest_does(
     assert _status(root) == "stale"
     assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
     pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
+    assert _status(root) == "failed"
+
+
+ONE_CRITERION = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-a
+    acceptance:
+      - id: ac-marked
+        verifier: {type: test}
+"""
+
+MARKED_PASSING = MARKED_FAILING.replace("new_and_broken", "marked").replace(
+    'False, "the code is broken now"', "True"
+)
+
+
+def test_a_testpaths_glob_finds_folders_norecursedirs_leaves_out_as_pytest_does(
+    pytester: pytest.Pytester,
+) -> None:
+    """``testpaths = */tests``: pytest expands it with Python's glob from the rootdir, so it
+    finds ``build/tests`` though ``build`` is in the default ``norecursedirs`` (the walk of
+    what the run could collect must not leave it out), and not ``.hidden/tests`` (``*``
+    passes over dot names). The record's key holds the entry, walked from the repository
+    root, never from the folder above it."""
+    root = make_project(
+        pytester,
+        plan=ONE_CRITERION,
+        files={
+            "pytest.ini": "[pytest]\ntestpaths = */tests\n",
+            "pkg/tests/test_p.py": textwrap.dedent(MARKED_PASSING),
+        },
+    )
+    pytester.runpytest("--plangraph").assert_outcomes(passed=1)
+    assert _status(root) == "completed"
+    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    assert [p for p in walks if '"testpaths":["*/tests"]' in p]
+    assert all(collect_folder(p) in (".", "pkg/tests") for p in walks)
+    write(root, ".hidden/tests/test_h.py", textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "completed"  # no run of the suite collects it
+    write(root, "build/tests/test_b.py", textwrap.dedent(MARKED_FAILING))
+    assert _status(root) == "stale"
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
+    assert refused.code == 1, refused.err
+    assert "ARTIFACT_CHANGED" in refused.out
+    # pytest does collect build/tests (and not .hidden/tests): its failing test is the suite's
+    pytester.runpytest("--plangraph").assert_outcomes(passed=1, failed=1)
     assert _status(root) == "failed"

@@ -21,7 +21,13 @@ import pytest
 
 from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
 
-__all__ = ["collect_settings", "collectable", "collected_folders", "testpaths_folders"]
+__all__ = [
+    "collect_settings",
+    "collectable",
+    "collected_folders",
+    "collects_any_file",
+    "testpaths_key",
+]
 
 
 def collected_folders(
@@ -64,7 +70,9 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
     """The settings that say which files under its paths pytest collects, as
     :func:`~pytest_plangraph.vcs.testglob.collect_key` keeps them: ``python_files``,
     ``norecursedirs``, the ``--doctest-glob`` patterns (``test*.txt`` without one; none with
-    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``."""
+    the doctest plugin off), ``--doctest-modules`` and ``--collect-in-virtualenv``; and
+    ``any_file`` when :func:`collects_any_file` (left out otherwise, so that the key of a run
+    without such a collector is what it was)."""
 
     def option(name: str, default: Any) -> Any:
         try:
@@ -73,7 +81,9 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
             return default
 
     doctest_on = config.pluginmanager.has_plugin("doctest")
+    any_file = {"any_file": True} if collects_any_file(config) else {}
     return {
+        **any_file,
         "python_files": [str(p) for p in config.getini("python_files")],
         "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
         "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
@@ -82,6 +92,24 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
         "doctest_modules": bool(option("doctestmodules", False)) and doctest_on,
         "venv": bool(option("collect_in_virtualenv", False)),
     }
+
+
+OWN_COLLECTORS = ("_pytest.", "pytest_plangraph.")
+"""The modules whose ``pytest_collect_file`` collect only what the walk lists already:
+pytest's Python modules and doctest files, and the plan file's verifier items."""
+
+
+def collects_any_file(config: pytest.Config) -> bool:
+    """Whether a plug-in or ``conftest.py`` of the run implements ``pytest_collect_file``
+    (other than pytest's own and the plan file's collector): it may collect tests from any
+    file, so what the run could collect is every file of the folders pytest enters. Asked
+    after collection, when every conftest pytest loaded is registered."""
+    for hook in config.pluginmanager.hook.pytest_collect_file.get_hookimpls():
+        plugin = hook.plugin
+        name = getattr(plugin, "__name__", None) or type(plugin).__module__
+        if not str(name).startswith(OWN_COLLECTORS):
+            return True
+    return False
 
 
 def collectable(
@@ -95,12 +123,12 @@ def collectable(
     was not found now (in a folder made since, say) changes the digest and stales the record.
     A path that names a file is left out: pytest collects that file alone.
 
-    When the paths came from ``testpaths``, an entry that is a glob, or that named nothing, is
-    bound too (:func:`testpaths_folders`): a folder made since that it would find holds tests
-    the run did not collect."""
+    When the paths came from ``testpaths``, the entries that are globs, or that named
+    nothing, are bound too (:func:`testpaths_key`): a folder made since that one would find
+    holds tests the run did not collect."""
     settings = collect_settings(config)
     found: dict[str, str] = {}
-    for arg in [*config.args, *testpaths_folders(config)]:
+    for arg in config.args:
         path = Path(str(arg).split("::", 1)[0])
         if not path.is_absolute():
             path = config.invocation_params.dir / path
@@ -112,30 +140,35 @@ def collectable(
         key = collect_key("" if top == "." else top, settings)
         if key not in found:
             found[key] = collect_digest(collect_files(os.fspath(root), key))
+    globbed = testpaths_key(config, relative, settings)
+    if globbed is not None and globbed not in found:
+        found[globbed] = collect_digest(collect_files(os.fspath(root), globbed))
     return found
 
 
-def testpaths_folders(config: pytest.Config) -> list[str]:
-    """The folders to bind for the ``testpaths`` entries a run's paths came from, beyond those
-    paths: pytest expands each entry as a glob when the run starts, so an entry with a glob
-    (``tests*``, ``src/*/tests``) or one that named nothing then finds whatever is made later.
-    For each such entry, the folder its literal start lies in (the root for ``tests*``, ``src``
-    for ``src/*/tests``, ``tests`` for a missing ``tests/unit``): what pytest could collect
-    there holds all the entry could find. Nothing when the paths did not come from
-    ``testpaths`` (or under ``--pyargs``, which reads them as module names)."""
+def testpaths_key(
+    config: pytest.Config, relative: Callable[[Path], str | None], settings: dict[str, Any]
+) -> str | None:
+    """The subject for the ``testpaths`` entries a run's paths came from that may find more
+    later: pytest expands each entry with Python's ``glob`` when the run starts (from its
+    rootdir, whatever ``norecursedirs`` says), so an entry with a glob (``tests*``,
+    ``*/tests``) or one that named nothing then finds whatever is made later. The key holds
+    those entries and the rootdir (:func:`~pytest_plangraph.vcs.testglob.collect_key` with
+    ``testpaths``): the walk expands them again as pytest does and lists what pytest could
+    collect under each folder found. None when the paths did not come from ``testpaths``
+    (or under ``--pyargs``, which reads them as module names), when every entry names a
+    path that is there (one of the run's paths, bound as such), or when the rootdir is
+    outside the repository."""
     pyargs = getattr(config.option, "pyargs", False)
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS or pyargs:
-        return []
+        return None
     root = config.rootpath
-    folders: list[str] = []
-    for entry in config.getini("testpaths"):
-        entry = str(entry)
-        cut = min((entry.find(c) for c in "*?[" if c in entry), default=-1)
-        if cut < 0 and (root / entry).exists():
-            continue  # one of the run's paths, bound as such
-        head = entry if cut < 0 else entry[:cut]
-        folder = os.path.dirname(os.path.normpath(os.path.join(root, head.rstrip("/") or ".")))
-        if cut >= 0 and head.endswith("/"):
-            folder = os.path.normpath(os.path.join(root, head))
-        folders.append(folder)
-    return folders
+    entries = [
+        entry
+        for entry in map(str, config.getini("testpaths"))
+        if any(c in entry for c in "*?[") or not (root / entry).exists()
+    ]
+    top = relative(root) if entries else None
+    if top is None:
+        return None
+    return collect_key("" if top == "." else top, {**settings, "testpaths": entries})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from importlib.machinery import EXTENSION_SUFFIXES
+from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,17 +17,29 @@ if TYPE_CHECKING:
     from .binding import FileBinder
 
 
+IMPORT_SUFFIXES = (*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES)
+"""Every suffix Python's path finder loads a module or a package's ``__init__`` from, in the
+order it tries them: extension modules, source, sourceless bytecode."""
+
+INITS = tuple(f"__init__{suffix}" for suffix in IMPORT_SUFFIXES)
+"""The names of a package folder's ``__init__`` in each import suffix: any of them makes the
+folder a package, which its finder takes before a module of the same name beside it."""
+
+
 class ShadowPaths:
     """The repository paths where a new file would shadow a module the run imported: Python's
     import system would load it instead, under the same name, had it been there.
 
-    For a module ``d/name.py``: a package folder beside it (``d/name/__init__.py``) and an
-    extension module beside it (``d/name`` + each of ``importlib.machinery.EXTENSION_SUFFIXES``:
-    ``.cpython-311-x86_64-linux-gnu.so``, ``.abi3.so``, ``.so``), which ``FileFinder`` looks
-    for first in the same folder; for a package's ``d/__init__.py``, its extension forms. And
-    the module's top-level name in every ``sys.path`` entry inside the repository that comes
-    before the one the module was found under (``login.py`` at the root when ``src`` comes
-    later): as a package (``__init__.py``), a module (``.py``) and an extension module. The
+    For a module ``d/name.py``: a package folder beside it, whose ``__init__`` has any import
+    suffix (:data:`INITS`: ``d/name/__init__.py``, ``__init__.pyc`` without a source,
+    ``__init__.so`` …), and an extension module beside it (``d/name`` + each of
+    ``importlib.machinery.EXTENSION_SUFFIXES``: ``.cpython-311-x86_64-linux-gnu.so``,
+    ``.abi3.so``, ``.so``), which ``FileFinder`` looks for first in the same folder; for a
+    package's ``d/__init__.py``, its extension forms. And the module's top-level name in
+    every ``sys.path`` entry inside the repository that comes before the one the module was
+    found under (``login.py`` at the root when ``src`` comes later): as a package (any of
+    :data:`INITS`) and as a module of any import suffix (:data:`IMPORT_SUFFIXES`: an
+    extension module, ``.py``, a sourceless ``.pyc``). The
     entries are the run's ``sys.path`` (``pythonpath``, ``sitecustomize`` …) with, under
     pytest's ``prepend`` and ``importlib`` import modes, the folders pytest puts first to
     import each test module and conftest (its first folder up without ``__init__.py``), so
@@ -108,7 +120,8 @@ class ShadowPaths:
         if stem == "__init__":
             paths = [beside + suffix for suffix in EXTENSION_SUFFIXES]
         else:
-            paths = [f"{beside}/__init__.py", *(beside + suffix for suffix in EXTENSION_SUFFIXES)]
+            paths = [*(f"{beside}/{init}" for init in INITS)]
+            paths.extend(beside + suffix for suffix in EXTENSION_SUFFIXES)
         top, top_name = folder, stem
         if stem == "__init__":
             top, _, top_name = folder.rpartition("/")
@@ -122,8 +135,8 @@ class ShadowPaths:
                 if entry == top:
                     continue
                 base = f"{entry}/{top_name}" if entry else top_name
-                paths.extend((f"{base}/__init__.py", f"{base}.py"))
-                paths.extend(base + suffix for suffix in EXTENSION_SUFFIXES)
+                paths.extend(f"{base}/{init}" for init in INITS)
+                paths.extend(base + suffix for suffix in IMPORT_SUFFIXES)
         self._of[module] = found = tuple(p for p in dict.fromkeys(paths) if p != module)
         return found
 

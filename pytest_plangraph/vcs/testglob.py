@@ -27,6 +27,7 @@ of the list: the run binds it, and the gate walks again (:func:`collected_now`).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -42,14 +43,15 @@ from ..plan.patterns import prefix_matcher, test_globs
 __all__ = [
     "COLLECT",
     "DOCTEST_TEXT",
+    "NOT_COLLECTED",
     "NOT_ENTERED",
-    "TOOL_FOLDERS",
     "GlobFiles",
     "collect_digest",
     "collect_files",
     "collect_folder",
     "collect_key",
     "collected_now",
+    "expand_testpaths",
     "glob_files",
     "globs_files",
     "is_collect_key",
@@ -195,18 +197,22 @@ def _require_utf8(pattern: str, path: str) -> None:
 # --- what a run of pytest could collect under its paths ----------------------------------------
 
 
-TOOL_FOLDERS = (".plangraph", ".pytest_cache")
-"""Folders :func:`collect_files` does not enter whatever ``norecursedirs`` says (a project's
-setting without ``.*`` lets pytest into them): plangraph's own store and caches, and pytest's
-cache, which hold no tests and change with every command (a watched folder that changes
-makes every kept answer a miss)."""
+NOT_COLLECTED = "__pycache__"
+"""The one folder name pytest never enters whatever ``norecursedirs`` says (its
+``pytest_ignore_collect``); a project whose ``norecursedirs`` leaves out no dot name lets it
+into ``.git``, ``.pytest_cache`` and ``.plangraph`` too, so :func:`collect_files` enters them
+then (a kept answer that watches them is a miss after a command that writes there: the price
+of such a setting)."""
 
 
 def collect_key(folder: str, spec: Mapping[str, Any]) -> str:
     """The subject path that stands for what pytest could collect under *folder* (``""``: the
     repository root) with the settings *spec* (``python_files``, ``norecursedirs``,
-    ``doctest_glob``, ``doctest_modules``, ``venv``): the folder, :data:`COLLECT` and the
-    settings as compact JSON. Its value is :func:`collect_digest` of :func:`collect_files`."""
+    ``doctest_glob``, ``doctest_modules``, ``venv``; ``any_file`` when a collector of the
+    run's own may collect any file; and ``testpaths``, the entries pytest
+    expands from *folder*, its rootdir, when the key stands for them): the folder,
+    :data:`COLLECT` and the settings as compact JSON. Its value is :func:`collect_digest` of
+    :func:`collect_files`."""
     settings = json.dumps(dict(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return f"{folder or '.'}{COLLECT}{settings}"
 
@@ -235,13 +241,17 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     its settings, and the folders listed to find them; None when *key* is not one.
 
     The walk enters every folder pytest enters (not those ``norecursedirs`` leaves out, nor
-    ``__pycache__``, ``.git``, :data:`TOOL_FOLDERS`, a virtual environment unless
-    ``--collect-in-virtualenv``; a
-    link to a folder is followed, once) and lists each ``conftest.py`` (pytest loads it when
-    it collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
+    :data:`NOT_COLLECTED`, nor a virtual environment unless ``--collect-in-virtualenv``; a
+    dot folder, ``.git`` included, when ``norecursedirs`` does not leave it out; a link to a
+    folder is followed, once) and lists each ``conftest.py`` (pytest loads it when it
+    collects the folder), each ``__init__.py`` and each file ``python_files`` matches (a
     test module; every ``*.py`` under ``--doctest-modules``), and each file a
     ``--doctest-glob`` matches. A file found here that was not when the evidence was recorded
-    holds tests, or hooks, the evidence did not run."""
+    holds tests, or hooks, the evidence did not run. A key with ``testpaths`` walks from what
+    those entries find (:func:`expand_testpaths`) instead of from its folder: each folder
+    found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
+    is given), and each file found is listed. A key with ``"any_file": true`` (a plug-in or
+    conftest of the run collects files of its own) lists every file of the folders entered."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json.loads(text)
@@ -249,6 +259,9 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         skipped = [str(p) for p in spec["norecursedirs"]]
         doctests = [str(p) for p in spec["doctest_glob"]]
         modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
+        any_file = bool(spec.get("any_file", False))
+        testpaths = spec.get("testpaths")
+        entries = None if testpaths is None else [str(p) for p in testpaths]
     except (ValueError, KeyError, TypeError):
         return None
     if path_problem(folder) or normalize(folder).startswith(".."):
@@ -256,28 +269,33 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     top = "" if normalize(folder) == "." else normalize(folder)
     files: list[str] = []
     listed: list[str] = []
+    tops = [top]
+    if entries is not None:  # the folder is the rootdir the entries are expanded from
+        matched = expand_testpaths(root, top, entries)
+        tops = [p for p in matched.files if os.path.isdir(os.path.join(root, p))]
+        files.extend(p for p in matched.files if p not in tops)  # pytest collects a file named
+        listed.extend(matched.listed)
     absolute = os.path.abspath(root)
 
     def enter(path: str, entry: os.DirEntry[str]) -> bool:
         name = entry.name
         return not (
-            name in NOT_ENTERED
-            or name in TOOL_FOLDERS
+            name == NOT_COLLECTED
             or any(fnmatchcase(name, p) for p in skipped)
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
 
-    for rel, prefix, entries in _folders(root, top, enter):
-        listed.append(rel)
-        for entry in entries:
-            name = entry.name
-            if (
-                not entry.is_dir()
-                and entry.is_file()
-                and _collected(prefix + name, name, python_files, doctests, modules, absolute)
-            ):
-                files.append(prefix + name)
-    return GlobFiles(tuple(sorted(files)), tuple(sorted(listed)))
+    def collected(path: str, name: str) -> bool:
+        return any_file or _collected(path, name, python_files, doctests, modules, absolute)
+
+    for start in tops:
+        for rel, prefix, found in _folders(root, start, enter):
+            listed.append(rel)
+            for entry in found:
+                name = entry.name
+                if not entry.is_dir() and entry.is_file() and collected(prefix + name, name):
+                    files.append(prefix + name)
+    return GlobFiles(tuple(sorted(set(files))), tuple(sorted(set(listed))))
 
 
 def _collected(
@@ -324,3 +342,51 @@ def collected_now(root: str, paths: set[str], listed: set[str]) -> dict[str, str
         if each is not None:
             listed.update(each.listed)
     return found
+
+
+# --- the folders a testpaths glob finds ---------------------------------------------------------
+
+
+def expand_testpaths(root: str, folder: str, entries: Iterable[str]) -> GlobFiles:
+    """What pytest finds for the ``testpaths`` *entries* when a run starts in *folder* (its
+    rootdir; ``""``: the repository root): each entry expanded as pytest does, with
+    ``glob.glob(entry, recursive=True)`` (Python's glob: ``*`` and ``**`` pass over names
+    that start with a dot, ``norecursedirs`` plays no part), as repository paths; and the
+    folders listed to find them. An absolute entry, or a match that leaves the repository,
+    finds nothing here."""
+    base = os.path.join(root, folder) if folder else root
+    found: dict[str, None] = {}
+    listed: dict[str, None] = {}
+
+    def inside(match: str) -> str | None:
+        joined = normalize(f"{folder}/{match}" if folder else match)
+        return None if joined.startswith("..") else ("" if joined == "." else joined)
+
+    for entry in entries:
+        if not entry or "\0" in entry or os.path.isabs(entry):
+            continue  # an absolute entry: what no repository path can name
+        for match in glob.glob(entry, root_dir=base, recursive=True):
+            if (path := inside(match)) is not None:
+                found[path] = None
+        for place in _glob_listed(base, entry):
+            if (path := inside(place)) is not None:
+                listed[path] = None
+    return GlobFiles(tuple(sorted(found)), tuple(sorted(listed)))
+
+
+def _glob_listed(base: str, entry: str) -> list[str]:
+    """The folders (relative to *base*) to watch for what *entry* finds: those its part before
+    each name finds (where that name is listed, or looked up: a folder made there later is
+    found), and under a ``**`` every folder Python's glob enters."""
+    pieces = entry.split("/")
+    listed: list[str] = []
+    for at, piece in enumerate(pieces):
+        prefix = "/".join(pieces[:at])
+        parents = glob.glob(prefix, root_dir=base, recursive=True) if prefix else ["."]
+        parents = [p for p in parents if os.path.isdir(os.path.join(base, p))]
+        listed.extend(parents)
+        if piece == "**":
+            for parent in parents:
+                below = glob.glob(os.path.join(parent, "**/"), root_dir=base, recursive=True)
+                listed.extend(p.rstrip("/") for p in below)
+    return listed
