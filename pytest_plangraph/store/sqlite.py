@@ -132,8 +132,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             con.execute("BEGIN")
             try:
                 version = schema_version(con, self.path)
-                if version == schema.SCHEMA_VERSION or (self.readonly and version is not None):
-                    check_schema(con, self.path, version)  # a newer version is refused below
+                # a newer version is refused below, unchecked: its shape is none we know
+                latest = schema.SCHEMA_VERSION
+                known = range(latest + 1) if self.readonly else (latest,)
+                if version is not None and version in known:
+                    check_schema(con, self.path, version)
             finally:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
