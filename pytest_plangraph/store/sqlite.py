@@ -33,7 +33,7 @@ from .faults import UNTOUCHED, check_file, translate
 from .filecache import FileCache
 from .merging import Merging
 from .opening import connect, enable_wal, make_parent, schema_version, upgrade
-from .planrows import PlanVersions
+from .planrows import PlanVersions, check_plan_rows
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
@@ -282,6 +282,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         return by_id, by_key
 
     def _check_plan_version(self, con: sqlite3.Connection, expected: int | None) -> None:
+        check_plan_rows(con, self.path)
         latest = con.execute("SELECT max(version) FROM plans").fetchone()[0]
         if latest != expected:
             have = f"version {latest}" if latest is not None else "no plan version"
