@@ -44,14 +44,18 @@ def event_row(event: Event, payload: str | None = None) -> tuple[Any, ...]:
 def row_event(row: Sequence[Any]) -> Event:
     """The event of a row selected with :data:`COLUMNS` (raises ValueError on a damaged row: a
     value of the wrong type, an unknown kind or a payload that is not a JSON object)."""
-    seq, id_, _, node, criterion, at, by, plan_digest, _, key, prev, link, signature = row
-    if not (type(seq) is int and all(type(v) is str for v in (id_, at, by, plan_digest, prev))):
-        raise ValueError(f"damaged event row {seq!r}")
-    if not all(v is None or type(v) is str for v in (node, criterion, key, signature)):
-        raise ValueError(f"damaged event row {seq!r}")
-    if type(link) is not str:
-        raise ValueError(f"damaged event row {seq!r}")
+    if type(row[0]) is not int:
+        raise ValueError(f"damaged event row {row[0]!r}: its seq is not a whole number")
+    for name, value in zip(_NAMES, row, strict=True):
+        if name == "seq" or type(value) is str or (value is None and name in _OPTIONAL):
+            continue
+        held = "bytes" if isinstance(value, bytes) else type(value).__name__
+        raise ValueError(f"damaged event row {row[0]}: its {name} holds {held}, not text")
     return row_event_fast(row)
+
+
+_NAMES = tuple(name.strip().rstrip("_") for name in COLUMNS.split(","))  # by_: by
+_OPTIONAL = frozenset(("node", "criterion", "idempotency_key", "signature"))
 
 
 _KINDS = frozenset(get_args(EventKind))

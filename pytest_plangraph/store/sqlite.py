@@ -43,6 +43,7 @@ from .rows import (
     LogRead,
     event_row,
     log_events,
+    row_event,
     row_event_fast,
 )
 from .schemacheck import check_schema, confirm_stored
@@ -420,9 +421,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         with self._reading() as con:
             return int(con.execute("SELECT count(*) FROM events").fetchone()[0])
 
-    def _event(self, row: Sequence[Any]) -> Event:
+    def _event(self, row: Sequence[Any], *, checked: bool = False) -> Event:
+        """The event of *row*; *checked*, each column's type is checked too (see
+        :func:`~.rows.row_event`), as for an export others will read."""
         try:
-            return row_event_fast(row)
+            return row_event(row) if checked else row_event_fast(row)
         except ValueError as exc:
             raise StoreError(
                 f"event {row[0]} of the store at {self.path} cannot be read ({exc}); it was "
@@ -434,4 +437,6 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``), in chain order, so that
         the export's chain verifies as the store's does; return the count."""
-        return write_jsonl(self.events(chain_order=True), out)
+        with self._reading() as con:
+            rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
+        return write_jsonl((self._event(row, checked=True) for row in rows), out)
