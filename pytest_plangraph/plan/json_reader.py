@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..canonical import encodes_as_utf8
+from ..canonical import encodes_as_utf8, json_loads
 from ..errors import PlanError, Problem
 from .blocks import LazyPositions
 from .messages import FieldPath, format_path
@@ -32,7 +32,7 @@ def read_json(
         return seen
 
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
+        data = json_loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
     except _NotANumberError:
         message = "NaN and Infinity are not JSON numbers; write a finite number"
         line, column = _json_position(text, lambda token: token.lstrip("-") in _CONSTANTS)
@@ -108,7 +108,7 @@ def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
 
 
 def _unpaired_surrogate(token: str) -> bool:
-    return token.startswith('"') and not encodes_as_utf8(json.loads(token))
+    return token.startswith('"') and not encodes_as_utf8(json_loads(token))
 
 
 def _infinite(token: str) -> bool:

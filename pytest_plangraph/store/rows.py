@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple, get_args
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, json_loads
 from ..plan.model import Event, EventKind
 from .chain import LOG_MISMATCH, ChainProblem, Link
 from .exchange import PlanVersion
@@ -66,7 +65,7 @@ def row_event_fast(row: Sequence[Any]) -> Event:
     type of every column (the row was checked when it was appended; tampering is ``verify``'s
     job), but still refuses a row whose kind or payload cannot be read."""
     seq, id_, kind, node, criterion, at, by, plan_digest, payload, key, prev, link, signature = row
-    data = json.loads(payload)
+    data = json_loads(payload)
     if kind not in _KINDS or not isinstance(data, dict) or not isinstance(at, str):
         raise ValueError(f"unknown event kind {kind!r} or damaged payload")
     return Event(
@@ -195,7 +194,7 @@ def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
 def _decode(kind: str, text: Any) -> Mapping[str, Any]:
     if kind not in _KINDS or not isinstance(text, str):
         raise ValueError(f"unknown event kind {kind!r} or damaged payload")
-    data = json.loads(text)
+    data = json_loads(text)
     if kind == "evidence":
         if not isinstance(data, list) or len(data) != len(VERDICT_FIELDS):
             raise ValueError("damaged evidence payload")
