@@ -32,7 +32,7 @@ def read_json(
         return seen
 
     try:
-        data = json_loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=_not_a_number)
     except _NotANumberError:
         message = "NaN and Infinity are not JSON numbers; write a finite number"
         line, column = _json_position(text, lambda token: token.lstrip("-") in _CONSTANTS)
