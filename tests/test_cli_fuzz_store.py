@@ -104,3 +104,34 @@ def test_a_merge_from_a_store_with_a_bad_plan_version_names_it(jwt: Path, tmp_pa
     result = plangraph(jwt, "merge", str(source), "--store", str(target))
     _refused(result, f"cannot merge {source}", "plans table", "nothing was merged")
     assert "--store" not in result.err
+
+
+def test_revoke_with_a_store_that_is_not_there_makes_none(jwt: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "misspelt.db"
+    ref = "step-token-endpoint/ac-security-review"
+    result = plangraph(jwt, "revoke", ref, "--by", "lead", "--store", str(missing))
+    _refused(result, "no approval in force to revoke", f"no store at {missing}", "--store")
+    assert not missing.exists()
+    named = plangraph(jwt, "revoke", ref, "--by", "lead", env={"PLANGRAPH_STORE": str(missing)})
+    _refused(named, f"no store at {missing}", "$PLANGRAPH_STORE")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("approve", "step-token-endpoint/nope", "--by", "lead"),
+        ("retry", "nope", "--by", "lead"),
+        ("cancel", "nope", "--by", "lead"),
+        ("claim", "nope", "--by", "lead"),
+        ("verify", "nope"),
+    ],
+    ids=["approve", "retry", "cancel", "claim", "verify"],
+)
+def test_a_refused_write_to_a_store_that_is_not_there_makes_none(
+    jwt: Path, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    missing = tmp_path / "misspelt.db"
+    result = plangraph(jwt, *command, "--store", str(missing))
+    _refused(result, "nope")
+    assert not missing.exists()
