@@ -1,4 +1,4 @@
-"""``plangraph export`` on a store edited by hand: a column holding bytes or a number where
+"""``plangraph export`` and ``history`` on a store edited by hand: a column holding bytes where
 text belongs is named (exit 2, no traceback), and an ``--output`` file that was there before is
 left exactly as it was, with no partial file beside it."""
 
@@ -51,3 +51,13 @@ def test_export_output_replaces_the_old_file_whole(jwt: Path) -> None:
     assert output.read_text(encoding="utf-8") == plangraph(jwt, "export").out
     assert output.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in jwt.iterdir() if "events" in p.name) == ["events.jsonl"]
+
+
+@pytest.mark.parametrize("column", ["id", "node", "criterion", "by_", "plan_digest"])
+def test_history_names_a_column_of_the_wrong_type(jwt: Path, column: str) -> None:
+    edit_store(jwt / STORE, f"UPDATE events SET {column} = x'ff00' WHERE seq = 1")
+    shutil.rmtree(jwt / ".plangraph" / "cache")
+    result = plangraph(jwt, "history", "step-user-schema")
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert result.err.startswith(f"plangraph: error: event 1 of the store at {jwt / STORE}")
+    assert f"its {column.rstrip('_')} holds bytes, not text" in result.err

@@ -341,13 +341,15 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         mentioning: str | None = None,
         seqs: Collection[int] | None = None,
         chain_order: bool = False,
+        checked: bool = False,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
         same as chain order except after a merge), or in *chain_order*. Each filter given
         narrows the answer: only events of *node*, of *kinds*, whose ``seq`` is one of *seqs*,
         or whose payload's stored JSON text contains *mentioning* (text as canonical JSON
         writes it, such as a quoted key ``'"coverage"'``; an empty text matches every
-        event)."""
+        event). *checked*, each column's type is checked too (bytes where text belongs is a
+        :class:`StoreError` naming the event), for events shown whole."""
         where, params = ["seq > ?"], [after_seq]
         if seqs is not None:
             where.append("seq IN (SELECT value FROM json_each(?))")
@@ -368,7 +370,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         with self._reading() as con:
             rows = con.execute(query, params).fetchall()
         with collector_paused():
-            return [self._event(row) for row in rows]
+            return [self._event(row, checked=checked) for row in rows]
 
     def log(self, *, after_seq: int = 0) -> Sequence[Event | LogEvent]:
         """Every event in chain order, as much as status derivation reads of it: evidence
