@@ -6,25 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import Problem
+from ..errors import QUOTE_LIMIT, Problem, quoted
 from .model import SHA256_PATTERN
-
-QUOTE_LIMIT = 80
-"""The most characters of an offending value a message quotes (a 5,000-character id is shown
-by its start, not whole)."""
 
 FieldPath = tuple[str | int, ...]
 """Where a value is in a plan's data: keys and list indexes from the top."""
-
-
-def quoted(value: Any) -> str:
-    """*value* as a message quotes it (``repr``): at most :data:`QUOTE_LIMIT` characters, a
-    longer one cut, with ``…`` and its full length."""
-    text = repr(value)
-    if len(text) <= QUOTE_LIMIT:
-        return text
-    tail = f"… ({len(text):,} characters)"
-    return text[: QUOTE_LIMIT - len(tail)] + tail
 
 
 def format_path(path: FieldPath) -> str:
