@@ -85,3 +85,15 @@ def encodes_as_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def json_loads(text: str | bytes, **options: Any) -> Any:
+    """``json.loads(text, **options)``, but a document nested too deep for the parser (100,000
+    ``[`` in a cache file or an event edited by hand) raises :class:`json.JSONDecodeError`, as
+    any other text that is not JSON does, instead of :class:`RecursionError`: every reader that
+    treats bad JSON as a damaged entry treats this one so too."""
+    try:
+        return json.loads(text, **options)
+    except RecursionError:
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError("nested too deeply to read", shown, 0) from None

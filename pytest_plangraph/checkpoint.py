@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .canonical import json_loads
 from .codehash import code_fingerprint
 from .errors import StoreTamperedError
 from .judge.derive import derive
@@ -292,7 +293,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
     there is none this code can trust."""
     try:
         head_text, body = _read_regular(path).decode("utf-8").split("\n", 1)
-        head = json.loads(head_text)
+        head = json_loads(head_text)
         if head["version"] != code_fingerprint():
             return None
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
@@ -304,7 +305,7 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
         signed = _signed(int(head["seq"]), str(head["hash"]), str(head["at"]), digest, trust)
         if not _holds(policy, signed, head.get("signature")):
             return None
-        data = json.loads(body)
+        data = json_loads(body)
         if int(data["last_seq"]) != int(head["seq"]):
             return None
         fold = LogFold(

@@ -66,6 +66,12 @@ class Decisions(Repository):
         self._approval(node, criterion)
         apicheck.name(by, "by")
         apicheck.text(note, "note")
+        if not self.has_store():  # nothing to revoke: and a misspelt --store makes no store
+            raise UsageError(
+                f"{node}/{criterion} has no approval in force to revoke: there is no store at "
+                f"{self.store_path} (no file, or an empty one), and none was made; check "
+                "--store and $PLANGRAPH_STORE"
+            )
         decisions = [
             e.kind
             for e in self.store.events(node=node, kinds=["approval", "revoke"])

@@ -21,6 +21,20 @@ from __future__ import annotations
 
 from typing import Any
 
+QUOTE_LIMIT = 80
+"""The most characters of an offending value a message quotes (a 5,000-character id is shown
+by its start, not whole)."""
+
+
+def quoted(value: Any) -> str:
+    """*value* as a message quotes it (``repr``): at most :data:`QUOTE_LIMIT` characters, a
+    longer one cut, with ``…`` and its full length."""
+    text = repr(value)
+    if len(text) <= QUOTE_LIMIT:
+        return text
+    tail = f"… ({len(text):,} characters)"
+    return text[: QUOTE_LIMIT - len(tail)] + tail
+
 
 class PlangraphError(Exception):
     """Root of every error pytest-plangraph raises on purpose."""

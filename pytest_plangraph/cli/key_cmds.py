@@ -25,12 +25,22 @@ def register(commands: Any) -> None:
     keygen.add_argument(
         "--output",
         "-o",
-        type=Path,
+        type=_prefix,
         default=Path(DEFAULT_PREFIX),
         metavar="PREFIX",
         help=f"where to write the pair (default: {DEFAULT_PREFIX} and {DEFAULT_PREFIX}.pub)",
     )
     keygen.set_defaults(handler=_keygen)
+
+
+def _prefix(text: str) -> Path:
+    """An argparse ``type`` for ``--output``: an empty text names no file (``Path("")`` would
+    be the current directory, and the message would blame a directory not given)."""
+    if not text:
+        raise argparse.ArgumentTypeError(
+            f"'' is empty; give a file prefix such as {DEFAULT_PREFIX} or keys/ci-key"
+        )
+    return Path(text)
 
 
 def _keygen(args: argparse.Namespace, out: Output) -> int:

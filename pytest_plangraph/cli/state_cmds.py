@@ -343,7 +343,8 @@ def _history(args: argparse.Namespace, out: Output) -> int:
             if not replay:
                 plangraph.require_node(args.node)  # unknown: the message lists the known ones
         seqs = [e.seq for e, _ in replay]
-        events = {e.seq: e for e in plangraph.store.events(seqs=seqs)} if seqs else {}
+        shown = plangraph.store.events(seqs=seqs, checked=True) if seqs else []
+        events = {e.seq: e for e in shown}
     if gone := [e.seq for e, _ in replay if e.seq not in events]:
         from ..errors import StoreError
 

@@ -34,13 +34,13 @@ and plugin types: lint's answer for them is not bound to the watched files).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import json_loads
 from ..codehash import code_fingerprint
 from ..errors import PlangraphError
 from ..plan.cache import cache_dir_of, read_regular
@@ -326,7 +326,7 @@ def _record(
     checkpoint = None
     if fold.origin:  # read from the checkpoint: the chain is checked from its event on
         raw = read_regular(path)
-        kept = json.loads(raw.partition(b"\n")[0])
+        kept = json_loads(raw.partition(b"\n")[0])
         sha = hashlib.sha256(raw).hexdigest()
         if kept.get("sha256") != fold.origin:
             return None

@@ -32,7 +32,6 @@ answer (``tests/test_plan_free_miss.py``).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -40,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import json_loads
 from ..errors import PlangraphError
 from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
@@ -272,5 +272,5 @@ def _validated(plan_path: Path, store_path: Path, source: str) -> Mapping[str, A
     raw = read_regular(plan_path)
     if hashlib.sha256(raw).hexdigest() != source:
         return None
-    data = json.loads(read_regular(cache_dir_of(store_path) / f"valid-{cache_key(raw)}.json"))
+    data = json_loads(read_regular(cache_dir_of(store_path) / f"valid-{cache_key(raw)}.json"))
     return data if isinstance(data, dict) else None

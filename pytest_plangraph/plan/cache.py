@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import json_loads
 from ..codehash import code_fingerprint
 
 if TYPE_CHECKING:  # the folder's helpers serve readers that load no plan model
@@ -130,7 +131,7 @@ def reuse_validated(cache_dir: Path, meaning: str, key: str) -> Plan | None:
 
     try:
         body = read_regular(cache_dir / f"valid-{meaning}.json")
-        data = json.loads(body)
+        data = json_loads(body)
         plan = Plan.from_data(data) if isinstance(data, dict) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -159,7 +160,7 @@ def read_validated(cache_dir: Path, key: str) -> Plan | None:
     from .model import Plan  # the folder's other helpers serve readers that load no plan
 
     try:
-        data = json.loads(read_regular(cache_dir / f"valid-{key}.json"))
+        data = json_loads(read_regular(cache_dir / f"valid-{key}.json"))
         return Plan.from_data(data) if isinstance(data, dict) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -238,7 +239,7 @@ def with_facts(
     kept per node and edge (:func:`.factcache.facts_by_item`), or None."""
     path = cache_dir / f"facts-{key}.json"
     try:
-        facts = json.loads(path.read_text(encoding="utf-8"))
+        facts = json_loads(path.read_text(encoding="utf-8"))
         if facts["version"] == code_version() and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
             order = tuple(str(n) for n in facts["order"])
@@ -275,7 +276,7 @@ def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
     """The data kept as *kind* (say ``lint``) for the plan file whose sha256 is *key* by code
     of *version*, or None when there is none, it cannot be read, or other code kept it."""
     try:
-        kept = json.loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
+        kept = json_loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(kept, dict) or kept.get("version") != version:

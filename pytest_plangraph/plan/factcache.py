@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import canonical_json, encoded_members, join_members, text_digest
+from ..canonical import canonical_json, encoded_members, join_members, json_loads, text_digest
 from .digests import criterion_digest
 from .linestore import TextLines
 
@@ -178,7 +178,7 @@ def _criteria(nodes: Sequence[Any], texts: list[str]) -> list[list[list[str]]] |
     """The ``[criterion id, digest]`` pairs of each node from their JSON *texts*, read in one
     go; None when one of them is not the node's (a damaged entry)."""
     try:
-        found: list[list[list[str]]] = json.loads(f"[{','.join(texts)}]")
+        found: list[list[list[str]]] = json_loads(f"[{','.join(texts)}]")
     except ValueError:
         return None
     if len(found) != len(nodes):

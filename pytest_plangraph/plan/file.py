@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..canonical import json_loads
 from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
 from ..values import dataclass, field, replace
@@ -225,7 +226,7 @@ def _from_kept(
     """The plan from the JSON the cache kept of its parsed data, validated (a plan it refuses is
     explained as on the first read); None when the entry is not JSON: damaged."""
     try:
-        data = json.loads(kept)
+        data = json_loads(kept)
     except ValueError:
         return None
     return validate_plan(data, name, positions)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..canonical import encodes_as_utf8
+from ..canonical import encodes_as_utf8, json_loads
 from ..errors import PlanError, Problem
 from .blocks import LazyPositions
 from .messages import FieldPath, format_path
@@ -108,7 +108,7 @@ def _json_position(text: str, wanted: Callable[[str], bool]) -> tuple[int, int]:
 
 
 def _unpaired_surrogate(token: str) -> bool:
-    return token.startswith('"') and not encodes_as_utf8(json.loads(token))
+    return token.startswith('"') and not encodes_as_utf8(json_loads(token))
 
 
 def _infinite(token: str) -> bool:

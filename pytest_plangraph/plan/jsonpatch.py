@@ -42,6 +42,9 @@ __all__ = ["OPERATIONS", "JsonPatch", "apply_ops", "read_json_patch"]
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 _NEEDS_VALUE = ("add", "replace", "test")
 _NEEDS_FROM = ("move", "copy")
+MAX_VALUES = 100_000
+"""The most values a plan may hold after a JSON Patch: beyond, the patch is refused before it
+copies anything."""
 _CHANGEABLE = ("nodes", "edges")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
@@ -158,8 +161,16 @@ def apply_ops(
     in order. :class:`UsageError` naming the first operation that does not fit (the document
     is then half changed: apply to a copy, or throw the document away)."""
     touched: list[str] = []
+    total = _count(document)
     for operation in patch.operations:
         try:
+            total += _added(document, operation)
+            if total > MAX_VALUES:
+                raise _Bad(
+                    f"the plan would hold more than {MAX_VALUES:,} values (objects, lists, "
+                    "texts, numbers); copy what you mean once, not a value into itself again "
+                    "and again"
+                )
             touched += _apply(document, operation, wrap)
         except _Bad as exc:
             raise UsageError(
@@ -167,6 +178,30 @@ def apply_ops(
                 "applied, nothing was changed"
             ) from None
     return list(dict.fromkeys(touched))
+
+
+def _added(document: Any, op: Operation) -> int:
+    """How many values *op* adds to *document* at most (what it removes is not subtracted)."""
+    if op.op in ("add", "replace"):
+        return _count(op.value)
+    if op.op == "copy" and op.source is not None:
+        return _count(_get(document, op.source))
+    return 0
+
+
+def _count(value: Any) -> int:
+    """The number of values in *value* (itself, and each item and member inside it), counted
+    up to just past :data:`MAX_VALUES`: a copy of a copy doubles a document each time, and
+    counting must stop before memory runs out."""
+    count, todo = 0, [value]
+    while todo and count <= MAX_VALUES:
+        item = todo.pop()
+        count += 1
+        if isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, list | tuple):
+            todo.extend(item)
+    return count
 
 
 def _apply(document: Any, op: Operation, wrap: Callable[[Any], Any]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import Problem
+from ..errors import QUOTE_LIMIT, Problem, quoted
 from .model import SHA256_PATTERN
 
 FieldPath = tuple[str | int, ...]
@@ -17,6 +17,9 @@ def format_path(path: FieldPath) -> str:
     """``nodes[2].acceptance[0].verifier`` from ``("nodes", 2, "acceptance", 0, "verifier")``."""
     text = ""
     for part in path:
+        if isinstance(part, str) and len(part) > QUOTE_LIMIT:  # a huge unknown key, cut
+            tail = f"… ({len(part):,} characters)"
+            part = part[: QUOTE_LIMIT - len(tail)] + tail
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
 
@@ -56,13 +59,13 @@ def problem(
     path = _data_path(data, err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
-        message = f"unknown field {path[-1]!r}{_allowed_hint(data, path)}"
+        message = f"unknown field {quoted(path[-1])}{_allowed_hint(data, path)}"
     elif kind == "missing":
         missing = err["loc"][-1]
-        message = f"required field {missing!r} is missing"
+        message = f"required field {quoted(missing)} is missing"
         path = (*path, str(missing)) if path[-1:] != (missing,) else path
     elif kind == "literal_error":
-        message = f"expected {err['ctx']['expected']}, got {err.get('input')!r}"
+        message = f"expected {err['ctx']['expected']}, got {quoted(err.get('input'))}"
     elif kind == "string_pattern_mismatch":
         message = _pattern_message(err["ctx"]["pattern"], err.get("input"))
     elif kind == "string_too_long":
@@ -70,7 +73,7 @@ def problem(
     elif kind == "model_type":
         got = err.get("input")
         example = " such as {type: test}" if path[-1:] == ("verifier",) else ""
-        message = f"expected a mapping{example}, got {type(got).__name__} {got!r}"
+        message = f"expected a mapping{example}, got {type(got).__name__} {quoted(got)}"
     else:
         message = _type_message(kind, err["msg"], err.get("input"))
     line, col = position(positions, path) or (0, 0)
@@ -86,7 +89,7 @@ def _type_message(kind: str, text: str, got: Any) -> str:
         return text
     if kind == "string_too_short":
         return f"{_MESSAGES[kind]}; write a path relative to the repository root"
-    message = f"{_MESSAGES[kind]}, got {type(got).__name__} {got!r}"
+    message = f"{_MESSAGES[kind]}, got {type(got).__name__} {quoted(got)}"
     if kind in _SCALARS and isinstance(got, str) and got.strip().lower() in _YAML11_BOOLEANS:
         message += "; write true or false (yes, no, on and off are text, as in YAML 1.2 and JSON)"
     elif kind in _SCALARS and isinstance(got, str) and _looks_plain(got):
@@ -110,9 +113,9 @@ def _looks_plain(text: str) -> bool:
 
 def _pattern_message(pattern: str, got: Any) -> str:
     if pattern == SHA256_PATTERN:
-        return f"expected 64 hexadecimal digits (sha256sum's output), got {got!r}"
+        return f"expected 64 hexadecimal digits (sha256sum's output), got {quoted(got)}"
     return (
-        f"{got!r} is not a valid id: use ASCII letters, digits, '.', '_' or '-', "
+        f"{quoted(got)} is not a valid id: use ASCII letters, digits, '.', '_' or '-', "
         "starting with an ASCII letter or digit"
     )
 

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from ..canonical import json_loads
 from ..errors import PlanError, Problem, UsageError
 from . import model as runtime
 from .base import FrozenModel, empty_default
@@ -179,7 +180,7 @@ def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) ->
     entry that does not fit the plan (a node added twice, a criterion that is not there, a
     JSON Pointer that names nothing …)."""
     if json_file:
-        data = json.loads(text)
+        data = json_loads(text)
         _apply_any(data, patch, name, plain=True)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     from ruamel.yaml import YAML
@@ -221,7 +222,7 @@ def json_patched(
     from .file import plan_data, validate_plan
 
     # a JSON round trip unshares what YAML aliases share: an operation changes one place
-    data = json.loads(json.dumps(plan_data(raw, name, suffix=suffix), default=str))
+    data = json_loads(json.dumps(plan_data(raw, name, suffix=suffix), default=str))
     touched = apply_ops(data, patch, name)
     return validate_plan(data, f"{name} (as patched)", {}).plan, touched
 

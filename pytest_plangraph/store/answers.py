@@ -14,6 +14,7 @@ import sqlite3
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ..canonical import json_loads
 from ..values import dataclass
 
 PREFIX = "answer:"
@@ -61,7 +62,7 @@ class Answers:
 def _answer(text: str) -> KeptAnswer:
     """A kept answer read back; one that does not parse (edited by hand) is no answer."""
     try:
-        data = json.loads(text)
+        data = json_loads(text)
         return KeptAnswer(str(data["request"]), int(data["status"]), data["body"])
     except (ValueError, TypeError, KeyError):
         return KeptAnswer("", 0, None)

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..canonical import json_loads
 from ..plan.cache import make_cache_dir, read_regular
 from .localkey import local_key
 
@@ -55,7 +56,7 @@ def read_tagged(path: Path, person: bytes = _PERSON) -> Any:
     if not body or tag.decode("ascii", "replace") != _tag(body, person):
         return None
     try:
-        return json.loads(body)
+        return json_loads(body)
     except ValueError:
         return None
 

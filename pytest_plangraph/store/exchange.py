@@ -9,11 +9,10 @@ file can be split, grepped or streamed; :func:`verify_events` checks an export's
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TextIO
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, json_loads
 from ..errors import ConflictError, StoreError
 from ..plan.model import FORMAT_VERSION, Event, checked_event
 from ..values import dataclass
@@ -61,7 +60,7 @@ def read_jsonl(lines: Iterable[str], source: str = "<export>") -> list[Event]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json_loads(line)
             if data.pop("format", None) != FORMAT_VERSION:
                 raise ValueError(f'expected "format": {FORMAT_VERSION}')
             events.append(checked_event(data))

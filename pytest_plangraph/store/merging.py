@@ -15,6 +15,7 @@ from ..errors import StoreError
 from ..plan.model import Event
 from .chain import ChainProblem
 from .exchange import MergeResult, PlanVersion, new_plans, union
+from .planrows import check_plan_rows
 from .rows import add_plan
 from .signatures import is_ed25519
 
@@ -72,7 +73,11 @@ def load_source(
                 f"refusing to merge {source}: its chain does not verify ({len(problems)} "
                 f"problem(s), first: {problems[0]}); nothing was merged"
             )
-        return other.events(), other.plans()
+        try:
+            return other.events(), other.plans()
+        except StoreError as exc:
+            reason = _without_store_advice(str(exc))
+            raise StoreError(f"cannot merge {source}: {reason}; nothing was merged") from None
 
 
 _STORE_ADVICE = re.compile(
@@ -91,6 +96,7 @@ class Merging:
 
     if TYPE_CHECKING:
         _key: bytes | None
+        path: Path
 
         def _signer_checked(self) -> None: ...
 
@@ -129,6 +135,7 @@ class Merging:
             loaded = [load_source(Path(source), self._key, self.open) for source in sources]
         self._signer_checked()
         with self._transaction() as con:
+            check_plan_rows(con, self.path)
             known = {row[0] for row in con.execute("SELECT digest FROM plans")}
             plans = new_plans([plans for _, plans in loaded], known)
             for plan in plans:

@@ -7,6 +7,7 @@ one transaction that a second process opening the same new file waits for.
 
 from __future__ import annotations
 
+import re
 import shlex
 import sqlite3
 import time
@@ -18,6 +19,9 @@ from ..errors import StoreError
 from . import schema
 from .faults import UNTOUCHED, damaged
 from .schemacheck import check_schema
+
+_SCHEMA_NUMBER = re.compile(r"[0-9]{1,9}")
+"""A schema version as the ``meta`` table keeps it: ASCII digits, short enough to be real."""
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
@@ -99,11 +103,13 @@ def schema_version(con: sqlite3.Connection, path: Path) -> int | None:
         raise damaged(path, "has lost its meta table (edited outside plangraph)") from None
     if row is None:
         raise damaged(path, "has no schema version in its meta table (edited outside plangraph)")
-    if not str(row[0]).isdigit():
+    text = str(row[0])
+    if not _SCHEMA_NUMBER.fullmatch(text):  # a huge number is refused before int() reads it
+        shown = text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
         raise damaged(
-            path, f"has an unreadable schema version {row[0]!r} (edited outside plangraph)"
+            path, f"has an unreadable schema version {shown!r} (edited outside plangraph)"
         )
-    return int(row[0])
+    return int(text)
 
 
 def upgrade(

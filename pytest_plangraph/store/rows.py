@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple, get_args
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, json_loads
 from ..plan.model import Event, EventKind
 from .chain import LOG_MISMATCH, ChainProblem, Link
 from .exchange import PlanVersion
@@ -44,14 +43,18 @@ def event_row(event: Event, payload: str | None = None) -> tuple[Any, ...]:
 def row_event(row: Sequence[Any]) -> Event:
     """The event of a row selected with :data:`COLUMNS` (raises ValueError on a damaged row: a
     value of the wrong type, an unknown kind or a payload that is not a JSON object)."""
-    seq, id_, _, node, criterion, at, by, plan_digest, _, key, prev, link, signature = row
-    if not (type(seq) is int and all(type(v) is str for v in (id_, at, by, plan_digest, prev))):
-        raise ValueError(f"damaged event row {seq!r}")
-    if not all(v is None or type(v) is str for v in (node, criterion, key, signature)):
-        raise ValueError(f"damaged event row {seq!r}")
-    if type(link) is not str:
-        raise ValueError(f"damaged event row {seq!r}")
+    if type(row[0]) is not int:
+        raise ValueError(f"damaged event row {row[0]!r}: its seq is not a whole number")
+    for name, value in zip(_NAMES, row, strict=True):
+        if name == "seq" or type(value) is str or (value is None and name in _OPTIONAL):
+            continue
+        held = "bytes" if isinstance(value, bytes) else type(value).__name__
+        raise ValueError(f"damaged event row {row[0]}: its {name} holds {held}, not text")
     return row_event_fast(row)
+
+
+_NAMES = tuple(name.strip().rstrip("_") for name in COLUMNS.split(","))  # by_: by
+_OPTIONAL = frozenset(("node", "criterion", "idempotency_key", "signature"))
 
 
 _KINDS = frozenset(get_args(EventKind))
@@ -62,7 +65,7 @@ def row_event_fast(row: Sequence[Any]) -> Event:
     type of every column (the row was checked when it was appended; tampering is ``verify``'s
     job), but still refuses a row whose kind or payload cannot be read."""
     seq, id_, kind, node, criterion, at, by, plan_digest, payload, key, prev, link, signature = row
-    data = json.loads(payload)
+    data = json_loads(payload)
     if kind not in _KINDS or not isinstance(data, dict) or not isinstance(at, str):
         raise ValueError(f"unknown event kind {kind!r} or damaged payload")
     return Event(
@@ -191,7 +194,7 @@ def log_events(rows: Iterable[Sequence[Any]]) -> list[LogEvent]:
 def _decode(kind: str, text: Any) -> Mapping[str, Any]:
     if kind not in _KINDS or not isinstance(text, str):
         raise ValueError(f"unknown event kind {kind!r} or damaged payload")
-    data = json.loads(text)
+    data = json_loads(text)
     if kind == "evidence":
         if not isinstance(data, list) or len(data) != len(VERDICT_FIELDS):
             raise ValueError("damaged evidence payload")

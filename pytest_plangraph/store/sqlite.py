@@ -33,7 +33,7 @@ from .faults import UNTOUCHED, check_file, translate
 from .filecache import FileCache
 from .merging import Merging
 from .opening import connect, enable_wal, make_parent, schema_version, upgrade
-from .planrows import PlanVersions
+from .planrows import PlanVersions, check_plan_rows
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
@@ -43,6 +43,7 @@ from .rows import (
     LogRead,
     event_row,
     log_events,
+    row_event,
     row_event_fast,
 )
 from .schemacheck import check_schema, confirm_stored
@@ -132,8 +133,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             con.execute("BEGIN")
             try:
                 version = schema_version(con, self.path)
-                if version == schema.SCHEMA_VERSION or (self.readonly and version is not None):
-                    check_schema(con, self.path, version)  # a newer version is refused below
+                # a newer version is refused below, unchecked: its shape is none we know
+                latest = schema.SCHEMA_VERSION
+                known = range(latest + 1) if self.readonly else (latest,)
+                if version is not None and version in known:
+                    check_schema(con, self.path, version)
             finally:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
@@ -279,6 +283,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         return by_id, by_key
 
     def _check_plan_version(self, con: sqlite3.Connection, expected: int | None) -> None:
+        check_plan_rows(con, self.path)
         latest = con.execute("SELECT max(version) FROM plans").fetchone()[0]
         if latest != expected:
             have = f"version {latest}" if latest is not None else "no plan version"
@@ -336,13 +341,15 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         mentioning: str | None = None,
         seqs: Collection[int] | None = None,
         chain_order: bool = False,
+        checked: bool = False,
     ) -> list[Event]:
         """Stored events in the order they were recorded (time, then chain position — the
         same as chain order except after a merge), or in *chain_order*. Each filter given
         narrows the answer: only events of *node*, of *kinds*, whose ``seq`` is one of *seqs*,
         or whose payload's stored JSON text contains *mentioning* (text as canonical JSON
         writes it, such as a quoted key ``'"coverage"'``; an empty text matches every
-        event)."""
+        event). *checked*, each column's type is checked too (bytes where text belongs is a
+        :class:`StoreError` naming the event), for events shown whole."""
         where, params = ["seq > ?"], [after_seq]
         if seqs is not None:
             where.append("seq IN (SELECT value FROM json_each(?))")
@@ -363,7 +370,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         with self._reading() as con:
             rows = con.execute(query, params).fetchall()
         with collector_paused():
-            return [self._event(row) for row in rows]
+            return [self._event(row, checked=checked) for row in rows]
 
     def log(self, *, after_seq: int = 0) -> Sequence[Event | LogEvent]:
         """Every event in chain order, as much as status derivation reads of it: evidence
@@ -416,9 +423,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         with self._reading() as con:
             return int(con.execute("SELECT count(*) FROM events").fetchone()[0])
 
-    def _event(self, row: Sequence[Any]) -> Event:
+    def _event(self, row: Sequence[Any], *, checked: bool = False) -> Event:
+        """The event of *row*; *checked*, each column's type is checked too (see
+        :func:`~.rows.row_event`), as for an export others will read."""
         try:
-            return row_event_fast(row)
+            return row_event(row) if checked else row_event_fast(row)
         except ValueError as exc:
             raise StoreError(
                 f"event {row[0]} of the store at {self.path} cannot be read ({exc}); it was "
@@ -430,4 +439,6 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
     def export_jsonl(self, out: TextIO) -> int:
         """Write every event as JSON Lines (format in ``exchange.py``), in chain order, so that
         the export's chain verifies as the store's does; return the count."""
-        return write_jsonl(self.events(chain_order=True), out)
+        with self._reading() as con:
+            rows = con.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
+        return write_jsonl((self._event(row, checked=True) for row in rows), out)

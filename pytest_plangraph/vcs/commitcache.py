@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..canonical import json_loads
 from ..plan.cache import make_cache_dir, read_regular
 from ..values import dataclass
 
@@ -47,7 +48,7 @@ class CommitCache:
         if not body or tag.decode("ascii", "replace") != self._tag(body):
             return {}
         try:
-            data = json.loads(body)
+            data = json_loads(body)
             if data["version"] != _VERSION:
                 return {}
             kept = data["commits"]

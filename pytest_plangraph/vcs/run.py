@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitError
+from ..errors import GitError, quoted
 from ..values import dataclass
 from .spawn import run_git_process
 
@@ -298,7 +298,7 @@ def resolve(repo: Any, rev: str, *, allow_unborn: bool = False) -> str:
     if rev == EMPTY_TREE or (allow_unborn and rev == "HEAD" and not has_commits(repo)):
         return EMPTY_TREE
     if not has_commits(repo):
-        raise GitError(f"unknown revision {rev!r}: the repository has no commits yet")
+        raise GitError(f"unknown revision {quoted(rev)}: the repository has no commits yet")
     raise GitError(_unknown(repo, rev))
 
 
@@ -309,26 +309,29 @@ def _unknown(repo: Any, rev: str) -> str:
     ancestry = base not in ("", rev) and verify_commit(repo, base) is not None
     if (ancestry or _COMMIT_ID.fullmatch(rev)) and is_shallow(repo):
         return (
-            f"revision {rev!r} is not in this shallow clone: it may be outside the fetched "
+            f"revision {quoted(rev)} is not in this shallow clone: it may be outside the fetched "
             f"history; fetch the full history ({FETCH_ALL})"
         )
     if ancestry:
         if re.search(r"\^([2-9]|[1-9][0-9]+)", rev[len(base) :]):  # ^2: a merge's second parent
-            return f"unknown revision {rev!r}: a commit on the way has no such parent (not a merge)"
-        return f"unknown revision {rev!r}: the history of {base} does not go back that far"
+            return (
+                f"unknown revision {quoted(rev)}: a commit on the way has no such parent "
+                "(not a merge)"
+            )
+        return f"unknown revision {quoted(rev)}: the history of {base} does not go back that far"
     remote, _, branch = (base or rev).partition("/")  # fetch the branch, not `feature~1`
     if branch and remote in git_text(repo, "remote").split():
         return (
-            f"unknown revision {rev!r}: the remote-tracking branch is not fetched here (run "
+            f"unknown revision {quoted(rev)}: the remote-tracking branch is not fetched here (run "
             f"`git fetch {remote} {branch}`, or use `fetch-depth: 0` in actions/checkout)"
         )
     if ".." in rev and all(part for part in rev.split("..")):
         return (
-            f"unknown revision {rev!r}: a range names no single commit; give the revision "
+            f"unknown revision {quoted(rev)}: a range names no single commit; give the revision "
             "it starts from (the range then ends at HEAD and the working tree)"
         )
     where = repo.working_tree_dir
-    return f"unknown revision {rev!r} in {where}: no commit, branch or tag has that name"
+    return f"unknown revision {quoted(rev)} in {where}: no commit, branch or tag has that name"
 
 
 _COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,40}")

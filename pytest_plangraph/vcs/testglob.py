@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from fnmatch import fnmatchcase, translate
 from typing import Any, NamedTuple
 
+from ..canonical import json_loads
 from ..errors import UsageError
 from ..plan.paths import COLLECT, UTF8_HINT, is_glob, normalize, not_utf8, path_problem
 from ..plan.patterns import prefix_matcher, test_globs
@@ -254,7 +255,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     conftest of the run collects files of its own) lists every file of the folders entered."""
     folder, _, text = key.partition(COLLECT)
     try:
-        spec = json.loads(text)
+        spec = json_loads(text)
         python_files = [str(p) for p in spec["python_files"]]
         skipped = [str(p) for p in spec["norecursedirs"]]
         doctests = [str(p) for p in spec["doctest_glob"]]

@@ -12,9 +12,10 @@ billions of values and take all memory).
 from __future__ import annotations
 
 import functools
-import json
 import math
 from typing import Any
+
+from ..canonical import json_loads
 
 MAX_VALUES = 1_000_000
 """The most values a YAML document may expand to, aliases counted as often as they are used."""
@@ -30,7 +31,7 @@ def parse_document(data: bytes, name: str) -> Any:
         if name.lower().endswith(YAML_SUFFIXES):
             value = _load_yaml(data)
         else:
-            value = json.loads(data, parse_constant=_not_json)
+            value = json_loads(data, parse_constant=_not_json)
         _check_json_like(value, "$")
     except yaml.YAMLError as exc:
         raise ValueError(f"{name}: not valid YAML: {short(str(exc))}") from exc

@@ -1,0 +1,26 @@
+"""Command-line options given empty or odd values through the real ``plangraph``: one usage
+message naming the option, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import plangraph
+
+
+@pytest.mark.parametrize("args", [("--output", ""), ("-o=",), ("--output=",)])
+def test_keygen_with_an_empty_output_says_so(tmp_path: Path, args: tuple[str, ...]) -> None:
+    result = plangraph(tmp_path, "keygen", *args)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "plangraph keygen: error: argument --output/-o: '' is empty" in result.err
+    assert "give a file prefix" in result.err and "directory" not in result.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_long_revision_is_quoted_by_at_most_80_characters(jwt: Path) -> None:
+    long = "n" * 100_000
+    result = plangraph(jwt, "impact", "--since", long)
+    assert result.code == 2 and "Traceback" not in result.err, result.err[-300:]
+    assert result.err.startswith("plangraph: error: unknown revision 'nnn")
+    assert "… (100,002 characters)" in result.err and len(result.err) < 400
