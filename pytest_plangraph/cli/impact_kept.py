@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..vcs.history import SinceDiff
+    from ..vcs.revcache import RevisionCache
 
 __all__ = ["KeptKey", "keep_printed", "kept_impact", "kept_key", "kept_shape", "print_kept"]
 
@@ -170,7 +171,7 @@ def kept_key(
             from ..vcs.environment import store_files
             from ..vcs.history import diff_since
 
-            diff = diff_since(root_path, since)
+            diff = diff_since(root_path, since, _revisions(cache, store_path))
             if commits and _rewritable(root_path):
                 return KeptKey(options, None, None, diff, cache)  # commits named anew
             own = [*store_files(root_path, store_path)]  # what the report leaves out
@@ -185,6 +186,22 @@ def kept_key(
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"
     return KeptKey(options, name, [commits, head], None, cache)
+
+
+def _revisions(cache: Path, store: Path) -> RevisionCache | None:
+    """The revision cache in the cache folder (:mod:`...vcs.revcache`), or None: there is
+    neither a store nor the folder (a preview elsewhere writes nothing), or keys are
+    configured (no cache of this user's counts then)."""
+    from ..derived.kept import KEY_SETTINGS
+
+    if any(os.environ.get(name) for name in KEY_SETTINGS):
+        return None
+    if not cache.is_dir() and not store.exists():
+        return None
+    from ..store.localkey import local_key
+    from ..vcs.revcache import RevisionCache
+
+    return RevisionCache(cache / "revisions.json", local_key())
 
 
 def _rewritable(root: Path) -> bool:

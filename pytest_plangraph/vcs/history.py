@@ -3,7 +3,8 @@ revisions and the working tree, the commits behind them, files as they were at a
 The state comes from :mod:`.status` (one ``git status`` call); the rest runs plain ``git``
 processes through :mod:`.run` (opening a repository, running a command, naming a revision's
 commit), as few as answer the question: ``impact --since`` with its commits named from a warm
-cache is four (both ends named, the diff, the untracked files, the commits of the range).
+cache is four (both ends named, the diff, the untracked files, the commits of the range), or
+three when the revision cache (:mod:`.revcache`) names both ends.
 Changed submodules are looked into (:mod:`.diff`, GitPython): their files are listed under
 their path.
 
@@ -23,6 +24,7 @@ from ..values import dataclass
 from .changes import Change
 from .commitcache import CommitCache
 from .diff import tree_changes
+from .revcache import RevisionCache
 from .run import (
     EMPTY_TREE,
     FETCH_ALL,
@@ -131,11 +133,12 @@ class SinceDiff:
         return [self.since, self.base, self.head, changes]
 
 
-def diff_since(root: Path, since: str) -> SinceDiff:
-    """Both ends of ``since..HEAD`` named by one git process, then the changed paths from
-    *since* to the working tree (:func:`changed_paths`: the diff and the untracked files)."""
+def diff_since(root: Path, since: str, revisions: RevisionCache | None = None) -> SinceDiff:
+    """Both ends of ``since..HEAD`` named by one git process (none when *revisions* holds
+    them: :mod:`.revcache`), then the changed paths from *since* to the working tree
+    (:func:`changed_paths`: the diff and the untracked files)."""
     with open_repo(root) as repo:
-        base, head = _ends(repo, since)
+        base, head = _ends(repo, since, revisions)
         changes = sorted(tree_changes(repo, base, None), key=_by_path)
     return SinceDiff(root, since, base, head, tuple(changes))
 
@@ -168,11 +171,13 @@ def _by_path(change: Change) -> tuple[str, str]:
     return change.path, change.change
 
 
-def _ends(repo: Repo, since: str) -> tuple[str, str | None]:
+def _ends(repo: Repo, since: str, revisions: RevisionCache | None = None) -> tuple[str, str | None]:
     """The commit *since* names (:data:`EMPTY_TREE` for the empty tree, or for ``HEAD`` before
     the first commit) and ``HEAD``'s commit (None before the first), named by one process
-    when both name commits; otherwise a :class:`GitError` says why *since* names none."""
-    base, head = commits_of(repo, [since, "HEAD"])
+    when both name commits (through *revisions* when given); otherwise a :class:`GitError`
+    says why *since* names none."""
+    ends = [since, "HEAD"]
+    base, head = commits_of(repo, ends) if revisions is None else revisions.commits_of(repo, ends)
     if base is None:
         base = resolve(repo, since, allow_unborn=True)
     return base, head
