@@ -15,16 +15,19 @@ not as git writes it — is None: git is asked, as without this module.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
 
-__all__ = ["RefFiles", "git_dirs", "read_git_dirs", "split_revision"]
+__all__ = ["RefFiles", "git_dirs", "is_object_id", "read_git_dirs", "split_revision"]
 
-_SUFFIX = re.compile(r"(?:[~^][0-9]*)*")
-_NAME = re.compile(r"[A-Za-z0-9._/-]+")
-_ID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
-_HEXISH = re.compile(r"[0-9a-fA-F]{4,64}")
+_DIGITS = "0123456789"
+_STEPS = str.maketrans("", "", f"~^{_DIGITS}")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_NAME = str.maketrans("", "", f"{_LETTERS}{_LETTERS.upper()}{_DIGITS}._/-")
+_HEX = str.maketrans("", "", f"{_DIGITS}abcdefABCDEF")
+_LOWER_HEX = str.maketrans("", "", f"{_DIGITS}abcdef")
+"""What :meth:`str.translate` deletes: a text is made of these when nothing is left (the
+checks of this module are made without :mod:`re`, whose patterns cost a command's start)."""
 _RULES: tuple[str, ...] = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}")
 _RULES += ("refs/remotes/{}/HEAD",)
 """git's rules for the full name of a ref given in short (``ref_rev_parse_rules``), in order."""
@@ -44,7 +47,7 @@ def split_revision(rev: str) -> tuple[str, str] | None:
     """*rev* as (name, ``~N``/``^N`` steps) when it is in the forms read here, else None."""
     start = _first_step(rev)
     name, steps = rev[:start], rev[start:]
-    if not _SUFFIX.fullmatch(steps) or not _plain_name(name):
+    if steps.translate(_STEPS) or not _plain_name(name):  # steps: from the first ~ or ^
         return None
     return name, steps
 
@@ -57,12 +60,19 @@ def _first_step(rev: str) -> int:
 def _plain_name(name: str) -> bool:
     """Whether *name* is a ref name git would take as it is (never an object id, an option or
     a name git rejects)."""
-    if not _NAME.fullmatch(name) or _HEXISH.fullmatch(name) or name.startswith("-"):
+    if not name or name.translate(_NAME) or name.startswith("-"):
         return False
+    if 4 <= len(name) <= 64 and not name.translate(_HEX):
+        return False  # it may name an object
     parts = name.split("/")
     if any(not p or p.startswith(".") or p.endswith(".lock") for p in parts):
         return False
     return ".." not in name and not name.endswith(".")
+
+
+def is_object_id(text: str) -> bool:
+    """Whether *text* is an object id as git writes it (40 or 64 lowercase hex digits)."""
+    return len(text) in (40, 64) and not text.translate(_LOWER_HEX)
 
 
 def git_dirs(top: Path) -> tuple[Path, Path] | None:
@@ -155,7 +165,8 @@ class RefFiles:
             found = self._ref(target, depth + 1)
             return None if found == "" else found  # a branch not born yet
         value = data.rstrip(b"\n")
-        return value.decode("ascii") if _ID.fullmatch(value) else None
+        text = value.decode("ascii", "replace")
+        return text if is_object_id(text) else None
 
     def _packed_ref(self, ref: str) -> str | None:
         """The object id of *ref* in ``packed-refs``; ``""`` when it is not there."""
@@ -172,4 +183,5 @@ class RefFiles:
         if at < 0:
             return ""
         value = data[data.rfind(b"\n", 0, at) + 1 : at]
-        return value.decode("ascii") if _ID.fullmatch(value) else None
+        text = value.decode("ascii", "replace")
+        return text if is_object_id(text) else None

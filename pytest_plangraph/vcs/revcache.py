@@ -22,12 +22,11 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..plan.cache import make_cache_dir, read_regular
-from .refs import RefFiles, git_dirs, split_revision
+from .refs import RefFiles, git_dirs, is_object_id, split_revision
 from .run import Repo, commits_of, rewritable
 
 __all__ = ["LIMIT", "RevisionCache"]
@@ -36,7 +35,6 @@ _PERSON = b"plangraph-revs"
 _VERSION = 1
 LIMIT = 64
 """The most revisions kept."""
-_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class RevisionCache:
@@ -99,7 +97,7 @@ class RevisionCache:
                 return {}
             for entry, sha in kept.items():
                 rev, _, tip = entry.partition("\0")
-                if not rev or not _ID.fullmatch(tip) or not _ID.fullmatch(sha):
+                if not rev or not is_object_id(tip) or not is_object_id(sha):
                     return {}
             return {str(k): str(v) for k, v in kept.items()}
         except (ValueError, KeyError, TypeError, AttributeError):
