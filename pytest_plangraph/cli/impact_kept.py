@@ -172,7 +172,7 @@ def kept_key(
             from ..vcs.history import diff_since
 
             diff = diff_since(root_path, since, _revisions(cache, store_path))
-            if commits and _rewritable(root_path):
+            if commits and diff.rewritable:
                 return KeptKey(options, None, None, diff, cache)  # commits named anew
             own = [*store_files(root_path, store_path)]  # what the report leaves out
             if cache.is_relative_to(root_path):
@@ -202,14 +202,6 @@ def _revisions(cache: Path, store: Path) -> RevisionCache | None:
     from ..vcs.revcache import RevisionCache
 
     return RevisionCache(cache / "revisions.json", local_key())
-
-
-def _rewritable(root: Path) -> bool:
-    """Whether git may show the range's commits otherwise for the same ids (replace refs,
-    grafts, a shallow history): the commits behind the changes are then not kept."""
-    from ..vcs.run import Repo, rewritable
-
-    return rewritable(Repo(str(root)))
 
 
 def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:

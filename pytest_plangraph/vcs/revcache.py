@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..plan.cache import make_cache_dir, read_regular
 from .refs import RefFiles, git_dirs, is_object_id, split_revision
-from .run import Repo, commits_of, rewritable
+from .run import Repo, commits_of
 
 __all__ = ["LIMIT", "RevisionCache"]
 
@@ -49,9 +49,9 @@ class RevisionCache:
     def commits_of(self, repo: Repo, revs: Sequence[str]) -> list[str | None]:
         """:func:`~.run.commits_of`: the commit each of *revs* names in *repo* (None for one
         that names none), from the kept entries where their ref still points where it did,
-        the others from git (one process), kept for the next time."""
-        if rewritable(repo):
-            return commits_of(repo, revs)
+        the others from git (one process), kept for the next time. Not for a repository
+        where git may show a commit id otherwise (:func:`~.run.rewritable`): the caller
+        checks (:func:`~.history.diff_since`)."""
         dirs = git_dirs(Path(repo.working_tree_dir))
         refs = None if dirs is None else RefFiles(*dirs)
         keys: dict[str, tuple[str, str]] = {}  # revision -> (its entry's key, the object id)
