@@ -17,7 +17,7 @@ import pytest
 from cache_helpers import as_tester, fixture_projects
 from cli_helpers import plangraph_main
 from conftest import git
-from impact_kept_helpers import edit_history, run_impact
+from impact_kept_helpers import edit_history, fresh_impact, run_impact
 from repo_helpers import logging_git
 
 from pytest_plangraph.vcs.history import diff_since
@@ -199,3 +199,28 @@ def test_every_fixture_answers_the_same_with_and_without_the_cache(tmp_path: Pat
             shutil.rmtree(cache, ignore_errors=True)
             without = run_impact(root, *args)
             assert warm == cold == without, (name, since)
+
+
+def test_a_warm_working_tree_hit_starts_no_git_process(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    root = project("seed-000")
+    assert plangraph_main(root, "verify").code == 0
+    (root / "out/t5.txt").write_text("changed\n")
+    env, log = logging_git(tmp_path)
+
+    def calls() -> list[str]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return [line.split()[0] for line in lines]
+
+    for _ in range(3):  # the kept answer, and the checkpoint it may write first
+        first = run_impact(root, env=env)
+    calls()
+    assert run_impact(root, env=env) == first
+    assert calls() == []  # HEAD's commit from the ref files and the revision cache
+    git(root, "commit", "-q", "-am", "commit the change")  # HEAD moved: git names it
+    named = run_impact(root, env=env)
+    assert calls()[:1] == ["cat-file"]
+    assert "commit " in named.out and named != first
+    assert named == fresh_impact(root)

@@ -181,7 +181,7 @@ def kept_key(
             return KeptKey(options, f"impact-since-{fmt}", extra, diff, cache)
         from ..vcs.run import head_commit
 
-        head = head_commit(root_path) if commits else ""
+        head = head_commit(root_path, _revisions(cache, store_path)) if commits else ""
     except (PlangraphError, OSError, ValueError):
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"

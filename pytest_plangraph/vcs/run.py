@@ -158,16 +158,19 @@ def _packed_replace(packed: Path) -> bool:
     return b" refs/replace/" in data
 
 
-def head_commit(root: Path) -> str | None:
+def head_commit(root: Path, revisions: Any = None) -> str | None:
     """``HEAD``'s commit: what the commits named behind the changes of the working tree
-    depend on besides the evidence's own commits (one git process). None when there is none
-    to stand for them: no repository, no commit, or a history git may show otherwise for the
-    same ids (:func:`rewritable`: shallow, grafted, replace refs)."""
+    depend on besides the evidence's own commits (one git process, none when *revisions*, a
+    :class:`~.revcache.RevisionCache`, holds it). None when there is none to stand for
+    them: no repository, no commit, or a history git may show otherwise for the same ids
+    (:func:`rewritable`: shallow, grafted, replace refs)."""
     if not (root / ".git").exists():
         return None
     with open_repo(root) as repo:
         if rewritable(repo):
             return None
+        if revisions is not None:
+            return revisions.commits_of(repo, ["HEAD"])[0]
         return commits_of(repo, ["HEAD"])[0]
 
 
