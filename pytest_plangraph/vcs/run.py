@@ -169,9 +169,12 @@ def head_commit(root: Path, revisions: Any = None) -> str | None:
     with open_repo(root) as repo:
         if rewritable(repo):
             return None
-        if revisions is not None:
-            return revisions.commits_of(repo, ["HEAD"])[0]
-        return commits_of(repo, ["HEAD"])[0]
+        named: list[str | None] = (
+            commits_of(repo, ["HEAD"])
+            if revisions is None
+            else revisions.commits_of(repo, ["HEAD"])
+        )
+        return named[0]
 
 
 @contextmanager
