@@ -68,11 +68,11 @@ def bench_impact_command(
         for kept in cache.glob("impact-*"):  # the records and the printed answers
             kept.unlink()
 
-    warm(root, since)
-    # past git's racy-clean interval, then once more: the hit counted is the steady one (the
-    # files and the index just written are otherwise hashed again, by chance of timing)
+    # past git's racy-clean interval before anything is kept, the index refreshed as a
+    # user's git does: the hit counted is the steady one (files and an index written just
+    # now are otherwise hashed again on every run, by chance of timing)
     time.sleep(RACY_NS / 1e9 + 0.5)
-    warm(root, ["git", "status", "--porcelain"])  # the index refreshed, as a user's git does
+    warm(root, ["git", "status", "--porcelain"])
     warm(root, since)
     print(f"plangraph impact --since over {commits} commits, plan of 1000 nodes:")
     diff = count(root, ["git", "diff", "--name-only", rev])
