@@ -1,8 +1,9 @@
 """How ``impact --since`` asks git: plain ``git`` processes (no GitPython on that path), as few
-as answer the question — four when the commit cache is warm (both ends named by one
-``cat-file --batch-check``, the diff, the untracked files, the commits of the range), three
-when the answer kept for the same diff stands — counted
-through a logging ``git`` on PATH; and the answers are those of the separate questions."""
+as answer the question — four when the commit cache is warm and the refs have moved (both ends
+named by one ``cat-file --batch-check``, the diff, the untracked files, the commits of the
+range), three when the revision cache names both ends, two when the answer kept for the same
+diff stands too — counted through a logging ``git`` on PATH; and the answers are those of the
+separate questions."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _history(root: Path, commits: int) -> None:
         git(root, "commit", "-q", "-am", f"edit {i}")
 
 
-def test_a_warm_impact_since_runs_four_git_processes(
+def test_a_warm_impact_since_runs_three_git_processes(
     project: Callable[[str], Path], tmp_path: Path
 ) -> None:
     root = project("seed-000")
@@ -55,16 +56,21 @@ def test_a_warm_impact_since_runs_four_git_processes(
 
     kept = plangraph(root, "impact", "--since", "HEAD~30", "--format", "json", env=env)
     assert kept.out == cold.out
-    assert _calls(log) == ["cat-file", "diff", "ls-files"]  # the kept answer stands
+    assert _calls(log) == ["diff", "ls-files"]  # the kept answer stands, the ends kept
     (root / ".plangraph/cache/impact-since-json.json").unlink()
     warm = plangraph(root, "impact", "--since", "HEAD~30", "--format", "json", env=env)
     assert warm.out == cold.out
-    assert _calls(log) == ["cat-file", "diff", "ls-files", "rev-list"]
+    assert _calls(log) == ["diff", "ls-files", "rev-list"]
     bare = plangraph(root, "impact", "--since", "HEAD~30", "--no-commits", env=env)
     assert bare.code == 0, bare.err
-    assert _calls(log) == ["cat-file", "diff", "ls-files"]
+    assert _calls(log) == ["diff", "ls-files"]
+    (root / ".plangraph/cache/revisions.json").unlink()  # both ends named by git again
+    again = plangraph(root, "impact", "--since", "HEAD~30", "--format", "json", env=env)
+    assert again.out == cold.out
+    assert _calls(log)[:3] == ["cat-file", "diff", "ls-files"]
 
-    # a plan edit in the range: the plan at the start is one more process
+    # a plan edit in the range (HEAD moved: both ends named by git), the plan at the start
+    # is one more process
     plan = root / "plangraph.yaml"
     plan.write_text(plan.read_text().replace("title:", "title: edited", 1))
     git(root, "commit", "-q", "-am", "edit the plan")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..vcs.history import SinceDiff
+    from ..vcs.revcache import RevisionCache
 
 __all__ = ["KeptKey", "keep_printed", "kept_impact", "kept_key", "kept_shape", "print_kept"]
 
@@ -170,8 +171,8 @@ def kept_key(
             from ..vcs.environment import store_files
             from ..vcs.history import diff_since
 
-            diff = diff_since(root_path, since)
-            if commits and _rewritable(root_path):
+            diff = diff_since(root_path, since, _revisions(cache, store_path))
+            if commits and diff.rewritable:
                 return KeptKey(options, None, None, diff, cache)  # commits named anew
             own = [*store_files(root_path, store_path)]  # what the report leaves out
             if cache.is_relative_to(root_path):
@@ -180,19 +181,27 @@ def kept_key(
             return KeptKey(options, f"impact-since-{fmt}", extra, diff, cache)
         from ..vcs.run import head_commit
 
-        head = head_commit(root_path) if commits else ""
+        head = head_commit(root_path, _revisions(cache, store_path)) if commits else ""
     except (PlangraphError, OSError, ValueError):
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"
     return KeptKey(options, name, [commits, head], None, cache)
 
 
-def _rewritable(root: Path) -> bool:
-    """Whether git may show the range's commits otherwise for the same ids (replace refs,
-    grafts, a shallow history): the commits behind the changes are then not kept."""
-    from ..vcs.run import Repo, rewritable
+def _revisions(cache: Path, store: Path) -> RevisionCache | None:
+    """The revision cache in the cache folder (:mod:`...vcs.revcache`), or None: there is
+    neither a store nor the folder (a preview elsewhere writes nothing), or keys are
+    configured (no cache of this user's counts then)."""
+    from ..derived.kept import KEY_SETTINGS
 
-    return rewritable(Repo(str(root)))
+    if any(os.environ.get(name) for name in KEY_SETTINGS):
+        return None
+    if not cache.is_dir() and not store.exists():
+        return None
+    from ..store.localkey import local_key
+    from ..vcs.revcache import RevisionCache
+
+    return RevisionCache(cache / "revisions.json", local_key())
 
 
 def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:

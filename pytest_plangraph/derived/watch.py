@@ -25,8 +25,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
+from ..usercache import RACY_NS
 from ..values import dataclass
-from ..vcs.workspace import RACY_NS
 
 __all__ = [
     "Seen",

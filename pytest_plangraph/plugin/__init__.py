@@ -150,7 +150,7 @@ def install_guard(config: pytest.Config) -> BytecodeGuard:
     first use and removed when pytest ends."""
     guard = config.stash.get(GUARD_KEY, None)
     if guard is None:
-        from ..vcs.workspace import find_root
+        from ..vcs.roots import find_root
         from .soundness import BytecodeGuard
 
         guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)

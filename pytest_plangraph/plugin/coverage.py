@@ -58,7 +58,7 @@ def observe_imports(config: pytest.Config) -> ImportGraph:
     and removed when pytest ends."""
     graph = config.stash.get(_IMPORTS, None)
     if graph is None:
-        from ..vcs.workspace import find_root
+        from ..vcs.roots import find_root
         from .imports import ImportGraph
 
         root = find_root(config.rootpath).resolve()

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..plan.boundary import plan_json_schema
 from ..progress import Progress
-from ..vcs.workspace import find_root
+from ..vcs.roots import find_root
 from .scan import scan
 from .starter import starter_plan
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import UsageError
-from .workspace import find_root
+from .roots import find_root
 
 if TYPE_CHECKING:  # resolving paths (a status answered from the kept state) loads no model,
     # no git module and no platform facts: what a run records is imported where it is made

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import GitError, quoted
 from ..values import dataclass
+from .refs import read_git_dirs
 from .spawn import run_git_process
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -50,23 +51,8 @@ class Repo:
 
 def _common_dir(top: Path) -> Path | None:
     """The common git directory of the working tree *top*, from its files, or None."""
-    dot = top / ".git"
-    try:
-        if dot.is_dir():
-            git_dir = dot
-        elif not dot.is_file():  # a FIFO would block: git is asked instead
-            return None
-        else:
-            text = dot.read_text(encoding="utf-8")
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = top / text[len("gitdir:") :].strip()
-        shared = git_dir / "commondir"
-        if shared.is_file():
-            return git_dir / shared.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return git_dir
+    found = read_git_dirs(top)
+    return None if found is None else found[1]
 
 
 @contextmanager
@@ -172,17 +158,23 @@ def _packed_replace(packed: Path) -> bool:
     return b" refs/replace/" in data
 
 
-def head_commit(root: Path) -> str | None:
+def head_commit(root: Path, revisions: Any = None) -> str | None:
     """``HEAD``'s commit: what the commits named behind the changes of the working tree
-    depend on besides the evidence's own commits (one git process). None when there is none
-    to stand for them: no repository, no commit, or a history git may show otherwise for the
-    same ids (:func:`rewritable`: shallow, grafted, replace refs)."""
+    depend on besides the evidence's own commits (one git process, none when *revisions*, a
+    :class:`~.revcache.RevisionCache`, holds it). None when there is none to stand for
+    them: no repository, no commit, or a history git may show otherwise for the same ids
+    (:func:`rewritable`: shallow, grafted, replace refs)."""
     if not (root / ".git").exists():
         return None
     with open_repo(root) as repo:
         if rewritable(repo):
             return None
-        return commits_of(repo, ["HEAD"])[0]
+        named: list[str | None] = (
+            commits_of(repo, ["HEAD"])
+            if revisions is None
+            else revisions.commits_of(repo, ["HEAD"])
+        )
+        return named[0]
 
 
 @contextmanager

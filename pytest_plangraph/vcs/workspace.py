@@ -24,14 +24,15 @@ from typing import Any, NamedTuple, Protocol
 
 from ..errors import UsageError
 from ..plan.paths import glob_pieces, is_glob, normalize, path_problem
+from ..usercache import RACY_NS
 from ..values import dataclass, field
 from .globwalk import matches
 
 _CHUNK = 1024 * 1024
 
-RACY_NS = 2_000_000_000
-"""git's racy-clean guard, with room for coarse file-system clocks: a cached hash is trusted
-only for a file whose mtime is more than this much older than the moment it was hashed."""
+# RACY_NS (usercache's): git's racy-clean guard, with room for coarse file-system clocks; a
+# cached hash is trusted only for a file whose mtime is more than this much older than the
+# moment it was hashed
 
 _SKIPPED_DIRS = frozenset({".git", ".plangraph"})
 
@@ -64,16 +65,6 @@ class HashCache(Protocol):
 
     def cache_many(self, paths: Collection[str]) -> Mapping[str, Any]:
         """The records of those *paths* that have one, by path (one query for all)."""
-
-
-def find_root(start: Path) -> Path:
-    """The nearest directory at or above *start* holding ``.git`` (a dir, or a file in a
-    worktree or submodule); *start* itself when there is none."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 @functools.lru_cache(maxsize=8192)
