@@ -1,6 +1,7 @@
 """The value classes of :mod:`pytest_plangraph.values` behave as ``dataclasses.dataclass`` makes
-them for everything the package uses, side by side with real dataclasses; and no command's
-start imports :mod:`dataclasses` for them."""
+them for everything the package uses, side by side with real dataclasses; no command's start
+imports :mod:`dataclasses` for them; the classes a ``pytest --plangraph`` run builds keep their
+equality, hashing and frozenness, and a real run builds none with ``dataclasses.dataclass``."""
 
 from __future__ import annotations
 
