@@ -2,7 +2,8 @@
 a change inside one); a ``pytest --plangraph`` run, ``plangraph status``, ``claim`` and
 ``impact`` read the commit, branch and dirty state of the tree, the diff and the commits with
 plain ``git`` calls; ``plangraph CMD`` imports the module of CMD alone, and a ``status``
-answered from the kept state imports neither pydantic nor YAML. Each run is a separate
+answered from the kept state imports neither pydantic nor YAML; a run without
+``--plangraph-stale`` imports none of that option's modules. Each run is a separate
 process, and what it imported is read from its ``sys.modules`` at exit."""
 
 from __future__ import annotations
@@ -194,3 +195,20 @@ def test_a_claim_on_a_known_plan_imports_only_what_a_claim_needs(
         "pytest_plangraph.cli.state_cmds",
         "pytest_plangraph.cli.tables",
     ]
+
+
+STALE_ONLY = ("pytest_plangraph.plugin.selection", "pytest_plangraph.judge.rerun")
+"""The modules of ``--plangraph-stale`` alone: a run without the option imports none."""
+
+
+def test_a_plugin_run_imports_the_stale_selection_only_when_asked(
+    jwt: Path, tmp_path: Path
+) -> None:
+    base = ("pytest", "--plangraph", "-q", "-p", "no:cacheprovider")
+    code, plain = _probe(jwt, tmp_path, *base)
+    assert code == 0
+    assert "pytest_plangraph.plugin.session" in plain["modules"]
+    assert [m for m in STALE_ONLY if m in plain["modules"]] == []
+    code, stale = _probe(jwt, tmp_path, *base, "--plangraph-stale")
+    assert code == pytest.ExitCode.NO_TESTS_COLLECTED  # all evidence valid: all deselected
+    assert [m for m in STALE_ONLY if m in stale["modules"]] == list(STALE_ONLY)

@@ -115,6 +115,16 @@ class StaleSelection:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
 
+    def still_valid(self, found: dict[str, str]) -> tuple[dict[str, str], set[str]]:
+        """*found* (criterion → why this run did not verify it) with the criteria this
+        selection left out because their evidence is valid said as :data:`STILL_VALID`, and
+        those criteria."""
+        why = {
+            ref: STILL_VALID if reason == "DESELECTED" and ref not in self.wanted else reason
+            for ref, reason in found.items()
+        }
+        return why, {ref for ref, reason in why.items() if reason == STILL_VALID}
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """Hand the selection to each xdist worker."""
@@ -131,14 +141,3 @@ class StaleSelection:
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """Hear which criteria a worker selected."""
         self.wanted.update(getattr(node, "workeroutput", {}).get(WORKER_KEY, ()))
-
-
-def still_valid(selection: StaleSelection | None, found: dict[str, str]) -> dict[str, str]:
-    """*found* (criterion → why this run did not verify it) with the criteria that
-    *selection* left out because their evidence is valid said as :data:`STILL_VALID`."""
-    if selection is None:
-        return found
-    return {
-        ref: STILL_VALID if why == "DESELECTED" and ref not in selection.wanted else why
-        for ref, why in found.items()
-    }

@@ -40,7 +40,6 @@ from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
 from .properties import CRITERION_PROPERTY, RUN_PROPERTY
-from .selection import STILL_VALID, StaleSelection, still_valid
 from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from ..plan.model import Criterion, Event, Node
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
+    from .selection import StaleSelection
 
 
 class PlangraphSession:
@@ -101,7 +101,9 @@ class PlangraphSession:
                 session._start_coverage()
             if not session.worker:
                 session._start_controller()
-            if config.getoption("plangraph_stale"):
+            if config.getoption("plangraph_stale"):  # its modules imported by such a run alone
+                from .selection import StaleSelection
+
                 before = None if session.worker else (session.before, session.before_fold)
                 session.stale = StaleSelection.start(config, plangraph, session.prefix, before)
         except PlangraphError as exc:
@@ -400,8 +402,9 @@ class PlangraphSession:
 
             notify("plangraph_gate_decision", [{"decision": d} for d in decisions])
         outcomes = [Outcome.of(e) for e in evidence]
-        why = still_valid(self.stale, {r: u.reason for r, u in unverified.items()})
-        kept = {r for r, reason in why.items() if reason == STILL_VALID}  # not run on purpose
+        why, kept = {r: u.reason for r, u in unverified.items()}, set[str]()
+        if self.stale is not None:  # kept: not run on purpose, their evidence being valid
+            why, kept = self.stale.still_valid(why)
         return RunReport(
             before=self.before,
             after=after,
