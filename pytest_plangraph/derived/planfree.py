@@ -8,7 +8,12 @@ nodes that read a changed file and their dependents can have another state; they
 again by the derivation itself (:func:`~pytest_plangraph.judge.rederive.rederive`, bounded)
 over a part of the plan: those nodes and the nodes around them (their strong prerequisites),
 built from the plan's kept validated form, not the whole plan. Every other node keeps its
-kept row, and the answer's rows are made from the kept rows as they are.
+kept row, and the answer's rows are made from the kept rows as they are. ``derived.json`` is
+not written again: what this judged since it was written (the changed files' sha256, the
+judged nodes' rows, input digests and reads) is kept beside it
+(:data:`~pytest_plangraph.store.derived.FREE`, tied to it by its tag) and read over it here
+alone; without it the kept state is for other files than the kept answer's, and this falls
+back.
 
 The files of the ``tests:`` globs and what each recording run could collect (the
 ``…/::collect{…}`` subjects of :mod:`pytest_plangraph.vcs.testglob`, no files) are taken as
@@ -44,7 +49,7 @@ from ..errors import PlangraphError
 from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
 from ..plan.paths import COLLECT
-from ..store.derived import NAME, read_tagged, write_tagged
+from ..store.derived import FREE, FREE_PERSON, NAME, read_tagged, read_tagged_of, write_tagged
 from ..values import dataclass
 from . import base_key, settings
 from .kept import STATUS_PERSON
@@ -74,15 +79,17 @@ class FreeMiss:
     failures: dict[str, str]
     warnings: list[str]
     look: Look
-    derived: dict[str, Any]
+    free: dict[str, Any]
     entries: dict[str, list[Any]]
 
     def keep(self, printed: str | None, failures: Sequence[tuple[str, str]]) -> None:
-        """Keep the new state and the answer *printed* with its *failures* for the next
-        status (nothing is kept when a changed file cannot be watched)."""
+        """Keep the new state (the overlay :data:`~pytest_plangraph.store.derived.FREE`:
+        the kept derived state is not written again) and the answer *printed* with its
+        *failures* for the next status (nothing is kept when a changed file cannot be
+        watched)."""
         record = dict(self.look.record)
         path = Path(record["where"][2])
-        write_tagged(cache_dir_of(path) / NAME, self.derived)
+        write_tagged(cache_dir_of(path) / FREE, self.free, FREE_PERSON)
         watch = dict(record["watch"])
         files = [self.entries.get(e[0], e) for e in watch["files"]]
         if any(not e for e in files):
@@ -118,7 +125,10 @@ def _miss(look: Look) -> FreeMiss | None:
         return None
     root, plan_path, store_path = (Path(p) for p in record["where"][:3])
     cache = cache_dir_of(store_path)
-    kept = read_tagged(cache / NAME)
+    found = read_tagged_of(cache / NAME)
+    if found is None:
+        return None
+    kept, free = _overlaid(found[0], found[1], read_tagged(cache / FREE, FREE_PERSON))
     observed = kept["observed"]
     if observed.get("source") != look.plan or observed["head"] != record["head"]:
         return None
@@ -153,7 +163,30 @@ def _miss(look: Look) -> FreeMiss | None:
     globs = {str(g): tuple(str(p) for p in found) for g, found in observed.get("globs", {}).items()}
     if not _listed_as_kept(str(root), files, globs):
         return None
-    return _judge(look, kept, root, plan_path, store_path, (files, now, globs), changed, entries)
+    return _judge(
+        look, kept, root, plan_path, store_path, (files, now, globs), changed, (entries, free)
+    )
+
+
+def _overlaid(tag: str, kept: Any, free: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The kept derived state *kept* (whose tag is *tag*) with what the misses judged
+    without the plan since it was written changed (*free*, the overlay
+    :data:`~pytest_plangraph.store.derived.FREE`: the files hashed, the rows, input digests
+    and reads of the nodes judged again), and that overlay (an empty one for *tag* when
+    *free* is none, another state's, or names what *kept* does not hold)."""
+    empty: dict[str, Any] = {"base": tag, "files": {}, "rows": {}, "digests": {}, "reads": {}}
+    if not isinstance(free, dict) or free.get("base") != tag:
+        return kept, empty
+    observed, data = kept["observed"], kept["data"]
+    files, rows, digests, reads = (free[k] for k in ("files", "rows", "digests", "reads"))
+    known = {p for p, _ in observed["files"]}
+    if not (known.issuperset(files) and observed["reads"].keys() >= reads.keys() >= rows.keys()):
+        return kept, empty  # not made for this state: as if there were none
+    observed["files"] = [[p, files.get(p, s)] for p, s in observed["files"]]
+    observed["reads"].update(reads)
+    data["nodes"] = [rows.get(row[0], row) for row in data["nodes"]]
+    data["input_digests"].update(digests)
+    return kept, free
 
 
 def _judge(
@@ -164,7 +197,7 @@ def _judge(
     store_path: Path,
     snapshots: tuple[dict[str, str | None], dict[str, str | None], dict[str, tuple[str, ...]]],
     changed: set[str],
-    entries: dict[str, list[Any]],
+    kept_free: tuple[dict[str, list[Any]], dict[str, Any]],
 ) -> FreeMiss | None:
     from ..checkpoint import checkpoint_path, read_fold
     from ..codehash import code_fingerprint
@@ -177,6 +210,7 @@ def _judge(
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
+    entries, free = kept_free
     was, now, globs = snapshots
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
@@ -226,24 +260,22 @@ def _judge(
     again = new.again
     rows: list[list[Any]] = data["nodes"]
     states = {n: new.state.nodes[n] for n in again}
-    rows = [node_to_json(states[row[0]]) if row[0] in again else row for row in rows]
-    new_digests = dict(digests)
-    new_digests.update(new.state.input_digests)
-    new_reads = dict(reads)
-    new_reads.update({n: new.reads[n] for n in again})
-    derived = {
-        "key": None,  # a full derivation's key needs the whole plan: the next one re-derives
-        "data": {"nodes": rows, "input_digests": new_digests},
-        "observed": {
-            **observed,
-            "files": [[p, now[p]] for p, _ in observed["files"]],
-            "reads": new_reads,
-        },
+    anew = {n: node_to_json(states[n]) for n in again}
+    rows = [anew.get(row[0], row) for row in rows]
+    # the kept derived state stays as written (for the files it was derived for); what
+    # changed since is the overlay's, which only this path reads
+    moved = {n: d for n, d in new.state.input_digests.items() if digests.get(n) != d}
+    free = {
+        "base": free["base"],
+        "files": {**free["files"], **{p: now[p] for p in changed}},
+        "rows": {**free["rows"], **anew},
+        "digests": {**free["digests"], **moved},
+        "reads": {**free["reads"], **{n: new.reads[n] for n in again}},
     }
     settled = frozenset(n for n in again if graph.nodes[n].cancelled)
     kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
     warnings = [str(w) for w in look.answer[1]]
-    return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, derived, entries)
+    return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, free, entries)
 
 
 def _listed_as_kept(

@@ -21,10 +21,26 @@ from typing import Any
 from ..plan.cache import make_cache_dir, read_regular
 from .localkey import local_key
 
-__all__ = ["NAME", "keep_derived", "read_derived", "read_tagged", "write_tagged"]
+__all__ = [
+    "FREE",
+    "FREE_PERSON",
+    "NAME",
+    "keep_derived",
+    "read_derived",
+    "read_tagged",
+    "read_tagged_of",
+    "write_tagged",
+]
 
 NAME = "derived.json"
 """The file's name in the cache folder."""
+
+FREE = "derived-free.json"
+"""The file of the nodes judged again without the plan since :data:`NAME` was written (its
+overlay: :mod:`pytest_plangraph.derived.planfree`), beside it."""
+
+FREE_PERSON = b"plangraph-free"
+"""The tag's person of :data:`FREE` (it never reads as the derived state itself)."""
 
 _PERSON = b"plangraph-derive"
 
@@ -47,15 +63,24 @@ def keep_derived(cache_dir: Path, key: str, data: Any) -> None:
 def read_tagged(path: Path, person: bytes = _PERSON) -> Any:
     """The JSON value kept at *path* by :func:`write_tagged` with the same *person*, or None
     (no file, a tag that does not match, not JSON)."""
+    found = read_tagged_of(path, person)
+    return None if found is None else found[1]
+
+
+def read_tagged_of(path: Path, person: bytes = _PERSON) -> tuple[str, Any] | None:
+    """The tag and the JSON value kept at *path* by :func:`write_tagged` with the same
+    *person*, or None (no file, a tag that does not match, not JSON). The tag names the
+    bytes written: a file kept beside this one names it by its tag."""
     try:
         raw = read_regular(path)
     except OSError:
         return None
     tag, _, body = raw.partition(b"\n")
-    if not body or tag.decode("ascii", "replace") != _tag(body, person):
+    text = tag.decode("ascii", "replace")
+    if not body or text != _tag(body, person):
         return None
     try:
-        return json.loads(body)
+        return text, json.loads(body)
     except ValueError:
         return None
 
