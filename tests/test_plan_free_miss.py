@@ -174,10 +174,19 @@ def test_an_event_recorded_since_falls_back(built: Path, tmp_path: Path, taken: 
 
 
 def test_a_miss_keeps_the_derived_state_and_writes_only_the_judged_nodes(
-    built: Path, tmp_path: Path, taken: list[Any]
+    built: Path, tmp_path: Path, taken: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from pytest_plangraph.cli import state_cmds
+    from pytest_plangraph.cli import tables as kept_tables
     from pytest_plangraph.store.derived import FREE, FREE_PERSON, NAME, read_tagged
 
+    tables: list[str | None] = []  # the kept table patched by the judged node's line
+
+    def patching(*args: Any) -> str | None:
+        tables.append(kept_tables.patched(*args))
+        return tables[-1]
+
+    monkeypatch.setattr(state_cmds, "patched", patching)
     root = _copy(built, tmp_path)
     state = (root / CACHE / NAME).read_bytes()
     leaf = root / f"out/n{SIZE - 1}.txt"
@@ -191,6 +200,7 @@ def test_a_miss_keeps_the_derived_state_and_writes_only_the_judged_nodes(
         free = read_tagged(root / CACHE / FREE, FREE_PERSON)
         assert free["rows"].keys() == free["reads"].keys() == {f"n{SIZE - 1}"}
         assert free["files"].keys() == {f"out/n{SIZE - 1}.txt"}
+        assert tables[-1] is not None  # the same widths: the kept table patched
     assert plangraph_main(root, "status", "--check") == answer  # the hit, kept as given
 
 

@@ -69,8 +69,8 @@ class FreeMiss:
     kept rows, :func:`~pytest_plangraph.judge.statejson.node_to_json`, those of the nodes
     judged again made anew), the new *states* of the nodes judged again, the *fold* of the
     log, the nodes judged again that the plan cancels (*settled*), the kept ``--check``
-    failures of the other nodes (*failures*, by node) and the kept *warnings*; :meth:`keep`
-    keeps the answer made of them."""
+    failures of the other nodes (*failures*, by node), the kept *warnings* and the kept rows
+    of the nodes judged again (*was*); :meth:`keep` keeps the answer made of them."""
 
     rows: list[list[Any]]
     states: dict[str, NodeState]
@@ -81,6 +81,7 @@ class FreeMiss:
     look: Look
     free: dict[str, Any]
     entries: dict[str, list[Any]]
+    was: dict[str, list[Any]]
 
     def keep(self, printed: str | None, failures: Sequence[tuple[str, str]]) -> None:
         """Keep the new state (the overlay :data:`~pytest_plangraph.store.derived.FREE`:
@@ -261,6 +262,7 @@ def _judge(
     rows: list[list[Any]] = data["nodes"]
     states = {n: new.state.nodes[n] for n in again}
     anew = {n: node_to_json(states[n]) for n in again}
+    before = {row[0]: row for row in rows if row[0] in anew}
     rows = [anew.get(row[0], row) for row in rows]
     # the kept derived state stays as written (for the files it was derived for); what
     # changed since is the overlay's, which only this path reads
@@ -275,7 +277,9 @@ def _judge(
     settled = frozenset(n for n in again if graph.nodes[n].cancelled)
     kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
     warnings = [str(w) for w in look.answer[1]]
-    return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, free, entries)
+    return FreeMiss(
+        rows, states, fold, settled, kept_failures, warnings, look, free, entries, before
+    )
 
 
 def _listed_as_kept(
