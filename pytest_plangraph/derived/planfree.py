@@ -226,7 +226,7 @@ def _judge(
         head = store.head()
         if [head.seq, head.hash] != observed["head"]:
             return None
-        fold = read_fold(store, checkpoint_path(store_path))
+        fold = read_fold(store, checkpoint_path(store_path), part)  # the part's alone
     if fold.last_seq != head.seq or fold.unjudged:
         return None
     base = base_key(
