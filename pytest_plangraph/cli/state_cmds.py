@@ -137,18 +137,21 @@ def _plan_free_status(out: Output) -> list[tuple[str, str]] | None:
     header = ["node", "kind", "status", "criteria", "reasons"]
     printed = None
     if isinstance(miss.look.answer[0], str):  # the kept table, the judged nodes' lines anew
-        at = {row[0]: i for i, row in enumerate(miss.rows) if row[0] in states}
-        changed = {at[n]: (_kept_cells(miss.was[n]), _cells(states[n])) for n in states}
+        changed = {miss.at[n]: (_kept_cells(miss.was[n]), _cells(states[n])) for n in states}
         printed = patched(miss.look.answer[0], header, changed)
     if printed is None:  # a column's width may change: every row printed again
-        rows = [_cells(states[r[0]]) if r[0] in states else _kept_cells(r) for r in miss.rows]
-        printed = out.render({}, table(rows, header))
+        try:
+            rows = [miss.row(i) for i in range(len(miss.order))]
+        except ValueError:  # a kept row that is not its node's: the command runs in full
+            return None
+        cells = [_cells(states[r[0]]) if r[0] in states else _kept_cells(r) for r in rows]
+        printed = out.render({}, table(cells, header))
     now = dict(_check_failures(PlanState(states, {}), miss.fold, miss.settled))
     failing = []
-    for row in miss.rows:
-        failure = now.get(row[0]) if row[0] in states else miss.failures.get(row[0])
+    for node in miss.order:
+        failure = now.get(node) if node in states else miss.failures.get(node)
         if failure is not None:
-            failing.append((row[0], failure))
+            failing.append((node, failure))
     miss.keep(printed, failing)
     for line in miss.warnings:
         print(line, file=sys.stderr)

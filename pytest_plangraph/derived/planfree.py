@@ -13,7 +13,10 @@ not written again: what this judged since it was written (the changed files' sha
 judged nodes' rows, input digests and reads) is kept beside it
 (:data:`~pytest_plangraph.store.derived.FREE`, tied to it by its tag) and read over it here
 alone; without it the kept state is for other files than the kept answer's, and this falls
-back.
+back. Of the kept state only the rows of the part's nodes are decoded (its rows are kept one
+a line: :func:`~pytest_plangraph.store.derived.write_state`), of the log's checkpoint only
+the part's entries are built, and the kept table is printed with the judged nodes' lines
+anew (:func:`~pytest_plangraph.cli.tables.patched`) when no column's width changes.
 
 The files of the ``tests:`` globs and what each recording run could collect (the
 ``…/::collect{…}`` subjects of :mod:`pytest_plangraph.vcs.testglob`, no files) are taken as
@@ -49,7 +52,15 @@ from ..errors import PlangraphError
 from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
 from ..plan.paths import COLLECT
-from ..store.derived import FREE, FREE_PERSON, NAME, read_tagged, read_tagged_of, write_tagged
+from ..store.derived import (
+    FREE,
+    FREE_PERSON,
+    NAME,
+    StateRows,
+    read_state_rows,
+    read_tagged,
+    write_tagged,
+)
 from ..values import dataclass
 from . import base_key, settings
 from .kept import STATUS_PERSON
@@ -65,14 +76,19 @@ __all__ = ["FreeMiss", "plan_free_miss"]
 
 @dataclass(frozen=True)
 class FreeMiss:
-    """A status judged again without the plan: *rows* of every node in the plan's order (the
-    kept rows, :func:`~pytest_plangraph.judge.statejson.node_to_json`, those of the nodes
-    judged again made anew), the new *states* of the nodes judged again, the *fold* of the
-    log, the nodes judged again that the plan cancels (*settled*), the kept ``--check``
-    failures of the other nodes (*failures*, by node), the kept *warnings* and the kept rows
-    of the nodes judged again (*was*); :meth:`keep` keeps the answer made of them."""
+    """A status judged again without the plan: every node in the plan's *order*, its row
+    (:func:`~pytest_plangraph.judge.statejson.node_to_json`) given by :meth:`row` (*fresh*:
+    those judged again now or since the kept state was written, else the kept rows, each
+    decoded when asked for), the place in *order* of each node judged again (*at*), their new
+    *states*, the *fold* of the log, the nodes judged again that the plan cancels
+    (*settled*), the kept ``--check`` failures of the other nodes (*failures*, by node), the
+    kept *warnings* and the rows of the nodes judged again before (*was*); :meth:`keep`
+    keeps the answer made of them."""
 
-    rows: list[list[Any]]
+    order: list[str]
+    kept_rows: StateRows
+    fresh: dict[str, list[Any]]
+    at: dict[str, int]
     states: dict[str, NodeState]
     fold: LogFold
     settled: frozenset[str]
@@ -82,6 +98,12 @@ class FreeMiss:
     free: dict[str, Any]
     entries: dict[str, list[Any]]
     was: dict[str, list[Any]]
+
+    def row(self, index: int) -> list[Any]:
+        """The row of the node at *index* of :attr:`order` (ValueError: a kept row that is
+        not that node's)."""
+        fresh = self.fresh.get(self.order[index])
+        return fresh if fresh is not None else self.kept_rows.row(index)
 
     def keep(self, printed: str | None, failures: Sequence[tuple[str, str]]) -> None:
         """Keep the new state (the overlay :data:`~pytest_plangraph.store.derived.FREE`:
@@ -126,7 +148,7 @@ def _miss(look: Look) -> FreeMiss | None:
         return None
     root, plan_path, store_path = (Path(p) for p in record["where"][:3])
     cache = cache_dir_of(store_path)
-    found = read_tagged_of(cache / NAME)
+    found = read_state_rows(cache / NAME)  # its rows decoded when asked for
     if found is None:
         return None
     kept, free = _overlaid(found[0], found[1], read_tagged(cache / FREE, FREE_PERSON))
@@ -165,7 +187,14 @@ def _miss(look: Look) -> FreeMiss | None:
     if not _listed_as_kept(str(root), files, globs):
         return None
     return _judge(
-        look, kept, root, plan_path, store_path, (files, now, globs), changed, (entries, free)
+        look,
+        kept,
+        root,
+        plan_path,
+        store_path,
+        (files, now, globs),
+        changed,
+        (entries, free, found[2]),
     )
 
 
@@ -185,8 +214,7 @@ def _overlaid(tag: str, kept: Any, free: Any) -> tuple[dict[str, Any], dict[str,
         return kept, empty  # not made for this state: as if there were none
     observed["files"] = [[p, files.get(p, s)] for p, s in observed["files"]]
     observed["reads"].update(reads)
-    data["nodes"] = [rows.get(row[0], row) for row in data["nodes"]]
-    data["input_digests"].update(digests)
+    data["input_digests"].update(digests)  # the rows: read over the kept ones (FreeMiss.row)
     return kept, free
 
 
@@ -198,7 +226,7 @@ def _judge(
     store_path: Path,
     snapshots: tuple[dict[str, str | None], dict[str, str | None], dict[str, tuple[str, ...]]],
     changed: set[str],
-    kept_free: tuple[dict[str, list[Any]], dict[str, Any]],
+    kept_free: tuple[dict[str, list[Any]], dict[str, Any], StateRows],
 ) -> FreeMiss | None:
     from ..checkpoint import checkpoint_path, read_fold
     from ..codehash import code_fingerprint
@@ -211,7 +239,7 @@ def _judge(
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
-    entries, free = kept_free
+    entries, free, kept_rows = kept_free
     was, now, globs = snapshots
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
@@ -245,7 +273,13 @@ def _judge(
     sub["nodes"] = [n for n in plan["nodes"] if n["id"] in part]
     sub["edges"] = [e for e in plan.get("edges", ()) if e["from"] in part and e["to"] in part]
     graph = Graph.of(Plan.from_data(sub))
-    state = kept_state(data)
+    position = {n: i for i, n in enumerate(kept_rows.order)}
+
+    def row_of(node: str) -> list[Any]:
+        fresh = free["rows"].get(node)
+        return fresh if fresh is not None else kept_rows.row(position[node])
+
+    state = kept_state({"nodes": [row_of(n) for n in part], "input_digests": data["input_digests"]})
     digests = state.input_digests
     sub_kept = Observed(
         type(state)(state.nodes, {n: digests[n] for n in part}),
@@ -259,11 +293,9 @@ def _judge(
     if new is None or new.again is None:
         return None
     again = new.again
-    rows: list[list[Any]] = data["nodes"]
     states = {n: new.state.nodes[n] for n in again}
     anew = {n: node_to_json(states[n]) for n in again}
-    before = {row[0]: row for row in rows if row[0] in anew}
-    rows = [anew.get(row[0], row) for row in rows]
+    before = {n: row_of(n) for n in again}
     # the kept derived state stays as written (for the files it was derived for); what
     # changed since is the overlay's, which only this path reads
     moved = {n: d for n, d in new.state.input_digests.items() if digests.get(n) != d}
@@ -278,7 +310,19 @@ def _judge(
     kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
     warnings = [str(w) for w in look.answer[1]]
     return FreeMiss(
-        rows, states, fold, settled, kept_failures, warnings, look, free, entries, before
+        kept_rows.order,
+        kept_rows,
+        free["rows"],
+        {n: position[n] for n in again},
+        states,
+        fold,
+        settled,
+        kept_failures,
+        warnings,
+        look,
+        free,
+        entries,
+        before,
     )
 
 
