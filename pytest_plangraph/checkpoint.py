@@ -47,7 +47,7 @@ import hmac
 import json
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,19 +83,23 @@ def checkpoint_path(store_path: Path) -> Path:
     return cache_dir_of(store_path) / f"log-{store_path.name}.json"
 
 
-def read_fold(store: Store, path: Path | None) -> LogFold:
+def read_fold(store: Store, path: Path | None, nodes: Collection[str] | None = None) -> LogFold:
     """What the store's log says: from the checkpoint at *path* and the events after it when
     the checkpoint still holds, else from every event; then a newer checkpoint is written
     when enough events were read since the last (never with *path* None). The events read are
     checked first (:func:`check_events`): a store edited by hand raises
-    :class:`~pytest_plangraph.errors.StoreTamperedError` instead of giving a status."""
+    :class:`~pytest_plangraph.errors.StoreTamperedError` instead of giving a status.
+
+    With *nodes*, a fold read from the checkpoint holds what the checkpoint says of those
+    nodes alone (the events after it are folded whole), for a judgement of those nodes only,
+    and no checkpoint is written from it."""
     policy = policy_from_env()
     if path is None:
         return whole_fold(store, policy)
-    kept = _from_checkpoint(store, path, policy)
+    kept = _from_checkpoint(store, path, policy, nodes)
     if kept is not None:
         fold, read, at, _ = kept
-        if len(read.events) >= EVERY:
+        if nodes is None and len(read.events) >= EVERY:
             _save(path, store, fold, read.last_seq, read.last_at or at, policy)
         return fold
     read = store.log_since(0)
@@ -206,12 +210,12 @@ CHECKPOINT_MISMATCH = "CHECKPOINT_MISMATCH"
 
 
 def _from_checkpoint(
-    store: Store, path: Path, policy: Policy
+    store: Store, path: Path, policy: Policy, nodes: Collection[str] | None = None
 ) -> tuple[LogFold, LogRead, str, int] | None:
-    """The fold kept at *path* with the events recorded after it folded in, the read of those
-    events, and the time and seq the checkpoint covers; None when the checkpoint does not
-    hold."""
-    kept = _load(path, policy)
+    """The fold kept at *path* (of *nodes* alone, when given) with the events recorded after
+    it folded in, the read of those events, and the time and seq the checkpoint covers; None
+    when the checkpoint does not hold."""
+    kept = _load(path, policy, nodes)
     if kept is None:
         return None
     fold, seq, chain, at = kept
@@ -288,8 +292,11 @@ def _read_regular(path: Path) -> bytes:
         return handle.read()
 
 
-def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
-    """The fold kept at *path* with the seq, chain hash and time it was kept at, or None when
+def _load(
+    path: Path, policy: Policy, nodes: Collection[str] | None = None
+) -> tuple[LogFold, int, str, str] | None:
+    """The fold kept at *path* (what it says of *nodes* alone, when given: the other nodes'
+    entries are not built) with the seq, chain hash and time it was kept at, or None when
     there is none this code can trust."""
     try:
         head_text, body = _read_regular(path).decode("utf-8").split("\n", 1)
@@ -308,6 +315,8 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
         data = json_loads(body)
         if int(data["last_seq"]) != int(head["seq"]):
             return None
+        if nodes is not None:
+            data = _of_nodes(data, nodes)
         fold = LogFold(
             count=int(data["count"]),
             last_seq=int(data["last_seq"]),
@@ -332,6 +341,16 @@ def _load(path: Path, policy: Policy) -> tuple[LogFold, int, str, str] | None:
         return fold, int(head["seq"]), str(head["hash"]), str(head["at"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
         return None
+
+
+def _of_nodes(data: dict[str, Any], nodes: Collection[str]) -> dict[str, Any]:
+    """The checkpoint's body *data* with the entries of *nodes* alone."""
+    kept = dict(data)
+    for name in ("evidence", "approvals", "cancels", "ignored", "held"):
+        kept[name] = [row for row in data[name] if row[0] in nodes]
+    kept["passed"] = [pair for pair in data["passed"] if pair[0] in nodes]
+    kept["on_record"] = {n: e for n, e in data["on_record"].items() if n in nodes}
+    return kept
 
 
 def _holds(policy: Policy, signed: str, signature: object) -> bool:

@@ -378,3 +378,32 @@ def test_a_fifo_in_place_of_the_checkpoint_is_not_waited_on(jwt: Path) -> None:
         with open(path, "w"):
             pass
     assert done == [expected], "fold() waited on the FIFO"
+
+
+def test_a_fold_of_some_nodes_holds_the_checkpoints_entries_of_those_alone(
+    jwt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with PlanGraph.open(jwt) as graph:
+        graph.approve(TOKEN, "ac-security-review", by="sec")
+        path = checkpoint_path(graph.store_path)
+        whole = read_fold(graph.store, path)
+        assert whole.events is None  # began at the checkpoint
+        monkeypatch.setattr(checkpoint, "EVERY", 10**6)
+        graph.append("retry", SCHEMA, by="lead")  # after the checkpoint: folded whole
+        written = path.read_bytes()
+        monkeypatch.setattr(checkpoint, "EVERY", 1)
+        part = read_fold(graph.store, path, {TOKEN, SCHEMA})
+        assert path.read_bytes() == written  # a fold of some nodes is never kept
+        whole = read_fold(graph.store, path)
+    assert part.evidence and part.evidence.keys() == {
+        k for k in whole.evidence if k[0] in (TOKEN, SCHEMA)
+    }
+    assert part.evidence == {k: e for k, e in whole.evidence.items() if k[0] in (TOKEN, SCHEMA)}
+    assert part.approvals == {k: e for k, e in whole.approvals.items() if k[0] in (TOKEN, SCHEMA)}
+    assert part.passed == {k for k in whole.passed if k[0] in (TOKEN, SCHEMA)}
+    assert part.on_record == {n: e for n, e in whole.on_record.items() if n in (TOKEN, SCHEMA)}
+    assert (part.count, part.last_seq, part.claimed) == (
+        whole.count,
+        whole.last_seq,
+        whole.claimed,
+    )

@@ -171,3 +171,62 @@ def test_an_event_recorded_since_falls_back(built: Path, tmp_path: Path, taken: 
     answer = plangraph_main(root, "status", "--check")
     assert taken == ["opened"]  # a new head: the kept answer missed on the store, no look
     assert answer == status_without_caches(root, tmp_path)
+
+
+def test_a_miss_keeps_the_derived_state_and_writes_only_the_judged_nodes(
+    built: Path, tmp_path: Path, taken: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_plangraph.cli import state_cmds
+    from pytest_plangraph.cli import tables as kept_tables
+    from pytest_plangraph.store.derived import FREE, FREE_PERSON, NAME, read_tagged
+
+    tables: list[str | None] = []  # the kept table patched by the judged node's line
+
+    def patching(*args: Any) -> str | None:
+        tables.append(kept_tables.patched(*args))
+        return tables[-1]
+
+    monkeypatch.setattr(state_cmds, "patched", patching)
+    root = _copy(built, tmp_path)
+    state = (root / CACHE / NAME).read_bytes()
+    leaf = root / f"out/n{SIZE - 1}.txt"
+    for round_ in range(3):  # each miss judged from the kept state and the overlay
+        leaf.write_text(f"changed {round_}\n")
+        taken.clear()
+        answer = plangraph_main(root, "status", "--check")
+        assert "opened" not in taken and taken[0] is not None
+        assert answer == status_without_caches(root, tmp_path)
+        assert (root / CACHE / NAME).read_bytes() == state  # not written again
+        free = read_tagged(root / CACHE / FREE, FREE_PERSON)
+        assert free["rows"].keys() == free["reads"].keys() == {f"n{SIZE - 1}"}
+        assert free["files"].keys() == {f"out/n{SIZE - 1}.txt"}
+        assert tables[-1] is not None  # the same widths: the kept table patched
+    assert plangraph_main(root, "status", "--check") == answer  # the hit, kept as given
+
+
+@pytest.mark.parametrize("damage", ["deleted", "garbage", "another state", "other files"])
+def test_an_overlay_deleted_damaged_or_not_this_states_falls_back(
+    built: Path, tmp_path: Path, taken: list[Any], damage: str
+) -> None:
+    from pytest_plangraph.store.derived import FREE, FREE_PERSON, read_tagged, write_tagged
+
+    root = _copy(built, tmp_path)
+    leaf = root / f"out/n{SIZE - 1}.txt"
+    leaf.write_text("changed once\n")
+    assert plangraph_main(root, "status", "--check") == status_without_caches(root, tmp_path)
+    overlay = root / CACHE / FREE
+    free = read_tagged(overlay, FREE_PERSON)
+    if damage == "deleted":
+        overlay.unlink()
+    elif damage == "garbage":
+        overlay.write_bytes(overlay.read_bytes()[:-9] + b"damaged}")
+    elif damage == "another state":
+        write_tagged(overlay, {**free, "base": "0" * 32}, FREE_PERSON)
+    else:  # a path the kept state never read
+        write_tagged(overlay, {**free, "files": {"out/elsewhere.txt": None}}, FREE_PERSON)
+    leaf.write_text("changed twice\n")
+    taken.clear()
+    answer = plangraph_main(root, "status", "--check")
+    assert "opened" in taken  # the kept state alone is for other files: today's path
+    assert answer == status_without_caches(root, tmp_path)
+    assert plangraph_main(root, "status", "--check") == answer

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, name_text, open_plangraph, reading_store, table
 from .report_formats import offer_plugin_formats, plugin_report
+from .tables import patched
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -133,30 +134,45 @@ def _plan_free_status(out: Output) -> list[tuple[str, str]] | None:
     if miss is None:
         return None
     states = miss.states
-    rows = []
-    for row in miss.rows:  # the kept rows as they are, the nodes judged again anew
-        n = states.get(row[0])
-        if n is None:
-            required = [c for c in row[4] if c[1]]
-            count = f"{sum(c[2] == 'valid' for c in required)}/{len(required)}"
-            reasons = row[3]
-            why = "; ".join(r[1] or r[0] for r in reasons[:3]) + (" …" if len(reasons) > 3 else "")
-            rows.append([row[0], row[1], row[2], count, why])
-        else:
-            rows.append([n.id, n.kind, n.status, _count(n), _reasons(n.reasons)])
-    printed = out.render({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
+    header = ["node", "kind", "status", "criteria", "reasons"]
+    printed = None
+    if isinstance(miss.look.answer[0], str):  # the kept table, the judged nodes' lines anew
+        changed = {miss.at[n]: (_kept_cells(miss.was[n]), _cells(states[n])) for n in states}
+        printed = patched(miss.look.answer[0], header, changed)
+    if printed is None:  # a column's width may change: every row printed again
+        try:
+            rows = [miss.row(i) for i in range(len(miss.order))]
+        except ValueError:  # a kept row that is not its node's: the command runs in full
+            return None
+        cells = [_cells(states[r[0]]) if r[0] in states else _kept_cells(r) for r in rows]
+        printed = out.render({}, table(cells, header))
     now = dict(_check_failures(PlanState(states, {}), miss.fold, miss.settled))
     failing = []
-    for row in miss.rows:
-        failure = now.get(row[0]) if row[0] in states else miss.failures.get(row[0])
+    for node in miss.order:
+        failure = now.get(node) if node in states else miss.failures.get(node)
         if failure is not None:
-            failing.append((row[0], failure))
+            failing.append((node, failure))
     miss.keep(printed, failing)
     for line in miss.warnings:
         print(line, file=sys.stderr)
     if printed is not None:
         print(printed)
     return failing
+
+
+def _kept_cells(row: list[Any]) -> list[str]:
+    """The table's cells of a node's kept row (:func:`~..judge.statejson.node_to_json`), as
+    :func:`_cells` gives them for its state."""
+    required = [c for c in row[4] if c[1]]
+    count = f"{sum(c[2] == 'valid' for c in required)}/{len(required)}"
+    reasons = row[3]
+    why = "; ".join(r[1] or r[0] for r in reasons[:3]) + (" …" if len(reasons) > 3 else "")
+    return [row[0], row[1], row[2], count, why]
+
+
+def _cells(n: NodeState) -> list[str]:
+    """The table's cells of node state *n*."""
+    return [n.id, n.kind, n.status, _count(n), _reasons(n.reasons)]
 
 
 def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, str]]:
@@ -192,7 +208,7 @@ def _derived_status(args: argparse.Namespace, out: Output) -> list[tuple[str, st
             printed = out.render(data, plugin_report(out.fmt, data) or "")
         else:
             nodes = list(state.nodes.values())
-            rows = [[n.id, n.kind, n.status, _count(n), _reasons(n.reasons)] for n in nodes]
+            rows = [_cells(n) for n in nodes]
             printed = out.render({}, table(rows, ["node", "kind", "status", "criteria", "reasons"]))
         failing = _check_failures(state, fold, settled)
         keep_status(plangraph, fold, out.fmt, printed, warned, failing)

@@ -56,7 +56,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
     from ..judge.rederive import derive_observed
     from ..judge.statejson import state_from_json, state_to_json
     from ..plan.cache import cache_dir_of
-    from ..store.derived import NAME, read_tagged, write_tagged
+    from ..store.derived import NAME, read_tagged, write_state
 
     keys = _key(repo, fold, snapshot)
     if keys is None:
@@ -95,7 +95,7 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
             **_links(repo),
         },
     }
-    write_tagged(path, record)
+    write_state(path, record)  # its rows one a line: a miss without the plan reads a few
     return observed.state
 
 

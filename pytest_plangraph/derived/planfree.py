@@ -8,7 +8,15 @@ nodes that read a changed file and their dependents can have another state; they
 again by the derivation itself (:func:`~pytest_plangraph.judge.rederive.rederive`, bounded)
 over a part of the plan: those nodes and the nodes around them (their strong prerequisites),
 built from the plan's kept validated form, not the whole plan. Every other node keeps its
-kept row, and the answer's rows are made from the kept rows as they are.
+kept row, and the answer's rows are made from the kept rows as they are. ``derived.json`` is
+not written again: what this judged since it was written (the changed files' sha256, the
+judged nodes' rows, input digests and reads) is kept beside it
+(:data:`~pytest_plangraph.store.derived.FREE`, tied to it by its tag) and read over it here
+alone; without it the kept state is for other files than the kept answer's, and this falls
+back. Of the kept state only the rows of the part's nodes are decoded (its rows are kept one
+a line: :func:`~pytest_plangraph.store.derived.write_state`), of the log's checkpoint only
+the part's entries are built, and the kept table is printed with the judged nodes' lines
+anew (:func:`~pytest_plangraph.cli.tables.patched`) when no column's width changes.
 
 The files of the ``tests:`` globs and what each recording run could collect (the
 ``…/::collect{…}`` subjects of :mod:`pytest_plangraph.vcs.testglob`, no files) are taken as
@@ -44,7 +52,15 @@ from ..errors import PlangraphError
 from ..memory import collector_paused
 from ..plan.cache import cache_dir_of, read_regular
 from ..plan.paths import COLLECT
-from ..store.derived import NAME, read_tagged, write_tagged
+from ..store.derived import (
+    FREE,
+    FREE_PERSON,
+    NAME,
+    StateRows,
+    read_state_rows,
+    read_tagged,
+    write_tagged,
+)
 from ..values import dataclass
 from . import base_key, settings
 from .kept import STATUS_PERSON
@@ -60,29 +76,43 @@ __all__ = ["FreeMiss", "plan_free_miss"]
 
 @dataclass(frozen=True)
 class FreeMiss:
-    """A status judged again without the plan: *rows* of every node in the plan's order (the
-    kept rows, :func:`~pytest_plangraph.judge.statejson.node_to_json`, those of the nodes
-    judged again made anew), the new *states* of the nodes judged again, the *fold* of the
-    log, the nodes judged again that the plan cancels (*settled*), the kept ``--check``
-    failures of the other nodes (*failures*, by node) and the kept *warnings*; :meth:`keep`
+    """A status judged again without the plan: every node in the plan's *order*, its row
+    (:func:`~pytest_plangraph.judge.statejson.node_to_json`) given by :meth:`row` (*fresh*:
+    those judged again now or since the kept state was written, else the kept rows, each
+    decoded when asked for), the place in *order* of each node judged again (*at*), their new
+    *states*, the *fold* of the log, the nodes judged again that the plan cancels
+    (*settled*), the kept ``--check`` failures of the other nodes (*failures*, by node), the
+    kept *warnings* and the rows of the nodes judged again before (*was*); :meth:`keep`
     keeps the answer made of them."""
 
-    rows: list[list[Any]]
+    order: list[str]
+    kept_rows: StateRows
+    fresh: dict[str, list[Any]]
+    at: dict[str, int]
     states: dict[str, NodeState]
     fold: LogFold
     settled: frozenset[str]
     failures: dict[str, str]
     warnings: list[str]
     look: Look
-    derived: dict[str, Any]
+    free: dict[str, Any]
     entries: dict[str, list[Any]]
+    was: dict[str, list[Any]]
+
+    def row(self, index: int) -> list[Any]:
+        """The row of the node at *index* of :attr:`order` (ValueError: a kept row that is
+        not that node's)."""
+        fresh = self.fresh.get(self.order[index])
+        return fresh if fresh is not None else self.kept_rows.row(index)
 
     def keep(self, printed: str | None, failures: Sequence[tuple[str, str]]) -> None:
-        """Keep the new state and the answer *printed* with its *failures* for the next
-        status (nothing is kept when a changed file cannot be watched)."""
+        """Keep the new state (the overlay :data:`~pytest_plangraph.store.derived.FREE`:
+        the kept derived state is not written again) and the answer *printed* with its
+        *failures* for the next status (nothing is kept when a changed file cannot be
+        watched)."""
         record = dict(self.look.record)
         path = Path(record["where"][2])
-        write_tagged(cache_dir_of(path) / NAME, self.derived)
+        write_tagged(cache_dir_of(path) / FREE, self.free, FREE_PERSON)
         watch = dict(record["watch"])
         files = [self.entries.get(e[0], e) for e in watch["files"]]
         if any(not e for e in files):
@@ -118,7 +148,10 @@ def _miss(look: Look) -> FreeMiss | None:
         return None
     root, plan_path, store_path = (Path(p) for p in record["where"][:3])
     cache = cache_dir_of(store_path)
-    kept = read_tagged(cache / NAME)
+    found = read_state_rows(cache / NAME)  # its rows decoded when asked for
+    if found is None:
+        return None
+    kept, free = _overlaid(found[0], found[1], read_tagged(cache / FREE, FREE_PERSON))
     observed = kept["observed"]
     if observed.get("source") != look.plan or observed["head"] != record["head"]:
         return None
@@ -153,7 +186,36 @@ def _miss(look: Look) -> FreeMiss | None:
     globs = {str(g): tuple(str(p) for p in found) for g, found in observed.get("globs", {}).items()}
     if not _listed_as_kept(str(root), files, globs):
         return None
-    return _judge(look, kept, root, plan_path, store_path, (files, now, globs), changed, entries)
+    return _judge(
+        look,
+        kept,
+        root,
+        plan_path,
+        store_path,
+        (files, now, globs),
+        changed,
+        (entries, free, found[2]),
+    )
+
+
+def _overlaid(tag: str, kept: Any, free: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The kept derived state *kept* (whose tag is *tag*) with what the misses judged
+    without the plan since it was written changed (*free*, the overlay
+    :data:`~pytest_plangraph.store.derived.FREE`: the files hashed, the rows, input digests
+    and reads of the nodes judged again), and that overlay (an empty one for *tag* when
+    *free* is none, another state's, or names what *kept* does not hold)."""
+    empty: dict[str, Any] = {"base": tag, "files": {}, "rows": {}, "digests": {}, "reads": {}}
+    if not isinstance(free, dict) or free.get("base") != tag:
+        return kept, empty
+    observed, data = kept["observed"], kept["data"]
+    files, rows, digests, reads = (free[k] for k in ("files", "rows", "digests", "reads"))
+    known = {p for p, _ in observed["files"]}
+    if not (known.issuperset(files) and observed["reads"].keys() >= reads.keys() >= rows.keys()):
+        return kept, empty  # not made for this state: as if there were none
+    observed["files"] = [[p, files.get(p, s)] for p, s in observed["files"]]
+    observed["reads"].update(reads)
+    data["input_digests"].update(digests)  # the rows: read over the kept ones (FreeMiss.row)
+    return kept, free
 
 
 def _judge(
@@ -164,7 +226,7 @@ def _judge(
     store_path: Path,
     snapshots: tuple[dict[str, str | None], dict[str, str | None], dict[str, tuple[str, ...]]],
     changed: set[str],
-    entries: dict[str, list[Any]],
+    kept_free: tuple[dict[str, list[Any]], dict[str, Any], StateRows],
 ) -> FreeMiss | None:
     from ..checkpoint import checkpoint_path, read_fold
     from ..codehash import code_fingerprint
@@ -177,6 +239,7 @@ def _judge(
     from ..store.trust import policy_from_env
 
     observed, data = kept["observed"], kept["data"]
+    entries, free, kept_rows = kept_free
     was, now, globs = snapshots
     reads: dict[str, list[str]] = observed["reads"]
     seed = {n for n, paths in reads.items() if not changed.isdisjoint(paths)}
@@ -191,7 +254,7 @@ def _judge(
         head = store.head()
         if [head.seq, head.hash] != observed["head"]:
             return None
-        fold = read_fold(store, checkpoint_path(store_path))
+        fold = read_fold(store, checkpoint_path(store_path), part)  # the part's alone
     if fold.last_seq != head.seq or fold.unjudged:
         return None
     base = base_key(
@@ -210,7 +273,13 @@ def _judge(
     sub["nodes"] = [n for n in plan["nodes"] if n["id"] in part]
     sub["edges"] = [e for e in plan.get("edges", ()) if e["from"] in part and e["to"] in part]
     graph = Graph.of(Plan.from_data(sub))
-    state = kept_state(data)
+    position = {n: i for i, n in enumerate(kept_rows.order)}
+
+    def row_of(node: str) -> list[Any]:
+        fresh = free["rows"].get(node)
+        return fresh if fresh is not None else kept_rows.row(position[node])
+
+    state = kept_state({"nodes": [row_of(n) for n in part], "input_digests": data["input_digests"]})
     digests = state.input_digests
     sub_kept = Observed(
         type(state)(state.nodes, {n: digests[n] for n in part}),
@@ -224,26 +293,37 @@ def _judge(
     if new is None or new.again is None:
         return None
     again = new.again
-    rows: list[list[Any]] = data["nodes"]
     states = {n: new.state.nodes[n] for n in again}
-    rows = [node_to_json(states[row[0]]) if row[0] in again else row for row in rows]
-    new_digests = dict(digests)
-    new_digests.update(new.state.input_digests)
-    new_reads = dict(reads)
-    new_reads.update({n: new.reads[n] for n in again})
-    derived = {
-        "key": None,  # a full derivation's key needs the whole plan: the next one re-derives
-        "data": {"nodes": rows, "input_digests": new_digests},
-        "observed": {
-            **observed,
-            "files": [[p, now[p]] for p, _ in observed["files"]],
-            "reads": new_reads,
-        },
+    anew = {n: node_to_json(states[n]) for n in again}
+    before = {n: row_of(n) for n in again}
+    # the kept derived state stays as written (for the files it was derived for); what
+    # changed since is the overlay's, which only this path reads
+    moved = {n: d for n, d in new.state.input_digests.items() if digests.get(n) != d}
+    free = {
+        "base": free["base"],
+        "files": {**free["files"], **{p: now[p] for p in changed}},
+        "rows": {**free["rows"], **anew},
+        "digests": {**free["digests"], **moved},
+        "reads": {**free["reads"], **{n: new.reads[n] for n in again}},
     }
     settled = frozenset(n for n in again if graph.nodes[n].cancelled)
     kept_failures = {str(n): str(why) for n, why in look.answer[2] if n not in again}
     warnings = [str(w) for w in look.answer[1]]
-    return FreeMiss(rows, states, fold, settled, kept_failures, warnings, look, derived, entries)
+    return FreeMiss(
+        kept_rows.order,
+        kept_rows,
+        free["rows"],
+        {n: position[n] for n in again},
+        states,
+        fold,
+        settled,
+        kept_failures,
+        warnings,
+        look,
+        free,
+        entries,
+        before,
+    )
 
 
 def _listed_as_kept(

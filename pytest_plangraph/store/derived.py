@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,29 @@ from ..canonical import json_loads
 from ..plan.cache import make_cache_dir, read_regular
 from .localkey import local_key
 
-__all__ = ["NAME", "keep_derived", "read_derived", "read_tagged", "write_tagged"]
+__all__ = [
+    "FREE",
+    "FREE_PERSON",
+    "NAME",
+    "StateRows",
+    "keep_derived",
+    "read_derived",
+    "read_state_rows",
+    "read_tagged",
+    "read_tagged_of",
+    "write_state",
+    "write_tagged",
+]
 
 NAME = "derived.json"
 """The file's name in the cache folder."""
+
+FREE = "derived-free.json"
+"""The file of the nodes judged again without the plan since :data:`NAME` was written (its
+overlay: :mod:`pytest_plangraph.derived.planfree`), beside it."""
+
+FREE_PERSON = b"plangraph-free"
+"""The tag's person of :data:`FREE` (it never reads as the derived state itself)."""
 
 _PERSON = b"plangraph-derive"
 
@@ -48,26 +68,125 @@ def keep_derived(cache_dir: Path, key: str, data: Any) -> None:
 def read_tagged(path: Path, person: bytes = _PERSON) -> Any:
     """The JSON value kept at *path* by :func:`write_tagged` with the same *person*, or None
     (no file, a tag that does not match, not JSON)."""
-    try:
-        raw = read_regular(path)
-    except OSError:
-        return None
-    tag, _, body = raw.partition(b"\n")
-    if not body or tag.decode("ascii", "replace") != _tag(body, person):
+    found = read_tagged_of(path, person)
+    return None if found is None else found[1]
+
+
+def read_tagged_of(path: Path, person: bytes = _PERSON) -> tuple[str, Any] | None:
+    """The tag and the JSON value kept at *path* by :func:`write_tagged` with the same
+    *person*, or None (no file, a tag that does not match, not JSON). The tag names the
+    bytes written: a file kept beside this one names it by its tag."""
+    found = _body(path, person)
+    if found is None:
         return None
     try:
         return json_loads(body)
+        return found[0], json.loads(found[1])
     except ValueError:
         return None
+
+
+class StateRows:
+    """The rows of a kept derived state (``data["nodes"]``) in their order: the node of each
+    (*order*), each row decoded when asked for (:meth:`row`)."""
+
+    def __init__(self, order: list[str], lines: Sequence[bytes], rows: list[Any] | None) -> None:
+        self.order = order
+        self._lines = lines
+        self._rows = rows
+
+    def row(self, index: int) -> list[Any]:
+        """The row at *index* (ValueError when it is not the row of ``order[index]``)."""
+        if self._rows is not None:
+            row = self._rows[index]
+        else:  # each line but the last ends with the comma between two rows
+            row = json.loads(self._lines[index].removesuffix(b","))
+        if not isinstance(row, list) or not row or row[0] != self.order[index]:
+            raise ValueError(f"the kept row {index} is not {self.order[index]!r}'s")
+        return row
+
+
+def read_state_rows(path: Path) -> tuple[str, Any, StateRows] | None:
+    """The tag and the value of the derived state kept at *path*, its rows left out (an empty
+    ``data["nodes"]``) and given apart, decoded when asked for; None as :func:`read_tagged`.
+    A state kept by :func:`write_state` decodes only the rows asked for; one kept on one line
+    (by :func:`write_tagged`) is decoded whole."""
+    found = _body(path, _PERSON)
+    if found is None:
+        return None
+    tag, body = found
+    head, lines, end = _state_lines(body)
+    try:
+        if lines is None:
+            value = json.loads(body)
+            rows = value["data"]["nodes"]
+            value["data"]["nodes"] = []
+            return tag, value, StateRows([str(r[0]) for r in rows], (), rows)
+        value = json.loads(head + end)
+        order = value["data"]["order"]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    if not isinstance(order, list) or len(order) != len(lines):
+        return None
+    return tag, value, StateRows(order, lines, None)
+
+
+def _state_lines(body: bytes) -> tuple[bytes, list[bytes] | None, bytes]:
+    """*body* as :func:`write_state` writes it: the value up to its rows, the rows' lines
+    (each but the last ending with a comma), and what closes the value; no rows (None) for a
+    body on one line."""
+    head, sep, rest = body.partition(b"\n")
+    lines = rest.split(b"\n")
+    if not sep or lines[-1] != _END:
+        return body, None, b""
+    del lines[-1]
+    return head, [] if lines == [b""] else lines, _END
+
+
+_END = b"]}}"
+"""What closes a state kept by :func:`write_state` after its rows."""
+
+
+def write_state(path: Path, record: Mapping[str, Any]) -> None:
+    """Keep the derived state *record* (``key``, ``observed``, ``data``: its ``nodes``, one
+    row per node, and ``input_digests``) at *path* as :func:`write_tagged` keeps a value,
+    ``data["order"]`` (the node of each row) added and the rows last, one a line: the same
+    value for :func:`read_tagged`, whose rows :func:`read_state_rows` decodes only when
+    asked for."""
+    data = dict(record["data"])
+    rows = data.pop("nodes")
+    data["order"] = [row[0] for row in rows]
+    data["nodes"] = []
+    head = {k: v for k, v in record.items() if k != "data"}
+    head["data"] = data
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    try:
+        text = encode(head)
+        lines = ",\n".join(encode(row) for row in rows)
+    except (TypeError, ValueError):
+        return
+    if not text.endswith("[]}}"):  # not the shape it was written for: on one line
+        write_tagged(path, record)
+        return
+    body = f"{text[:-3]}\n{lines}\n{_END.decode()}"
+    _write(path, body, _PERSON)
 
 
 def write_tagged(path: Path, data: Any, person: bytes = _PERSON) -> None:
     """Keep the JSON value *data* at *path*, tagged with this user's key and *person* (what
     kind of file it is: a file of one kind never reads as another); atomic, and nothing
     happens when the file cannot be written."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return
+    _write(path, body, person)
+
+
+def _write(path: Path, body: str, person: bytes) -> None:
+    """Write *body* at *path*, tagged (:func:`write_tagged`)."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
         encoded = body.encode("utf-8", "surrogateescape")
         make_cache_dir(path.parent)
         partial.write_bytes(_tag(encoded, person).encode("ascii") + b"\n" + encoded)
@@ -75,6 +194,19 @@ def write_tagged(path: Path, data: Any, person: bytes = _PERSON) -> None:
     except (OSError, TypeError, ValueError):
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
+
+
+def _body(path: Path, person: bytes) -> tuple[str, bytes] | None:
+    """The tag and the bytes kept at *path* when the tag is this user's for them, else None."""
+    try:
+        raw = read_regular(path)
+    except OSError:
+        return None
+    tag, _, body = raw.partition(b"\n")
+    text = tag.decode("ascii", "replace")
+    if not body or text != _tag(body, person):
+        return None
+    return text, body
 
 
 def _tag(body: bytes, person: bytes) -> str:
