@@ -80,8 +80,7 @@ def read_tagged_of(path: Path, person: bytes = _PERSON) -> tuple[str, Any] | Non
     if found is None:
         return None
     try:
-        return json_loads(body)
-        return found[0], json.loads(found[1])
+        return found[0], json_loads(found[1])
     except ValueError:
         return None
 
@@ -100,7 +99,7 @@ class StateRows:
         if self._rows is not None:
             row = self._rows[index]
         else:  # each line but the last ends with the comma between two rows
-            row = json.loads(self._lines[index].removesuffix(b","))
+            row = json_loads(self._lines[index].removesuffix(b","))
         if not isinstance(row, list) or not row or row[0] != self.order[index]:
             raise ValueError(f"the kept row {index} is not {self.order[index]!r}'s")
         return row
@@ -118,11 +117,11 @@ def read_state_rows(path: Path) -> tuple[str, Any, StateRows] | None:
     head, lines, end = _state_lines(body)
     try:
         if lines is None:
-            value = json.loads(body)
+            value = json_loads(body)
             rows = value["data"]["nodes"]
             value["data"]["nodes"] = []
             return tag, value, StateRows([str(r[0]) for r in rows], (), rows)
-        value = json.loads(head + end)
+        value = json_loads(head + end)
         order = value["data"]["order"]
     except (ValueError, KeyError, TypeError, IndexError):
         return None

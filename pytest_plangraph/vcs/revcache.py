@@ -25,6 +25,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..canonical import json_loads
 from ..plan.cache import make_cache_dir, read_regular
 from .refs import RefFiles, git_dirs, is_object_id, split_revision
 from .run import Repo, commits_of
@@ -89,7 +90,7 @@ class RevisionCache:
         if not body or tag.decode("ascii", "replace") != self._tag(body):
             return {}
         try:
-            data = json.loads(body)
+            data = json_loads(body)
             if data["version"] != _VERSION:
                 return {}
             kept = data["revisions"]
