@@ -230,10 +230,20 @@ def collect_folder(key: str) -> str:
 
 def collect_digest(found: GlobFiles | None) -> str:
     """The value of a :func:`collect_key` subject: the sha256 of the sorted paths *found*
-    (a key that cannot be read: a value no walk gives, so the subject is changed)."""
+    (a key that cannot be read: a value no walk gives, so the subject is changed).
+
+    The paths are joined by newlines; a name may hold a newline, though, and then the same
+    text would stand for other files (``a`` and ``b``, or a file ``b`` in a folder named
+    ``a<newline>``…): such a list is hashed as a NUL byte (which no name holds) and its JSON
+    instead, so that no two lists give the same bytes and a list without one keeps the digest
+    it always had."""
     if found is None:
         return "unreadable"
-    text = "\n".join(found.files).encode("utf-8", "surrogateescape")
+    if any("\n" in path for path in found.files):
+        listed = json.dumps(list(found.files), ensure_ascii=False)
+        text = b"\0" + listed.encode("utf-8", "surrogateescape")
+    else:
+        text = "\n".join(found.files).encode("utf-8", "surrogateescape")
     return hashlib.sha256(text).hexdigest()
 
 
