@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "collectable",
     "collected_folders",
     "collects_any_file",
+    "enters_any_folder",
     "testpaths_key",
 ]
 
@@ -82,8 +84,10 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
 
     doctest_on = config.pluginmanager.has_plugin("doctest")
     any_file = {"any_file": True} if collects_any_file(config) else {}
+    any_folder = {"any_folder": True} if enters_any_folder(config) else {}
     return {
         **any_file,
+        **any_folder,
         "python_files": [str(p) for p in config.getini("python_files")],
         "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
         "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
@@ -108,6 +112,23 @@ def collects_any_file(config: pytest.Config) -> bool:
         plugin = hook.plugin
         name = getattr(plugin, "__name__", None) or type(plugin).__module__
         if not str(name).startswith(OWN_COLLECTORS):
+            return True
+    return False
+
+
+def enters_any_folder(config: pytest.Config) -> bool:
+    """Whether a ``conftest.py`` or other module of the repository implements
+    ``pytest_ignore_collect``: answering False for a folder, it lets pytest into one that
+    ``norecursedirs`` (or the rule for ``__pycache__`` and virtual environments) leaves out, so
+    what the run could collect is found in every folder. Installed plug-ins are left out (the
+    environment is the runner's, docs/trust.md): theirs only ever leave folders out. Asked
+    after collection, when every conftest pytest loaded is registered."""
+    root = os.path.join(os.path.realpath(config.rootpath), "")
+    for hook in config.pluginmanager.hook.pytest_ignore_collect.get_hookimpls():
+        plugin = hook.plugin
+        module = plugin if hasattr(plugin, "__file__") else sys.modules.get(type(plugin).__module__)
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and os.path.realpath(path).startswith(root):
             return True
     return False
 

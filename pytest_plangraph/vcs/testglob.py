@@ -262,7 +262,9 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     those entries find (:func:`expand_testpaths`) instead of from its folder: each folder
     found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
     is given), and each file found is listed. A key with ``"any_file": true`` (a plug-in or
-    conftest of the run collects files of its own) lists every file of the folders entered."""
+    conftest of the run collects files of its own) lists every file of the folders entered;
+    one with ``"any_folder": true`` (a conftest of the run implements ``pytest_ignore_collect``,
+    which may let pytest into any folder) enters every folder."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json_loads(text)
@@ -271,6 +273,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         doctests = [str(p) for p in spec["doctest_glob"]]
         modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
         any_file = bool(spec.get("any_file", False))
+        any_folder = bool(spec.get("any_folder", False))
         testpaths = spec.get("testpaths")
         entries = None if testpaths is None else [str(p) for p in testpaths]
     except (ValueError, KeyError, TypeError):
@@ -290,7 +293,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
 
     def enter(path: str, entry: os.DirEntry[str]) -> bool:
         name = entry.name
-        return not (
+        return any_folder or not (
             name == NOT_COLLECTED
             or any(fnmatchcase(name, p) for p in skipped)
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
