@@ -263,8 +263,10 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
     is given), and each file found is listed. A key with ``"any_file": true`` (a plug-in or
     conftest of the run collects files of its own) lists every file of the folders entered;
-    one with ``"any_folder": true`` (a conftest of the run implements ``pytest_ignore_collect``,
-    which may let pytest into any folder) enters every folder."""
+    one with ``"any_folder": true`` (a conftest of the run implements ``pytest_ignore_collect``
+    or ``pytest_collect_directory``, which may let pytest into any folder) enters the folders
+    ``norecursedirs`` leaves out too, but for dot folders (``.git``, ``.plangraph``, written
+    by the tools themselves: walking them would stale every record at once)."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json_loads(text)
@@ -293,9 +295,9 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
 
     def enter(path: str, entry: os.DirEntry[str]) -> bool:
         name = entry.name
-        return any_folder or not (
+        return not (
             name == NOT_COLLECTED
-            or any(fnmatchcase(name, p) for p in skipped)
+            or any(fnmatchcase(name, p) for p in skipped if not any_folder or name[:1] == ".")
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
 
