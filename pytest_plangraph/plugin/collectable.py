@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ __all__ = [
     "collectable",
     "collected_folders",
     "collects_any_file",
+    "collects_from_directory",
+    "enters_any_folder",
     "testpaths_key",
 ]
 
@@ -81,9 +84,12 @@ def collect_settings(config: pytest.Config) -> dict[str, Any]:
             return default
 
     doctest_on = config.pluginmanager.has_plugin("doctest")
-    any_file = {"any_file": True} if collects_any_file(config) else {}
+    widest = collects_any_file(config) or collects_from_directory(config)
+    any_file = {"any_file": True} if widest else {}
+    any_folder = {"any_folder": True} if enters_any_folder(config) else {}
     return {
         **any_file,
+        **any_folder,
         "python_files": [str(p) for p in config.getini("python_files")],
         "norecursedirs": [str(p) for p in config.getini("norecursedirs")],
         "doctest_glob": [str(p) for p in option("doctestglob", None) or [DOCTEST_TEXT]]
@@ -108,6 +114,43 @@ def collects_any_file(config: pytest.Config) -> bool:
         plugin = hook.plugin
         name = getattr(plugin, "__name__", None) or type(plugin).__module__
         if not str(name).startswith(OWN_COLLECTORS):
+            return True
+    return False
+
+
+def enters_any_folder(config: pytest.Config) -> bool:
+    """Whether a ``conftest.py`` or other module of the repository implements
+    ``pytest_ignore_collect`` (answering False for a folder, it lets pytest into one that
+    ``norecursedirs``, or the rule for ``__pycache__`` and virtual environments, leaves out)
+    or ``pytest_collect_directory`` (its own collector may enter any folder): what the run
+    could collect is then found in every folder. Installed plug-ins are left out (the
+    environment is the runner's, docs/trust.md). Asked after collection, when every conftest
+    pytest loaded is registered."""
+    hooks = config.pluginmanager.hook
+    return _in_repository(config, hooks.pytest_ignore_collect.get_hookimpls()) or (
+        _in_repository(config, hooks.pytest_collect_directory.get_hookimpls())
+    )
+
+
+def collects_from_directory(config: pytest.Config) -> bool:
+    """Whether a module of the repository implements ``pytest_collect_directory``: the
+    collector it returns may collect tests from any file (``check_*.py``, a ``.yaml`` file)."""
+    hooks = config.pluginmanager.hook
+    return _in_repository(config, hooks.pytest_collect_directory.get_hookimpls())
+
+
+def _in_repository(config: pytest.Config, implementations: list[Any]) -> bool:
+    """Whether one of the hook *implementations* is a module under the rootdir (a
+    ``conftest.py``, a plug-in of the repository), other than plangraph's own."""
+    root = os.path.join(os.path.realpath(config.rootpath), "")
+    for hook in implementations:
+        plugin = hook.plugin
+        module = plugin if hasattr(plugin, "__file__") else sys.modules.get(type(plugin).__module__)
+        name = str(getattr(module, "__name__", ""))
+        path = getattr(module, "__file__", None)
+        if name.startswith(OWN_COLLECTORS) or not isinstance(path, str):
+            continue
+        if os.path.realpath(path).startswith(root):
             return True
     return False
 

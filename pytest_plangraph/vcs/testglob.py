@@ -230,10 +230,20 @@ def collect_folder(key: str) -> str:
 
 def collect_digest(found: GlobFiles | None) -> str:
     """The value of a :func:`collect_key` subject: the sha256 of the sorted paths *found*
-    (a key that cannot be read: a value no walk gives, so the subject is changed)."""
+    (a key that cannot be read: a value no walk gives, so the subject is changed).
+
+    The paths are joined by newlines; a name may hold a newline, though, and then the same
+    text would stand for other files (``a`` and ``b``, or a file ``b`` in a folder named
+    ``a<newline>``…): such a list is hashed as a NUL byte (which no name holds) and its JSON
+    instead, so that no two lists give the same bytes and a list without one keeps the digest
+    it always had."""
     if found is None:
         return "unreadable"
-    text = "\n".join(found.files).encode("utf-8", "surrogateescape")
+    if any("\n" in path for path in found.files):
+        listed = json.dumps(list(found.files), ensure_ascii=False)
+        text = b"\0" + listed.encode("utf-8", "surrogateescape")
+    else:
+        text = "\n".join(found.files).encode("utf-8", "surrogateescape")
     return hashlib.sha256(text).hexdigest()
 
 
@@ -252,7 +262,11 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
     those entries find (:func:`expand_testpaths`) instead of from its folder: each folder
     found is walked (entered whatever ``norecursedirs`` says, as pytest does with a path it
     is given), and each file found is listed. A key with ``"any_file": true`` (a plug-in or
-    conftest of the run collects files of its own) lists every file of the folders entered."""
+    conftest of the run collects files of its own) lists every file of the folders entered;
+    one with ``"any_folder": true`` (a conftest of the run implements ``pytest_ignore_collect``
+    or ``pytest_collect_directory``, which may let pytest into any folder) enters the folders
+    ``norecursedirs`` leaves out too, but for dot folders (``.git``, ``.plangraph``, written
+    by the tools themselves: walking them would stale every record at once)."""
     folder, _, text = key.partition(COLLECT)
     try:
         spec = json_loads(text)
@@ -261,6 +275,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         doctests = [str(p) for p in spec["doctest_glob"]]
         modules, venv = bool(spec["doctest_modules"]), bool(spec["venv"])
         any_file = bool(spec.get("any_file", False))
+        any_folder = bool(spec.get("any_folder", False))
         testpaths = spec.get("testpaths")
         entries = None if testpaths is None else [str(p) for p in testpaths]
     except (ValueError, KeyError, TypeError):
@@ -282,7 +297,7 @@ def collect_files(root: str, key: str) -> GlobFiles | None:
         name = entry.name
         return not (
             name == NOT_COLLECTED
-            or any(fnmatchcase(name, p) for p in skipped)
+            or any(fnmatchcase(name, p) for p in skipped if not any_folder or name[:1] == ".")
             or (not venv and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")))
         )
 
