@@ -101,6 +101,16 @@ def section(output: str) -> list[str]:
     return lines[start + 1 : end]
 
 
+MARKED_FAILING = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_new_and_broken():
+    assert False, "the code is broken now"
+"""
+"""A failing test of ``step-a/ac-marked`` that only its marker maps: planted where a run's walk
+must see it."""
+
 _FINAL_LINE = re.compile(r"^(=+ .*|\d+ \w+.* in [\d.]+s.*)$")
 
 

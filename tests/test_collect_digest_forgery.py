@@ -19,17 +19,9 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
 from glob_helpers import write
-from plugin_helpers import make_project
+from plugin_helpers import MARKED_FAILING, make_project
 
 from pytest_plangraph.vcs.testglob import GlobFiles, collect_digest
-
-MARKED_FAILING = """
-import pytest
-
-@pytest.mark.criterion("step-a/ac-marked")
-def test_new_and_broken():
-    assert False, "the code is broken now"
-"""
 
 OTHER = "def test_other():\n    assert True\n"
 

@@ -16,17 +16,9 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
 from glob_helpers import write
-from plugin_helpers import latest, make_project
+from plugin_helpers import MARKED_FAILING, latest, make_project
 
 from pytest_plangraph.vcs.testglob import is_collect_key
-
-MARKED_FAILING = """
-import pytest
-
-@pytest.mark.criterion("step-a/ac-marked")
-def test_new_and_broken():
-    assert False, "the code is broken now"
-"""
 
 WIDENING = """
 def pytest_ignore_collect(collection_path, config):

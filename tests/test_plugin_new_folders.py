@@ -25,7 +25,7 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
 from glob_helpers import write
-from plugin_helpers import latest, make_project
+from plugin_helpers import MARKED_FAILING, latest, make_project
 
 from pytest_plangraph.vcs.testglob import (
     collect_digest,
@@ -42,14 +42,6 @@ import pytest
 def pytest_collection_modifyitems(items):
     for item in items:  # every test of the session, not only those below this folder
         item.add_marker(pytest.mark.xfail(strict=True, reason="forced"))
-"""
-
-MARKED_FAILING = """
-import pytest
-
-@pytest.mark.criterion("step-a/ac-marked")
-def test_new_and_broken():
-    assert False, "the code is broken now"
 """
 
 SETTINGS = {
