@@ -46,6 +46,9 @@ def test_a_completed_node_is_attested_and_the_attestation_verifies(signed):
     assert made.code == 0, made.err
     assert "attested in schema.intoto.json" in made.out
     envelope = json.loads((repo / "schema.intoto.json").read_text())
+    mask = os.umask(0o022)
+    os.umask(mask)  # a new file's mode, as export --output writes it (not a temporary's 0600)
+    assert (repo / "schema.intoto.json").stat().st_mode & 0o777 == 0o666 & ~mask
     assert envelope["payloadType"] == "application/vnd.in-toto+json"
     statement = _statement(envelope)
     assert statement["_type"] == "https://in-toto.io/Statement/v1"

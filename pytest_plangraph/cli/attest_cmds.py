@@ -6,12 +6,12 @@ import argparse
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph
+from .writing import write_text
 
 _MAX_READ = 64 << 20
 """Bytes of an attestation file read at most (one more tells a file too large)."""
@@ -107,29 +107,3 @@ def read_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path} is not UTF-8 text; name the right file") from None
-
-
-def write_text(path: Path, text: str, *, overwrite: bool = True) -> None:
-    """Write *text* to *path* atomically (a temporary file renamed over it); without
-    *overwrite*, an existing *path* is refused."""
-    if not overwrite and os.path.lexists(path):
-        raise UsageError(f"refusing to overwrite {path}; name another --output FILE")
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        if overwrite:
-            os.replace(temporary, path)
-        else:
-            os.link(temporary, path)  # fails when a file appeared meanwhile: never replaced
-            os.unlink(temporary)
-    except OSError as exc:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        if isinstance(exc, FileExistsError):
-            raise UsageError(f"refusing to overwrite {path}; name another --output FILE") from None
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None

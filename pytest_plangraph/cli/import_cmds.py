@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .attest_cmds import read_text, write_text
+from .attest_cmds import read_text
 from .common import Output
+from .writing import write_text
 
 
 def register(commands: Any) -> None:

@@ -7,14 +7,13 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph, reading_store
+from .writing import write_whole
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -185,44 +184,14 @@ def _export(args: argparse.Namespace, out: Output) -> int:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
-            count = _write_whole(args.output, store.export_jsonl)
+            count = write_whole(args.output, store.export_jsonl)
     print(f"exported {count} event(s)", file=sys.stderr)
     return 0
 
 
-def _write_whole(path: Path, write: Callable[[TextIO], int]) -> int:
-    """Run *write* on a temporary file beside *path*, renamed over *path* once it returned:
-    an export that fails midway (an event that cannot be read, a full disk) leaves an existing
-    *path* as it was, and no partial file. The file gets the mode a new file would get (or the
-    mode of the file it replaces)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except OSError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    try:
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            count = write(handle)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as exc:
-        os.unlink(temporary)
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return count
-
-
 def _export_in_toto(args: argparse.Namespace) -> int:
     from ..attest.dsse import dumps
-    from .attest_cmds import write_text
+    from .writing import write_text
 
     with open_plangraph(args, reading=True) as plangraph:
         reading_store(plangraph, args, required=True)

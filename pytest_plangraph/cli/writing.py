@@ -1,0 +1,65 @@
+"""Files the commands write for the user (``--output FILE``): written whole or not at all.
+
+Each is written to a temporary file beside its path and renamed over it once complete, so a
+command that fails midway (an event that cannot be read, a full disk) leaves an existing file
+as it was and no partial one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+from ..errors import UsageError
+
+__all__ = ["write_text", "write_whole"]
+
+_T = TypeVar("_T")
+
+
+def write_whole(path: Path, write: Callable[[TextIO], _T], *, overwrite: bool = True) -> _T:
+    """Run *write* on a temporary file beside *path*, then put it at *path* and return what
+    *write* returned. The file gets the mode a new file would get (or the mode of the file it
+    replaces). Without *overwrite*, an existing *path* is refused, one that appears meanwhile
+    included: it is never replaced."""
+    if not overwrite and os.path.lexists(path):
+        raise UsageError(f"refusing to overwrite {path}; name another --output FILE")
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            result = write(handle)
+        os.chmod(temporary, mode)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)  # fails when a file appeared meanwhile: never replaced
+            os.unlink(temporary)
+    except OSError as exc:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        if isinstance(exc, FileExistsError):
+            raise UsageError(f"refusing to overwrite {path}; name another --output FILE") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return result
+
+
+def write_text(path: Path, text: str, *, overwrite: bool = True) -> None:
+    """Write *text* to *path* whole (:func:`write_whole`)."""
+    write_whole(path, lambda handle: handle.write(text), overwrite=overwrite)
