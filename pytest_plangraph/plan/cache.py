@@ -325,6 +325,34 @@ def read_regular(path: Path) -> bytes:
         return raw
 
 
+def read_tagged_file(path: Path, tag: Callable[[bytes], str]) -> tuple[str, bytes] | None:
+    """The tag and the body of the cache file at *path* (a first line holding the tag, then
+    the body) when *tag* gives that tag for the body; None otherwise, or when it cannot be read
+    (:func:`read_regular`)."""
+    try:
+        raw = read_regular(path)
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    text = head.decode("ascii", "replace")
+    if not body or text != tag(body):
+        return None
+    return text, body
+
+
+def write_tagged_file(path: Path, body: bytes, tag: Callable[[bytes], str]) -> None:
+    """Keep *body* at *path* under its tag (:func:`read_tagged_file`), atomically; nothing
+    happens when the file cannot be written."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        make_cache_dir(path.parent)
+        partial.write_bytes(tag(body).encode("ascii") + b"\n" + body)
+        os.replace(partial, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+
+
 def make_cache_dir(directory: Path) -> None:
     """Create the cache folder *directory* with a ``.gitignore`` of ``*`` in it, so that git
     never lists what is kept there as a change (OSError when it cannot be made)."""

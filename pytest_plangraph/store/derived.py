@@ -11,16 +11,14 @@ from here is ever needed, so deleting the file changes no answer. Writes are ato
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..canonical import json_loads
-from ..plan.cache import make_cache_dir, read_regular
+from ..plan.cache import read_tagged_file, write_tagged_file
 from .localkey import local_key
 
 __all__ = [
@@ -184,28 +182,16 @@ def write_tagged(path: Path, data: Any, person: bytes = _PERSON) -> None:
 
 def _write(path: Path, body: str, person: bytes) -> None:
     """Write *body* at *path*, tagged (:func:`write_tagged`)."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         encoded = body.encode("utf-8", "surrogateescape")
-        make_cache_dir(path.parent)
-        partial.write_bytes(_tag(encoded, person).encode("ascii") + b"\n" + encoded)
-        os.replace(partial, path)
-    except (OSError, TypeError, ValueError):
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+    except (TypeError, ValueError):
+        return
+    write_tagged_file(path, encoded, lambda data: _tag(data, person))
 
 
 def _body(path: Path, person: bytes) -> tuple[str, bytes] | None:
     """The tag and the bytes kept at *path* when the tag is this user's for them, else None."""
-    try:
-        raw = read_regular(path)
-    except OSError:
-        return None
-    tag, _, body = raw.partition(b"\n")
-    text = tag.decode("ascii", "replace")
-    if not body or text != _tag(body, person):
-        return None
-    return text, body
+    return read_tagged_file(path, lambda body: _tag(body, person))
 
 
 def _tag(body: bytes, person: bytes) -> str:

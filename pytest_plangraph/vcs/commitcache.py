@@ -12,15 +12,13 @@ written is a miss, never an error.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..canonical import json_loads
-from ..plan.cache import make_cache_dir, read_regular
+from ..plan.cache import read_tagged_file, write_tagged_file
 from ..values import dataclass
 
 __all__ = ["CommitCache"]
@@ -40,13 +38,10 @@ class CommitCache:
 
     def load(self) -> dict[str, tuple[str, ...]]:
         """The changed paths of every commit kept, by commit id (empty on any doubt)."""
-        try:
-            raw = read_regular(self.path)
-        except OSError:
+        found = read_tagged_file(self.path, self._tag)
+        if found is None:
             return {}
-        tag, _, body = raw.partition(b"\n")
-        if not body or tag.decode("ascii", "replace") != self._tag(body):
-            return {}
+        body = found[1]
         try:
             data = json_loads(body)
             if data["version"] != _VERSION:
@@ -67,14 +62,7 @@ class CommitCache:
             ensure_ascii=False,
             separators=(",", ":"),
         ).encode("utf-8", "surrogateescape")
-        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        try:
-            make_cache_dir(self.path.parent)
-            partial.write_bytes(self._tag(body).encode("ascii") + b"\n" + body)
-            os.replace(partial, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
+        write_tagged_file(self.path, body, self._tag)
 
     def _tag(self, body: bytes) -> str:
         return hashlib.blake2b(body, key=self.key, person=_PERSON, digest_size=16).hexdigest()

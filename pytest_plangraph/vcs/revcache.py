@@ -18,15 +18,13 @@ error. Deleting it changes no answer.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..canonical import json_loads
-from ..plan.cache import make_cache_dir, read_regular
+from ..plan.cache import read_tagged_file, write_tagged_file
 from .refs import RefFiles, git_dirs, is_object_id, split_revision
 from .run import Repo, commits_of
 
@@ -82,13 +80,10 @@ class RevisionCache:
 
     def load(self) -> dict[str, str]:
         """The kept entries (empty on any doubt)."""
-        try:
-            raw = read_regular(self.path)
-        except OSError:
+        found = read_tagged_file(self.path, self._tag)
+        if found is None:
             return {}
-        tag, _, body = raw.partition(b"\n")
-        if not body or tag.decode("ascii", "replace") != self._tag(body):
-            return {}
+        body = found[1]
         try:
             data = json_loads(body)
             if data["version"] != _VERSION:
@@ -113,14 +108,7 @@ class RevisionCache:
         body = json.dumps(
             {"version": _VERSION, "revisions": merged}, ensure_ascii=False, separators=(",", ":")
         ).encode("utf-8", "surrogateescape")
-        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        try:
-            make_cache_dir(self.path.parent)
-            partial.write_bytes(self._tag(body).encode("ascii") + b"\n" + body)
-            os.replace(partial, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
+        write_tagged_file(self.path, body, self._tag)
 
     def _tag(self, body: bytes) -> str:
         return hashlib.blake2b(body, key=self.key, person=_PERSON, digest_size=16).hexdigest()
