@@ -21,17 +21,9 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
 from glob_helpers import write
-from plugin_helpers import latest, make_project
+from plugin_helpers import MARKED_FAILING, latest, make_project
 
 from pytest_plangraph.vcs.testglob import collect_folder, is_collect_key
-
-MARKED_FAILING = """
-import pytest
-
-@pytest.mark.criterion("step-a/ac-marked")
-def test_new_and_broken():
-    assert False, "the code is broken now"
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +35,17 @@ def _status(root: Path) -> str:
     answer = plangraph_main(root, "status", "--format", "json").json()
     [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
     return str(node["status"])
+
+
+def _refused_until_run_again(pytester: pytest.Pytester, root: Path, passed: int) -> None:
+    """The run's evidence is stale, a claim is refused for it, and the suite run again fails
+    the planted test."""
+    assert _status(root) == "stale"
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
+    assert refused.code == 1, refused.err
+    assert "ARTIFACT_CHANGED" in refused.out
+    pytester.runpytest("--plangraph").assert_outcomes(passed=passed, failed=1)
+    assert _status(root) == "failed"
 
 
 @pytest.mark.parametrize(
@@ -59,13 +62,8 @@ def test_a_folder_testpaths_finds_later_stales_the_run(
     walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
     assert sorted(collect_folder(p) for p in walks) == sorted([folder, "tests"])
     write(root, made, textwrap.dedent(MARKED_FAILING))
-    assert _status(root) == "stale"
-    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
-    assert refused.code == 1, refused.err
-    assert "ARTIFACT_CHANGED" in refused.out
     # the new folder's test is one of the suite's, and it fails on the code now
-    pytester.runpytest("--plangraph").assert_outcomes(passed=4, failed=1)
-    assert _status(root) == "failed"
+    _refused_until_run_again(pytester, root, passed=4)
 
 
 def test_a_plain_testpaths_binds_its_folders_alone(pytester: pytest.Pytester) -> None:
@@ -133,10 +131,5 @@ def test_a_testpaths_glob_finds_folders_norecursedirs_leaves_out_as_pytest_does(
     write(root, ".hidden/tests/test_h.py", textwrap.dedent(MARKED_FAILING))
     assert _status(root) == "completed"  # no run of the suite collects it
     write(root, "build/tests/test_b.py", textwrap.dedent(MARKED_FAILING))
-    assert _status(root) == "stale"
-    refused = plangraph(root, "claim", "step-a", "--by", "agent-7", "--format", "json")
-    assert refused.code == 1, refused.err
-    assert "ARTIFACT_CHANGED" in refused.out
     # pytest does collect build/tests (and not .hidden/tests): its failing test is the suite's
-    pytester.runpytest("--plangraph").assert_outcomes(passed=1, failed=1)
-    assert _status(root) == "failed"
+    _refused_until_run_again(pytester, root, passed=1)
