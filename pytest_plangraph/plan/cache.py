@@ -340,6 +340,18 @@ def read_tagged_file(path: Path, tag: Callable[[bytes], str]) -> tuple[str, byte
     return text, body
 
 
+def read_tagged_json(path: Path, tag: Callable[[bytes], str]) -> tuple[str, Any] | None:
+    """The tag and the JSON value of the cache file at *path* (:func:`read_tagged_file`);
+    None when there is none or its body is not JSON."""
+    found = read_tagged_file(path, tag)
+    if found is None:
+        return None
+    try:
+        return found[0], json_loads(found[1])
+    except ValueError:
+        return None
+
+
 def write_tagged_file(path: Path, body: bytes, tag: Callable[[bytes], str]) -> None:
     """Keep *body* at *path* under its tag (:func:`read_tagged_file`), atomically; nothing
     happens when the file cannot be written."""

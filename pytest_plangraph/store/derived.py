@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import json_loads
-from ..plan.cache import read_tagged_file, write_tagged_file
+from ..plan.cache import read_tagged_file, read_tagged_json, write_tagged_file
 from .localkey import local_key
 
 __all__ = [
@@ -74,13 +74,7 @@ def read_tagged_of(path: Path, person: bytes = _PERSON) -> tuple[str, Any] | Non
     """The tag and the JSON value kept at *path* by :func:`write_tagged` with the same
     *person*, or None (no file, a tag that does not match, not JSON). The tag names the
     bytes written: a file kept beside this one names it by its tag."""
-    found = _body(path, person)
-    if found is None:
-        return None
-    try:
-        return found[0], json_loads(found[1])
-    except ValueError:
-        return None
+    return read_tagged_json(path, lambda body: _tag(body, person))
 
 
 class StateRows:

@@ -17,8 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..canonical import json_loads
-from ..plan.cache import read_tagged_file, write_tagged_file
+from ..plan.cache import read_tagged_json, write_tagged_file
 from ..values import dataclass
 
 __all__ = ["CommitCache"]
@@ -38,12 +37,11 @@ class CommitCache:
 
     def load(self) -> dict[str, tuple[str, ...]]:
         """The changed paths of every commit kept, by commit id (empty on any doubt)."""
-        found = read_tagged_file(self.path, self._tag)
+        found = read_tagged_json(self.path, self._tag)
         if found is None:
             return {}
-        body = found[1]
+        data = found[1]
         try:
-            data = json_loads(body)
             if data["version"] != _VERSION:
                 return {}
             kept = data["commits"]

@@ -23,8 +23,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..canonical import json_loads
-from ..plan.cache import read_tagged_file, write_tagged_file
+from ..plan.cache import read_tagged_json, write_tagged_file
 from .refs import RefFiles, git_dirs, is_object_id, split_revision
 from .run import Repo, commits_of
 
@@ -80,12 +79,11 @@ class RevisionCache:
 
     def load(self) -> dict[str, str]:
         """The kept entries (empty on any doubt)."""
-        found = read_tagged_file(self.path, self._tag)
+        found = read_tagged_json(self.path, self._tag)
         if found is None:
             return {}
-        body = found[1]
+        data = found[1]
         try:
-            data = json_loads(body)
             if data["version"] != _VERSION:
                 return {}
             kept = data["revisions"]
