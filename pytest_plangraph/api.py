@@ -322,6 +322,9 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         apicheck.name(by, "by")
         if idempotency_key is not None:
             apicheck.name(idempotency_key, "idempotency_key")
+        expected = apicheck.version(expected_plan_version, "expected_plan_version")
+        if not self.has_store():  # a conflict found before the fold creates no store
+            self._expect(expected)
         from .checkpoint import fold_with
         from .judge.gate import decide, refused_on_tampering
 
@@ -338,7 +341,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
             by=by,
             payload={"verdict": decide(before).verdict},
             idempotency_key=idempotency_key,
-            expected_plan_version=expected_plan_version,
+            expected_plan_version=expected,
         )
         after_fold = fold_with(self.store, fold, [claim])
         # a fold read again from every event is judged against the files as they are now

@@ -133,7 +133,8 @@ class Replanning(Repository):
         """:class:`ConflictError` unless the plan in the repository is version *expected*."""
         if expected is None:
             return
-        current = self.plan_ref().version
+        # a store not made yet would number this plan 1: a conflict creates no store
+        current = self.plan_ref().version if self.has_store() else 1
         if expected != current:
             raise ConflictError(
                 f"PLAN_VERSION_CONFLICT: the writer expected plan version {expected}, but the "

@@ -135,3 +135,26 @@ def test_a_refused_write_to_a_store_that_is_not_there_makes_none(
     result = plangraph(jwt, *command, "--store", str(missing))
     _refused(result, "nope")
     assert not missing.exists()
+
+
+def test_a_plan_version_conflict_on_a_store_that_is_not_there_makes_none(
+    jwt: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "misspelt"
+    missing = folder / "store.db"
+    claim = ("claim", "step-user-schema", "--by", "ci", "--store", str(missing))
+    result = plangraph(jwt, *claim, "--expected-plan-version", "7", "--format", "json")
+    assert result.code == 1, result.out + result.err
+    assert "PLAN_VERSION_CONFLICT" in result.out + result.err
+    assert "Traceback" not in result.err
+    assert not folder.exists()  # neither the store nor a cache beside it
+    first = plangraph(jwt, *claim, "--expected-plan-version", "1")  # what a new store numbers
+    assert first.code == 1 and "PLAN_VERSION_CONFLICT" not in first.out + first.err
+    assert missing.is_file()
+
+
+def test_lint_with_a_store_that_is_not_there_makes_no_cache(jwt: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "misspelt"
+    result = plangraph(jwt, "lint", "--store", str(folder / "store.db"))
+    assert result.code == 0, result.out + result.err
+    assert not folder.exists()  # the schema check keeps no marker where no store is

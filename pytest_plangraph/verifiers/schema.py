@@ -177,8 +177,11 @@ def _remember(marker: Path | None) -> None:
     :data:`KEPT_SCHEMAS`; a cache that cannot be written is not used."""
     if marker is None:
         return
-    from ..plan.cache import make_cache_dir
+    from ..plan.cache import in_use, make_cache_dir
 
+    cache = marker.parent.parent
+    if cache.name.endswith(".cache") and not in_use(cache):  # beside a store not made (yet)
+        return
     try:
         make_cache_dir(marker.parent.parent)
         marker.parent.mkdir(exist_ok=True)
