@@ -29,7 +29,12 @@ by its start, not whole)."""
 def quoted(value: Any) -> str:
     """*value* as a message quotes it (``repr``): at most :data:`QUOTE_LIMIT` characters, a
     longer one cut, with ``…`` and its full length."""
-    text = repr(value)
+    return cut(repr(value))
+
+
+def cut(text: str) -> str:
+    """*text* (a path, a key) as a message shows it: at most :data:`QUOTE_LIMIT` characters, a
+    longer one by its start, ``…`` and its full length."""
     if len(text) <= QUOTE_LIMIT:
         return text
     tail = f"… ({len(text):,} characters)"

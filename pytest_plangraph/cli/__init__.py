@@ -14,7 +14,7 @@ import gc
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import ConflictError, PlangraphError
+from ..errors import ConflictError, PlangraphError, cut
 
 if TYPE_CHECKING:  # argparse is imported where a parser is built: a kept answer needs none
     import argparse
@@ -201,7 +201,7 @@ def _undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
 def _system_refused(exc: OSError) -> int:
     """Tell an ``OSError`` that reached the top as one line on stderr; exit 2."""
     what = exc.strerror or str(exc)
-    where = f": {exc.filename}" if exc.filename is not None else ""
+    where = f": {cut(str(exc.filename))}" if exc.filename is not None else ""
     with contextlib.suppress(OSError):
         print(f"plangraph: error: {what}{where}", file=sys.stderr)
     return 2

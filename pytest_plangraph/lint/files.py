@@ -6,6 +6,7 @@ types can answer.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -64,7 +65,8 @@ class WorkspaceFileCheck:
         found = set()
         for pattern in dict.fromkeys(patterns):
             # a file may be named with glob characters (`test_[v2].py`): the path itself counts
-            if (self.workspace.root / normalize(pattern)).exists():
+            # os.path.exists: a name too long to look up is not there (Path.exists raises)
+            if os.path.exists(self.workspace.root / normalize(pattern)):
                 found.add(pattern)
             elif is_glob(pattern) and self.workspace.expand([pattern]):
                 found.add(pattern)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any, Literal, Protocol
 
+from ..errors import quoted
 from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
 from ..plan.messages import FieldPath
@@ -188,5 +189,5 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
         opcodes = difflib.SequenceMatcher(None, name, other).get_opcodes()
         edits = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
         if edits <= max(2, len(name) // 5):
-            return f" (did you mean {other!r}?)"
+            return f" (did you mean {quoted(other)}?)"
     return ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..errors import cut, quoted
 from ..plan.messages import FieldPath
 from ..plan.model import ArtifactVerifier, SchemaVerifier, TestVerifier
 from ..plan.paths import is_glob, path_problem
@@ -64,12 +65,12 @@ def missing_files(ctx: LintContext) -> Iterator[Finding]:
             continue
         if code == "TESTS_NOT_FOUND":
             hint = (
-                f"{ref}: no file in the repository matches {path}, the file part of tests "
-                f"pattern {what!r}: fix the path, or write the test file"
+                f"{ref}: no file in the repository matches {cut(path)}, the file part of tests "
+                f"pattern {quoted(what)}: fix the path, or write the test file"
             )
         else:
             hint = (
-                f"{ref}: the {what} {path} does not exist: fine while the step has still to "
+                f"{ref}: the {what} {cut(path)} does not exist: fine while the step has still to "
                 "make it, else fix the path"
             )
         yield ctx.finding(code, node_id, hint, field)

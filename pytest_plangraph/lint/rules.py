@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
+from ..errors import quoted
 from ..plan.graph import Graph
 from ..plan.messages import FieldPath
 from ..plan.model import (
@@ -36,13 +37,18 @@ def _duplicate_ids(ctx: LintContext) -> Iterator[Finding]:
     for i, node in enumerate(ctx.loaded.plan.nodes):
         if node.id in first:
             line = split_location(ctx.loaded.location(("nodes", first[node.id], "id")))[1]
-            hint = f"node id {node.id!r} is already used by the node at line {line}; rename one"
+            hint = (
+                f"node id {quoted(node.id)} is already used by the node at line {line}; rename one"
+            )
             yield ctx.finding("DUPLICATE_ID", node.id, hint, ("nodes", i, "id"))
         first.setdefault(node.id, i)
         seen: set[str] = set()
         for k, criterion in enumerate(node.acceptance):
             if criterion.id in seen:
-                hint = f"criterion id {criterion.id!r} appears twice in node {node.id}; rename one"
+                hint = (
+                    f"criterion id {quoted(criterion.id)} appears twice in node {node.id}; "
+                    "rename one"
+                )
                 yield ctx.finding(
                     "DUPLICATE_ID", node.id, hint, ("nodes", i, "acceptance", k, "id")
                 )
@@ -55,7 +61,7 @@ def _missing_deps(ctx: LintContext) -> Iterator[Finding]:
         for end, name, other in (("from", edge.from_, edge.to), ("to", edge.to, edge.from_)):
             if name not in known:
                 hint = (
-                    f"edge {edge.from_} -> {edge.to} names unknown node {name!r}"
+                    f"edge {edge.from_} -> {edge.to} names unknown node {quoted(name)}"
                     f"{did_you_mean(name, known)}; add that node or fix the id"
                 )
                 about = other if other in known else None
@@ -63,7 +69,7 @@ def _missing_deps(ctx: LintContext) -> Iterator[Finding]:
     for i, node in enumerate(ctx.loaded.plan.nodes):
         if node.parent is not None and node.parent not in known:
             hint = (
-                f"parent {node.parent!r} of {node.id} is not a node"
+                f"parent {quoted(node.parent)} of {node.id} is not a node"
                 f"{did_you_mean(node.parent, known)}; add it or fix the id"
             )
             yield ctx.finding("MISSING_DEP", node.id, hint, ("nodes", i, "parent"))
@@ -164,14 +170,15 @@ def _inputs(ctx: LintContext) -> Iterator[Finding]:
             parsed = _parse_reference(reference, nodes)
             if parsed is None:
                 hint = (
-                    f"input {name!r} of {node.id} is {reference!r}; write 'node-id.outputs.field'"
+                    f"input {quoted(name)} of {node.id} is {quoted(reference)}; "
+                    "write 'node-id.outputs.field'"
                 )
                 yield ctx.finding("TYPE_MISMATCH", node.id, hint, path)
                 continue
             source, field = parsed
             if source not in nodes:
                 hint = (
-                    f"input {name!r} of {node.id} reads unknown node {source!r}"
+                    f"input {quoted(name)} of {node.id} reads unknown node {quoted(source)}"
                     f"{did_you_mean(source, nodes)}; add that node or fix the reference"
                 )
                 yield ctx.finding("MISSING_DEP", node.id, hint, path)
@@ -183,13 +190,17 @@ def _inputs(ctx: LintContext) -> Iterator[Finding]:
                 fix = f"add `{{from: {source}, to: {node.id}, type: consumes}}` to edges"
                 if source == node.id:
                     fix = "a node cannot take its own outputs as input: drop or repoint the input"
-                hint = f"input {name!r} of {node.id} reads {source} but no edge joins them; {fix}"
+                hint = (
+                    f"input {quoted(name)} of {node.id} reads {source} but no edge joins "
+                    f"them; {fix}"
+                )
                 yield ctx.finding("UNDECLARED_EDGE", node.id, hint, path)
             declared = nodes[source].outputs_schema
             if field not in declared:
                 has = ", ".join(declared) if declared else "nothing"
                 hint = (
-                    f"input {name!r} of {node.id} reads field {field!r}, but the outputs_schema "
+                    f"input {quoted(name)} of {node.id} reads field {quoted(field)}, but the "
+                    "outputs_schema "
                     f"of {source} declares {has}; add `{field}: <type>` there or fix the input"
                 )
                 yield ctx.finding("TYPE_MISMATCH", node.id, hint, path)
@@ -216,7 +227,8 @@ def _unknown_artifacts(ctx: LintContext) -> Iterator[Finding]:
                 continue
             outputs = ", ".join(upstream.outputs) or "none"
             hint = (
-                f"{edge.to} consumes {artifact!r}, which is not an output of {edge.from_} (its "
+                f"{edge.to} consumes {quoted(artifact)}, which is not an output of "
+                f"{edge.from_} (its "
                 f"outputs: {outputs}); add it to the outputs of {edge.from_} or fix the path"
             )
             yield ctx.finding("UNKNOWN_ARTIFACT", edge.to, hint, ("edges", i, "artifacts", k))
@@ -230,7 +242,8 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
             if kind not in ctx.verifier_types:
                 ref = f"{node.id}/{criterion.id}"
                 hint = (
-                    f"{ref} uses verifier type {kind!r}{did_you_mean(kind, ctx.verifier_types)}; "
+                    f"{ref} uses verifier type {quoted(kind)}"
+                    f"{did_you_mean(kind, ctx.verifier_types)}; "
                     f"known types: {', '.join(sorted(ctx.verifier_types))} — fix the type or "
                     f"install the plugin that provides it"
                 )
@@ -240,7 +253,7 @@ def _verifiers(ctx: LintContext) -> Iterator[Finding]:
             for t, pattern in enumerate(tests):
                 if "" in pattern.split("::"):
                     hint = (
-                        f"{node.id}/{criterion.id}: test pattern {pattern!r} has an empty "
+                        f"{node.id}/{criterion.id}: test pattern {quoted(pattern)} has an empty "
                         f"part; write 'tests/test_file.py::test_name' or 'tests/test_file.py'"
                     )
                     yield ctx.finding("VERIFIER_CONFIG", node.id, hint, (*path, "tests", t))
@@ -355,7 +368,7 @@ def _paths_outside_root(ctx: LintContext) -> Iterator[Finding]:
             continue  # a node's own paths, known to give nothing here: kept by its content
         problem = path_problem(value)
         if problem is not None:
-            hint = f"{value!r} in {node_id}: {problem}"
+            hint = f"{quoted(value)} in {node_id}: {problem}"
             if wrong is not None and path[0] == "nodes":
                 wrong.add(int(path[1]))
             yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)
@@ -372,7 +385,7 @@ def _links_outside_root(ctx: LintContext) -> Iterator[Finding]:
         return
     for node_id, path, value in _plan_paths(ctx):
         if value in escaping:
-            hint = f"{value!r} in {node_id}: {_THROUGH_LINK}"
+            hint = f"{quoted(value)} in {node_id}: {_THROUGH_LINK}"
             yield ctx.finding("PATH_OUTSIDE_ROOT", node_id, hint, path)
 
 

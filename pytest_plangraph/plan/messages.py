@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import QUOTE_LIMIT, Problem, quoted
+from ..errors import Problem, cut, quoted
 from .model import SHA256_PATTERN
 
 FieldPath = tuple[str | int, ...]
@@ -17,9 +17,8 @@ def format_path(path: FieldPath) -> str:
     """``nodes[2].acceptance[0].verifier`` from ``("nodes", 2, "acceptance", 0, "verifier")``."""
     text = ""
     for part in path:
-        if isinstance(part, str) and len(part) > QUOTE_LIMIT:  # a huge unknown key, cut
-            tail = f"… ({len(part):,} characters)"
-            part = part[: QUOTE_LIMIT - len(tail)] + tail
+        if isinstance(part, str):
+            part = cut(part)  # a huge unknown key
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
 
