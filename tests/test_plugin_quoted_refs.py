@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
-from glob_helpers import write
+from glob_helpers import walks_of, write
 from plugin_helpers import latest, make_project
 
 from pytest_plangraph.vcs.quotes import (
@@ -198,6 +198,39 @@ def test_a_test_file_that_cannot_be_read_stales_every_criterion(
     assert status == "stale"
     for criterion in ("ac-marked", "ac-pattern"):
         assert [r["quotes"] for r in reasons[criterion]] == [f"step-a/{criterion}"]
+    assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
+
+
+WRITES_A_MARKER = """
+import pytest
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked():
+    assert True
+
+def test_pattern_one():
+    late = '@pytest.mark.criterion("step-a/ac-marked")\\ndef test_late():\\n    assert False\\n'
+    with open("tests/test_other.py", "a", encoding="utf-8") as handle:
+        handle.write("\\n\\n" + late)
+"""
+
+
+def test_a_marker_written_during_the_run_voids_the_record_of_its_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """The quotes were read when the run bound its subjects, before a test wrote a marker
+    for ``ac-marked`` into ``tests/test_other.py``: that record is voided, not stored as a
+    pass; ``ac-pattern``'s, whose list did not change, stands."""
+    files = {OTHER: "import pytest\n\n" + OTHER_TEXT}
+    root = make_project(pytester, tests=WRITES_A_MARKER, files=files)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=4)  # the artifact item too
+    records = latest(root)
+    marked = records["step-a/ac-marked"]
+    assert (marked.outcome, marked.reason) == ("error", "ARTIFACT_CHANGED_DURING_RUN")
+    [key] = marked.details["changed_during_run"]
+    [walk] = walks_of(marked.subjects)
+    assert quoted_reference(key) == (walk, "step-a/ac-marked")
+    assert records["step-a/ac-pattern"].outcome == "passed"
     assert plangraph(root, "claim", "step-a", "--by", "agent-7").code == 1
 
 
