@@ -23,7 +23,7 @@ from ..plan.paths import UTF8_HINT, not_utf8
 from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
 from ..values import dataclass, field
-from ..vcs.quotes import quotes_key
+from ..vcs.quotes import quoted_subjects
 from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
 from .ended import EndValues
@@ -179,7 +179,7 @@ class _Decider:
         details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
         produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
         subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
-        subjects.update(_quoted_subjects(ref, subjects, self.mapping.hashes))
+        subjects.update(quoted_subjects(ref, subjects, self.mapping.hashes))
         subjects.update(dict.fromkeys(produced))
         if self.results.coverage is not None:
             details.update(_coverage_details(self.results.coverage, outcomes))
@@ -234,21 +234,6 @@ class _Decider:
                 self.skipped[ref] = Unverified(self.no_pass)
             else:
                 self.decided.append(_verifier_decided(ref, found))
-
-
-def _quoted_subjects(
-    ref: str, subjects: MappingABC[str, str | None], hashes: MappingABC[str, str | None]
-) -> dict[str, str | None]:
-    """For each walk among *subjects*, the subject of which test files it lists quote *ref*
-    (:func:`~pytest_plangraph.vcs.quotes.quotes_key`) with its value in *hashes*; one per
-    walk and criterion, none when the run did not find it."""
-    found: dict[str, str | None] = {}
-    for path in subjects:
-        if is_collect_key(path):
-            key = quotes_key(path, ref)
-            if key in hashes:
-                found[key] = hashes[key]
-    return found
 
 
 def _uncollected_details(failed: list[str]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Mapping
 
 from ..canonical import json_loads
 from ..plan.paths import COLLECT
@@ -37,6 +38,7 @@ __all__ = [
     "collected_now",
     "quoted_reference",
     "quoted_refs",
+    "quoted_subjects",
     "quotes_key",
 ]
 
@@ -77,6 +79,21 @@ def quoted_reference(key: str) -> tuple[str, str] | None:
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return (collect_key(folder, spec), ref) if isinstance(ref, str) else None
+
+
+def quoted_subjects(
+    ref: str, subjects: Iterable[str], values: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """For each walk among *subjects* (a record's), its :func:`quotes_key` subject for the
+    criterion *ref* with its value in *values* (what the run found); one per walk and
+    criterion, none that the run did not find."""
+    found: dict[str, str | None] = {}
+    for path in subjects:
+        if COLLECT in path:
+            key = quotes_key(path, ref)
+            if key in values:
+                found[key] = values[key]
+    return found
 
 
 class CollectValues:
