@@ -28,7 +28,8 @@ from .plan.model import Event, LoggedEvent, Plan
 from .plan.paths import UTF8_HINT, not_utf8
 from .store.trust import local_caches_count
 from .vcs.environment import ignore_store_dir, resolve_paths, store_files
-from .vcs.testglob import collected_now, globs_files
+from .vcs.quotes import collected_now
+from .vcs.testglob import globs_files
 from .vcs.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -339,7 +340,8 @@ class Repository:
             found = globs_files(os.fspath(self.root), patterns)
             globs = {glob: each.files for glob, each in found.items()}
             folders = {d for each in found.values() for d in each.listed}
-            collected = collected_now(os.fspath(self.root), paths, folders)
+            quoting: dict[str, str] = {}  # the files read for the references they quote
+            collected = collected_now(os.fspath(self.root), paths, folders, quoting)
             listed = tuple(sorted(folders))
             paths.update(f for each in found.values() for f in (*each.files, *each.named))
             sections = {p: f for p in absent if (f := section_file(p)) is not None}
@@ -357,6 +359,8 @@ class Repository:
             else:
                 files = self.workspace.hashes(paths, cache=cache, stats=stats)
         files.update(collected)
+        for path, sha in quoting.items():  # the bytes the quotes were found in: watched
+            files.setdefault(path, sha)
         for path in absent:  # a file where one was bound absent counts, hashed or not
             if files.get(path) is None and self.workspace.occupied(path):
                 files[path] = UNREADABLE

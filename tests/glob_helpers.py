@@ -3,9 +3,13 @@ file texts, and the real ``plangraph status`` of its node."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from cli_helpers import plangraph_main
+
+from pytest_plangraph.vcs.quotes import quoted_reference
+from pytest_plangraph.vcs.testglob import is_collect_key
 
 PLAN = """
 plangraph: 1
@@ -44,3 +48,9 @@ def status_of(root: Path) -> tuple[str, list[dict[str, object]]]:
     [node] = [n for n in answer["nodes"] if n["id"] == "auth"]
     [criterion] = node["criteria"]
     return str(node["status"]), list(criterion["reasons"])
+
+
+def walks_of(subjects: Iterable[str]) -> list[str]:
+    """The walks among a record's *subjects* (what pytest could collect under a folder), not
+    the subjects of which files they list quote the criterion's reference."""
+    return [p for p in subjects if is_collect_key(p) and quoted_reference(p) is None]

@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
-from glob_helpers import write
+from glob_helpers import walks_of, write
 from plugin_helpers import MARKED_FAILING, latest, make_project
-
-from pytest_plangraph.vcs.testglob import is_collect_key
 
 WIDENING = """
 def pytest_ignore_collect(collection_path, config):
@@ -43,7 +41,7 @@ def test_a_folder_a_conftest_lets_pytest_into_is_walked(pytester: pytest.Pyteste
     root = make_project(pytester, files={"tests/conftest.py": WIDENING})
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
     assert step_a(root)["status"] == "completed"
-    [walk] = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    [walk] = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert '"any_folder":true' in walk
     write(root, "tests/build/test_planted.py", textwrap.dedent(MARKED_FAILING))
     node = step_a(root)
@@ -59,7 +57,7 @@ def test_a_folder_a_conftest_lets_pytest_into_is_walked(pytester: pytest.Pyteste
 def test_a_run_without_such_a_conftest_keeps_its_key(pytester: pytest.Pytester) -> None:
     root = make_project(pytester)
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
-    [walk] = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    [walk] = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert "any_folder" not in walk  # installed plug-ins' pytest_ignore_collect do not count
     write(root, "tests/build/test_planted.py", textwrap.dedent(MARKED_FAILING))
     assert step_a(root)["status"] == "completed"  # pytest leaves build/ out: nothing changes

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph_main, status_without_caches
+from glob_helpers import walks_of
 from plugin_helpers import make_project
 
 from pytest_plangraph.store.derived import NAME, read_tagged
@@ -198,7 +199,7 @@ def test_a_kept_state_for_another_listing_falls_back(
     root = _recorded(pytester)
     kept = read_tagged(root / CACHE / NAME)
     if kind == "collect":  # what a run could collect, as another listing found it
-        [entry] = [e for e in kept["observed"]["files"] if "::collect" in e[0]]
+        [entry] = [e for e in kept["observed"]["files"] if e[0] in walks_of([e[0]])]
         entry[1] = "0" * 64
     else:  # a glob's files, as another listing found them
         glob = next(iter(kept["observed"]["globs"]))

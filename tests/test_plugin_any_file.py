@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph, plangraph_main
-from glob_helpers import write
+from glob_helpers import walks_of, write
 from plugin_helpers import latest, make_project
 
-from pytest_plangraph.vcs.testglob import collect_files, collect_key, is_collect_key
+from pytest_plangraph.vcs.testglob import collect_files, collect_key
 
 CHECKS = """
 import pytest
@@ -67,7 +67,7 @@ def test_a_new_yaml_test_file_a_conftest_collects_stales_the_run(
     )
     pytester.runpytest("--plangraph", *workers).assert_outcomes(passed=5)
     assert _status(root) == "completed"
-    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    walks = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert walks and all('"any_file":true' in p for p in walks)
     write(root, "tests/check_two.yaml", "two: broken\n")
     assert _status(root) == "stale"
@@ -86,7 +86,7 @@ def test_without_a_collector_of_its_own_the_key_stays_as_it_was(
     collect any file: records keep the key they had, and a data file changes nothing."""
     root = make_project(pytester)
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
-    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    walks = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert walks and not any("any_file" in p for p in walks)
     write(root, "tests/check_two.yaml", "two: broken\n")
     assert _status(root) == "completed"

@@ -13,7 +13,8 @@ from conftest import FIXTURES, git
 from plugin_helpers import evidence, latest, section
 
 from pytest_plangraph.plan.evidence import ABSENT
-from pytest_plangraph.vcs.testglob import collect_digest, collect_files, is_collect_key
+from pytest_plangraph.vcs.quotes import CollectValues
+from pytest_plangraph.vcs.testglob import is_collect_key
 
 
 def _jwt(pytester: pytest.Pytester) -> Path:
@@ -38,7 +39,7 @@ def test_the_jwt_login_project_from_run_to_gate(pytester: pytest.Pytester) -> No
                 assert not (root / path).exists(), path
                 continue
             if is_collect_key(path):  # what pytest could collect under a folder
-                assert digest == collect_digest(collect_files(str(root), path)), path
+                assert digest == CollectValues(str(root)).value(path), path
                 continue
             assert digest == hashlib.sha256((root / path).read_bytes()).hexdigest(), path
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
-from glob_helpers import write
+from glob_helpers import walks_of, write
 from plugin_helpers import MARKED_FAILING, latest, make_project
 
 from pytest_plangraph.vcs.testglob import (
@@ -187,7 +187,7 @@ def test_the_record_binds_what_the_run_could_collect(pytester: pytest.Pytester) 
     records = latest(root)
     for ref in ("step-a/ac-marked", "step-a/ac-pattern"):
         subjects = records[ref].subjects
-        [walk] = [path for path in subjects if is_collect_key(path)]
+        [walk] = walks_of(subjects)
         assert collect_folder(walk) == "tests"
         assert subjects[walk] == collect_digest(collect_files(str(root), walk))
     assert '"doctest_glob":["test*.txt"]' in walk and '"python_files":["test_*.py"' in walk

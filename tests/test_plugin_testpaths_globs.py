@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph, plangraph_main
-from glob_helpers import write
+from glob_helpers import walks_of, write
 from plugin_helpers import MARKED_FAILING, latest, make_project
 
-from pytest_plangraph.vcs.testglob import collect_folder, is_collect_key
+from pytest_plangraph.vcs.testglob import collect_folder
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +59,7 @@ def test_a_folder_testpaths_finds_later_stales_the_run(
     root = make_project(pytester, files={"pytest.ini": f"[pytest]\ntestpaths = {testpaths}\n"})
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
     assert _status(root) == "completed"
-    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    walks = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert sorted(collect_folder(p) for p in walks) == sorted([folder, "tests"])
     write(root, made, textwrap.dedent(MARKED_FAILING))
     # the new folder's test is one of the suite's, and it fails on the code now
@@ -69,7 +69,7 @@ def test_a_folder_testpaths_finds_later_stales_the_run(
 def test_a_plain_testpaths_binds_its_folders_alone(pytester: pytest.Pytester) -> None:
     root = make_project(pytester)  # testpaths = tests: a folder that is there
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
-    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    walks = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert [collect_folder(p) for p in walks] == ["tests"]
     write(root, "elsewhere/test_b.py", textwrap.dedent(MARKED_FAILING))
     assert _status(root) == "completed"  # no run of the suite collects it
@@ -125,7 +125,7 @@ def test_a_testpaths_glob_finds_folders_norecursedirs_leaves_out_as_pytest_does(
     )
     pytester.runpytest("--plangraph").assert_outcomes(passed=1)
     assert _status(root) == "completed"
-    walks = [p for p in latest(root)["step-a/ac-marked"].subjects if is_collect_key(p)]
+    walks = walks_of(latest(root)["step-a/ac-marked"].subjects)
     assert [p for p in walks if '"testpaths":["*/tests"]' in p]
     assert all(collect_folder(p) in (".", "pkg/tests") for p in walks)
     write(root, ".hidden/tests/test_h.py", textwrap.dedent(MARKED_FAILING))

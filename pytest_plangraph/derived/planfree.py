@@ -24,7 +24,10 @@ kept: the look found every folder the kept answer's watch walked to list them un
 inode, mode, mtime and ctime), or it would have found no files changed at all; a file added
 to or removed from one of them is a miss of the folder, answered in full. They are listed
 again all the same (folders listed, no file read) and a listing other than the kept one
-falls back: the kept state then was not made for the kept answer's listing.
+falls back: the kept state then was not made for the kept answer's listing. The files a
+walk reads for the references they quote (:mod:`pytest_plangraph.vcs.quotes`) are watched
+files: one changed is among the look's changed files, and the walk's values found again then
+differ from the kept ones when its quotes changed (a full status answers).
 
 Anything this cannot judge without the whole plan is today's path (None), and so is a change
 that reaches more than half of the plan's nodes (judging them is a derivation of the whole
@@ -333,8 +336,10 @@ def _listed_as_kept(
     of each ``tests:`` glob are, listed again now, what the kept state holds. The look found
     the folders listed for them unchanged, so they are; listed again all the same, so that
     a kept state made for another listing than the kept answer's watch never stands (the few
-    test folders are listed, no file is read)."""
-    from ..vcs.testglob import collected_now, glob_files
+    test folders are listed; the test files are read for the references they quote, which a
+    changed one may have gained or lost)."""
+    from ..vcs.quotes import collected_now
+    from ..vcs.testglob import glob_files
 
     keys = {p for p in files if COLLECT in p}
     if keys and collected_now(root, set(keys), set()) != {k: files[k] for k in keys}:

@@ -31,6 +31,7 @@ from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
 from ..plan.paths import COLLECT
 from ..values import dataclass
+from ..vcs.quotes import quoted_reference
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
 
@@ -147,9 +148,11 @@ def judge(
     subjects = record.get("subjects") or {}
     changed = _subject_reasons(subjects, files)
     changed.extend(_unbound_reasons(subjects, files, expected))
-    # what a folder holds: told when no file the change there made says it already
+    # what a folder holds: told when no file the change there made says it already; which
+    # of its files quote the reference, when the folder's files are the same
     specific = [r for r in changed if "folder" not in r.data]
-    reasons.extend(specific or changed)
+    walks = [r for r in changed if "quotes" not in r.data]
+    reasons.extend(specific or walks or changed)
     old = record.get("input_digest")
     if old != input_digest:
         reasons.extend(upstream_reason(p) for p in culprits())
@@ -175,7 +178,11 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
             )
         elif new != old and COLLECT in path:  # what pytest could collect under a folder
             data = {"path": path, "folder": path.partition(COLLECT)[0], "old": old, "new": new}
-            reasons.append(Reason("ARTIFACT_CHANGED", _COLLECTED.format(**data), data))
+            quoted = quoted_reference(path)
+            if quoted is not None:  # which of its test files quote the criterion's reference
+                data["quotes"] = quoted[1]
+            message = _QUOTED if quoted is not None else _COLLECTED
+            reasons.append(Reason("ARTIFACT_CHANGED", message.format(**data), data))
         elif new != old:
             reasons.append(
                 Reason(
@@ -190,6 +197,11 @@ def _subject_reasons(subjects: Mapping[str, str], files: Mapping[str, str | None
 _COLLECTED = (
     "the files pytest could collect under {folder}/ changed since the evidence was recorded "
     "(a conftest.py or test file added, moved or removed there: it did not run them)"
+)
+
+_QUOTED = (
+    "the test files under {folder}/ that quote {quotes} changed since the evidence was "
+    "recorded (a criterion marker for it added or removed there: tests it did not run)"
 )
 
 

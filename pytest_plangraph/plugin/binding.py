@@ -14,14 +14,16 @@ is :data:`~pytest_plangraph.plan.evidence.ABSENT`, computed once per folder and 
 
 Where no path is to bind — a folder made later, a test file only a marker brings in — each
 folder among the run's paths binds what pytest could collect there (:func:`collectable`), one
-subject per folder whose value the gate computes again (:mod:`.collectable`).
+subject per folder whose value the gate computes again (:mod:`.collectable`); and each
+criterion which test files there quote its reference (:meth:`FileBinder.quoted`: a marker
+added to a test file the walk binds by name alone).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from collections.abc import Mapping as MappingABC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +33,7 @@ import pytest
 from ..errors import PlangraphError
 from ..judge.sections import has_pytest_section, section_subject
 from ..plan.evidence import ABSENT
+from ..vcs.quotes import CollectValues, quotes_key
 from . import STARTED_KEY
 from .collectable import collectable, collected_folders
 from .config import CONFIG_NAMES
@@ -53,6 +56,8 @@ class FileBinder:
         self._sectionless: list[str] = []
         self._absent_conftests: list[str] | None = None
         self._collectable: dict[str, str] | None = None
+        self._walks = CollectValues(os.fspath(plangraph.root))
+        self._quoted: dict[str, str] | None = None
         self._run_files: list[str] | None = None
         self._files: RepositoryFiles | None = None
         self._relatives: dict[Path, str | None] = {}
@@ -91,6 +96,8 @@ class FileBinder:
             for path in absent:
                 mapping.hashes.setdefault(path, ABSENT)
             mapping.hashes.update(walks)
+            if self._quoted is None:  # once per run, for every criterion
+                mapping.hashes.update(self.quoted(mapping.criteria))
         defined_in = self._defined_in(item, file)
         if defined_in is not None and defined_in not in paths:
             paths.append(defined_in)
@@ -268,8 +275,22 @@ class FileBinder:
         """What the run could collect under each folder of its paths (:func:`collectable`),
         computed once: a subject path per folder, and the digest of the files found."""
         if self._collectable is None:
-            self._collectable = collectable(self.config, self.relative, self.plangraph.root)
+            root = self.plangraph.root
+            self._collectable = collectable(self.config, self.relative, root, self._walks)
         return self._collectable
+
+    def quoted(self, refs: Iterable[str]) -> dict[str, str]:
+        """For each walk of :meth:`collectable` and each criterion reference of *refs*, its
+        :func:`~pytest_plangraph.vcs.quotes.quotes_key` subject and value: which test files
+        of the walk quote the reference. Computed once per run; each file read once."""
+        if self._quoted is None:
+            walks = self.collectable()
+            self._quoted = {}
+            for ref in refs:
+                for walk in walks:
+                    key = quotes_key(walk, ref)
+                    self._quoted[key] = self._walks.value(key)
+        return self._quoted
 
     def absent_configuration(self) -> list[str]:
         """The pytest configuration files that are not there and that pytest would have

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from ..vcs.testglob import DOCTEST_TEXT, collect_digest, collect_files, collect_key
+from ..vcs.quotes import CollectValues
+from ..vcs.testglob import DOCTEST_TEXT, collect_key
 
 __all__ = [
     "collect_settings",
@@ -156,7 +157,10 @@ def _in_repository(config: pytest.Config, implementations: list[Any]) -> bool:
 
 
 def collectable(
-    config: pytest.Config, relative: Callable[[Path], str | None], root: Path
+    config: pytest.Config,
+    relative: Callable[[Path], str | None],
+    root: Path,
+    values: CollectValues | None = None,
 ) -> dict[str, str]:
     """For each folder among the paths the run collects (``config.args``: the command line's,
     or ``testpaths``) inside the repository, the subject that stands for what pytest could
@@ -168,7 +172,9 @@ def collectable(
 
     When the paths came from ``testpaths``, the entries that are globs, or that named
     nothing, are bound too (:func:`testpaths_key`): a folder made since that one would find
-    holds tests the run did not collect."""
+    holds tests the run did not collect. *values* walks each folder (kept for the walks'
+    :func:`~pytest_plangraph.vcs.quotes.quotes_key` subjects)."""
+    values = CollectValues(os.fspath(root)) if values is None else values
     settings = collect_settings(config)
     found: dict[str, str] = {}
     for arg in config.args:
@@ -182,10 +188,10 @@ def collectable(
             continue
         key = collect_key("" if top == "." else top, settings)
         if key not in found:
-            found[key] = collect_digest(collect_files(os.fspath(root), key))
+            found[key] = values.value(key)
     globbed = testpaths_key(config, relative, settings)
     if globbed is not None and globbed not in found:
-        found[globbed] = collect_digest(collect_files(os.fspath(root), globbed))
+        found[globbed] = values.value(globbed)
     return found
 
 

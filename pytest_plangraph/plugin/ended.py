@@ -1,13 +1,14 @@
 """What the subjects that name no file are at the end of a ``pytest --plangraph`` run.
 
 Two kinds of subject stand for a fact, not a file's bytes: what pytest could collect under a
-folder (:func:`~pytest_plangraph.vcs.testglob.collect_key`) and whether a configuration file
-pytest passed over holds a pytest section (``pyproject.toml#pytest``,
+folder (:func:`~pytest_plangraph.vcs.testglob.collect_key`; which of its test files quote a
+criterion's reference, :func:`~pytest_plangraph.vcs.quotes.quotes_key`) and whether a
+configuration file pytest passed over holds a pytest section (``pyproject.toml#pytest``,
 :func:`~pytest_plangraph.judge.sections.section_subject`). Hashing their path finds no file, so
 the record maker asks :class:`EndValues` for them instead: a test file written into a
-collected folder, or a pytest table written into ``pyproject.toml``, while the tests ran then
-differs from what the run bound when it started, and voids the record
-(``ARTIFACT_CHANGED_DURING_RUN``) as a changed file does.
+collected folder, a marker written into a test file, or a pytest table written into
+``pyproject.toml``, while the tests ran then differs from what the run bound when it started,
+and voids the record (``ARTIFACT_CHANGED_DURING_RUN``) as a changed file does.
 """
 
 from __future__ import annotations
@@ -18,19 +19,22 @@ from pathlib import Path
 
 from ..judge.sections import has_pytest_section, section_file
 from ..plan.evidence import ABSENT
-from ..vcs.testglob import collect_digest, collect_files, is_collect_key
+from ..vcs.quotes import CollectValues
+from ..vcs.testglob import is_collect_key
 
 __all__ = ["EndValues"]
 
 
 class EndValues:
     """The end-of-run value of each collect key and pytest-section subject, each found once
-    per run (a folder is walked once however many records bind it)."""
+    per run (a folder is walked once however many records bind it, a test file read once for
+    the references it quotes however many criteria ask)."""
 
     def __init__(self, root: Path, hash_file: Callable[[str], str | None]) -> None:
         self.root = root
         self._hash_file = hash_file
         self._found: dict[str, str] = {}
+        self._walks = CollectValues(os.fspath(root))
 
     def of(self, paths: Iterable[str]) -> dict[str, str]:
         """The value now of each subject of *paths* that names no file (others left out):
@@ -41,7 +45,7 @@ class EndValues:
             if path in self._found:
                 found[path] = self._found[path]
             elif is_collect_key(path):
-                found[path] = collect_digest(collect_files(os.fspath(self.root), path))
+                found[path] = self._walks.value(path)
             elif (config := section_file(path)) is not None:
                 found[path] = self._section(config)
             else:

@@ -23,6 +23,7 @@ from ..plan.paths import UTF8_HINT, not_utf8
 from ..plan.patterns import glob_files_of
 from ..plan.policy import TestPolicy
 from ..values import dataclass, field
+from ..vcs.quotes import quoted_subjects
 from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
 from .ended import EndValues
@@ -178,6 +179,7 @@ class _Decider:
         details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
         produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
         subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
+        subjects.update(quoted_subjects(ref, subjects, self.mapping.hashes))
         subjects.update(dict.fromkeys(produced))
         if self.results.coverage is not None:
             details.update(_coverage_details(self.results.coverage, outcomes))

@@ -25,6 +25,7 @@ from ..plan.model import Plan, TestVerifier
 from ..plan.patterns import PatternIndex, covers, may_hold
 from ..plan.policy import TestPolicy, effective_policy
 from ..values import asdict, dataclass, field
+from ..vcs.quotes import quoted_refs
 from .suite import ProjectSelection
 
 if TYPE_CHECKING:
@@ -280,19 +281,19 @@ def names_a_test(pattern: str) -> bool:
 def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[str, list[str]]:
     """``node/criterion`` → the failed collectors (repository-relative ids) that may hold its
     tests: one a ``tests:`` pattern could match, or whose source (under *root*) quotes the
-    reference as a marker would — unless its ``exclude:`` takes out every test the collector
+    reference as a marker would (:func:`~pytest_plangraph.vcs.quotes.quoted_refs`, the test
+    the records' quotes subjects make) — unless its ``exclude:`` takes out every test the collector
     holds. A failure at the repository root (``.``) may hold any test."""
     patterns = patterns_by_criterion(plan)
     excludes = excludes_by_criterion(plan)
     found: dict[str, list[str]] = {}
     for collector in failed:
         everything = collector == "."
-        text = "" if everything else _source_text(root, collector)
+        quoted = frozenset() if everything else quoted_refs(_source_text(root, collector))
         for ref, ref_patterns in patterns.items():
             if any(covers(e, collector) for e in excludes.get(ref, ())):
                 continue  # every test it could hold is excluded from this criterion
-            quoted = f'"{ref}"' in text or f"'{ref}'" in text
-            if everything or quoted or any(may_hold(p, collector) for p in ref_patterns):
+            if everything or ref in quoted or any(may_hold(p, collector) for p in ref_patterns):
                 found.setdefault(ref, []).append(collector)
     return found
 

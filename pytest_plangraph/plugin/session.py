@@ -29,7 +29,7 @@ from ..judge.derive import derive
 from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
-from ..vcs.testglob import collected_now
+from ..vcs.quotes import collected_now
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded

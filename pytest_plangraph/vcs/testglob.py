@@ -22,7 +22,9 @@ A file no glob names can also hold tests of a criterion (a ``criterion`` marker,
 ``--doctest-glob`` of the run) or hooks that see every test (a ``conftest.py`` in a folder made
 since). :func:`collect_files` lists what pytest could collect under a folder of a run's paths
 with the run's own settings, named by a :func:`collect_key` subject whose value is the digest
-of the list: the run binds it, and the gate walks again (:func:`collected_now`).
+of the list: the run binds it, and the gate walks again
+(:func:`~pytest_plangraph.vcs.quotes.collected_now`). Which of those files quote a criterion's
+reference is :mod:`pytest_plangraph.vcs.quotes`.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ __all__ = [
     "collect_files",
     "collect_folder",
     "collect_key",
-    "collected_now",
     "expand_testpaths",
     "glob_files",
     "globs_files",
@@ -342,22 +343,6 @@ def _matches(pattern: str, path: str, name: str, root: str) -> bool:
     if fnmatchcase(full, pattern if pattern.startswith("/") else f"*/{pattern}"):
         return True
     return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}")
-
-
-def collected_now(root: str, paths: set[str], listed: set[str]) -> dict[str, str]:
-    """Take the :func:`collect_key` subjects out of *paths* (no file is hashed for them) and
-    give each its value now (:func:`collect_digest` of :func:`collect_files`); the folders
-    walked go into *listed* (a file added to one changes its mtime: the kept answer watches
-    them). Each key is walked once."""
-    keys = [path for path in paths if COLLECT in path]
-    found: dict[str, str] = {}
-    for key in keys:
-        paths.discard(key)
-        each = collect_files(root, key)
-        found[key] = collect_digest(each)
-        if each is not None:
-            listed.update(each.listed)
-    return found
 
 
 # --- the folders a testpaths glob finds ---------------------------------------------------------

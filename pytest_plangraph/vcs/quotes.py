@@ -1,0 +1,184 @@
+"""Which collected test modules quote a criterion's reference, and the value now of every
+subject that stands for a walk of what a run could collect.
+
+A :func:`~pytest_plangraph.vcs.testglob.collect_key` subject binds the *names* of the files a
+run could collect under a folder: a failing test with ``@pytest.mark.criterion("n/c")`` added
+to a test file that was there already, none of whose tests verified ``n/c`` (so no record of
+``n/c`` binds its bytes), changes no name. So each record of a ``test`` criterion also binds
+a :func:`quotes_key` per walk of its run: the walk's key with ``"quotes": "n/c"`` in its
+settings (a key without it keeps its digest), whose value is the digest
+(:func:`~pytest_plangraph.vcs.testglob.collect_digest`) of the sorted paths of the Python
+files the walk lists whose text holds the reference in quotes (``"n/c"`` or ``'n/c'``,
+:func:`quoted_refs`, the test :func:`~pytest_plangraph.plugin.mapping.collection_suspects`
+makes of a failed collector). A file that cannot be read may quote any reference: it is in
+every list, as ``path`` and a NUL byte (no name holds one). Not seen: a reference built at run
+time (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway).
+
+:class:`CollectValues` gives the value of such keys: each folder walked once, each file read
+once (its quoted references kept), however many criteria ask; it keeps the sha256 of the
+bytes it read (:attr:`CollectValues.read`), so a kept answer watches the very bytes the
+quotes were found in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+from ..canonical import json_loads
+from ..plan.paths import COLLECT
+from .testglob import GlobFiles, collect_digest, collect_files, collect_key
+
+__all__ = [
+    "QUOTES",
+    "UNREADABLE",
+    "CollectValues",
+    "collected_now",
+    "quoted_reference",
+    "quoted_refs",
+    "quoted_subjects",
+    "quotes_key",
+]
+
+QUOTES = "quotes"
+"""The setting of a :func:`quotes_key` that names the criterion's reference."""
+
+UNREADABLE = "unreadable"
+"""What :attr:`CollectValues.read` holds for a file that could not be read."""
+
+_QUOTED = re.compile(r"""(["'])([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)(?=\1)""")
+"""A ``node/criterion`` reference (both ids as the plan allows them) between two quotes of one
+kind; the closing quote is looked at, not taken, so it may open the next one."""
+
+
+def quoted_refs(text: str) -> frozenset[str]:
+    """Every ``node/criterion`` reference *text* holds in quotes: each ``ref`` for which
+    ``f'"{ref}"' in text or f"'{ref}'" in text`` (the ids hold no quote, so the segment
+    between a quote and the next one of its kind decides)."""
+    return frozenset(match[2] for match in _QUOTED.finditer(text))
+
+
+def quotes_key(key: str, ref: str) -> str:
+    """The subject for which files of the walk *key* quote the reference *ref*: *key* with
+    ``"quotes": ref`` among its settings."""
+    folder, _, text = key.partition(COLLECT)
+    return collect_key(folder, {**json_loads(text), QUOTES: ref})
+
+
+def quoted_reference(key: str) -> tuple[str, str] | None:
+    """The walk's key and the reference of a :func:`quotes_key` subject; None for any other
+    path (a plain walk's key, a file, a key that cannot be read)."""
+    folder, marker, text = key.partition(COLLECT)
+    if not marker or f'"{QUOTES}":' not in text:
+        return None
+    try:
+        spec = json_loads(text)
+        ref = spec.pop(QUOTES)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return (collect_key(folder, spec), ref) if isinstance(ref, str) else None
+
+
+def quoted_subjects(
+    ref: str, subjects: Iterable[str], values: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """For each walk among *subjects* (a record's), its :func:`quotes_key` subject for the
+    criterion *ref* with its value in *values* (what the run found); one per walk and
+    criterion, none that the run did not find."""
+    found: dict[str, str | None] = {}
+    for path in subjects:
+        if COLLECT in path:
+            key = quotes_key(path, ref)
+            if key in values:
+                found[key] = values[key]
+    return found
+
+
+class CollectValues:
+    """The value now of walk subjects under *root*: each walk made once, each Python file it
+    lists read once (see the module docstring)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.read: dict[str, str] = {}
+        """Each file read for its quotes → the sha256 of the bytes read (:data:`UNREADABLE`
+        when it could not be)."""
+        self.listed: set[str] = set()
+        """The folders the walks listed."""
+        self._walks: dict[str, GlobFiles | None] = {}
+        self._quoted: dict[str, frozenset[str] | None] = {}
+        self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
+
+    def value(self, key: str) -> str:
+        """The value of the walk subject *key* now: a plain walk's digest, or a
+        :func:`quotes_key`'s."""
+        quoted = quoted_reference(key)
+        if quoted is None:
+            return collect_digest(self._walk(key))
+        base, ref = quoted
+        found = self._walk(base)
+        if found is None:
+            return collect_digest(None)
+        by_ref, unreadable = self._index(base, found)
+        return collect_digest(GlobFiles(tuple(sorted([*by_ref.get(ref, ()), *unreadable]))))
+
+    def _walk(self, key: str) -> GlobFiles | None:
+        if key not in self._walks:
+            found = self._walks[key] = collect_files(self.root, key)
+            if found is not None:
+                self.listed.update(found.listed)
+        return self._walks[key]
+
+    def _index(self, base: str, found: GlobFiles) -> tuple[dict[str, list[str]], list[str]]:
+        """Reference → the files of the walk *base* that quote it, and the files that could
+        not be read (each file read once, whichever walks list it)."""
+        if base not in self._by_ref:
+            by_ref: dict[str, list[str]] = {}
+            unreadable: list[str] = []
+            for path in found.files:  # once per file a walk lists: kept flat
+                if not path.endswith(".py"):
+                    continue
+                refs = self._refs(path)
+                if refs is None:
+                    unreadable.append(f"{path}\0")
+                    continue
+                for ref in refs:
+                    by_ref.setdefault(ref, []).append(path)
+            self._by_ref[base] = (by_ref, unreadable)
+        return self._by_ref[base]
+
+    def _refs(self, path: str) -> frozenset[str] | None:
+        if path not in self._quoted:
+            try:
+                with open(os.path.join(self.root, path), "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                self.read[path] = UNREADABLE
+                self._quoted[path] = None
+            else:
+                self.read[path] = hashlib.sha256(data).hexdigest()
+                self._quoted[path] = quoted_refs(data.decode("utf-8", errors="replace"))
+        return self._quoted[path]
+
+
+def collected_now(
+    root: str, paths: set[str], listed: set[str], read: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Take the walk subjects (:func:`~pytest_plangraph.vcs.testglob.collect_key`,
+    :func:`quotes_key`) out of *paths* (no file is hashed for them) and give each its value
+    now; the folders walked go into *listed* (a file added to one changes its mtime: the kept
+    answer watches them), the files read for their quotes, with the sha256 of the bytes read,
+    into *read* (the kept answer watches them). Each folder is walked once, each file read
+    once."""
+    keys = [path for path in paths if COLLECT in path]
+    values = CollectValues(root)
+    found: dict[str, str] = {}
+    for key in keys:
+        paths.discard(key)
+        found[key] = values.value(key)
+    listed.update(values.listed)
+    if read is not None:
+        read.update(values.read)
+    return found
