@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    JsonValue,
     Tag,
     field_validator,
     model_validator,
@@ -119,6 +120,8 @@ class PluginVerifier(BaseModel):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    # JSON values only: a date or bytes YAML can write has no JSON form to digest or record
+    __pydantic_extra__: dict[str, JsonValue]
     type: Annotated[
         str,
         Field(
