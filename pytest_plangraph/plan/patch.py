@@ -178,7 +178,17 @@ def touched_nodes(patch: PlanPatch) -> list[str]:
 def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     """The text of the plan file *name* with *patch* applied; :class:`UsageError` naming each
     entry that does not fit the plan (a node added twice, a criterion that is not there, a
-    JSON Pointer that names nothing …)."""
+    JSON Pointer that names nothing …). The result keeps the byte order mark *text* begins
+    with, and CRLF line ends when every line of *text* ends so."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    edited = _edited(text.removeprefix(bom), patch, name, json_file=json_file)
+    lines = text.count("\n")
+    if lines and text.count("\r\n") == lines:  # read as LF; a comment keeps its CR
+        edited = edited.replace("\r\n", "\n").replace("\n", "\r\n")
+    return bom + edited
+
+
+def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     if json_file:
         data = json_loads(text)
         _apply_any(data, patch, name, plain=True)
