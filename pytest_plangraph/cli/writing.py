@@ -2,12 +2,15 @@
 
 Each is written to a temporary file beside its path and renamed over it once complete, so a
 command that fails midway (an event that cannot be read, a full disk) leaves an existing file
-as it was and no partial one.
+as it was and no partial one. A symbolic link is followed (its target is written so, the link
+stays), and what is not a file (a named pipe, ``/dev/stdout``, a device) is written into as it
+is, never replaced.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +30,10 @@ def write_whole(path: Path, write: Callable[[TextIO], _T], *, overwrite: bool = 
     included: it is never replaced."""
     if not overwrite and os.path.lexists(path):
         raise UsageError(f"refusing to overwrite {path}; name another --output FILE")
+    if _stream(path):
+        return _write_into(path, write)
+    if os.path.islink(path):  # the link stays; its target is the file written
+        path = Path(os.path.realpath(path))
     folder = path.parent if str(path.parent) else Path(".")
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -58,6 +65,24 @@ def write_whole(path: Path, write: Callable[[TextIO], _T], *, overwrite: bool = 
             os.unlink(temporary)
         raise
     return result
+
+
+def _stream(path: Path) -> bool:
+    """Whether *path* (followed through links) is there and is neither a file nor a folder: a
+    named pipe, a terminal, ``/dev/null`` or ``/dev/stdout``, which are written into."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_into(path: Path, write: Callable[[TextIO], _T]) -> _T:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            return write(handle)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def write_text(path: Path, text: str, *, overwrite: bool = True) -> None:
