@@ -14,13 +14,43 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ..errors import UsageError
 
-__all__ = ["write_text", "write_whole"]
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+
+__all__ = ["check_output", "write_text", "write_whole"]
 
 _T = TypeVar("_T")
+
+
+def check_output(output: Path, plangraph: PlanGraph, what: str) -> None:
+    """Refuse an *output* path that is a folder, the plan, the store or one of the store's
+    files (through a link too): writing *what* (a report, an attestation) must never overwrite
+    what it was made from."""
+    target = os.path.realpath(output)
+    if os.path.isdir(target):
+        raise UsageError(f"--output {output} is a directory; name a file, e.g. {output}/{what}")
+    for path, name in ((plangraph.plan_path, "plan"), (plangraph.store_path, "store")):
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        for suffix in ("", "-wal", "-shm", "-journal") if name == "store" else ("",):
+            if target == real + suffix or _same_file(output, Path(real + suffix)):
+                raise UsageError(
+                    f"--output {output} is the {name} file (or one of its files); write the "
+                    f"{what} somewhere else"
+                )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether *one* and *other* are the same file (a hard link included)."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def write_whole(path: Path, write: Callable[[TextIO], _T], *, overwrite: bool = True) -> _T:
