@@ -40,10 +40,13 @@ def test_an_unknown_long_revision_is_quoted_by_at_most_80_characters(jwt: Path) 
         ("cancel", "LONG", "--by", "alice"),
         ("verify", "LONG"),
         ("attest", "LONG"),
+        ("approve", "LONG", "--by", "alice"),
+        ("audit", "--expect-head", "LONG"),
+        ("audit", "--max-age", "LONG"),
     ],
-    ids=lambda args: "-".join(a for a in args if "LONG" not in a and not a.startswith("-")),
+    ids=lambda args: "-".join(a for a in args if "LONG" not in a and a != "--by"),
 )
-def test_an_unknown_long_node_or_criterion_is_quoted_by_at_most_80_characters(
+def test_an_unknown_long_node_or_odd_option_value_is_quoted_by_at_most_80_characters(
     jwt: Path, args: tuple[str, ...]
 ) -> None:
     long = "q" * 10_000

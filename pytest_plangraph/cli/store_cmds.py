@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from .common import Output, common_options, open_plangraph, reading_store
 from .writing import write_whole
 
@@ -81,11 +81,13 @@ def parse_age(text: str) -> timedelta:
     """``12h`` → 12 hours; raise :class:`UsageError` on anything else."""
     match = _AGE.match(text.strip())
     if not match:
-        raise UsageError(f"--max-age {text!r}: expected a number and a unit s, m, h, d or w (7d)")
+        raise UsageError(
+            f"--max-age {quoted(text)}: expected a number and a unit s, m, h, d or w (7d)"
+        )
     try:
         return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     except (OverflowError, ValueError):  # ValueError: more digits than int() takes
-        raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
+        raise UsageError(f"--max-age {quoted(text)}: too long; write at most 999999999d") from None
 
 
 def parse_head(text: str) -> tuple[int, str]:
@@ -94,7 +96,7 @@ def parse_head(text: str) -> tuple[int, str]:
     match = _HEAD.fullmatch(text.strip())
     if match is None or (match.group(2) == "") != (int(match.group(1)) == 0):
         raise UsageError(
-            f"--expect-head {text!r}: expected SEQ:HASH as `plangraph head` prints it, a "
+            f"--expect-head {quoted(text)}: expected SEQ:HASH as `plangraph head` prints it, a "
             "sequence number and a 64-digit hex chain hash (e.g. 12:3f5a…), or 0: for a store "
             "without events"
         )
