@@ -1,15 +1,16 @@
 """``plangraph patch`` writing back plan files kept in odd ways, through the real command: a plan
 reached through a symbolic link is edited where it lives (the link stays a link), and a plan
 written with CRLF line ends or a UTF-8 byte order mark keeps them (only the lines the patch
-changes differ)."""
+changes differ). A patch read from a standard input that is closed is one message, exit 2."""
 
 from __future__ import annotations
 
 import codecs
 import os
+import subprocess
 from pathlib import Path
 
-from cli_helpers import plangraph
+from cli_helpers import PLANGRAPH, plangraph
 from repo_helpers import git
 
 PATCH = (
@@ -61,3 +62,21 @@ def test_a_plan_with_lf_line_ends_is_written_with_lf(jwt: Path) -> None:
     after = plan.read_bytes()
     assert b"\r" not in after and not after.startswith(codecs.BOM_UTF8)
     assert after.startswith(before.split(b"edges:")[0])
+
+
+def test_a_patch_from_a_closed_standard_input_is_refused(jwt: Path) -> None:
+    plan = (jwt / "plangraph.yaml").read_bytes()
+    proc = subprocess.run(
+        [str(PLANGRAPH), "patch", "-", "--by", "a", "--expected-plan-version", "1"],
+        cwd=jwt,
+        env={**os.environ, "PLANGRAPH_ACTOR": "tester"},
+        preexec_fn=lambda: os.close(0),  # started with no standard input at all
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("plangraph: error: patch -: standard input is closed;")
+    assert "patch.yaml" in proc.stderr and proc.stderr.count("\n") == 1
+    assert (jwt / "plangraph.yaml").read_bytes() == plan

@@ -76,6 +76,11 @@ def _patch(args: argparse.Namespace, out: Output) -> int:
 
 def _read(file: str) -> tuple[bytes, str]:
     if file == "-":
+        if sys.stdin is None:  # the command was started with its standard input closed
+            raise UsageError(
+                "patch -: standard input is closed; pipe the patch in "
+                "(plangraph patch - < patch.yaml) or give the path of the patch file"
+            )
         return sys.stdin.buffer.read(MAX_PATCH_FILE + 1), "<stdin>"
     path = Path(file)
     if not path.is_file():
