@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import UsageError, quoted
 from .common import Output, common_options, open_plangraph, reading_store
-from .writing import write_whole
+from .writing import standard_output, write_whole
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -184,7 +184,7 @@ def _export(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("--plan goes with --format in-toto; the events need no plan")
     with Store.open(store_path, create=False, readonly=True) as store:
         if args.output is None:
-            count = store.export_jsonl(sys.stdout)
+            count = store.export_jsonl(standard_output("the events"))
         else:
             count = write_whole(args.output, store.export_jsonl)
     print(f"exported {count} event(s)", file=sys.stderr)
@@ -200,7 +200,7 @@ def _export_in_toto(args: argparse.Namespace) -> int:
         envelopes = [a.envelope for a in plangraph.attest_completed() if a.envelope is not None]
     text = "".join(dumps(envelope) + "\n" for envelope in envelopes)
     if args.output is None:
-        sys.stdout.write(text)
+        standard_output("the attestations").write(text)
     else:
         write_text(args.output, text)
     print(f"exported {len(envelopes)} attestation(s), one per completed node", file=sys.stderr)

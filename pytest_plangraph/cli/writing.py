@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +22,20 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..api import PlanGraph
 
-__all__ = ["check_output", "write_text", "write_whole"]
+__all__ = ["check_output", "standard_output", "write_text", "write_whole"]
 
 _T = TypeVar("_T")
+
+
+def standard_output(what: str) -> TextIO:
+    """The standard output, to print *what* (the events, the plan) on; :class:`UsageError`
+    when the command was started with it closed (nothing would be written)."""
+    if sys.stdout is None:
+        raise UsageError(
+            f"standard output is closed, so {what} cannot be printed: name a file with "
+            "--output FILE"
+        )
+    return sys.stdout
 
 
 def check_output(output: Path, plangraph: PlanGraph, what: str) -> None:
