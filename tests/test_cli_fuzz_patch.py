@@ -42,3 +42,16 @@ def test_a_json_patch_that_copies_within_the_limit_is_applied(jwt: Path) -> None
         "constraints: [no-rbac, no-oauth]"
         in (jwt / "plangraph.yaml").read_text().split("id: step-token-endpoint")[0]
     )
+
+
+def test_a_patch_file_over_the_limit_is_refused_without_a_made_up_size(jwt: Path) -> None:
+    (jwt / "big.yaml").write_text("#" * 5_000_000 + "\n", encoding="utf-8")
+    plan = (jwt / "plangraph.yaml").read_bytes()
+    before = _events(jwt)
+    result = plangraph(jwt, "patch", "big.yaml", "--by", "agent", "--expected-plan-version", "1")
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert result.err == (
+        "plangraph: error: big.yaml: the patch is larger than 4,194,304 bytes (4 MiB); split it\n"
+    )
+    assert (jwt / "plangraph.yaml").read_bytes() == plan
+    assert _events(jwt) == before

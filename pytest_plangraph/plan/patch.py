@@ -136,7 +136,8 @@ def read_patch(raw: bytes, name: str) -> AnyPatch:
     from .yaml_reader import read_yaml
 
     if len(raw) > MAX_PATCH_BYTES:
-        message = f"the patch is {len(raw)} bytes, more than {MAX_PATCH_BYTES}; split it"
+        # *raw* is read up to one byte past the limit: its length is not the file's size
+        message = f"the patch is larger than {MAX_PATCH_BYTES:,} bytes (4 MiB); split it"
         raise PlanError([Problem(name, 0, 0, "", message)])
     try:
         text = raw.decode("utf-8-sig")
