@@ -1,7 +1,8 @@
 """``plangraph patch`` given a JSON Patch that would blow up the plan (a value copied into
 itself again and again doubles it each time): refused with one message before memory runs out,
 the plan file untouched, no event recorded. So is a patch file over 4 MiB, and a JSON Patch
-written in YAML that holds a date or bytes (which the event recording it could not hold)."""
+written in YAML that holds a date, bytes, NaN or an infinity (which the event recording it
+could not hold, or not read back: a NaN recorded made the audit call the event tampered)."""
 
 from __future__ import annotations
 
@@ -65,8 +66,10 @@ def test_a_patch_file_over_the_limit_is_refused_without_a_made_up_size(jwt: Path
         ("value", "2001-01-01", "'value' holds date"),
         ("note", "2001-01-01T10:00:00Z", "'note' holds datetime"),
         ("extra", "{deep: [!!binary aGk=]}", "'extra.deep[0]' holds bytes"),
+        ("when", ".nan", "'when' holds float nan"),
+        ("when", "[-.inf]", "'when[0]' holds float -inf"),
     ],
-    ids=["value-date", "ignored-member-datetime", "nested-bytes"],
+    ids=["value-date", "ignored-member-datetime", "nested-bytes", "nan", "infinity"],
 )
 def test_a_json_patch_in_yaml_holding_a_value_json_has_no_form_for_is_refused(
     jwt: Path, member: str, written: str, says: str

@@ -1,6 +1,7 @@
 """Plan files whose YAML holds values JSON has no form for (a date, a time, bytes) in a plug-in
 verifier's settings, through the real ``plangraph`` command: one plan error naming the setting
-and how to write it, exit 2, never a traceback; the store keeps its events."""
+and how to write it, exit 2, never a traceback; the store keeps its events. NaN and the
+infinities, which JSON has no form for either, are refused the same way."""
 
 from __future__ import annotations
 
@@ -46,3 +47,16 @@ def test_a_plugin_setting_json_cannot_hold_is_a_plan_error(
     assert f"got {got} " in result.err and "put it in quotes" in result.err, result.err
     assert result.err.count("\n") == 1, result.err
     assert _events(jwt) == before
+
+
+@pytest.mark.parametrize("written", [".nan", "{a: [-.inf]}"], ids=["nan", "infinity"])
+def test_a_plugin_setting_that_is_not_a_finite_number_is_a_plan_error(
+    jwt: Path, written: str
+) -> None:
+    plan = jwt / "plangraph.yaml"
+    setting = f"verifier: {{type: myplug, setting: {written}}}"
+    plan.write_text(plan.read_text().replace(APPROVAL, setting), encoding="utf-8")
+    result = plangraph(jwt, "lint")
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert "nodes[2].acceptance[2].verifier.setting" in result.err, result.err
+    assert "expected a finite number (JSON has no NaN or infinity), got float " in result.err

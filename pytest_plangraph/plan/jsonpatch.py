@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import (
     Callable,
@@ -147,15 +148,18 @@ def _operation(index: int, entry: Any) -> Operation:
         member, value = odd
         raise _Bad(
             f"{where}: '{member}' holds {type(value).__name__} {quoted(value)}, which JSON has "
-            "no form for; put it in quotes to make it text"
+            "no form for; write a finite number, or put it in quotes to make it text"
         )
     return Operation(index, op, path, tokens, source, entry.get("value"))
 
 
 def _not_json(value: Any, at: str) -> tuple[str, Any] | None:
-    """The first member of *value* (and where it is) that is not a JSON value, or None."""
-    if value is None or isinstance(value, str | bool | int | float):
+    """The first member of *value* (and where it is) that is not a JSON value, or None (NaN
+    and the infinities are none: the recorded event would not read back as it was written)."""
+    if value is None or isinstance(value, str | bool | int):
         return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (at, value)
     if isinstance(value, Mapping):
         items: Iterable[tuple[str, Any]] = (
             (f"{at}.{k}" if at else str(k), v) for k, v in value.items()

@@ -36,6 +36,7 @@ _MESSAGES = {
     "float_parsing": "expected a number",
     "format_version_type": "expected the whole number 1",
     "string_too_short": "expected a path, got an empty text",
+    "finite_number": "expected a finite number (JSON has no NaN or infinity)",
     "invalid-json-value": (
         "expected a JSON value (text, a number, true or false, null, a list or a mapping)"
     ),
