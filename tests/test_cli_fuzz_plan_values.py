@@ -60,3 +60,24 @@ def test_a_plugin_setting_that_is_not_a_finite_number_is_a_plan_error(
     assert result.code == 2 and "Traceback" not in result.err, result.err
     assert "nodes[2].acceptance[2].verifier.setting" in result.err, result.err
     assert "expected a finite number (JSON has no NaN or infinity), got float " in result.err
+
+
+def test_saga_shows_a_compensate_with_control_characters_escaped(jwt: Path) -> None:
+    plan = jwt / "plangraph.yaml"
+    undo = r'"undo-schema\x1b[8m hidden\x1b[0m\nsecond line\r"'
+    title = "    title: User record schema\n"
+    plan.write_text(
+        plan.read_text().replace(title, f"{title}    effect: write\n    compensate: {undo}\n"),
+        encoding="utf-8",
+    )
+    assert plangraph(jwt, "verify", "step-user-schema").code == 0
+    for form in ("text", "markdown"):
+        result = plangraph(jwt, "saga", "--format", form)
+        assert result.code == 0 and "Traceback" not in result.err, result.err
+        assert "\x1b" not in result.out and "\r" not in result.out, repr(result.out)
+        assert r"undo-schema\x1b[8m hidden\x1b[0m\nsecond line\r" in result.out, result.out
+    rows = plangraph(jwt, "saga").out.splitlines()
+    assert len(rows) == 3 and rows[2].startswith("1  step-user-schema  completed  write"), rows
+    assert plangraph(jwt, "saga", "--format", "json").json()["steps"][0]["compensate"] == (
+        "undo-schema\x1b[8m hidden\x1b[0m\nsecond line\r"
+    )
