@@ -26,6 +26,10 @@ QUOTE_LIMIT = 80
 by its start, not whole)."""
 
 
+TOO_LONG_NUMBER = "a number too long to read (a whole number of more than 4,300 digits)"
+"""Why a file holding a whole number Python will not convert from text is refused."""
+
+
 def quoted(value: Any) -> str:
     """*value* as a message quotes it (``repr``): at most :data:`QUOTE_LIMIT` characters, a
     longer one cut, with ``…`` and its full length."""

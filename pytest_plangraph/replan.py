@@ -242,7 +242,7 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, [w["node"] for w in widened], by, before, payload)
         return PatchResult("refused", BUDGET_WIDENED, nodes, before.version, before.version,
                            events=events)  # fmt: skip
-    text = raw.decode("utf-8-sig")
+    text = raw.decode("utf-8")  # a byte order mark is kept
     json_file = path.suffix.lower() == ".json"
     edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
     shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
@@ -430,9 +430,11 @@ def _patch_lock(store_path: Path) -> Iterator[None]:
 
 def _replace(path: Path, text: str) -> None:
     """Write *text* over *path* atomically (a reader sees the old file or the new, whole),
-    keeping the file's permission bits."""
+    keeping the file's permission bits; a plan reached through a symbolic link is written
+    where the link leads (the link stays)."""
     import tempfile
 
+    path = Path(os.path.realpath(path))
     mode = path.stat().st_mode & 0o7777
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".patch")
     try:

@@ -288,3 +288,25 @@ def test_the_attestation_names_the_files_the_evidence_is_bound_to(tmp_path):
     checked = plangraph(repo, "attest", "--verify", "add.json", "--format", "json", env=env)
     assert checked.code == 1, checked.out + checked.err
     assert [c["name"] for c in checked.json()["changed"]] == ["calc.py"]
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        (".plangraph/store.db", "store"),
+        (".plangraph/store.db-wal", "store"),
+        ("store-link.db", "store"),
+        ("plangraph.yaml", "plan"),
+    ],
+    ids=["store", "store-wal", "link-to-store", "plan"],
+)
+def test_attest_refuses_to_write_over_the_store_or_the_plan(signed, output, says):
+    repo, env = signed
+    os.symlink(os.path.join(".plangraph", "store.db"), repo / "store-link.db")
+    kept = {p: p.read_bytes() for p in (repo / ".plangraph" / "store.db", repo / "plangraph.yaml")}
+    made = plangraph(repo, "attest", SCHEMA, "--output", output, env=env)
+    assert made.code == 2 and "Traceback" not in made.err, made.err
+    assert made.err.startswith(f"plangraph: error: --output {output} is the {says} file"), made.err
+    assert "somewhere else" in made.err
+    assert {p: p.read_bytes() for p in kept} == kept
+    assert plangraph(repo, "status", "--check", env=env).code in (0, 1)

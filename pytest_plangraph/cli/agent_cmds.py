@@ -76,6 +76,11 @@ def _patch(args: argparse.Namespace, out: Output) -> int:
 
 def _read(file: str) -> tuple[bytes, str]:
     if file == "-":
+        if sys.stdin is None:  # the command was started with its standard input closed
+            raise UsageError(
+                "patch -: standard input is closed; pipe the patch in "
+                "(plangraph patch - < patch.yaml) or give the path of the patch file"
+            )
         return sys.stdin.buffer.read(MAX_PATCH_FILE + 1), "<stdin>"
     path = Path(file)
     if not path.is_file():
@@ -126,10 +131,19 @@ def _saga_text(found: Saga) -> str:
         return f"saga of {found.plan}{scope}: no step with a side effect has run; nothing to undo"
     head = f"saga of {found.plan}{scope} (nothing is executed; run the undo in this order):"
     rows = [
-        [str(i), s.node, s.status, s.effect, s.compensate or "-", s.note]
+        [str(i), s.node, s.status, s.effect, _printable(s.compensate or "-"), s.note]
         for i, s in enumerate(found.steps, 1)
     ]
     return head + "\n" + table(rows, ["#", "node", "status", "effect", "compensate", "note"])
+
+
+def _printable(text: str) -> str:
+    """*text* with each character a terminal would act on (a newline, an escape, a carriage
+    return) written as its escape (``\\x1b``): a plan value shown in a table row, where it
+    would otherwise break the row or drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _saga_markdown(found: Saga) -> str:
@@ -141,7 +155,8 @@ def _saga_markdown(found: Saga) -> str:
               "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for i, s in enumerate(found.steps, 1):
         flag = " ⚠" if s.irreversible else ""
-        cells = [str(i), f"`{s.node}`{flag}", s.status, s.effect, _md(s.compensate or "-"),
+        cells = [str(i), f"`{s.node}`{flag}", s.status, s.effect,
+                 _md(_printable(s.compensate or "-")),
                  "yes" if s.idempotent else "no", _md(s.note)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

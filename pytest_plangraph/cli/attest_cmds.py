@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph
-from .writing import write_text
+from .writing import check_output, write_text
 
 _MAX_READ = 64 << 20
 """Bytes of an attestation file read at most (one more tells a file too large)."""
@@ -56,6 +56,8 @@ def _attest(args: argparse.Namespace, out: Output) -> int:
             raise UsageError("--output goes with NODE; --verify only reads FILE")
         return _verify(args, out)
     with open_plangraph(args, reading=True) as plangraph:
+        if args.output is not None:
+            check_output(args.output, plangraph, "attestation")
         result = plangraph.attest(args.node)
     if result.envelope is None:
         lines = [f"{result.node}: not attested, the node is {result.status} (gate FAILED)"]

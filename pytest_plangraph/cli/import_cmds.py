@@ -9,7 +9,7 @@ from typing import Any
 
 from .attest_cmds import read_text
 from .common import Output
-from .writing import write_text
+from .writing import standard_output, write_text
 
 
 def register(commands: Any) -> None:
@@ -69,7 +69,7 @@ def _import(args: argparse.Namespace, out: Output) -> int:
             {**result.to_json(), "output": None if args.output is None else str(args.output)}, ""
         )
     elif args.output is None:
-        sys.stdout.write(result.text)
+        standard_output("the plan").write(result.text)
         print(summary, file=sys.stderr)
     else:
         print(summary)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .common import Output, common_options, open_plangraph
+from .writing import check_output
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -48,7 +48,7 @@ def register(commands: Any) -> None:
 def _report(args: argparse.Namespace, out: Output) -> int:
     with open_plangraph(args, reading=True) as plangraph:
         if args.output is not None:
-            _check_output(plangraph, args.output)
+            check_output(args.output, plangraph, "report")
         view = report_view(plangraph, audit=not args.no_audit, chains=True)
     text = render(view, args.format)
     if args.output is None:
@@ -109,23 +109,3 @@ def render(view: ReportView, fmt: str) -> str:
     from ..report.text import text
 
     return text(view)
-
-
-def _check_output(plangraph: PlanGraph, output: Path) -> None:
-    """Refuse an output path that is the plan, the store or one of the store's files: a
-    report must never overwrite what it reports on."""
-    target = os.path.realpath(output)
-    if os.path.isdir(target):
-        raise UsageError(f"--output {output} is a directory; name a file, e.g. {output}/report")
-    guarded = [plangraph.plan_path, plangraph.store_path]
-    for path in guarded:
-        if path is None:
-            continue
-        real = os.path.realpath(path)
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            if target == real + suffix:
-                raise UsageError(
-                    f"--output {output} is the "
-                    f"{'plan' if path == plangraph.plan_path else 'store'} "
-                    "file (or one of its files); write the report somewhere else"
-                )

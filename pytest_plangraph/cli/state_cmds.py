@@ -293,11 +293,11 @@ def _claim(args: argparse.Namespace, out: Output) -> int:
 
 
 def _split(ref: str) -> tuple[str, str]:
-    from ..errors import UsageError
+    from ..errors import UsageError, quoted
 
     node, _, criterion = ref.partition("/")
     if not node or not criterion:
-        raise UsageError(f"expected NODE/CRITERION, got {ref!r}")
+        raise UsageError(f"expected NODE/CRITERION, got {quoted(ref)}")
     return node, criterion
 
 

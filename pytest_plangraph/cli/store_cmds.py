@@ -11,9 +11,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from .common import Output, common_options, open_plangraph, reading_store
-from .writing import write_whole
+from .writing import standard_output, write_whole
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -81,11 +81,13 @@ def parse_age(text: str) -> timedelta:
     """``12h`` → 12 hours; raise :class:`UsageError` on anything else."""
     match = _AGE.match(text.strip())
     if not match:
-        raise UsageError(f"--max-age {text!r}: expected a number and a unit s, m, h, d or w (7d)")
+        raise UsageError(
+            f"--max-age {quoted(text)}: expected a number and a unit s, m, h, d or w (7d)"
+        )
     try:
         return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     except (OverflowError, ValueError):  # ValueError: more digits than int() takes
-        raise UsageError(f"--max-age {text!r}: too long; write at most 999999999d") from None
+        raise UsageError(f"--max-age {quoted(text)}: too long; write at most 999999999d") from None
 
 
 def parse_head(text: str) -> tuple[int, str]:
@@ -94,7 +96,7 @@ def parse_head(text: str) -> tuple[int, str]:
     match = _HEAD.fullmatch(text.strip())
     if match is None or (match.group(2) == "") != (int(match.group(1)) == 0):
         raise UsageError(
-            f"--expect-head {text!r}: expected SEQ:HASH as `plangraph head` prints it, a "
+            f"--expect-head {quoted(text)}: expected SEQ:HASH as `plangraph head` prints it, a "
             "sequence number and a 64-digit hex chain hash (e.g. 12:3f5a…), or 0: for a store "
             "without events"
         )
@@ -182,7 +184,7 @@ def _export(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("--plan goes with --format in-toto; the events need no plan")
     with Store.open(store_path, create=False, readonly=True) as store:
         if args.output is None:
-            count = store.export_jsonl(sys.stdout)
+            count = store.export_jsonl(standard_output("the events"))
         else:
             count = write_whole(args.output, store.export_jsonl)
     print(f"exported {count} event(s)", file=sys.stderr)
@@ -198,7 +200,7 @@ def _export_in_toto(args: argparse.Namespace) -> int:
         envelopes = [a.envelope for a in plangraph.attest_completed() if a.envelope is not None]
     text = "".join(dumps(envelope) + "\n" for envelope in envelopes)
     if args.output is None:
-        sys.stdout.write(text)
+        standard_output("the attestations").write(text)
     else:
         write_text(args.output, text)
     print(f"exported {len(envelopes)} attestation(s), one per completed node", file=sys.stderr)

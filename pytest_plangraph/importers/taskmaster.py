@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import TOO_LONG_NUMBER, UsageError
 from .tasks import Task, TaskList, check, named_test_file, node_id
 
 _CARRIED_STATUSES = frozenset({"pending", "cancelled", "todo", ""})
@@ -36,6 +36,8 @@ def read_taskmaster(text: str, source: str, tag: str | None = None) -> TaskList:
         ) from None
     except RecursionError:
         raise UsageError(f"{source}: nested too deeply to be a tasks.json") from None
+    except ValueError:  # a whole number of more digits than Python converts
+        raise UsageError(f"{source}: {TOO_LONG_NUMBER}; fix the file") from None
     chosen, entries = _tasks_of(data, source, tag)
     tasks: list[Task] = []
     unmapped: list[str] = []

@@ -36,7 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from ..memory import collector_paused
 from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, LoggedEvent, Node
@@ -101,7 +101,7 @@ def derive_node(
     """The state of *node_id* alone, as :func:`derive` would give it: only the criteria of
     the nodes it depends on are judged (:func:`_cone`), and no other node's state is built."""
     if node_id not in graph.nodes:
-        raise UsageError(f"unknown node {node_id!r}")
+        raise UsageError(f"unknown node {quoted(node_id)}")
     with collector_paused():
         context = Context.of(graph, snapshot) if context is None else context
         return _Derivation(context, events, only=_cone(context, node_id))._node(node_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from ..memory import collector_paused
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
@@ -37,7 +37,7 @@ def history(
     """Each event of *node_id* with the node's status right after it (replayed from the log);
     the events whose seq is in *untrusted* are not counted (:mod:`..store.trust`)."""
     if node_id not in graph.nodes:
-        raise UsageError(f"unknown node {node_id!r}")
+        raise UsageError(f"unknown node {quoted(node_id)}")
     with collector_paused():
         context = Context.of(graph, snapshot)
         # each event folded once, the node derived after each of its own; the fold keeps no

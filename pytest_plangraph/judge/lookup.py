@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import apicheck
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 from ..plan.graph import Graph
 
 __all__ = ["choices", "require_criterion", "require_node"]
@@ -15,7 +15,7 @@ __all__ = ["choices", "require_criterion", "require_node"]
 def require_node(graph: Graph, node: str) -> None:
     """Raise :class:`UsageError` unless *node* is in the plan of *graph*."""
     if apicheck.text(node, "a node id") not in graph.nodes:
-        raise UsageError(f"unknown node {node!r}; {choices(graph.nodes)}")
+        raise UsageError(f"unknown node {quoted(node)}; {choices(graph.nodes)}")
 
 
 def require_criterion(graph: Graph, node: str, criterion: str) -> None:
@@ -23,7 +23,7 @@ def require_criterion(graph: Graph, node: str, criterion: str) -> None:
     require_node(graph, node)
     if graph.nodes[node].criterion(apicheck.text(criterion, "a criterion id")) is None:
         ids = [c.id for c in graph.nodes[node].acceptance]
-        raise UsageError(f"node {node!r} has no criterion {criterion!r}; {choices(ids)}")
+        raise UsageError(f"node {node!r} has no criterion {quoted(criterion)}; {choices(ids)}")
 
 
 def choices(names: Iterable[str]) -> str:

@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    JsonValue,
     Tag,
     field_validator,
     model_validator,
@@ -118,7 +119,10 @@ class CommandVerifier(_Strict):
 class PluginVerifier(BaseModel):
     """A verifier type added by a plugin; its settings are checked by that plugin."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    # JSON values only: a date or bytes YAML can write has no JSON form to digest or record,
+    # and NaN or an infinity would not read back as it was written
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True, allow_inf_nan=False)
+    __pydantic_extra__: dict[str, JsonValue]
     type: Annotated[
         str,
         Field(

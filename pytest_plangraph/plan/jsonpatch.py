@@ -30,12 +30,21 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import (
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, quoted
 
 __all__ = ["OPERATIONS", "JsonPatch", "apply_ops", "read_json_patch"]
 
@@ -134,7 +143,36 @@ def _operation(index: int, entry: Any) -> Operation:
             )
     if op == "move" and source is not None and tokens[: len(source)] == source != tokens:
         raise _Bad(f"{where}: cannot move a value into one of its own children")
+    odd = _not_json(entry, "")
+    if odd is not None:  # a date or bytes a YAML patch wrote: the event records every member
+        member, value = odd
+        raise _Bad(
+            f"{where}: '{member}' holds {type(value).__name__} {quoted(value)}, which JSON has "
+            "no form for; write a finite number, or put it in quotes to make it text"
+        )
     return Operation(index, op, path, tokens, source, entry.get("value"))
+
+
+def _not_json(value: Any, at: str) -> tuple[str, Any] | None:
+    """The first member of *value* (and where it is) that is not a JSON value, or None (NaN
+    and the infinities are none: the recorded event would not read back as it was written)."""
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (at, value)
+    if isinstance(value, Mapping):
+        items: Iterable[tuple[str, Any]] = (
+            (f"{at}.{k}" if at else str(k), v) for k, v in value.items()
+        )
+    elif isinstance(value, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return at, value
+    for where, item in items:
+        found = _not_json(item, where)
+        if found is not None:
+            return found
+    return None
 
 
 def _pointer(text: str, where: str, member: str) -> tuple[str, ...]:

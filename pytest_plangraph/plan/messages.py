@@ -36,6 +36,10 @@ _MESSAGES = {
     "float_parsing": "expected a number",
     "format_version_type": "expected the whole number 1",
     "string_too_short": "expected a path, got an empty text",
+    "finite_number": "expected a finite number (JSON has no NaN or infinity)",
+    "invalid-json-value": (
+        "expected a JSON value (text, a number, true or false, null, a list or a mapping)"
+    ),
 }
 
 
@@ -88,6 +92,11 @@ def _type_message(kind: str, text: str, got: Any) -> str:
         return text
     if kind == "string_too_short":
         return f"{_MESSAGES[kind]}; write a path relative to the repository root"
+    if kind == "invalid-json-value":  # a plug-in's setting: a date or bytes YAML wrote
+        return (
+            f"{_MESSAGES[kind]}, got {type(got).__name__} {quoted(got)}; put it in quotes "
+            "to keep it as text"
+        )
     message = f"{_MESSAGES[kind]}, got {type(got).__name__} {quoted(got)}"
     if kind in _SCALARS and isinstance(got, str) and got.strip().lower() in _YAML11_BOOLEANS:
         message += "; write true or false (yes, no, on and off are text, as in YAML 1.2 and JSON)"

@@ -136,7 +136,8 @@ def read_patch(raw: bytes, name: str) -> AnyPatch:
     from .yaml_reader import read_yaml
 
     if len(raw) > MAX_PATCH_BYTES:
-        message = f"the patch is {len(raw)} bytes, more than {MAX_PATCH_BYTES}; split it"
+        # *raw* is read up to one byte past the limit: its length is not the file's size
+        message = f"the patch is larger than {MAX_PATCH_BYTES:,} bytes (4 MiB); split it"
         raise PlanError([Problem(name, 0, 0, "", message)])
     try:
         text = raw.decode("utf-8-sig")
@@ -178,7 +179,17 @@ def touched_nodes(patch: PlanPatch) -> list[str]:
 def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     """The text of the plan file *name* with *patch* applied; :class:`UsageError` naming each
     entry that does not fit the plan (a node added twice, a criterion that is not there, a
-    JSON Pointer that names nothing …)."""
+    JSON Pointer that names nothing …). The result keeps the byte order mark *text* begins
+    with, and CRLF line ends when every line of *text* ends so."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    edited = _edited(text.removeprefix(bom), patch, name, json_file=json_file)
+    lines = text.count("\n")
+    if lines and text.count("\r\n") == lines:  # read as LF; a comment keeps its CR
+        edited = edited.replace("\r\n", "\n").replace("\n", "\r\n")
+    return bom + edited
+
+
+def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     if json_file:
         data = json_loads(text)
         _apply_any(data, patch, name, plain=True)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import TOO_LONG_NUMBER, UsageError
 from ..values import dataclass
 
 if TYPE_CHECKING:
@@ -242,6 +242,8 @@ def _parse(text: str, where: str) -> Any:
         raise UsageError(
             f"{where}: nested too deeply to be a trusted-keys file; fix the file"
         ) from None
+    except ValueError:  # a whole number of more digits than Python converts
+        raise UsageError(f"{where}: {TOO_LONG_NUMBER}; fix the file") from None
 
 
 def _entry(entry: Any, where: str) -> TrustedKey:
