@@ -183,3 +183,14 @@ def test_reading_calls_make_no_store(project) -> None:
         assert graph.events() == []
         graph.gate(TOKEN)
         assert not graph.has_store()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_payload_holding_nan_or_an_infinity_is_refused(project, value: float) -> None:
+    root = project("jwt-login")
+    with PlanGraph.open(root) as graph:
+        with pytest.raises(UsageError, match="NaN or an infinity"):
+            graph.append("cancel", SCHEMA, by="lead", payload={"why": [1, {"x": value}]})
+        kept = graph.append("cancel", SCHEMA, by="lead", payload={"why": "NaN Infinity"})
+        assert [e.id for e in graph.events()] == [kept.id]  # text that says so is text
+        assert not graph.audit().findings["chain"]  # stored, it would read back changed

@@ -158,3 +158,12 @@ def test_lint_with_a_store_that_is_not_there_makes_no_cache(jwt: Path, tmp_path:
     result = plangraph(jwt, "lint", "--store", str(folder / "store.db"))
     assert result.code == 0, result.out + result.err
     assert not folder.exists()  # the schema check keeps no marker where no store is
+
+
+def test_a_file_that_is_no_store_gets_no_cache_beside_it(jwt: Path) -> None:
+    plan = jwt / "plangraph.yaml"
+    before = plan.read_bytes()
+    result = plangraph(jwt, "status", "--store", "plangraph.yaml")
+    _refused(result, "not an SQLite database", "--store")
+    assert plan.read_bytes() == before
+    assert not (jwt / "plangraph.yaml.cache").exists()

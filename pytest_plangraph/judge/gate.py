@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from ..errors import StoreTamperedError, UsageError
+from ..errors import StoreTamperedError, UsageError, quoted
 from ..plan.evidence import ABSENT, Evidence
 from ..plan.graph import Graph
 from ..plan.model import LoggedEvent
@@ -456,7 +456,7 @@ def gate(graph: Graph, state: PlanState, node_id: str) -> GateDecision:
     node_state = state.nodes.get(node_id)
     if node_id not in graph.nodes or node_state is None:
         known = ", ".join(list(graph.nodes)[:10])
-        raise UsageError(f"unknown node {node_id!r}; the plan has: {known}")
+        raise UsageError(f"unknown node {quoted(node_id)}; the plan has: {known}")
     return decide(node_state)
 
 

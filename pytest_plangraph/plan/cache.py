@@ -148,8 +148,19 @@ def in_use(cache_dir: Path) -> bool:
     if cache_dir.is_dir():
         return True
     if cache_dir.name.endswith(".cache"):  # beside a store moved out of .plangraph
-        return cache_dir.with_name(cache_dir.name.removesuffix(".cache")).is_file()
+        return _holds_store(cache_dir.with_name(cache_dir.name.removesuffix(".cache")))
     return cache_dir.parent.is_dir() and cache_dir.parent.name == ".plangraph"
+
+
+def _holds_store(path: Path) -> bool:
+    """Whether the file at *path* begins as an SQLite database does (a store, or one being
+    made): the plan file or a JSON file given as ``--store`` by mistake gets no cache
+    folder beside it."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:  # not there, a folder, unreadable: no store
+        return False
 
 
 def read_validated(cache_dir: Path, key: str) -> Plan | None:

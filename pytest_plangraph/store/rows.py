@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple, get_args
 
 from ..canonical import canonical_json, json_loads
+from ..errors import UsageError
 from ..plan.model import Event, EventKind
 from .chain import LOG_MISMATCH, ChainProblem, Link
 from .exchange import PlanVersion
@@ -252,3 +254,20 @@ def log_problem(seq: int, event_id: str, gone: bool) -> ChainProblem:
     return ChainProblem(
         seq, event_id, LOG_MISMATCH, f"{where}: {what}; the store was edited outside plangraph"
     )
+
+
+def refuse_non_finite(events: Sequence[Event], texts: Sequence[str]) -> None:
+    """:class:`UsageError` when an event's payload holds NaN or an infinity (*texts*: the
+    payloads' canonical JSON). JSON has no such value: stored, it would read back as another
+    text, and the event's content would no longer match its id (``CONTENT_TAMPERED``)."""
+    for event, text in zip(events, texts, strict=True):
+        if "NaN" not in text and "Infinity" not in text:  # the usual case: no encoding again
+            continue
+        try:
+            json.dumps(event.payload, allow_nan=False)
+        except ValueError:
+            raise UsageError(
+                f"the payload of the {event.kind} event about {event.node} holds NaN or an "
+                "infinity, which JSON has no value for; give a number, a text or null there "
+                "(nothing was stored)"
+            ) from None

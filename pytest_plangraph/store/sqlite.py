@@ -43,6 +43,7 @@ from .rows import (
     LogRead,
     event_row,
     log_events,
+    refuse_non_finite,
     row_event,
     row_event_fast,
 )
@@ -234,6 +235,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             return []
         if texts is None or len(texts) != len(events):
             texts = [canonical_json(event.payload) for event in events]  # each encoded once
+        refuse_non_finite(events, texts)
         ids = event_ids_of(events, texts)
         self._signer_checked()
         with self._transaction() as con:
