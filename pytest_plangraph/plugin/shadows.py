@@ -65,6 +65,8 @@ class ShadowPaths:
         self._packages: dict[str, bool] = {}
         self._of: dict[str, tuple[str, ...]] = {}
         self._there: dict[str, bool] = {}
+        self.lookups = 0
+        """How many paths were looked up on disk (:meth:`there`): each once per run."""
         entries: dict[str, None] = {}
         for entry in sys.path if path is None else path:
             folder = Path(os.path.abspath(entry or "."))
@@ -143,6 +145,7 @@ class ShadowPaths:
     def there(self, path: str) -> bool:
         """Whether something is at the repository path *path* (a link, a folder included)."""
         if path not in self._there:
+            self.lookups += 1
             self._there[path] = os.path.lexists(self.root / path)
         return self._there[path]
 
