@@ -37,6 +37,7 @@ from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
+from .origin import mark
 from .properties import CRITERION_PROPERTY, RUN_PROPERTY
 from .recorded import state_after
 from .shadows import ShadowPaths
@@ -84,6 +85,8 @@ class PlangraphSession:
         self.stale: StaleSelection | None = None  # --plangraph-stale
         self.globs_tried = 0  # (test, glob) pairs the mapping tried (see PatternIndex)
         self.builder: EvidenceBuilder | None = None  # the records' builder, at session end
+        self.origins: dict[tuple[str, str], str] = {}
+        """(node id, phase) → where the code under test raised its skip (:mod:`.origin`)."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -287,6 +290,8 @@ class PlangraphSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Put a verifier item's verdict on its call report (plain values: xdist-safe); on the
         controller collect each phase's outcome, verifier verdicts and declared artifacts."""
+        if self.origins:  # a skip the code under test raised: said on its report
+            mark(self.origins, report)
         if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
         if self.worker:  # every report says whether the worker's tests could fail
