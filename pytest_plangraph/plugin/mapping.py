@@ -82,7 +82,8 @@ class Mapping:
     def subjects_of(self, test_ids: Iterable[str]) -> list[str]:
         """Test files and the conftest.py files above them, for these tests."""
         files = {self.test_files[t] for t in test_ids if t in self.test_files}
-        return sorted({p for f in files for p in self.file_subjects.get(f, [f])})
+        subjects = self.file_subjects
+        return sorted(set().union(*(subjects.get(f, (f,)) for f in files)))
 
 
 def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
