@@ -1,7 +1,7 @@
 """The repository paths where a new file would shadow a module a pytest run imported
 (DESIGN §5 "What binds"): Python's import system would load it instead, under the same name.
 :class:`ShadowPaths` names them; the record maker
-(:class:`~pytest_plangraph.plugin.evidence.EvidenceBuilder`) binds them absent.
+(:class:`~pytest_plangraph.plugin.building.EvidenceBuilder`) binds them absent.
 """
 
 from __future__ import annotations
