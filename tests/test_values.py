@@ -104,12 +104,21 @@ def test_a_command_start_imports_no_dataclasses() -> None:
 def _run_path_classes() -> dict[type[Any], bool]:
     """The value classes a ``pytest --plangraph`` run builds, each with whether it is frozen."""
     from pytest_plangraph.judge.rerun import Selection
-    from pytest_plangraph.plugin import evidence, mapping, soundness, suite, summary, verdicts
+    from pytest_plangraph.plugin import (
+        building,
+        evidence,
+        mapping,
+        soundness,
+        suite,
+        summary,
+        verdicts,
+    )
 
     return {
         Selection: True,
         evidence.Decided: True,
-        evidence.EvidenceBuilder: False,
+        building.EvidenceBuilder: False,
+        building.Shadowing: True,
         evidence.RunResults: False,
         evidence._Decider: False,
         mapping.CriterionTests: False,

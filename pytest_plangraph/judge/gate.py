@@ -34,6 +34,7 @@ from ..values import dataclass
 from ..vcs.quotes import quoted_reference
 from .inputs import Links, Snapshot
 from .states import CriterionStatus, NodeState, PlanState, Reason
+from .subjects import subjects_hold
 
 __all__ = [
     "CHILD_CODES",
@@ -94,12 +95,14 @@ def holds(
     input_digest: str,
     files: Mapping[str, str | None],
     expected: Collection[str] = (),
+    missing_as_absent: Callable[[], Mapping[str, str | None]] | None = None,
 ) -> bool:
     """The validity rule of DESIGN §4 for an evidence record in its JSON form: passed, same
     criterion digest, same input digest, every subject's current sha256 as recorded (a
     subject recorded :data:`~pytest_plangraph.plan.evidence.ABSENT`: still no file), and
     every path of *expected* (the files the criterion's ``tests:`` globs find now) among
-    its subjects."""
+    its subjects. *missing_as_absent* gives *files* with each missing file (None) as
+    ``ABSENT``, made once for many records (:func:`~.subjects.missing_as_absent`)."""
     if (
         record.get("input_digest") != input_digest
         or record.get("outcome") != "passed"
@@ -109,10 +112,7 @@ def holds(
     subjects = record.get("subjects") or {}
     if expected and any(path not in subjects for path in expected):
         return False
-    return all(
-        files.get(path) == sha or (sha == ABSENT and files.get(path) is None)
-        for path, sha in subjects.items()
-    )
+    return subjects_hold(subjects, files, missing_as_absent)
 
 
 def judge(
@@ -123,6 +123,7 @@ def judge(
     files: Mapping[str, str | None],
     culprits: Callable[[], Sequence[str]],
     expected: Collection[str] = (),
+    missing_as_absent: Callable[[], Mapping[str, str | None]] | None = None,
 ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
     """:func:`holds`, with the reasons when it does not; *culprits* names the prerequisites
     that changed (asked only when the input digest differs)."""
@@ -132,6 +133,7 @@ def judge(
         input_digest=input_digest,
         files=files,
         expected=expected,
+        missing_as_absent=missing_as_absent,
     ):
         return "valid", ()
     outcome, reason = record.get("outcome"), record.get("reason")

@@ -22,6 +22,7 @@ from .gate import Tick, holds, judge
 from .inputs import Links, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key, holds_for_person
 from .states import CriterionStatus, Reason
+from .subjects import missing_as_absent
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Context:
     digests: dict[str, str]
     approvals: frozenset[tuple[str, str]]
     held: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    views: dict[str, Mapping[str, str | None]] = field(default_factory=dict)
+    """The snapshot's files with each missing file as ``ABSENT`` (:meth:`missing_as_absent`),
+    made once, when a record first needs it."""
 
     @classmethod
     def of(cls, graph: Graph, snapshot: Snapshot, inputs: dict[str, str] | None = None) -> Context:
@@ -77,8 +81,18 @@ class Context:
                 input_digest=self.digests[key[0]],
                 files=self.snapshot.files,
                 expected=self.glob_files(key),
+                missing_as_absent=self.missing_as_absent,
             )
         return found
+
+    def missing_as_absent(self) -> Mapping[str, str | None]:
+        """The snapshot's files with each missing file as ``ABSENT``: made once per context,
+        so that a record's subjects bound absent are checked in one comparison
+        (:func:`~.gate.subjects_hold`)."""
+        view = self.views.get("absent")
+        if view is None:
+            view = self.views["absent"] = missing_as_absent(self.snapshot.files)
+        return view
 
     def glob_files(self, key: tuple[str, str]) -> list[str]:
         """The files the ``tests:`` globs of criterion *key* find now: its evidence must
@@ -101,6 +115,7 @@ class Context:
             files=self.snapshot.files,
             culprits=culprits,
             expected=self.glob_files(key),
+            missing_as_absent=self.missing_as_absent,
         )
 
 

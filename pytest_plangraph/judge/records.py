@@ -156,8 +156,10 @@ class RecordMaker:
             "outcome": outcome,
             "reason": reason,
             "details": dict(details),
-            "subjects": {path: sha for path, sha in hashes.items() if sha is not None},
+            "subjects": hashes,
         }
+        if None in hashes.values():  # a missing file: left out (one pass, in C, when none is)
+            fields["subjects"] = {path: sha for path, sha in hashes.items() if sha is not None}
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
         own = {key: fields[key] for key in _OWN_FIELDS}

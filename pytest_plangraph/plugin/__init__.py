@@ -190,7 +190,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session = PlangraphSession.start(config)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "plangraph-session")
-    config.pluginmanager.register(SkipOrigin(session.plangraph.root, config), "plangraph-origin")
+    origin = SkipOrigin(session.plangraph.root, config, session.origins)
+    config.pluginmanager.register(origin, "plangraph-origin")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

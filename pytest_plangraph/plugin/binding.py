@@ -98,10 +98,15 @@ class FileBinder:
             mapping.hashes.update(walks)
             if self._quoted is None:  # once per run, for every criterion
                 mapping.hashes.update(self.quoted(mapping.criteria))
+            added = paths  # the file's first test: every path hashed below
+        else:
+            added = []  # its paths were hashed with its first test: only a new one now
         defined_in = self._defined_in(item, file)
         if defined_in is not None and defined_in not in paths:
             paths.append(defined_in)
-        for path in paths:
+            if added is not paths:
+                added.append(defined_in)
+        for path in added:
             if path not in mapping.hashes:
                 mapping.hashes[path] = self._hash_loaded(path)
 

@@ -35,6 +35,8 @@ class EndValues:
         self._hash_file = hash_file
         self._found: dict[str, str] = {}
         self._walks = CollectValues(os.fspath(root))
+        self._files: set[str] = set()
+        """The paths found to name a file (no collect key, no pytest section): told once."""
 
     def of(self, paths: Iterable[str]) -> dict[str, str]:
         """The value now of each subject of *paths* that names no file (others left out):
@@ -42,6 +44,8 @@ class EndValues:
         its file when it holds one, else :data:`~pytest_plangraph.plan.evidence.ABSENT`."""
         found: dict[str, str] = {}
         for path in paths:
+            if path in self._files:
+                continue
             if path in self._found:
                 found[path] = self._found[path]
             elif is_collect_key(path):
@@ -49,6 +53,7 @@ class EndValues:
             elif (config := section_file(path)) is not None:
                 found[path] = self._section(config)
             else:
+                self._files.add(path)
                 continue
             self._found[path] = found[path]
         return found

@@ -83,7 +83,8 @@ class Mapping:
     def subjects_of(self, test_ids: Iterable[str]) -> list[str]:
         """Test files and the conftest.py files above them, for these tests."""
         files = {self.test_files[t] for t in test_ids if t in self.test_files}
-        return sorted({p for f in files for p in self.file_subjects.get(f, [f])})
+        subjects = self.file_subjects
+        return sorted(set().union(*(subjects.get(f, (f,)) for f in files)))
 
 
 def patterns_by_criterion(plan: Plan) -> dict[str, list[str]]:
@@ -227,10 +228,27 @@ class MappingBuilder:
         self.matched: set[str] = set()
         self.mapping.partial = self.partial
         self.mapping.criteria = {ref: CriterionTests() for ref in self.patterns}
+        self._file_ids: dict[int, tuple[Any, str | None]] = {}
+        """``id(parent)`` → the parent and the id of the file its items are in: found once
+        per parent (a module or a class), not once per test."""
 
     def test_id(self, nodeid: str) -> str:
         """The repository-relative id of a pytest node id."""
         return self.prefix + nodeid
+
+    def _file_id(self, item: pytest.Item) -> str | None:
+        """The repository-relative id of the file *item* is in (None when no file holds it),
+        found once per parent: every item under one parent is in the same file."""
+        parent = item.parent
+        kept = self._file_ids.get(id(parent))
+        if kept is not None and kept[0] is parent:
+            return kept[1]
+        # a prefix matches from the test's file on (pytest.File is abstract: no getparent)
+        holder = next((n for n in reversed(item.listchain()) if isinstance(n, pytest.File)), None)
+        file_id = None if holder is None else self.test_id(holder.nodeid)
+        if parent is not None:
+            self._file_ids[id(parent)] = (parent, file_id)
+        return file_id
 
     def add(self, item: pytest.Item, test_id: str, file: str, *, selected: bool) -> list[str]:
         """Map one test; returns the refs it verifies. A test a criterion's ``exclude:``
@@ -241,9 +259,7 @@ class MappingBuilder:
         outside = not selected and self.selection.leaves_out(item)
         refs = [r for r in marker_refs(item) if r in self.mapping.criteria]
         named: set[str] = set()
-        # a prefix matches from the test's file on (pytest.File is abstract: no getparent)
-        holder = next((n for n in reversed(item.listchain()) if isinstance(n, pytest.File)), None)
-        file_id = None if holder is None else self.test_id(holder.nodeid)
+        file_id = self._file_id(item)
         for ref, pattern in self.index.match(test_id, file_id):
             self.matched.add(pattern)
             refs.append(ref)

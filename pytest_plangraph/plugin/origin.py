@@ -17,7 +17,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import sysconfig
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -33,22 +32,26 @@ _INSTALLED = tuple(
 
 
 class SkipOrigin:
-    """The hook that marks a skip or xfail raised by the code under test (module docstring)."""
+    """The hook that marks a skip or xfail raised by the code under test (module docstring).
 
-    def __init__(self, root: Path, config: pytest.Config) -> None:
+    A plain hook, not a wrapper around pytest's report (which every phase of every test would
+    pay for): it runs first among ``pytest_runtest_makereport``'s implementations (``tryfirst``,
+    registered after pytest's own, whose ``unittest`` plug-in turns a ``unittest.SkipTest`` into
+    pytest's skip), looks at the exception, and keeps the origin by node id and phase in
+    *origins*; :func:`mark` puts it on the report made for it."""
+
+    def __init__(
+        self, root: Path, config: pytest.Config, origins: dict[tuple[str, str], str]
+    ) -> None:
         self.root = os.path.realpath(root) + os.sep
         self.test_files = [str(p) for p in config.getini("python_files")]
+        self.origins = origins
 
-    @pytest.hookimpl(wrapper=True)  # a new-style wrapper: cheaper per report than hookwrapper
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
         """Look at the exception before pytest turns a ``unittest.SkipTest`` into its own."""
-        origin = self.raised_by(item, call.excinfo)
-        report = yield
-        if origin is not None and report.outcome == "skipped":
-            setattr(report, ORIGIN_ATTRIBUTE, origin)
-        return report
+        if call.excinfo is not None and (origin := self.raised_by(item, call.excinfo)):
+            self.origins[(item.nodeid, call.when)] = origin
 
     def raised_by(self, item: pytest.Item, excinfo: pytest.ExceptionInfo[Any] | None) -> str | None:
         """``file:line`` (repository-relative) of the code under test that raised the skip or
@@ -75,6 +78,14 @@ class SkipOrigin:
             return None
         rel = innermost[len(self.root) :].replace(os.sep, "/")
         return f"{rel}:{entries[-1].lineno + 1}"
+
+
+def mark(origins: dict[tuple[str, str], str], report: pytest.TestReport) -> None:
+    """Put on *report* the origin :class:`SkipOrigin` kept for its test and phase, when the
+    report is a skip (an xfail included)."""
+    origin = origins.pop((report.nodeid, report.when), None)
+    if origin is not None and report.outcome == "skipped":
+        setattr(report, ORIGIN_ATTRIBUTE, origin)
 
 
 def _skip_exceptions() -> tuple[type[BaseException], ...]:

@@ -13,7 +13,6 @@ required nodes.
 
 from __future__ import annotations
 
-import os
 import sys
 import uuid
 from collections.abc import Generator, Iterable
@@ -26,29 +25,29 @@ import pytest
 from ..api import PlanGraph
 from ..errors import PlangraphError
 from ..judge.derive import derive
-from ..judge.inputs import Snapshot, needed_paths, subject_files
 from ..memory import collector_paused
 from ..vcs.environment import actor, git_info, now, run_info
-from ..vcs.quotes import collected_now
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
+from .building import EvidenceBuilder
 from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
-from .evidence import EvidenceBuilder, RunResults, decide
+from .evidence import RunResults, decide
 from .github import publish
 from .items import PlanFile, VerifierItem
 from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
+from .origin import mark
 from .properties import CRITERION_PROPERTY, RUN_PROPERTY
+from .recorded import state_after
 from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
 from .suite import ProjectSelection
 from .summary import Outcome, RunReport, write_summary
 
 if TYPE_CHECKING:
-    from ..judge.states import PlanState
-    from ..plan.evidence import Evidence
-    from ..plan.model import Criterion, Event, Node
+    from ..judge.inputs import Snapshot
+    from ..plan.model import Criterion, Node
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
     from .selection import StaleSelection
@@ -85,6 +84,9 @@ class PlangraphSession:
         """The interpreter facts on the reports of xdist workers, each different one once."""
         self.stale: StaleSelection | None = None  # --plangraph-stale
         self.globs_tried = 0  # (test, glob) pairs the mapping tried (see PatternIndex)
+        self.builder: EvidenceBuilder | None = None  # the records' builder, at session end
+        self.origins: dict[tuple[str, str], str] = {}
+        """(node id, phase) → where the code under test raised its skip (:mod:`.origin`)."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -154,25 +156,6 @@ class PlangraphSession:
         if executed and self.results.coverage is not None:
             for nodeid, paths in executed.items():
                 self.results.coverage[self.prefix + nodeid] = list(paths)
-
-    def _after(
-        self, end: Snapshot, evidence: Iterable[Evidence], stored: Iterable[Event]
-    ) -> PlanState:
-        """The state after recording: the log read at the start and the events this run
-        stored (not read back), hashing only what *end* and the new records lack."""
-        from ..store.trust import screen_stored
-
-        stored = list(stored)
-        fold = self.before_fold.copy()
-        fold.add_stored(stored, screen_stored(self.plangraph.store, stored))
-        files = dict(end.files)
-        for record in evidence:
-            files.update(subject_files(record.subjects))
-        missing = needed_paths(self.plangraph.graph, fold.judged(), end.outputs) - files.keys()
-        files.update(collected_now(os.fspath(self.plangraph.root), missing, set()))
-        files.update(self.plangraph.workspace.hashes(missing))
-        after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)
-        return derive(self.plangraph.graph, fold, after)
 
     def close(self) -> None:
         """Close the store connection (and unregister the coverage recorder)."""
@@ -307,6 +290,8 @@ class PlangraphSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Put a verifier item's verdict on its call report (plain values: xdist-safe); on the
         controller collect each phase's outcome, verifier verdicts and declared artifacts."""
+        if self.origins:  # a skip the code under test raised: said on its report
+            mark(self.origins, report)
         if self.item_verdicts and (ran := self.item_verdicts.pop(report.nodeid, None)):
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
         if self.worker:  # every report says whether the worker's tests could fail
@@ -389,12 +374,12 @@ class PlangraphSession:
             policies(plan),
         )
         end = self.plangraph.snapshot(self.before_fold)
-        builder = self._builder(end, facts) if decided else None
+        builder = self.builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.plangraph.record_run(evidence, made=builder.maker.made) if builder else []
         if evidence:
             attach_evidence(self.config, mapping.tests_of(self.prefix, evidence))
-        after = self._after(end, evidence, stored)
+        after = state_after(self.plangraph, self.before_fold, end, evidence, stored)
         decisions = [self.plangraph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:

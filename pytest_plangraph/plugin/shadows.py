@@ -1,7 +1,7 @@
 """The repository paths where a new file would shadow a module a pytest run imported
 (DESIGN §5 "What binds"): Python's import system would load it instead, under the same name.
 :class:`ShadowPaths` names them; the record maker
-(:class:`~pytest_plangraph.plugin.evidence.EvidenceBuilder`) binds them absent.
+(:class:`~pytest_plangraph.plugin.building.EvidenceBuilder`) binds them absent.
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class ShadowPaths:
         self._packages: dict[str, bool] = {}
         self._of: dict[str, tuple[str, ...]] = {}
         self._there: dict[str, bool] = {}
+        self.lookups = 0
+        """How many paths were looked up on disk (:meth:`there`): each once per run."""
         entries: dict[str, None] = {}
         for entry in sys.path if path is None else path:
             folder = Path(os.path.abspath(entry or "."))
@@ -143,6 +145,7 @@ class ShadowPaths:
     def there(self, path: str) -> bool:
         """Whether something is at the repository path *path* (a link, a folder included)."""
         if path not in self._there:
+            self.lookups += 1
             self._there[path] = os.path.lexists(self.root / path)
         return self._there[path]
 

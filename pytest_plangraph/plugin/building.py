@@ -1,0 +1,256 @@
+"""Binding one run's verdicts into evidence records (DESIGN §4).
+
+:class:`EvidenceBuilder` binds each :class:`~.evidence.Decided` verdict to its subjects and
+their sha256 through :class:`RunRecordMaker` (the batch form of
+:meth:`PlanGraph.make_evidence`), voiding a record whose subjects changed while the session
+ran (``ARTIFACT_CHANGED_DURING_RUN``). The paths where a new file would shadow a module the run
+imported (:class:`~.shadows.ShadowPaths`) are found once per run: each module's, stat-ed and
+hashed once, kept as one mapping merged into every record that binds the module; the paths
+bound absent are checked against the end of the run by construction (nothing was there when
+they were looked up), so they are left out of each record's comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping as MappingABC
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PlangraphError
+from ..judge.inputs import criterion_digests, input_digests
+from ..judge.records import RecordMaker, changed_during_run, voided
+from ..plan.evidence import ABSENT
+from ..plan.model import TestVerifier
+from ..plan.paths import UTF8_HINT, not_utf8
+from ..plan.patterns import glob_files_of
+from ..values import dataclass, field
+from ..vcs.testglob import is_collect_key
+from ..verifiers import ARTIFACT_MISSING
+from .ended import EndValues
+from .verdicts import Verdict
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from ..judge.inputs import Snapshot
+    from ..plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
+    from .evidence import Decided
+    from .shadows import ShadowPaths
+
+
+class RunRecordMaker(RecordMaker):
+    """The :class:`RecordMaker` of one run that keeps each record it made with its JSON
+    payload, so that storing them (:meth:`PlanGraph.record_run`) takes the payloads as made
+    instead of dumping, validating and hashing the records again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.made: dict[int, tuple[Any, ...]] = {}
+        """``id(record)`` → the record, its payload and (made from plain values) the payload's
+        canonical JSON text, joined from the members the id was computed from."""
+
+    def make(
+        self,
+        node: str,
+        criterion: str,
+        *,
+        outcome: str,
+        reason: str | None,
+        details: MappingABC[str, Any],
+        subjects: MappingABC[str, str | None],
+    ) -> Evidence:
+        """:meth:`RecordMaker.make`, the record and its payload kept in :attr:`made`."""
+        record = super().make(
+            node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
+        )
+        if id(record) not in self.made:  # checked by the record model: dumped
+            self.made[id(record)] = (record, record.to_json())
+        return record
+
+    def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
+        """Keep the payload of a record made from plain values, not dumped, and its
+        canonical JSON text, joined from the members already encoded."""
+        self.made[id(record)] = (record, payload, text)
+
+
+@dataclass(frozen=True)
+class Shadowing:
+    """The shadowing paths of a set of modules, bound: every path in the order
+    :class:`~.shadows.ShadowPaths` names them (absent, or by sha256 where a file is), and the
+    same split into those a file is at and those bound absent."""
+
+    bound: dict[str, str]
+    present: dict[str, str]
+    absent: dict[str, str]
+
+
+NO_SHADOWING = Shadowing({}, {}, {})
+"""What a record binds when it loads no module (a verifier item's)."""
+
+
+@dataclass
+class EvidenceBuilder:
+    """Builds the records of one run against one end-of-run snapshot."""
+
+    plangraph: PlanGraph
+    snapshot: Snapshot
+    before: dict[str, str | None]
+    """sha256 of the plan's files when the session started."""
+    run: RunInfo
+    plan: PlanRef
+    git: GitInfo
+    recorded_by: str
+    globs: MappingABC[str, tuple[str, ...]] = field(default_factory=dict)
+    """The files each ``tests:`` glob could find tests in when the session started."""
+    shadows: ShadowPaths | None = None
+    """The paths where a new file would shadow a module the run imported (bound absent)."""
+    _hashes: dict[str, str | None] = field(default_factory=dict)
+    _of_module: dict[str, Shadowing] = field(default_factory=dict)
+    _shadowed: dict[tuple[str, ...], Shadowing] = field(default_factory=dict)
+    merges: int = 0
+    """How many sets of modules had their shadowing paths merged: once per distinct set."""
+
+    def __post_init__(self) -> None:
+        criteria = criterion_digests(self.plangraph.graph)
+        self.ends = EndValues(self.plangraph.root, self._hash)
+        self.maker = RunRecordMaker(
+            self.plangraph,
+            self.snapshot,
+            plan=self.plan,
+            git=self.git,
+            run=self.run,
+            recorded_by=self.recorded_by,
+            digests=input_digests(self.plangraph.graph, self.snapshot, criteria=criteria),
+            criteria=criteria,
+        )
+
+    def build(self, item: Decided) -> Evidence:
+        """The record for *item*; voided when a subject changed during the run."""
+        # executed files are learned only now: compared with the start only when the plan or
+        # the latest evidence of some criterion already named them (their "before" is known)
+        globbed = [p for p in self._glob_files(item) if p not in item.subjects]
+        bound = [*item.subjects, *globbed]
+        paths = [*bound, *(p for p in item.executed if p not in item.subjects and p not in globbed)]
+        _require_utf8(item, paths)
+        subjects = {path: self._hash(path) for path in paths}
+        for path, sha in item.subjects.items():
+            if subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
+                subjects[path] = sha  # bound absent and still no file; what a folder holds
+        shadowing = self._shadowing(paths, subjects)
+        own = self.maker.own_files(item.node)
+        if subjects.keys().isdisjoint(shadowing.bound) and own.keys().isdisjoint(
+            shadowing.absent
+        ):  # as nearly always: the paths bound absent were absent then and now, by lookup
+            started = {**self.before, **item.subjects}
+            ended = {**own, **subjects, **shadowing.present, **self.ends.of(item.subjects)}
+            subjects.update(shadowing.bound)
+        else:  # a shadowing path bound already: that binding stands
+            for path, sha in shadowing.bound.items():
+                subjects.setdefault(path, sha)
+            absent = {p: sha for p, sha in shadowing.absent.items() if subjects[p] == ABSENT}
+            started = {**self.before, **item.subjects, **absent}
+            # what each subject is at the end, a file deleted during the run (None) included:
+            # the record leaves missing files out of its subjects; a folder's collectable
+            # files and a pytest section are found again (their paths name no file to hash)
+            ended = {**own, **subjects, **self.ends.of(item.subjects)}
+        missing = [path for path in item.produced if subjects.get(path) is None]
+        if missing and item.verdict.outcome == "passed":  # declared, never made: no pass
+            details = {
+                **item.details,
+                "missing_artifacts": missing,
+                "message": f"declared with plangraph.artifact() but not there at the end of the "
+                f"run: {', '.join(missing)}",
+            }
+            return self._make(item, Verdict("failed", ARTIFACT_MISSING), details, subjects)
+        evidence = self._make(item, item.verdict, item.details, subjects)
+        moved = changed_during_run(started, ended, produced=item.produced)
+        if not moved:
+            return evidence
+        outcome, reason, details = voided(item.details, moved)
+        return self._make(item, Verdict(outcome, reason), details, subjects)
+
+    def _make(
+        self,
+        item: Decided,
+        verdict: Verdict,
+        details: dict[str, Any],
+        subjects: dict[str, str | None],
+    ) -> Evidence:
+        return self.maker.make(
+            item.node,
+            item.criterion,
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            details=details,
+            subjects=subjects,
+        )
+
+    def _glob_files(self, item: Decided) -> list[str]:
+        """The files the ``tests:`` globs of *item*'s criterion could find tests in when the
+        session started: bound whether or not the run collected tests from them, so that the
+        gate can tell a test file added since (:attr:`Snapshot.globs`)."""
+        if not self.globs:
+            return []
+        node = self.plangraph.graph.nodes.get(item.node)
+        criterion = node.criterion(item.criterion) if node is not None else None
+        if criterion is None or not isinstance(criterion.verifier, TestVerifier):
+            return []
+        verifier = criterion.verifier
+        return glob_files_of(verifier.tests, verifier.exclude, self.globs)
+
+    def _shadowing(self, paths: Iterable[str], subjects: dict[str, str | None]) -> Shadowing:
+        """The paths where a new file would shadow a module of *paths*
+        (:class:`~.shadows.ShadowPaths`), bound: absent where nothing is, by sha256 where a
+        file is. Each module's are found once per run, and merged once per set of modules:
+        criteria whose tests share their files share the mapping."""
+        if self.shadows is None:
+            return NO_SHADOWING
+        loaded = tuple(
+            p for p in paths if p.endswith(".py") and subjects.get(p) not in (None, ABSENT)
+        )
+        found = self._shadowed.get(loaded)
+        if found is None:
+            self.merges += 1
+            parts = [self._of_paths(m, self.shadows.paths_of(m)) for m in loaded]
+            if any(self.shadows.paths_of(m) for m in loaded):  # the start's files come first
+                parts.insert(0, self._of_paths("", self.shadows.startup))
+            found = NO_SHADOWING
+            if parts:
+                found = Shadowing({}, {}, {})
+                for part in parts:
+                    found.bound.update(part.bound)
+                    found.present.update(part.present)
+                    found.absent.update(part.absent)
+            found = self._shadowed[loaded] = found
+        return found
+
+    def _of_paths(self, module: str, paths: Iterable[str]) -> Shadowing:
+        """The shadowing *paths* of *module* bound, each looked up once per run (a module's
+        own file is never its own shadow: :meth:`ShadowPaths.paths_of` leaves it out)."""
+        found = self._of_module.get(module)
+        if found is None:
+            assert self.shadows is not None
+            found = self._of_module[module] = Shadowing({}, {}, {})
+            for path in paths:
+                if not self.shadows.there(path):
+                    found.bound[path] = found.absent[path] = ABSENT
+                elif (sha := self._hash(path)) is not None:
+                    found.bound[path] = found.present[path] = sha
+        return found
+
+    def _hash(self, path: str) -> str | None:
+        if path not in self._hashes:
+            self._hashes[path] = self.plangraph.workspace.hash_file(path)
+        return self._hashes[path]
+
+
+def _require_utf8(item: Decided, paths: Iterable[str]) -> None:
+    """Refuse to record a verdict that binds a file whose name is not UTF-8 (a test module
+    ``test_\\xff.py``): records keep paths as UTF-8 text, so none can bind it, and a record
+    that left it out would pass over what the run executed."""
+    for path in paths:
+        shown = not_utf8(path)
+        if shown is not None:
+            raise PlangraphError(
+                f"{item.node}/{item.criterion} binds a file whose name is not UTF-8: "
+                f"{shown!r}; {UTF8_HINT}"
+            )

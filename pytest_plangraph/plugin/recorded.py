@@ -1,0 +1,51 @@
+"""The state after a ``pytest --plangraph`` run recorded its evidence (DESIGN §5).
+
+Derived from the log as the session read it at its start and the events the run stored (not
+read back), against the end-of-run snapshot and the new records' subjects: only what neither
+holds is hashed again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..judge.derive import derive
+from ..judge.inputs import Snapshot, needed_paths, subject_files
+from ..vcs.quotes import collected_now
+
+if TYPE_CHECKING:
+    from ..api import PlanGraph
+    from ..judge.logfold import LogFold
+    from ..judge.states import PlanState
+    from ..plan.evidence import Evidence
+    from ..plan.model import Event
+
+
+def state_after(
+    plangraph: PlanGraph,
+    before_fold: LogFold,
+    end: Snapshot,
+    evidence: Iterable[Evidence],
+    stored: Iterable[Event],
+) -> PlanState:
+    """The state after recording: *before_fold* (the log read at the start) with the events
+    this run *stored*, hashing only what *end* and the new records lack. The records' subjects
+    are merged first (in C), so each distinct path is read once however many records bind it:
+    the last record's binding of a path stands, a path bound absent is a missing file."""
+    from ..store.trust import screen_stored
+
+    stored = list(stored)
+    fold = before_fold.copy()
+    fold.add_stored(stored, screen_stored(plangraph.store, stored))
+    files = dict(end.files)
+    bound: dict[str, str] = {}
+    for record in evidence:
+        bound.update(record.subjects)
+    files.update(subject_files(bound))
+    missing = needed_paths(plangraph.graph, fold.judged(), end.outputs) - files.keys()
+    files.update(collected_now(os.fspath(plangraph.root), missing, set()))
+    files.update(plangraph.workspace.hashes(missing))
+    after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)
+    return derive(plangraph.graph, fold, after)
