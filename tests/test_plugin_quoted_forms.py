@@ -24,7 +24,7 @@ from glob_helpers import write
 from plugin_helpers import make_project
 from test_plugin_quoted_refs import OTHER, SETTINGS, statuses
 
-from pytest_plangraph.vcs.quotes import CollectValues, quoted_refs, quotes_key
+from pytest_plangraph.vcs.quotes import CollectValues, mentioned_refs, quoted_refs, quotes_key
 from pytest_plangraph.vcs.testglob import collect_key
 
 REF = "step-a/ac-pattern"
@@ -117,3 +117,53 @@ def test_a_failing_test_so_marked_added_to_a_collected_file_stales_its_criterion
     assert refused.code == 1, refused.out
     assert pytester.runpytest("--plangraph").parseoutcomes()["failed"] == 1
     assert statuses(root)[0] == "failed"  # the run of the marked test judges it
+
+
+SPEC_CONFTEST = """
+import pytest
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".spec" and file_path.name.startswith("test"):
+        return SpecFile.from_parent(parent, path=file_path)
+
+class SpecFile(pytest.File):
+    def collect(self):
+        for line in self.path.read_text().splitlines():
+            name, ref, ok = line.split()
+            item = SpecItem.from_parent(self, name=name)
+            if ref != "-":
+                item.add_marker(pytest.mark.criterion(ref))
+            item.ok = ok == "ok"
+            yield item
+
+class SpecItem(pytest.Item):
+    def runtest(self):
+        assert self.ok
+"""
+"""A collector of ``tests/test*.spec`` files, one test a line: name, reference (``-``: none),
+``ok`` or not."""
+
+
+def test_a_file_a_conftest_collects_mentions_a_reference_unquoted() -> None:
+    found = mentioned_refs(b"two step-a/ac-pattern bad\nx/a/n/c -/y .\xff")
+    assert found == {REF, "x/a", "a/n", "n/c"}
+
+
+def test_a_reference_added_to_a_non_python_file_a_conftest_collects_stales_its_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """``tests/test_x.spec`` is collected by the conftest's collector and verified nothing; a
+    failing line marked for ``ac-pattern`` added to it changed no name and no bound byte."""
+    spec = "tests/test_x.spec"
+    root = make_project(pytester, files={"tests/conftest.py": SPEC_CONFTEST, spec: "one - ok\n"})
+    pytester.runpytest("--plangraph").assert_outcomes(passed=5)
+    assert statuses(root)[0] == "completed"
+    (root / spec).write_text(f"one - ok\ntwo {REF} bad\n", encoding="utf-8")
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert reasons["ac-marked"] == []
+    [reason] = reasons["ac-pattern"]
+    assert (reason["code"], reason["quotes"]) == ("ARTIFACT_CHANGED", REF)
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7")
+    assert refused.code == 1, refused.out

@@ -12,6 +12,8 @@ files the walk lists whose text holds the reference in quotes (``"n/c"`` or ``'n
 a string literal whose value it is however written (``"n\\x2fc"``, ``"n/" "c"``, a declared
 encoding: :func:`quoted_refs`, the test
 :func:`~pytest_plangraph.plugin.mapping.collection_suspects` makes of a failed collector). A
+file that is not Python (one a ``conftest.py`` collector reads) counts for each reference its
+text mentions, quoted or not (:func:`mentioned_refs`). A
 file that cannot be read, or is too deeply nested to parse, may quote any reference: it is in
 every list, as ``path`` and a NUL byte (no name holds one). Not seen: a reference built at run
 time (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway).
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
 import os
 import re
 import warnings
@@ -41,6 +44,7 @@ __all__ = [
     "CollectValues",
     "collected_now",
     "literal_refs",
+    "mentioned_refs",
     "quoted_reference",
     "quoted_refs",
     "quoted_subjects",
@@ -73,6 +77,24 @@ def quoted_refs(source: str | bytes) -> frozenset[str]:
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     found = {match[2] for match in _QUOTED.finditer(text)}
     return frozenset(found | literal_refs(source))
+
+
+_WORD = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def mentioned_refs(data: bytes) -> frozenset[str]:
+    """Every ``node/criterion`` reference a file that is not Python mentions, quoted or not
+    (``criterion: n/c`` in a test file a ``conftest.py`` collector reads its markers from): each
+    two ids next to each other in a run of ids joined by ``/`` (``a/n/c`` mentions ``a/n`` and
+    ``n/c``)."""
+    found: set[str] = set()
+    for word in _WORD.finditer(data.decode("utf-8", errors="replace")):
+        parts = word[0].split("/")
+        for first, second in itertools.pairwise(parts):
+            if _ID.fullmatch(first) and _ID.fullmatch(second):
+                found.add(f"{first}/{second}")
+    return frozenset(found)
 
 
 def literal_refs(source: str | bytes) -> set[str]:
@@ -191,8 +213,6 @@ class CollectValues:
             by_ref: dict[str, list[str]] = {}
             unreadable: list[str] = []
             for path in found.files:  # once per file a walk lists: kept flat
-                if not path.endswith(".py"):
-                    continue
                 refs = self._refs(path)
                 if refs is None:
                     unreadable.append(f"{path}\0")
@@ -213,7 +233,9 @@ class CollectValues:
             else:
                 self.read[path] = hashlib.sha256(data).hexdigest()
                 try:
-                    self._quoted[path] = quoted_refs(data)
+                    self._quoted[path] = (
+                        quoted_refs(data) if path.endswith(".py") else mentioned_refs(data)
+                    )
                 except (RecursionError, MemoryError):  # too deep to parse: may quote any
                     self._quoted[path] = None
         return self._quoted[path]
