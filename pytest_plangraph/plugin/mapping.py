@@ -15,6 +15,9 @@ that does not import) may have held: a pattern that could match a test inside it
 from __future__ import annotations
 
 import difflib
+import io
+import textwrap
+import tokenize
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -305,7 +308,12 @@ def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[s
     found: dict[str, list[str]] = {}
     for collector in failed:
         everything = collector == "."
-        quoted = frozenset() if everything else quoted_refs(_source_text(root, collector))
+        quoted: frozenset[str] = frozenset()
+        if not everything:
+            try:
+                quoted = _source_refs(root, collector)
+            except (RecursionError, MemoryError):  # too deep to parse: may hold any test
+                everything = True
         for ref, ref_patterns in patterns.items():
             if any(covers(e, collector) for e in excludes.get(ref, ())):
                 continue  # every test it could hold is excluded from this criterion
@@ -314,20 +322,32 @@ def collection_suspects(plan: Plan, failed: Iterable[str], root: Path) -> dict[s
     return found
 
 
-def _source_text(root: Path, collector: str) -> str:
-    """The Python source of a failed collector: its class (``file.py::Class``, nested classes
-    too), its file, or every ``.py`` file under its directory ("" when it cannot be read)."""
+def _source_refs(root: Path, collector: str) -> frozenset[str]:
+    """The references the Python source of a failed collector quotes: its class
+    (``file.py::Class``, nested classes too), its file, or each ``.py`` file under its
+    directory (none from a file that cannot be read)."""
     file, *classes = collector.split("::")
     path = root / file
     files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    texts = []
+    sources: list[bytes] = []
     for found in files:
         try:
-            texts.append(found.read_text(encoding="utf-8", errors="replace"))
+            sources.append(found.read_bytes())
         except OSError:
             continue
-    text = "\n".join(texts)
-    return _class_source(text, classes) if classes and len(texts) == 1 else text
+    if classes and len(sources) == 1:
+        text = _decoded(sources[0])
+        return quoted_refs(textwrap.dedent(_class_source(text, classes)))
+    return frozenset().union(*map(quoted_refs, sources))
+
+
+def _decoded(source: bytes) -> str:
+    """*source* decoded as Python decodes it (its coding declaration), else as UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding, errors="replace")
+    except (SyntaxError, LookupError, UnicodeError):
+        return source.decode("utf-8", errors="replace")
 
 
 def _class_source(text: str, names: list[str]) -> str:

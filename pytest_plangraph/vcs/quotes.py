@@ -8,9 +8,13 @@ to a test file that was there already, none of whose tests verified ``n/c`` (so 
 a :func:`quotes_key` per walk of its run: the walk's key with ``"quotes": "n/c"`` in its
 settings (a key without it keeps its digest), whose value is the digest
 (:func:`~pytest_plangraph.vcs.testglob.collect_digest`) of the sorted paths of the Python
-files the walk lists whose text holds the reference in quotes (``"n/c"`` or ``'n/c'``,
-:func:`quoted_refs`, the test :func:`~pytest_plangraph.plugin.mapping.collection_suspects`
-makes of a failed collector). A file that cannot be read may quote any reference: it is in
+files the walk lists whose text holds the reference in quotes (``"n/c"`` or ``'n/c'``), or
+a string literal whose value it is however written (``"n\\x2fc"``, ``"n/" "c"``, a declared
+encoding: :func:`quoted_refs`, the test
+:func:`~pytest_plangraph.plugin.mapping.collection_suspects` makes of a failed collector). A
+file that is not Python (one a ``conftest.py`` collector reads) counts for each reference its
+text mentions, quoted or not (:func:`mentioned_refs`). A
+file that cannot be read, or is too deeply nested to parse, may quote any reference: it is in
 every list, as ``path`` and a NUL byte (no name holds one). Not seen: a reference built at run
 time (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway).
 
@@ -22,9 +26,12 @@ quotes were found in.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import itertools
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 
 from ..canonical import json_loads
@@ -36,6 +43,8 @@ __all__ = [
     "UNREADABLE",
     "CollectValues",
     "collected_now",
+    "literal_refs",
+    "mentioned_refs",
     "quoted_reference",
     "quoted_refs",
     "quoted_subjects",
@@ -53,11 +62,77 @@ _QUOTED = re.compile(r"""(["'])([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9
 kind; the closing quote is looked at, not taken, so it may open the next one."""
 
 
-def quoted_refs(text: str) -> frozenset[str]:
-    """Every ``node/criterion`` reference *text* holds in quotes: each ``ref`` for which
+_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A whole string literal's value that is a ``node/criterion`` reference."""
+
+
+def quoted_refs(source: str | bytes) -> frozenset[str]:
+    """Every ``node/criterion`` reference *source* holds in quotes: each ``ref`` for which
     ``f'"{ref}"' in text or f"'{ref}'" in text`` (the ids hold no quote, so the segment
-    between a quote and the next one of its kind decides)."""
-    return frozenset(match[2] for match in _QUOTED.finditer(text))
+    between a quote and the next one of its kind decides), and, when *source* is Python that
+    parses, each string literal whose value is a reference however it is written (escapes such
+    as ``"n\\x2fc"``, implicit concatenation ``"n/" "c"``, a backslash-newline, an f-string of
+    constants, a file in another encoding it declares: :func:`literal_refs`). *source* as bytes
+    is decoded as Python decodes it for the literals, as UTF-8 for the quotes."""
+    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    found = {match[2] for match in _QUOTED.finditer(text)}
+    return frozenset(found | literal_refs(source))
+
+
+_WORD = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def mentioned_refs(data: bytes) -> frozenset[str]:
+    """Every ``node/criterion`` reference a file that is not Python mentions, quoted or not
+    (``criterion: n/c`` in a test file a ``conftest.py`` collector reads its markers from): each
+    two ids next to each other in a run of ids joined by ``/`` (``a/n/c`` mentions ``a/n`` and
+    ``n/c``)."""
+    found: set[str] = set()
+    for word in _WORD.finditer(data.decode("utf-8", errors="replace")):
+        parts = word[0].split("/")
+        for first, second in itertools.pairwise(parts):
+            if _ID.fullmatch(first) and _ID.fullmatch(second):
+                found.add(f"{first}/{second}")
+    return frozenset(found)
+
+
+def literal_refs(source: str | bytes) -> set[str]:
+    """The value of each string literal of the Python *source* that is a whole
+    ``node/criterion`` reference (an f-string counts when each of its parts is a constant);
+    none when *source* does not parse (it cannot be imported, so it marks no test). A source
+    too deep for the parser raises :class:`RecursionError` or :class:`MemoryError`: the caller
+    takes it for a file that may quote any reference."""
+    try:
+        with warnings.catch_warnings():  # "\\d" warns; a warning taken as an error must not hide
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        value = _literal(node)
+        if value is not None and _REF.fullmatch(value):
+            found.add(value)
+    return found
+
+
+def _literal(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    parts: list[str] = []
+    for part in node.values:
+        if isinstance(part, ast.FormattedValue):
+            if part.conversion != -1 or part.format_spec is not None:
+                return None
+            part = part.value
+        value = _literal(part) if isinstance(part, ast.Constant) else None
+        if value is None:
+            return None
+        parts.append(value)
+    return "".join(parts)
 
 
 def quotes_key(key: str, ref: str) -> str:
@@ -138,8 +213,6 @@ class CollectValues:
             by_ref: dict[str, list[str]] = {}
             unreadable: list[str] = []
             for path in found.files:  # once per file a walk lists: kept flat
-                if not path.endswith(".py"):
-                    continue
                 refs = self._refs(path)
                 if refs is None:
                     unreadable.append(f"{path}\0")
@@ -159,7 +232,12 @@ class CollectValues:
                 self._quoted[path] = None
             else:
                 self.read[path] = hashlib.sha256(data).hexdigest()
-                self._quoted[path] = quoted_refs(data.decode("utf-8", errors="replace"))
+                try:
+                    self._quoted[path] = (
+                        quoted_refs(data) if path.endswith(".py") else mentioned_refs(data)
+                    )
+                except (RecursionError, MemoryError):  # too deep to parse: may quote any
+                    self._quoted[path] = None
         return self._quoted[path]
 
 
