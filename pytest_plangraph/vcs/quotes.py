@@ -45,6 +45,7 @@ __all__ = [
     "collected_now",
     "literal_refs",
     "mentioned_refs",
+    "needs_parse",
     "quoted_reference",
     "quoted_refs",
     "quoted_subjects",
@@ -76,7 +77,44 @@ def quoted_refs(source: str | bytes) -> frozenset[str]:
     is decoded as Python decodes it for the literals, as UTF-8 for the quotes."""
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     found = {match[2] for match in _QUOTED.finditer(text)}
+    if not needs_parse(text):  # every literal's value is its text: the quotes found it
+        return frozenset(found)
     return frozenset(found | literal_refs(source))
+
+
+_ESCAPE = re.compile(r"\\(?:[xuUN0-7]|\r?\n|\r)")
+"""An escape that gives an id character or ``/`` (``\\x2f``, ``\\u002f``, ``\\N{SOLIDUS}``,
+``\\057``), or a backslash-newline inside a literal: the other escapes give characters no
+reference holds."""
+
+_FSTRING = re.compile(r"(?<![A-Za-z0-9_])(?:[fF][rR]?|[rR][fF])[\"']")
+"""The opening of an f-string, whose value is made of its parts."""
+
+_JOINED = re.compile(
+    r"[\"'][A-Za-z0-9._/-]*[\"'](?:[ \t\f\r\n\\]|#[^\n]*)*(?:[rRuUbBfF]{1,2})?[\"']"
+    r"[A-Za-z0-9._/-]*[\"']"
+)
+"""Two literals side by side (spaces, line ends, comments or a backslash between), each of id
+characters and ``/`` alone: the first two pieces of any implicit concatenation whose value is a
+reference (a triple-quoted piece shows such a pair at its quotes too)."""
+
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+"""A PEP 263 encoding declaration (looked for in the first two lines)."""
+
+
+def needs_parse(text: str) -> bool:
+    """Whether a string literal of the Python *text* may have a value other than the text
+    between its quotes that is a reference: an escape that gives an id character or ``/``, a
+    backslash-newline, an f-string, two literals side by side, or an encoding declaration.
+    Without one, :data:`_QUOTED` finds every literal whose value is a reference, and the parse
+    (about seventy times the cost of the text match) is left out."""
+    head = "\n".join(text.split("\n", 2)[:2])
+    return bool(
+        _ESCAPE.search(text)
+        or _FSTRING.search(text)
+        or _JOINED.search(text)
+        or _CODING.search(head)
+    )
 
 
 _WORD = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+")
