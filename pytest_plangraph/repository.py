@@ -20,7 +20,7 @@ from .judge.logfold import LogFold
 from .judge.lookup import require_criterion, require_node
 from .judge.sections import has_pytest_section, section_file
 from .memory import collector_paused
-from .plan.cache import cache_dir_of
+from .places import cache_dir_for, check_store_path, identity, stat_or_none
 from .plan.evidence import PlanRef
 from .plan.file import LoadedPlan, load_plan
 from .plan.graph import Graph
@@ -61,7 +61,7 @@ class Repository:
         self.plan_path = plan_path
         """The plan file (None when the plan was not read from a file)."""
         self.workspace = Workspace.at(
-            root, store_files(root, store_path), cache=_cache_dir(store_path)
+            root, store_files(root, store_path), cache=cache_dir_for(store_path)
         )
         self.store_path = store_path
         self._store: Store | None = None
@@ -82,7 +82,7 @@ class Repository:
         self.loaded = loaded
         self.plan: Plan = loaded.plan
         self.graph = Graph.of(loaded.plan)
-        self._plan_seen = _identity(plan_stat)
+        self._plan_seen = identity(plan_stat)
         self._problems: tuple[list[Finding], list[Finding]] | None = None
 
     @classmethod
@@ -106,10 +106,10 @@ class Repository:
             display = plan_path.relative_to(Path.cwd()).as_posix()
         except ValueError:
             display = str(plan_path)
-        _check_store_path(store_path)
+        check_store_path(store_path)
         read_ns = time.time_ns()
-        seen = _stat(plan_path)  # before reading: an edit while it is read is seen next time
-        cache = _cache_dir(store_path)
+        seen = stat_or_none(plan_path)  # before reading: an edit while it is read is seen next time
+        cache = cache_dir_for(store_path)
         with collector_paused():  # validating a large plan makes no cycles worth collecting
             loaded = load_plan(plan_path, display, cache_dir=cache)
         repo = cls(root, loaded, store_path, plan_path, plan_stat=seen)
@@ -123,14 +123,14 @@ class Repository:
         if self.plan_path is None:
             return False
         read_ns = time.time_ns()
-        seen = _stat(self.plan_path)
-        if seen is not None and _identity(seen) == self._plan_seen:
+        seen = stat_or_none(self.plan_path)
+        if seen is not None and identity(seen) == self._plan_seen:
             return False
         self.plan_read_ns = read_ns
         with collector_paused():
             loaded = load_plan(self.plan_path, self.loaded.file, cache_dir=self.workspace.cache)
         if loaded.plan.digest == self.plan.digest:  # touched, or saved unchanged
-            self._plan_seen = _identity(seen)
+            self._plan_seen = identity(seen)
             return False
         self._use(loaded, seen)
         return True
@@ -426,42 +426,3 @@ def _named_in_utf8(outputs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, 
                     f"{shown!r}; {UTF8_HINT}"
                 )
     return outputs
-
-
-def _cache_dir(store_path: Path) -> Path | None:
-    """The plan cache's folder for the store at *store_path*, or None when keys are configured
-    and this user's caches do not count (:func:`~.store.trust.local_caches_count`)."""
-    return cache_dir_of(store_path) if local_caches_count() else None
-
-
-def _check_store_path(path: Path) -> None:
-    """Refuse a store path that names no file a store can be: a directory (``/``, ``.``), or
-    something else than a regular file (a FIFO, a socket, a device)."""
-    try:
-        info = path.stat()
-    except OSError:  # not there (a new store), or opening it says what is wrong
-        info = None
-    if not path.name or (info is not None and stat.S_ISDIR(info.st_mode)):
-        raise UsageError(
-            f"the store path {path} is a directory; pass --store (or set PLANGRAPH_STORE) "
-            "with a file path such as .plangraph/store.db"
-        )
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise UsageError(
-            f"the store path {path} is not a regular file (a FIFO, socket or device); pass "
-            "--store (or set PLANGRAPH_STORE) with a file path such as .plangraph/store.db"
-        )
-
-
-def _stat(path: Path) -> os.stat_result | None:
-    try:
-        return path.stat()
-    except OSError:  # gone or unreadable: reading it says what is wrong
-        return None
-
-
-def _identity(seen: os.stat_result | None) -> tuple[int, ...] | None:
-    """What tells a plan file changed without reading it: size, inode and both times."""
-    if seen is None:
-        return None
-    return (seen.st_size, seen.st_ino, seen.st_mtime_ns, seen.st_ctime_ns)
