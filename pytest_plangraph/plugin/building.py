@@ -238,8 +238,11 @@ class EvidenceBuilder:
         return found
 
     def _hash(self, path: str) -> str | None:
+        """The sha256 of the file at *path*, hashed once per run; None for a walk's subject,
+        which names no file (its value is the run's)."""
         if path not in self._hashes:
-            self._hashes[path] = self.plangraph.workspace.hash_file(path)
+            collect = is_collect_key(path)
+            self._hashes[path] = None if collect else self.plangraph.workspace.hash_file(path)
         return self._hashes[path]
 
 
