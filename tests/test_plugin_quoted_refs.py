@@ -94,6 +94,27 @@ def test_the_quoted_references_of_a_text_are_those_the_suspects_test_finds() -> 
         assert (ref in found) == (f'"{ref}"' in text or f"'{ref}'" in text), ref
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SETTINGS,
+        {**SETTINGS, "any_file": True, "any_folder": True},
+        {**SETTINGS, "testpaths": ["*/tests", 'odd"name']},
+    ],
+)
+@pytest.mark.parametrize("folder", ["", "tests", 'a"b'])
+def test_a_quotes_key_is_the_walks_settings_with_the_reference(
+    spec: dict[str, object], folder: str
+) -> None:
+    """Made from the walk's key text, read back without decoding it: the same text as the
+    settings encoded whole, and the walk's key again."""
+    base = collect_key(folder, spec)
+    for ref in ("n/c", "a.1/b-2", "zz/zz", 'not "a"/reference'):
+        key = quotes_key(base, ref)
+        assert key == collect_key(folder, {**spec, "quotes": ref})
+        assert quoted_reference(key) == (base, ref)
+
+
 def test_a_quotes_key_is_its_walks_key_with_the_reference(tmp_path: Path) -> None:
     base = collect_key("tests", SETTINGS)
     key = quotes_key(base, "step-a/ac-marked")

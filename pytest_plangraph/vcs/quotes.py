@@ -27,6 +27,7 @@ quotes were found in.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import itertools
 import os
@@ -173,20 +174,53 @@ def _literal(node: ast.AST) -> str | None:
     return "".join(parts)
 
 
+_MEMBER = re.compile(rf'"{QUOTES}":"({_REF.pattern})"')
+"""The member of a :func:`quotes_key`'s settings that names its reference (compact JSON: no
+JSON string holds an unescaped quote, so this text is the member itself)."""
+
+
 def quotes_key(key: str, ref: str) -> str:
     """The subject for which files of the walk *key* quote the reference *ref*: *key* with
-    ``"quotes": ref`` among its settings."""
+    ``"quotes": ref`` among its settings (the text :func:`collect_key` makes of them; the
+    settings are encoded once per walk, whatever the number of criteria)."""
+    if _MEMBER.fullmatch(f'"{QUOTES}":"{ref}"') is None:  # no reference the plan allows
+        folder, _, text = key.partition(COLLECT)
+        return collect_key(folder, {**json_loads(text), QUOTES: ref})
+    head, tail = _around_quotes(key)
+    return f'{head}"{ref}"{tail}'
+
+
+@functools.lru_cache(maxsize=16)
+def _around_quotes(key: str) -> tuple[str, str]:
+    """The text of the :func:`quotes_key` of the walk *key* before and after its reference's
+    JSON string."""
     folder, _, text = key.partition(COLLECT)
-    return collect_key(folder, {**json_loads(text), QUOTES: ref})
+    hole = f'"{QUOTES}":"{_HOLE}"'
+    made = collect_key(folder, {**json_loads(text), QUOTES: _HOLE})
+    head, _, tail = made.partition(hole)
+    return f'{head}"{QUOTES}":', tail
+
+
+_HOLE = "a/b"
+"""A reference :func:`_around_quotes` encodes to find where a walk's reference goes."""
 
 
 def quoted_reference(key: str) -> tuple[str, str] | None:
     """The walk's key and the reference of a :func:`quotes_key` subject; None for any other
-    path (a plain walk's key, a file, a key that cannot be read)."""
+    path (a plain walk's key, a file, a key that cannot be read). Read from the key's text
+    (the member taken out, with a comma beside it), not decoded: each record holds one."""
     folder, marker, text = key.partition(COLLECT)
     if not marker or f'"{QUOTES}":' not in text:
         return None
-    try:
+    member = _MEMBER.search(text)
+    if member is not None:
+        start, end = member.span()
+        if text[end : end + 1] == ",":
+            end += 1
+        elif text[start - 1 : start] == ",":
+            start -= 1
+        return f"{folder}{COLLECT}{text[:start]}{text[end:]}", member[1]
+    try:  # a reference no plan allows
         spec = json_loads(text)
         ref = spec.pop(QUOTES)
     except (ValueError, KeyError, TypeError, AttributeError):
