@@ -15,7 +15,6 @@ version: a cache entry then serves this process at most and is never taken from 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from . import usercache
 from ._version import __version__
+from .hashes import LARGE, sha256, sha256_hex
 
 
 @functools.cache
@@ -50,7 +50,7 @@ def kept_fingerprint(package_dir: Path) -> str:
     except OSError:
         return fingerprint_of(package_dir)
     listing = [[name, s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns] for name, s in stats]
-    key = hashlib.sha256(json.dumps([str(package_dir), __version__, listing]).encode()).hexdigest()
+    key = sha256_hex(json.dumps([str(package_dir), __version__, listing]).encode())
     kept = usercache.read(KIND)
     found = kept.get(key)
     if isinstance(found, str) and found.startswith(f"{__version__}+"):
@@ -66,7 +66,7 @@ def fingerprint_of(package_dir: Path) -> str:
     """The package version and the sha256 of the relative path and the bytes of every ``.py``
     file under *package_dir*, in sorted order; a random one, unique to this call, when any of
     them cannot be read or the folder cannot be walked."""
-    fingerprint = hashlib.sha256()
+    fingerprint = sha256(expected=LARGE)
     try:
         files = _python_files(package_dir)
         if not files:

@@ -33,7 +33,6 @@ and plugin types: lint's answer for them is not bound to the watched files).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
 from ..errors import PlangraphError
+from ..hashes import sha256_hex
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
@@ -327,7 +327,7 @@ def _record(
     if fold.origin:  # read from the checkpoint: the chain is checked from its event on
         raw = read_regular(path)
         kept = json_loads(raw.partition(b"\n")[0])
-        sha = hashlib.sha256(raw).hexdigest()
+        sha = sha256_hex(raw)
         if kept.get("sha256") != fold.origin:
             return None
         checked = [int(kept["seq"]), str(kept["hash"])]

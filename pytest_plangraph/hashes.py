@@ -1,0 +1,58 @@
+"""sha256 and BLAKE2b without importing :mod:`hashlib` where the input is small.
+
+Importing :mod:`hashlib` loads OpenSSL (``_hashlib``), which costs a command answered from
+what it kept (``impact``'s or ``status``'s kept answer) more than all the hashing it does: a
+few kilobytes of cache keys and tags. CPython's own modules compute the same digests without
+it: ``_sha2`` (``_sha256`` before Python 3.12) and ``_blake2``, which is what
+``hashlib.blake2b`` is. Where the interpreter was built without them, :mod:`hashlib`'s are
+used. The digests are the same bytes either way; only the cost differs.
+
+OpenSSL's sha256 takes fewer instructions a byte, so :func:`sha256` takes :mod:`hashlib`'s
+when it is imported already, or when the input is :data:`LARGE` enough to pay for importing
+it (a file hashed in full on a miss).
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import _Hash
+    from hashlib import blake2b as blake2b
+    from hashlib import sha256 as _own_sha256
+else:
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256 as _own_sha256
+        else:
+            from _sha256 import sha256 as _own_sha256
+    except ImportError:  # an interpreter built without it
+        from hashlib import sha256 as _own_sha256
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter built without it
+        from hashlib import blake2b
+
+__all__ = ["LARGE", "blake2b", "sha256", "sha256_hex"]
+
+LARGE = 1 << 19
+"""The size from which :func:`sha256` imports :mod:`hashlib` to hash (about where importing
+it costs less than the builtin module's extra instructions on the bytes)."""
+
+
+def sha256(data: bytes = b"", *, expected: int = 0) -> _Hash:
+    """A sha256 object fed *data*, for *data* and about *expected* more bytes to come (see
+    the module docstring: which implementation does not change the digest)."""
+    hashlib = sys.modules.get("hashlib")
+    if hashlib is None and len(data) + expected >= LARGE:
+        import hashlib
+    if hashlib is None:
+        return _own_sha256(data)
+    made: _Hash = hashlib.sha256(data)
+    return made
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex sha256 of *data*."""
+    return sha256(data).hexdigest()
