@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any
 
 from .hashes import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """The one encoder of the canonical form (``json.dumps`` would build one per call; encoding

@@ -250,7 +250,29 @@ def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
         loaded.append(json.loads(report.read_text()))
     assert loaded[0][1]  # making the report imports them: the probe sees what was imported
     assert "argparse" in loaded[0][1] and "pytest_plangraph.cli.impact_cmds" in loaded[0][1]
-    # nor the parser, subprocess, the command or OpenSSL (hashlib: ``hashes`` does without)
+    # nor the parser, subprocess, the command or OpenSSL (``hashes`` does without)
+    assert loaded[2] == [loaded[0][0], []]
+
+
+def test_a_kept_preview_imports_no_typing_and_no_openssl(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Without a store (a preview), the kept answer's modules import :mod:`typing` for the
+    type checker alone, and no ``hashlib``: a hit imports neither."""
+    from pytest_plangraph.plan.cache import make_cache_dir
+
+    root = project("seed-000")
+    edit_history(root, 2)
+    make_cache_dir(root / CACHE)  # a project that uses plangraph has one; no store
+    probe = PROBE.replace('"hashlib", "_hashlib"]', '"hashlib", "_hashlib", "typing"]')
+    report = tmp_path / "modules.json"
+    loaded = []
+    for _ in range(3):
+        command = [sys.executable, "-c", probe, str(report), "impact", "--since", "HEAD~2"]
+        subprocess.run(command, cwd=root, check=True, timeout=300)
+        loaded.append(json.loads(report.read_text()))
+    assert not (root / ".plangraph/store.db").exists()
+    assert "typing" in loaded[0][1]  # making the report imports it: the probe sees it
     assert loaded[2] == [loaded[0][0], []]
 
 

@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
 from ..hashes import sha256
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge.inputs import Snapshot
     from ..judge.logfold import LogFold
     from ..judge.rederive import Observed

@@ -37,7 +37,6 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
@@ -53,7 +52,10 @@ from .look import answer_path as _path
 from .look import installed as _installed
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge.logfold import LogFold
     from ..repository import Repository
 

@@ -21,12 +21,15 @@ import posixpath
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
 
 from ..hashes import sha256
 from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
 from ..usercache import RACY_NS
 from ..values import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Seen",

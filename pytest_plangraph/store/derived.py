@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..canonical import json_loads
 from ..hashes import blake2b
 from ..plan.cache import read_tagged_file, read_tagged_json, write_tagged_file
 from .localkey import local_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "FREE",
