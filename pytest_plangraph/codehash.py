@@ -46,7 +46,8 @@ def kept_fingerprint(package_dir: Path) -> str:
     the same stat), and never when a module could not be read."""
     started = time.time_ns()
     try:
-        stats = [(name, os.stat(package_dir / name)) for name in _python_files(package_dir)]
+        folder = str(package_dir)
+        stats = [(name, os.stat(os.path.join(folder, name))) for name in _python_files(package_dir)]
     except OSError:
         return fingerprint_of(package_dir)
     listing = [[name, s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns] for name, s in stats]
@@ -83,14 +84,19 @@ def fingerprint_of(package_dir: Path) -> str:
 
 def _python_files(package_dir: Path) -> list[str]:
     """The POSIX paths, relative to *package_dir*, of its ``.py`` files, sorted (OSError when a
-    folder of it cannot be listed)."""
-
-    def fail(error: OSError) -> None:
-        raise error
-
+    folder of it cannot be listed): the files ``os.walk`` lists, ``__pycache__`` and the
+    folders behind symbolic links not entered, walked with text paths (no :class:`Path` a
+    module: every command that finds its answer kept pays this walk)."""
     found: list[str] = []
-    for folder, subfolders, names in os.walk(package_dir, onerror=fail):
-        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-        base = Path(folder).relative_to(package_dir)
-        found.extend((base / name).as_posix() for name in names if name.endswith(".py"))
+    folders = [("", str(package_dir))]
+    while folders:
+        prefix, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if entry.is_dir():
+                    if name != "__pycache__" and not entry.is_symlink():
+                        folders.append((f"{prefix}{name}/", entry.path))
+                elif name.endswith(".py"):
+                    found.append(prefix + name)
     return sorted(found)
