@@ -18,6 +18,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from hashlib import _Hash
     from hashlib import blake2b as blake2b
     from hashlib import sha256 as _own_sha256
@@ -41,18 +42,32 @@ LARGE = 1 << 19
 it costs less than the builtin module's extra instructions on the bytes)."""
 
 
+_openssl: Callable[[bytes], _Hash] | None = None
+""":mod:`hashlib`'s sha256 once it is imported: from then on every input takes it, at the cost
+of one look-up a call (a derivation hashes tens of thousands of small texts)."""
+
+
 def sha256(data: bytes = b"", *, expected: int = 0) -> _Hash:
     """A sha256 object fed *data*, for *data* and about *expected* more bytes to come (see
     the module docstring: which implementation does not change the digest)."""
-    hashlib = sys.modules.get("hashlib")
-    if hashlib is None and len(data) + expected >= LARGE:
-        import hashlib
-    if hashlib is None:
-        return _own_sha256(data)
-    made: _Hash = hashlib.sha256(data)
-    return made
+    made = _openssl or _choose(len(data) + expected)
+    return made(data)
 
 
 def sha256_hex(data: bytes) -> str:
     """The hex sha256 of *data*."""
-    return sha256(data).hexdigest()
+    made = _openssl or _choose(len(data))
+    return made(data).hexdigest()
+
+
+def _choose(size: int) -> Callable[[bytes], _Hash]:
+    """The sha256 for *size* bytes while :data:`_openssl` is unset: :mod:`hashlib`'s when it
+    is imported (then kept in :data:`_openssl`) or *size* is :data:`LARGE` enough to import
+    it; the builtin one otherwise."""
+    global _openssl
+    if "hashlib" not in sys.modules and size < LARGE:
+        return _own_sha256
+    import hashlib
+
+    _openssl = hashlib.sha256
+    return hashlib.sha256
