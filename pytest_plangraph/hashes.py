@@ -8,8 +8,8 @@ it: ``_sha2`` (``_sha256`` before Python 3.12) and ``_blake2``, which is what
 used. The digests are the same bytes either way; only the cost differs.
 
 OpenSSL's sha256 takes fewer instructions a byte, so :func:`sha256` takes :mod:`hashlib`'s
-when it is imported already, or when the input is :data:`LARGE` enough to pay for importing
-it (a file hashed in full on a miss).
+when it is imported already, or once the bytes the process hashed are :data:`LARGE` enough
+to pay for importing it (a file hashed in full, a plan's texts hashed on a miss).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ else:
 __all__ = ["LARGE", "blake2b", "sha256", "sha256_hex"]
 
 LARGE = 1 << 19
-"""The size from which :func:`sha256` imports :mod:`hashlib` to hash (about where importing
-it costs less than the builtin module's extra instructions on the bytes)."""
+"""How many bytes a process hashes with the builtin sha256 before :func:`sha256` imports
+:mod:`hashlib` (about where importing it costs less than the builtin module's extra
+instructions on the bytes)."""
 
 
 _openssl: Callable[[bytes], _Hash] | None = None
@@ -60,12 +61,19 @@ def sha256_hex(data: bytes) -> str:
     return made(data).hexdigest()
 
 
+_own_bytes = 0
+"""How many bytes the builtin sha256 was given (or promised) in this process."""
+
+
 def _choose(size: int) -> Callable[[bytes], _Hash]:
-    """The sha256 for *size* bytes while :data:`_openssl` is unset: :mod:`hashlib`'s when it
-    is imported (then kept in :data:`_openssl`) or *size* is :data:`LARGE` enough to import
-    it; the builtin one otherwise."""
+    """The sha256 for *size* more bytes while :data:`_openssl` is unset: :mod:`hashlib`'s when
+    it is imported (then kept in :data:`_openssl`) or when the bytes hashed in this process
+    reach :data:`LARGE` (many small texts cost the builtin module's extra instructions as one
+    large one does); the builtin one otherwise."""
     global _openssl
-    if "hashlib" not in sys.modules and size < LARGE:
+    global _own_bytes
+    _own_bytes += size
+    if "hashlib" not in sys.modules and _own_bytes < LARGE:
         return _own_sha256
     import hashlib
 

@@ -1,8 +1,8 @@
 """``hashes``: sha256 and BLAKE2b without importing :mod:`hashlib` for small inputs give the
 same digests as :mod:`hashlib` at every size (around :data:`~pytest_plangraph.hashes.LARGE`,
 fed at once and in pieces); a process hashing small inputs never loads OpenSSL's
-``_hashlib``, one hashing a large input does; an interpreter without the builtin sha256
-module falls back to :mod:`hashlib`'s."""
+``_hashlib``, one hashing a large input or many small ones adding up to it does; an
+interpreter without the builtin sha256 module falls back to :mod:`hashlib`'s."""
 
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ def _expected(size: int) -> list[object]:
 
 
 def test_small_inputs_load_no_openssl_and_a_large_one_does() -> None:
-    small, large, before, after = _probe(LARGE - 1)
-    assert [small, large] == _expected(LARGE - 1)
+    small, large, before, after = _probe(LARGE - 100)  # 13 bytes hashed before it
+    assert [small, large] == _expected(LARGE - 100)
     assert before is False and after is False
     small, large, before, after = _probe(LARGE)
     assert [small, large] == _expected(LARGE)
@@ -79,3 +79,19 @@ def test_without_the_builtin_modules_hashlibs_are_used() -> None:
     small, large, before, _ = _probe(10, builtin)
     assert [small, large] == _expected(10)
     assert before is True  # hashlib's own, with OpenSSL's
+
+
+def test_many_small_inputs_load_openssl_once_they_add_up() -> None:
+    code = (
+        "import json, sys\n"
+        "from pytest_plangraph.hashes import LARGE, sha256_hex\n"
+        "seen = []\n"
+        "for n in range(LARGE // 1024 + 2):\n"
+        "    sha256_hex(n.to_bytes(4, 'big') * 256)\n"
+        "    seen.append('_hashlib' in sys.modules)\n"
+        "print(json.dumps([seen.index(True), sha256_hex(b'abc')]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, last = json.loads(done.stdout)
+    assert first == LARGE // 1024 - 1  # the text that makes the bytes reach LARGE
+    assert last == hashlib.sha256(b"abc").hexdigest()
