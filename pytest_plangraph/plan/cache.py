@@ -189,7 +189,7 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
     written: dict[str, int] = {}
     leftovers: list[Path] = []
     for path in _listing(cache_dir):
-        found = _entry().fullmatch(path.name)
+        found = _ENTRY.fullmatch(path.name)
         if found is None:
             continue
         mtime = _mtime(path)
@@ -207,15 +207,10 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
 
 
 _KINDS = ("valid", "plan", "facts", "lint")
-
-
-@functools.cache
-def _entry() -> re.Pattern[str]:
-    """The names :func:`prune` may remove (compiled when pruning: a kept answer needs none)."""
-    return re.compile(
-        r"(?:valid|plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
-        r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
-    )
+_ENTRY = re.compile(
+    r"(?:valid|plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
+)
 
 
 def _listing(directory: Path) -> list[Path]:

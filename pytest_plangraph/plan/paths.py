@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from fnmatch import fnmatchcase
 
-
-def is_drive(path: str) -> bool:
-    """Whether *path* starts with a Windows drive (an ASCII letter and a colon): what
-    ``re.match(r"[A-Za-z]:", path)`` tells, without compiling a pattern at import."""
-    return len(path) > 1 and path[1] == ":" and path[0].isascii() and path[0].isalpha()
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -25,7 +22,7 @@ def path_problem(path: str) -> str | None:
         return "contains a NUL character, which no file name can hold"
     if path.startswith(("/", "\\")):
         return "absolute paths are not allowed; write it relative to the repository root"
-    if is_drive(path):
+    if _DRIVE.match(path):
         return (
             f"{path[:2]!r} is a drive on Windows, where the path would leave the repository; "
             "write it relative to the repository root without a colon after its first letter"

@@ -117,7 +117,7 @@ def commits_of(repo: Repo, revs: Sequence[str]) -> list[str | None]:
         out = run_git(repo, "cat-file", "--batch-check", stdin=lines, check=False).splitlines()
         for rev, line in zip(asked, out, strict=False):
             sha, _, kind = line.partition(" ")
-            if kind.startswith("commit ") and is_commit_id(sha):
+            if kind.startswith("commit ") and _COMMIT_ID.fullmatch(sha):
                 answers[rev] = sha
     return [answers[rev] for rev in revs]
 
@@ -302,7 +302,7 @@ def _unknown(repo: Any, rev: str) -> str:
     or ancestors of a commit that is here), a remote branch not fetched, or no such name."""
     base = re.sub(r"(?:[~^][0-9]*)+$", "", rev)
     ancestry = base not in ("", rev) and verify_commit(repo, base) is not None
-    if (ancestry or is_commit_id(rev)) and is_shallow(repo):
+    if (ancestry or _COMMIT_ID.fullmatch(rev)) and is_shallow(repo):
         return (
             f"revision {quoted(rev)} is not in this shallow clone: it may be outside the fetched "
             f"history; fetch the full history ({FETCH_ALL})"
@@ -329,13 +329,7 @@ def _unknown(repo: Any, rev: str) -> str:
     return f"unknown revision {quoted(rev)} in {where}: no commit, branch or tag has that name"
 
 
-_HEX_DIGITS = "0123456789abcdefABCDEF"
-
-
-def is_commit_id(text: str) -> bool:
-    """Whether *text* may be a commit id, whole or abbreviated: 4 to 40 hex digits (what
-    ``re.fullmatch(r"[0-9a-fA-F]{4,40}", text)`` tells, without compiling it at import)."""
-    return 4 <= len(text) <= 40 and not text.strip(_HEX_DIGITS)
+_COMMIT_ID = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
 def is_shallow(repo: Any) -> bool:
