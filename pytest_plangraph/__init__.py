@@ -6,11 +6,12 @@ package. The Python API (:class:`PlanGraph`) is imported on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._version import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .api import PlanGraph
 
 __all__ = ["PlanGraph", "__version__"]

@@ -7,11 +7,15 @@ uses no whitespace and encodes text as UTF-8. Everything that is content-address
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any
+
+from .hashes import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """The one encoder of the canonical form (``json.dumps`` would build one per call; encoding
@@ -69,12 +73,12 @@ def joined_members(members: Mapping[str, str], keys: Iterable[str]) -> str:
 
 def text_digest(text: str) -> str:
     """The hex sha256 of canonical JSON *text* (what :func:`digest` gives for its value)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def digest(value: Any) -> str:
     """Return the hex sha256 of the canonical JSON of *value*."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(value).encode("utf-8"))
 
 
 def encodes_as_utf8(text: str) -> bool:

@@ -15,7 +15,6 @@ version: a cache entry then serves this process at most and is never taken from 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from . import usercache
 from ._version import __version__
+from .hashes import LARGE, sha256, sha256_hex
 
 
 @functools.cache
@@ -46,11 +46,12 @@ def kept_fingerprint(package_dir: Path) -> str:
     the same stat), and never when a module could not be read."""
     started = time.time_ns()
     try:
-        stats = [(name, os.stat(package_dir / name)) for name in _python_files(package_dir)]
+        folder = str(package_dir)
+        stats = [(name, os.stat(os.path.join(folder, name))) for name in _python_files(package_dir)]
     except OSError:
         return fingerprint_of(package_dir)
     listing = [[name, s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns] for name, s in stats]
-    key = hashlib.sha256(json.dumps([str(package_dir), __version__, listing]).encode()).hexdigest()
+    key = sha256_hex(json.dumps([str(package_dir), __version__, listing]).encode())
     kept = usercache.read(KIND)
     found = kept.get(key)
     if isinstance(found, str) and found.startswith(f"{__version__}+"):
@@ -66,7 +67,7 @@ def fingerprint_of(package_dir: Path) -> str:
     """The package version and the sha256 of the relative path and the bytes of every ``.py``
     file under *package_dir*, in sorted order; a random one, unique to this call, when any of
     them cannot be read or the folder cannot be walked."""
-    fingerprint = hashlib.sha256()
+    fingerprint = sha256(expected=LARGE)
     try:
         files = _python_files(package_dir)
         if not files:
@@ -83,14 +84,19 @@ def fingerprint_of(package_dir: Path) -> str:
 
 def _python_files(package_dir: Path) -> list[str]:
     """The POSIX paths, relative to *package_dir*, of its ``.py`` files, sorted (OSError when a
-    folder of it cannot be listed)."""
-
-    def fail(error: OSError) -> None:
-        raise error
-
+    folder of it cannot be listed): the files ``os.walk`` lists, ``__pycache__`` and the
+    folders behind symbolic links not entered, walked with text paths (no :class:`Path` a
+    module: every command that finds its answer kept pays this walk)."""
     found: list[str] = []
-    for folder, subfolders, names in os.walk(package_dir, onerror=fail):
-        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-        base = Path(folder).relative_to(package_dir)
-        found.extend((base / name).as_posix() for name in names if name.endswith(".py"))
+    folders = [("", str(package_dir))]
+    while folders:
+        prefix, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if entry.is_dir():
+                    if name != "__pycache__" and not entry.is_symlink():
+                        folders.append((f"{prefix}{name}/", entry.path))
+                elif name.endswith(".py"):
+                    found.append(prefix + name)
     return sorted(found)

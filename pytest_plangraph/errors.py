@@ -19,7 +19,10 @@ Anything else that escapes is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 QUOTE_LIMIT = 80
 """The most characters of an offending value a message quotes (a 5,000-character id is shown

@@ -15,7 +15,10 @@ import contextlib
 import json
 import os
 import stat
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 """The format of the files; another format is not read."""

@@ -23,19 +23,25 @@ too: ``__dataclass_fields__`` is made on first use (importing :mod:`dataclasses`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+TYPE_CHECKING = False  # typing is not imported at run time: a kept answer's hit needs none
 if TYPE_CHECKING:  # what tells a type checker these classes are dataclasses
+    from typing import Any, TypeVar, overload
+
     from typing_extensions import dataclass_transform
+
+    _T = TypeVar("_T")
 else:
 
     def dataclass_transform(**_: Any) -> Any:
         return lambda function: function
 
+    def overload(function: Any) -> Any:
+        return function
+
 
 __all__ = ["FrozenInstanceError", "asdict", "dataclass", "field", "replace"]
 
-_T = TypeVar("_T")
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "MISSING"})()
 
 
@@ -76,10 +82,14 @@ def field(
 @dataclass_transform(field_specifiers=(field,))
 def dataclass(cls: type[_T], /) -> type[_T]: ...
 @overload
-def dataclass(*, frozen: bool = False, slots: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+def dataclass(  # noqa: F811 (overload is typing's to a checker: see above)
+    *, frozen: bool = False, slots: bool = False
+) -> Callable[[type[_T]], type[_T]]: ...
 
 
-def dataclass(cls: type[_T] | None = None, /, *, frozen: bool = False, slots: bool = False) -> Any:
+def dataclass(  # noqa: F811
+    cls: type[_T] | None = None, /, *, frozen: bool = False, slots: bool = False
+) -> Any:
     """Make *cls* a value class (see the module text); with arguments, the decorator."""
 
     def wrap(klass: type[_T]) -> type[_T]:

@@ -84,6 +84,33 @@ def test_compiled_files_and_other_files_do_not_count(package: Path) -> None:
     assert fingerprint_of(package) == before
 
 
+def test_the_modules_listed_are_the_ones_os_walk_finds(package: Path, tmp_path: Path) -> None:
+    """The fingerprint's walk (text paths, no ``Path`` a module) lists what ``os.walk`` does:
+    nested folders entered, ``__pycache__`` and a folder behind a symbolic link not, a link
+    to a module and a dangling ``.py`` link listed, other files left out."""
+    (package / "judge" / "deeper" / "deepest").mkdir(parents=True)
+    (package / "judge" / "deeper" / "deepest" / "leaf.py").write_text("x = 1\n")
+    (package / "judge" / "__pycache__").mkdir(exist_ok=True)
+    (package / "judge" / "__pycache__" / "hidden.py").write_text("")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "elsewhere.py").write_text("")
+    (package / "linked").symlink_to(outside, target_is_directory=True)
+    (package / "alias.py").symlink_to(package / "api.py")
+    (package / "dangling.py").symlink_to(tmp_path / "missing.py")
+    (package / "data.json").write_text("{}")
+    walked = []
+    for folder, subfolders, names in os.walk(package):
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        base = Path(folder).relative_to(package)
+        walked.extend((base / n).as_posix() for n in names if n.endswith(".py"))
+    listed = codehash._python_files(package)
+    assert listed == sorted(walked)
+    assert "judge/deeper/deepest/leaf.py" in listed and "alias.py" in listed
+    assert "dangling.py" in listed
+    assert not any(n.startswith("linked/") or "__pycache__" in n for n in listed)
+
+
 def test_an_unreadable_module_gives_a_fingerprint_no_other_process_shares(package: Path) -> None:
     (package / "gone.py").symlink_to(package / "no-such-file.py")
     first, second = fingerprint_of(package), fingerprint_of(package)

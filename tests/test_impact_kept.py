@@ -4,7 +4,7 @@ every fixture, in every format, with and without ``--check``, a hit's answer is 
 the cache deleted; each kind of change (a commit, a working-tree edit, an untracked file, a
 plan edit, a new event, another revision) is a miss whose answer is the one made afresh; a hit
 runs two git processes and opens no plan; bad ``--since`` arguments stop the command with
-one message; a kept answer imports neither the walk nor pydantic, YAML or GitPython."""
+one message; a kept answer imports neither the walk nor pydantic, YAML, GitPython or hashlib."""
 
 from __future__ import annotations
 
@@ -228,7 +228,7 @@ from pytest_plangraph.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[2:])
 heavy = ["pydantic", "yaml", "git", "pytest_plangraph.impact.walk", "pytest_plangraph.survey",
-         "argparse", "subprocess", "pytest_plangraph.cli.impact_cmds"]
+         "argparse", "subprocess", "pytest_plangraph.cli.impact_cmds", "hashlib", "_hashlib"]
 with open(sys.argv[1], "w") as out:
     json.dump([code, sorted(m for m in heavy if m in sys.modules)], out)
 """
@@ -250,7 +250,30 @@ def test_a_kept_answer_loads_no_walk_no_yaml_and_no_pydantic(
         loaded.append(json.loads(report.read_text()))
     assert loaded[0][1]  # making the report imports them: the probe sees what was imported
     assert "argparse" in loaded[0][1] and "pytest_plangraph.cli.impact_cmds" in loaded[0][1]
-    assert loaded[2] == [loaded[0][0], []]  # nor the parser, subprocess or the command
+    # nor the parser, subprocess, the command or OpenSSL (``hashes`` does without)
+    assert loaded[2] == [loaded[0][0], []]
+
+
+def test_a_kept_preview_imports_no_typing_and_no_openssl(
+    project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Without a store (a preview), the kept answer's modules import :mod:`typing` for the
+    type checker alone, and no ``hashlib``: a hit imports neither."""
+    from pytest_plangraph.plan.cache import make_cache_dir
+
+    root = project("seed-000")
+    edit_history(root, 2)
+    make_cache_dir(root / CACHE)  # a project that uses plangraph has one; no store
+    probe = PROBE.replace('"hashlib", "_hashlib"]', '"hashlib", "_hashlib", "typing"]')
+    report = tmp_path / "modules.json"
+    loaded = []
+    for _ in range(3):
+        command = [sys.executable, "-c", probe, str(report), "impact", "--since", "HEAD~2"]
+        subprocess.run(command, cwd=root, check=True, timeout=300)
+        loaded.append(json.loads(report.read_text()))
+    assert not (root / ".plangraph/store.db").exists()
+    assert "typing" in loaded[0][1]  # making the report imports it: the probe sees it
+    assert loaded[2] == [loaded[0][0], []]
 
 
 SPELLINGS = [

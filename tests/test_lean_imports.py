@@ -142,6 +142,8 @@ def test_a_kept_status_imports_no_pydantic_yaml_or_git(
     code, seen = _probe(root, tmp_path, "status")
     assert code == 0
     assert seen["heavy"] == [] and seen["git"] == []
+    # nor OpenSSL: its hashes of cache keys and tags need no hashlib (``hashes``)
+    assert {"hashlib", "_hashlib", "hmac"}.isdisjoint(seen["modules"])
     assert seen["commands"] == [
         "pytest_plangraph.cli.common",
         "pytest_plangraph.cli.report_formats",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from typing import TYPE_CHECKING
 
 from ..errors import ConflictError, PlangraphError, cut
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # argparse is imported where a parser is built: a kept answer needs none
     import argparse
     from collections.abc import Sequence

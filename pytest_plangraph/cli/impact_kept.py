@@ -20,9 +20,11 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..vcs.history import SinceDiff
     from ..vcs.revcache import RevisionCache
 

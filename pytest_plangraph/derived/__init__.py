@@ -33,12 +33,15 @@ through it, and the models, the derivation and the store come with the first mis
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
+from ..hashes import sha256
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge.inputs import Snapshot
     from ..judge.logfold import LogFold
     from ..judge.rederive import Observed
@@ -199,7 +202,7 @@ def _plan(repo: Repository) -> tuple[str, dict[str, Any]]:
     some nodes hold alone judges those nodes again, not every node."""
     from ..plan.factcache import shape
 
-    whole = hashlib.sha256(
+    whole = sha256(
         "\n".join([repo.plan.digest, *repo.plan.topological_order]).encode("utf-8")
     ).hexdigest()
     found = shape(repo.plan)
@@ -262,7 +265,7 @@ def base_key(code: str, structure: str, origin: str, policy: str, now: dict[str,
     of the base (:func:`_plan`), the checkpoint the log was read from, the trust policy and
     the settings."""
     fixed = [_BASE_FORMAT, code, structure, origin, policy, sorted(now.items())]
-    base = hashlib.sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    base = sha256(json.dumps(fixed, ensure_ascii=False).encode("utf-8", "surrogateescape"))
     return base.hexdigest()
 
 

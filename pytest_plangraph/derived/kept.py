@@ -33,16 +33,15 @@ and plugin types: lint's answer for them is not bound to the watched files).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
 from ..errors import PlangraphError
+from ..hashes import sha256_hex
 from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
@@ -53,7 +52,10 @@ from .look import answer_path as _path
 from .look import installed as _installed
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge.logfold import LogFold
     from ..repository import Repository
 
@@ -327,7 +329,7 @@ def _record(
     if fold.origin:  # read from the checkpoint: the chain is checked from its event on
         raw = read_regular(path)
         kept = json_loads(raw.partition(b"\n")[0])
-        sha = hashlib.sha256(raw).hexdigest()
+        sha = sha256_hex(raw)
         if kept.get("sha256") != fold.origin:
             return None
         checked = [int(kept["seq"]), str(kept["hash"])]

@@ -10,13 +10,15 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..plan.cache import cache_dir_of
 from ..values import dataclass
 from .watch import Seen
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..repository import Repository
 
 __all__ = ["MISSED", "Look", "answer_path", "installed", "kept_lint", "known_files", "still_files"]

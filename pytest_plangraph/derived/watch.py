@@ -16,17 +16,20 @@ kept.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
 
+from ..hashes import sha256
 from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
 from ..usercache import RACY_NS
 from ..values import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Seen",
@@ -171,9 +174,10 @@ def sha256_of(path: str) -> str | None:
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with open(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
                 return None
-            digest = hashlib.sha256()
+            digest = sha256(expected=info.st_size)
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)
     except OSError:

@@ -44,10 +44,13 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # the folder's helpers serve readers that load no plan model
     from .model import Plan

@@ -16,9 +16,10 @@ status answered from the kept state. Nothing else in the project writes SQL.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .sqlite import Store
 
 __all__ = ["Store"]

@@ -15,13 +15,12 @@ seen from the chain alone; exported copies and merged stores keep them.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from ..canonical import canonical_json, digest, joined_members, text_digest
+from ..hashes import sha256_hex
 from ..plan.model import Event
 from ..values import dataclass
 
@@ -100,11 +99,21 @@ def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[
 
 def chain_hash(prev: str, content_id: str) -> str:
     """``sha256(prev + id)`` as hex."""
-    return hashlib.sha256((prev + content_id).encode("utf-8")).hexdigest()
+    return sha256_hex((prev + content_id).encode("utf-8"))
+
+
+def _same(a: bytes, b: bytes) -> bool:
+    """``hmac.compare_digest`` (imported with a key alone: :mod:`hmac` loads OpenSSL)."""
+    import hmac
+
+    return hmac.compare_digest(a, b)
 
 
 def sign(key: bytes, link_hash: str) -> str:
     """``HMAC-SHA256(key, hash)`` as hex."""
+    import hashlib  # with a key alone (OpenSSL's: see :mod:`...hashes`)
+    import hmac
+
     return hmac.new(key, link_hash.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
@@ -163,7 +172,7 @@ def check_link(
         # An Ed25519 signature is checked against the trusted public keys (store/trust.py).
         if not event.signature:
             add(UNSIGNED, "it has no signature although a signing key is set")
-        elif not hmac.compare_digest(event.signature.encode(), sign(key, event.hash).encode()):
+        elif not _same(event.signature.encode(), sign(key, event.hash).encode()):
             add(BAD_SIGNATURE, "its signature does not match (wrong key or forged event)")
     return problems
 

@@ -11,15 +11,18 @@ from here is ever needed, so deleting the file changes no answer. Writes are ato
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..canonical import json_loads
+from ..hashes import blake2b
 from ..plan.cache import read_tagged_file, read_tagged_json, write_tagged_file
 from .localkey import local_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "FREE",
@@ -189,4 +192,4 @@ def _body(path: Path, person: bytes) -> tuple[str, bytes] | None:
 
 
 def _tag(body: bytes, person: bytes) -> str:
-    return hashlib.blake2b(body, key=local_key(), person=person, digest_size=16).hexdigest()
+    return blake2b(body, key=local_key(), person=person, digest_size=16).hexdigest()

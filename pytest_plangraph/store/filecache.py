@@ -11,13 +11,13 @@ taken for a miss: the file is read and hashed again, and status and claim see it
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ..hashes import blake2b
 from ..vcs.workspace import HashRecord
 from .localkey import local_key
 
@@ -35,7 +35,7 @@ def row_tag(key: bytes, entry: Sequence[Any]) -> str:
     e = entry
     text = f"{e[0]}\0{e[1]}\0{e[2]}\0{e[3]}\0{e[4]}\0{e[5]}\0{e[6]}"
     data = text.encode("utf-8", "surrogateescape")
-    return hashlib.blake2b(data, key=key, person=_PERSON, digest_size=16).hexdigest()
+    return blake2b(data, key=key, person=_PERSON, digest_size=16).hexdigest()
 
 
 class FileCache:

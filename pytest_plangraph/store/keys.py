@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_LONG_NUMBER, UsageError
+from ..hashes import sha256_hex
 from ..values import dataclass
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class SigningKey:
 
 def key_id(public: bytes) -> str:
     """The id of a public key: the first 16 hex digits of sha256 of its raw bytes."""
-    return hashlib.sha256(public).hexdigest()[:16]
+    return sha256_hex(public)[:16]
 
 
 _verifiers: dict[bytes, Callable[[bytes, bytes], None]] = {}

@@ -19,7 +19,6 @@ and rehashed from the edit to its end is one only a head kept elsewhere can expo
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..canonical import canonical_json
 from ..errors import StoreError
+from ..hashes import sha256_hex
 from .chain import ChainProblem, chain_hash
 from .rows import COLUMNS, LOG_DIFFERENCES, row_link
 
@@ -176,7 +176,7 @@ def stored_id(row: Sequence[Any]) -> str | None:
     try:
         head = canonical_json(dict(zip(CONTENT_FIELDS, values, strict=True)))
         text = f'{head[:-1]},"payload":{payload},"plan_digest":{canonical_json(plan_digest)}}}'
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return sha256_hex(text.encode("utf-8"))
     except (TypeError, ValueError):  # a value of no JSON type, or text that is not UTF-8
         return None
 

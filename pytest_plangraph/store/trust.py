@@ -29,7 +29,6 @@ so it carries :meth:`Policy.fingerprint` and a signature :meth:`Policy.sign_chec
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 from collections.abc import Mapping, Sequence
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreTamperedError
+from ..hashes import sha256_hex
 from ..plan.untrusted import (
     BAD_SIGNATURE,
     DECISION_ROLE,
@@ -95,7 +95,7 @@ class Policy:
         parts = [sign(self.hmac_key, "plangraph-trust") if self.hmac_key is not None else "-"]
         for key in sorted(self.trusted.values(), key=lambda k: k.id):
             parts.append(f"{key.public.hex()}:{','.join(sorted(key.roles))}")
-        return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+        return sha256_hex("\n".join(parts).encode("utf-8"))
 
     def check(
         self, kind: str, payload: Mapping[str, Any], content_id: str, chain: Sequence[str]

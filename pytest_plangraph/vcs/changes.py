@@ -6,11 +6,13 @@ imports the modules that run git.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from ..values import dataclass
 
-ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ChangeKind = Literal["modified", "added", "deleted", "renamed", "untracked"]
 
 
 @dataclass(frozen=True)

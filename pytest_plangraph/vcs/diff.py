@@ -14,12 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from ..errors import GitError
 from ..values import replace
-from .changes import Change, ChangeKind, made_change
+from .changes import Change, made_change
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .changes import ChangeKind
 
 _STATUS: dict[str, ChangeKind] = {
     "M": "modified",

@@ -9,13 +9,13 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..canonical import encodes_as_utf8
 from ..errors import UsageError
 from .roots import find_root
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # resolving paths (a status answered from the kept state) loads no model,
     # no git module and no platform facts: what a run records is imported where it is made
     from ..plan.evidence import GitInfo, RunInfo

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import GitError
 from ..values import dataclass
@@ -40,6 +39,7 @@ from .run import (
     verify_commit,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .commitcache import CommitCache
     from .status import GitStatus as GitState

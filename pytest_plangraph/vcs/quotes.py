@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import itertools
 import os
 import re
@@ -36,6 +35,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 
 from ..canonical import json_loads
+from ..hashes import sha256_hex
 from ..plan.paths import COLLECT
 from .testglob import GlobFiles, collect_digest, collect_files, collect_key
 
@@ -303,7 +303,7 @@ class CollectValues:
                 self.read[path] = UNREADABLE
                 self._quoted[path] = None
             else:
-                self.read[path] = hashlib.sha256(data).hexdigest()
+                self.read[path] = sha256_hex(data)
                 try:
                     self._quoted[path] = (
                         quoted_refs(data) if path.endswith(".py") else mentioned_refs(data)

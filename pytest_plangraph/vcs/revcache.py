@@ -18,11 +18,11 @@ error. Deleting it changes no answer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..hashes import blake2b
 from ..plan.cache import read_tagged_json, write_tagged_file
 from .refs import RefFiles, git_dirs, is_object_id, split_revision
 from .run import Repo, commits_of
@@ -109,4 +109,4 @@ class RevisionCache:
         write_tagged_file(self.path, body, self._tag)
 
     def _tag(self, body: bytes) -> str:
-        return hashlib.blake2b(body, key=self.key, person=_PERSON, digest_size=16).hexdigest()
+        return blake2b(body, key=self.key, person=_PERSON, digest_size=16).hexdigest()

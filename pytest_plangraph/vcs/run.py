@@ -16,12 +16,15 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from ..errors import GitError, quoted
 from ..values import dataclass
 from .refs import read_git_dirs
 from .spawn import run_git_process
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: a base that makes every file of a repository without commits ``added``."""

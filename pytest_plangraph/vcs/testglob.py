@@ -30,7 +30,6 @@ reference is :mod:`pytest_plangraph.vcs.quotes`.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from typing import Any, NamedTuple
 
 from ..canonical import json_loads
 from ..errors import UsageError
+from ..hashes import sha256_hex
 from ..plan.paths import COLLECT, UTF8_HINT, is_glob, normalize, not_utf8, path_problem
 from ..plan.patterns import prefix_matcher, test_globs
 
@@ -245,7 +245,7 @@ def collect_digest(found: GlobFiles | None) -> str:
         text = b"\0" + listed.encode("utf-8", "surrogateescape")
     else:
         text = "\n".join(found.files).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(text).hexdigest()
+    return sha256_hex(text)
 
 
 def collect_files(root: str, key: str) -> GlobFiles | None:

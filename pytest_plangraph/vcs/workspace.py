@@ -11,7 +11,6 @@ it was hashed, so a write in the same clock tick could have gone unseen).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import posixpath
 import stat
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import UsageError
+from ..hashes import sha256
 from ..plan.paths import glob_pieces, is_glob, normalize, path_problem
 from ..usercache import RACY_NS
 from ..values import dataclass, field
@@ -223,7 +223,7 @@ class Workspace:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO since the check
                     return None
-                digest = hashlib.sha256()
+                digest = sha256(expected=info.st_size)
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)
         except OSError:
