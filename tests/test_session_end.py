@@ -14,6 +14,7 @@ from cli_helpers import plangraph_main
 from plugin_helpers import evidence, jwt_project, make_project
 
 import pytest_plangraph.judge.records as records
+import pytest_plangraph.plugin.recorded as recorded_module
 import pytest_plangraph.plugin.session as session_module
 from pytest_plangraph.api import PlanGraph
 from pytest_plangraph.canonical import canonical_json, digest
@@ -43,7 +44,8 @@ class Calls:
 def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     found = Calls(monkeypatch)
     found.wrap(records, "checked_payloads")
-    found.wrap(session_module, "derive")
+    found.wrap(session_module, "derive")  # the state before the run
+    found.wrap(recorded_module, "derive")  # and after it
     found.wrap(Store, "append_many")
     return found
 
