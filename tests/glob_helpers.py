@@ -54,3 +54,20 @@ def walks_of(subjects: Iterable[str]) -> list[str]:
     """The walks among a record's *subjects* (what pytest could collect under a folder), not
     the subjects of which files they list quote the criterion's reference."""
     return [p for p in subjects if is_collect_key(p) and quoted_reference(p) is None]
+
+
+SETTINGS = {
+    "python_files": ["test_*.py", "*_test.py"],
+    "norecursedirs": [".*", "build", "venv"],
+    "doctest_glob": ["test*.txt"],
+    "doctest_modules": False,
+    "venv": False,
+}
+"""The walk settings of a run with pytest's defaults (a collect key's spec)."""
+
+
+def statuses(root: Path) -> tuple[str, dict[str, list[dict[str, object]]]]:
+    """The status of node ``step-a`` and the reasons of each of its criteria (real command)."""
+    answer = plangraph_main(root, "status", "--format", "json").json()
+    [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
+    return str(node["status"]), {c["id"]: list(c["reasons"]) for c in node["criteria"]}

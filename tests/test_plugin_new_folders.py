@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from cache_helpers import as_tester
-from cli_helpers import plangraph, plangraph_main
-from glob_helpers import walks_of, write
+from cli_helpers import plangraph
+from glob_helpers import SETTINGS, statuses, walks_of, write
 from plugin_helpers import MARKED_FAILING, latest, make_project
 
 from pytest_plangraph.vcs.testglob import (
@@ -44,25 +44,10 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xfail(strict=True, reason="forced"))
 """
 
-SETTINGS = {
-    "python_files": ["test_*.py", "*_test.py"],
-    "norecursedirs": [".*", "build", "venv"],
-    "doctest_glob": ["test*.txt"],
-    "doctest_modules": False,
-    "venv": False,
-}
-
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
-
-
-def statuses(root: Path) -> tuple[str, dict[str, list[dict[str, object]]]]:
-    """The status of node ``step-a`` and the reasons of each of its criteria (real command)."""
-    answer = plangraph_main(root, "status", "--format", "json").json()
-    [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
-    return str(node["status"]), {c["id"]: list(c["reasons"]) for c in node["criteria"]}
 
 
 def recorded(pytester: pytest.Pytester, *args: str, passed: int = 4) -> Path:
