@@ -25,6 +25,7 @@ from cli_helpers import plangraph
 from glob_helpers import SETTINGS, statuses, walks_of, write
 from plugin_helpers import latest, make_project
 
+import pytest_plangraph.vcs.quotes as quotes_module
 from pytest_plangraph.vcs.quotes import (
     CollectValues,
     quoted_reference,
@@ -122,6 +123,30 @@ def test_a_quotes_key_is_its_walks_key_with_the_reference(tmp_path: Path) -> Non
     assert again.value(quotes_key(base, "step-a/ac-other")) == other
     assert again.value(key) != marked
     assert again.value(base) == values.value(base)
+
+
+def test_a_content_read_again_is_not_scanned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run reads its test files after collection and at its end: the second read hashes the
+    bytes and takes the references found in the same content; changed bytes are scanned."""
+    scanned: list[bytes] = []
+    real = quotes_module.quoted_refs
+
+    def counted(source: str | bytes) -> frozenset[str]:
+        scanned.append(source if isinstance(source, bytes) else source.encode())
+        return real(source)
+
+    monkeypatch.setattr(quotes_module, "quoted_refs", counted)
+    unique = f"step-a/ac-{tmp_path.name[-12:].replace('_', '-')}"  # no content another test read
+    write(tmp_path, "tests/test_a.py", f'@mark("{unique}")\n')
+    key = quotes_key(collect_key("tests", SETTINGS), unique)
+    first = CollectValues(str(tmp_path)).value(key)
+    assert CollectValues(str(tmp_path)).value(key) == first
+    assert len(scanned) == 1
+    write(tmp_path, "tests/test_a.py", f"# no marker now: {unique}\n")
+    assert CollectValues(str(tmp_path)).value(key) != first
+    assert len(scanned) == 2
 
 
 # --- the gap, end to end ----------------------------------------------------------------------

@@ -303,14 +303,29 @@ class CollectValues:
                 self.read[path] = UNREADABLE
                 self._quoted[path] = None
             else:
-                self.read[path] = sha256_hex(data)
-                try:
-                    self._quoted[path] = (
-                        quoted_refs(data) if path.endswith(".py") else mentioned_refs(data)
-                    )
-                except (RecursionError, MemoryError):  # too deep to parse: may quote any
-                    self._quoted[path] = None
+                sha = self.read[path] = sha256_hex(data)
+                self._quoted[path] = _refs_of(data, sha, path.endswith(".py"))
         return self._quoted[path]
+
+
+_FOUND: dict[tuple[str, bool], frozenset[str] | None] = {}
+"""The references found in each content read in this process, by its sha256 and whether it
+was read as Python: a run reads its test files once after collection and again at its end,
+and hashing the bytes costs a fraction of scanning them."""
+
+
+def _refs_of(data: bytes, sha: str, python: bool) -> frozenset[str] | None:
+    """:func:`quoted_refs` (Python) or :func:`mentioned_refs` of *data*, whose sha256 is *sha*;
+    None for a module too deep to parse, which may quote any reference."""
+    key = (sha, python)
+    if key not in _FOUND:
+        if len(_FOUND) >= 65_536:  # a process that read that many contents starts again
+            _FOUND.clear()
+        try:
+            _FOUND[key] = quoted_refs(data) if python else mentioned_refs(data)
+        except (RecursionError, MemoryError):
+            _FOUND[key] = None
+    return _FOUND[key]
 
 
 def collected_now(
