@@ -8,7 +8,8 @@
 404    no plan of that id is served, or no such path
 409    ``PLAN_VERSION_CONFLICT`` (with ``current_plan_version``); the repository's plan has
        lint errors (``PLAN_INVALID``); the store refuses to be read (``STORE_TAMPERED``)
-422    a body that does not fit its model, a patch that cannot be read (``BAD_PATCH``), a node
+422    a body that does not fit its model, ``NaN`` or an infinity in it (``BAD_NUMBER``, with
+       ``field``), a patch that cannot be read (``BAD_PATCH``), a node
        that is not in the plan, an idempotency key sent with another request
        (``IDEMPOTENCY_CONFLICT``), an unknown revision
 503    the store cannot be opened or written (its message says why)
