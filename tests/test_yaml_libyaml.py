@@ -129,3 +129,18 @@ def test_libyaml_reads_a_large_trusted_keys_file_in_less_than_half_the_time(
     (fast, fast_keys), (slow, slow_keys) = _both_ways(monkeypatch, cpu)
     assert fast_keys == slow_keys == 3000
     assert fast * 2 < slow, (fast, slow)
+
+
+def test_a_trusted_keys_file_over_a_mib_is_told_by_its_size_not_as_bad_yaml(jwt: Path) -> None:
+    path = jwt.parent / "trusted.yaml"
+    keys = "".join(f"  - {{public_key: {_public()}, roles: [ci]}}\n" for _ in range(15_000))
+    path.write_text(f"format: 1\nkeys:\n{keys}", encoding="utf-8")
+    size = path.stat().st_size
+    assert size > 1 << 20
+    result = plangraph_main(jwt, "status", env={"PLANGRAPH_TRUSTED_KEYS": str(path)})
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err == (
+        f"plangraph: error: PLANGRAPH_TRUSTED_KEYS={path}: the trusted-keys file is larger "
+        f"than 1 MiB ({size:,} bytes), more than a list of trusted public keys needs (over "
+        "10,000 keys); list only the keys this repository trusts\n"
+    )

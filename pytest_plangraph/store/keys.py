@@ -190,7 +190,14 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
     """The keys of the trusted-keys file at *path*, by id."""
     where = f"{variable}={path}"
     try:
-        text = _read_regular(path)[1].decode("utf-8")
+        info, data = _read_regular(path)
+        if len(data) > _MAX_KEY_FILE:  # only its first MiB was read: not to be told as cut off
+            raise UsageError(
+                f"{where}: the trusted-keys file is larger than 1 MiB ({info.st_size:,} bytes), "
+                "more than a list of trusted public keys needs (over 10,000 keys); list only "
+                "the keys this repository trusts"
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         what = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         raise UsageError(
