@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
+from .canonical import non_finite_member
 from .errors import ConflictError, UsageError
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .plan.evidence import PlanRef
@@ -158,6 +159,12 @@ def as_patch(
 
     if isinstance(patch, PlanPatch | JsonPatch):
         return patch
+    found = None if isinstance(patch, str | bytes) else non_finite_member(patch)
+    if found is not None:  # its JSON text would say NaN, which a YAML reader takes as text
+        raise UsageError(
+            f"{name}: {found[0] or 'the patch'} holds {found[1]!r}, which JSON has no value "
+            "for; give a finite number, a text or None there (nothing was changed)"
+        )
     if isinstance(patch, str):
         patch = patch.encode("utf-8", "surrogateescape")
     if isinstance(patch, bytes):

@@ -20,7 +20,6 @@ write — a claim, a patch, received evidence — runs one at a time in this ser
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse
 
 from ..apicheck import name_problem
-from ..canonical import digest, encodes_as_utf8
+from ..canonical import digest, encodes_as_utf8, non_finite_member
 from ..errors import ConflictError
 from ..plan.model import FORMAT_VERSION
 from ..store.answers import KeptAnswer
@@ -106,51 +105,40 @@ class Served:
 
 def plain_json(value: Any, what: str) -> Any:
     """*value* (JSON data) when every text in it can be written as UTF-8 and every number is
-    finite; a 422 problem naming the member otherwise: a text holding a lone surrogate (a JSON
-    escape such as ``"\\ud800"``), which no store takes, or ``NaN``, ``Infinity`` or a number
-    too large for a float (``1e400``), which Python's JSON reader takes but JSON has no value
-    for (a patch would write it as the text ``"NaN"``, an event could not be read back)."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    finite; a 422 problem otherwise: a text holding a lone surrogate (a JSON escape such as
+    ``"\\ud800"``), which no store takes, or ``NaN``, ``Infinity`` or a number too large for
+    a float (``1e400``), which Python's JSON reader takes but JSON has no value for (a patch
+    would write it as the text ``"NaN"``, an event could not be read back), naming the member."""
+    texts = [value] if isinstance(value, str) else []
+    stack = [value]
     while stack:
-        item, where = stack.pop()
+        item = stack.pop()
         if isinstance(item, dict):
-            for key, member in item.items():
-                if isinstance(key, str) and not encodes_as_utf8(key):
-                    raise _bad_text(what)
-                stack.append((member, (where, key)))
+            texts += [k for k in item if isinstance(k, str)]
+            stack += list(item.values())
         elif isinstance(item, list):
-            stack += [(member, (where, index)) for index, member in enumerate(item)]
+            stack += item
         elif isinstance(item, str):
-            if not encodes_as_utf8(item):
-                raise _bad_text(what)
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise ProblemError(
-                422,
-                "BAD_NUMBER",
-                f"{what}: {_member(where)} holds {json.dumps(item)}, which JSON has no value for "
-                "(NaN, Infinity or a number too large for a float); send a finite number, "
-                "a text or null there (nothing was written)",
-                field=_member(where),
-            )
+            texts.append(item)
+    if not all(encodes_as_utf8(text) for text in texts):
+        raise ProblemError(
+            422,
+            "BAD_TEXT",
+            f"{what} holds text that is not valid Unicode (a lone surrogate "
+            "escape such as \\ud800); send names, notes and ids as UTF-8 text",
+        )
+    found = non_finite_member(value)
+    if found is not None:
+        member = found[0] or "the body"
+        raise ProblemError(
+            422,
+            "BAD_NUMBER",
+            f"{what}: {member} holds {json.dumps(found[1])}, which JSON has no value for "
+            "(NaN, Infinity or a number too large for a float); send a finite number, a text "
+            "or null there (nothing was written)",
+            field=member,
+        )
     return value
-
-
-def _bad_text(what: str) -> ProblemError:
-    return ProblemError(
-        422,
-        "BAD_TEXT",
-        f"{what} holds text that is not valid Unicode (a lone surrogate "
-        "escape such as \\ud800); send names, notes and ids as UTF-8 text",
-    )
-
-
-def _member(where: tuple[Any, ...]) -> str:
-    """The member *where* names (nested ``(parent, key)`` pairs) as ``patch.nodes[0].title``."""
-    parts: list[str] = []
-    while where:
-        where, key = where
-        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
-    return "".join(reversed(parts)).lstrip(".") or "the body"
 
 
 def _checked_key(key: str | None) -> str:
