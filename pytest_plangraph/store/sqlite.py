@@ -231,8 +231,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         the new rows are inserted together. *texts*, when given, are the canonical JSON of
         each event's payload as its maker joined them (a run's records: encoded once, when
         they were made); without them each payload is encoded here. *registering*: a plan
-        version registered in the same transaction (a patch's new plan, which its events
-        name: :func:`~.planrows.register_in`).
+        version registered in the same transaction (:func:`~.planrows.register_in`).
         """
         if not events:
             return []
