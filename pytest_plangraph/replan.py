@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
@@ -278,7 +277,9 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     old_loaded = repo.loaded
     target, staged = stage(path, edited)  # the plan file is replaced once the events are in
     try:
-        repo.use_plan(replace(loaded, file=old_loaded.file))  # judged as the file will be
+        # judged as the file will be, read as it will be read (its name, the plan cache)
+        repo.use_plan(parse_plan(edited.encode("utf-8"), old_loaded.file, suffix=path.suffix,
+                                 cache_dir=repo.workspace.cache))  # fmt: skip
         registering = _next_version(repo)
         after = PlanRef(id=repo.plan.plan, version=registering.version, digest=loaded.plan.digest)
         invalidated = _invalidated(old_state, _state(repo))
