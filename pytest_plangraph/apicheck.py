@@ -13,17 +13,33 @@ from typing import Any
 
 from .errors import UsageError
 
+_INVISIBLE = frozenset("\u061c\u200e\u200f\u2028\u2029") | frozenset(
+    map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+)
+"""Characters that change how the text around them is shown without being seen: the
+bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+U+202A–U+202E, U+2066–U+2069), and the line and paragraph separators (U+2028, U+2029)."""
+
 
 def name_problem(value: str) -> str | None:
     """Why *value* cannot name who acts (or a request's key), or None when it can: it must
     not be blank, which would record nobody, nor hold control characters (a line break or a
-    terminal escape would garble every table that shows it)."""
+    terminal escape would garble every table that shows it), nor a bidirectional control
+    or a line separator (shown, it reorders or breaks the text around it: ``history`` would
+    show another name than the one recorded)."""
     if not value.strip():
         return "expected a name, got an empty text"
     if any(ord(char) < 32 or 127 <= ord(char) < 160 for char in value):
         return (
             f"{value!r} holds control characters (a line break, a tab, an escape); write the "
             "name on one line of plain text"
+        )
+    hidden = sorted({f"U+{ord(char):04X}" for char in value if char in _INVISIBLE})
+    if hidden:
+        return (
+            f"{value!r} holds control characters that reorder or break the text shown "
+            f"around them ({', '.join(hidden)}: bidirectional controls, line separators); "
+            "write the name as plain text without them"
         )
     return None
 

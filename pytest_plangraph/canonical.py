@@ -91,6 +91,35 @@ def encodes_as_utf8(text: str) -> bool:
     return True
 
 
+def non_finite_member(value: Any) -> tuple[str, float] | None:
+    """The first member of the JSON data *value* (dicts, lists, texts, numbers) that holds NaN
+    or an infinity, which Python's ``json`` reads (``NaN``, ``Infinity``, ``1e400``) and
+    writes but JSON has no value for, as ``nodes.add[0].title`` (``""``: *value* itself) and
+    the number; None when there is none."""
+    import math
+
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return _member(where), item
+        elif isinstance(item, dict):
+            stack += [(member, (where, key)) for key, member in reversed(item.items())]
+        elif isinstance(item, list | tuple):
+            stack += [(member, (where, index)) for index, member in reversed(list(enumerate(item)))]
+    return None
+
+
+def _member(where: tuple[Any, ...]) -> str:
+    """The member *where* names (nested ``(parent, key)`` pairs) as ``nodes.add[0].title``."""
+    parts: list[str] = []
+    while where:
+        where, key = where
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return "".join(reversed(parts)).lstrip(".")
+
+
 def json_loads(text: str | bytes, **options: Any) -> Any:
     """``json.loads(text, **options)``, but a document nested too deep for the parser (100,000
     ``[`` in a cache file or an event edited by hand) raises :class:`json.JSONDecodeError`, as

@@ -7,6 +7,7 @@
      ├── StoreError             the evidence store cannot be opened, read or appended to
      │    ├── ConflictError     a write refused by optimistic concurrency (exit 1, not 2)
      │    └── StoreTamperedError  an event the gate would use does not match its id or chain
+     ├── PlanMoveError          a patch was recorded but its plan could not replace the file
      ├── GitError               a git operation failed (not a repository, unknown revision …)
      ├── VerifierError          a verifier is misconfigured or unknown
      ├── SignatureError         an event handed over without a signature the gate trusts
@@ -135,6 +136,12 @@ class StoreTamperedError(StoreError):
         self.seq = seq
         self.event_id = event_id
         super().__init__(f"STORE_TAMPERED: {message}")
+
+
+class PlanMoveError(PlangraphError):
+    """A patch's events were recorded but the system refused to move its staged plan over the
+    plan file; the message names the plan version recorded and the staged file that finishes
+    the patch when moved over the plan (:mod:`pytest_plangraph.planwrite`)."""
 
 
 class GitError(PlangraphError):

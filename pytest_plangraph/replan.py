@@ -19,9 +19,12 @@ Order of a patch, and why:
    checked before the text is edited): the retry budget is a person's to widen, not the agent's.
    A patch touching a node held by its refused claims (``RETRY_BUDGET_EXHAUSTED``) is refused
    too: renaming the node would leave a fresh one without the hold.
-4. The new text replaces the file atomically, and one ``patch`` event per touched node records
-   who, the patch, the plan versions and digests before and after, and what it invalidated:
-   each criterion whose evidence was valid before the patch and is not after it.
+4. One ``patch`` event per touched node records who, the patch, the plan versions and digests
+   before and after, and what it invalidated: each criterion whose evidence was valid before
+   the patch and is not after it. The new text is staged beside the plan file first, the events
+   and the new plan version are stored in one transaction, and only then does the staged file
+   replace the plan (:mod:`.planwrite`): a store that refuses the write (read-only, locked)
+   leaves the plan file as it was. A store opened read-only is refused before anything else.
 
 Retry grants count as the gate counts them (:mod:`.store.trust`): with keys configured, only a
 grant signed by a key trusted for ``approver`` renews a node's rounds.
@@ -30,15 +33,15 @@ grant signed by a key trusted for ``approver`` renews a node's rounds.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
+from .canonical import non_finite_member
 from .errors import ConflictError, UsageError
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
+from .plan.evidence import PlanRef
+from .planwrite import patch_lock, put_in_place, stage
 from .repository import Repository
 from .values import dataclass, field
 
@@ -46,9 +49,9 @@ if TYPE_CHECKING:  # re-planning's machinery is imported by the calls that re-pl
     from .judge.saga import Saga
     from .judge.states import PlanState
     from .lint.findings import Finding
-    from .plan.evidence import PlanRef
     from .plan.model import Plan
     from .plan.patch import AnyPatch
+    from .store.exchange import PlanVersion
 
 __all__ = ["PatchResult", "Replanning", "apply_patch", "as_patch", "replan_rounds"]
 
@@ -114,7 +117,9 @@ class Replanning(Repository):
         apicheck.name(by, "by")
         expected = apicheck.version(expected_plan_version, "expected_plan_version")
         self.plan_ref()  # makes the store, and its folder for the lock
-        with _patch_lock(self.store_path):
+        if self.store.readonly:  # nothing could be recorded: said before the lock is taken
+            raise self.store.write_refusal()
+        with patch_lock(self.store_path):
             self.refresh()  # the plan as the last patch left it
             self._expect(expected)
             return apply_patch(self, found, by=by, judged=not self.plan_problems()[0])
@@ -153,6 +158,12 @@ def as_patch(
 
     if isinstance(patch, PlanPatch | JsonPatch):
         return patch
+    found = None if isinstance(patch, str | bytes) else non_finite_member(patch)
+    if found is not None:  # its JSON text would say NaN, which a YAML reader takes as text
+        raise UsageError(
+            f"{name}: {found[0] or 'the patch'} holds {found[1]!r}, which JSON has no value "
+            "for; give a finite number, a text or None there (nothing was changed)"
+        )
     if isinstance(patch, str):
         patch = patch.encode("utf-8", "surrogateescape")
     if isinstance(patch, bytes):
@@ -199,6 +210,8 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
 
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")
+    if repo.store.readonly:  # nothing could be recorded: say so before anything is done
+        raise repo.store.write_refusal()
     path = repo.plan_path
     raw = path.read_bytes()
     if isinstance(patch, JsonPatch):  # every operation (a test too) is checked first
@@ -261,16 +274,26 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, nodes, by, before, payload)
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
-    old_plan = repo.plan
-    _replace(path, edited)
+    old_loaded = repo.loaded
+    target, staged = stage(path, edited)  # the plan file is replaced once the events are in
+    try:
+        # judged as the file will be, read as it will be read (its name, the plan cache)
+        repo.use_plan(parse_plan(edited.encode("utf-8"), old_loaded.file, suffix=path.suffix,
+                                 cache_dir=repo.workspace.cache))  # fmt: skip
+        registering = _next_version(repo)
+        after = PlanRef(id=repo.plan.plan, version=registering.version, digest=loaded.plan.digest)
+        invalidated = _invalidated(old_state, _state(repo))
+        dropped = _dropped(old_loaded.plan, repo.plan, old_state)
+        payload = _payload(patch, "applied", None, before, after, nodes)
+        payload["invalidated"] = invalidated
+        payload["dropped"] = dropped
+        events = _record(repo, nodes, by, after, payload, registering)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        repo.use_plan(old_loaded)
+        raise
+    put_in_place(staged, target, after.version, events)
     repo.refresh()
-    after = repo.plan_ref()
-    invalidated = _invalidated(old_state, _state(repo))
-    dropped = _dropped(old_plan, repo.plan, old_state)
-    payload = _payload(patch, "applied", None, before, after, nodes)
-    payload["invalidated"] = invalidated
-    payload["dropped"] = dropped
-    events = _record(repo, nodes, by, after, payload)
     return PatchResult("applied", None, nodes, before.version, after.version,
                        invalidated=invalidated, events=events, dropped=dropped)  # fmt: skip
 
@@ -361,9 +384,15 @@ def _payload(
 
 
 def _record(
-    repo: Repository, nodes: Sequence[str], by: str, plan: PlanRef, payload: dict[str, Any]
+    repo: Repository,
+    nodes: Sequence[str],
+    by: str,
+    plan: PlanRef,
+    payload: dict[str, Any],
+    registering: PlanVersion | None = None,
 ) -> list[str]:
-    """One ``patch`` event per node, all in one transaction; their ids."""
+    """One ``patch`` event per node, all in one transaction (with the new plan's version
+    *registering*, when given); their ids."""
     from .plan.model import Event
     from .vcs.environment import now
 
@@ -372,7 +401,16 @@ def _record(
         Event(kind="patch", node=n, at=at, by=by, plan_digest=plan.digest, payload=payload)
         for n in nodes
     ]
-    return [e.id for e in repo.store.append_many(events)]
+    return [e.id for e in repo.store.append_many(events, registering=registering)]
+
+
+def _next_version(repo: Repository) -> PlanVersion:
+    """The version the store gives the plan *repo* now holds (registered with its events)."""
+    from .store.exchange import PlanVersion
+    from .store.opening import now
+
+    digest = repo.plan.digest
+    return PlanVersion(digest, repo.plan.plan, repo.store.next_plan_version(digest), now())
 
 
 def _state(repo: Repository) -> PlanState:
@@ -407,43 +445,3 @@ def _invalidated(old: PlanState | None, new: PlanState) -> list[dict[str, Any]]:
                 }
             )
     return found
-
-
-@contextmanager
-def _patch_lock(store_path: Path) -> Iterator[None]:
-    """Hold the repository's patch lock (``STORE-lock`` beside the store): two patches written
-    against the same plan version are applied one after the other, so the second finds the
-    plan changed (``PLAN_VERSION_CONFLICT``) instead of overwriting the first. Where the
-    system has no ``fcntl`` (Windows) there is no lock."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with open(f"{store_path}-lock", "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write *text* over *path* atomically (a reader sees the old file or the new, whole),
-    keeping the file's permission bits; a plan reached through a symbolic link is written
-    where the link leads (the link stays)."""
-    import tempfile
-
-    path = Path(os.path.realpath(path))
-    mode = path.stat().st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".patch")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -85,6 +85,12 @@ class Repository:
         self._plan_seen = identity(plan_stat)
         self._problems: tuple[list[Finding], list[Finding]] | None = None
 
+    def use_plan(self, loaded: LoadedPlan) -> None:
+        """Judge against *loaded* from now on, not the plan file as read (a patch's result
+        before it replaces the file, or the plan as it was when that failed); the next
+        :meth:`refresh` reads the file again."""
+        self._use(loaded, None)
+
     @classmethod
     def open(
         cls: type[_R],

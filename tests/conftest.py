@@ -145,3 +145,22 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     monkeypatch.setattr(planfree, "_judge", judging)
     monkeypatch.setattr(Repository, "open", classmethod(opening))
     yield found
+
+
+@pytest.fixture
+def make_immutable() -> Iterator[Callable[..., None]]:
+    """Make files or folders immutable with ``chattr +i`` (which binds root too, unlike the
+    permission bits): ``make_immutable(*paths)``; every one is made mutable again after."""
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        pytest.fail("chattr is needed to make a file read-only for root")
+    frozen: list[str] = []
+
+    def freeze(*paths: Path) -> None:
+        subprocess.run(["chattr", "+i", *map(str, paths)], check=True)
+        frozen.extend(map(str, paths))
+
+    yield freeze
+    if frozen:
+        subprocess.run(["chattr", "-i", *frozen], check=True)

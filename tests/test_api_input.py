@@ -54,16 +54,23 @@ CALLS: list[tuple[str, Callable[[PlanGraph], Any], str]] = [
     ("version 0", lambda g: g.claim(TOKEN, by="a", expected_plan_version=0), "plan version"),
     ("append evidence", lambda g: g.append("evidence", TOKEN, by="a"), r"with record\(\)"),
     ("append kind", lambda g: g.append("done", TOKEN, by="a"), "unknown event kind 'done'"),
-]
+    ("patch NaN", lambda g: g.patch({"plangraph_patch": 1, "nodes": {"add": [{"id": "x",
+     "parent": "objective-auth", "title": float("nan")}]}}, by="a"),
+     r"patch: nodes\.add\[0\]\.title holds nan, which JSON has no value"),
+    ("patch -inf", lambda g: g.patch(({"op": "add", "path": "/nodes/0/weight",
+     "value": [1, float("-inf")]},), by="a"), r"patch: \[0\]\.value\[1\] holds -inf"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("call, message", [c[1:] for c in CALLS], ids=[c[0] for c in CALLS])
 def test_wrong_values_are_usage_errors_and_write_nothing(project, call, message) -> None:
     with PlanGraph.open(project("jwt-login")) as graph:
         before = graph.store.count()
+        plan = graph.plan_path.read_bytes() if graph.plan_path is not None else b""
         with pytest.raises(UsageError, match=message):
             call(graph)
         assert graph.store.count() == before
+        assert graph.plan_path is not None and graph.plan_path.read_bytes() == plan
 
 
 @pytest.mark.parametrize(

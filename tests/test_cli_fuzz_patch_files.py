@@ -80,3 +80,27 @@ def test_a_patch_from_a_closed_standard_input_is_refused(jwt: Path) -> None:
     assert proc.stderr.startswith("plangraph: error: patch -: standard input is closed;")
     assert "patch.yaml" in proc.stderr and proc.stderr.count("\n") == 1
     assert (jwt / "plangraph.yaml").read_bytes() == plan
+
+
+def test_document_markers_and_what_lies_outside_them_are_kept(jwt: Path) -> None:
+    plan = jwt / "plangraph.yaml"
+    body = plan.read_text(encoding="utf-8").replace(
+        "constraints: [no-rbac, no-oauth]", "constraints: [no-rbac,  # why\n      no-oauth]"
+    )
+    head, tail = "# the auth plan\n%YAML 1.1\n--- # one document\n", "...\n# end of the plan\n"
+    plan.write_text(head + body + tail, encoding="utf-8")
+    _patch(jwt)  # the same plan as version 1: markers and comments change no plan's meaning
+    after = plan.read_text(encoding="utf-8")
+    assert after.startswith(head + "plangraph: 1  ")
+    assert after.endswith("\n" + tail)
+    assert "  - id: step-x\n" in after and after.count("\n---") == after.count("\n...") == 1
+    # the documented limit: a comment inside a flow sequence is not kept (the rest is)
+    assert "constraints: [no-rbac, no-oauth]" in after and "# why" not in after
+    plan.write_bytes((head + body + tail).replace("\n", "\r\n").encode())  # version 1 again
+    (jwt / "add.yaml").write_text(PATCH.replace("step-x", "step-y"), encoding="utf-8")
+    again = plangraph(jwt, "patch", "add.yaml", "--by", "a", "--expected-plan-version", "1")
+    assert again.code == 0, again.err
+    crlf = plan.read_bytes()
+    assert crlf.startswith(head.replace("\n", "\r\n").encode()) and b"step-y" in crlf
+    assert crlf.endswith(tail.replace("\n", "\r\n").encode())
+    assert crlf.count(b"\n") == crlf.count(b"\r\n")

@@ -117,6 +117,8 @@ def test_the_login_name_is_checked_as_by_is(jwt):
     env = {"PLANGRAPH_ACTOR": "", "LOGNAME": "a\tb"}
     code, err = _run(jwt, "verify", SCHEMA, env=env)
     assert code == 2 and "control characters" in err and "PLANGRAPH_ACTOR" in err
+    code, err = _run(jwt, "verify", SCHEMA, PLANGRAPH_ACTOR="ci\u202eb".encode())
+    assert code == 2 and "PLANGRAPH_ACTOR: " in err and "U+202E" in err
 
 
 @pytest.mark.parametrize("text", ["\u0664:", "\uff14:" + "0" * 64])

@@ -302,8 +302,12 @@ def test_a_key_reused_for_another_node_is_refused_not_swallowed(jwt):
         ("  ", "expected a name, got an empty text"),
         ("a\nb", "holds control characters"),
         ("a\x1b[31mb", "holds control characters"),
+        ("evil\u202egnp.exe", "(U+202E: bidirectional controls"),
+        ("\u2066admin\u2069", "(U+2066, U+2069: bidirectional controls"),
+        ("a\u200fb", "(U+200F: bidirectional controls"),
+        ("a\u2028b", "(U+2028: bidirectional controls, line separators)"),
     ],
-    ids=["blank", "line-break", "escape"],
+    ids=["blank", "line-break", "escape", "override", "isolate", "mark", "line-separator"],
 )
 @pytest.mark.parametrize("option", ["--by", "--idempotency-key"])
 def test_an_empty_or_garbling_name_is_refused(jwt, option, value, says):
@@ -312,6 +316,28 @@ def test_an_empty_or_garbling_name_is_refused(jwt, option, value, says):
     result = plangraph(jwt, *argv)
     assert result.code == 2
     assert says in result.err
+    assert f"plangraph claim: error: argument {option}: " in result.err
     assert "Traceback" not in result.err
     history = plangraph_main(jwt, "history", TOKEN, "--format", "json").json()["events"]
     assert history == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("approve", f"{TOKEN}/ac-security-review", "--by"),
+        ("verify", SCHEMA, "--by"),
+        ("patch", "add.yaml", "--expected-plan-version", "1", "--by"),
+    ],
+    ids=["approve", "verify", "patch"],
+)
+def test_every_by_refuses_a_bidirectional_control(jwt, argv):
+    (jwt / "add.yaml").write_text("plangraph_patch: 1\nedges: {remove: []}\n", encoding="utf-8")
+    plan = (jwt / "plangraph.yaml").read_bytes()
+    before = plangraph_main(jwt, "export").out
+    result = plangraph_main(jwt, *argv, "sec\u202eytiruces")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"plangraph {argv[0]}: error: argument --by: " in result.err
+    assert "U+202E" in result.err and "\u202e" not in result.err  # shown escaped, not applied
+    assert plangraph_main(jwt, "export").out == before
+    assert (jwt / "plangraph.yaml").read_bytes() == plan

@@ -174,18 +174,12 @@ def test_a_step_without_criteria_is_never_completed_on_a_claim(tmp_path):
 
 
 @pytest.fixture(params=["file-and-directory", "file-only"])
-def immutable(jwt, request):
+def immutable(jwt, request, make_immutable):
     """The JWT store made read-only with ``chattr +i`` (which binds root too), with its
     directory or alone (then SQLite opens it without an error and only a write fails)."""
-    paths = [str(jwt / STORE), str(jwt / STORE.parent)][: 2 if request.param != "file-only" else 1]
-    import shutil
-    import subprocess
-
-    if shutil.which("chattr") is None:
-        pytest.fail("chattr is needed to make a store read-only for root")
-    subprocess.run(["chattr", "+i", *paths], check=True)
-    yield jwt
-    subprocess.run(["chattr", "-i", *paths], check=True)
+    paths = [jwt / STORE, jwt / STORE.parent][: 2 if request.param != "file-only" else 1]
+    make_immutable(*paths)
+    return jwt
 
 
 def test_a_read_only_store_can_still_be_read(immutable):

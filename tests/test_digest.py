@@ -157,3 +157,20 @@ def test_a_related_edge_is_weak_by_default_and_its_digest_never_moves(write_plan
     assert plan.digest == "f12754a34d32c078afd8ca9e350177117678935f919833829d36e811d91c08c1"
     spelled = RELATED.replace("type: related}", "type: related, strength: weak}", 1)
     assert load_plan(write_plan(spelled)).plan.digest == plan.digest
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": [1, 2.5, "NaN"], "b": null}', None),
+        ("NaN", ("", "nan")),
+        ('{"a": {"b": [0, Infinity]}}', ("a.b[1]", "inf")),
+        ('[{"x": 1}, {"y": -Infinity, "z": NaN}]', ("[1].y", "-inf")),
+        ('{"big": 1e400}', ("big", "inf")),
+    ],
+)
+def test_the_first_member_json_has_no_value_for_is_named(text: str, expected) -> None:
+    from pytest_plangraph.canonical import non_finite_member
+
+    found = non_finite_member(json.loads(text))
+    assert (found if found is None else (found[0], repr(found[1]))) == expected

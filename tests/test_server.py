@@ -113,6 +113,7 @@ BAD_BODIES = [
     ({"expected_plan_version": 1, "node": SCHEMA, "by": "a", "extra": 1}, 422, "BAD_REQUEST"),
     ({"expected_plan_version": 1, "node": SCHEMA, "by": " "}, 422, "BAD_REQUEST"),
     ({"expected_plan_version": 1, "node": SCHEMA, "by": "a\nb"}, 422, "BAD_REQUEST"),
+    ({"expected_plan_version": 1, "node": SCHEMA, "by": "a\u202eb"}, 422, "BAD_REQUEST"),
     ({"expected_plan_version": 1, "node": 7, "by": "a"}, 422, "BAD_REQUEST"),
     ({"expected_plan_version": 1, "node": "\ud800", "by": "a"}, 422, "BAD_TEXT"),
     ({"expected_plan_version": 1, "node": "no-such-node", "by": "a"}, 422, "BAD_REQUEST"),

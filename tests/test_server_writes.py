@@ -4,6 +4,7 @@ port, with ``expected_plan_version`` and ``Idempotency-Key`` on every write, con
 
 from __future__ import annotations
 
+import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -191,3 +192,49 @@ def test_keys_and_their_answers_survive_a_restart(fresh: Path, serve) -> None:
     repeat = second.post(f"/plans/{PLAN}/changes", add_node("step-y", 1), key="restart-patch")
     assert repeat.status_code == 200 and repeat.json() == patched.json()
     assert len(events(fresh, "claim")) == 1 and len(events(fresh, "patch")) == 1
+
+
+NON_FINITE = [  # Python's JSON reader takes these; JSON has no value for them
+    ("changes", add_node("step-n", 2), ("patch", "nodes", "add", 0, "title"), float("nan"),
+     "patch.nodes.add[0].title"),
+    ("changes", {"expected_plan_version": 2, "by": "agent",
+                 "patch": [{"op": "replace", "path": "/nodes/0/title", "value": 0}]},
+     ("patch", 0, "value"), float("inf"), "patch[0].value"),
+    ("evidence", {"expected_plan_version": 2, "event": {"payload": {"n": [1, 0]}}},
+     ("event", "payload", "n", 1), float("-inf"), "event.payload.n[1]"),
+]  # fmt: skip
+
+
+def _set(body: dict[str, Any], where: tuple[Any, ...], value: float) -> dict[str, Any]:
+    body = copy.deepcopy(body)
+    inner: Any = body
+    for step in where[:-1]:
+        inner = inner[step]
+    inner[where[-1]] = value
+    return body
+
+
+@pytest.mark.parametrize(("path", "body", "where", "value", "field"), NON_FINITE)
+def test_nan_or_infinity_in_a_body_is_a_422_naming_the_member_and_stores_nothing(
+    fresh: Path, serve, path: str, body: dict[str, Any], where, value: float, field: str
+) -> None:
+    server = serve(fresh)
+    assert server.post(f"/plans/{PLAN}/changes", add_node("step-a", 1), key="a").status_code == 200
+    plan = (fresh / "plangraph.yaml").read_bytes()
+    with PlanGraph.open(fresh) as graph:
+        before = [e.id for e in graph.store.events()]
+    sent = server.post(f"/plans/{PLAN}/{path}", _set(body, where, value), key="bad")
+    problem = is_problem(sent, 422, "BAD_NUMBER")
+    assert problem["field"] == field and field in problem["detail"], problem
+    assert (fresh / "plangraph.yaml").read_bytes() == plan
+    with PlanGraph.open(fresh) as graph:
+        assert [e.id for e in graph.store.events()] == before
+        assert graph.store.kept_answer("bad") is None
+    with server.client() as client:  # 1e400 reads as an infinity too
+        big = client.post(
+            f"/plans/{PLAN}/changes",
+            content=b'{"expected_plan_version": 2, "by": "a", "patch": {"plangraph_patch": 1e400}}',
+            headers={"content-type": "application/json", "Idempotency-Key": "big"},
+        )
+    assert is_problem(big, 422, "BAD_NUMBER")["field"] == "patch.plangraph_patch"
+    assert (fresh / "plangraph.yaml").read_bytes() == plan

@@ -324,6 +324,10 @@ def print_kept(
             return None
     for line in lines:
         print(line, file=sys.stderr)
+    # A standard output that refuses the bytes (a reader gone, a full disk, a descriptor not
+    # open for writing) raises here as ``print`` would: :func:`..cli.main` tells it as it does
+    # for every command. With none at all (None), ``_utf8_stdout`` is False and print() is
+    # silent, as the command afresh is.
     if raw and data is not None:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)

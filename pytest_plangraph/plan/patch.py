@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator, MutableMapping, MutableSequence
 from typing import Any, Literal
 
@@ -198,6 +199,7 @@ def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     from ruamel.yaml.error import YAMLError
     from ruamel.yaml.util import load_yaml_guess_indent
 
+    head, text, tail = _document_parts(text)
     try:
         _, sequence, offset = load_yaml_guess_indent(text)
     except YAMLError as exc:  # the plan was read before: only a race with an edit gets here
@@ -212,7 +214,36 @@ def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     _apply_any(data, patch, name, plain=False)
     out = io.StringIO()
     yaml.dump(data, out)
-    return out.getvalue()
+    return head + out.getvalue() + tail
+
+
+_MARKER_END = r"(?:[ \t]+#[^\n]*)?[ \t]*\r?\n?\Z"
+_START = re.compile(r"---" + _MARKER_END)
+_END = re.compile(r"\.\.\." + _MARKER_END)
+
+
+def _document_parts(text: str) -> tuple[str, str, str]:
+    """*text* cut into the lines up to its ``---`` document start marker (comments and
+    directives before it, and the marker's own comment), the document, and the lines from its
+    ``...`` end marker on: the round trip drops the markers and what lies outside them, so
+    only the document goes through it. Without a marker, that part is empty."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for index, line in enumerate(lines):
+        if _START.match(line):
+            start = index + 1
+            break
+        if line.strip() and not line.startswith(("#", "%")):
+            break  # the document began without a marker
+    end = len(lines)
+    for index in range(len(lines) - 1, start - 1, -1):
+        line = lines[index]
+        if _END.match(line):
+            end = index
+            break
+        if line.strip() and not line.lstrip().startswith("#"):
+            break  # the document ends without a marker
+    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
 
 
 def patched_plan(plan: runtime.Plan, patch: PlanPatch, name: str) -> runtime.Plan:

@@ -221,8 +221,10 @@ def _writes(app: FastAPI, served: Served | None) -> None:
 
 
 def _asked(what: str, body: Any) -> dict[str, Any]:
-    """What an idempotency key is kept for: the request's path and body."""
-    return {"request": what, "body": plain_json(body.model_dump(mode="json"), "the request")}
+    """What an idempotency key is kept for: the request's path and body (checked as sent:
+    the JSON form would turn NaN into null)."""
+    plain_json(body.model_dump(), "the request")
+    return {"request": what, "body": body.model_dump(mode="json")}
 
 
 def _handlers(app: FastAPI) -> None:

@@ -75,3 +75,8 @@ class Problem(BaseModel):
     current_plan_version: int | None = Field(
         default=None, description="With 409 PLAN_VERSION_CONFLICT: the plan's version now."
     )
+    field: str | None = Field(
+        default=None,
+        description="With 422 BAD_NUMBER: the member of the body holding NaN or an infinity "
+        "(`patch.nodes.add[0].title`).",
+    )

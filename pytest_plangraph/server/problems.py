@@ -8,10 +8,12 @@
 404    no plan of that id is served, or no such path
 409    ``PLAN_VERSION_CONFLICT`` (with ``current_plan_version``); the repository's plan has
        lint errors (``PLAN_INVALID``); the store refuses to be read (``STORE_TAMPERED``)
-422    a body that does not fit its model, a patch that cannot be read (``BAD_PATCH``), a node
+422    a body that does not fit its model, ``NaN`` or an infinity in it (``BAD_NUMBER``, with
+       ``field``), a patch that cannot be read (``BAD_PATCH``), a node
        that is not in the plan, an idempotency key sent with another request
        (``IDEMPOTENCY_CONFLICT``), an unknown revision
-503    the store cannot be opened or written (its message says why)
+503    the store cannot be opened or written (its message says why), or a patch was recorded
+       but the plan file could not be replaced (``SYSTEM_REFUSED``: how to finish)
 500    a bug: the problem says so, the traceback goes to the server's log only
 =====  ======================================================================================
 """
@@ -27,6 +29,7 @@ from ..errors import (
     GitError,
     PlanError,
     PlangraphError,
+    PlanMoveError,
     SignatureError,
     StoreError,
     StoreTamperedError,
@@ -83,6 +86,8 @@ def from_error(exc: PlangraphError, *, current_version: int | None = None) -> JS
         return problem(422, exc.reason, message)
     if isinstance(exc, StoreTamperedError):
         return problem(409, exc.reason, message)
+    if isinstance(exc, PlanMoveError):  # recorded, and the message says how to finish
+        return problem(503, "SYSTEM_REFUSED", message)
     if isinstance(exc, StoreError):
         return problem(503, "STORE_UNAVAILABLE", message)
     if isinstance(exc, PlanError):

@@ -19,6 +19,7 @@ write — a claim, a patch, received evidence — runs one at a time in this ser
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse
 
 from ..apicheck import name_problem
-from ..canonical import digest, encodes_as_utf8
+from ..canonical import digest, encodes_as_utf8, non_finite_member
 from ..errors import ConflictError
 from ..plan.model import FORMAT_VERSION
 from ..store.answers import KeptAnswer
@@ -103,8 +104,11 @@ class Served:
 
 
 def plain_json(value: Any, what: str) -> Any:
-    """*value* (JSON data) when every text in it can be written as UTF-8; a 422 problem when
-    one holds a lone surrogate (a JSON escape such as ``"\\ud800"``), which no store takes."""
+    """*value* (JSON data) when every text in it can be written as UTF-8 and every number is
+    finite; a 422 problem otherwise: a text holding a lone surrogate (a JSON escape such as
+    ``"\\ud800"``), which no store takes, or ``NaN``, ``Infinity`` or a number too large for
+    a float (``1e400``), which Python's JSON reader takes but JSON has no value for (a patch
+    would write it as the text ``"NaN"``, an event could not be read back), naming the member."""
     texts = [value] if isinstance(value, str) else []
     stack = [value]
     while stack:
@@ -122,6 +126,17 @@ def plain_json(value: Any, what: str) -> Any:
             "BAD_TEXT",
             f"{what} holds text that is not valid Unicode (a lone surrogate "
             "escape such as \\ud800); send names, notes and ids as UTF-8 text",
+        )
+    found = non_finite_member(value)
+    if found is not None:
+        member = found[0] or "the body"
+        raise ProblemError(
+            422,
+            "BAD_NUMBER",
+            f"{what}: {member} holds {json.dumps(found[1])}, which JSON has no value for "
+            "(NaN, Infinity or a number too large for a float); send a finite number, a text "
+            "or null there (nothing was written)",
+            field=member,
         )
     return value
 

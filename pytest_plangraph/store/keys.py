@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -189,7 +190,14 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
     """The keys of the trusted-keys file at *path*, by id."""
     where = f"{variable}={path}"
     try:
-        text = _read_regular(path)[1].decode("utf-8")
+        info, data = _read_regular(path)
+        if len(data) > _MAX_KEY_FILE:  # only its first MiB was read: not to be told as cut off
+            raise UsageError(
+                f"{where}: the trusted-keys file is larger than 1 MiB ({info.st_size:,} bytes), "
+                "more than a list of trusted public keys needs (over 10,000 keys); list only "
+                "the keys this repository trusts"
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         what = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         raise UsageError(
@@ -215,23 +223,14 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
 def _parse(text: str, where: str) -> Any:
     import yaml
 
-    class _Loader(yaml.SafeLoader):
-        """The safe loader, refusing a key written twice in one mapping: a reader of the file
-        would see two entries where YAML keeps only the last."""
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                if isinstance(key, str) and key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {key!r} is written twice", key_node.start_mark
-                    )
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
+    fast = getattr(yaml, "CSafeLoader", None)  # libyaml, when PyYAML was built with it
+    if fast is not None:  # a file of thousands of keys: read in C, not in pure Python
+        try:
+            return yaml.load(text, Loader=_loader(fast))
+        except (yaml.YAMLError, RecursionError, ValueError):
+            pass  # told below as PyYAML's own reader tells it: one message, libyaml or not
     try:
-        return yaml.load(text, Loader=_Loader)  # a safe loader; JSON is YAML too
+        return yaml.load(text, Loader=_loader(yaml.SafeLoader))  # a safe loader; JSON is YAML too
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -244,6 +243,28 @@ def _parse(text: str, where: str) -> Any:
         ) from None
     except ValueError:  # a whole number of more digits than Python converts
         raise UsageError(f"{where}: {TOO_LONG_NUMBER}; fix the file") from None
+
+
+@functools.cache
+def _loader(base: Any) -> Any:
+    """The safe loader *base* (PyYAML's, or libyaml's ``CSafeLoader``), refusing a key written
+    twice in one mapping: a reader of the file would see two entries where YAML keeps only the
+    last."""
+    import yaml
+
+    class _Loader(base):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, str) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is written twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return _Loader
 
 
 def _entry(entry: Any, where: str) -> TrustedKey:

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ConflictError
 from .exchange import PlanVersion
 from .faults import damaged
 from .opening import now
@@ -34,6 +35,20 @@ def check_plan_rows(con: sqlite3.Connection, path: Path) -> None:
         f"is damaged: its plans table holds plan {digest} with version {_shown(row[1])}, not "
         "a whole number from 1 up, or a column that is not text (edited outside plangraph)",
     )
+
+
+def register_in(con: sqlite3.Connection, plan: PlanVersion, path: Path) -> None:
+    """Register *plan* in the transaction *con* has begun, where it must get the version it
+    names (what the events written with it recorded, reckoned before): another number means
+    another plan was registered meanwhile (:class:`ConflictError`, the transaction undone)."""
+    check_plan_rows(con, path)
+    given = add_plan(con, plan)
+    if given != plan.version:
+        raise ConflictError(
+            f"PLAN_VERSION_CONFLICT: plan {plan.digest[:12]} would be version {given} in the "
+            f"store at {path}, not {plan.version}: another plan was registered meanwhile; "
+            "nothing was written — read the plan again and retry"
+        )
 
 
 def _shown(value: object) -> str:
@@ -74,6 +89,10 @@ class PlanVersions:
             check_plan_rows(con, self.path)
             row = con.execute("SELECT max(version) FROM plans").fetchone()
         return None if row[0] is None else int(row[0])
+
+    def next_plan_version(self, digest: str) -> int:
+        """The version plan *digest* has, or would get if registered now."""
+        return self.plan_version(digest) or (self.latest_plan_version() or 0) + 1
 
     def plans(self) -> list[PlanVersion]:
         """Every registered plan digest, by version."""

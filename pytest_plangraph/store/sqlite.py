@@ -28,12 +28,12 @@ from .chain import (
     seal,
     signing_key_from_env,
 )
-from .exchange import same_request, write_jsonl
+from .exchange import PlanVersion, same_request, write_jsonl
 from .faults import UNTOUCHED, check_file, translate
 from .filecache import FileCache
 from .merging import Merging
 from .opening import connect, enable_wal, make_parent, schema_version, upgrade
-from .planrows import PlanVersions, check_plan_rows
+from .planrows import PlanVersions, check_plan_rows, register_in
 from .rows import (
     COLUMNS,
     INSERT_EVENT,
@@ -223,13 +223,15 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         *,
         expected_plan_version: int | None = None,
         texts: Sequence[str] | None = None,
+        registering: PlanVersion | None = None,
     ) -> list[Event]:
         """Append several events in one transaction (all or none); see :meth:`append`.
 
         The chain's tail and the events already stored are read once for the whole batch, and
         the new rows are inserted together. *texts*, when given, are the canonical JSON of
         each event's payload as its maker joined them (a run's records: encoded once, when
-        they were made); without them each payload is encoded here.
+        they were made); without them each payload is encoded here. *registering*: a plan
+        version registered in the same transaction (:func:`~.planrows.register_in`).
         """
         if not events:
             return []
@@ -263,6 +265,8 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
                     if key is not None:
                         by_key[key] = found
                 picks.append(found)
+            if registering is not None:
+                register_in(con, registering, self.path)
             sealed = self._insert(con, fresh, payloads=payloads)
         return [sealed[pick] if isinstance(pick, int) else pick for pick in picks]
 

@@ -60,7 +60,22 @@ def _not_json(constant: str) -> Any:
 
 
 def _load_yaml(data: bytes) -> Any:
-    loader = _yaml_loader()(data)
+    """The value of the YAML document *data*: read by libyaml when PyYAML was built with it
+    (an artifact of megabytes reads in C, not in pure Python); when that fails, read again
+    by PyYAML's own reader, so the error told is the same with or without libyaml."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return _load_with(_yaml_loader(fast), data)
+        except (yaml.YAMLError, RecursionError, ValueError):
+            pass
+    return _load_with(_yaml_loader(yaml.SafeLoader), data)
+
+
+def _load_with(loader_class: Any, data: bytes) -> Any:
+    loader = loader_class(data)
     try:
         root = loader.get_single_node()
         if root is None:
@@ -119,11 +134,12 @@ def _check_json_like(value: Any, where: str) -> None:
 
 
 @functools.cache
-def _yaml_loader() -> Any:
-    """A safe loader that leaves timestamps as strings, as a JSON artifact would have them."""
+def _yaml_loader(base: Any) -> Any:
+    """The safe loader *base* (PyYAML's, or libyaml's ``CSafeLoader``), leaving timestamps as
+    strings, as a JSON artifact would have them."""
     import yaml
 
-    class _JsonLikeLoader(yaml.SafeLoader):
+    class _JsonLikeLoader(base):  # type: ignore[misc]
         pass
 
     _JsonLikeLoader.yaml_implicit_resolvers = {
