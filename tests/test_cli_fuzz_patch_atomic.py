@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -102,8 +103,6 @@ def test_a_plan_that_cannot_be_replaced_after_the_events_says_how_to_finish(
     assert (jwt / "plangraph.yaml").read_bytes() == plan
     kept = (jwt / staged[0]).read_text(encoding="utf-8")
     assert "id: step-x" in kept
-    import subprocess
-
     subprocess.run(["chattr", "-i", str(jwt / "plangraph.yaml")], check=True)
     (jwt / staged[0]).replace(jwt / "plangraph.yaml")  # what the message says to do
     shown = plangraph_main(jwt, "status", "--format", "json").json()

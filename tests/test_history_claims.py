@@ -84,3 +84,23 @@ def test_history_of_thousands_of_bare_claims_is_linear(
     # quadratic was about size²/2 events replayed (two million at 2,000 claims)
     assert work[1] <= 2 * sizes[1]
     assert work[1] <= 2 * work[0] + sizes[1]
+
+
+def test_history_shows_a_stored_name_with_control_characters_escaped(project) -> None:
+    """A name stored before bidirectional controls were refused (or merged from such a store)
+    is shown by its escapes: it can neither reorder the row nor pass for another name."""
+    root = project("jwt-login")
+    names = ["sec\u202eytiruces", "a\nb", "\u2066admin\u2069"]
+    with PlanGraph.open(root) as graph:
+        digest = graph.plan_ref().digest
+        at = now()
+        graph.store.append_many(
+            [Event(kind="claim", node=SCHEMA, at=at, by=n, plan_digest=digest) for n in names]
+        )
+    shown = plangraph_main(root, "history", SCHEMA)
+    assert shown.code == 0, shown.err
+    assert "sec\\u202eytiruces" in shown.out and "a\\nb" in shown.out
+    assert "\\u2066admin\\u2069" in shown.out
+    assert all(line.isprintable() for line in shown.out.splitlines())
+    as_json = plangraph_main(root, "history", SCHEMA, "--format", "json").json()
+    assert [e["by"] for e in as_json["events"]] == names  # the data itself, as stored

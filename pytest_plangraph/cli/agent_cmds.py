@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .common import Output, common_options, name_text, open_plangraph, table
+from .tables import printable
 
 if TYPE_CHECKING:
     from ..judge.saga import Saga
@@ -131,19 +132,10 @@ def _saga_text(found: Saga) -> str:
         return f"saga of {found.plan}{scope}: no step with a side effect has run; nothing to undo"
     head = f"saga of {found.plan}{scope} (nothing is executed; run the undo in this order):"
     rows = [
-        [str(i), s.node, s.status, s.effect, _printable(s.compensate or "-"), s.note]
+        [str(i), s.node, s.status, s.effect, printable(s.compensate or "-"), s.note]
         for i, s in enumerate(found.steps, 1)
     ]
     return head + "\n" + table(rows, ["#", "node", "status", "effect", "compensate", "note"])
-
-
-def _printable(text: str) -> str:
-    """*text* with each character a terminal would act on (a newline, an escape, a carriage
-    return) written as its escape (``\\x1b``): a plan value shown in a table row, where it
-    would otherwise break the row or drive the terminal."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _saga_markdown(found: Saga) -> str:
@@ -156,7 +148,7 @@ def _saga_markdown(found: Saga) -> str:
     for i, s in enumerate(found.steps, 1):
         flag = " ⚠" if s.irreversible else ""
         cells = [str(i), f"`{s.node}`{flag}", s.status, s.effect,
-                 _md(_printable(s.compensate or "-")),
+                 _md(printable(s.compensate or "-")),
                  "yes" if s.idempotent else "no", _md(s.note)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

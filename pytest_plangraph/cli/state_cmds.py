@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import Output, common_options, name_text, open_plangraph, reading_store, table
 from .report_formats import offer_plugin_formats, plugin_report
-from .tables import patched
+from .tables import patched, printable
 
 if TYPE_CHECKING:
     from ..api import PlanGraph
@@ -369,10 +369,7 @@ def _history(args: argparse.Namespace, out: Output) -> int:
             "(edited by hand?); run plangraph audit to see what changed"
         )
     full = [(events[e.seq], status) for e, status in replay]
-    rows = [
-        [str(e.seq), e.at[:19], e.kind, e.criterion or "", e.by, _outcome(e, untrusted), status]
-        for e, status in full
-    ]
+    rows = [_history_row(e, status, untrusted) for e, status in full]
     data = {
         "node": args.node,
         "events": [
@@ -383,6 +380,14 @@ def _history(args: argparse.Namespace, out: Output) -> int:
     text = table(rows, ["seq", "at", "event", "criterion", "by", "outcome", "status after"])
     out.emit(data, text if rows else f"{args.node}: no events yet")
     return 0
+
+
+def _history_row(event: Any, status: str, untrusted: Mapping[int, str]) -> list[str]:
+    """One row of ``history``'s table; who recorded it shown with its control characters
+    escaped (a name stored before they were refused, or merged from another store)."""
+    said = _outcome(event, untrusted)
+    by = printable(event.by)
+    return [str(event.seq), event.at[:19], event.kind, event.criterion or "", by, said, status]
 
 
 REMOVED = "(not in the plan)"

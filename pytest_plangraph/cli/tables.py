@@ -6,7 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import pairwise
 
-__all__ = ["patched", "table"]
+__all__ = ["patched", "printable", "table"]
+
+
+def printable(text: str) -> str:
+    """*text* with each character a terminal would act on or hide (a newline, an escape, a
+    carriage return, a bidirectional control such as U+202E) written as its escape
+    (``\\x1b``, ``\\u202e``): a stored value shown in a table row, where it would otherwise
+    break the row, drive the terminal or show other text than the one stored."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:
