@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
 from .canonical import non_finite_member
-from .errors import ConflictError, UsageError
+from .errors import ConflictError, PlanError, UsageError
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .plan.evidence import PlanRef
 from .planwrite import patch_lock, put_in_place, stage
@@ -257,9 +257,16 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
                            events=events)  # fmt: skip
     text = raw.decode("utf-8")  # a byte order mark is kept
     json_file = path.suffix.lower() == ".json"
-    edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
     shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
-    loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+    # the untouched nodes' (and edges') text kept as written, the rest through the round trip
+    edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file, plan=repo.plan)
+    try:
+        loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+    except PlanError:  # an alias cut from its anchor: the whole text through the round trip
+        loaded = None
+    if loaded is None or loaded.plan.digest != expected.digest:
+        edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
+        loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
     if loaded.plan.digest != expected.digest:
         raise UsageError(
             f"{repo.loaded.file} could not be edited without changing what the patch does not "

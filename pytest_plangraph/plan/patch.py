@@ -177,29 +177,72 @@ def touched_nodes(patch: PlanPatch) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def edit_plan_text(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
+def edit_plan_text(
+    text: str,
+    patch: AnyPatch,
+    name: str,
+    *,
+    json_file: bool,
+    plan: runtime.Plan | None = None,
+) -> str:
     """The text of the plan file *name* with *patch* applied; :class:`UsageError` naming each
     entry that does not fit the plan (a node added twice, a criterion that is not there, a
     JSON Pointer that names nothing …). The result keeps the byte order mark *text* begins
-    with, and CRLF line ends when every line of *text* ends so."""
+    with, and CRLF line ends when every line of *text* ends so. Given the *plan* the text reads
+    as (the patch checked against it), a YAML plan's nodes the patch does not name, and its
+    edges when the patch removes none, are kept as written and only the rest goes through the
+    round trip (:mod:`.splice`): the caller compares what the result reads as with what it
+    must be and, on a difference, edits again without *plan*."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    edited = _edited(text.removeprefix(bom), patch, name, json_file=json_file)
+    edited = _edited(text.removeprefix(bom), patch, name, json_file=json_file, plan=plan)
     lines = text.count("\n")
     if lines and text.count("\r\n") == lines:  # read as LF; a comment keeps its CR
         edited = edited.replace("\r\n", "\n").replace("\n", "\r\n")
     return bom + edited
 
 
-def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
+def _edited(
+    text: str, patch: AnyPatch, name: str, *, json_file: bool, plan: runtime.Plan | None
+) -> str:
     if json_file:
         data = json_loads(text)
         _apply_any(data, patch, name, plain=True)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    head, text, tail = _document_parts(text)
+    if plan is not None and isinstance(patch, PlanPatch):
+        from .splice import put_back, touched_text
+
+        ids = [node.id for node in plan.nodes]
+        edges = None if patch.edges.remove else len(plan.edges)
+        cut = touched_text(text, ids, _named_nodes(patch), edges)
+        try:
+            edited = None if cut is None else put_back(_round_trip(cut.text, patch, name), cut)
+        except UsageError:  # an alias whose anchor was cut: the whole text below
+            edited = None
+        if edited is not None:
+            return head + edited + tail
+    return head + _round_trip(text, patch, name) + tail
+
+
+def _named_nodes(patch: PlanPatch) -> set[str]:
+    """The nodes of the plan whose text *patch* changes (replaced, removed, or with criteria
+    changed); an added node is not in the text."""
+    changes = patch.criteria
+    return {
+        *(n.id for n in patch.nodes.replace),
+        *patch.nodes.remove,
+        *(c.node for c in changes.add),
+        *(c.node for c in changes.replace),
+        *(c.node for c in changes.remove),
+    }
+
+
+def _round_trip(text: str, patch: AnyPatch, name: str) -> str:
+    """The YAML document *text* with *patch* applied through ``ruamel.yaml``'s round trip."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
     from ruamel.yaml.util import load_yaml_guess_indent
 
-    head, text, tail = _document_parts(text)
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096  # never fold a long line the patch did not touch
@@ -214,7 +257,7 @@ def _edited(text: str, patch: AnyPatch, name: str, *, json_file: bool) -> str:
     _apply_any(data, patch, name, plain=False)
     out = io.StringIO()
     yaml.dump(data, out)
-    return head + out.getvalue() + tail
+    return out.getvalue()
 
 
 _MARKER_END = r"(?:[ \t]+#[^\n]*)?[ \t]*\r?\n?\Z"
