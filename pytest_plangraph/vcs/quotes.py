@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from ..canonical import json_loads
 from ..hashes import sha256_hex
 from ..plan.paths import COLLECT
+from .imports import ModuleFinder, scanned_imports
 from .testglob import GlobFiles, collect_digest, collect_files, collect_key
 
 __all__ = [
@@ -256,6 +257,8 @@ class CollectValues:
         """The folders the walks listed."""
         self._walks: dict[str, GlobFiles | None] = {}
         self._quoted: dict[str, frozenset[str] | None] = {}
+        self._own: dict[str, tuple[frozenset[str], list[str]] | None] = {}
+        self._finder = ModuleFinder(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
     def value(self, key: str) -> str:
@@ -269,6 +272,7 @@ class CollectValues:
         if found is None:
             return collect_digest(None)
         by_ref, unreadable = self._index(base, found)
+        self.listed.update(self._finder.watched)  # where a module imported could appear
         return collect_digest(GlobFiles(tuple(sorted([*by_ref.get(ref, ()), *unreadable]))))
 
     def _walk(self, key: str) -> GlobFiles | None:
@@ -295,17 +299,56 @@ class CollectValues:
         return self._by_ref[base]
 
     def _refs(self, path: str) -> frozenset[str] | None:
+        """What the file *path* quotes, with what each repository module it imports quotes,
+        transitively (None: it, or one of them, may quote anything)."""
         if path not in self._quoted:
+            own = self._read(path)
+            if own is None or not own[1]:  # most test files import no repository module
+                self._quoted[path] = None if own is None else own[0]
+            else:
+                self._quoted[path] = self._closure(path, own)
+        return self._quoted[path]
+
+    def _closure(self, path: str, own: tuple[frozenset[str], list[str]]) -> frozenset[str] | None:
+        """*own* (what *path* quotes, the modules it imports) with what each module reached
+        from it quotes; None when one of them may quote anything. Cycles end at a module
+        seen already."""
+        found, seen, todo = set(own[0]), {path}, list(own[1])
+        while todo:  # each module is read once per walk, however many files import it
+            module = todo.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            more = self._read(module)
+            if more is None:
+                return None
+            found.update(more[0])
+            todo.extend(more[1])
+        return frozenset(found)
+
+    def _read(self, path: str) -> tuple[frozenset[str], list[str]] | None:
+        """What the text of *path* quotes and the repository modules it imports (a Python
+        file); None when it cannot be read, leaves the repository, or is too deeply nested
+        to parse."""
+        if path not in self._own:
+            python = path.endswith(".py")
             try:
+                if path in self._finder.escaped:
+                    raise OSError(path)  # its real path leaves the repository: not read
                 with open(os.path.join(self.root, path), "rb") as handle:
                     data = handle.read()
             except OSError:
                 self.read[path] = UNREADABLE
-                self._quoted[path] = None
+                self._own[path] = None
+                return None
+            sha = self.read[path] = sha256_hex(data)
+            refs = _refs_of(data, sha, python)
+            imports = scanned_imports(data, sha) if python else ()
+            if refs is None or imports is None:
+                self._own[path] = None
             else:
-                sha = self.read[path] = sha256_hex(data)
-                self._quoted[path] = _refs_of(data, sha, path.endswith(".py"))
-        return self._quoted[path]
+                self._own[path] = (refs, self._finder.modules(path, imports) if imports else [])
+        return self._own[path]
 
 
 _FOUND: dict[tuple[str, bool], frozenset[str] | None] = {}
