@@ -52,9 +52,10 @@ _KEYWORD = re.compile(r"(?<!\w)import(?!\w)")
 
 _FROM = re.compile(
     rf"(?<![\w.])from(?!\w){_SPACE}*((?:\.{_SPACE}*)*)({_DOTTED})?{_SPACE}*"
-    rf"(?<!\w)(import)(?!\w){_SPACE}*(\([^)]*\)|[^\n;#]*)"
+    rf"(?<!\w)(import)(?!\w){_SPACE}*(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*)"
 )
-"""A ``from`` statement: its dots, its module, its ``import`` keyword and its names."""
+"""A ``from`` statement: its dots, its module, its ``import`` keyword and its names (in
+parentheses, comments taken whole: one may hold a parenthesis)."""
 
 _IMPORT = re.compile(rf"(?<![\w.])(import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
@@ -118,6 +119,8 @@ def _names(text: str) -> tuple[str, ...] | None:
         if not text.endswith(")"):
             return None
         text = _COMMENT.sub("", text[1:-1]).strip()
+        if "(" in text or ")" in text:
+            return None
         if text.endswith(","):
             text = text[:-1]
     elif text == "*":

@@ -1,0 +1,251 @@
+"""A ``criterion`` reference or marker a test file takes from another module of the repository.
+
+``tests/marks.py`` holds ``PATTERN = "step-a/ac-pattern"`` (or ``mark_login =
+pytest.mark.criterion(...)``); a collected test file none of whose tests verified
+``ac-pattern`` gets ``from marks import PATTERN`` and a failing test marked with it. Its text
+quotes nothing and ``marks.py`` did not change, yet the run marks the failing test for
+``ac-pattern``: a test file counts as quoting what the repository modules it imports quote,
+transitively (:mod:`pytest_plangraph.vcs.imports`).
+
+The end-to-end cases run real pytest sessions (``pytester``) in a real git repository, and the
+real ``plangraph`` command.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from cache_helpers import as_tester
+from glob_helpers import SETTINGS, pattern_stale, statuses, write
+from plugin_helpers import latest, make_project
+from test_plugin_quoted_refs import OTHER, OTHER_TEXT
+
+from pytest_plangraph.vcs.quotes import UNREADABLE, CollectValues, quoted_refs, quotes_key
+from pytest_plangraph.vcs.testglob import GlobFiles, collect_digest, collect_key
+
+REF = "step-a/ac-pattern"
+MARKER = 'import pytest\n\nmark_login = pytest.mark.criterion("step-a/ac-pattern")\n'
+CONSTANT = 'PATTERN = "step-a/ac-pattern"\n'
+BROKEN = "\n\ndef test_added_and_broken():\n    assert False, 'the code is broken now'\n"
+
+FORMS: dict[str, tuple[dict[str, str], str]] = {
+    "a constant": (
+        {"tests/marks.py": CONSTANT},
+        "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)",
+    ),
+    "a marker": ({"tests/marks.py": MARKER}, "from marks import mark_login\n\n@mark_login"),
+    "the module": ({"tests/marks.py": MARKER}, "import marks\n\n@marks.mark_login"),
+    "a relative import": (
+        {"tests/__init__.py": "", "tests/marks.py": MARKER},
+        "from .marks import mark_login\n\n@mark_login",
+    ),
+    "a package's module": (
+        {"tests/helpers/__init__.py": "", "tests/helpers/marks.py": CONSTANT},
+        "from helpers import marks\n\n@pytest.mark.criterion(marks.PATTERN)",
+    ),
+    "a chain": (
+        {
+            "tests/refs.py": CONSTANT,
+            "tests/marks.py": "import pytest\nfrom refs import PATTERN\n\n"
+            "mark_login = pytest.mark.criterion(PATTERN)\n",
+        },
+        "from marks import mark_login\n\n@mark_login",
+    ),
+    "a parenthesised list in a try block": (
+        {"tests/marks.py": "OTHER = 1\n" + CONSTANT},
+        "try:\n    from marks import (\n        OTHER,\n        PATTERN,  # the reference\n    )\n"
+        "except ImportError:\n    raise\n\n@pytest.mark.criterion(PATTERN)",
+    ),
+    "an import inside a function": (
+        {"tests/marks.py": CONSTANT},
+        "def pattern():\n    from marks import PATTERN\n    return PATTERN\n\n"
+        "@pytest.mark.criterion(pattern())",
+    ),
+}
+"""Each form: the modules beside the tests (there when the run was recorded) and the lines
+that mark the failing test added to :data:`OTHER` (its text quotes no reference)."""
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+def recorded(pytester: pytest.Pytester, files: dict[str, str], more: str = "") -> Path:
+    """The demo project with *files* and :data:`OTHER` (*more* before its passing test),
+    recorded complete."""
+    text = f"import pytest\n\n{more}\n\n{OTHER_TEXT}"
+    root = make_project(pytester, files={OTHER: text, **files})
+    outcomes = pytester.runpytest("--plangraph").parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes["passed"] >= 5, outcomes
+    assert statuses(root)[0] == "completed"
+    return root
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_failing_test_marked_through_an_imported_module_stales_its_criterion(
+    pytester: pytest.Pytester, form: str
+) -> None:
+    files, marking = FORMS[form]
+    root = recorded(pytester, files)
+    text = f"import pytest\n{marking}\n{BROKEN.lstrip()}\n" + OTHER_TEXT
+    assert REF not in quoted_refs(text)  # the test file's own text quotes nothing
+    write(root, OTHER, text)
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    pattern_stale(root)
+    assert pytester.runpytest("--plangraph").parseoutcomes()["failed"] == 1
+    assert latest(root)[REF].outcome == "failed"  # the run of the marked test judges it
+
+
+def test_an_edit_of_the_imported_module_alone_stales_the_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """The test file is not touched: ``marks.py`` turns the skip it gave a failing test into
+    the criterion's marker."""
+    files = {"tests/marks.py": "import pytest\n\nmark_login = pytest.mark.skip('later')\n"}
+    root = recorded(pytester, files, "from marks import mark_login\n\n@mark_login" + BROKEN)
+    write(root, "tests/marks.py", MARKER)
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    pattern_stale(root)
+
+
+def test_a_changed_reference_in_the_imported_module_stales_both_criteria(
+    pytester: pytest.Pytester,
+) -> None:
+    """``PATTERN`` marks a passing test of ``ac-pattern``; made ``ac-marked``'s reference,
+    the test belongs to the other criterion: both lists changed."""
+    mine = (
+        "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)\ndef test_mine():\n    ...\n"
+    )
+    root = recorded(pytester, {"tests/marks.py": CONSTANT}, mine)
+    assert OTHER in latest(root)[REF].subjects
+    write(root, "tests/marks.py", CONSTANT.replace("ac-pattern", "ac-marked"))
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert [r["quotes"] for r in reasons["ac-marked"]] == ["step-a/ac-marked"]
+    assert [r["quotes"] for r in reasons["ac-pattern"]] == [REF]
+
+
+def test_an_edit_of_an_imported_module_that_keeps_its_quotes_stales_nothing(
+    pytester: pytest.Pytester,
+) -> None:
+    """Only which files quote a reference binds: a module that quotes none may change; a
+    quote added to it is seen."""
+    helper = "tests/helper.py"
+    root = recorded(pytester, {helper: "VALUE = 1\n"}, "import os\nimport helper\n")
+    write(root, helper, "VALUE = 2  # the helpers may change\n")
+    assert statuses(root)[0] == "completed"
+    write(root, helper, "VALUE = 2\n" + CONSTANT)
+    pattern_stale(root)
+
+
+def test_an_imported_module_that_cannot_be_read_stales_every_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """It may quote any reference, as a test file that cannot be read (reading
+    ``/proc/self/mem`` at its start fails for every user)."""
+    root = recorded(pytester, {"tests/marks.py": CONSTANT}, "import marks\n")
+    (root / "tests/marks.py").unlink()
+    os.symlink("/proc/self/mem", root / "tests/marks.py")
+    status, reasons = statuses(root)
+    assert status == "stale"
+    for criterion in ("ac-marked", "ac-pattern"):
+        assert [r["quotes"] for r in reasons[criterion]] == [f"step-a/{criterion}"]
+
+
+def test_the_kept_status_is_not_answered_when_an_imported_module_changes(
+    pytester: pytest.Pytester, derived: list[str]
+) -> None:
+    """The kept answer watches each module read for its quotes: status twice (the second
+    answered from what was kept), ``marks.py`` given the marker in between (its mtime set
+    back: its ctime still moved), the same answer as with the caches deleted."""
+    files = {"tests/marks.py": "import pytest\n\nmark_login = pytest.mark.skip('later')\n"}
+    root = recorded(pytester, files, "from marks import mark_login\n\n@mark_login" + BROKEN)
+    aged = os.stat(root / "tests").st_mtime_ns - 10_000_000_000
+    for path in (root, root / "src", root / "tests", *(root / "tests").glob("*.py")):
+        os.utime(path, ns=(aged, aged))  # old enough for their stat to be trusted
+    statuses(root)
+    before = len(derived)
+    assert statuses(root)[0] == "completed"
+    assert len(derived) == before  # answered from the kept status
+    write(root, "tests/marks.py", MARKER)
+    os.utime(root / "tests/marks.py", ns=(aged, aged))
+    kept = statuses(root)
+    assert kept[0] == "stale"
+    assert len(derived) == before + 1  # derived again, not kept
+    shutil.rmtree(root / ".plangraph/cache")
+    assert statuses(root) == kept
+
+
+# --- the value of a quotes subject -------------------------------------------------------------
+
+
+def _value(root: Path, ref: str = REF) -> tuple[str, CollectValues]:
+    values = CollectValues(str(root))
+    return values.value(quotes_key(collect_key("tests", SETTINGS), ref)), values
+
+
+def _digest(*files: str) -> str:
+    return collect_digest(GlobFiles(tuple(sorted(files))))
+
+
+def test_files_that_import_no_module_quoting_a_reference_keep_their_digest(
+    tmp_path: Path,
+) -> None:
+    """The value is still the digest of the test files whose own text quotes the reference
+    when the modules they import quote none: the evidence recorded before keeps its digest."""
+    write(tmp_path, "tests/test_a.py", f'import os, pytest\nimport helper\n"{REF}"\n')
+    write(tmp_path, "tests/test_b.py", "from helper import VALUE\nfrom . import helper\n")
+    write(tmp_path, "tests/helper.py", "import json\nVALUE = 'step-a'\n")
+    write(tmp_path, "src/lib.py", "X = 1\n")
+    value, values = _value(tmp_path)
+    assert value == _digest("tests/test_a.py")
+    assert "tests/helper.py" in values.read
+    assert {"tests", ""} <= values.listed  # where `os` or `helper.py` could appear
+
+
+def test_a_cycle_of_imports_is_read_once_each(tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_a.py", "import one\n")
+    write(tmp_path, "tests/one.py", "import two\n")
+    write(tmp_path, "tests/two.py", f"import one\nfrom one import *\nX = '{REF}'\n")
+    write(tmp_path, "tests/test_b.py", "import two\n")
+    value, values = _value(tmp_path)
+    assert value == _digest("tests/test_a.py", "tests/test_b.py")
+    assert {"tests/one.py", "tests/two.py"} <= set(values.read)
+    assert _value(tmp_path, "step-a/ac-marked")[0] == _digest()
+
+
+def test_a_module_found_from_the_root_or_src_counts(tmp_path: Path) -> None:
+    write(tmp_path, "tests/deep/test_a.py", "from pkg.marks import PATTERN\n")
+    write(tmp_path, "src/pkg/__init__.py", "")
+    write(tmp_path, "src/pkg/marks.py", CONSTANT)
+    write(tmp_path, "tests/deep/test_b.py", "import shared\n")
+    write(tmp_path, "shared.py", f"'{REF}'\n")
+    assert _value(tmp_path)[0] == _digest("tests/deep/test_a.py", "tests/deep/test_b.py")
+
+
+def test_a_module_whose_real_path_leaves_the_repository_is_not_read(tmp_path: Path) -> None:
+    """It may quote anything: the test file that imports it is in every list."""
+    root = tmp_path / "repo"
+    write(root, "tests/test_a.py", "from marks import PATTERN\n")
+    write(tmp_path, "outside/marks.py", "PATTERN = 'x/y'\n")
+    os.symlink(tmp_path / "outside/marks.py", root / "tests/marks.py")
+    value, values = _value(root)
+    assert value == _digest("tests/test_a.py\0")
+    assert values.read["tests/marks.py"] == UNREADABLE
+    assert _value(root, "step-a/ac-marked")[0] == value
+
+
+def test_a_relative_import_above_the_repository_root_finds_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, "tests/test_a.py", "from ... import marks\n")
+    write(tmp_path, "marks.py", CONSTANT)  # above the root: not read
+    value, values = _value(root)
+    assert value == _digest()
+    assert sorted(values.read) == ["tests/test_a.py"]
+    write(root, "tests/test_b.py", "from ..tests import other\n")  # the root is a package
+    write(root, "tests/other.py", CONSTANT)
+    assert _value(root)[0] == _digest("tests/test_b.py")
