@@ -165,7 +165,7 @@ def test_the_kept_status_is_not_answered_when_an_imported_module_changes(
     files = {"tests/marks.py": "import pytest\n\nmark_login = pytest.mark.skip('later')\n"}
     root = recorded(pytester, files, "from marks import mark_login\n\n@mark_login" + BROKEN)
     aged = os.stat(root / "tests").st_mtime_ns - 10_000_000_000
-    for path in (root, root / "src", root / "tests", *(root / "tests").glob("*.py")):
+    for path in (root / "tests", *(root / "tests").glob("*.py")):
         os.utime(path, ns=(aged, aged))  # old enough for their stat to be trusted
     statuses(root)
     before = len(derived)
@@ -176,6 +176,44 @@ def test_the_kept_status_is_not_answered_when_an_imported_module_changes(
     kept = statuses(root)
     assert kept[0] == "stale"
     assert len(derived) == before + 1  # derived again, not kept
+    shutil.rmtree(root / ".plangraph/cache")
+    assert statuses(root) == kept
+
+
+OPTIONAL = """
+try:
+    from marks import mark_login
+except ImportError:
+    mark_login = pytest.mark.skip("no marks yet")
+
+@mark_login
+def test_added_and_broken():
+    assert False, "the code is broken now"
+"""
+"""A test that takes its marker from a module ``marks`` when there is one."""
+
+
+def test_the_kept_status_is_not_answered_when_a_module_appears_where_none_was(
+    pytester: pytest.Pytester, derived: list[str]
+) -> None:
+    """``marks`` was found nowhere in the repository when the answer was kept: each place it
+    was looked for is watched, so ``src/marks.py`` made since (on the run's ``pythonpath``;
+    ``src/``'s mtime set back) is read by the next status."""
+    ini = {"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src\n"}
+    root = recorded(pytester, ini, OPTIONAL)
+    aged = os.stat(root / "tests").st_mtime_ns - 10_000_000_000
+    for path in (root / "tests", root / "src", *(root / "tests").glob("*.py")):
+        os.utime(path, ns=(aged, aged))  # old enough for their stat to be trusted
+    statuses(root)
+    before = len(derived)
+    assert statuses(root)[0] == "completed"
+    assert len(derived) == before  # answered from the kept status
+    write(root, "src/marks.py", MARKER)
+    os.utime(root / "src", ns=(aged, aged))
+    kept = statuses(root)
+    assert kept[0] == "stale"
+    assert len(derived) == before + 1  # derived again, not kept
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
     shutil.rmtree(root / ".plangraph/cache")
     assert statuses(root) == kept
 
@@ -204,7 +242,8 @@ def test_files_that_import_no_module_quoting_a_reference_keep_their_digest(
     value, values = _value(tmp_path)
     assert value == _digest("tests/test_a.py")
     assert "tests/helper.py" in values.read
-    assert {"tests", ""} <= values.listed  # where `os` or `helper.py` could appear
+    # where a module `os` was looked for in vain: a kept answer watches that none appears
+    assert {values.read[p] for p in ("tests/os.py", "os/__init__.py", "src/os.py")} == {None}
 
 
 def test_a_cycle_of_imports_is_read_once_each(tmp_path: Path) -> None:

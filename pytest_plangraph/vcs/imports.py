@@ -195,9 +195,8 @@ class ModuleFinder:
     def __init__(self, root: str) -> None:
         self.root = root
         self._real_root = os.path.realpath(root)
-        self.watched: set[str] = set()
-        """The folders a module made later could appear in (the nearest folder there now of
-        each place looked at in vain): a file added to one changes its mtime."""
+        self.missing: set[str] = set()
+        """The places a module was looked for in vain: one made there later is found."""
         self.escaped: set[str] = set()
         """The module files found whose real path leaves the repository: not read."""
         self._files: dict[str, bool] = {}
@@ -240,7 +239,7 @@ class ModuleFinder:
             if self._is_file(path):
                 yield path
             else:
-                self._watch(_parent(path))
+                self.missing.add(path)
 
     def _is_file(self, path: str) -> bool:
         if path not in self._files:
@@ -256,14 +255,8 @@ class ModuleFinder:
             self._folders[path] = os.path.isdir(os.path.join(self.root, path) if path else ".")
         return self._folders[path]
 
-    def _watch(self, folder: str) -> None:
-        while folder and not self.is_folder(folder):
-            folder = _parent(folder)
-        self.watched.add(folder)
-
     def listing(self, folder: str) -> list[str]:
         """The modules (``*.py``) of *folder*, for an ``import *`` from its package."""
-        self.watched.add(folder)
         try:
             names = os.listdir(os.path.join(self.root, folder))
         except OSError:

@@ -250,9 +250,10 @@ class CollectValues:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.read: dict[str, str] = {}
+        self.read: dict[str, str | None] = {}
         """Each file read for its quotes → the sha256 of the bytes read (:data:`UNREADABLE`
-        when it could not be)."""
+        when it could not be); each place a module imported was looked for in vain → None
+        (a kept answer watches them: a module made there is read)."""
         self.listed: set[str] = set()
         """The folders the walks listed."""
         self._walks: dict[str, GlobFiles | None] = {}
@@ -272,7 +273,8 @@ class CollectValues:
         if found is None:
             return collect_digest(None)
         by_ref, unreadable = self._index(base, found)
-        self.listed.update(self._finder.watched)  # where a module imported could appear
+        for path in self._finder.missing:
+            self.read.setdefault(path, None)
         return collect_digest(GlobFiles(tuple(sorted([*by_ref.get(ref, ()), *unreadable]))))
 
     def _walk(self, key: str) -> GlobFiles | None:
@@ -372,7 +374,7 @@ def _refs_of(data: bytes, sha: str, python: bool) -> frozenset[str] | None:
 
 
 def collected_now(
-    root: str, paths: set[str], listed: set[str], read: dict[str, str] | None = None
+    root: str, paths: set[str], listed: set[str], read: dict[str, str | None] | None = None
 ) -> dict[str, str]:
     """Take the walk subjects (:func:`~pytest_plangraph.vcs.testglob.collect_key`,
     :func:`quotes_key`) out of *paths* (no file is hashed for them) and give each its value
