@@ -43,6 +43,26 @@ def test_each_form_of_import_is_read(text: str, expected: set[Import]) -> None:
     assert set(imports_of(text) or ()) == expected
 
 
+def test_a_call_that_imports_a_module_named_by_a_literal_counts() -> None:
+    text = (
+        "import importlib, pytest\n"
+        "m = importlib.import_module('pkg.marks')\n"
+        'n = importlib.import_module(".refs", __package__)\n'
+        'o = builtins.__import__("other")\n'
+        "p = pytest.importorskip(\n    'optional'\n)\n"
+        "q = importlib.import_module(name)  # not seen: built at run time\n"
+    )
+    found = set(imports_of(text) or ())
+    assert found == {
+        (0, "importlib", ()),
+        (0, "pytest", ()),
+        (0, "pkg.marks", ()),
+        (1, "refs", ()),
+        (0, "other", ()),
+        (0, "optional", ()),
+    }
+
+
 def test_a_module_in_a_declared_encoding_is_read_as_python_reads_it() -> None:
     hidden = b"# coding: utf-7\n+AGkAbQBwAG8AcgB0- marks\n"  # `import` in base64
     assert b"import" not in hidden[16:]

@@ -14,7 +14,9 @@ real ``plangraph`` command.
 from __future__ import annotations
 
 import os
+import py_compile
 import shutil
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
@@ -288,3 +290,37 @@ def test_a_relative_import_above_the_repository_root_finds_nothing(tmp_path: Pat
     write(root, "tests/test_b.py", "from ..tests import other\n")  # the root is a package
     write(root, "tests/other.py", CONSTANT)
     assert _value(root)[0] == _digest("tests/test_b.py")
+
+
+def test_a_module_loaded_from_bytecode_or_an_extension_counts(tmp_path: Path) -> None:
+    """Bytecode is not read: a file that imports it may quote anything. An extension module
+    is read as a file that is not Python: each reference its bytes mention."""
+    write(tmp_path, "tests/test_a.py", "import ext\n")
+    ext = f"ext{EXTENSION_SUFFIXES[0]}"
+    (tmp_path / "tests" / ext).write_bytes(b"\x7fELF\0" + REF.encode() + b"\0")
+    assert _value(tmp_path)[0] == _digest("tests/test_a.py")
+    assert _value(tmp_path, "step-a/ac-marked")[0] == _digest()
+    write(tmp_path, "tests/test_b.py", "from marks import PATTERN\n")
+    write(tmp_path, "tests/marks.py", "PATTERN = 'x/y'\n")
+    py_compile.compile(str(tmp_path / "tests/marks.py"), str(tmp_path / "tests/marks.pyc"))
+    (tmp_path / "tests/marks.py").unlink()
+    value, values = _value(tmp_path, "step-a/ac-marked")
+    assert value == _digest("tests/test_b.py\0")
+    assert values.read["tests/marks.pyc"] == UNREADABLE
+
+
+def test_a_failing_test_marked_through_sourceless_bytecode_stales_every_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    root = recorded(pytester, {})
+    marks = root / "tests/marks.py"
+    write(root, "tests/marks.py", CONSTANT)
+    py_compile.compile(str(marks), str(root / "tests/marks.pyc"))
+    marks.unlink()
+    marking = "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)\n"
+    write(root, OTHER, f"import pytest\n{marking}{BROKEN.lstrip()}\n{OTHER_TEXT}")
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    status, reasons = statuses(root)
+    assert status == "stale"
+    for criterion in ("ac-marked", "ac-pattern"):
+        assert [r["quotes"] for r in reasons[criterion]] == [f"step-a/{criterion}"]

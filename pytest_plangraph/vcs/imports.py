@@ -19,10 +19,17 @@ of the package's folder); a relative name from the file's package. A name that f
 (the standard library, an installed package) adds nothing; a relative import that climbs above
 the repository root finds nothing; a file whose real path (links followed) leaves the
 repository is not read but named in :attr:`ModuleFinder.escaped` (it may quote anything).
+Python also loads a module from sourceless bytecode (``marks.pyc`` beside the tests) or an
+extension module (``marks.abi3.so``): those are found too; the caller counts bytecode as a file
+that may quote anything, and reads an extension module as a file that is not Python (each
+reference its bytes mention; the modules it imports are not followed).
 
-Not seen: a module imported by a name built or read at run time
-(``importlib.import_module(name)``, ``__import__``), a ``sys.path`` entry a test adds, an
-import hook's finder.
+A call that imports a module named by a string literal counts as its import
+(``importlib.import_module("marks")``, ``__import__("marks")``,
+``pytest.importorskip("marks")``). Not seen: a module imported by a name built or read at run
+time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
+than the folders above (a ``pythonpath`` setting naming another folder, a ``sys.path.insert``
+in a conftest, ``PYTHONPATH``), an import hook's finder.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import tokenize
 import unicodedata
 import warnings
 from collections.abc import Iterable
+from importlib.machinery import EXTENSION_SUFFIXES
 
 __all__ = ["Import", "ModuleFinder", "imports_of", "scanned_imports"]
 
@@ -59,6 +67,14 @@ parentheses, comments taken whole: one may hold a parenthesis)."""
 
 _IMPORT = re.compile(rf"(?<![\w.])(import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
+
+_CALLED = re.compile(
+    r"(?<!\w)(?:import_module|__import__|importorskip)\s*\(\s*[rRuU]?"
+    r"([\"'])(\.*)([^\W\d][\w.]*)\1"
+)
+"""A call that imports a module named by a string literal: ``importlib.import_module("m")``
+(``".m"`` relative to the package the call names: taken as the file's), ``__import__("m")``,
+``pytest.importorskip("m")``."""
 
 _CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
 _COMMENT = re.compile(r"#[^\n]*")
@@ -90,6 +106,8 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
         if modules is not None:
             found.update(((0, module, ()), None) for module in modules)
             claimed.add(match.start(1))
+    for match in _CALLED.finditer(text):
+        found[(len(match[2]), _dotted(match[3]), ())] = None
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
         return tuple(found)
     parsed = _parsed_imports(source)
@@ -235,11 +253,16 @@ class ModuleFinder:
         return found
 
     def _existing(self, candidates: list[str]) -> Iterable[str]:
-        for path in dict.fromkeys(candidates):
-            if self._is_file(path):
-                yield path
-            else:
-                self.missing.add(path)
+        """The files there of each module source *candidates* names, of its sourceless
+        bytecode (``m.pyc``) and of its extension modules (``m.abi3.so``): Python may load
+        any."""
+        for source in dict.fromkeys(candidates):
+            stem = source[:-3]
+            for path in (source, f"{stem}.pyc", *(stem + s for s in EXTENSION_SUFFIXES)):
+                if self._is_file(path):
+                    yield path
+                else:
+                    self.missing.add(path)
 
     def _is_file(self, path: str) -> bool:
         if path not in self._files:
@@ -256,12 +279,14 @@ class ModuleFinder:
         return self._folders[path]
 
     def listing(self, folder: str) -> list[str]:
-        """The modules (``*.py``) of *folder*, for an ``import *`` from its package."""
+        """The modules of *folder* (sources, bytecode, extensions), for an ``import *`` from
+        its package."""
         try:
             names = os.listdir(os.path.join(self.root, folder))
         except OSError:
             return []
-        return [_join(folder, name) for name in sorted(names) if name.endswith(".py")]
+        loaded = (".py", ".pyc", *EXTENSION_SUFFIXES)
+        return [_join(folder, name) for name in sorted(names) if name.endswith(loaded)]
 
 
 def _under(base: str, parts: list[str], names: tuple[str, ...], finder: ModuleFinder) -> list[str]:

@@ -330,13 +330,13 @@ class CollectValues:
 
     def _read(self, path: str) -> tuple[frozenset[str], list[str]] | None:
         """What the text of *path* quotes and the repository modules it imports (a Python
-        file); None when it cannot be read, leaves the repository, or is too deeply nested
-        to parse."""
+        file); None when it cannot be read, leaves the repository, is sourceless bytecode,
+        or is too deeply nested to parse."""
         if path not in self._own:
             python = path.endswith(".py")
             try:
-                if path in self._finder.escaped:
-                    raise OSError(path)  # its real path leaves the repository: not read
+                if path in self._finder.escaped or path.endswith(".pyc"):
+                    raise OSError(path)  # it leaves the repository, or is bytecode: not read
                 with open(os.path.join(self.root, path), "rb") as handle:
                     data = handle.read()
             except OSError:
