@@ -15,13 +15,18 @@ encoding: :func:`quoted_refs`, the test
 file that is not Python (one a ``conftest.py`` collector reads) counts for each reference its
 text mentions, quoted or not (:func:`mentioned_refs`). A
 file that cannot be read, or is too deeply nested to parse, may quote any reference: it is in
-every list, as ``path`` and a NUL byte (no name holds one). Not seen: a reference built at run
-time (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway).
+every list, as ``path`` and a NUL byte (no name holds one). A Python file also quotes what
+each repository module it imports quotes, transitively (``from marks import PATTERN``, then
+``@pytest.mark.criterion(PATTERN)``): :mod:`~pytest_plangraph.vcs.imports` finds the modules
+from its text; a module that cannot be read, leaves the repository or is sourceless bytecode
+may quote any reference, as an unreadable file. Not seen: a reference built at run time
+(``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway), a module
+imported by a name built at run time or found through another ``sys.path`` folder.
 
 :class:`CollectValues` gives the value of such keys: each folder walked once, each file read
 once (its quoted references kept), however many criteria ask; it keeps the sha256 of the
-bytes it read (:attr:`CollectValues.read`), so a kept answer watches the very bytes the
-quotes were found in.
+bytes it read (:attr:`CollectValues.read`: the imported modules too, and each place a module
+was looked for in vain), so a kept answer watches the very bytes the quotes were found in.
 """
 
 from __future__ import annotations
