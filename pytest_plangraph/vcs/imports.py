@@ -35,11 +35,8 @@ in a conftest, ``PYTHONPATH``), an import hook's finder.
 from __future__ import annotations
 
 import ast
-import io
 import os
 import re
-import tokenize
-import unicodedata
 import warnings
 from collections.abc import Iterable
 from importlib.machinery import EXTENSION_SUFFIXES
@@ -55,21 +52,23 @@ _NAME = r"[^\W\d]\w*"
 _SPACE = r"[ \t\f]"
 _DOTTED = rf"{_NAME}(?:{_SPACE}*\.{_SPACE}*{_NAME})*"
 
-_KEYWORD = re.compile(r"(?<!\w)import(?!\w)")
-"""Each ``import`` keyword (``from .import x`` puts a dot right before it)."""
+_KEYWORD = re.compile(r"import(?<!\wimport)(?!\w)")
+"""Each ``import`` keyword (``from .import x`` puts a dot right before it). The expressions
+start with their word and look behind it after: a look-behind first would be tried at each
+character, thirty times slower."""
 
 _FROM = re.compile(
-    rf"(?<![\w.])from(?!\w){_SPACE}*((?:\.{_SPACE}*)*)({_DOTTED})?{_SPACE}*"
+    rf"from(?<![\w.]from)(?!\w){_SPACE}*((?:\.{_SPACE}*)*)({_DOTTED})?{_SPACE}*"
     rf"(?<!\w)(import)(?!\w){_SPACE}*(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*)"
 )
 """A ``from`` statement: its dots, its module, its ``import`` keyword and its names (in
 parentheses, comments taken whole: one may hold a parenthesis)."""
 
-_IMPORT = re.compile(rf"(?<![\w.])(import)(?!\w){_SPACE}*([^\n;#]*)")
+_IMPORT = re.compile(rf"(import)(?<![\w.]import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
 
 _CALLED = re.compile(
-    r"(?<!\w)(?:import_module|__import__|importorskip)\s*\(\s*[rRuU]?"
+    r"(?:import_module|__import__|importorskip)\s*\(\s*[rRuU]?"
     r"([\"'])(\.*)([^\W\d][\w.]*)\1"
 )
 """A call that imports a module named by a string literal: ``importlib.import_module("m")``
@@ -106,8 +105,9 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
         if modules is not None:
             found.update(((0, module, ()), None) for module in modules)
             claimed.add(match.start(1))
-    for match in _CALLED.finditer(text):
-        found[(len(match[2]), _dotted(match[3]), ())] = None
+    if "import_" in text or "importo" in text:
+        for match in _CALLED.finditer(text):
+            found[(len(match[2]), _dotted(match[3]), ())] = None
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
         return tuple(found)
     parsed = _parsed_imports(source)
@@ -121,6 +121,9 @@ def _decoded(data: bytes) -> str:
     """*data* as Python reads a module: in the encoding its first two lines declare (a
     UTF-7 module may spell ``import`` in base64), else UTF-8."""
     if b"coding" in data[:400] or data.startswith(b"\xef\xbb\xbf"):
+        import io
+        import tokenize  # only for a module that declares its encoding
+
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
             return data.decode(encoding, errors="replace")
@@ -161,7 +164,11 @@ def _modules(text: str) -> list[str] | None:
 def _dotted(text: str) -> str:
     """A dotted module name as Python reads it: no spaces, identifiers NFKC-normalised."""
     name = _SPACES.sub("", text)
-    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+    if name.isascii():
+        return name
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name)
 
 
 def _starts_statement(text: str, at: int) -> bool:

@@ -278,8 +278,6 @@ class CollectValues:
         if found is None:
             return collect_digest(None)
         by_ref, unreadable = self._index(base, found)
-        for path in self._finder.missing:
-            self.read.setdefault(path, None)
         return collect_digest(GlobFiles(tuple(sorted([*by_ref.get(ref, ()), *unreadable]))))
 
     def _walk(self, key: str) -> GlobFiles | None:
@@ -303,6 +301,8 @@ class CollectValues:
                 for ref in refs:
                     by_ref.setdefault(ref, []).append(path)
             self._by_ref[base] = (by_ref, unreadable)
+            for missing in self._finder.missing:  # where a module imported may appear
+                self.read.setdefault(missing, None)
         return self._by_ref[base]
 
     def _refs(self, path: str) -> frozenset[str] | None:
