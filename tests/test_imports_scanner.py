@@ -34,12 +34,14 @@ FORMS: list[tuple[str, set[Import]]] = [
     ("from m import *\n", {(0, "m", ("*",))}),
     ("from e\u0301tude import x\n", {(0, "\u00e9tude", ("x",))}),  # read as Python reads it
     ("import pytest\r\n\r\ndef test():\r\n    pass\r\n", {(0, "pytest", ())}),
+    ("import os\rfrom marks import P\r", {(0, "os", ()), (0, "marks", ("P",))}),
+    ("\ufeff\fimport marks\n", {(0, "marks", ())}),
 ]
 
 
 @pytest.mark.parametrize(("text", "expected"), FORMS)
 def test_each_form_of_import_is_read(text: str, expected: set[Import]) -> None:
-    assert _flat(_ast_imports(text)) == _flat(expected)
+    assert _flat(_ast_imports(text.encode())) == _flat(expected)  # as Python reads the file
     assert set(imports_of(text) or ()) == expected
 
 
@@ -68,6 +70,7 @@ def test_a_module_in_a_declared_encoding_is_read_as_python_reads_it() -> None:
     assert b"import" not in hidden[16:]
     assert _flat(_ast_imports(hidden)) == {(0, "marks", "")}
     assert imports_of(hidden) == ((0, "marks", ()),)
+    assert imports_of(b"\xef\xbb\xbfimport marks\n") == ((0, "marks", ()),)
 
 
 def test_a_mention_in_a_comment_or_a_string_adds_at_most() -> None:

@@ -86,7 +86,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     (a statement that imports two gives two), in the order found; None when the text holds an
     ``import`` the expression could not read and the module is too deeply nested to parse
     (it may import anything). *source* as bytes is decoded as Python decodes it."""
-    text = _decoded(source) if isinstance(source, bytes) else source
+    text = _decoded(source) if isinstance(source, bytes) else source.removeprefix("\ufeff")
     if "import" not in text:
         return ()
     text = _CONTINUED.sub(" ", text)
@@ -110,7 +110,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
             found[(len(match[2]), _dotted(match[3]), ())] = None
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
         return tuple(found)
-    parsed = _parsed_imports(source)
+    parsed = _parsed_imports(source if isinstance(source, bytes) else text)
     if parsed is None:
         return None
     found.update(dict.fromkeys(parsed))
