@@ -76,12 +76,12 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     as_tester(monkeypatch)
 
 
-def recorded(pytester: pytest.Pytester, files: dict[str, str], more: str = "") -> Path:
+def recorded(pytester: pytest.Pytester, files: dict[str, str], more: str = "", *args: str) -> Path:
     """The demo project with *files* and :data:`OTHER` (*more* before its passing test),
-    recorded complete."""
+    recorded complete (pytest given *args*)."""
     text = f"import pytest\n\n{more}\n\n{OTHER_TEXT}"
     root = make_project(pytester, files={OTHER: text, **files})
-    outcomes = pytester.runpytest("--plangraph").parseoutcomes()
+    outcomes = pytester.runpytest("--plangraph", *args).parseoutcomes()
     assert outcomes.get("failed", 0) == 0 and outcomes["passed"] >= 5, outcomes
     assert statuses(root)[0] == "completed"
     return root
@@ -102,16 +102,20 @@ def test_a_failing_test_marked_through_an_imported_module_stales_its_criterion(
     assert latest(root)[REF].outcome == "failed"  # the run of the marked test judges it
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2", "-p", "no:randomly")])
 def test_an_edit_of_the_imported_module_alone_stales_the_criterion(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
     """The test file is not touched: ``marks.py`` turns the skip it gave a failing test into
     the criterion's marker."""
     files = {"tests/marks.py": "import pytest\n\nmark_login = pytest.mark.skip('later')\n"}
-    root = recorded(pytester, files, "from marks import mark_login\n\n@mark_login" + BROKEN)
+    more = "from marks import mark_login\n\n@mark_login" + BROKEN
+    root = recorded(pytester, files, more, *workers)
     write(root, "tests/marks.py", MARKER)
     pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
     pattern_stale(root)
+    assert pytester.runpytest("--plangraph", *workers).parseoutcomes()["failed"] == 1
+    assert latest(root)[REF].outcome == "failed"
 
 
 def test_a_changed_reference_in_the_imported_module_stales_both_criteria(
