@@ -25,6 +25,7 @@ from glob_helpers import SETTINGS, pattern_stale, statuses, write
 from plugin_helpers import latest, make_project
 from test_plugin_quoted_refs import OTHER, OTHER_TEXT
 
+from pytest_plangraph.vcs.imports import ModuleFinder
 from pytest_plangraph.vcs.quotes import UNREADABLE, CollectValues, quoted_refs, quotes_key
 from pytest_plangraph.vcs.testglob import GlobFiles, collect_digest, collect_key
 
@@ -224,6 +225,24 @@ def test_the_kept_status_is_not_answered_when_a_module_appears_where_none_was(
     assert statuses(root) == kept
 
 
+def test_a_module_beside_another_folders_tests_stales_its_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest puts ``tests/integration`` on ``sys.path`` to import its test module (collected
+    before ``tests/unit``): ``tests/integration/marks.py``, made since (no file a run
+    collects), is what ``from marks import PATTERN`` in ``tests/unit/test_other.py`` finds."""
+    unit = "tests/unit/test_other.py"
+    files = {"tests/integration/test_i.py": OTHER_TEXT, unit: "import pytest\n\n" + OTHER_TEXT}
+    root = make_project(pytester, files=files)
+    pytester.runpytest("--plangraph").assert_outcomes(passed=6)
+    assert statuses(root)[0] == "completed"
+    write(root, "tests/integration/marks.py", CONSTANT)
+    marking = "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)\n"
+    write(root, unit, f"import pytest\n{marking}{BROKEN.lstrip()}\n{OTHER_TEXT}")
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=5, failed=1)
+    pattern_stale(root)
+
+
 # --- the value of a quotes subject -------------------------------------------------------------
 
 
@@ -261,6 +280,21 @@ def test_a_cycle_of_imports_is_read_once_each(tmp_path: Path) -> None:
     assert value == _digest("tests/test_a.py", "tests/test_b.py")
     assert {"tests/one.py", "tests/two.py"} <= set(values.read)
     assert _value(tmp_path, "step-a/ac-marked")[0] == _digest()
+
+
+def test_a_module_in_a_folder_pytest_puts_on_sys_path_counts(tmp_path: Path) -> None:
+    """Each folder of a collected module (or the first above it without ``__init__.py``) is
+    on ``sys.path``: a module there may be imported from any file of the run."""
+    write(tmp_path, "tests/unit/test_a.py", "from marks import PATTERN\n")
+    write(tmp_path, "tests/pkg/__init__.py", "")
+    write(tmp_path, "tests/pkg/sub/__init__.py", "")
+    write(tmp_path, "tests/pkg/sub/test_b.py", "")  # its sys.path folder: tests
+    write(tmp_path, "tests/other/test_c.py", "")
+    write(tmp_path, "tests/other/marks.py", CONSTANT)
+    assert _value(tmp_path)[0] == _digest("tests/unit/test_a.py")
+    finder = ModuleFinder(str(tmp_path))
+    files = ["tests/unit/test_a.py", "tests/pkg/sub/test_b.py", "tests/other/test_c.py"]
+    assert finder.path_folders(files) == {"tests/unit", "tests", "tests/other"}
 
 
 def test_a_module_found_from_the_root_or_src_counts(tmp_path: Path) -> None:

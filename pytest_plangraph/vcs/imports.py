@@ -10,10 +10,11 @@ import c, d``, ``from . import x``, ``from .m import y``, with parenthesised and
 lists, backslash continuations and indented imports (inside a function, a ``try``). A regular
 expression reads them; each ``import`` keyword of the text must belong to a statement it read
 whole, or the text is also parsed (:mod:`ast`) and both lists are taken (a mention in a
-comment or a string may add a module: that only costs staleness). :class:`ModuleFinder` turns
-a statement into the repository files it may load: for an absolute name, from the importing
-file's folder, each folder above it up to the repository root, and ``<root>/src``, the
-files ``a/b.py`` and ``a/b/__init__.py``, each parent package's ``__init__.py``, and for
+comment or a string may add a module: that only costs staleness). :class:`ModuleFinder` turns a
+statement into the repository files it may load: for an absolute name, from the importing
+file's folder, each folder above it up to the repository root, ``<root>/src``, and each folder
+pytest puts on ``sys.path`` to import a file of the walk (:meth:`ModuleFinder.path_folders`),
+the files ``a/b.py`` and ``a/b/__init__.py``, each parent package's ``__init__.py``, and for
 ``from a.b import c`` also ``a/b/c.py`` and ``a/b/c/__init__.py`` (``import *``: every module
 of the package's folder); a relative name from the file's package. A name that finds no file
 (the standard library, an installed package) adds nothing; a relative import that climbs above
@@ -226,20 +227,37 @@ class ModuleFinder:
         """The module files found whose real path leaves the repository: not read."""
         self._files: dict[str, bool] = {}
         self._folders: dict[str, bool] = {}
-        self._found: dict[tuple[str, Import], tuple[str, ...]] = {}
+        self._found: dict[tuple[str, Import, frozenset[str]], tuple[str, ...]] = {}
 
-    def modules(self, path: str, imports: Iterable[Import]) -> list[str]:
-        """The repository files the *imports* of the file *path* may load, each once."""
+    def modules(
+        self, path: str, imports: Iterable[Import], folders: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """The repository files the *imports* of the file *path* may load, each once; an
+        absolute name is also looked for in the ``sys.path`` *folders* of the run
+        (:meth:`path_folders`)."""
         folder = _parent(path)
         found: dict[str, None] = {}
         for each in imports:
-            key = (folder, each)
+            key = (folder, each, folders)
             if key not in self._found:
-                self._found[key] = tuple(self._existing(self._candidates(folder, each)))
+                places = self._candidates(folder, each, folders)
+                self._found[key] = tuple(self._existing(places))
             found.update(dict.fromkeys(self._found[key]))
         return list(found)
 
-    def _candidates(self, folder: str, each: Import) -> list[str]:
+    def path_folders(self, files: Iterable[str]) -> frozenset[str]:
+        """The folders pytest puts on ``sys.path`` to import *files* (its default
+        ``prepend`` import mode): for each, the first folder above it that holds no
+        ``__init__.py``. A module there may be imported by any file of the run."""
+        found: set[str] = set()
+        for path in files:
+            folder = _parent(path)
+            while folder and self._is_file(_join(folder, "__init__.py")):
+                folder = _parent(folder)
+            found.add(folder)
+        return frozenset(found)
+
+    def _candidates(self, folder: str, each: Import, folders: frozenset[str]) -> list[str]:
         level, module, names = each
         parts = module.split(".") if module else []
         if level:
@@ -253,7 +271,7 @@ class ModuleFinder:
         while folder:
             folder = _parent(folder)
             bases.append(folder)
-        bases.append("src")
+        bases += ["src", *sorted(folders)]
         found: list[str] = []
         for base in dict.fromkeys(bases):
             found.extend(_under(base, parts, names, self))

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping
 from ..canonical import json_loads
 from ..hashes import sha256_hex
 from ..plan.paths import COLLECT
-from .imports import ModuleFinder, scanned_imports
+from .imports import Import, ModuleFinder, scanned_imports
 from .testglob import GlobFiles, collect_digest, collect_files, collect_key
 
 __all__ = [
@@ -262,8 +262,8 @@ class CollectValues:
         self.listed: set[str] = set()
         """The folders the walks listed."""
         self._walks: dict[str, GlobFiles | None] = {}
-        self._quoted: dict[str, frozenset[str] | None] = {}
-        self._own: dict[str, tuple[frozenset[str], list[str]] | None] = {}
+        self._quoted: dict[tuple[str, frozenset[str]], frozenset[str] | None] = {}
+        self._own: dict[str, tuple[frozenset[str], tuple[Import, ...]] | None] = {}
         self._finder = ModuleFinder(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
@@ -293,8 +293,9 @@ class CollectValues:
         if base not in self._by_ref:
             by_ref: dict[str, list[str]] = {}
             unreadable: list[str] = []
+            folders = self._finder.path_folders(found.files)
             for path in found.files:  # once per file a walk lists: kept flat
-                refs = self._refs(path)
+                refs = self._refs(path, folders)
                 if refs is None:
                     unreadable.append(f"{path}\0")
                     continue
@@ -305,22 +306,23 @@ class CollectValues:
                 self.read.setdefault(missing, None)
         return self._by_ref[base]
 
-    def _refs(self, path: str) -> frozenset[str] | None:
+    def _refs(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
         """What the file *path* quotes, with what each repository module it imports quotes,
-        transitively (None: it, or one of them, may quote anything)."""
-        if path not in self._quoted:
-            own = self._read(path)
-            if own is None or not own[1]:  # most test files import no repository module
-                self._quoted[path] = None if own is None else own[0]
-            else:
-                self._quoted[path] = self._closure(path, own)
-        return self._quoted[path]
+        transitively, the modules looked for in the ``sys.path`` *folders* of its walk too
+        (None: it, or one of them, may quote anything)."""
+        key = (path, folders)
+        if key not in self._quoted:
+            self._quoted[key] = self._closure(path, folders)
+        return self._quoted[key]
 
-    def _closure(self, path: str, own: tuple[frozenset[str], list[str]]) -> frozenset[str] | None:
-        """*own* (what *path* quotes, the modules it imports) with what each module reached
-        from it quotes; None when one of them may quote anything. Cycles end at a module
-        seen already."""
-        found, seen, todo = set(own[0]), {path}, list(own[1])
+    def _closure(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
+        """What *path* quotes with what each module reached from it quotes; None when one
+        of them may quote anything. Cycles end at a module seen already."""
+        own = self._read(path)
+        if own is None or not own[1]:  # most test files import no repository module
+            return None if own is None else own[0]
+        found, seen = set(own[0]), {path}
+        todo = self._finder.modules(path, own[1], folders)
         while todo:  # each module is read once per walk, however many files import it
             module = todo.pop()
             if module in seen:
@@ -330,13 +332,14 @@ class CollectValues:
             if more is None:
                 return None
             found.update(more[0])
-            todo.extend(more[1])
+            if more[1]:
+                todo.extend(self._finder.modules(module, more[1], folders))
         return frozenset(found)
 
-    def _read(self, path: str) -> tuple[frozenset[str], list[str]] | None:
-        """What the text of *path* quotes and the repository modules it imports (a Python
-        file); None when it cannot be read, leaves the repository, is sourceless bytecode,
-        or is too deeply nested to parse."""
+    def _read(self, path: str) -> tuple[frozenset[str], tuple[Import, ...]] | None:
+        """What the text of *path* quotes and its imports (a Python file); None when it
+        cannot be read, leaves the repository, is sourceless bytecode, or is too deeply
+        nested to parse."""
         if path not in self._own:
             python = path.endswith(".py")
             try:
@@ -351,10 +354,7 @@ class CollectValues:
             sha = self.read[path] = sha256_hex(data)
             refs = _refs_of(data, sha, python)
             imports = scanned_imports(data, sha) if python else ()
-            if refs is None or imports is None:
-                self._own[path] = None
-            else:
-                self._own[path] = (refs, self._finder.modules(path, imports) if imports else [])
+            self._own[path] = None if refs is None or imports is None else (refs, imports)
         return self._own[path]
 
 
