@@ -243,6 +243,20 @@ def test_a_module_beside_another_folders_tests_stales_its_criterion(
     pattern_stale(root)
 
 
+def test_a_module_on_the_configured_pythonpath_stales_its_criterion(
+    pytester: pytest.Pytester,
+) -> None:
+    """``pythonpath = lib`` puts ``lib/`` on ``sys.path``: ``lib/marks.py``, made since, is
+    what ``from marks import PATTERN`` finds."""
+    ini = {"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = lib\n", "lib/a.txt": "a\n"}
+    root = recorded(pytester, ini)
+    write(root, "lib/marks.py", CONSTANT)
+    marking = "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)\n"
+    write(root, OTHER, f"import pytest\n{marking}{BROKEN.lstrip()}\n{OTHER_TEXT}")
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    pattern_stale(root)
+
+
 # --- the value of a quotes subject -------------------------------------------------------------
 
 

@@ -29,8 +29,9 @@ A call that imports a module named by a string literal counts as its import
 (``importlib.import_module("marks")``, ``__import__("marks")``,
 ``pytest.importorskip("marks")``). Not seen: a module imported by a name built or read at run
 time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
-than the folders above (a ``pythonpath`` setting naming another folder, a ``sys.path.insert``
-in a conftest, ``PYTHONPATH``), an import hook's finder.
+than the folders above and those of a ``pythonpath`` setting
+(:mod:`~pytest_plangraph.vcs.pythonpath`): a ``sys.path.insert`` in a conftest,
+``PYTHONPATH``, a ``.pth`` file, an import hook's finder.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ each repository module it imports quotes, transitively (``from marks import PATT
 from its text; a module that cannot be read, leaves the repository or is sourceless bytecode
 may quote any reference, as an unreadable file. Not seen: a reference built at run time
 (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway), a module
-imported by a name built at run time or found through another ``sys.path`` folder.
+imported by a name built at run time or found through a ``sys.path`` folder neither the file's
+place, ``src``, the run's test folders nor a ``pythonpath`` setting names.
 
 :class:`CollectValues` gives the value of such keys: each folder walked once, each file read
 once (its quoted references kept), however many criteria ask; it keeps the sha256 of the
@@ -41,9 +42,10 @@ from collections.abc import Iterable, Mapping
 
 from ..canonical import json_loads
 from ..hashes import sha256_hex
-from ..plan.paths import COLLECT
+from ..plan.paths import COLLECT, normalize
 from .imports import Import, ModuleFinder, scanned_imports
-from .testglob import GlobFiles, collect_digest, collect_files, collect_key
+from .pythonpath import PythonPath
+from .testglob import GlobFiles, collect_digest, collect_files, collect_folder, collect_key
 
 __all__ = [
     "QUOTES",
@@ -265,6 +267,7 @@ class CollectValues:
         self._quoted: dict[tuple[str, frozenset[str]], frozenset[str] | None] = {}
         self._own: dict[str, tuple[frozenset[str], tuple[Import, ...]] | None] = {}
         self._finder = ModuleFinder(root)
+        self._configured = PythonPath(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
     def value(self, key: str) -> str:
@@ -293,7 +296,10 @@ class CollectValues:
         if base not in self._by_ref:
             by_ref: dict[str, list[str]] = {}
             unreadable: list[str] = []
-            folders = self._finder.path_folders(found.files)
+            start = normalize(collect_folder(base))  # a pythonpath setting's folders too
+            folders = self._finder.path_folders(found.files) | self._configured.folders(
+                "" if start == "." else start
+            )
             for path in found.files:  # once per file a walk lists: kept flat
                 refs = self._refs(path, folders)
                 if refs is None:
@@ -304,6 +310,8 @@ class CollectValues:
             self._by_ref[base] = (by_ref, unreadable)
             for missing in self._finder.missing:  # where a module imported may appear
                 self.read.setdefault(missing, None)
+            for config, sha in self._configured.read.items():
+                self.read.setdefault(config, sha)
         return self._by_ref[base]
 
     def _refs(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
