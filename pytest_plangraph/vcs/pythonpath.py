@@ -11,17 +11,11 @@ that cannot be read or parsed names none (pytest refuses it too).
 
 from __future__ import annotations
 
-import configparser
 import os
 import sys
 
 from ..hashes import sha256_hex
 from ..plan.paths import normalize
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pytest itself needs tomli before Python 3.11
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 __all__ = ["CONFIGS", "PythonPath"]
 
@@ -76,14 +70,18 @@ def _entries(text: str, section: str) -> tuple[str, ...]:
     """The ``pythonpath`` entries of a configuration file's *text* (an INI *section*, or
     TOML's ``[tool.pytest.ini_options]`` or ``[tool.pytest]`` when *section* is empty)."""
     value: object = None
-    if section:
-        parser = configparser.ConfigParser(interpolation=None)
+    if section:  # read as pytest reads it (pytest imported iniconfig already)
+        import iniconfig
+
         try:
-            parser.read_string(text)
-        except configparser.Error:
+            value = iniconfig.IniConfig("config", data=text).get(section, "pythonpath")
+        except iniconfig.ParseError:
             return ()
-        value = parser.get(section, "pythonpath", fallback=None)
     else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pytest itself needs tomli before Python 3.11
+            import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
         try:
             tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
         except (tomllib.TOMLDecodeError, AttributeError):
