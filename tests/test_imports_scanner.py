@@ -36,6 +36,8 @@ FORMS: list[tuple[str, set[Import]]] = [
     ("import pytest\r\n\r\ndef test():\r\n    pass\r\n", {(0, "pytest", ())}),
     ("import os\rfrom marks import P\r", {(0, "os", ()), (0, "marks", ("P",))}),
     ("\ufeff\fimport marks\n", {(0, "marks", ())}),
+    ("# from helpers \\\nimport marks\n", {(0, "marks", ())}),  # a comment's backslash
+    ("x = 1  # see \\\nfrom . import marks\n", {(1, "", ("marks",))}),
 ]
 
 
@@ -133,7 +135,8 @@ def _statement(draw: st.DrawFn, top: bool) -> str:
 def _module(draw: st.DrawFn) -> str:
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 4))):
-        place = draw(st.sampled_from(["top", "def", "try", "if", "semicolon", "noise"]))
+        places = ["top", "def", "try", "if", "semicolon", "noise", "comment"]
+        place = draw(st.sampled_from(places))
         statement = draw(_statement(place in ("top", "semicolon")))
         if place == "top":
             lines.append(statement)
@@ -148,6 +151,8 @@ def _module(draw: st.DrawFn) -> str:
             lines.append(f"if True: {statement}")
         elif place == "semicolon":
             lines.append(f"x = 1; {statement}")
+        elif place == "comment":  # a comment's backslash continues nothing
+            lines.append(f"# {statement.splitlines()[0]} from x \\\n{statement}")
         else:
             lines.append(f'# to import: from x import y\n"""import the {statement!r}"""')
     return "\n".join(lines) + "\n"

@@ -91,12 +91,12 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     text = _decoded(source) if isinstance(source, bytes) else source.removeprefix("\ufeff")
     if "import" not in text:
         return ()
-    text = _CONTINUED.sub(" ", text)
-    found: dict[Import, None] = {}
+    written, text = text, _CONTINUED.sub(" ", text)  # a comment's backslash is joined too:
+    found: dict[Import, None] = {}  # a statement must start its line, or the text is parsed
     claimed: set[int] = set()
     for match in _FROM.finditer(text):
         dots, module, names = match[1], match[2], _names(match[4])
-        if (dots or module) and names is not None:
+        if (dots or module) and names is not None and _starts_statement(text, match.start()):
             level = dots.count(".")
             found[(level, _dotted(module or ""), names)] = None
             claimed.add(match.start(3))
@@ -112,7 +112,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
             found[(len(match[2]), _dotted(match[3]), ())] = None
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
         return tuple(found)
-    parsed = _parsed_imports(source if isinstance(source, bytes) else text)
+    parsed = _parsed_imports(source if isinstance(source, bytes) else written)
     if parsed is None:
         return None
     found.update(dict.fromkeys(parsed))
@@ -174,9 +174,10 @@ def _dotted(text: str) -> str:
 
 
 def _starts_statement(text: str, at: int) -> bool:
-    """Whether the ``import`` at *at* starts a statement: only indentation, or a ``;`` or
-    ``:`` (``try: import x``), before it on its line. Otherwise (``from x import`` that the
-    ``from`` expression could not read, a comment) the text is parsed."""
+    """Whether the ``import`` or ``from`` at *at* starts a statement: only indentation, or a
+    ``;`` or ``:`` (``try: import x``), before it on its line. Otherwise (``from x import``
+    that the ``from`` expression could not read, a comment, one that ended with a backslash
+    joined to the next line) the text is parsed."""
     before = text[text.rfind("\n", 0, at) + 1 : at].strip(" \t\f")
     return not before or before.endswith((";", ":"))
 
