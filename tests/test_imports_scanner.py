@@ -53,7 +53,7 @@ def test_a_call_that_imports_a_module_named_by_a_literal_counts() -> None:
         "m = importlib.import_module('pkg.marks')\n"
         'n = importlib.import_module(".refs", __package__)\n'
         'o = builtins.__import__("other")\n'
-        "p = pytest.importorskip(\n    'optional'\n)\n"
+        "p = pytest.importorskip(\n    f'optional'\n)\n"
         "q = importlib.import_module(name)  # not seen: built at run time\n"
     )
     found = set(imports_of(text) or ())

@@ -70,7 +70,7 @@ _IMPORT = re.compile(rf"(import)(?<![\w.]import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
 
 _CALLED = re.compile(
-    r"(?:import_module|__import__|importorskip)\s*\(\s*[rRuU]?"
+    r"(?:import_module|__import__|importorskip)\s*\(\s*[rRuUfF]{0,2}"
     r"([\"'])(\.*)([^\W\d][\w.]*)\1"
 )
 """A call that imports a module named by a string literal: ``importlib.import_module("m")``
