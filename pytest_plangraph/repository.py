@@ -346,7 +346,7 @@ class Repository:
             found = globs_files(os.fspath(self.root), patterns)
             globs = {glob: each.files for glob, each in found.items()}
             folders = {d for each in found.values() for d in each.listed}
-            quoting: dict[str, str] = {}  # the files read for the references they quote
+            quoting: dict[str, str | None] = {}  # the files read for the references they quote
             collected = collected_now(os.fspath(self.root), paths, folders, quoting)
             listed = tuple(sorted(folders))
             paths.update(f for each in found.values() for f in (*each.files, *each.named))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from cli_helpers import plangraph_main
+from cli_helpers import plangraph, plangraph_main
 
 from pytest_plangraph.vcs.quotes import quoted_reference
 from pytest_plangraph.vcs.testglob import is_collect_key
@@ -71,3 +71,15 @@ def statuses(root: Path) -> tuple[str, dict[str, list[dict[str, object]]]]:
     answer = plangraph_main(root, "status", "--format", "json").json()
     [node] = [n for n in answer["nodes"] if n["id"] == "step-a"]
     return str(node["status"]), {c["id"]: list(c["reasons"]) for c in node["criteria"]}
+
+
+def pattern_stale(root: Path) -> None:
+    """``ac-pattern`` of node ``step-a`` is stale for the files that quote its reference
+    (``ac-marked`` untouched), and a claim of ``step-a`` is refused (real commands)."""
+    status, reasons = statuses(root)
+    assert status == "stale"
+    assert reasons["ac-marked"] == []
+    [reason] = reasons["ac-pattern"]
+    assert (reason["code"], reason["quotes"]) == ("ARTIFACT_CHANGED", "step-a/ac-pattern")
+    refused = plangraph(root, "claim", "step-a", "--by", "agent-7")
+    assert refused.code == 1, refused.out

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 from cache_helpers import as_tester
-from cli_helpers import plangraph
-from glob_helpers import SETTINGS, statuses, write
+from glob_helpers import SETTINGS, pattern_stale, statuses, write
 from plugin_helpers import make_project
 from test_plugin_quoted_refs import OTHER
 
@@ -109,7 +108,7 @@ def test_a_failing_test_so_marked_added_to_a_collected_file_stales_its_criterion
     assert statuses(root)[0] == "completed"
     (root / OTHER).write_bytes(module(UTF7 if form == "utf-7" else FORMS[form]))
     pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
-    _pattern_stale(root)
+    pattern_stale(root)
     assert pytester.runpytest("--plangraph").parseoutcomes()["failed"] == 1
     assert statuses(root)[0] == "failed"  # the run of the marked test judges it
 
@@ -155,16 +154,4 @@ def test_a_reference_added_to_a_non_python_file_a_conftest_collects_stales_its_c
     assert statuses(root)[0] == "completed"
     (root / spec).write_text(f"one - ok\ntwo {REF} bad\n", encoding="utf-8")
     pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
-    _pattern_stale(root)
-
-
-def _pattern_stale(root: Path) -> None:
-    """``ac-pattern`` is stale for the files that quote it (``ac-marked`` untouched), and a
-    claim of ``step-a`` is refused (real commands)."""
-    status, reasons = statuses(root)
-    assert status == "stale"
-    assert reasons["ac-marked"] == []
-    [reason] = reasons["ac-pattern"]
-    assert (reason["code"], reason["quotes"]) == ("ARTIFACT_CHANGED", REF)
-    refused = plangraph(root, "claim", "step-a", "--by", "agent-7")
-    assert refused.code == 1, refused.out
+    pattern_stale(root)

@@ -15,13 +15,19 @@ encoding: :func:`quoted_refs`, the test
 file that is not Python (one a ``conftest.py`` collector reads) counts for each reference its
 text mentions, quoted or not (:func:`mentioned_refs`). A
 file that cannot be read, or is too deeply nested to parse, may quote any reference: it is in
-every list, as ``path`` and a NUL byte (no name holds one). Not seen: a reference built at run
-time (``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway).
+every list, as ``path`` and a NUL byte (no name holds one). A Python file also quotes what
+each repository module it imports quotes, transitively (``from marks import PATTERN``, then
+``@pytest.mark.criterion(PATTERN)``): :mod:`~pytest_plangraph.vcs.imports` finds the modules
+from its text; a module that cannot be read, leaves the repository or is sourceless bytecode
+may quote any reference, as an unreadable file. Not seen: a reference built at run time
+(``"n" + "/c"``), a marker a hook adds (a ``conftest.py`` binds by its bytes anyway), a module
+imported by a name built at run time or found through a ``sys.path`` folder neither the file's
+place, ``src``, the run's test folders nor a ``pythonpath`` setting names.
 
 :class:`CollectValues` gives the value of such keys: each folder walked once, each file read
 once (its quoted references kept), however many criteria ask; it keeps the sha256 of the
-bytes it read (:attr:`CollectValues.read`), so a kept answer watches the very bytes the
-quotes were found in.
+bytes it read (:attr:`CollectValues.read`: the imported modules too, and each place a module
+was looked for in vain), so a kept answer watches the very bytes the quotes were found in.
 """
 
 from __future__ import annotations
@@ -36,8 +42,10 @@ from collections.abc import Iterable, Mapping
 
 from ..canonical import json_loads
 from ..hashes import sha256_hex
-from ..plan.paths import COLLECT
-from .testglob import GlobFiles, collect_digest, collect_files, collect_key
+from ..plan.paths import COLLECT, normalize
+from .imports import Import, ModuleFinder, scanned_imports
+from .pythonpath import PythonPath
+from .testglob import GlobFiles, collect_digest, collect_files, collect_folder, collect_key
 
 __all__ = [
     "QUOTES",
@@ -249,13 +257,17 @@ class CollectValues:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.read: dict[str, str] = {}
+        self.read: dict[str, str | None] = {}
         """Each file read for its quotes → the sha256 of the bytes read (:data:`UNREADABLE`
-        when it could not be)."""
+        when it could not be); each place a module imported was looked for in vain → None
+        (a kept answer watches them: a module made there is read)."""
         self.listed: set[str] = set()
         """The folders the walks listed."""
         self._walks: dict[str, GlobFiles | None] = {}
-        self._quoted: dict[str, frozenset[str] | None] = {}
+        self._quoted: dict[tuple[str, frozenset[str]], frozenset[str] | None] = {}
+        self._own: dict[str, tuple[frozenset[str], tuple[Import, ...]] | None] = {}
+        self._finder = ModuleFinder(root)
+        self._configured = PythonPath(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
     def value(self, key: str) -> str:
@@ -284,28 +296,74 @@ class CollectValues:
         if base not in self._by_ref:
             by_ref: dict[str, list[str]] = {}
             unreadable: list[str] = []
+            start = normalize(collect_folder(base))  # a pythonpath setting's folders too
+            folders = self._finder.path_folders(found.files) | self._configured.folders(
+                "" if start == "." else start
+            )
             for path in found.files:  # once per file a walk lists: kept flat
-                refs = self._refs(path)
+                refs = self._refs(path, folders)
                 if refs is None:
                     unreadable.append(f"{path}\0")
                     continue
                 for ref in refs:
                     by_ref.setdefault(ref, []).append(path)
             self._by_ref[base] = (by_ref, unreadable)
+            for missing in self._finder.missing:  # where a module imported may appear
+                self.read.setdefault(missing, None)
+            for config, sha in self._configured.read.items():
+                self.read.setdefault(config, sha)
         return self._by_ref[base]
 
-    def _refs(self, path: str) -> frozenset[str] | None:
-        if path not in self._quoted:
+    def _refs(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
+        """What the file *path* quotes, with what each repository module it imports quotes,
+        transitively, the modules looked for in the ``sys.path`` *folders* of its walk too
+        (None: it, or one of them, may quote anything)."""
+        key = (path, folders)
+        if key not in self._quoted:
+            self._quoted[key] = self._closure(path, folders)
+        return self._quoted[key]
+
+    def _closure(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
+        """What *path* quotes with what each module reached from it quotes; None when one
+        of them may quote anything. Cycles end at a module seen already."""
+        own = self._read(path)
+        if own is None or not own[1]:  # most test files import no repository module
+            return None if own is None else own[0]
+        found, seen = set(own[0]), {path}
+        todo = self._finder.modules(path, own[1], folders)
+        while todo:  # each module is read once per walk, however many files import it
+            module = todo.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            more = self._read(module)
+            if more is None:
+                return None
+            found.update(more[0])
+            if more[1]:
+                todo.extend(self._finder.modules(module, more[1], folders))
+        return frozenset(found)
+
+    def _read(self, path: str) -> tuple[frozenset[str], tuple[Import, ...]] | None:
+        """What the text of *path* quotes and its imports (a Python file); None when it
+        cannot be read, leaves the repository, is sourceless bytecode, or is too deeply
+        nested to parse."""
+        if path not in self._own:
+            python = path.endswith(".py")
             try:
+                if path in self._finder.escaped or path.endswith(".pyc"):
+                    raise OSError(path)  # it leaves the repository, or is bytecode: not read
                 with open(os.path.join(self.root, path), "rb") as handle:
                     data = handle.read()
             except OSError:
                 self.read[path] = UNREADABLE
-                self._quoted[path] = None
-            else:
-                sha = self.read[path] = sha256_hex(data)
-                self._quoted[path] = _refs_of(data, sha, path.endswith(".py"))
-        return self._quoted[path]
+                self._own[path] = None
+                return None
+            sha = self.read[path] = sha256_hex(data)
+            refs = _refs_of(data, sha, python)
+            imports = scanned_imports(data, sha) if python else ()
+            self._own[path] = None if refs is None or imports is None else (refs, imports)
+        return self._own[path]
 
 
 _FOUND: dict[tuple[str, bool], frozenset[str] | None] = {}
@@ -329,7 +387,7 @@ def _refs_of(data: bytes, sha: str, python: bool) -> frozenset[str] | None:
 
 
 def collected_now(
-    root: str, paths: set[str], listed: set[str], read: dict[str, str] | None = None
+    root: str, paths: set[str], listed: set[str], read: dict[str, str | None] | None = None
 ) -> dict[str, str]:
     """Take the walk subjects (:func:`~pytest_plangraph.vcs.testglob.collect_key`,
     :func:`quotes_key`) out of *paths* (no file is hashed for them) and give each its value

@@ -1,0 +1,345 @@
+"""Which repository modules a Python file imports, read from its text.
+
+A test file may take a criterion's reference or marker from another module (``from marks
+import PATTERN``, then ``@pytest.mark.criterion(PATTERN)``): its own text quotes nothing, yet
+its test is marked. :mod:`pytest_plangraph.vcs.quotes` counts such a file as quoting what
+the modules it imports quote, transitively; this module finds those modules.
+
+:func:`imports_of` lists the import statements of a text: every ``import a.b``, ``from a.b
+import c, d``, ``from . import x``, ``from .m import y``, with parenthesised and multi-line
+lists, backslash continuations and indented imports (inside a function, a ``try``). A regular
+expression reads them; each ``import`` keyword of the text must belong to a statement it read
+whole, or the text is also parsed (:mod:`ast`) and both lists are taken (a mention in a
+comment or a string may add a module: that only costs staleness). :class:`ModuleFinder` turns a
+statement into the repository files it may load: for an absolute name, from the importing
+file's folder, each folder above it up to the repository root, ``<root>/src``, and each folder
+pytest puts on ``sys.path`` to import a file of the walk (:meth:`ModuleFinder.path_folders`),
+the files ``a/b.py`` and ``a/b/__init__.py``, each parent package's ``__init__.py``, and for
+``from a.b import c`` also ``a/b/c.py`` and ``a/b/c/__init__.py`` (``import *``: every module
+of the package's folder); a relative name from the file's package. A name that finds no file
+(the standard library, an installed package) adds nothing; a relative import that climbs above
+the repository root finds nothing; a file whose real path (links followed) leaves the
+repository is not read but named in :attr:`ModuleFinder.escaped` (it may quote anything).
+Python also loads a module from sourceless bytecode (``marks.pyc`` beside the tests) or an
+extension module (``marks.abi3.so``): those are found too; the caller counts bytecode as a file
+that may quote anything, and reads an extension module as a file that is not Python (each
+reference its bytes mention; the modules it imports are not followed).
+
+A call that imports a module named by a string literal counts as its import
+(``importlib.import_module("marks")``, ``__import__("marks")``,
+``pytest.importorskip("marks")``). Not seen: a module imported by a name built or read at run
+time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
+than the folders above and those of a ``pythonpath`` setting
+(:mod:`~pytest_plangraph.vcs.pythonpath`): a ``sys.path.insert`` in a conftest,
+``PYTHONPATH``, a ``.pth`` file, an import hook's finder.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import warnings
+from collections.abc import Iterable
+from importlib.machinery import EXTENSION_SUFFIXES
+
+__all__ = ["Import", "ModuleFinder", "imports_of", "scanned_imports"]
+
+Import = tuple[int, str, tuple[str, ...]]
+"""One imported name: the relative level (0: absolute), the dotted module (``""`` for ``from
+. import x``) and the names taken from it (``("*",)`` for ``import *``; none for ``import
+a.b``)."""
+
+_NAME = r"[^\W\d]\w*"
+_SPACE = r"[ \t\f]"
+_DOTTED = rf"{_NAME}(?:{_SPACE}*\.{_SPACE}*{_NAME})*"
+
+_KEYWORD = re.compile(r"import(?<!\wimport)(?!\w)")
+"""Each ``import`` keyword (``from .import x`` puts a dot right before it). The expressions
+start with their word and look behind it after: a look-behind first would be tried at each
+character, thirty times slower."""
+
+_FROM = re.compile(
+    rf"from(?<![\w.]from)(?!\w){_SPACE}*((?:\.{_SPACE}*)*)({_DOTTED})?{_SPACE}*"
+    rf"(?<!\w)(import)(?!\w){_SPACE}*(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*)"
+)
+"""A ``from`` statement: its dots, its module, its ``import`` keyword and its names (in
+parentheses, comments taken whole: one may hold a parenthesis)."""
+
+_IMPORT = re.compile(rf"(import)(?<![\w.]import)(?!\w){_SPACE}*([^\n;#]*)")
+"""An ``import`` statement and its list of names."""
+
+_CALLED = re.compile(
+    r"(?:import_module|__import__|importorskip)\s*\(\s*[rRuUfF]{0,2}"
+    r"([\"'])(\.*)([^\W\d][\w.]*)\1"
+)
+"""A call that imports a module named by a string literal: ``importlib.import_module("m")``
+(``".m"`` relative to the package the call names: taken as the file's), ``__import__("m")``,
+``pytest.importorskip("m")``."""
+
+_CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
+_COMMENT = re.compile(r"#[^\n]*")
+_ALIASED = re.compile(rf"({_DOTTED})(?:\s+as\s+{_NAME})?")
+_SPACES = re.compile(r"\s+")
+
+
+def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
+    """The import statements of the Python *source*, one :data:`Import` per imported module
+    (a statement that imports two gives two), in the order found; None when the text holds an
+    ``import`` the expression could not read and the module is too deeply nested to parse
+    (it may import anything). *source* as bytes is decoded as Python decodes it."""
+    text = _decoded(source) if isinstance(source, bytes) else source.removeprefix("\ufeff")
+    if "import" not in text:
+        return ()
+    written, text = text, _CONTINUED.sub(" ", text)  # a comment's backslash is joined too:
+    found: dict[Import, None] = {}  # a statement must start its line, or the text is parsed
+    claimed: set[int] = set()
+    for match in _FROM.finditer(text):
+        dots, module, names = match[1], match[2], _names(match[4])
+        if (dots or module) and names is not None and _starts_statement(text, match.start()):
+            level = dots.count(".")
+            found[(level, _dotted(module or ""), names)] = None
+            claimed.add(match.start(3))
+    for match in _IMPORT.finditer(text):
+        if match.start(1) in claimed or not _starts_statement(text, match.start(1)):
+            continue
+        modules = _modules(match[2])
+        if modules is not None:
+            found.update(((0, module, ()), None) for module in modules)
+            claimed.add(match.start(1))
+    if "import_" in text or "importo" in text:
+        for match in _CALLED.finditer(text):
+            found[(len(match[2]), _dotted(match[3]), ())] = None
+    if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
+        return tuple(found)
+    parsed = _parsed_imports(source if isinstance(source, bytes) else written)
+    if parsed is None:
+        return None
+    found.update(dict.fromkeys(parsed))
+    return tuple(found)
+
+
+def _decoded(data: bytes) -> str:
+    """*data* as Python reads a module: in the encoding its first two lines declare (a
+    UTF-7 module may spell ``import`` in base64), else UTF-8."""
+    if b"coding" in data[:400] or data.startswith(b"\xef\xbb\xbf"):
+        import io
+        import tokenize  # only for a module that declares its encoding
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            return data.decode(encoding, errors="replace")
+        except (SyntaxError, LookupError, UnicodeError):
+            pass
+    return data.decode("utf-8", errors="replace")
+
+
+def _names(text: str) -> tuple[str, ...] | None:
+    """The names of a ``from`` statement's list (in parentheses or not), or None when the
+    text is not such a list."""
+    text = text.strip()
+    if text.startswith("("):
+        if not text.endswith(")"):
+            return None
+        text = _COMMENT.sub("", text[1:-1]).strip()
+        if "(" in text or ")" in text:
+            return None
+        if text.endswith(","):
+            text = text[:-1]
+    elif text == "*":
+        return ("*",)
+    pieces = [_ALIASED.fullmatch(piece.strip()) for piece in text.split(",")]
+    if not pieces or any(p is None or "." in p[1] for p in pieces):
+        return None
+    return tuple(p[1] for p in pieces if p is not None)
+
+
+def _modules(text: str) -> list[str] | None:
+    """The dotted modules of an ``import`` statement's list, or None when the text is not
+    such a list."""
+    pieces = [_ALIASED.fullmatch(piece.strip()) for piece in text.split(",")]
+    if any(p is None for p in pieces):
+        return None
+    return [_dotted(p[1]) for p in pieces if p is not None]
+
+
+def _dotted(text: str) -> str:
+    """A dotted module name as Python reads it: no spaces, identifiers NFKC-normalised."""
+    name = _SPACES.sub("", text)
+    if name.isascii():
+        return name
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name)
+
+
+def _starts_statement(text: str, at: int) -> bool:
+    """Whether the ``import`` or ``from`` at *at* starts a statement: only indentation, or a
+    ``;`` or ``:`` (``try: import x``), before it on its line. Otherwise (``from x import``
+    that the ``from`` expression could not read, a comment, one that ended with a backslash
+    joined to the next line) the text is parsed."""
+    before = text[text.rfind("\n", 0, at) + 1 : at].strip(" \t\f")
+    return not before or before.endswith((";", ":"))
+
+
+def _parsed_imports(source: str | bytes) -> list[Import] | None:
+    """The imports :mod:`ast` finds in *source*: none when it does not parse (Python cannot
+    import it either), None when it is too deeply nested to parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeError):
+        return []
+    except (RecursionError, MemoryError):
+        return None
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((0, alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names = tuple(alias.name for alias in node.names)
+            found.append((node.level, node.module or "", names))
+    return found
+
+
+_SCANNED: dict[str, tuple[Import, ...] | None] = {}
+"""The imports found in each content read in this process, by its sha256."""
+
+
+def scanned_imports(data: bytes, sha: str) -> tuple[Import, ...] | None:
+    """:func:`imports_of` *data*, whose sha256 is *sha*, each content scanned once."""
+    if sha not in _SCANNED:
+        if len(_SCANNED) >= 65_536:
+            _SCANNED.clear()
+        _SCANNED[sha] = imports_of(data)
+    return _SCANNED[sha]
+
+
+class ModuleFinder:
+    """The repository files the imports of a file under *root* may load (see the module
+    docstring); each place looked at on the disk once."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._real_root = os.path.realpath(root)
+        self.missing: set[str] = set()
+        """The places a module was looked for in vain: one made there later is found."""
+        self.escaped: set[str] = set()
+        """The module files found whose real path leaves the repository: not read."""
+        self._files: dict[str, bool] = {}
+        self._folders: dict[str, bool] = {}
+        self._found: dict[tuple[str, Import, frozenset[str]], tuple[str, ...]] = {}
+
+    def modules(
+        self, path: str, imports: Iterable[Import], folders: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """The repository files the *imports* of the file *path* may load, each once; an
+        absolute name is also looked for in the ``sys.path`` *folders* of the run
+        (:meth:`path_folders`)."""
+        folder = _parent(path)
+        found: dict[str, None] = {}
+        for each in imports:
+            key = (folder, each, folders)
+            if key not in self._found:
+                places = self._candidates(folder, each, folders)
+                self._found[key] = tuple(self._existing(places))
+            found.update(dict.fromkeys(self._found[key]))
+        return list(found)
+
+    def path_folders(self, files: Iterable[str]) -> frozenset[str]:
+        """The folders pytest puts on ``sys.path`` to import *files* (its default
+        ``prepend`` import mode): for each, the first folder above it that holds no
+        ``__init__.py``. A module there may be imported by any file of the run."""
+        found: set[str] = set()
+        for path in files:
+            folder = _parent(path)
+            while folder and self._is_file(_join(folder, "__init__.py")):
+                folder = _parent(folder)
+            found.add(folder)
+        return frozenset(found)
+
+    def _candidates(self, folder: str, each: Import, folders: frozenset[str]) -> list[str]:
+        level, module, names = each
+        parts = module.split(".") if module else []
+        if level:
+            base: str | None = folder
+            for _ in range(level - 1):
+                base = None if not base else _parent(base)
+            if base is None:  # above the repository root: nothing here
+                return []
+            return [_join(base, "__init__.py"), *_under(base, parts, names, self)]
+        bases = [folder]
+        while folder:
+            folder = _parent(folder)
+            bases.append(folder)
+        bases += ["src", *sorted(folders)]
+        found: list[str] = []
+        for base in dict.fromkeys(bases):
+            found.extend(_under(base, parts, names, self))
+        return found
+
+    def _existing(self, candidates: list[str]) -> Iterable[str]:
+        """The files there of each module source *candidates* names, of its sourceless
+        bytecode (``m.pyc``) and of its extension modules (``m.abi3.so``): Python may load
+        any."""
+        for source in dict.fromkeys(candidates):
+            stem = source[:-3]
+            for path in (source, f"{stem}.pyc", *(stem + s for s in EXTENSION_SUFFIXES)):
+                if self._is_file(path):
+                    yield path
+                else:
+                    self.missing.add(path)
+
+    def _is_file(self, path: str) -> bool:
+        if path not in self._files:
+            full = os.path.join(self.root, path)
+            there = self._files[path] = os.path.isfile(full)
+            if there and not _inside(os.path.realpath(full), self._real_root):
+                self.escaped.add(path)
+        return self._files[path]
+
+    def is_folder(self, path: str) -> bool:
+        """Whether the repository path *path* is a folder now (asked once)."""
+        if path not in self._folders:
+            self._folders[path] = os.path.isdir(os.path.join(self.root, path) if path else ".")
+        return self._folders[path]
+
+    def listing(self, folder: str) -> list[str]:
+        """The modules of *folder* (sources, bytecode, extensions), for an ``import *`` from
+        its package."""
+        try:
+            names = os.listdir(os.path.join(self.root, folder))
+        except OSError:
+            return []
+        loaded = (".py", ".pyc", *EXTENSION_SUFFIXES)
+        return [_join(folder, name) for name in sorted(names) if name.endswith(loaded)]
+
+
+def _under(base: str, parts: list[str], names: tuple[str, ...], finder: ModuleFinder) -> list[str]:
+    """The files of the module *parts* (dotted) under *base*, each parent package's
+    ``__init__.py``, and the submodules *names* of it."""
+    found: list[str] = []
+    for at in range(1, len(parts) + 1):
+        prefix = _join(base, "/".join(parts[:at]))
+        found += [f"{prefix}.py", f"{prefix}/__init__.py"]
+    package = _join(base, "/".join(parts)) if parts else base
+    for name in names:
+        if name == "*":
+            if finder.is_folder(package):
+                found.extend(finder.listing(package))
+        else:
+            found += [_join(package, f"{name}.py"), _join(package, f"{name}/__init__.py")]
+    return found
+
+
+def _parent(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
