@@ -12,6 +12,7 @@ import pytest
 from cli_helpers import plangraph_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_helpers import git
 
 from pytest_plangraph.plan.file import parse_plan
 from pytest_plangraph.plan.patch import PlanPatch, edit_plan_text, patched_plan, read_patch
@@ -185,3 +186,37 @@ def test_an_alias_and_its_anchor_on_either_side_of_the_cut(jwt: Path, touched: s
     assert status.code == 0, status.err
     nodes = {node["id"]: node for node in status.json()["nodes"]}
     assert len(nodes["step-a"]["criteria"]) + len(nodes["step-b"]["criteria"]) == 3
+
+
+def test_a_criterion_invalidated_through_two_upstreams_shows_its_code_once(
+    tmp_path: Path,
+) -> None:
+    """The text answer names each reason code once (the JSON keeps one per upstream)."""
+    (tmp_path / "out").mkdir()
+    nodes = []
+    for name in "abc":
+        (tmp_path / "out" / f"{name}.txt").write_text(name, encoding="utf-8")
+        nodes.append(
+            f"  - id: {name}\n    outputs: [out/{name}.txt]\n    acceptance: [{{id: ok, "
+            f"verifier: {{type: artifact, path: out/{name}.txt}}}}]\n"
+        )
+    edges = "".join(f"  - {{from: {up}, to: c, type: consumes}}\n" for up in "ab")
+    (tmp_path / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: two-up\nnodes:\n" + "".join(nodes) + "edges:\n" + edges,
+        encoding="utf-8",
+    )
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "plan")
+    assert plangraph_main(tmp_path, "verify").code == 0
+    replaced = ", ".join(
+        f"{{id: {up}, outputs: [out/{up}.txt, out/c.txt], acceptance: [{{id: ok, verifier: "
+        f"{{type: artifact, path: out/{up}.txt}}}}]}}"
+        for up in "ab"
+    )
+    patch = tmp_path.parent / "p.yaml"
+    patch.write_text(f"plangraph_patch: 1\nnodes:\n  replace: [{replaced}]\n", encoding="utf-8")
+    args = ["patch", str(patch), "--by", "x", "--expected-plan-version", "1"]
+    shown = plangraph_main(tmp_path, *args)
+    assert shown.code == 0, shown.err
+    assert "  invalidated c/ok (UPSTREAM_CHANGED)\n" in shown.out

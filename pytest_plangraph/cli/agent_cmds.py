@@ -97,7 +97,7 @@ def _patch_text(result: PatchResult) -> str:
         lines = [f"patch applied to {nodes}: plan v{result.version_before} -> "
                  f"v{result.version_after}"]  # fmt: skip
         for entry in result.invalidated:
-            reasons = ", ".join(entry["reasons"])
+            reasons = ", ".join(dict.fromkeys(entry["reasons"]))  # a code once however many
             lines.append(f"  invalidated {entry['node']}/{entry['criterion']} ({reasons})")
         for entry in result.dropped:
             was = f"; was {entry['was']}" if entry["was"] else ""
