@@ -110,6 +110,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     if "import_" in text or "importo" in text:
         for match in _CALLED.finditer(text):
             found[(len(match[2]), _dotted(match[3]), ())] = None
+        found.update(dict.fromkeys(_called_imports(source if isinstance(source, bytes) else text)))
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
         return tuple(found)
     parsed = _parsed_imports(source if isinstance(source, bytes) else written)
@@ -151,7 +152,7 @@ def _names(text: str) -> tuple[str, ...] | None:
     pieces = [_ALIASED.fullmatch(piece.strip()) for piece in text.split(",")]
     if not pieces or any(p is None or "." in p[1] for p in pieces):
         return None
-    return tuple(p[1] for p in pieces if p is not None)
+    return tuple(_dotted(p[1]) for p in pieces if p is not None)
 
 
 def _modules(text: str) -> list[str] | None:
@@ -201,6 +202,48 @@ def _parsed_imports(source: str | bytes) -> list[Import] | None:
             names = tuple(alias.name for alias in node.names)
             found.append((node.level, node.module or "", names))
     return found
+
+
+_CALLS = ("import_module", "__import__", "importorskip")
+
+
+def _called_imports(source: str | bytes) -> list[Import]:
+    """The modules named by a constant in a call :data:`_CALLED` reads, whatever the form of
+    the constant (``f"m"``, ``'''m'''``, ``"ma" "rks"``, ``("m")``, ``name="m"``), as
+    :mod:`ast` reads them; none when the text does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
+        return []
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called not in _CALLS:
+            continue
+        named = [k.value for k in node.keywords if k.arg in ("name", "modname")]
+        for arg in [*node.args[:1], *named]:
+            value = _constant(arg)
+            if value is not None and value.lstrip("."):
+                module = value.lstrip(".")
+                found.append((len(value) - len(module), _dotted(module), ()))
+    return found
+
+
+def _constant(node: ast.expr) -> str | None:
+    """The value of a string constant or an f-string of constants, else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            _constant(p.value if isinstance(p, ast.FormattedValue) else p) for p in node.values
+        ]
+        return None if None in parts else "".join(p for p in parts if p is not None)
+    return None
 
 
 _SCANNED: dict[str, tuple[Import, ...] | None] = {}

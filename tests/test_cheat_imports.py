@@ -1,0 +1,76 @@
+"""A failing test marked through an imported name, in forms the import reader once missed.
+
+Each case records the demo project complete, then adds to :data:`OTHER` (a collected test file
+none of whose tests verified ``ac-pattern``) a failing test marked for ``ac-pattern`` with a
+reference taken from a module that was there already: the gate must say the criterion is stale.
+Real pytest sessions (``pytester``) in a real git repository, and the real ``plangraph``
+command.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cache_helpers import as_tester
+from glob_helpers import pattern_stale, write
+from test_plugin_imported_refs import BROKEN, CONSTANT, recorded
+from test_plugin_quoted_refs import OTHER, OTHER_TEXT
+
+from pytest_plangraph.vcs.imports import imports_of
+
+MARKS = {"tests/marks.py": CONSTANT}
+PACKAGE = {"tests/helpers/__init__.py": "", "tests/helpers/marks.py": CONSTANT}
+CALLED = "import importlib\n\n@pytest.mark.criterion(importlib.import_module({}).PATTERN)"
+
+ATTACKS: dict[str, tuple[dict[str, str], str]] = {
+    "a fullwidth name from a package": (
+        PACKAGE,
+        "from helpers import \uff4darks\n\n@pytest.mark.criterion(marks.PATTERN)",
+    ),
+    "a fullwidth name from the file's package": (
+        {"tests/__init__.py": "", **MARKS},
+        "from . import \uff4darks\n\n@pytest.mark.criterion(marks.PATTERN)",
+    ),
+    "import_module(name=...)": (MARKS, CALLED.format("name='marks'")),
+    "import_module(f'...')": (MARKS, CALLED.format("f'marks'")),
+    "import_module('''...''')": (MARKS, CALLED.format("'''marks'''")),
+    "import_module(('...'))": (MARKS, CALLED.format("('marks')")),
+    "import_module('..' '..')": (MARKS, CALLED.format("'mar' 'ks'")),
+}
+"""Each form: the modules there when the run was recorded, and the lines that mark the failing
+test added to :data:`OTHER`."""
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_failing_test_marked_through_a_name_from_elsewhere_stales_its_criterion(
+    pytester: pytest.Pytester, attack: str
+) -> None:
+    files, marking = ATTACKS[attack]
+    root = recorded(pytester, files)
+    write(root, OTHER, f"import pytest\n{marking}\n{BROKEN.lstrip()}\n{OTHER_TEXT}")
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    pattern_stale(root)
+
+
+@pytest.mark.parametrize(
+    ("text", "module"),
+    [
+        ("from . import \uff4darks", (1, "", ("marks",))),
+        ("from pkg import \uff4darks as m", (0, "pkg", ("marks",))),
+        ("importlib.import_module(name='marks')", (0, "marks", ())),
+        ("import_module(f'marks')", (0, "marks", ())),
+        ("import_module('''marks''')", (0, "marks", ())),
+        ("import_module(('marks'))", (0, "marks", ())),
+        ("__import__('ma' 'rks')", (0, "marks", ())),
+        ("pytest.importorskip(modname='..marks')", (2, "marks", ())),
+    ],
+)
+def test_the_import_reader_finds_the_module_as_python_names_it(
+    text: str, module: tuple[int, str, tuple[str, ...]]
+) -> None:
+    found = imports_of(text)
+    assert found is not None and module in found
