@@ -35,6 +35,14 @@ ATTACKS: dict[str, tuple[dict[str, str], str]] = {
     "import_module('''...''')": (MARKS, CALLED.format("'''marks'''")),
     "import_module(('...'))": (MARKS, CALLED.format("('marks')")),
     "import_module('..' '..')": (MARKS, CALLED.format("'mar' 'ks'")),
+    "the pytest namespace a conftest sets": (
+        {"tests/conftest.py": 'import pytest\n\npytest.PATTERN = "step-a/ac-pattern"\n'},
+        "@pytest.mark.criterion(pytest.PATTERN)",
+    ),
+    "a builtin a conftest above the tests sets": (
+        {"conftest.py": 'import builtins\n\nbuiltins.PATTERN = "step-a/ac-pattern"\n'},
+        "@pytest.mark.criterion(PATTERN)  # noqa: F821",
+    ),
 }
 """Each form: the modules there when the run was recorded, and the lines that mark the failing
 test added to :data:`OTHER`."""
@@ -74,3 +82,14 @@ def test_the_import_reader_finds_the_module_as_python_names_it(
 ) -> None:
     found = imports_of(text)
     assert found is not None and module in found
+
+
+def test_a_conftest_that_quotes_a_reference_binds_each_test_file_by_its_bytes(
+    pytester: pytest.Pytester,
+) -> None:
+    """A test file may read what a conftest put anywhere (``pytest.PATTERN``): with one that
+    quotes ``ac-pattern``, any edit of a collected test file stales it, not ``ac-marked``."""
+    conftest = {"tests/conftest.py": 'import pytest\n\npytest.PATTERN = "step-a/ac-pattern"\n'}
+    root = recorded(pytester, conftest)
+    write(root, OTHER, f"import pytest\n\n{OTHER_TEXT}\n\nVALUE = 1\n")
+    pattern_stale(root)

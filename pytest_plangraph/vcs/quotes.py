@@ -300,19 +300,49 @@ class CollectValues:
             folders = self._finder.path_folders(found.files) | self._configured.folders(
                 "" if start == "." else start
             )
+            shared = self._conftest_refs(base, found.files, folders)
             for path in found.files:  # once per file a walk lists: kept flat
-                refs = self._refs(path, folders)
-                if refs is None:
+                refs = None if shared is None else self._refs(path, folders)
+                if shared is None or refs is None:
                     unreadable.append(f"{path}\0")
                     continue
                 for ref in refs:
                     by_ref.setdefault(ref, []).append(path)
+                for ref in shared - refs:  # it may read the reference a conftest put: its bytes
+                    by_ref.setdefault(ref, []).append(f"{path}\0{self.read.get(path)}")
             self._by_ref[base] = (by_ref, unreadable)
             for missing in self._finder.missing:  # where a module imported may appear
                 self.read.setdefault(missing, None)
             for config, sha in self._configured.read.items():
                 self.read.setdefault(config, sha)
         return self._by_ref[base]
+
+    def _conftest_refs(
+        self, base: str, files: Iterable[str], folders: frozenset[str]
+    ) -> frozenset[str] | None:
+        """What the ``conftest.py`` files pytest loads for the walk *base* quote, with the
+        modules they import (None: one may quote anything): each one the walk lists and each
+        one in the walk's folder and above it. pytest loads them before the test modules, and
+        one may put a reference where any test module reads it without an import
+        (``pytest.PATTERN = "n/c"``, ``builtins.PATTERN``)."""
+        conftests = [path for path in files if path.rpartition("/")[2] == "conftest.py"]
+        folder = base.partition(COLLECT)[0].strip("/").removeprefix(".")
+        while True:
+            above = f"{folder}/conftest.py" if folder else "conftest.py"
+            if os.path.isfile(os.path.join(self.root, above)):
+                conftests.append(above)
+            else:
+                self.read.setdefault(above, None)  # one made there is read
+            if not folder:
+                break
+            folder = folder.rpartition("/")[0]
+        found: set[str] = set()
+        for path in dict.fromkeys(conftests):
+            refs = self._refs(path, folders)
+            if refs is None:
+                return None
+            found |= refs
+        return frozenset(found)
 
     def _refs(self, path: str, folders: frozenset[str]) -> frozenset[str] | None:
         """What the file *path* quotes, with what each repository module it imports quotes,
