@@ -35,6 +35,10 @@ ATTACKS: dict[str, tuple[dict[str, str], str]] = {
     "import_module('''...''')": (MARKS, CALLED.format("'''marks'''")),
     "import_module(('...'))": (MARKS, CALLED.format("('marks')")),
     "import_module('..' '..')": (MARKS, CALLED.format("'mar' 'ks'")),
+    "an import in a string exec runs": (
+        MARKS,
+        "exec('from marks import PATTERN')\n\n@pytest.mark.criterion(PATTERN)  # noqa: F821",
+    ),
     "the pytest namespace a conftest sets": (
         {"tests/conftest.py": 'import pytest\n\npytest.PATTERN = "step-a/ac-pattern"\n'},
         "@pytest.mark.criterion(pytest.PATTERN)",
@@ -75,6 +79,8 @@ def test_a_failing_test_marked_through_a_name_from_elsewhere_stales_its_criterio
         ("import_module(('marks'))", (0, "marks", ())),
         ("__import__('ma' 'rks')", (0, "marks", ())),
         ("pytest.importorskip(modname='..marks')", (2, "marks", ())),
+        ("exec('from marks import PATTERN')", (0, "marks", ("PATTERN",))),
+        ('exec("import os, marks as m")', (0, "marks", ())),
     ],
 )
 def test_the_import_reader_finds_the_module_as_python_names_it(

@@ -96,14 +96,23 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     claimed: set[int] = set()
     for match in _FROM.finditer(text):
         dots, module, names = match[1], match[2], _names(match[4])
-        if (dots or module) and names is not None and _starts_statement(text, match.start()):
+        starts = _starts_statement(text, match.start())
+        if names is None and not starts:  # in a string (exec("from m import x")): a mention
+            names = _leading(match[4])
+        if (dots or module) and names is not None:
             level = dots.count(".")
             found[(level, _dotted(module or ""), names)] = None
-            claimed.add(match.start(3))
+            if starts:  # else the text is parsed too: a mention adds, never takes away
+                claimed.add(match.start(3))
     for match in _IMPORT.finditer(text):
-        if match.start(1) in claimed or not _starts_statement(text, match.start(1)):
+        at = match.start(1)
+        quoted = text[text.rfind("\n", 0, at) + 1 : at].rstrip(" \t\f").endswith(("'", '"'))
+        if at in claimed or not (quoted or _starts_statement(text, at)):
             continue
         modules = _modules(match[2])
+        if modules is None and quoted:  # a string's text: exec("import m")
+            leading = _leading(match[2])
+            modules = list(leading) if leading else None
         if modules is not None:
             found.update(((0, module, ()), None) for module in modules)
             claimed.add(match.start(1))
@@ -153,6 +162,21 @@ def _names(text: str) -> tuple[str, ...] | None:
     if not pieces or any(p is None or "." in p[1] for p in pieces):
         return None
     return tuple(_dotted(p[1]) for p in pieces if p is not None)
+
+
+_LEADING = re.compile(
+    rf"\(?\s*{_DOTTED}(?:\s+as\s+{_NAME})?(?:\s*,\s*{_DOTTED}(?:\s+as\s+{_NAME})?)*"
+)
+
+
+def _leading(text: str) -> tuple[str, ...] | None:
+    """The names that begin a list followed by other text (``m")`` in ``exec("import m")``):
+    a mention may add a module, never take one away."""
+    match = _LEADING.match(text.strip())
+    if match is None:
+        return None
+    names = [_ALIASED.fullmatch(piece.strip()) for piece in match[0].lstrip("(").split(",")]
+    return tuple(_dotted(p[1]) for p in names if p is not None) or None
 
 
 def _modules(text: str) -> list[str] | None:
