@@ -96,8 +96,11 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     claimed: set[int] = set()
     for match in _FROM.finditer(text):
         dots, module, names = match[1], match[2], _names(match[4])
-        starts = _starts_statement(text, match.start())
-        if names is None and not starts:  # in a string (exec("from m import x")): a mention
+        at = match.start()
+        starts = _starts_statement(text, at)
+        if not starts and not _after_quote(text, at):
+            names = None  # a comment's, or joined to one by a backslash: the text is parsed
+        elif names is None and not starts:  # in a string (exec("from m import x")): a mention
             names = _leading(match[4])
         if (dots or module) and names is not None:
             level = dots.count(".")
@@ -106,7 +109,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
                 claimed.add(match.start(3))
     for match in _IMPORT.finditer(text):
         at = match.start(1)
-        quoted = text[text.rfind("\n", 0, at) + 1 : at].rstrip(" \t\f").endswith(("'", '"'))
+        quoted = _after_quote(text, at)
         if at in claimed or not (quoted or _starts_statement(text, at)):
             continue
         modules = _modules(match[2])
@@ -196,6 +199,11 @@ def _dotted(text: str) -> str:
     import unicodedata
 
     return unicodedata.normalize("NFKC", name)
+
+
+def _after_quote(text: str, at: int) -> bool:
+    """Whether a quote is the last thing before *at* on its line (``exec("import m")``)."""
+    return text[text.rfind("\n", 0, at) + 1 : at].rstrip(" \t\f").endswith(("'", '"'))
 
 
 def _starts_statement(text: str, at: int) -> bool:
