@@ -44,6 +44,12 @@ if TYPE_CHECKING:
     from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
     from .plan.model import EventKind, LoggedEvent
 
+_EVIDENCE_GIVEN = frozenset(("kind", "node", "criterion", "at", "by", "plan_digest", "payload"))
+"""The fields an evidence event made from a record's payload gives: each differs from its
+default (a record always names its node and criterion, and its payload is never empty), so
+this is what :class:`Event`'s constructor would find by comparing every field with its
+default, once per event, were it not told."""
+
 __all__ = ["PlanGraph"]
 
 
@@ -240,6 +246,7 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
                 by=payload["recorded_by"],
                 plan_digest=payload["plan"]["digest"],
                 payload=payload,
+                fields_set=_EVIDENCE_GIVEN,
             )
             for payload in payloads
         ]

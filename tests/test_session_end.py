@@ -162,3 +162,27 @@ def test_the_session_end_and_the_mapping_run_without_collections(
     assert passed and not failed
     assert seen == {"_finish": False, "_map": False}  # called, and never with collections on
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_each_stored_event_says_the_fields_it_was_given(pytester: pytest.Pytester) -> None:
+    """The run's evidence events are built once, told which fields they were given instead of
+    comparing each with its default: what they say is what the constructor would find."""
+    from pytest_plangraph.plan.model import Event
+
+    jwt_project(pytester)
+    stored: list[Event] = []
+    real = PlanGraph.record_run
+
+    def kept(self: PlanGraph, *args: Any, **kwargs: Any) -> list[Event]:
+        stored.extend(real(self, *args, **kwargs))
+        return stored
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PlanGraph, "record_run", kept)
+        result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
+    assert not result.listoutcomes()[2]
+    assert len(stored) == 3
+    chain = {"id", "seq", "prev", "hash", "signature"}  # what the store fills in
+    for event in stored:
+        given = {name: getattr(event, name) for name in Event.FIELDS if name not in chain}
+        assert event.fields_set == Event(**given).fields_set | chain
