@@ -248,7 +248,10 @@ def _round_trip(text: str, patch: AnyPatch, name: str) -> str:
     yaml.width = 4096  # never fold a long line the patch did not touch
     try:  # read once (the round trip reads a large plan at ~4 ms a node): the indents it
         # guesses from the text are set before writing, all they change
-        data, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
+        try:
+            data, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
+        except IndexError:  # its guess reads past a line of a dash alone: the default indents
+            data, sequence, offset = yaml.load(text), None, None
     except YAMLError as exc:  # the plan was read before: only a race with an edit gets here
         raise UsageError(f"{name} could not be read for the patch: {exc}") from None
     sequence = sequence or 2
