@@ -42,3 +42,29 @@ def test_an_item_whose_dash_is_alone_on_its_line(jwt: Path, touched: str) -> Non
     )
     assert "title: New" in written
     assert sorted(node_ids(jwt)) == ["step-a", "step-b"]
+
+
+def test_removing_the_last_edge_under_a_commented_key(jwt: Path) -> None:
+    """``edges:`` with a comment on its line, the patch removing its only edge: the plan
+    written reads (the round trip once wrote ``[]`` below the key, not YAML)."""
+    written = patched(
+        jwt,
+        "plangraph: 1\nplan: e\nnodes:\n  - id: step-a\n  - id: step-b\n"
+        "edges:   # the order\n  - {from: step-a, to: step-b, type: requires}\n",
+        "edges:\n  remove: [{from: step-a, to: step-b, type: requires}]\n",
+    )
+    assert "step-a, to: step-b" not in written and "# the order" in written
+    assert sorted(node_ids(jwt)) == ["step-a", "step-b"]
+
+
+def test_removing_the_last_criterion_under_a_commented_key(jwt: Path) -> None:
+    """``acceptance:`` with a comment on its line, the patch removing its only criterion:
+    the plan written reads."""
+    written = patched(
+        jwt,
+        "plangraph: 1\nplan: c\nnodes:\n  - id: step-a\n    acceptance:   # who signs\n"
+        "      - {id: ok, verifier: {type: approval}}\n  - id: step-b\n",
+        "criteria:\n  remove: [{node: step-a, id: ok}]\n",
+    )
+    assert "id: ok" not in written and "# who signs" in written
+    assert sorted(node_ids(jwt)) == ["step-a", "step-b"]

@@ -12,6 +12,9 @@ only that shorter text goes through the round trip (an added item goes after the
 This is a speed-up and never decides: the caller compares the plan the result reads as with the
 plan the patch must give (its digest), and on any difference, or when the text is not laid out
 as above (a flow sequence, items not one to a node, a token seen twice), edits the whole text.
+
+:func:`document_parts` cuts off what lies outside a document's ``---`` and ``...`` markers,
+which the round trip would drop.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import secrets
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Cut", "put_back", "touched_text"]
+__all__ = ["Cut", "document_parts", "put_back", "touched_text"]
 
 _KEY = {name: re.compile(rf"{name}:[ \t]*(?:#[^\n]*)?\r?\n\Z") for name in ("nodes", "edges")}
 """A top-level key on a line of its own (its value a block below it)."""
@@ -145,3 +148,32 @@ def _token(run: list[str], indent: int, nonce: str, kept: dict[str, str]) -> lis
     kept[token] = "".join(run)
     run.clear()
     return [f"{' ' * indent}- {token}\n"]
+
+
+_MARKER_END = r"(?:[ \t]+#[^\n]*)?[ \t]*\r?\n?\Z"
+_START = re.compile(r"---" + _MARKER_END)
+_END = re.compile(r"\.\.\." + _MARKER_END)
+
+
+def document_parts(text: str) -> tuple[str, str, str]:
+    """*text* cut into the lines up to its ``---`` document start marker (comments and
+    directives before it, and the marker's own comment), the document, and the lines from its
+    ``...`` end marker on: the round trip drops the markers and what lies outside them, so
+    only the document goes through it. Without a marker, that part is empty."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for index, line in enumerate(lines):
+        if _START.match(line):
+            start = index + 1
+            break
+        if line.strip() and not line.startswith(("#", "%")):
+            break  # the document began without a marker
+    end = len(lines)
+    for index in range(len(lines) - 1, start - 1, -1):
+        line = lines[index]
+        if _END.match(line):
+            end = index
+            break
+        if line.strip() and not line.lstrip().startswith("#"):
+            break  # the document ends without a marker
+    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
