@@ -83,7 +83,9 @@ def touched_text(
 
 def put_back(edited: str, cut: Cut) -> str | None:
     """*edited* (the round trip's output for :attr:`Cut.text`) with each token's line replaced
-    by the run of items it stands for; None when a token is not found once, alone on a line."""
+    by the run of items it stands for; None when a token is not found once, alone on a line at
+    the indent of the items it stands for (the round trip re-indents a sequence to the indent
+    it guessed from the plan's first one: the items written beside the token take that)."""
     for token, run in cut.kept.items():
         at = edited.find(f"- {token}")
         if at < 0 or edited.find(token, at + 2 + len(token)) >= 0:
@@ -91,8 +93,9 @@ def put_back(edited: str, cut: Cut) -> str | None:
         start = edited.rfind("\n", 0, at) + 1
         stop = edited.find("\n", at)
         stop = len(edited) if stop < 0 else stop + 1
-        if edited[start:at].strip(" ") or edited[at + 2 + len(token) : stop].strip():
-            return None
+        indent = run[: len(run) - len(run.lstrip(" "))]
+        if edited[start:at] != indent or edited[at + 2 + len(token) : stop].strip():
+            return None  # else the run's items, at another indent, would not be the token's
         edited = edited[:start] + (run if run.endswith("\n") else run + "\n") + edited[stop:]
     return edited
 
