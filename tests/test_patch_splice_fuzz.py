@@ -68,3 +68,19 @@ def test_removing_the_last_criterion_under_a_commented_key(jwt: Path) -> None:
     )
     assert "id: ok" not in written and "# who signs" in written
     assert sorted(node_ids(jwt)) == ["step-a", "step-b"]
+
+
+@pytest.mark.parametrize("indent", ["", "  "])
+def test_emptying_a_commented_list_before_another(jwt: Path, indent: str) -> None:
+    """``edges:`` with a comment on its line and one below it, before ``nodes:``, the patch
+    removing its only edge: the plan written reads, both comments kept (``[]`` written on
+    the key's line once put the next key's first item on that key's line)."""
+    written = patched(
+        jwt,
+        f"plangraph: 1\nplan: e\nedges: # the order\n  # by hand\n{indent}- from: step-a\n"
+        f"{indent}  to: step-b\n{indent}  type: requires\nnodes:\n{indent}- id: step-a\n"
+        f"{indent}- id: step-b\n",
+        "edges:\n  remove: [{from: step-a, to: step-b, type: requires}]\n",
+    )
+    assert "# the order" in written and "# by hand" in written
+    assert sorted(node_ids(jwt)) == ["step-a", "step-b"]

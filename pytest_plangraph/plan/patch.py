@@ -315,7 +315,7 @@ def _problems(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
             nodes[by_id[node.id]] = _styled(_dump(node), plain)
     for index in sorted((by_id[n] for n in removed if n in by_id), reverse=True):
         del nodes[index]
-    _flow_if_empty(nodes)
+    _flow_if_empty(data, "nodes")
     for node in patch.nodes.add:
         if node.id in by_id and node.id not in removed:
             yield f"nodes.add: node {node.id!r} is already in the plan; use nodes.replace"
@@ -356,7 +356,7 @@ def _criteria(nodes: MutableSequence[Any], patch: PlanPatch, plain: bool) -> Ite
             yield f"criteria.remove: no criterion {removal.node}/{removal.id} to remove"
         else:
             del acceptance[index]
-            _flow_if_empty(acceptance)
+            _flow_if_empty(node, "acceptance")
 
 
 def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
@@ -372,7 +372,7 @@ def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
             yield f"edges.remove: no {ref.type} edge from {ref.from_} to {ref.to}"
         for i in reversed(matches):
             del edges[i]
-        _flow_if_empty(edges)
+        _flow_if_empty(data, "edges")
     for edge in patch.edges.add:
         edges.append(_styled(_dump(edge), plain, flow=True))
 
@@ -385,11 +385,19 @@ def _list(owner: MutableMapping[str, Any], key: str) -> MutableSequence[Any]:
     return found
 
 
-def _flow_if_empty(items: Any) -> None:
-    """An emptied block list written ``[]`` on its key's line: below a comment there, the
-    round trip writes it on a line of its own, which is not YAML."""
-    if not items and hasattr(items, "fa"):
-        items.fa.set_flow_style()
+def _flow_if_empty(owner: Any, key: str) -> None:
+    """``owner[key]``, when a removal emptied it, written ``[]`` on the key's line, the comments
+    after the key after it: the round trip writes it below them otherwise, which is no YAML."""
+    items = owner.get(key)
+    if items or not hasattr(items, "fa"):
+        return
+    items.fa.set_flow_style()
+    after, above = (items.ca.comment or [None, None])[:2]
+    text = "".join(token.value for token in [after, *(above or [])] if token is not None)
+    items.ca.comment = None
+    owner.ca.items.pop(key, None)
+    if text.strip():
+        owner.yaml_add_eol_comment(text.strip(), key, column=after.column if after else None)
 
 
 def _index(items: MutableSequence[Any], item_id: str) -> int | None:
