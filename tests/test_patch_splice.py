@@ -6,6 +6,7 @@ was, and the whole round trip taken when the text is not laid out for the cut.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,45 @@ def test_a_criterion_invalidated_through_two_upstreams_shows_its_code_once(
     shown = plangraph_main(tmp_path, *args)
     assert shown.code == 0, shown.err
     assert "  invalidated c/ok (UPSTREAM_CHANGED)\n" in shown.out
+
+
+BASE = (
+    "plangraph: 1\nplan: p\nnodes:\n- id: a\n  title: A\n# between\n- id: b\n- id: c\n"
+    "edges:\n- {from: a, to: b, type: requires}   # why\n"
+)
+LAYOUTS = {
+    "indent 0": BASE,
+    "CRLF": BASE.replace("\n", "\r\n"),
+    "byte order mark and markers": "\ufeff%YAML 1.2\n---\n" + BASE + "...\n# after\n",
+    "flow mapping item": BASE.replace("- id: a\n  title: A\n", "- {id: a, title: A}\n"),
+    "block scalar of dashes": BASE.replace("  title: A\n", "  title: |\n    - id: b\n    - x\n"),
+    "quoted scalar continued low": BASE.replace("  title: A\n", '  title: "A\n  - id: q\n  "\n'),
+    "edges first": BASE.replace("edges:\n- {from: a, to: b, type: requires}   # why\n", "").replace(
+        "nodes:\n", "edges:\n  - {from: a, to: b, type: requires}\nnodes:\n"
+    ),
+    "dash alone": BASE.replace("- id: b\n", "-\n  id: b\n"),
+}
+APPROVAL = {"type": "approval"}
+CHANGES = [
+    {"nodes": {"add": [{"id": "x"}]}},
+    {"nodes": {"remove": ["c"]}},
+    {"nodes": {"remove": ["b"], "add": [{"id": "b", "title": "again"}]}},
+    {"criteria": {"add": [{"node": "a", "criterion": {"id": "k", "verifier": APPROVAL}}]}},
+    {"edges": {"add": [{"from": "a", "to": "c", "type": "requires"}]}},
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("data", CHANGES)
+def test_odd_layouts_read_as_the_whole_round_trip_reads(layout: str, data: dict) -> None:
+    """The cut edit of each layout reads as the plan the patch must give, with its nodes in
+    the order the whole round trip gives, no token left and every comment that keeps."""
+    text = LAYOUTS[layout]
+    change = patch_of(data)
+    cut, whole = both(text, change)
+    expected = patched_plan(parse_plan(text.encode(), "x").plan, change, "x")
+    read = parse_plan(cut.encode(), "plan.yaml").plan
+    assert read.digest == expected.digest
+    assert [n.id for n in read.nodes] == [n.id for n in parse_plan(whole.encode(), "w").plan.nodes]
+    assert "plangraph-kept" not in cut
+    assert set(re.findall(r"#[^\r\n]*", whole)) <= set(re.findall(r"#[^\r\n]*", cut))

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Iterator, MutableMapping, MutableSequence
 from typing import Any, Literal
 
@@ -45,6 +44,7 @@ from .boundary import Criterion, Edge, Id, Node
 from .jsonpatch import JsonPatch, apply_ops, read_json_patch
 from .messages import problem
 from .model import EdgeType
+from .splice import document_parts
 
 __all__ = [
     "AnyPatch",
@@ -208,7 +208,7 @@ def _edited(
         data = json_loads(text)
         _apply_any(data, patch, name, plain=True)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    head, text, tail = _document_parts(text)
+    head, text, tail = document_parts(text)
     if plan is not None and isinstance(patch, PlanPatch):
         from .splice import put_back, touched_text
 
@@ -248,7 +248,10 @@ def _round_trip(text: str, patch: AnyPatch, name: str) -> str:
     yaml.width = 4096  # never fold a long line the patch did not touch
     try:  # read once (the round trip reads a large plan at ~4 ms a node): the indents it
         # guesses from the text are set before writing, all they change
-        data, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
+        try:
+            data, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
+        except IndexError:  # its guess reads past a line of a dash alone: the default indents
+            data, sequence, offset = yaml.load(text), None, None
     except YAMLError as exc:  # the plan was read before: only a race with an edit gets here
         raise UsageError(f"{name} could not be read for the patch: {exc}") from None
     sequence = sequence or 2
@@ -258,35 +261,6 @@ def _round_trip(text: str, patch: AnyPatch, name: str) -> str:
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
-
-
-_MARKER_END = r"(?:[ \t]+#[^\n]*)?[ \t]*\r?\n?\Z"
-_START = re.compile(r"---" + _MARKER_END)
-_END = re.compile(r"\.\.\." + _MARKER_END)
-
-
-def _document_parts(text: str) -> tuple[str, str, str]:
-    """*text* cut into the lines up to its ``---`` document start marker (comments and
-    directives before it, and the marker's own comment), the document, and the lines from its
-    ``...`` end marker on: the round trip drops the markers and what lies outside them, so
-    only the document goes through it. Without a marker, that part is empty."""
-    lines = text.splitlines(keepends=True)
-    start = 0
-    for index, line in enumerate(lines):
-        if _START.match(line):
-            start = index + 1
-            break
-        if line.strip() and not line.startswith(("#", "%")):
-            break  # the document began without a marker
-    end = len(lines)
-    for index in range(len(lines) - 1, start - 1, -1):
-        line = lines[index]
-        if _END.match(line):
-            end = index
-            break
-        if line.strip() and not line.lstrip().startswith("#"):
-            break  # the document ends without a marker
-    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
 
 
 def patched_plan(plan: runtime.Plan, patch: PlanPatch, name: str) -> runtime.Plan:
@@ -341,6 +315,7 @@ def _problems(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
             nodes[by_id[node.id]] = _styled(_dump(node), plain)
     for index in sorted((by_id[n] for n in removed if n in by_id), reverse=True):
         del nodes[index]
+    _flow_if_empty(data, "nodes")
     for node in patch.nodes.add:
         if node.id in by_id and node.id not in removed:
             yield f"nodes.add: node {node.id!r} is already in the plan; use nodes.replace"
@@ -381,6 +356,7 @@ def _criteria(nodes: MutableSequence[Any], patch: PlanPatch, plain: bool) -> Ite
             yield f"criteria.remove: no criterion {removal.node}/{removal.id} to remove"
         else:
             del acceptance[index]
+            _flow_if_empty(node, "acceptance")
 
 
 def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
@@ -396,6 +372,7 @@ def _edges(data: Any, patch: PlanPatch, plain: bool) -> Iterator[str]:
             yield f"edges.remove: no {ref.type} edge from {ref.from_} to {ref.to}"
         for i in reversed(matches):
             del edges[i]
+        _flow_if_empty(data, "edges")
     for edge in patch.edges.add:
         edges.append(_styled(_dump(edge), plain, flow=True))
 
@@ -406,6 +383,21 @@ def _list(owner: MutableMapping[str, Any], key: str) -> MutableSequence[Any]:
     if not isinstance(found, MutableSequence):
         owner[key] = found = []
     return found
+
+
+def _flow_if_empty(owner: Any, key: str) -> None:
+    """``owner[key]``, when a removal emptied it, written ``[]`` on the key's line, the comments
+    after the key after it: the round trip writes it below them otherwise, which is no YAML."""
+    items = owner.get(key)
+    if items or not hasattr(items, "fa"):
+        return
+    items.fa.set_flow_style()
+    after, above = (items.ca.comment or [None, None])[:2]
+    text = "".join(token.value for token in [after, *(above or [])] if token is not None)
+    items.ca.comment = None
+    owner.ca.items.pop(key, None)
+    if text.strip():
+        owner.yaml_add_eol_comment(text.strip(), key, column=after.column if after else None)
 
 
 def _index(items: MutableSequence[Any], item_id: str) -> int | None:

@@ -12,6 +12,9 @@ only that shorter text goes through the round trip (an added item goes after the
 This is a speed-up and never decides: the caller compares the plan the result reads as with the
 plan the patch must give (its digest), and on any difference, or when the text is not laid out
 as above (a flow sequence, items not one to a node, a token seen twice), edits the whole text.
+
+:func:`document_parts` cuts off what lies outside a document's ``---`` and ``...`` markers,
+which the round trip would drop.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import secrets
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Cut", "put_back", "touched_text"]
+__all__ = ["Cut", "document_parts", "put_back", "touched_text"]
 
 _KEY = {name: re.compile(rf"{name}:[ \t]*(?:#[^\n]*)?\r?\n\Z") for name in ("nodes", "edges")}
 """A top-level key on a line of its own (its value a block below it)."""
@@ -80,7 +83,9 @@ def touched_text(
 
 def put_back(edited: str, cut: Cut) -> str | None:
     """*edited* (the round trip's output for :attr:`Cut.text`) with each token's line replaced
-    by the run of items it stands for; None when a token is not found once, alone on a line."""
+    by the run of items it stands for; None when a token is not found once, alone on a line at
+    the indent of the items it stands for (the round trip re-indents a sequence to the indent
+    it guessed from the plan's first one: the items written beside the token take that)."""
     for token, run in cut.kept.items():
         at = edited.find(f"- {token}")
         if at < 0 or edited.find(token, at + 2 + len(token)) >= 0:
@@ -88,8 +93,9 @@ def put_back(edited: str, cut: Cut) -> str | None:
         start = edited.rfind("\n", 0, at) + 1
         stop = edited.find("\n", at)
         stop = len(edited) if stop < 0 else stop + 1
-        if edited[start:at].strip(" ") or edited[at + 2 + len(token) : stop].strip():
-            return None
+        indent = run[: len(run) - len(run.lstrip(" "))]
+        if edited[start:at] != indent or edited[at + 2 + len(token) : stop].strip():
+            return None  # else the run's items, at another indent, would not be the token's
         edited = edited[:start] + (run if run.endswith("\n") else run + "\n") + edited[stop:]
     return edited
 
@@ -145,3 +151,32 @@ def _token(run: list[str], indent: int, nonce: str, kept: dict[str, str]) -> lis
     kept[token] = "".join(run)
     run.clear()
     return [f"{' ' * indent}- {token}\n"]
+
+
+_MARKER_END = r"(?:[ \t]+#[^\n]*)?[ \t]*\r?\n?\Z"
+_START = re.compile(r"---" + _MARKER_END)
+_END = re.compile(r"\.\.\." + _MARKER_END)
+
+
+def document_parts(text: str) -> tuple[str, str, str]:
+    """*text* cut into the lines up to its ``---`` document start marker (comments and
+    directives before it, and the marker's own comment), the document, and the lines from its
+    ``...`` end marker on: the round trip drops the markers and what lies outside them, so
+    only the document goes through it. Without a marker, that part is empty."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for index, line in enumerate(lines):
+        if _START.match(line):
+            start = index + 1
+            break
+        if line.strip() and not line.startswith(("#", "%")):
+            break  # the document began without a marker
+    end = len(lines)
+    for index in range(len(lines) - 1, start - 1, -1):
+        line = lines[index]
+        if _END.match(line):
+            end = index
+            break
+        if line.strip() and not line.lstrip().startswith("#"):
+            break  # the document ends without a marker
+    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
