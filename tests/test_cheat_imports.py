@@ -39,6 +39,19 @@ ATTACKS: dict[str, tuple[dict[str, str], str]] = {
         MARKS,
         "exec('from marks import PATTERN')\n\n@pytest.mark.criterion(PATTERN)  # noqa: F821",
     ),
+    "a module run by its path": (
+        MARKS,
+        "import os, runpy\n\nHERE = os.path.dirname(__file__)\n"
+        "@pytest.mark.criterion(runpy.run_path(os.path.join(HERE, 'marks.py'))['PATTERN'])",
+    ),
+    "a module loaded from its file location": (
+        {"lib/marks.py": CONSTANT},
+        "import importlib.util, os\n\n"
+        "SPEC = importlib.util.spec_from_file_location(\n"
+        "    'm', os.path.join(os.path.dirname(__file__), '..', 'lib/marks.py'))\n"
+        "MOD = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(MOD)\n\n"
+        "@pytest.mark.criterion(MOD.PATTERN)",
+    ),
     "the pytest namespace a conftest sets": (
         {"tests/conftest.py": 'import pytest\n\npytest.PATTERN = "step-a/ac-pattern"\n'},
         "@pytest.mark.criterion(pytest.PATTERN)",
@@ -81,6 +94,7 @@ def test_a_failing_test_marked_through_a_name_from_elsewhere_stales_its_criterio
         ("pytest.importorskip(modname='..marks')", (2, "marks", ())),
         ("exec('from marks import PATTERN')", (0, "marks", ("PATTERN",))),
         ('exec("import os, marks as m")', (0, "marks", ())),
+        ("runpy.run_path('lib/marks.py')", (-1, "lib/marks.py", ())),
     ],
 )
 def test_the_import_reader_finds_the_module_as_python_names_it(

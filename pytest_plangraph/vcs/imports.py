@@ -27,7 +27,9 @@ reference its bytes mention; the modules it imports are not followed).
 
 A call that imports a module named by a string literal counts as its import
 (``importlib.import_module("marks")``, ``__import__("marks")``,
-``pytest.importorskip("marks")``). Not seen: a module imported by a name built or read at run
+``pytest.importorskip("marks")``), and so does a string literal naming a Python file
+(``runpy.run_path(os.path.join(HERE, "marks.py"))``): the file it names from the importing
+file's folder or any folder above it. Not seen: a module imported by a name built or read at run
 time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
 than the folders above and those of a ``pythonpath`` setting
 (:mod:`~pytest_plangraph.vcs.pythonpath`): a ``sys.path.insert`` in a conftest,
@@ -77,6 +79,13 @@ _CALLED = re.compile(
 (``".m"`` relative to the package the call names: taken as the file's), ``__import__("m")``,
 ``pytest.importorskip("m")``."""
 
+_PATH = re.compile(r"""(["'])([^"'\n\\]*\.py)\1""")
+"""A string literal naming a Python file (``runpy.run_path("marks.py")``,
+``spec_from_file_location("m", HERE / "marks.py")``): a module may be loaded by its path."""
+
+PATH_LEVEL = -1
+"""The level of an :data:`Import` that is a file path a string literal names, not a module."""
+
 _CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
 _COMMENT = re.compile(r"#[^\n]*")
 _ALIASED = re.compile(rf"({_DOTTED})(?:\s+as\s+{_NAME})?")
@@ -89,10 +98,15 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     ``import`` the expression could not read and the module is too deeply nested to parse
     (it may import anything). *source* as bytes is decoded as Python decodes it."""
     text = _decoded(source) if isinstance(source, bytes) else source.removeprefix("\ufeff")
+    paths: dict[Import, None] = {}
+    if ".py" in text:
+        paths.update(((PATH_LEVEL, str(m[2]), ()), None) for m in _PATH.finditer(text))
     if "import" not in text:
-        return ()
+        return tuple(paths)
     written, text = text, _CONTINUED.sub(" ", text)  # a comment's backslash is joined too:
-    found: dict[Import, None] = {}  # a statement must start its line, or the text is parsed
+    found: dict[Import, None] = dict(
+        paths
+    )  # a statement must start its line, or the text is parsed
     claimed: set[int] = set()
     for match in _FROM.finditer(text):
         dots, module, names = match[1], match[2], _names(match[4])
@@ -336,6 +350,8 @@ class ModuleFinder:
 
     def _candidates(self, folder: str, each: Import, folders: frozenset[str]) -> list[str]:
         level, module, names = each
+        if level == PATH_LEVEL:  # a file named by its path, from the file's folder or above
+            return _named_files(folder, module)
         parts = module.split(".") if module else []
         if level:
             base: str | None = folder
@@ -406,6 +422,23 @@ def _under(base: str, parts: list[str], names: tuple[str, ...], finder: ModuleFi
         else:
             found += [_join(package, f"{name}.py"), _join(package, f"{name}/__init__.py")]
     return found
+
+
+def _named_files(folder: str, named: str) -> list[str]:
+    """The repository files the relative path *named* may be, taken from *folder* and from
+    each folder above it (``os.path.join(os.path.dirname(__file__), "marks.py")`` names the
+    file beside the test; a path from the root names it from there): none that leaves the
+    repository."""
+    if os.path.isabs(named) or not named.endswith(".py"):
+        return []
+    found: list[str] = []
+    while True:
+        path = os.path.normpath(_join(folder, named)).replace(os.sep, "/")
+        if path != ".." and not path.startswith("../"):
+            found.append(path)
+        if not folder:
+            return found
+        folder = _parent(folder)
 
 
 def _parent(path: str) -> str:
