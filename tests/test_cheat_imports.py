@@ -52,6 +52,20 @@ ATTACKS: dict[str, tuple[dict[str, str], str]] = {
         "MOD = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(MOD)\n\n"
         "@pytest.mark.criterion(MOD.PATTERN)",
     ),
+    "a folder a conftest puts on sys.path": (
+        {
+            "tests/conftest.py": "import os, sys\n\nsys.path.insert(0, os.path.join("
+            "os.path.dirname(__file__), '..', 'vendor', 'shared'))\n",
+            "vendor/shared/marks.py": CONSTANT,
+        },
+        "from marks import PATTERN\n\n@pytest.mark.criterion(PATTERN)",
+    ),
+    "a folder the test file puts on sys.path": (
+        {"vendor/shared/marks.py": CONSTANT},
+        "import os, sys\n\nsys.path.append(os.path.join(os.path.dirname(__file__), '..', "
+        "'vendor', 'shared'))\nfrom marks import PATTERN  # noqa: E402\n\n"
+        "@pytest.mark.criterion(PATTERN)",
+    ),
     "the pytest namespace a conftest sets": (
         {"tests/conftest.py": 'import pytest\n\npytest.PATTERN = "step-a/ac-pattern"\n'},
         "@pytest.mark.criterion(pytest.PATTERN)",

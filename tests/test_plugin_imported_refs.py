@@ -25,7 +25,7 @@ from glob_helpers import SETTINGS, pattern_stale, statuses, write
 from plugin_helpers import latest, make_project
 from test_plugin_quoted_refs import OTHER, OTHER_TEXT
 
-from pytest_plangraph.vcs.imports import ModuleFinder
+from pytest_plangraph.vcs.modulefinder import ModuleFinder
 from pytest_plangraph.vcs.quotes import UNREADABLE, CollectValues, quoted_refs, quotes_key
 from pytest_plangraph.vcs.testglob import GlobFiles, collect_digest, collect_key
 

@@ -9,43 +9,43 @@ the modules it imports quote, transitively; this module finds those modules.
 import c, d``, ``from . import x``, ``from .m import y``, with parenthesised and multi-line
 lists, backslash continuations and indented imports (inside a function, a ``try``). A regular
 expression reads them; each ``import`` keyword of the text must belong to a statement it read
-whole, or the text is also parsed (:mod:`ast`) and both lists are taken (a mention in a
-comment or a string may add a module: that only costs staleness). :class:`ModuleFinder` turns a
-statement into the repository files it may load: for an absolute name, from the importing
-file's folder, each folder above it up to the repository root, ``<root>/src``, and each folder
-pytest puts on ``sys.path`` to import a file of the walk (:meth:`ModuleFinder.path_folders`),
-the files ``a/b.py`` and ``a/b/__init__.py``, each parent package's ``__init__.py``, and for
-``from a.b import c`` also ``a/b/c.py`` and ``a/b/c/__init__.py`` (``import *``: every module
-of the package's folder); a relative name from the file's package. A name that finds no file
-(the standard library, an installed package) adds nothing; a relative import that climbs above
-the repository root finds nothing; a file whose real path (links followed) leaves the
-repository is not read but named in :attr:`ModuleFinder.escaped` (it may quote anything).
-Python also loads a module from sourceless bytecode (``marks.pyc`` beside the tests) or an
-extension module (``marks.abi3.so``): those are found too; the caller counts bytecode as a file
-that may quote anything, and reads an extension module as a file that is not Python (each
-reference its bytes mention; the modules it imports are not followed).
+whole, or the text is also parsed (:mod:`ast`) and both lists are taken (a mention in a comment
+or a string may add a module: that only costs staleness). ``ModuleFinder``
+(:mod:`.modulefinder`) turns a statement into the repository files it may load: for an absolute
+name, from the importing file's folder, each folder above it up to the repository root,
+``<root>/src``, and each folder pytest puts on ``sys.path`` to import a file of the walk
+(``ModuleFinder.path_folders``), the files ``a/b.py`` and ``a/b/__init__.py``, each parent
+package's ``__init__.py``, and for ``from a.b import c`` also ``a/b/c.py`` and
+``a/b/c/__init__.py`` (``import *``: every module of the package's folder); a relative name
+from the file's package. A name that finds no file (the standard library, an installed package)
+adds nothing; a relative import that climbs above the repository root finds nothing; a file
+whose real path (links followed) leaves the repository is not read but named in
+``ModuleFinder.escaped`` (it may quote anything). Python also loads a module from sourceless
+bytecode (``marks.pyc`` beside the tests) or an extension module (``marks.abi3.so``): those are
+found too; the caller counts bytecode as a file that may quote anything, and reads an extension
+module as a file that is not Python (each reference its bytes mention; the modules it imports
+are not followed).
 
 A call that imports a module named by a string literal counts as its import
 (``importlib.import_module("marks")``, ``__import__("marks")``,
 ``pytest.importorskip("marks")``), and so does a string literal naming a Python file
 (``runpy.run_path(os.path.join(HERE, "marks.py"))``): the file it names from the importing
-file's folder or any folder above it. Not seen: a module imported by a name built or read at run
-time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
+file's folder or any folder above it. Not seen: a module imported by a name built or read at
+run time (``importlib.import_module(name)``), one found only through a ``sys.path`` entry other
 than the folders above and those of a ``pythonpath`` setting
-(:mod:`~pytest_plangraph.vcs.pythonpath`): a ``sys.path.insert`` in a conftest,
-``PYTHONPATH``, a ``.pth`` file, an import hook's finder.
+(:mod:`~pytest_plangraph.vcs.pythonpath`) when no file read mentions ``sys.path`` (once one
+does, a ``sys.path.insert`` in a conftest: an absolute name is looked for in every folder of
+the repository holding a module of that first name, ``ModuleFinder.wide``), ``PYTHONPATH``, a
+``.pth`` file, an import hook's finder.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 import warnings
-from collections.abc import Iterable
-from importlib.machinery import EXTENSION_SUFFIXES
 
-__all__ = ["Import", "ModuleFinder", "imports_of", "scanned_imports"]
+__all__ = ["PATH_LEVEL", "Import", "imports_of", "scanned_imports"]
 
 Import = tuple[int, str, tuple[str, ...]]
 """One imported name: the relative level (0: absolute), the dotted module (``""`` for ``from
@@ -303,151 +303,3 @@ def scanned_imports(data: bytes, sha: str) -> tuple[Import, ...] | None:
             _SCANNED.clear()
         _SCANNED[sha] = imports_of(data)
     return _SCANNED[sha]
-
-
-class ModuleFinder:
-    """The repository files the imports of a file under *root* may load (see the module
-    docstring); each place looked at on the disk once."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self._real_root = os.path.realpath(root)
-        self.missing: set[str] = set()
-        """The places a module was looked for in vain: one made there later is found."""
-        self.escaped: set[str] = set()
-        """The module files found whose real path leaves the repository: not read."""
-        self._files: dict[str, bool] = {}
-        self._folders: dict[str, bool] = {}
-        self._found: dict[tuple[str, Import, frozenset[str]], tuple[str, ...]] = {}
-
-    def modules(
-        self, path: str, imports: Iterable[Import], folders: frozenset[str] = frozenset()
-    ) -> list[str]:
-        """The repository files the *imports* of the file *path* may load, each once; an
-        absolute name is also looked for in the ``sys.path`` *folders* of the run
-        (:meth:`path_folders`)."""
-        folder = _parent(path)
-        found: dict[str, None] = {}
-        for each in imports:
-            key = (folder, each, folders)
-            if key not in self._found:
-                places = self._candidates(folder, each, folders)
-                self._found[key] = tuple(self._existing(places))
-            found.update(dict.fromkeys(self._found[key]))
-        return list(found)
-
-    def path_folders(self, files: Iterable[str]) -> frozenset[str]:
-        """The folders pytest puts on ``sys.path`` to import *files* (its default
-        ``prepend`` import mode): for each, the first folder above it that holds no
-        ``__init__.py``. A module there may be imported by any file of the run."""
-        found: set[str] = set()
-        for path in files:
-            folder = _parent(path)
-            while folder and self._is_file(_join(folder, "__init__.py")):
-                folder = _parent(folder)
-            found.add(folder)
-        return frozenset(found)
-
-    def _candidates(self, folder: str, each: Import, folders: frozenset[str]) -> list[str]:
-        level, module, names = each
-        if level == PATH_LEVEL:  # a file named by its path, from the file's folder or above
-            return _named_files(folder, module)
-        parts = module.split(".") if module else []
-        if level:
-            base: str | None = folder
-            for _ in range(level - 1):
-                base = None if not base else _parent(base)
-            if base is None:  # above the repository root: nothing here
-                return []
-            return [_join(base, "__init__.py"), *_under(base, parts, names, self)]
-        bases = [folder]
-        while folder:
-            folder = _parent(folder)
-            bases.append(folder)
-        bases += ["src", *sorted(folders)]
-        found: list[str] = []
-        for base in dict.fromkeys(bases):
-            found.extend(_under(base, parts, names, self))
-        return found
-
-    def _existing(self, candidates: list[str]) -> Iterable[str]:
-        """The files there of each module source *candidates* names, of its sourceless
-        bytecode (``m.pyc``) and of its extension modules (``m.abi3.so``): Python may load
-        any."""
-        for source in dict.fromkeys(candidates):
-            stem = source[:-3]
-            for path in (source, f"{stem}.pyc", *(stem + s for s in EXTENSION_SUFFIXES)):
-                if self._is_file(path):
-                    yield path
-                else:
-                    self.missing.add(path)
-
-    def _is_file(self, path: str) -> bool:
-        if path not in self._files:
-            full = os.path.join(self.root, path)
-            there = self._files[path] = os.path.isfile(full)
-            if there and not _inside(os.path.realpath(full), self._real_root):
-                self.escaped.add(path)
-        return self._files[path]
-
-    def is_folder(self, path: str) -> bool:
-        """Whether the repository path *path* is a folder now (asked once)."""
-        if path not in self._folders:
-            self._folders[path] = os.path.isdir(os.path.join(self.root, path) if path else ".")
-        return self._folders[path]
-
-    def listing(self, folder: str) -> list[str]:
-        """The modules of *folder* (sources, bytecode, extensions), for an ``import *`` from
-        its package."""
-        try:
-            names = os.listdir(os.path.join(self.root, folder))
-        except OSError:
-            return []
-        loaded = (".py", ".pyc", *EXTENSION_SUFFIXES)
-        return [_join(folder, name) for name in sorted(names) if name.endswith(loaded)]
-
-
-def _under(base: str, parts: list[str], names: tuple[str, ...], finder: ModuleFinder) -> list[str]:
-    """The files of the module *parts* (dotted) under *base*, each parent package's
-    ``__init__.py``, and the submodules *names* of it."""
-    found: list[str] = []
-    for at in range(1, len(parts) + 1):
-        prefix = _join(base, "/".join(parts[:at]))
-        found += [f"{prefix}.py", f"{prefix}/__init__.py"]
-    package = _join(base, "/".join(parts)) if parts else base
-    for name in names:
-        if name == "*":
-            if finder.is_folder(package):
-                found.extend(finder.listing(package))
-        else:
-            found += [_join(package, f"{name}.py"), _join(package, f"{name}/__init__.py")]
-    return found
-
-
-def _named_files(folder: str, named: str) -> list[str]:
-    """The repository files the relative path *named* may be, taken from *folder* and from
-    each folder above it (``os.path.join(os.path.dirname(__file__), "marks.py")`` names the
-    file beside the test; a path from the root names it from there): none that leaves the
-    repository."""
-    if os.path.isabs(named) or not named.endswith(".py"):
-        return []
-    found: list[str] = []
-    while True:
-        path = os.path.normpath(_join(folder, named)).replace(os.sep, "/")
-        if path != ".." and not path.startswith("../"):
-            found.append(path)
-        if not folder:
-            return found
-        folder = _parent(folder)
-
-
-def _parent(path: str) -> str:
-    return path.rpartition("/")[0]
-
-
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
-
-
-def _inside(real: str, root: str) -> bool:
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)

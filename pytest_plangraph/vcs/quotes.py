@@ -43,7 +43,8 @@ from collections.abc import Iterable, Mapping
 from ..canonical import json_loads
 from ..hashes import sha256_hex
 from ..plan.paths import COLLECT, normalize
-from .imports import Import, ModuleFinder, scanned_imports
+from .imports import Import, scanned_imports
+from .modulefinder import ModuleFinder
 from .pythonpath import PythonPath
 from .testglob import GlobFiles, collect_digest, collect_files, collect_folder, collect_key
 
@@ -264,9 +265,11 @@ class CollectValues:
         self.listed: set[str] = set()
         """The folders the walks listed."""
         self._walks: dict[str, GlobFiles | None] = {}
-        self._quoted: dict[tuple[str, frozenset[str]], frozenset[str] | None] = {}
+        self._quoted: dict[tuple[str, frozenset[str], bool], frozenset[str] | None] = {}
         self._own: dict[str, tuple[frozenset[str], tuple[Import, ...]] | None] = {}
         self._finder = ModuleFinder(root)
+        self._widening: set[str] = set()
+        """The files read that mention ``sys.path`` (:attr:`ModuleFinder.wide`)."""
         self._configured = PythonPath(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
@@ -300,16 +303,23 @@ class CollectValues:
             folders = self._finder.path_folders(found.files) | self._configured.folders(
                 "" if start == "." else start
             )
-            shared = self._conftest_refs(base, found.files, folders)
-            for path in found.files:  # once per file a walk lists: kept flat
-                refs = None if shared is None else self._refs(path, folders)
-                if shared is None or refs is None:
-                    unreadable.append(f"{path}\0")
-                    continue
-                for ref in refs:
-                    by_ref.setdefault(ref, []).append(path)
-                for ref in shared - refs:  # it may read the reference a conftest put: its bytes
-                    by_ref.setdefault(ref, []).append(f"{path}\0{self.read.get(path)}")
+            self._finder.wide = False
+            for _ in range(2):  # again, wide, when a file read mentions sys.path
+                wide = self._finder.wide
+                by_ref.clear()
+                unreadable.clear()
+                shared = self._conftest_refs(base, found.files, folders)
+                for path in found.files:  # once per file a walk lists: kept flat
+                    refs = None if shared is None else self._refs(path, folders)
+                    if shared is None or refs is None:
+                        unreadable.append(f"{path}\0")
+                        continue
+                    for ref in refs:
+                        by_ref.setdefault(ref, []).append(path)
+                    for ref in shared - refs:  # it may read what a conftest put: its bytes
+                        by_ref.setdefault(ref, []).append(f"{path}\0{self.read.get(path)}")
+                if self._finder.wide == wide:
+                    break
             self._by_ref[base] = (by_ref, unreadable)
             for missing in self._finder.missing:  # where a module imported may appear
                 self.read.setdefault(missing, None)
@@ -348,7 +358,7 @@ class CollectValues:
         """What the file *path* quotes, with what each repository module it imports quotes,
         transitively, the modules looked for in the ``sys.path`` *folders* of its walk too
         (None: it, or one of them, may quote anything)."""
-        key = (path, folders)
+        key = (path, folders, self._finder.wide)
         if key not in self._quoted:
             self._quoted[key] = self._closure(path, folders)
         return self._quoted[key]
@@ -390,9 +400,12 @@ class CollectValues:
                 self._own[path] = None
                 return None
             sha = self.read[path] = sha256_hex(data)
+            if b"sys.path" in data:  # it may put any folder on the path
+                self._widening.add(path)
             refs = _refs_of(data, sha, python)
             imports = scanned_imports(data, sha) if python else ()
             self._own[path] = None if refs is None or imports is None else (refs, imports)
+        self._finder.wide |= path in self._widening
         return self._own[path]
 
 
