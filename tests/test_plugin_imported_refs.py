@@ -171,20 +171,30 @@ def test_the_kept_status_is_not_answered_when_an_imported_module_changes(
     back: its ctime still moved), the same answer as with the caches deleted."""
     files = {"tests/marks.py": "import pytest\n\nmark_login = pytest.mark.skip('later')\n"}
     root = recorded(pytester, files, "from marks import mark_login\n\n@mark_login" + BROKEN)
+    kept = _kept_then_stale(root, derived, [root / "tests"], "tests/marks.py", "tests/marks.py")
+    shutil.rmtree(root / ".plangraph/cache")
+    assert statuses(root) == kept
+
+
+def _kept_then_stale(
+    root: Path, derived: list[str], folders: list[Path], written: str, aged_again: str
+) -> list[str]:
+    """The statuses after *written* is given :data:`MARKER`: *folders* and the test files
+    made old enough for their stat to be trusted, status answered from the kept answer, then
+    *written* written (*aged_again* set back to the old mtime) and status derived again, stale."""
     aged = os.stat(root / "tests").st_mtime_ns - 10_000_000_000
-    for path in (root / "tests", *(root / "tests").glob("*.py")):
-        os.utime(path, ns=(aged, aged))  # old enough for their stat to be trusted
+    for path in (*folders, *(root / "tests").glob("*.py")):
+        os.utime(path, ns=(aged, aged))
     statuses(root)
     before = len(derived)
     assert statuses(root)[0] == "completed"
     assert len(derived) == before  # answered from the kept status
-    write(root, "tests/marks.py", MARKER)
-    os.utime(root / "tests/marks.py", ns=(aged, aged))
+    write(root, written, MARKER)
+    os.utime(root / aged_again, ns=(aged, aged))
     kept = statuses(root)
     assert kept[0] == "stale"
     assert len(derived) == before + 1  # derived again, not kept
-    shutil.rmtree(root / ".plangraph/cache")
-    assert statuses(root) == kept
+    return kept
 
 
 OPTIONAL = """
@@ -208,18 +218,7 @@ def test_the_kept_status_is_not_answered_when_a_module_appears_where_none_was(
     ``src/``'s mtime set back) is read by the next status."""
     ini = {"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src\n"}
     root = recorded(pytester, ini, OPTIONAL)
-    aged = os.stat(root / "tests").st_mtime_ns - 10_000_000_000
-    for path in (root / "tests", root / "src", *(root / "tests").glob("*.py")):
-        os.utime(path, ns=(aged, aged))  # old enough for their stat to be trusted
-    statuses(root)
-    before = len(derived)
-    assert statuses(root)[0] == "completed"
-    assert len(derived) == before  # answered from the kept status
-    write(root, "src/marks.py", MARKER)
-    os.utime(root / "src", ns=(aged, aged))
-    kept = statuses(root)
-    assert kept[0] == "stale"
-    assert len(derived) == before + 1  # derived again, not kept
+    kept = _kept_then_stale(root, derived, [root / "tests", root / "src"], "src/marks.py", "src")
     pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
     shutil.rmtree(root / ".plangraph/cache")
     assert statuses(root) == kept
