@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from cache_helpers import as_tester
 from glob_helpers import pattern_stale, write
-from test_plugin_imported_refs import BROKEN, CONSTANT, recorded
+from test_plugin_imported_refs import CONSTANT, marked_and_broken, recorded
 from test_plugin_quoted_refs import OTHER, OTHER_TEXT
 
 from pytest_plangraph.vcs.imports import imports_of
@@ -89,10 +89,7 @@ def test_a_failing_test_marked_through_a_name_from_elsewhere_stales_its_criterio
     pytester: pytest.Pytester, attack: str
 ) -> None:
     files, marking = ATTACKS[attack]
-    root = recorded(pytester, files)
-    write(root, OTHER, f"import pytest\n{marking}\n{BROKEN.lstrip()}\n{OTHER_TEXT}")
-    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
-    pattern_stale(root)
+    marked_and_broken(pytester, files, marking)
 
 
 @pytest.mark.parametrize(

@@ -88,17 +88,27 @@ def recorded(pytester: pytest.Pytester, files: dict[str, str], more: str = "", *
     return root
 
 
+def marked_and_broken(
+    pytester: pytest.Pytester, files: dict[str, str], marking: str
+) -> tuple[Path, str]:
+    """The project recorded complete with *files*, then :data:`OTHER` given a failing test
+    that *marking* marks (checked failing without the plug-in), and ``ac-pattern`` checked
+    stale; the project and the test file's new text."""
+    root = recorded(pytester, files)
+    text = f"import pytest\n{marking}\n{BROKEN.lstrip()}\n" + OTHER_TEXT
+    write(root, OTHER, text)
+    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
+    pattern_stale(root)
+    return root, text
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_a_failing_test_marked_through_an_imported_module_stales_its_criterion(
     pytester: pytest.Pytester, form: str
 ) -> None:
     files, marking = FORMS[form]
-    root = recorded(pytester, files)
-    text = f"import pytest\n{marking}\n{BROKEN.lstrip()}\n" + OTHER_TEXT
+    root, text = marked_and_broken(pytester, files, marking)
     assert REF not in quoted_refs(text)  # the test file's own text quotes nothing
-    write(root, OTHER, text)
-    pytester.runpytest("-p", "no:plangraph").assert_outcomes(passed=4, failed=1)
-    pattern_stale(root)
     assert pytester.runpytest("--plangraph").parseoutcomes()["failed"] == 1
     assert latest(root)[REF].outcome == "failed"  # the run of the marked test judges it
 
