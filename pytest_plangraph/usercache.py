@@ -43,7 +43,7 @@ def read(kind: str) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(_read_regular(path))
+        data = json.loads(read_regular(path))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -71,12 +71,12 @@ def keep(kind: str, key: str, answer: Any, kept: dict[str, Any] | None = None) -
             os.unlink(partial)
 
 
-def _read_regular(path: str) -> bytes:
+def read_regular(path: str, limit: int = MAX_BYTES) -> bytes:
     """The bytes of the regular file at *path*; OSError for anything else (a FIFO put in its
-    place is not waited for) or a file over :data:`MAX_BYTES`."""
+    place is not waited for) or a file over *limit* bytes."""
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with open(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             raise OSError(f"{path} is not a cache file")
-        return handle.read(MAX_BYTES + 1)
+        return handle.read(limit + 1)

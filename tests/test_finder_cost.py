@@ -62,8 +62,8 @@ def test_the_answers_are_those_of_resolving_each_file(tmp_path: Path) -> None:
     installed, names = _tree(tmp_path)
     finder = ProjectFinder(installed)
     expected = [_whole(name, installed) for name in names]
-    assert [finder._in_project(name) for name in names] == expected
-    assert [finder._in_project(name) for name in names] == expected  # from the kept ones
+    assert [finder.in_project(name) for name in names] == expected
+    assert [finder.in_project(name) for name in names] == expected  # from the kept ones
     assert expected.count(False) >= 6 and expected.count(True) >= 6  # both answers tried
     assert not expected[names.index(str(tmp_path / "repo" / "into_venv.py"))]
     assert expected[names.index(str(tmp_path / "venv" / "lib" / "out.py"))]
@@ -77,11 +77,11 @@ def test_each_directory_is_resolved_once(tmp_path: Path) -> None:
         (package / f"m{n}.py").write_text("x = 1\n")
         names.append(str(package / f"m{n}.py"))
     finder = ProjectFinder([tmp_path / "venv"])
-    assert all(finder._in_project(name) for name in names)
+    assert all(finder.in_project(name) for name in names)
     assert finder.resolutions == 1
     (package / "link.py").symlink_to(package / "m0.py")  # a link is resolved whole, each time
-    assert finder._in_project(str(package / "link.py"))
-    assert finder._in_project(str(package / "link.py"))
+    assert finder.in_project(str(package / "link.py"))
+    assert finder.in_project(str(package / "link.py"))
     assert finder.resolutions == 3
 
 
@@ -96,9 +96,9 @@ def test_a_session_resolves_each_directory_once(pytester: pytest.Pytester) -> No
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
             made.append(self)
 
-        def _in_project(self, origin: str) -> bool:
+        def in_project(self, origin: str) -> bool:
             asked.append(origin)
-            return super()._in_project(origin)
+            return super().in_project(origin)
 
     pytester.makefile(".yaml", plangraph="plangraph: 1\nplan: p\nnodes:\n  - id: a\n")
     pytester.mkpydir("pkg")

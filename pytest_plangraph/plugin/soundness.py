@@ -44,11 +44,14 @@ import tempfile
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..values import dataclass, field
+
+if TYPE_CHECKING:
+    from .rewritten import RewriteCache
 
 ASSERTS_DISABLED = "ASSERTS_DISABLED"
 """No pass: the interpreter strips ``assert`` statements (``-O``, ``PYTHONOPTIMIZE``)."""
@@ -123,11 +126,11 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
             return None
         origin = spec.origin
         standard = type(spec.loader) is importlib.machinery.SourceFileLoader
-        if standard and origin and self._in_project(origin):
+        if standard and origin and self.in_project(origin):
             spec.loader = CheckedSourceLoader(fullname, origin)
         return spec
 
-    def _in_project(self, origin: str) -> bool:
+    def in_project(self, origin: str) -> bool:
         """True unless *origin* resolves into an installed directory. A regular file is placed
         by its directory, resolved once per directory (a module import costs one ``lstat``); a
         file that is itself a symbolic link, or a relative name, is resolved whole."""
@@ -154,6 +157,9 @@ class BytecodeGuard:
     directory: Path | None = None
     """The private bytecode cache, with a pytest whose rewriter trusts size and mtime."""
     previous: str | None = None
+    rewritten: RewriteCache | None = None
+    """pytest's rewritten test modules kept between runs (a pytest whose rewriter checks the
+    source's hash), installed by :meth:`secure`."""
     early: dict[str, str] = field(default_factory=dict)
     """Module name → source file of every module imported before the guard."""
     stale: list[str] | None = None
@@ -193,14 +199,26 @@ class BytecodeGuard:
 
         installed = self.finder.installed
         self.check(config, RepositoryFiles(root, installed))
+        cache = None
+        if self.directory is None:  # the rewriter checks hashes: its files may be kept
+            from .rewritten import RewriteCache
+
+            cache = RewriteCache.open(root, self.finder.in_project)
         if purge:
-            purge_bytecode(root, installed)
+            purge_bytecode(root, installed, keep=cache.authentic if cache else None)
+            if cache is not None:
+                cache.save()  # before any xdist worker starts, so none reads a false entry
+        if cache is not None and cache.install():
+            self.rewritten = cache
 
     def remove(self) -> None:
         """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
         the private directory, when there is one."""
         if self.finder in sys.meta_path:
             sys.meta_path.remove(self.finder)
+        if self.rewritten is not None:
+            self.rewritten.uninstall()
+            self.rewritten = None
         if self.directory is not None:
             if sys.pycache_prefix == str(self.directory):
                 sys.pycache_prefix = self.previous
@@ -229,11 +247,15 @@ class BytecodeGuard:
         return sorted(found)
 
 
-def purge_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
+def purge_bytecode(
+    root: Path, installed: Sequence[Path], *, keep: Callable[[Path], bool] | None = None
+) -> list[str]:
     """Delete every cached bytecode file (``__pycache__/*.pyc``, pytest's rewritten modules
-    included) of the repository under *root*, and return them (relative to *root*). Any of
-    them may have been planted: a checked-hash file carries the hash of the current source
-    but can hold other code, and pytest and plain Python both take it. Directories of the
+    included) of the repository under *root* but those *keep* vouches for, and return them
+    (relative to *root*). Any of them may have been planted: a checked-hash file carries the
+    hash of the current source but can hold other code, and pytest and plain Python both take
+    it (*keep*: :meth:`~.rewritten.RewriteCache.authentic`, which vouches only for a file this
+    product saw pytest write from the current source). Directories of the
     installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
     hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
     not there."""
@@ -251,7 +273,7 @@ def purge_bytecode(root: Path, installed: Sequence[Path]) -> list[str]:
         if here.name != "__pycache__":
             continue
         for name in files:
-            if name.endswith(".pyc"):
+            if name.endswith(".pyc") and not (keep is not None and keep(here / name)):
                 with contextlib.suppress(OSError):
                     (here / name).unlink()
                     purged.append((here / name).relative_to(root).as_posix())
