@@ -19,7 +19,10 @@ tests say:
   instead, which always compiles the source. Then, before the first conftest is read, every
   ``.pyc`` of the repository is deleted (:func:`purge_bytecode`): pytest's cache of rewritten
   test modules and conftest files, and what processes the tests start would read, hold nothing
-  older than this run. With an older pytest, whose rewriter trusts size and mtime even within
+  older than this run — but the rewritten files this product vouched for
+  (:mod:`~pytest_plangraph.plugin.rewritten`: written by pytest, in an earlier run, from exactly
+  the current source), which pytest then reads through a reader that checks them again. With
+  an older pytest, whose rewriter trusts size and mtime even within
   the run, the guard also points ``sys.pycache_prefix`` at a private, empty directory. Modules
   imported before the guard (a ``-p`` plugin, ``PYTEST_PLUGINS``, an installed entry point) are
   compared with a compilation of their current source; one that differs makes the run record no
