@@ -204,9 +204,10 @@ class BytecodeGuard:
         self.check(config, RepositoryFiles(root, installed))
         cache = None
         if self.directory is None:  # the rewriter checks hashes: its files may be kept
-            from .rewritten import RewriteCache
+            from .rewritten import RewriteCache, counts
 
-            cache = RewriteCache.open(root, self.finder.in_project)
+            # with keys configured, none is: an earlier run's code could have vouched for any
+            cache = RewriteCache.open(root, self.finder.in_project) if counts() else None
         if purge:
             purge_bytecode(root, installed, keep=cache.authentic if cache else None)
             if cache is not None:

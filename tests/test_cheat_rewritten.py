@@ -1,0 +1,102 @@
+"""Attacks on the rewritten test modules kept between ``--plangraph`` runs that go through an
+earlier run: code of the repository that ran in it (a ``conftest.py`` gone by the next run)
+either makes pytest compile other code than the source it read, or writes entries of its own
+with this user's salt, which any process of the recording user can read. The next run would
+take those files as vouched for, so with keys configured no rewritten file is kept.
+
+Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
+login broken so that any password gets a token (the test of the 401 answer catches it), and run
+through real pytest processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from plugin_helpers import break_login, jwt_project, latest
+
+INVALID = "step-token-endpoint/ac-invalid-401"
+
+HOLLOWING_CONFTEST = """
+import ast
+from _pytest.assertion import rewrite
+
+_rewrite_asserts = rewrite.rewrite_asserts
+
+
+def _hollow(mod, *args, **kwargs):
+    for node in ast.walk(mod):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [
+                    ast.copy_location(ast.Pass(), v) if isinstance(v, ast.Assert) else v
+                    for v in value
+                ]
+    return _rewrite_asserts(mod, *args, **kwargs)
+
+
+rewrite.rewrite_asserts = _hollow
+"""
+"""A conftest that makes pytest compile every later test module with its asserts gone."""
+
+FORGING_CONFTEST = """
+import atexit
+import hashlib
+import importlib.util
+import marshal
+import os
+from pathlib import Path
+
+from pytest_plangraph.plugin import rewritten
+
+TEST = Path(__file__).parent / "test_login.py"
+
+
+def _forge():
+    # once the run has ended: a pyc of the test module with its asserts gone, and an entry
+    # for it made with the salt this process can read
+    pyc = next((TEST.parent / "__pycache__").glob("test_login.*-pytest-*.pyc"))
+    source = TEST.read_bytes()
+    code = compile(source.decode().replace("assert ", "pass  # "), str(TEST), "exec")
+    flags = (0b11).to_bytes(4, "little")
+    data = importlib.util.MAGIC_NUMBER + flags + importlib.util.source_hash(source)
+    pyc.write_bytes(data + marshal.dumps(code))
+    data = pyc.read_bytes()
+    cache = rewritten.RewriteCache.open(Path(os.path.abspath(TEST.parents[1])), bool)
+    sha = [hashlib.sha256(source).hexdigest(), hashlib.sha256(data).hexdigest()]
+    mac = rewritten._mac(cache.key, str(pyc), str(TEST), *sha)
+    cache.written[str(pyc)] = rewritten.Entry(str(TEST), *sha, mac)
+    cache.save()
+
+
+atexit.register(_forge)
+"""
+"""A conftest that plants a pyc of the test module with its asserts gone once the run has ended,
+and writes the entry that vouches for it with this user's salt."""
+
+
+@pytest.fixture(autouse=True)
+def _bytecode_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # a user's shell neither forbids writing bytecode nor redirects it; the user's cache is
+    # this test's own, and evidence is signed as where the gate trusts only signed evidence
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "recording-key")
+
+
+@pytest.mark.parametrize(
+    "earlier", [HOLLOWING_CONFTEST, FORGING_CONFTEST], ids=["rewriter-hollowed", "entry-forged"]
+)
+def test_code_that_ran_in_an_earlier_run_vouches_for_no_file_a_later_run_takes(
+    pytester: pytest.Pytester, earlier: str
+) -> None:
+    root = jwt_project(pytester)
+    conftest = root / "tests" / "conftest.py"
+    conftest.write_text(earlier, encoding="utf-8")
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    conftest.unlink()
+    break_login(root)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert latest(root)[INVALID].outcome == "failed"
