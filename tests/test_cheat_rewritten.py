@@ -1,8 +1,12 @@
-"""Attacks on the rewritten test modules kept between ``--plangraph`` runs that go through an
-earlier run: code of the repository that ran in it (a ``conftest.py`` gone by the next run)
-either makes pytest compile other code than the source it read, or writes entries of its own
-with this user's salt, which any process of the recording user can read. The next run would
-take those files as vouched for, so with keys configured no rewritten file is kept.
+"""Attacks on the bytecode the purge keeps before a ``--plangraph`` run.
+
+* The rewritten test modules kept between runs, through an earlier run: code of the repository
+  that ran in it (a ``conftest.py`` gone by the next run) either makes pytest compile other code
+  than the source it read, or writes entries of its own with this user's salt, which any
+  process of the recording user can read. The next run would take those files as vouched for,
+  so with keys configured no rewritten file is kept.
+* A ``pyvenv.cfg`` dropped beside a module under test, so that the purge took its folder for a
+  virtual environment and left the stale bytecode a process the tests start would run.
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -11,6 +15,8 @@ through real pytest processes.
 
 from __future__ import annotations
 
+import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -100,3 +106,51 @@ def test_code_that_ran_in_an_earlier_run_vouches_for_no_file_a_later_run_takes(
     break_login(root)
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
+
+
+SUBPROCESS_TESTS = """
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+
+def answer(password):
+    code = f"from src.auth.login import login; print(login('alice', {password!r})[0])"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_login_success():
+    assert answer("alice123") == "200"
+
+
+@pytest.mark.criterion("step-token-endpoint/ac-invalid-401")
+def test_login_wrong_password():
+    assert answer("wrong") == "401"
+"""
+"""The sample's tests, made through a process each test starts: nothing imports the login
+module in the run's own interpreter."""
+
+
+def test_a_pyvenv_cfg_beside_the_code_does_not_keep_its_stale_bytecode(
+    pytester: pytest.Pytester,
+) -> None:
+    root = jwt_project(pytester)
+    (root / "tests" / "test_login.py").write_text(SUBPROCESS_TESTS, encoding="utf-8")
+    # a real virtual environment in the repository is still passed over
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root / "env")
+    lib = root / "env" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    kept = lib / "site-packages" / "__pycache__" / "tool.pyc"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"not this run's")
+    # the good module's bytecode left under the broken one's size and mtime, in a folder that
+    # a pyvenv.cfg (untracked, as __pycache__ is) makes look like an environment
+    break_login(root, unnoticed=True)
+    (root / "src" / "auth" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert latest(root)[INVALID].outcome == "failed"
+    assert kept.read_bytes() == b"not this run's"

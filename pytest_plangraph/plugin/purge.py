@@ -1,0 +1,72 @@
+"""Deleting the repository's cached bytecode before a ``pytest --plangraph`` run reads any of
+it (:class:`~.soundness.BytecodeGuard`): pytest and the processes the tests start then find no
+``.pyc`` older than the run but the rewritten test modules this product vouched for."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def purge_bytecode(
+    root: Path, installed: Sequence[Path], *, keep: Callable[[Path], bool] | None = None
+) -> list[str]:
+    """Delete every cached bytecode file (``__pycache__/*.pyc``, pytest's rewritten modules
+    included) of the repository under *root* but those *keep* vouches for, and return them
+    (relative to *root*). Any of them may have been planted: a checked-hash file carries the
+    hash of the current source but can hold other code, and pytest and plain Python both take
+    it (*keep*: :meth:`~.rewritten.RewriteCache.authentic`, which vouches only for a file this
+    product saw pytest write from the current source). Directories of the
+    installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
+    hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
+    not there. A folder is taken for a virtual environment only when it looks like nothing
+    else (:func:`_environment`)."""
+    purged: list[str] = []
+    for directory, subdirectories, files in os.walk(root):
+        here = Path(directory)
+        subdirectories[:] = [
+            name
+            for name in subdirectories
+            if name != "node_modules"
+            and not name.startswith(".")
+            and not _environment(here / name)
+            and not any((here / name).resolve() == d for d in installed)
+        ]
+        if here.name != "__pycache__":
+            continue
+        for name in files:
+            if name.endswith(".pyc") and not (keep is not None and keep(here / name)):
+                with contextlib.suppress(OSError):
+                    (here / name).unlink()
+                    purged.append((here / name).relative_to(root).as_posix())
+    return purged
+
+
+ENVIRONMENT_ENTRIES = frozenset(
+    {"pyvenv.cfg", "bin", "Scripts", "include", "Include", "lib", "lib64", "Lib", "share"}
+    | {"etc", "man", "CACHEDIR.TAG"}
+)
+"""What the top folder of a virtual environment holds (besides hidden entries)."""
+
+
+def _environment(folder: Path) -> bool:
+    """True when *folder* is a virtual environment the purge may pass over: it holds a
+    ``pyvenv.cfg`` and nothing but what an environment's top folder holds, and its ``lib``
+    folders hold interpreters' folders only. A ``pyvenv.cfg`` dropped beside the project's
+    modules (or above them) does not hide their bytecode from the purge."""
+    try:
+        names = os.listdir(folder)
+        if "pyvenv.cfg" not in names:
+            return False
+        if any(not n.startswith(".") and n not in ENVIRONMENT_ENTRIES for n in names):
+            return False
+        for lib in ("lib", "lib64", "Lib"):
+            if lib in names and (folder / lib).is_dir():
+                inside = os.listdir(folder / lib)
+                if any(not n.startswith(("python", "pypy", "site-packages")) for n in inside):
+                    return False
+    except OSError:
+        return False
+    return True
