@@ -5,8 +5,9 @@
   than the source it read, or writes entries of its own with this user's salt, which any
   process of the recording user can read. The next run would take those files as vouched for,
   so with keys configured no rewritten file is kept.
-* A ``pyvenv.cfg`` dropped beside a module under test, so that the purge took its folder for a
-  virtual environment and left the stale bytecode a process the tests start would run.
+* Stale bytecode of a module under test hidden from the purge, which left it for a process the
+  tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
+  virtual environment), or its ``__pycache__`` a link to a folder elsewhere (not walked).
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,8 +138,22 @@ def test_login_wrong_password():
 module in the run's own interpreter."""
 
 
-def test_a_pyvenv_cfg_beside_the_code_does_not_keep_its_stale_bytecode(
-    pytester: pytest.Pytester,
+def hide_with_pyvenv_cfg(root: Path, tmp_path: Path) -> None:
+    """An untracked pyvenv.cfg (as __pycache__ is) makes the module's folder look like an
+    environment."""
+    (root / "src" / "auth" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+
+
+def hide_behind_a_link(root: Path, tmp_path: Path) -> None:
+    """The module's __pycache__ is a link to a folder outside the repository."""
+    folder = root / "src" / "auth" / "__pycache__"
+    folder.rename(tmp_path / "elsewhere")
+    folder.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+
+
+@pytest.mark.parametrize("hide", [hide_with_pyvenv_cfg, hide_behind_a_link])
+def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(
+    pytester: pytest.Pytester, tmp_path: Path, hide: Callable[[Path, Path], None]
 ) -> None:
     root = jwt_project(pytester)
     (root / "tests" / "test_login.py").write_text(SUBPROCESS_TESTS, encoding="utf-8")
@@ -147,10 +163,9 @@ def test_a_pyvenv_cfg_beside_the_code_does_not_keep_its_stale_bytecode(
     kept = lib / "site-packages" / "__pycache__" / "tool.pyc"
     kept.parent.mkdir(parents=True)
     kept.write_bytes(b"not this run's")
-    # the good module's bytecode left under the broken one's size and mtime, in a folder that
-    # a pyvenv.cfg (untracked, as __pycache__ is) makes look like an environment
+    # the good module's bytecode left under the broken one's size and mtime, hidden
     break_login(root, unnoticed=True)
-    (root / "src" / "auth" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    hide(root, tmp_path)
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
     assert kept.read_bytes() == b"not this run's"

@@ -22,10 +22,16 @@ def purge_bytecode(
     installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
     hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
     not there. A folder is taken for a virtual environment only when it looks like nothing
-    else (:func:`_environment`)."""
+    else (:func:`_environment`). A ``__pycache__`` that is a symbolic link is deleted (the
+    link, not what it leads to): the bytecode behind it would otherwise be read unchecked."""
     purged: list[str] = []
     for directory, subdirectories, files in os.walk(root):
         here = Path(directory)
+        if "__pycache__" in subdirectories and os.path.islink(here / "__pycache__"):
+            # a link is not walked: what it leads to would stay, so the link goes
+            with contextlib.suppress(OSError):
+                (here / "__pycache__").unlink()
+                purged.append((here / "__pycache__").relative_to(root).as_posix())
         subdirectories[:] = [
             name
             for name in subdirectories
