@@ -7,7 +7,8 @@
   so with keys configured no rewritten file is kept.
 * Stale bytecode of a module under test hidden from the purge, which left it for a process the
   tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
-  virtual environment), or its ``__pycache__`` a link to a folder elsewhere (not walked).
+  virtual environment), its ``__pycache__`` a link to a folder elsewhere (not walked), or the
+  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at).
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -138,22 +139,37 @@ def test_login_wrong_password():
 module in the run's own interpreter."""
 
 
-def hide_with_pyvenv_cfg(root: Path, tmp_path: Path) -> None:
+def hide_with_pyvenv_cfg(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An untracked pyvenv.cfg (as __pycache__ is) makes the module's folder look like an
     environment."""
     (root / "src" / "auth" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
 
 
-def hide_behind_a_link(root: Path, tmp_path: Path) -> None:
+def hide_behind_a_link(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The module's __pycache__ is a link to a folder outside the repository."""
     folder = root / "src" / "auth" / "__pycache__"
     folder.rename(tmp_path / "elsewhere")
     folder.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
 
 
-@pytest.mark.parametrize("hide", [hide_with_pyvenv_cfg, hide_behind_a_link])
+def hide_under_the_prefix(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user keeps bytecode in a tree of its own (PYTHONPYCACHEPREFIX), which the module's
+    bytecode is moved to."""
+    prefix = tmp_path / "bytecode"
+    folder = root / "src" / "auth"
+    target = Path(prefix, *folder.parts[1:])
+    target.mkdir(parents=True)
+    for pyc in (folder / "__pycache__").glob("login.*.pyc"):
+        pyc.rename(target / pyc.name)
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
+
+
+@pytest.mark.parametrize("hide", [hide_with_pyvenv_cfg, hide_behind_a_link, hide_under_the_prefix])
 def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(
-    pytester: pytest.Pytester, tmp_path: Path, hide: Callable[[Path, Path], None]
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hide: Callable[[Path, Path, pytest.MonkeyPatch], None],
 ) -> None:
     root = jwt_project(pytester)
     (root / "tests" / "test_login.py").write_text(SUBPROCESS_TESTS, encoding="utf-8")
@@ -165,7 +181,7 @@ def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(
     kept.write_bytes(b"not this run's")
     # the good module's bytecode left under the broken one's size and mtime, hidden
     break_login(root, unnoticed=True)
-    hide(root, tmp_path)
+    hide(root, tmp_path, monkeypatch)
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
     assert kept.read_bytes() == b"not this run's"

@@ -11,7 +11,11 @@ from pathlib import Path
 
 
 def purge_bytecode(
-    root: Path, installed: Sequence[Path], *, keep: Callable[[Path], bool] | None = None
+    root: Path,
+    installed: Sequence[Path],
+    *,
+    keep: Callable[[Path], bool] | None = None,
+    prefix: str | None = None,
 ) -> list[str]:
     """Delete every cached bytecode file (``__pycache__/*.pyc``, pytest's rewritten modules
     included) of the repository under *root* but those *keep* vouches for, and return them
@@ -23,8 +27,20 @@ def purge_bytecode(
     hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
     not there. A folder is taken for a virtual environment only when it looks like nothing
     else (:func:`_environment`). A ``__pycache__`` that is a symbolic link is deleted (the
-    link, not what it leads to): the bytecode behind it would otherwise be read unchecked."""
+    link, not what it leads to): the bytecode behind it would otherwise be read unchecked.
+    *prefix*: the user's ``PYTHONPYCACHEPREFIX``, under which Python keeps the repository's
+    bytecode in a tree of its own; its ``.pyc`` files under the repository's path are
+    deleted too."""
     purged: list[str] = []
+    if prefix:
+        mirror = Path(os.path.abspath(prefix), *root.parts[1:])
+        for directory, _, files in os.walk(mirror):
+            for name in files:
+                path = Path(directory) / name
+                if name.endswith(".pyc") and not (keep is not None and keep(path)):
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+                        purged.append(path.relative_to(mirror).as_posix())
     for directory, subdirectories, files in os.walk(root):
         here = Path(directory)
         if "__pycache__" in subdirectories and os.path.islink(here / "__pycache__"):

@@ -210,7 +210,8 @@ class BytecodeGuard:
         if purge:
             from .purge import purge_bytecode
 
-            purge_bytecode(root, installed, keep=cache.authentic if cache else None)
+            keep = cache.authentic if cache else None
+            purge_bytecode(root, installed, keep=keep, prefix=self.previous)
             if cache is not None:
                 cache.save()  # before any xdist worker starts, so none reads a false entry
         if cache is not None and cache.install():
