@@ -78,10 +78,10 @@ def _environment(folder: Path) -> bool:
     ``pyvenv.cfg`` and nothing but what an environment's top folder holds, and its ``lib``
     folders hold interpreters' folders only. A ``pyvenv.cfg`` dropped beside the project's
     modules (or above them) does not hide their bytecode from the purge."""
+    if not os.path.exists(folder / "pyvenv.cfg"):  # one stat for any other folder
+        return False
     try:
         names = os.listdir(folder)
-        if "pyvenv.cfg" not in names:
-            return False
         if any(not n.startswith(".") and n not in ENVIRONMENT_ENTRIES for n in names):
             return False
         for lib in ("lib", "lib64", "Lib"):
