@@ -8,7 +8,8 @@
 * Stale bytecode of a module under test hidden from the purge, which left it for a process the
   tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
   virtual environment), its ``__pycache__`` a link to a folder elsewhere (not walked), or the
-  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at).
+  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), or a hidden folder of the project's
+  (not walked).
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -17,12 +18,16 @@ through real pytest processes.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import py_compile
 import sys
 import venv
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import git
 from plugin_helpers import break_login, jwt_project, latest
 
 INVALID = "step-token-endpoint/ac-invalid-401"
@@ -185,3 +190,45 @@ def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
     assert kept.read_bytes() == b"not this run's"
+
+
+TOOL_TEST = """
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+CODE = "import sys; sys.path.insert(0, '.tools'); from answer import answer; print(answer('x'))"
+
+
+@pytest.mark.criterion("step-token-endpoint/ac-invalid-401")
+def test_the_tool_refuses_a_wrong_password():
+    done = subprocess.run([sys.executable, "-c", CODE], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.strip() == "401"
+"""
+
+
+def test_stale_bytecode_in_a_hidden_folder_of_the_project_is_purged(
+    pytester: pytest.Pytester,
+) -> None:
+    root = jwt_project(pytester)
+    tool = root / ".tools" / "answer.py"
+    tool.parent.mkdir()
+    tool.write_text('def answer(password):\n    return 401 if password != "a" else 200\n', "utf-8")
+    (root / "tests" / "test_tool.py").write_text(TOOL_TEST, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a tool the tests run")
+    # its good bytecode left under the broken source's size and mtime
+    before = tool.stat()
+    py_compile.compile(
+        str(tool),
+        cfile=importlib.util.cache_from_source(str(tool)),
+        doraise=True,
+        invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP,
+    )
+    tool.write_text(tool.read_text(encoding="utf-8").replace("!=", "=="), encoding="utf-8")
+    os.utime(tool, ns=(before.st_atime_ns, before.st_mtime_ns))
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3, failed=1)
+    assert latest(root)[INVALID].outcome == "failed"

@@ -23,11 +23,13 @@ def purge_bytecode(
     hash of the current source but can hold other code, and pytest and plain Python both take
     it (*keep*: :meth:`~.rewritten.RewriteCache.authentic`, which vouches only for a file this
     product saw pytest write from the current source). Directories of the
-    installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
-    hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
-    not there. A folder is taken for a virtual environment only when it looks like nothing
-    else (:func:`_environment`). A ``__pycache__`` that is a symbolic link is deleted (the
-    link, not what it leads to): the bytecode behind it would otherwise be read unchecked.
+    installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and the
+    folders of version control and of tools' caches (:data:`NOT_WALKED`) are left alone: the
+    project's code is not there. Other hidden folders are walked: a tracked ``.tools/x.py`` a
+    test runs is the project's code. A folder is taken for a virtual environment only when it
+    looks like nothing else (:func:`_environment`). A ``__pycache__`` that is a symbolic link
+    is deleted (the link, not what it leads to): the bytecode behind it would otherwise be read
+    unchecked.
     *prefix*: the user's ``PYTHONPYCACHEPREFIX``, under which Python keeps the repository's
     bytecode in a tree of its own; its ``.pyc`` files under the repository's path are
     deleted too."""
@@ -51,8 +53,7 @@ def purge_bytecode(
         subdirectories[:] = [
             name
             for name in subdirectories
-            if name != "node_modules"
-            and not name.startswith(".")
+            if name not in NOT_WALKED
             and not _environment(here / name)
             and not any((here / name).resolve() == d for d in installed)
         ]
@@ -65,6 +66,12 @@ def purge_bytecode(
                     purged.append((here / name).relative_to(root).as_posix())
     return purged
 
+
+NOT_WALKED = frozenset(
+    {"node_modules", ".git", ".hg", ".svn", ".jj", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+    | {".hypothesis", ".plangraph", ".import_linter_cache"}
+)
+"""Folders the purge does not enter, by name: version control's and tools' caches."""
 
 ENVIRONMENT_ENTRIES = frozenset(
     {"pyvenv.cfg", "bin", "Scripts", "include", "Include", "lib", "lib64", "Lib", "share"}
