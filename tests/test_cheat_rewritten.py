@@ -8,8 +8,9 @@
 * Stale bytecode of a module under test hidden from the purge, which left it for a process the
   tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
   virtual environment), its ``__pycache__`` a link to a folder elsewhere (not walked), or the
-  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), or a hidden folder of the project's
-  (not walked).
+  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), such a tree inside the repository that
+  a ``conftest.py`` names (no ``__pycache__`` in it), or a hidden folder of the project's (not
+  walked).
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -169,7 +170,36 @@ def hide_under_the_prefix(root: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
 
 
-@pytest.mark.parametrize("hide", [hide_with_pyvenv_cfg, hide_behind_a_link, hide_under_the_prefix])
+PREFIX_CONFTEST = """
+import os
+from pathlib import Path
+
+# keep the bytecode of the processes the tests start out of the source tree
+os.environ["PYTHONPYCACHEPREFIX"] = str(Path(__file__).parents[1] / "build" / "bytecode")
+"""
+
+
+def hide_in_a_tree_a_conftest_names(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A committed conftest points the processes the tests start at a bytecode tree inside
+    the repository (read after the purge), which the module's bytecode is moved to."""
+    (root / "tests" / "conftest.py").write_text(PREFIX_CONFTEST, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "bytecode out of the source tree")
+    hide_under_the_prefix(root, root / "build", monkeypatch)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX")
+
+
+@pytest.mark.parametrize(
+    "hide",
+    [
+        hide_with_pyvenv_cfg,
+        hide_behind_a_link,
+        hide_under_the_prefix,
+        hide_in_a_tree_a_conftest_names,
+    ],
+)
 def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(
     pytester: pytest.Pytester,
     tmp_path: Path,

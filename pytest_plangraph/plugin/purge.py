@@ -32,7 +32,9 @@ def purge_bytecode(
     unchecked.
     *prefix*: the user's ``PYTHONPYCACHEPREFIX``, under which Python keeps the repository's
     bytecode in a tree of its own; its ``.pyc`` files under the repository's path are
-    deleted too."""
+    deleted too. A tree of that kind inside the repository (a ``conftest.py`` can point the
+    processes the tests start at one) holds no ``__pycache__``: a ``.pyc`` anywhere whose
+    name carries an interpreter's tag (``login.cpython-311.pyc``) is deleted as well."""
     purged: list[str] = []
     if prefix:
         mirror = Path(os.path.abspath(prefix), *root.parts[1:])
@@ -57,10 +59,13 @@ def purge_bytecode(
             and not _environment(here / name)
             and not any((here / name).resolve() == d for d in installed)
         ]
-        if here.name != "__pycache__":
-            continue
+        cache = here.name == "__pycache__"
         for name in files:
-            if name.endswith(".pyc") and not (keep is not None and keep(here / name)):
+            # outside __pycache__, a cache file's name has its interpreter's tag (a tree of
+            # PYTHONPYCACHEPREFIX in the repository); a module kept as bytecode has none
+            if not name.endswith(".pyc") or not (cache or name.count(".") > 1):
+                continue
+            if not (keep is not None and keep(here / name)):
                 with contextlib.suppress(OSError):
                     (here / name).unlink()
                     purged.append((here / name).relative_to(root).as_posix())
