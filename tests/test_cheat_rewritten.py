@@ -31,6 +31,8 @@ import pytest
 from conftest import git
 from plugin_helpers import break_login, jwt_project, latest
 
+from pytest_plangraph.plugin.purge import purge_bytecode
+
 INVALID = "step-token-endpoint/ac-invalid-401"
 
 HOLLOWING_CONFTEST = """
@@ -262,3 +264,20 @@ def test_stale_bytecode_in_a_hidden_folder_of_the_project_is_purged(
     os.utime(tool, ns=(before.st_atime_ns, before.st_mtime_ns))
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
+
+
+@pytest.mark.parametrize("prefix", [None, os.sep, "bytecode"])
+def test_the_purge_keeps_a_module_kept_as_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str | None
+) -> None:
+    root = tmp_path / "repo"
+    module = root / "lib" / "kept.pyc"  # a module shipped as bytecode, no source beside it
+    cached = root / "lib" / "__pycache__" / "tool.cpython-311.pyc"
+    for path in (module, cached):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"bytecode")
+    monkeypatch.chdir(tmp_path)  # a relative prefix is taken from the working folder
+    purged = purge_bytecode(root, [], prefix=prefix)
+    assert purged == ["lib/__pycache__/tool.cpython-311.pyc"]
+    assert module.exists()
+    assert not cached.exists()

@@ -31,44 +31,41 @@ def purge_bytecode(
     is deleted (the link, not what it leads to): the bytecode behind it would otherwise be read
     unchecked.
     *prefix*: the user's ``PYTHONPYCACHEPREFIX``, under which Python keeps the repository's
-    bytecode in a tree of its own; its ``.pyc`` files under the repository's path are
-    deleted too. A tree of that kind inside the repository (a ``conftest.py`` can point the
+    bytecode in a tree of its own; that tree under the repository's path is purged too, the
+    same way. A tree of that kind inside the repository (a ``conftest.py`` can point the
     processes the tests start at one) holds no ``__pycache__``: a ``.pyc`` anywhere whose
     name carries an interpreter's tag (``login.cpython-311.pyc``) is deleted as well."""
     purged: list[str] = []
+    tops = [root]
     if prefix:
         mirror = Path(os.path.abspath(prefix), *root.parts[1:])
-        for directory, _, files in os.walk(mirror):
-            for name in files:
-                path = Path(directory) / name
-                if name.endswith(".pyc") and not (keep is not None and keep(path)):
-                    with contextlib.suppress(OSError):
-                        path.unlink()
-                        purged.append(path.relative_to(mirror).as_posix())
-    for directory, subdirectories, files in os.walk(root):
-        here = Path(directory)
-        if "__pycache__" in subdirectories and os.path.islink(here / "__pycache__"):
-            # a link is not walked: what it leads to would stay, so the link goes
-            with contextlib.suppress(OSError):
-                (here / "__pycache__").unlink()
-                purged.append((here / "__pycache__").relative_to(root).as_posix())
-        subdirectories[:] = [
-            name
-            for name in subdirectories
-            if name not in NOT_WALKED
-            and not _environment(here / name)
-            and not any((here / name).resolve() == d for d in installed)
-        ]
-        cache = here.name == "__pycache__"
-        for name in files:
-            # outside __pycache__, a cache file's name has its interpreter's tag (a tree of
-            # PYTHONPYCACHEPREFIX in the repository); a module kept as bytecode has none
-            if not name.endswith(".pyc") or not (cache or name.count(".") > 1):
-                continue
-            if not (keep is not None and keep(here / name)):
+        if not (root == mirror or root.is_relative_to(mirror) or mirror.is_relative_to(root)):
+            tops.append(mirror)  # a tree inside the repository is walked with it
+    for top in tops:
+        for directory, subdirectories, files in os.walk(top):
+            here = Path(directory)
+            if "__pycache__" in subdirectories and os.path.islink(here / "__pycache__"):
+                # a link is not walked: what it leads to would stay, so the link goes
                 with contextlib.suppress(OSError):
-                    (here / name).unlink()
-                    purged.append((here / name).relative_to(root).as_posix())
+                    (here / "__pycache__").unlink()
+                    purged.append((here / "__pycache__").relative_to(top).as_posix())
+            subdirectories[:] = [
+                name
+                for name in subdirectories
+                if name not in NOT_WALKED
+                and not _environment(here / name)
+                and not any((here / name).resolve() == d for d in installed)
+            ]
+            cache = here.name == "__pycache__"
+            for name in files:
+                # outside __pycache__, a cache file's name has its interpreter's tag (a tree
+                # of PYTHONPYCACHEPREFIX); a module kept as bytecode has none
+                if not name.endswith(".pyc") or not (cache or name.count(".") > 1):
+                    continue
+                if not (keep is not None and keep(here / name)):
+                    with contextlib.suppress(OSError):
+                        (here / name).unlink()
+                        purged.append((here / name).relative_to(top).as_posix())
     return purged
 
 
