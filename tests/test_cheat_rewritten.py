@@ -8,9 +8,9 @@
 * Stale bytecode of a module under test hidden from the purge, which left it for a process the
   tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
   virtual environment), its ``__pycache__`` a link to a folder elsewhere (not walked), or the
-  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), such a tree inside the repository that
-  a ``conftest.py`` names (no ``__pycache__`` in it), or a hidden folder of the project's (not
-  walked).
+  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), such a tree that a ``conftest.py``
+  names, inside the repository (no ``__pycache__`` in it) or outside it (named after the
+  purge), or a hidden folder of the project's (not walked).
 
 Each attack is made on a real copy of the JWT-login sample in a real git repository, with the
 login broken so that any password gets a token (the test of the 401 answer catches it), and run
@@ -193,6 +193,24 @@ def hide_in_a_tree_a_conftest_names(
     monkeypatch.delenv("PYTHONPYCACHEPREFIX")
 
 
+def hide_outside_in_a_tree_a_conftest_names(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, with the tree outside the repository (read after the purge)."""
+    prefix = tmp_path / "outside"
+    (root / "tests" / "conftest.py").write_text(
+        PREFIX_CONFTEST.replace(
+            'str(Path(__file__).parents[1] / "build" / "bytecode")', repr(str(prefix))
+        ),
+        encoding="utf-8",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "bytecode out of the source tree")
+    hide_under_the_prefix(root, tmp_path / "unused", monkeypatch)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX")
+    (tmp_path / "unused" / "bytecode").rename(prefix)
+
+
 @pytest.mark.parametrize(
     "hide",
     [
@@ -200,6 +218,7 @@ def hide_in_a_tree_a_conftest_names(
         hide_behind_a_link,
         hide_under_the_prefix,
         hide_in_a_tree_a_conftest_names,
+        hide_outside_in_a_tree_a_conftest_names,
     ],
 )
 def test_stale_bytecode_of_the_code_under_test_is_not_hidden_from_the_purge(

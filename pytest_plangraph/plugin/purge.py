@@ -36,11 +36,7 @@ def purge_bytecode(
     processes the tests start at one) holds no ``__pycache__``: a ``.pyc`` anywhere whose
     name carries an interpreter's tag (``login.cpython-311.pyc``) is deleted as well."""
     purged: list[str] = []
-    tops = [root]
-    if prefix:
-        mirror = Path(os.path.abspath(prefix), *root.parts[1:])
-        if not (root == mirror or root.is_relative_to(mirror) or mirror.is_relative_to(root)):
-            tops.append(mirror)  # a tree inside the repository is walked with it
+    tops = [root, *_mirror(root, prefix)]
     for top in tops:
         for directory, subdirectories, files in os.walk(top):
             here = Path(directory)
@@ -67,6 +63,24 @@ def purge_bytecode(
                         (here / name).unlink()
                         purged.append((here / name).relative_to(top).as_posix())
     return purged
+
+
+def purge_prefix(root: Path, installed: Sequence[Path], prefix: str) -> list[str]:
+    """Delete the ``.pyc`` files of the repository at *root* in the bytecode tree of *prefix*
+    (a ``PYTHONPYCACHEPREFIX``), as :func:`purge_bytecode` does, and return them."""
+    mirror = _mirror(root, prefix)
+    return purge_bytecode(mirror[0], installed) if mirror else []
+
+
+def _mirror(root: Path, prefix: str | None) -> list[Path]:
+    """Where Python keeps the bytecode of *root*'s modules under *prefix* (none when there is
+    no prefix, or the tree is the repository or inside it, walked with it)."""
+    if not prefix:
+        return []
+    mirror = Path(os.path.abspath(prefix), *root.parts[1:])
+    if root == mirror or root.is_relative_to(mirror) or mirror.is_relative_to(root):
+        return []
+    return [mirror]
 
 
 NOT_WALKED = frozenset(

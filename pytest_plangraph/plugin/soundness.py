@@ -162,6 +162,10 @@ class BytecodeGuard:
     rewritten: RewriteCache | None = None
     """pytest's rewritten test modules kept between runs (a pytest whose rewriter checks the
     source's hash), installed by :meth:`secure`."""
+    root: Path | None = None
+    """The repository whose bytecode :meth:`secure` purged."""
+    prefix: str | None = None
+    """The ``PYTHONPYCACHEPREFIX`` whose tree was purged with it."""
     early: dict[str, str] = field(default_factory=dict)
     """Module name → source file of every module imported before the guard."""
     stale: list[str] | None = None
@@ -214,8 +218,22 @@ class BytecodeGuard:
             purge_bytecode(root, installed, keep=keep, prefix=self.previous)
             if cache is not None:
                 cache.save()  # before any xdist worker starts, so none reads a false entry
+        self.root, self.prefix = root, os.environ.get("PYTHONPYCACHEPREFIX") or None
         if cache is not None and cache.install():
             self.rewritten = cache
+
+    def purge_new_prefix(self) -> None:
+        """Purge the repository's tree under a ``PYTHONPYCACHEPREFIX`` set since :meth:`secure`
+        (a ``conftest.py`` pointing the processes the tests start at a bytecode tree outside
+        the repository, which could hold stale bytecode of its modules)."""
+        value = os.environ.get("PYTHONPYCACHEPREFIX") or None
+        if self.root is None or value == self.prefix:
+            return
+        self.prefix = value
+        if value:
+            from .purge import purge_prefix
+
+            purge_prefix(self.root, self.finder.installed, value)
 
     def remove(self) -> None:
         """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
