@@ -103,19 +103,20 @@ def _bytecode_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PLANGRAPH_SIGNING_KEY", "recording-key")
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 @pytest.mark.parametrize(
     "earlier", [HOLLOWING_CONFTEST, FORGING_CONFTEST], ids=["rewriter-hollowed", "entry-forged"]
 )
 def test_code_that_ran_in_an_earlier_run_vouches_for_no_file_a_later_run_takes(
-    pytester: pytest.Pytester, earlier: str
+    pytester: pytest.Pytester, earlier: str, workers: list[str]
 ) -> None:
     root = jwt_project(pytester)
     conftest = root / "tests" / "conftest.py"
     conftest.write_text(earlier, encoding="utf-8")
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    pytester.runpytest_subprocess("--plangraph", *workers).assert_outcomes(passed=3)
     conftest.unlink()
     break_login(root)
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    pytester.runpytest_subprocess("--plangraph", *workers).assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
 
 
