@@ -115,6 +115,11 @@ def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
         )
         reports = [log.read_text(errors="replace") for log in Path(logs).iterdir()]
     found = [int(n) for text in reports for n in re.findall(r"Collected : (\d+)", text)]
+    if done.returncode >= 2:  # bad input, a usage error (an option of a plug-in not installed)
+        raise SystemExit(
+            f"{' '.join(command)} exited {done.returncode}: not counted\n"
+            f"{done.stdout[-1000:]}{done.stderr[-1000:]}"
+        )
     if not found:
         failed = "\n".join(reports)[-2000:] or done.stderr[-2000:]
         raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{failed}")

@@ -16,10 +16,11 @@ import importlib.util
 import json
 import marshal
 import os
+from importlib.util import cache_from_source
 from pathlib import Path
 
 import pytest
-from plugin_helpers import break_login, jwt_project, latest
+from plugin_helpers import LOGIN, break_login, jwt_project, latest
 
 from pytest_plangraph.plugin.rewritten import FORMAT
 
@@ -150,3 +151,33 @@ def test_an_unreadable_entries_file_only_costs_a_compilation(
     assert stamp(rewritten(root)) != before  # not vouched for: deleted and written anew
     entries = json.loads(entries_file(tmp_path).read_text(encoding="utf-8"))["entries"]
     assert str(rewritten(root)) in entries
+
+
+def test_a_later_run_takes_the_project_modules_bytecode_it_vouched_for(
+    pytester: pytest.Pytester,
+) -> None:
+    root = jwt_project(pytester)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    cached = Path(cache_from_source(str(root / LOGIN)))
+    before = stamp(cached)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    assert stamp(cached) == before  # read, not compiled and written again
+
+
+def test_a_vouched_for_module_file_replaced_by_planted_code_is_not_run(
+    pytester: pytest.Pytester,
+) -> None:
+    root = jwt_project(pytester)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)  # vouched for
+    login = root / LOGIN
+    good = compile(login.read_bytes(), str(login), "exec")
+    break_login(root)
+    cached = Path(cache_from_source(str(login)))
+    flags = (0b11).to_bytes(4, "little")
+    source_hash = importlib.util.source_hash(login.read_bytes())
+    planted = importlib.util.MAGIC_NUMBER + flags + source_hash + marshal.dumps(good)
+    cached.write_bytes(planted)
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)  # the attack, without the plugin
+    cached.write_bytes(planted)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert latest(root)[INVALID].outcome == "failed"

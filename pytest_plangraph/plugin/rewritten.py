@@ -27,6 +27,11 @@ before each run, and each run rewrote and compiled every test module again.
   rewritten from source. A file planted in ``__pycache__``, a source changed after its file
   was written, an entry copied from another machine or edited by hand: none is ever loaded.
 
+The project's own modules get the same: :class:`~.soundness.CheckedSourceLoader` compiled
+each from its source in every run; it now enters the checked-hash file it writes (it read the
+source bytes and made the file's bytes itself, so both digests are exact) and takes it back in
+a later run only under the same check (:meth:`RewriteCache.module_code`).
+
 A file or entry that cannot be read is simply not used: the module is compiled from source,
 as it was before. Without a home directory to keep the salt in, the cache serves nothing.
 
@@ -144,15 +149,17 @@ class RewriteCache:
         self.dropped[name] = entry
         return False
 
-    def _load(self, pyc: str, source: Path) -> types.CodeType | None:
-        """The code in *pyc* when its entry vouches for it and for *source* as they are now."""
+    def _load(self, pyc: str, source: Path, text: bytes | None = None) -> types.CodeType | None:
+        """The code in *pyc* when its entry vouches for it and for *source* as they are now
+        (*text*: the source's bytes, when the caller read them)."""
         entry = self.entries.get(pyc)
         if entry is None or entry.source != str(source) or not entry.vouches(self.key, pyc):
             return None
         try:
             with open(pyc, "rb") as handle:
                 data = handle.read()
-            text = source.read_bytes()
+            if text is None:
+                text = source.read_bytes()
         except OSError:
             return None
         if _sha(text) != entry.source_sha or _sha(data) != entry.pyc_sha:
@@ -236,6 +243,21 @@ class RewriteCache:
         pyc_sha = _sha(data)
         mac = _mac(self.key, pyc, source, source_sha, pyc_sha)
         self.written[pyc] = Entry(source, source_sha, pyc_sha, mac)
+
+    # -- the project's own modules (the guard's loader) ----------------------------------------
+
+    def module_code(self, pyc: str, source: str, text: bytes) -> types.CodeType | None:
+        """The code of the project module at *source* (whose bytes the loader read: *text*)
+        from its bytecode *pyc*, when this cache vouches for both; None: compile it."""
+        return self._load(pyc, Path(source), text)
+
+    def vouch(self, pyc: str, source: str, text: bytes, data: bytes) -> None:
+        """Enter *pyc*, about to be written with *data*, compiled from *text* read at *source*
+        (the guard's loader wrote it: both are exactly the bytes it used)."""
+        source_sha, pyc_sha = _sha(text), _sha(data)
+        mac = _mac(self.key, pyc, source, source_sha, pyc_sha)
+        self.written[pyc] = Entry(source, source_sha, pyc_sha, mac)
+        self.entries[pyc] = self.written[pyc]
 
     # -- keeping the entries -------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ tests say:
   :class:`BytecodeGuard` puts a finder on ``sys.meta_path`` before any conftest, test module or
   module under test is imported: a module of the project (any source file outside the installed
   environment) that the standard loader would load is loaded by :class:`CheckedSourceLoader`
-  instead, which always compiles the source. Then, before the first conftest is read, every
+  instead, which compiles the source unless this product vouches for its cached bytecode
+  (:mod:`~pytest_plangraph.plugin.rewritten`). Then, before the first conftest is read, every
   ``.pyc`` of the repository is deleted (:func:`~.purge.purge_bytecode`): pytest's cache of
   rewritten test modules and conftest files, and what processes the tests start would read,
   hold nothing older than this run — but the rewritten files this product vouched for
@@ -71,23 +72,35 @@ class CheckedSourceLoader(importlib.machinery.SourceFileLoader):
     """Loads a module of the project from its source, through a bytecode cache that is checked
     against the source's hash (PEP 552), never against its size and mtime."""
 
+    vouching: RewriteCache | None = None
+    """What vouches for the bytecode this loader wrote in an earlier run (set by the guard)."""
+
     def get_code(self, fullname: str) -> types.CodeType:
-        """The module's code, compiled from its source. Cached bytecode is never read: even a
-        checked-hash file only says which source it claims to come from, and anyone who can
-        write ``__pycache__`` can pair the current source's hash with other code. What is
-        compiled is cached as checked-hash bytecode (unless writing is off) for the processes
-        the tests start."""
+        """The module's code, compiled from its source. Cached bytecode is read only when
+        :attr:`vouching` vouches for it: this product wrote it, in an earlier run, from
+        exactly these source bytes, and its bytes are exactly those written. A checked-hash
+        file alone only says which source it claims to come from, and anyone who can write
+        ``__pycache__`` can pair the current source's hash with other code. What is compiled
+        is cached as checked-hash bytecode (unless writing is off) for the next run and for
+        the processes the tests start."""
         path = self.get_filename(fullname)
         source = self.get_data(path)
-        source_hash = importlib.util.source_hash(source)
         try:
             pyc: str | None = importlib.util.cache_from_source(path)
         except NotImplementedError:  # an implementation without a bytecode cache
             pyc = None
+        vouching = self.vouching
+        if pyc is not None and vouching is not None:
+            kept = vouching.module_code(pyc, path, source)
+            if kept is not None:
+                return kept
         code = self.source_to_code(source, path)
         if pyc is not None and not sys.dont_write_bytecode:
             header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
-            self.set_data(pyc, header + source_hash + marshal.dumps(code))
+            data = header + importlib.util.source_hash(source) + marshal.dumps(code)
+            if vouching is not None:
+                vouching.vouch(pyc, path, source, data)
+            self.set_data(pyc, data)
         return code
 
 
@@ -105,6 +118,8 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
         self._directories: dict[str, bool] = {}
         """A directory as the modules' file names give it → whether it resolves outside the
         installed directories (each resolved once)."""
+        self.vouching: RewriteCache | None = None
+        """Handed to each :class:`CheckedSourceLoader` (set once the guard opened it)."""
         self.resolutions = 0
         """Paths resolved so far: one per directory, plus each file that is itself a symbolic
         link (or has a relative name)."""
@@ -129,7 +144,8 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
         origin = spec.origin
         standard = type(spec.loader) is importlib.machinery.SourceFileLoader
         if standard and origin and self.in_project(origin):
-            spec.loader = CheckedSourceLoader(fullname, origin)
+            loader = spec.loader = CheckedSourceLoader(fullname, origin)
+            loader.vouching = self.vouching
         return spec
 
     def in_project(self, origin: str) -> bool:
@@ -220,7 +236,7 @@ class BytecodeGuard:
                 cache.save()  # before any xdist worker starts, so none reads a false entry
         self.root, self.prefix = root, os.environ.get("PYTHONPYCACHEPREFIX") or None
         if cache is not None and cache.install():
-            self.rewritten = cache
+            self.rewritten = self.finder.vouching = cache
 
     def purge_new_prefix(self) -> None:
         """Purge the repository's tree under a ``PYTHONPYCACHEPREFIX`` set since :meth:`secure`
@@ -242,7 +258,7 @@ class BytecodeGuard:
             sys.meta_path.remove(self.finder)
         if self.rewritten is not None:
             self.rewritten.uninstall()
-            self.rewritten = None
+            self.rewritten = self.finder.vouching = None
         if self.directory is not None:
             if sys.pycache_prefix == str(self.directory):
                 sys.pycache_prefix = self.previous
