@@ -8,7 +8,7 @@
 * Stale bytecode of a module under test hidden from the purge, which left it for a process the
   tests start to run: a ``pyvenv.cfg`` dropped beside the module (its folder taken for a
   virtual environment), its ``__pycache__`` a link to a folder elsewhere (not walked), or the
-  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), such a tree that a ``conftest.py``
+  user's ``PYTHONPYCACHEPREFIX`` tree (not looked at), a tree of that kind a ``conftest.py``
   names, inside the repository (no ``__pycache__`` in it) or outside it (named after the
   purge), or a hidden folder of the project's (not walked).
 
