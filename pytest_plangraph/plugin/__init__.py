@@ -194,6 +194,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(origin, "plangraph-origin")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first test, purge the bytecode tree of a ``PYTHONPYCACHEPREFIX`` a conftest
+    or test module set while they were loaded
+    (:meth:`~.soundness.BytecodeGuard.purge_new_prefix`)."""
+    guard = session.config.stash.get(GUARD_KEY, None)
+    if guard is not None:
+        guard.purge_new_prefix()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Close the session object (its store connection) when there is one."""
     if config.getoption("plangraph_coverage", False):

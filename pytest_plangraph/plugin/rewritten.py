@@ -34,6 +34,11 @@ a later run only under the same check (:meth:`RewriteCache.module_code`).
 
 A file or entry that cannot be read is simply not used: the module is compiled from source,
 as it was before. Without a home directory to keep the salt in, the cache serves nothing.
+
+With keys configured (:data:`KEY_SETTINGS`) the cache is not used at all (:func:`counts`):
+every test and conftest the recording user runs can read the salt, and code of the repository
+that ran in an earlier run (a ``conftest.py`` gone since) could have vouched for any file —
+written an entry with the salt, or made pytest compile other code than the source it read.
 """
 
 from __future__ import annotations
@@ -57,8 +62,17 @@ FORMAT = 1
 """The format of an entries file; another format is not read."""
 MAX_BYTES = 64 * 1024 * 1024
 """An entries file larger than this is not read."""
+KEY_SETTINGS = ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_SIGNING_KEY_FILE", "PLANGRAPH_TRUSTED_KEYS")
+"""The settings that configure keys (signing evidence, or trusting only signed evidence)."""
 _DOMAIN = b"plangraph-rewritten-v1\0"
 """What every MAC starts with, so that no other MAC keyed with the salt can stand for one."""
+
+
+def counts() -> bool:
+    """Whether rewritten files vouched for by an earlier run may be taken: only without keys
+    configured. The entries are authenticated with this user's salt, which the tests of any
+    run of this user can read, so with keys no entry stands for compiling the source."""
+    return not any(os.environ.get(name) for name in KEY_SETTINGS)
 
 
 @dataclass(frozen=True)

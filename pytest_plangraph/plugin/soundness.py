@@ -18,9 +18,9 @@ tests say:
   environment) that the standard loader would load is loaded by :class:`CheckedSourceLoader`
   instead, which compiles the source unless this product vouches for its cached bytecode
   (:mod:`~pytest_plangraph.plugin.rewritten`). Then, before the first conftest is read, every
-  ``.pyc`` of the repository is deleted (:func:`purge_bytecode`): pytest's cache of rewritten
-  test modules and conftest files, and what processes the tests start would read, hold nothing
-  older than this run — but the rewritten files this product vouched for
+  ``.pyc`` of the repository is deleted (:func:`~.purge.purge_bytecode`): pytest's cache of
+  rewritten test modules and conftest files, and what processes the tests start would read,
+  hold nothing older than this run — but the rewritten files this product vouched for
   (:mod:`~pytest_plangraph.plugin.rewritten`: written by pytest, in an earlier run, from exactly
   the current source), which pytest then reads through a reader that checks them again. With
   an older pytest, whose rewriter trusts size and mtime even within
@@ -36,7 +36,6 @@ every report it sends and the controller joins them with :func:`join_facts`.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -179,6 +178,10 @@ class BytecodeGuard:
     rewritten: RewriteCache | None = None
     """pytest's rewritten test modules kept between runs (a pytest whose rewriter checks the
     source's hash), installed by :meth:`secure`."""
+    root: Path | None = None
+    """The repository whose bytecode :meth:`secure` purged."""
+    prefix: str | None = None
+    """The ``PYTHONPYCACHEPREFIX`` whose tree was purged with it."""
     early: dict[str, str] = field(default_factory=dict)
     """Module name → source file of every module imported before the guard."""
     stale: list[str] | None = None
@@ -220,15 +223,33 @@ class BytecodeGuard:
         self.check(config, RepositoryFiles(root, installed))
         cache = None
         if self.directory is None:  # the rewriter checks hashes: its files may be kept
-            from .rewritten import RewriteCache
+            from .rewritten import RewriteCache, counts
 
-            cache = RewriteCache.open(root, self.finder.in_project)
+            # with keys configured, none is: an earlier run's code could have vouched for any
+            cache = RewriteCache.open(root, self.finder.in_project) if counts() else None
         if purge:
-            purge_bytecode(root, installed, keep=cache.authentic if cache else None)
+            from .purge import purge_bytecode
+
+            keep = cache.authentic if cache else None
+            purge_bytecode(root, installed, keep=keep, prefix=self.previous)
             if cache is not None:
                 cache.save()  # before any xdist worker starts, so none reads a false entry
+        self.root, self.prefix = root, os.environ.get("PYTHONPYCACHEPREFIX") or None
         if cache is not None and cache.install():
             self.rewritten = self.finder.vouching = cache
+
+    def purge_new_prefix(self) -> None:
+        """Purge the repository's tree under a ``PYTHONPYCACHEPREFIX`` set since :meth:`secure`
+        (a ``conftest.py`` pointing the processes the tests start at a bytecode tree outside
+        the repository, which could hold stale bytecode of its modules)."""
+        value = os.environ.get("PYTHONPYCACHEPREFIX") or None
+        if self.root is None or value == self.prefix:
+            return
+        self.prefix = value
+        if value:
+            from .purge import purge_prefix
+
+            purge_prefix(self.root, self.finder.installed, value)
 
     def remove(self) -> None:
         """Take the finder off ``sys.meta_path``; put back the previous cache setting and delete
@@ -246,7 +267,7 @@ class BytecodeGuard:
     def check(self, config: pytest.Config, project_file: Callable[[str], str | None]) -> list[str]:
         """Repository files (as *project_file* names them, None outside the repository) whose
         module was imported before the guard and whose bytecode is not their source's
-        (compared once, before :func:`purge_bytecode` removes that bytecode), and the
+        (compared once, before :func:`~.purge.purge_bytecode` removes that bytecode), and the
         repository modules loaded so far from bytecode without source."""
         if self.stale is None:
             self.stale = [
@@ -264,39 +285,6 @@ class BytecodeGuard:
             if relative := project_file(filename):  # bytecode without its source
                 found.add(relative)
         return sorted(found)
-
-
-def purge_bytecode(
-    root: Path, installed: Sequence[Path], *, keep: Callable[[Path], bool] | None = None
-) -> list[str]:
-    """Delete every cached bytecode file (``__pycache__/*.pyc``, pytest's rewritten modules
-    included) of the repository under *root* but those *keep* vouches for, and return them
-    (relative to *root*). Any of them may have been planted: a checked-hash file carries the
-    hash of the current source but can hold other code, and pytest and plain Python both take
-    it (*keep*: :meth:`~.rewritten.RewriteCache.authentic`, which vouches only for a file this
-    product saw pytest write from the current source). Directories of the
-    installed environment, virtual environments (a ``pyvenv.cfg``), ``node_modules`` and
-    hidden directories (``.git``, ``.tox``, ``.venv``) are left alone: the project's code is
-    not there."""
-    purged: list[str] = []
-    for directory, subdirectories, files in os.walk(root):
-        here = Path(directory)
-        subdirectories[:] = [
-            name
-            for name in subdirectories
-            if name != "node_modules"
-            and not name.startswith(".")
-            and not (here / name / "pyvenv.cfg").exists()
-            and not any((here / name).resolve() == d for d in installed)
-        ]
-        if here.name != "__pycache__":
-            continue
-        for name in files:
-            if name.endswith(".pyc") and not (keep is not None and keep(here / name)):
-                with contextlib.suppress(OSError):
-                    (here / name).unlink()
-                    purged.append((here / name).relative_to(root).as_posix())
-    return purged
 
 
 def _rewriter_checks_hashes() -> bool:
