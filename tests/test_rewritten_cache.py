@@ -181,3 +181,23 @@ def test_a_vouched_for_module_file_replaced_by_planted_code_is_not_run(
     cached.write_bytes(planted)
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
     assert latest(root)[INVALID].outcome == "failed"
+
+
+def test_the_entry_of_a_deleted_test_module_is_not_kept(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = jwt_project(pytester)
+    extra = root / "tests" / "test_extra.py"
+    extra.write_text("def test_extra():\n    assert True\n", encoding="utf-8")
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=4)
+    entries = json.loads(entries_file(tmp_path).read_text(encoding="utf-8"))["entries"]
+    gone = [pyc for pyc in entries if "test_extra." in pyc]
+    assert len(gone) == 1
+    extra.unlink()
+    Path(gone[0]).unlink()
+    test_file = root / "tests" / "test_login.py"
+    test_file.write_text(test_file.read_text(encoding="utf-8") + "\n# changed\n", "utf-8")
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    entries = json.loads(entries_file(tmp_path).read_text(encoding="utf-8"))["entries"]
+    assert gone[0] not in entries
+    assert str(rewritten(root)) in entries

@@ -263,14 +263,15 @@ class RewriteCache:
 
     def save(self) -> None:
         """Write the entries back: those on file now (another process, an xdist worker, may
-        have added some), less those the purge found false, plus this run's. A failure is
+        have added some), less those the purge found false and those whose file is gone (a
+        test module deleted or renamed, pytest upgraded), plus this run's. A failure is
         ignored."""
         if self.path is None or not (self.written or self.dropped):
             return
         entries = {
             pyc: entry
             for pyc, entry in _read_entries(self.path).items()
-            if self.dropped.get(pyc) != entry
+            if self.dropped.get(pyc) != entry and os.path.exists(pyc)
         }
         entries.update(self.written)
         partial = f"{self.path}.{os.getpid()}.tmp"
