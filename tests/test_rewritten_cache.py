@@ -46,14 +46,28 @@ def entries_file(tmp_path: Path) -> Path:
     return next((tmp_path / "user-cache" / "plangraph" / "rewritten").glob("*.json"))
 
 
+def checked_pyc(source: Path, code: object) -> bytes:
+    """A PEP 552 checked-hash pyc carrying *source*'s current hash and *code*."""
+    source_hash = importlib.util.source_hash(source.read_bytes())
+    flags = (0b11).to_bytes(4, "little")
+    return importlib.util.MAGIC_NUMBER + flags + source_hash + marshal.dumps(code)
+
+
 def hollow_pyc(root: Path) -> bytes:
     """A checked-hash pyc carrying the test module's own hash, every assert gone from its code."""
     test_file = root / "tests" / "test_login.py"
     hollow = test_file.read_text(encoding="utf-8").replace("assert ", "pass  # ")
-    code = compile(hollow, str(test_file), "exec")
-    source_hash = importlib.util.source_hash(test_file.read_bytes())
-    flags = (0b11).to_bytes(4, "little")
-    return importlib.util.MAGIC_NUMBER + flags + source_hash + marshal.dumps(code)
+    return checked_pyc(test_file, compile(hollow, str(test_file), "exec"))
+
+
+def planted_then_run(pytester: pytest.Pytester, root: Path, cached: Path, planted: bytes) -> None:
+    """Put *planted* at *cached*: plain pytest runs it (the attack works without the plugin);
+    put it there again: ``--plangraph`` does not, and records the 401 test's failure."""
+    cached.write_bytes(planted)
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+    cached.write_bytes(planted)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
+    assert latest(root)[INVALID].outcome == "failed"
 
 
 def stamp(path: Path) -> tuple[int, int]:
@@ -89,11 +103,7 @@ def test_a_vouched_for_file_replaced_by_planted_code_is_not_run(
     root = jwt_project(pytester)
     pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)  # vouched for
     break_login(root)
-    rewritten(root).write_bytes(hollow_pyc(root))
-    pytester.runpytest_subprocess().assert_outcomes(passed=2)  # the attack, without the plugin
-    rewritten(root).write_bytes(hollow_pyc(root))
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
-    assert latest(root)[INVALID].outcome == "failed"
+    planted_then_run(pytester, root, rewritten(root), hollow_pyc(root))
 
 
 def test_an_entry_not_made_with_this_users_salt_vouches_for_nothing(
@@ -173,14 +183,7 @@ def test_a_vouched_for_module_file_replaced_by_planted_code_is_not_run(
     good = compile(login.read_bytes(), str(login), "exec")
     break_login(root)
     cached = Path(cache_from_source(str(login)))
-    flags = (0b11).to_bytes(4, "little")
-    source_hash = importlib.util.source_hash(login.read_bytes())
-    planted = importlib.util.MAGIC_NUMBER + flags + source_hash + marshal.dumps(good)
-    cached.write_bytes(planted)
-    pytester.runpytest_subprocess().assert_outcomes(passed=2)  # the attack, without the plugin
-    cached.write_bytes(planted)
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=2, failed=1)
-    assert latest(root)[INVALID].outcome == "failed"
+    planted_then_run(pytester, root, cached, checked_pyc(login, good))
 
 
 def test_the_entry_of_a_deleted_test_module_is_not_kept(
