@@ -31,10 +31,17 @@ RACY_NS = 2_000_000_000
 (timestamps are coarse on some file systems): the answer is then not kept."""
 
 
+def folder() -> str:
+    """This product's folder of the user's cache: ``$XDG_CACHE_HOME/plangraph`` (``~/.cache/…``
+    by default); a relative path when there is no home directory to keep anything in."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "plangraph")
+
+
 def path_of(kind: str) -> str | None:
     """The file of the answers of *kind* (None without a home to keep it in)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "plangraph", f"{kind}.json") if os.path.isabs(base) else None
+    path = os.path.join(folder(), f"{kind}.json")
+    return path if os.path.isabs(path) else None
 
 
 def read(kind: str) -> dict[str, Any]:

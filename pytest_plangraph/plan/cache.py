@@ -47,6 +47,7 @@ from pathlib import Path
 
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
+from ..usercache import folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,8 +62,7 @@ def machine_salt() -> bytes:
     """The random value kept in ``$XDG_CACHE_HOME/plangraph/salt`` (``~/.cache/…`` by default)
     and mixed into every cache key; where it cannot be kept, one for this process alone (the
     cache then serves one run only)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "plangraph" / "salt"
+    path = Path(folder()) / "salt"
     if not path.is_absolute():  # no home directory to keep it in
         return os.urandom(16)
     for _ in range(2):

@@ -126,11 +126,11 @@ class RewriteCache:
         """The cache of the repository at *root*, its entries read (none when unreadable);
         *governs*: whether a source file is the project's."""
         from ..plan.cache import machine_salt
+        from ..usercache import folder
 
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         name = _sha(os.fsencode(os.path.abspath(root)))[:32]
-        path = os.path.join(base, "plangraph", "rewritten", f"{name}.json")
-        cache = cls(key=machine_salt(), path=path if os.path.isabs(base) else None)
+        path = os.path.join(folder(), "rewritten", f"{name}.json")
+        cache = cls(key=machine_salt(), path=path if os.path.isabs(path) else None)
         cache.governs = governs
         cache.entries = _read_entries(cache.path)
         return cache

@@ -22,13 +22,14 @@ import os
 import stat
 from pathlib import Path
 
+from ..usercache import folder
+
 _SIZE = 32
 
 
 def key_path() -> Path:
     """Where the key is kept: ``plangraph/key`` in ``$XDG_CACHE_HOME`` or ``~/.cache``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "plangraph" / "key"
+    return Path(folder()) / "key"
 
 
 @functools.cache
