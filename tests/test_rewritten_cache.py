@@ -60,6 +60,15 @@ def hollow_pyc(root: Path) -> bytes:
     return checked_pyc(test_file, compile(hollow, str(test_file), "exec"))
 
 
+def vouched_then_broken(pytester: pytest.Pytester) -> Path:
+    """The sample after one ``--plangraph`` run (its bytecode vouched for), then its login
+    broken: the 401 test fails on the code as it now is."""
+    root = jwt_project(pytester)
+    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
+    break_login(root)
+    return root
+
+
 def planted_then_run(pytester: pytest.Pytester, root: Path, cached: Path, planted: bytes) -> None:
     """Put *planted* at *cached*: plain pytest runs it (the attack works without the plugin);
     put it there again: ``--plangraph`` does not, and records the 401 test's failure."""
@@ -100,18 +109,14 @@ def test_a_later_run_takes_the_rewritten_modules_it_vouched_for(
 def test_a_vouched_for_file_replaced_by_planted_code_is_not_run(
     pytester: pytest.Pytester,
 ) -> None:
-    root = jwt_project(pytester)
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)  # vouched for
-    break_login(root)
+    root = vouched_then_broken(pytester)
     planted_then_run(pytester, root, rewritten(root), hollow_pyc(root))
 
 
 def test_an_entry_not_made_with_this_users_salt_vouches_for_nothing(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = jwt_project(pytester)
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)
-    break_login(root)
+    root = vouched_then_broken(pytester)
     cached, planted = rewritten(root), hollow_pyc(root)
     cached.write_bytes(planted)
     source = root / "tests" / "test_login.py"
@@ -134,9 +139,7 @@ def test_an_entry_not_made_with_this_users_salt_vouches_for_nothing(
 def test_a_file_planted_while_the_run_is_under_way_is_not_run(
     pytester: pytest.Pytester,
 ) -> None:
-    root = jwt_project(pytester)
-    pytester.runpytest_subprocess("--plangraph").assert_outcomes(passed=3)  # vouched for
-    break_login(root)
+    root = vouched_then_broken(pytester)
     cached, planted = rewritten(root), hollow_pyc(root)
     # a conftest read after the purge puts the planted file in place of the vouched-for one
     (root / "tests" / "conftest.py").write_text(
