@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,13 +45,17 @@ written anew."""
 
 
 def validated_by_item(
-    data: Any, cache_dir: Path
+    data: Any,
+    cache_dir: Path,
+    by_block: Callable[[], dict[str, list[str]] | None] | None = None,
 ) -> tuple[Plan, dict[str, Any], dict[str, list[str]]] | None:
     """The runtime plan of parsed *data* (or of its JSON text), its validated form and the key
     of each item (per list, in the plan's order: what :mod:`.factcache` keeps the items' facts
     under), its nodes and edges taken from the items kept under *cache_dir* and the rest
     validated by the boundary's models (the new items then kept); None when the data is not
-    valid or not of a plan's shape (then it is validated whole, which says what is wrong)."""
+    valid or not of a plan's shape (then it is validated whole, which says what is wrong).
+    *by_block*, when given, gives the items' keys as the blocks they were read in know them
+    (:mod:`.blockitems`), used when they fit the data's lists."""
     from pydantic import ValidationError  # new bytes only: the boundary
 
     from .boundary import Plan as PlanModel
@@ -60,7 +65,8 @@ def validated_by_item(
     try:
         if isinstance(data, bytes):
             data = json.loads(data)
-        keyed = _keyed(data)
+        known = None if by_block is None else by_block()
+        keyed = known if _fits(data, known) else _keyed(data)
     except (ValueError, TypeError, RecursionError):
         return None
     if keyed is None:
@@ -94,26 +100,50 @@ def validated_by_item(
     return plan, validated, keyed
 
 
+def _fits(data: Any, keyed: dict[str, list[str]] | None) -> bool:
+    """Whether *keyed* holds a key for each item of the lists of *data*, which holds lists of
+    mappings only (what :func:`_keyed` would give keys for)."""
+    if keyed is None or not isinstance(data, dict):
+        return False
+    if keyed.keys() != {field for field in LISTS if field in data}:
+        return False
+    for field, keys in keyed.items():
+        items = data[field]
+        if not isinstance(items, list) or len(items) != len(keys):
+            return False
+        if not all(type(item) is dict for item in items):
+            return False
+    return True
+
+
 def _keyed(data: Any) -> dict[str, list[str]] | None:
     """The key of each item of the lists of *data* that it holds; None when *data* is not a
     mapping or a list is not one of mappings."""
     if not isinstance(data, dict):
         return None
-    base = hashlib.sha256(machine_salt() + code_fingerprint().encode() + b"\0")
-    encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every item
     keyed: dict[str, list[str]] = {}
     for field in LISTS:
         if field not in data:
             continue
-        items = data[field]
-        if not isinstance(items, list) or not all(type(item) is dict for item in items):
+        keys = item_keys(field, data[field])
+        if keys is None:
             return None
-        keys = []
-        head = base.copy()
-        head.update(field.encode() + b"\0")
-        for item in items:
-            each = head.copy()
-            each.update(encode(item).encode("utf-8", "surrogatepass"))
-            keys.append(each.hexdigest())
         keyed[field] = keys
     return keyed
+
+
+def item_keys(field: str, items: Any) -> list[str] | None:
+    """The key of each of *items*, parsed items of the list *field* of a plan: the sha256 of the
+    salt, the code's fingerprint, *field* and the item's JSON text; None when *items* is not a
+    list of mappings."""
+    if not isinstance(items, list) or not all(type(item) is dict for item in items):
+        return None
+    head = hashlib.sha256(machine_salt() + code_fingerprint().encode() + b"\0")
+    head.update(field.encode() + b"\0")
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every item
+    keys = []
+    for item in items:
+        each = head.copy()
+        each.update(encode(item).encode("utf-8", "surrogatepass"))
+        keys.append(each.hexdigest())
+    return keys
