@@ -1,8 +1,8 @@
 """``plangraph status`` after an edit of what some nodes of a large plan hold alone: the kept
 derived state is reused, with those nodes judged again (and, when their digests and states
 come out as kept, nothing around them); every answer is the one with every cache deleted,
-whether the edit changes a title, a criterion, an output, an edge, or adds a node, alone or
-with a changed file."""
+whether the edit changes a title, a criterion, an output, an edge, adds or removes a node or an
+edge, or moves a run of nodes, alone or with a changed file."""
 
 from __future__ import annotations
 
@@ -48,6 +48,27 @@ def _edit(root: Path, old: str, new: str) -> None:
     plan.write_text(text.replace(old, new, 1))
 
 
+def _cut(root: Path, start: str, end: str) -> None:
+    """The plan without the text from *start* to *end* (a node), and without its edges."""
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    node = text[text.index(start) : text.index(end)]
+    name = start.removeprefix("- id: ").strip()
+    lines = text.replace(node, "", 1).splitlines(keepends=True)
+    plan.write_text("".join(line for line in lines if f" {name}," not in line))
+
+
+def _move(root: Path, start: str, end: str) -> None:
+    """The plan with the nodes from *start* to *end* moved to the end of the node list (a run
+    of blocks moved: the same plan in another order)."""
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    run = text[text.index(start) : text.index(end)]
+    rest = text.replace(run, "", 1)
+    at = rest.index("edges:\n")
+    plan.write_text(rest[:at] + run + rest[at:])
+
+
 def _statuses(answer: Any) -> dict[str, str]:
     return {n["id"]: n["status"] for n in json.loads(answer.out)["nodes"]}
 
@@ -86,6 +107,9 @@ EDITS: list[tuple[str, Callable[[Path], None]]] = [
             "- id: extra\n  acceptance:\n  - id: ac\n    verifier: {type: approval}\nedges:\n",
         ),
     ),
+    ("an edge removed", lambda root: _edit(root, "- {from: n7, to: n8, type: requires}\n", "")),
+    ("a node removed", lambda root: _cut(root, "- id: n60\n", "- id: n61\n")),
+    ("a block moved", lambda root: _move(root, "- id: n40\n", "- id: n80\n")),
     ("a kind", lambda root: _edit(root, "- id: n150\n", "- id: n150\n  kind: milestone\n")),
     ("cancelled", lambda root: _edit(root, "- id: n120\n", "- id: n120\n  cancelled: true\n")),
     (
