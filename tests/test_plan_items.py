@@ -42,13 +42,14 @@ def _whole(data: dict[str, Any]) -> Plan | None:
         return None
 
 
-def _same(found: tuple[Plan, dict[str, Any], Any] | None, whole: Plan | None) -> None:
+def _same(found: tuple[Any, ...] | None, whole: Plan | None) -> None:
     if whole is None:
         assert found is None
         return
     assert found is not None
     plan, form = found[0], found[1]
     assert plan == whole and form == whole.to_data()
+    assert found[3] == json.dumps(form, ensure_ascii=False)  # the text kept, as encoded
     for part, expected in zip(_parts(plan), _parts(whole), strict=True):
         assert type(part) is type(expected) and part.fields_set == expected.fields_set
     assert plan.digest == whole.digest

@@ -131,7 +131,7 @@ def parse_plan(
             items = found[2]
             nodes = tuple(items.get("nodes", ()))
             loaded = LoadedPlan(found[0], name, positions, node_keys=nodes)
-            keep_validated(cache_dir, key, found[0], meaning, found[1])
+            keep_validated(cache_dir, key, found[0], meaning, found[1], found[3])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
         meaning = content_key(data) if cache_dir is not None and key is not None else None

@@ -58,12 +58,14 @@ def validated_by_item(
     data: Any,
     cache_dir: Path,
     by_block: Callable[[], dict[str, list[str]] | None] | None = None,
-) -> tuple[Plan, dict[str, Any], dict[str, list[str]]] | None:
-    """The runtime plan of parsed *data* (or of its JSON text), its validated form and the key
+) -> tuple[Plan, dict[str, Any], dict[str, list[str]], str] | None:
+    """The runtime plan of parsed *data* (or of its JSON text), its validated form, the key
     of each item (per list, in the plan's order: what :mod:`.factcache` keeps the items' facts
-    under), its nodes and edges taken from the items kept under *cache_dir* and the rest
-    validated by the boundary's models (the new items then kept); None when the data is not
-    valid or not of a plan's shape (then it is validated whole, which says what is wrong).
+    under) and the validated form's JSON text (as ``json.dumps`` writes it: what the plan
+    cache keeps, put together from the items' kept texts), its nodes and edges taken from
+    the items kept under *cache_dir* and the rest validated by the boundary's models (the new
+    items then kept); None when the data is not valid or not of a plan's shape (then it is
+    validated whole, which says what is wrong).
     *by_block*, when given, gives the items' keys as the blocks they were read in know them
     (:mod:`.blockitems`), used when they fit the data's lists."""
     from .model import Plan
@@ -95,23 +97,36 @@ def validated_by_item(
             return None
         if rest_key not in store.entries:
             store.add(rest_key, encode({k: v for k, v in validated.items() if k not in LISTS}))
+    lists: dict[str, str] = {}
     try:
         for field, keys in keyed.items():
             for key, item in zip(new[field], validated[field], strict=True):
                 store.add(key, encode(item))  # validated just now
-            texts = [store.entries[key] for key in keys]
-            items = json.loads(f"[{','.join(texts)}]")  # one read of them all
+            lists[field] = ", ".join(store.entries[key] for key in keys)
+            items = json.loads(f"[{lists[field]}]")  # one read of them all
             if len(items) != len(keys):
                 return None
             validated[field] = items
         plan = Plan.from_data(validated)
+        text = _text(validated, lists, encode)
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
         return None  # a kept entry that is not an item's validated form
     for index in [*new.get("nodes", {}).values(), *made]:
         _keep_title(data["nodes"][index], keyed["nodes"][index], titles, encode)
     store.save({rest_key, *(key for keys in keyed.values() for key in keys)})
     titles.save(set(titles.new))
-    return plan, validated, keyed
+    return plan, validated, keyed, text
+
+
+def _text(validated: dict[str, Any], lists: dict[str, str], encode: Callable[[Any], str]) -> str:
+    """The JSON text ``json.dumps`` writes of *validated*, its lists from their items' kept
+    texts as they are (*lists*: each list's items joined as ``json.dumps`` joins them), not
+    encoded again."""
+    members = (
+        f"{encode(name)}: {f'[{lists[name]}]' if name in lists else encode(value)}"
+        for name, value in validated.items()
+    )
+    return "{" + ", ".join(members) + "}"
 
 
 def _validated(data: dict[str, Any], new: dict[str, dict[str, int]]) -> dict[str, Any] | None:
