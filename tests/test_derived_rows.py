@@ -46,6 +46,7 @@ def test_a_state_kept_one_row_a_line_reads_as_the_value_it_keeps(
     tag, value, kept = read_state_rows(path)
     assert value["data"]["nodes"] == [] and kept.order == [r[0] for r in rows]
     assert [kept.row(i) for i in range(len(rows))] == rows
+    assert kept.all_rows() == rows  # in one go: the same rows
     assert value["observed"] == record["observed"] and len(tag) == 32
 
 
@@ -79,3 +80,13 @@ def test_rows_written_again_as_read_give_the_same_bytes(
     write_state(second, {**_record(rows), "data": {**_record(rows)["data"], "nodes": mixed}})
     assert second.read_bytes() == first.read_bytes()  # the kept texts, byte for byte
     assert read_tagged(second)["data"]["nodes"] == rows
+
+
+def test_rows_that_are_not_their_nodes_are_refused_in_one_go(tmp_path: Path) -> None:
+    path = tmp_path / "derived.json"
+    rows = [["n1", "x", []], ["n2", "y", ["z"]]]
+    write_state(path, _record(rows))
+    _, _, kept = read_state_rows(path)
+    kept.order.reverse()  # the rows are not those of the nodes named
+    with pytest.raises(ValueError):
+        kept.all_rows()

@@ -157,20 +157,23 @@ def _rows(observed: Observed, kept: StateRows) -> dict[str, Any]:
 
 
 class _KeptRows(dict[str, "NodeState"]):
-    """The node states of a kept derived state, each decoded from its row when first asked
-    for by id (as :class:`~pytest_plangraph.judge.statejson.KeptNodes`, from the rows as
-    :func:`~pytest_plangraph.store.derived.read_state_rows` gives them: a row not asked for
-    is never decoded)."""
+    """The node states of a kept derived state, each made from its row when first asked for
+    by id (as :class:`~pytest_plangraph.judge.statejson.KeptNodes`, from the rows as
+    :func:`~pytest_plangraph.store.derived.read_state_rows` gives them: the rows are decoded
+    in one go when the first is asked for, a state not asked for is never made)."""
 
     def __init__(self, rows: StateRows) -> None:
         super().__init__()
         self.rows = rows
         self.index = {node: n for n, node in enumerate(rows.order)}
+        self.decoded: list[list[Any]] | None = None
 
     def __missing__(self, node_id: str) -> NodeState:
         from ..judge.statejson import node_from_json
 
-        found = self[node_id] = node_from_json(self.rows.row(self.index[node_id]))
+        if self.decoded is None:  # a state reused asks for every row: all decoded at once
+            self.decoded = self.rows.all_rows()
+        found = self[node_id] = node_from_json(self.decoded[self.index[node_id]])
         return found
 
 

@@ -97,6 +97,20 @@ class StateRows:
             return None
         return self._lines[index].removesuffix(b",").decode("utf-8", "surrogateescape")
 
+    def all_rows(self) -> list[list[Any]]:
+        """Every row, in order, decoded in one go (ValueError when one is not the row of its
+        node in ``order``)."""
+        if self._rows is not None:
+            rows = self._rows
+        else:  # the lines are the rows with the commas between them: one JSON array
+            rows = json_loads(b"[" + b"\n".join(self._lines) + b"]")
+        if not isinstance(rows, list) or len(rows) != len(self.order):
+            raise ValueError("the kept rows are not one a node")
+        for row, node in zip(rows, self.order, strict=True):
+            if not isinstance(row, list) or not row or row[0] != node:
+                raise ValueError(f"the kept row of {node!r} is not its own")
+        return rows
+
     def row(self, index: int) -> list[Any]:
         """The row at *index* (ValueError when it is not the row of ``order[index]``)."""
         if self._rows is not None:
