@@ -16,6 +16,7 @@ from cache_helpers import as_tester
 from test_kept_status_meaning import _fresh, _project, _status, _steady
 
 from pytest_plangraph.judge import rederive
+from pytest_plangraph.plan import itemcache
 
 ARGS = ("--format", "json", "--check")
 
@@ -73,12 +74,18 @@ def _statuses(answer: Any) -> dict[str, str]:
     return {n["id"]: n["status"] for n in json.loads(answer.out)["nodes"]}
 
 
-def test_a_title_edit_judges_that_node_alone(tmp_path: Path, judged: list[int | None]) -> None:
+def test_a_title_edit_judges_that_node_alone(
+    tmp_path: Path, judged: list[int | None], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _project(tmp_path)
     first = _steady(root, *ARGS)
     judged.clear()
+    validated: list[Any] = []
+    real = itemcache._validated
+    monkeypatch.setattr(itemcache, "_validated", lambda *a: validated.append(a) or real(*a))
     _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
     edited = _status(root, *ARGS)
+    assert validated == []  # the node's form is the kept one's with its title: no pydantic
     assert judged == [1]  # n100 alone: its digest and state came out as kept
     assert edited == _fresh(root, *ARGS)
     assert _statuses(edited) == _statuses(first)
@@ -105,6 +112,12 @@ EDITS: list[tuple[str, Callable[[Path], None]]] = [
             root,
             "edges:\n",
             "- id: extra\n  acceptance:\n  - id: ac\n    verifier: {type: approval}\nedges:\n",
+        ),
+    ),
+    (
+        "an edge changed",
+        lambda root: _edit(
+            root, "- {from: n7, to: n8, type: requires}", "- {from: n7, to: n8, type: related}"
         ),
     ),
     ("an edge removed", lambda root: _edit(root, "- {from: n7, to: n8, type: requires}\n", "")),
