@@ -215,3 +215,28 @@ def test_a_title_edit_validates_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     # the two title edits validate nothing; the title removed, the wrong field, and that one
     # with the title that is not text (the wrong field still there) are validated
     assert validations == [1, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda rows: [f"{key}\t{kept[:-1]}" for key, kept in rows],  # a key cut short
+        lambda rows: [f"{key}\t{rows[0][1]}" for key, _ in rows],  # all the first node's
+        lambda rows: ["\t".join(row)[:-3] for row in rows],  # cut lines
+        lambda rows: ["not a line"],
+    ],
+)
+def test_a_damaged_titles_file_is_a_miss(tmp_path: Path, damage: Any) -> None:
+    plan, cache = tmp_path / "plangraph.yaml", tmp_path / "cache"
+    _big(plan)
+    x = "x" * 40
+    plan.write_text(plan.read_text().replace(f"- id: n7\n  title: {x}\n", "- id: n7\n  title: a\n"))
+    load_plan(plan, cache_dir=cache)
+    path = cache / itemcache.TITLES_NAME
+    rows = [row.split("\t", 1) for row in path.read_text().splitlines()]
+    path.write_text("\n".join(damage(rows)) + "\n")
+    plan.write_text(plan.read_text().replace("- id: n7\n  title: a\n", "- id: n7\n  title: b\n"))
+    edited = load_plan(plan, cache_dir=cache)  # no traceback: validated, or taken rightly
+    fresh = load_plan(plan)
+    assert edited.plan == fresh.plan and edited.plan.digest == fresh.plan.digest
+    assert json.dumps(edited.plan.to_data()) == json.dumps(fresh.plan.to_data())

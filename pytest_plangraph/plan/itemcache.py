@@ -186,7 +186,7 @@ def _retitled(
             titled = titles.entries.get(bare)  # the node as it was with another title
             text = None if titled is None else store.entries.get(titled)
         form = _with_title(text, title)
-        if form is not None:
+        if form is not None and form["id"] == item.get("id"):  # not another node's
             store.add(key, encode(form))
             del new[key]
             made.append(index)
