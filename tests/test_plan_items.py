@@ -20,7 +20,7 @@ from test_plan_builders import _parts
 from test_runtime_models import SETTINGS, edges, nodes, plans
 
 from pytest_plangraph.errors import PlanError
-from pytest_plangraph.plan import itemcache
+from pytest_plangraph.plan import boundary, itemcache
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.itemcache import FILE_NAME, validated_by_item
 from pytest_plangraph.plan.model import Plan, runtime_plan
@@ -102,7 +102,11 @@ def test_items_validate_as_the_whole_plan(data: st.DataObject) -> None:
         _same(validated_by_item(json.loads(json.dumps(base)), cache), _whole(base))
         for _ in range(2):  # edits of it, read with the items kept so far
             edit = data.draw(edited(base))
-            _same(validated_by_item(json.dumps(edit).encode(), cache), _whole(edit))
+            found = validated_by_item(json.dumps(edit).encode(), cache)
+            _same(found, _whole(edit))
+            if found is not None:  # the form as the boundary dumps it, key for key
+                model = boundary.Plan.model_validate(edit)
+                assert found[3] == json.dumps(boundary.plan_data(model), ensure_ascii=False)
 
 
 def _big(path: Path, count: int = 300) -> None:
