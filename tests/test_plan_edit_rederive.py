@@ -1,8 +1,8 @@
 """``plangraph status`` after an edit of what some nodes of a large plan hold alone: the kept
 derived state is reused, with those nodes judged again (and, when their digests and states
 come out as kept, nothing around them); every answer is the one with every cache deleted,
-whether the edit changes a title, a criterion, an output, an edge, or adds a node, alone or
-with a changed file."""
+whether the edit changes a title, a criterion, an output, an edge, adds or removes a node or an
+edge, or moves a run of nodes, alone or with a changed file."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from cache_helpers import as_tester
 from test_kept_status_meaning import _fresh, _project, _status, _steady
 
 from pytest_plangraph.judge import rederive
+from pytest_plangraph.plan import itemcache
 
 ARGS = ("--format", "json", "--check")
 
@@ -48,16 +49,43 @@ def _edit(root: Path, old: str, new: str) -> None:
     plan.write_text(text.replace(old, new, 1))
 
 
+def _cut(root: Path, start: str, end: str) -> None:
+    """The plan without the text from *start* to *end* (a node), and without its edges."""
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    node = text[text.index(start) : text.index(end)]
+    name = start.removeprefix("- id: ").strip()
+    lines = text.replace(node, "", 1).splitlines(keepends=True)
+    plan.write_text("".join(line for line in lines if f" {name}," not in line))
+
+
+def _move(root: Path, start: str, end: str) -> None:
+    """The plan with the nodes from *start* to *end* moved to the end of the node list (a run
+    of blocks moved: the same plan in another order)."""
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    run = text[text.index(start) : text.index(end)]
+    rest = text.replace(run, "", 1)
+    at = rest.index("edges:\n")
+    plan.write_text(rest[:at] + run + rest[at:])
+
+
 def _statuses(answer: Any) -> dict[str, str]:
     return {n["id"]: n["status"] for n in json.loads(answer.out)["nodes"]}
 
 
-def test_a_title_edit_judges_that_node_alone(tmp_path: Path, judged: list[int | None]) -> None:
+def test_a_title_edit_judges_that_node_alone(
+    tmp_path: Path, judged: list[int | None], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _project(tmp_path)
     first = _steady(root, *ARGS)
     judged.clear()
+    validated: list[Any] = []
+    real = itemcache._validated
+    monkeypatch.setattr(itemcache, "_validated", lambda *a: validated.append(a) or real(*a))
     _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
     edited = _status(root, *ARGS)
+    assert validated == []  # the node's form is the kept one's with its title: no pydantic
     assert judged == [1]  # n100 alone: its digest and state came out as kept
     assert edited == _fresh(root, *ARGS)
     assert _statuses(edited) == _statuses(first)
@@ -86,6 +114,15 @@ EDITS: list[tuple[str, Callable[[Path], None]]] = [
             "- id: extra\n  acceptance:\n  - id: ac\n    verifier: {type: approval}\nedges:\n",
         ),
     ),
+    (
+        "an edge changed",
+        lambda root: _edit(
+            root, "- {from: n7, to: n8, type: requires}", "- {from: n7, to: n8, type: related}"
+        ),
+    ),
+    ("an edge removed", lambda root: _edit(root, "- {from: n7, to: n8, type: requires}\n", "")),
+    ("a node removed", lambda root: _cut(root, "- id: n60\n", "- id: n61\n")),
+    ("a block moved", lambda root: _move(root, "- id: n40\n", "- id: n80\n")),
     ("a kind", lambda root: _edit(root, "- id: n150\n", "- id: n150\n  kind: milestone\n")),
     ("cancelled", lambda root: _edit(root, "- id: n120\n", "- id: n120\n  cancelled: true\n")),
     (

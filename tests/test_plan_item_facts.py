@@ -32,7 +32,7 @@ def _check(data: dict[str, Any], cache: Path) -> None:
     found = validated_by_item(json.loads(json.dumps(data)), cache)
     if found is None:
         return
-    plan, _, items = found
+    plan, _, items, _ = found
     facts = facts_by_item(plan, cache, items)
     assert facts is not None
     whole = runtime_plan(data)

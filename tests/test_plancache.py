@@ -161,7 +161,7 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
             os.utime(cache / f"{kind}-{keys[-1][which]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
         f"{kind}-{pair[which]}.json" for pair in keys[-KEEP // 2 :] for kind, which in kinds
-    } | {".gitignore", "blocks.txt", "items.txt", "itemfacts.txt"}
+    } | {".gitignore", "blocks.txt", "blockitems.txt", "items.txt", "titles.txt", "itemfacts.txt"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 

@@ -45,8 +45,9 @@ if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
     from ..judge.logfold import LogFold
     from ..judge.rederive import Observed
-    from ..judge.states import PlanState
+    from ..judge.states import NodeState, PlanState
     from ..repository import Repository
+    from ..store.derived import StateRows
 
 __all__ = ["derived_state"]
 
@@ -59,26 +60,31 @@ def derived_state(repo: Repository, fold: LogFold, snapshot: Snapshot) -> PlanSt
     from ..judge.rederive import derive_observed
     from ..judge.statejson import state_from_json, state_to_json
     from ..plan.cache import cache_dir_of
-    from ..store.derived import NAME, read_tagged, write_state
+    from ..store.derived import NAME, read_state_rows, write_state
 
     keys = _key(repo, fold, snapshot)
     if keys is None:
         return derive(repo.graph, fold, snapshot)
     key, base, head, plan, structure = keys
     path = cache_dir_of(repo.store_path) / NAME
-    kept = read_tagged(path)
-    if isinstance(kept, dict) and kept.get("key") == key:
+    found = read_state_rows(path)  # the rows decoded when asked for
+    kept, rows = (None, None) if found is None else found[1:]
+    if isinstance(kept, dict) and rows is not None and kept.get("key") == key:
         try:
-            return state_from_json(kept["data"])
+            whole = [rows.row(index) for index in range(len(rows.order))]
+            return state_from_json({**kept["data"], "nodes": whole})
         except (KeyError, TypeError, ValueError):  # not a state: derived below
             pass
     try:
-        observed = _reused(repo, fold, snapshot, kept, base, plan)
+        observed = _reused(repo, fold, snapshot, kept, rows, base, plan)
     except (KeyError, TypeError, ValueError, AttributeError):  # damaged: derived in full
         observed = None
     if observed is None:
         observed = derive_observed(repo.graph, fold, snapshot)
-    data = state_to_json(observed.state) if observed.again is None else _rows(observed, kept)
+    if observed.again is None or rows is None:
+        data = state_to_json(observed.state)
+    else:
+        data = _rows(observed, rows)
     record = {
         "key": key,
         "data": data,
@@ -130,17 +136,45 @@ def _expanded(repo: Repository, snapshot: Snapshot) -> dict[str, list[str]]:
     }
 
 
-def _rows(observed: Observed, kept: Any) -> dict[str, Any]:
+def _rows(observed: Observed, kept: StateRows) -> dict[str, Any]:
     """The JSON form of *observed*'s state, the rows of the nodes not derived again taken as
-    they were kept."""
+    they were kept: their text as it was read (:class:`~..store.derived.KeptRow`), neither
+    decoded nor encoded again."""
     from ..judge.statejson import node_to_json
+    from ..store.derived import KeptRow
 
     again = observed.again or frozenset()
-    rows = {row[0]: row for row in kept["data"]["nodes"]}
-    nodes = [
-        node_to_json(n) if n.id in again else rows[n.id] for n in observed.state.nodes.values()
-    ]
+    index = {node: n for n, node in enumerate(kept.order)}
+    nodes: list[Any] = []
+    for state in observed.state.nodes.values():
+        if state.id in again:
+            nodes.append(node_to_json(state))
+            continue
+        at = index[state.id]
+        text = kept.text(at)
+        nodes.append(kept.row(at) if text is None else KeptRow(state.id, text))
     return {"nodes": nodes, "input_digests": observed.state.input_digests}
+
+
+class _KeptRows(dict[str, "NodeState"]):
+    """The node states of a kept derived state, each made from its row when first asked for
+    by id (as :class:`~pytest_plangraph.judge.statejson.KeptNodes`, from the rows as
+    :func:`~pytest_plangraph.store.derived.read_state_rows` gives them: the rows are decoded
+    in one go when the first is asked for, a state not asked for is never made)."""
+
+    def __init__(self, rows: StateRows) -> None:
+        super().__init__()
+        self.rows = rows
+        self.index = {node: n for n, node in enumerate(rows.order)}
+        self.decoded: list[list[Any]] | None = None
+
+    def __missing__(self, node_id: str) -> NodeState:
+        from ..judge.statejson import node_from_json
+
+        if self.decoded is None:  # a state reused asks for every row: all decoded at once
+            self.decoded = self.rows.all_rows()
+        found = self[node_id] = node_from_json(self.decoded[self.index[node_id]])
+        return found
 
 
 def _reused(
@@ -148,6 +182,7 @@ def _reused(
     fold: LogFold,
     snapshot: Snapshot,
     kept: object,
+    rows: StateRows | None,
     base: str,
     plan: dict[str, Any],
 ) -> Observed | None:
@@ -159,9 +194,9 @@ def _reused(
     from ..judge.inputs import Snapshot
     from ..judge.logfold import evidence_key
     from ..judge.rederive import Observed, rederive
-    from ..judge.statejson import kept_state
+    from ..judge.states import PlanState
 
-    if not isinstance(kept, dict) or not isinstance(kept.get("observed"), dict):
+    if not isinstance(kept, dict) or not isinstance(kept.get("observed"), dict) or rows is None:
         return None
     observed = kept["observed"]
     if observed["base"] != base:
@@ -181,8 +216,12 @@ def _reused(
                 return None
             touched.add(node)
     nodes = repo.graph.nodes
+    digests = kept["data"]["input_digests"]
+    if not isinstance(digests, dict):
+        raise TypeError("input_digests is not an object")
     state = Observed(
-        kept_state(kept["data"]),  # the nodes derived again are never decoded
+        # the nodes derived again are never decoded
+        PlanState(_KeptRows(rows), {str(k): str(v) for k, v in digests.items()}),
         {str(n): [str(p) for p in paths] for n, paths in observed["reads"].items()},
         0,
     )

@@ -18,6 +18,8 @@ anew): a cache never decides.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from ..codehash import code_fingerprint
@@ -27,6 +29,8 @@ from .cache import machine_salt
 from .linestore import LineStore
 from .messages import FieldPath
 
+ItemKeys = Callable[[], dict[str, list[str]] | None]
+"""What gives the keys of a plan's items by block (:func:`.blockitems.keys_by_block`)."""
 FILE_NAME = "blocks.txt"
 SPARE = 64
 """Entries beyond twice those of the plan just read that the file may hold before it is written
@@ -40,6 +44,16 @@ def read_blocks(
     positions (found for a block when first asked for), read block by block with the blocks
     kept under *cache_dir*; None when the text must be read whole (see
     :mod:`~pytest_plangraph.plan.blocks`)."""
+    found = read_blocks_keyed(text, name, max_nodes, cache_dir)
+    return None if found is None else found[:2]
+
+
+def read_blocks_keyed(
+    text: str, name: str, max_nodes: int, cache_dir: Path
+) -> tuple[bytes, dict[FieldPath, tuple[int, int]], ItemKeys] | None:
+    """:func:`read_blocks` with what gives the key of each item of the plan's lists, taken by
+    block when asked for (:func:`.blockitems.keys_by_block`)."""
+    from .blockitems import keys_by_block
     from .yaml_reader import read_block
 
     blocks = split(text)
@@ -64,7 +78,8 @@ def read_blocks(
     if body is None:
         return None
     store.save(set(keys))
-    return body, BlockPositions(text, blocks, lambda part: read_block(part, name, max_nodes)[1])
+    positions = BlockPositions(text, blocks, lambda part: read_block(part, name, max_nodes)[1])
+    return body, positions, partial(keys_by_block, blocks, keys, entries, cache_dir)
 
 
 class _Store(LineStore[Entry]):

@@ -108,6 +108,7 @@ def keep_validated(
     plan: Plan,
     meaning: str | None = None,
     data: dict[str, Any] | None = None,
+    text: str | None = None,
 ) -> None:
     """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
     place of an entry that is missing or could not be read (then :func:`prune` the cache) —
@@ -116,9 +117,12 @@ def keep_validated(
     :func:`~pytest_plangraph.plan.file.content_key`), it is kept under that key too, so other
     bytes of the same data (an edit of comments or layout) are not validated again
     (:func:`reuse_validated`). *data*, when given, is the validated form the plan was built
-    from (:meth:`~.frozen.Frozen.from_data` gives it back: it is not dumped again)."""
+    from (:meth:`~.frozen.Frozen.from_data` gives it back: it is not dumped again), *text*
+    its JSON text as ``json.dumps`` writes it, when known (it is not encoded again)."""
     if in_use(cache_dir):
-        body = json.dumps(plan.to_data() if data is None else data, ensure_ascii=False).encode()
+        if text is None:
+            text = json.dumps(plan.to_data() if data is None else data, ensure_ascii=False)
+        body = text.encode()
         if meaning is not None:
             _write(cache_dir / f"valid-{meaning}.json", body)
         _write(cache_dir / f"valid-{key}.json", body)

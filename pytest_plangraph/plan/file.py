@@ -18,7 +18,7 @@ import stat
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
@@ -38,6 +38,9 @@ from .messages import FieldPath as FieldPath
 from .messages import format_path as format_path
 from .messages import position
 from .model import Plan
+
+if TYPE_CHECKING:
+    from .blockcache import ItemKeys
 
 MAX_PLAN_BYTES = 32 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads; a plan of
@@ -111,7 +114,7 @@ def parse_plan(
         if loaded is not None:
             return replace(loaded, source=source)
     key = known if len(raw) >= CACHE_MIN_BYTES else None
-    data, positions = _read(suffix, raw, name, cache_dir, key)
+    data, positions, keyed = _read_keyed(suffix, raw, name, cache_dir, key)
     meaning = content_key(data) if cache_dir is not None and key is not None else None
     loaded = None
     items = None  # the key of each node and edge, when validated by item
@@ -123,12 +126,12 @@ def parse_plan(
         # the meaning changed: only the nodes and edges not validated before are validated
         from .itemcache import validated_by_item
 
-        found = validated_by_item(data, cache_dir)
+        found = validated_by_item(data, cache_dir, keyed)
         if found is not None:
             items = found[2]
             nodes = tuple(items.get("nodes", ()))
             loaded = LoadedPlan(found[0], name, positions, node_keys=nodes)
-            keep_validated(cache_dir, key, found[0], meaning, found[1])
+            keep_validated(cache_dir, key, found[0], meaning, found[1], found[3])
     if loaded is None:
         loaded, data = _validated(data, raw, suffix, name, positions, cache_dir, key)
         meaning = content_key(data) if cache_dir is not None and key is not None else None
@@ -318,6 +321,15 @@ def _too_large(name: str, size: int) -> Problem:
 def _read(
     suffix: str, raw: bytes, name: str, cache_dir: Path | None, key: str | None
 ) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+    """The data of a plan file's bytes and its positions (see :func:`_read_keyed`)."""
+    return _read_keyed(suffix, raw, name, cache_dir, key)[:2]
+
+
+def _read_keyed(
+    suffix: str, raw: bytes, name: str, cache_dir: Path | None, key: str | None
+) -> tuple[Any, dict[FieldPath, tuple[int, int]], ItemKeys | None]:
+    """The data of a plan file's bytes, its positions and, when it was read block by block,
+    what gives the key of each item of its lists by block (:mod:`.blockitems`; else None)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -331,15 +343,15 @@ def _read(
     if suffix.lower() == ".json":
         from .json_reader import read_json
 
-        return read_json(text, name, _read_yaml)
+        return (*read_json(text, name, _read_yaml), None)
     if cache_dir is None or key is None:
-        return _read_yaml(text, name)
+        return (*_read_yaml(text, name), None)
     try:
-        return read_parsed(cache_dir, key), LazyPositions(text, _positions_reader(name))
+        return read_parsed(cache_dir, key), LazyPositions(text, _positions_reader(name)), None
     except OSError:
-        data, positions = _read_yaml_blocks(text, name, cache_dir)
+        data, positions, keyed = _read_yaml_blocks(text, name, cache_dir)
     keep_parsed(cache_dir, key, data)
-    return data, positions
+    return data, positions, keyed
 
 
 def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
@@ -362,10 +374,11 @@ def _positions_reader(name: str) -> Callable[[str], dict[FieldPath, tuple[int, i
 
 def _read_yaml_blocks(
     text: str, name: str, cache_dir: Path
-) -> tuple[Any, dict[FieldPath, tuple[int, int]]]:
+) -> tuple[Any, dict[FieldPath, tuple[int, int]], ItemKeys | None]:
     """:func:`_read_yaml` reading only the blocks of the text the plan cache does not hold
-    (:mod:`~pytest_plangraph.plan.blockcache`); the whole text when it cannot be split."""
-    from .blockcache import read_blocks
+    (:mod:`~pytest_plangraph.plan.blockcache`), with what gives the keys of its items by
+    block; the whole text when it cannot be split."""
+    from .blockcache import read_blocks_keyed
 
-    found = read_blocks(text, name, MAX_YAML_NODES, cache_dir)
-    return _read_yaml(text, name) if found is None else found
+    found = read_blocks_keyed(text, name, MAX_YAML_NODES, cache_dir)
+    return (*_read_yaml(text, name), None) if found is None else found

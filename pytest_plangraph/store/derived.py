@@ -28,6 +28,7 @@ __all__ = [
     "FREE",
     "FREE_PERSON",
     "NAME",
+    "KeptRow",
     "StateRows",
     "keep_derived",
     "read_derived",
@@ -89,6 +90,27 @@ class StateRows:
         self._lines = lines
         self._rows = rows
 
+    def text(self, index: int) -> str | None:
+        """The JSON text of the row at *index* as it was kept, when it was kept on a line of
+        its own (:func:`write_state`), else None."""
+        if self._rows is not None:
+            return None
+        return self._lines[index].removesuffix(b",").decode("utf-8", "surrogateescape")
+
+    def all_rows(self) -> list[list[Any]]:
+        """Every row, in order, decoded in one go (ValueError when one is not the row of its
+        node in ``order``)."""
+        if self._rows is not None:
+            rows = self._rows
+        else:  # the lines are the rows with the commas between them: one JSON array
+            rows = json_loads(b"[" + b"\n".join(self._lines) + b"]")
+        if not isinstance(rows, list) or len(rows) != len(self.order):
+            raise ValueError("the kept rows are not one a node")
+        for row, node in zip(rows, self.order, strict=True):
+            if not isinstance(row, list) or not row or row[0] != node:
+                raise ValueError(f"the kept row of {node!r} is not its own")
+        return rows
+
     def row(self, index: int) -> list[Any]:
         """The row at *index* (ValueError when it is not the row of ``order[index]``)."""
         if self._rows is not None:
@@ -141,26 +163,38 @@ _END = b"]}}"
 """What closes a state kept by :func:`write_state` after its rows."""
 
 
+class KeptRow:
+    """A row of a kept derived state written again as it was read: its node and its JSON
+    text (a line of :func:`write_state`'s, without the comma), not decoded nor encoded."""
+
+    __slots__ = ("node", "text")
+
+    def __init__(self, node: str, text: str) -> None:
+        self.node = node
+        self.text = text
+
+
 def write_state(path: Path, record: Mapping[str, Any]) -> None:
     """Keep the derived state *record* (``key``, ``observed``, ``data``: its ``nodes``, one
     row per node, and ``input_digests``) at *path* as :func:`write_tagged` keeps a value,
     ``data["order"]`` (the node of each row) added and the rows last, one a line: the same
     value for :func:`read_tagged`, whose rows :func:`read_state_rows` decodes only when
-    asked for."""
+    asked for. A row may be a :class:`KeptRow`: its text is written as it is."""
     data = dict(record["data"])
     rows = data.pop("nodes")
-    data["order"] = [row[0] for row in rows]
+    data["order"] = [row.node if isinstance(row, KeptRow) else row[0] for row in rows]
     data["nodes"] = []
     head = {k: v for k, v in record.items() if k != "data"}
     head["data"] = data
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     try:
         text = encode(head)
-        lines = ",\n".join(encode(row) for row in rows)
+        lines = ",\n".join(row.text if isinstance(row, KeptRow) else encode(row) for row in rows)
     except (TypeError, ValueError):
         return
     if not text.endswith("[]}}"):  # not the shape it was written for: on one line
-        write_tagged(path, record)
+        nodes = [json_loads(r.text) if isinstance(r, KeptRow) else r for r in rows]
+        write_tagged(path, {**record, "data": {**record["data"], "nodes": nodes}})
         return
     body = f"{text[:-3]}\n{lines}\n{_END.decode()}"
     _write(path, body, _PERSON)
