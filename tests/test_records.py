@@ -187,6 +187,24 @@ def test_the_text_joined_by_runs_is_the_records_canonical_json(plangraph: PlanGr
     plangraph.close()
 
 
+def test_subjects_joined_from_members_kept_are_their_canonical_json(
+    plangraph: PlanGraph,
+) -> None:
+    """The subjects' text joined from the members the maker keeps (each encoded once) is
+    their canonical JSON, made again from the kept members (a second record binding the same
+    paths) and with a member that is not text (then encoded whole)."""
+    maker, _ = _maker(plangraph)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.dictionaries(TEXT, TEXT | st.integers() | st.none(), max_size=6)))
+    def check(batch: list[dict[str, Any]]) -> None:
+        for subjects in [*batch, *batch]:
+            assert maker._subjects_text(subjects) == canonical_json(subjects)
+
+    check()
+    plangraph.close()
+
+
 def test_the_batch_checks_names_and_outcomes(plangraph: PlanGraph) -> None:
     maker, _ = _maker(plangraph)
     with pytest.raises(UsageError, match="no criterion 'nope'"):

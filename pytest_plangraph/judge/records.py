@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..canonical import canonical_json, digest, encoded_members, member_name, text_digest
@@ -57,12 +58,18 @@ _SHARED_FIELDS = ("git", "plan", "recorded_by", "run")
 """The body fields every record of one maker shares."""
 
 
+_ALONE = (*_SHARED_FIELDS, "subjects")
+"""The body fields joined on their own: the shared ones (encoded once per maker) and the
+subjects (joined from their members, each encoded once per maker)."""
+
+
 def _runs(names: list[str]) -> tuple[tuple[str, ...], ...]:
-    """*names* (sorted) cut into runs: each shared field alone, the own fields between them
-    together (a run of own fields is encoded as one object, in one call of the encoder)."""
+    """*names* (sorted) cut into runs: each of :data:`_ALONE` alone, the own fields between
+    them together (a run of own fields is encoded as one object, in one call of the
+    encoder)."""
     runs: list[tuple[str, ...]] = []
     for name in names:
-        if name in _SHARED_FIELDS or not runs or runs[-1][0] in _SHARED_FIELDS:
+        if name in _ALONE or not runs or runs[-1][0] in _ALONE:
             runs.append((name,))
         else:
             runs[-1] += (name,)
@@ -149,6 +156,8 @@ class RecordMaker:
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self._own: dict[str, dict[str, str | None]] = {}
+        self._pieces: dict[tuple[str, str], str] = {}
+        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
 
     def make(
         self,
@@ -207,10 +216,29 @@ class RecordMaker:
             [
                 shared[run[0]]
                 if run[0] in shared
+                else '"subjects":' + self._subjects_text(fields["subjects"])
+                if run[0] == "subjects"
                 else canonical_json({name: fields[name] for name in run})[1:-1]
                 for run in runs
             ]
         )
+
+    def _subjects_text(self, subjects: Mapping[str, Any]) -> str:
+        """The canonical JSON of a record's *subjects*: its members in the encoder's order
+        (the items sorted), each ``"path":"sha256"`` encoded once per maker (the records of a
+        run share most of their subjects: the shadowing paths, the configuration files); any
+        member that is not text and text is encoded with the whole object, as it is."""
+        pieces = self._pieces
+        texts = []
+        for item in sorted(subjects.items()):
+            text = pieces.get(item)
+            if text is None:
+                path, sha = item
+                if type(path) is not str or type(sha) is not str:
+                    return canonical_json(subjects)
+                text = pieces[item] = encode_basestring(path) + ":" + encode_basestring(sha)
+            texts.append(text)
+        return "{" + ",".join(texts) + "}"
 
     def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
         """Called with each record made from plain values, its JSON *payload* (built from
