@@ -132,9 +132,9 @@ class EvidenceBuilder:
         globbed = [p for p in self._glob_files(item) if p not in item.subjects]
         bound = [*item.subjects, *globbed]
         paths = [*bound, *(p for p in item.executed if p not in item.subjects and p not in globbed)]
-        if not self._utf8.issuperset(paths):  # each path checked once per run
-            _require_utf8(item, paths)
-            self._utf8.update(paths)
+        if unseen := [path for path in paths if path not in self._utf8]:  # once per run
+            _require_utf8(item, unseen)
+            self._utf8.update(unseen)
         subjects = {path: self._hash(path) for path in paths}
         for path, sha in item.subjects.items():
             if subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
