@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import apicheck
@@ -43,7 +44,7 @@ from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .plan.evidence import PlanRef
 from .planwrite import patch_lock, put_in_place, stage
 from .repository import Repository
-from .values import dataclass, field
+from .values import dataclass, field, replace
 
 if TYPE_CHECKING:  # re-planning's machinery is imported by the calls that re-plan
     from .judge.saga import Saga
@@ -257,16 +258,19 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
                            events=events)  # fmt: skip
     text = raw.decode("utf-8")  # a byte order mark is kept
     json_file = path.suffix.lower() == ".json"
-    shown = f"{repo.loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
+    old_loaded = repo.loaded
+    shown = f"{old_loaded.file} (as patched)"  # the lines of the text lint saw, not the file's
+    # read once, with the plan cache (only the nodes the patch changed are validated again)
+    read = partial(parse_plan, name=shown, suffix=path.suffix, cache_dir=repo.workspace.cache)
     # the untouched nodes' (and edges') text kept as written, the rest through the round trip
-    edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file, plan=repo.plan)
+    edited = edit_plan_text(text, patch, old_loaded.file, json_file=json_file, plan=repo.plan)
     try:
-        loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+        loaded = read(edited.encode("utf-8"))
     except PlanError:  # an alias cut from its anchor: the whole text through the round trip
         loaded = None
     if loaded is None or loaded.plan.digest != expected.digest:
-        edited = edit_plan_text(text, patch, repo.loaded.file, json_file=json_file)
-        loaded = parse_plan(edited.encode("utf-8"), shown, suffix=path.suffix)
+        edited = edit_plan_text(text, patch, old_loaded.file, json_file=json_file)
+        loaded = read(edited.encode("utf-8"))
     if loaded.plan.digest != expected.digest:
         raise UsageError(
             f"{repo.loaded.file} could not be edited without changing what the patch does not "
@@ -281,12 +285,9 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
         events = _record(repo, nodes, by, before, payload)
         return PatchResult("refused", LINT_ERRORS, nodes, before.version, before.version,
                            findings=errors, events=events)  # fmt: skip
-    old_loaded = repo.loaded
     target, staged = stage(path, edited)  # the plan file is replaced once the events are in
     try:
-        # judged as the file will be, read as it will be read (its name, the plan cache)
-        repo.use_plan(parse_plan(edited.encode("utf-8"), old_loaded.file, suffix=path.suffix,
-                                 cache_dir=repo.workspace.cache))  # fmt: skip
+        repo.use_plan(replace(loaded, file=old_loaded.file))  # judged as the file will be read
         registering = _next_version(repo)
         after = PlanRef(id=repo.plan.plan, version=registering.version, digest=loaded.plan.digest)
         invalidated = _invalidated(old_state, _state(repo))
