@@ -44,12 +44,6 @@ if TYPE_CHECKING:
     from .plan.evidence import Evidence, GitInfo, PlanRef, RunInfo
     from .plan.model import EventKind, LoggedEvent
 
-_EVIDENCE_GIVEN = frozenset(("kind", "node", "criterion", "at", "by", "plan_digest", "payload"))
-"""The fields an evidence event made from a record's payload gives: each differs from its
-default (a record always names its node and criterion, and its payload is never empty), so
-this is what :class:`Event`'s constructor would find by comparing every field with its
-default, once per event, were it not told."""
-
 __all__ = ["PlanGraph"]
 
 
@@ -237,16 +231,23 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
             payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
-        events = [
-            Event(
-                kind="evidence",
-                node=payload["node"],
-                criterion=payload["criterion"],
-                at=at,
-                by=payload["recorded_by"],
-                plan_digest=payload["plan"]["digest"],
-                payload=payload,
-                fields_set=_EVIDENCE_GIVEN,
+        from .plan.frozen import builder_of
+
+        # stored as given, the others their defaults: a record always names its node and
+        # criterion and its payload is never empty, so the fields given are those that differ
+        # from their defaults, what the constructor would find by comparing each one
+        build = builder_of(Event)
+        events: list[Event] = [
+            build(
+                {
+                    "kind": "evidence",
+                    "node": payload["node"],
+                    "criterion": payload["criterion"],
+                    "at": at,
+                    "by": payload["recorded_by"],
+                    "plan_digest": payload["plan"]["digest"],
+                    "payload": payload,
+                }
             )
             for payload in payloads
         ]

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pytest_plangraph import PlanGraph
@@ -15,7 +17,7 @@ from pytest_plangraph.errors import UsageError
 from pytest_plangraph.judge.inputs import input_digests
 from pytest_plangraph.judge.records import RecordMaker, is_plain
 from pytest_plangraph.plan.boundary import Evidence as EvidenceModel
-from pytest_plangraph.plan.evidence import Evidence, checked_evidence, evidence_id
+from pytest_plangraph.plan.evidence import OUTCOMES, Evidence, checked_evidence, evidence_id
 from pytest_plangraph.plan.model import criterion_digest
 from pytest_plangraph.vcs.environment import git_info, now, run_info
 
@@ -121,10 +123,96 @@ def test_batch_records_equal_make_evidence(plangraph: PlanGraph, case: tuple[Any
     plangraph.close()
 
 
+class _Kept(RecordMaker):
+    """A maker that keeps what it hands on of each record made from plain values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kept: list[tuple[Evidence, dict[str, Any], str]] = []
+
+    def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
+        self.kept.append((record, payload, text))
+
+
+TEXT = st.text(max_size=10)  # any code point: escapes, quotes, non-ASCII, lone surrogates
+PLAIN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def test_the_text_joined_by_runs_is_the_records_canonical_json(plangraph: PlanGraph) -> None:
+    """A record made from plain values: its text, joined from the members every record shares
+    (encoded once) and the runs of its own members between them (each run encoded as one
+    object), is its canonical JSON; its payload is its JSON form; it is the record
+    ``Evidence.create`` makes, every field given (generated details, subjects, reasons)."""
+    _, shared = _maker(plangraph)
+    kept = _Kept(
+        plangraph,
+        digests=shared["digests"],
+        **{key: shared[key] for key in ("snapshot", "plan", "git", "run", "recorded_by")},
+    )
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.sampled_from([(TOKEN, "ac-http-200"), ("step-user-schema", "ac-schema-valid")]),
+        st.sampled_from(sorted(OUTCOMES)),
+        st.none() | TEXT,
+        st.dictionaries(TEXT, PLAIN, max_size=4),
+        st.dictionaries(TEXT, st.none() | st.sampled_from(["absent", "a" * 64]), max_size=5),
+    )
+    def check(
+        ref: tuple[str, str],
+        outcome: str,
+        reason: str | None,
+        details: dict[str, Any],
+        subjects: dict[str, str | None],
+    ) -> None:
+        kept.kept.clear()
+        made = kept.make(*ref, outcome=outcome, reason=reason, details=details, subjects=subjects)
+        [(record, payload, text)] = kept.kept
+        assert record is made
+        assert text == canonical_json(record.to_json())
+        assert payload == record.to_json()
+        assert record.fields_set == frozenset(Evidence.FIELDS)
+        fields = {name: getattr(record, name) for name in Evidence.FIELDS if name != "id"}
+        assert record == Evidence.create(**fields)
+
+    check()
+    plangraph.close()
+
+
+def test_subjects_joined_from_members_kept_are_their_canonical_json(
+    plangraph: PlanGraph,
+) -> None:
+    """The subjects' text joined from the members the maker keeps (each encoded once) is
+    their canonical JSON, made again from the kept members (a second record binding the same
+    paths) and with a member that is not text (then encoded whole)."""
+    maker, _ = _maker(plangraph)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.dictionaries(TEXT, TEXT | st.integers() | st.none(), max_size=6)))
+    def check(batch: list[dict[str, Any]]) -> None:
+        for subjects in [*batch, *batch]:
+            assert maker._subjects_text(subjects) == canonical_json(subjects)
+
+    check()
+    plangraph.close()
+
+
 def test_the_batch_checks_names_and_outcomes(plangraph: PlanGraph) -> None:
     maker, _ = _maker(plangraph)
     with pytest.raises(UsageError, match="no criterion 'nope'"):
         maker.make(TOKEN, "nope", outcome="passed", reason=None, details={}, subjects={})
+    with pytest.raises(UsageError, match="unknown node 'nope'"):
+        maker.make("nope", "ac-http-200", outcome="passed", reason=None, details={}, subjects={})
+    with pytest.raises(UsageError, match="must be text"):
+        maker.make(TOKEN, 7, outcome="passed", reason=None, details={}, subjects={})  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         maker.make(TOKEN, "ac-http-200", outcome="green", reason=None, details={}, subjects={})
     plangraph.close()

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..canonical import digest, encoded_members, joined_members, text_digest
+from ..canonical import canonical_json, digest, encoded_members, member_name, text_digest
 from ..errors import UsageError
 from ..plan.evidence import OUTCOMES, Evidence, record_problem
+from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
 from .lookup import require_criterion
 
@@ -50,12 +52,34 @@ BODY_FIELDS = (
     "recorded_by",
 )
 """The fields of an evidence record's content address (every field but ``id``)."""
-_ALL_SET = frozenset({"id", *BODY_FIELDS})
 _OWN_FIELDS = tuple(f for f in BODY_FIELDS if f not in ("plan", "git", "run", "recorded_by"))
 """The body fields of one record (the others are the same for every record of a maker)."""
-_BEFORE_ID = tuple(sorted(f for f in BODY_FIELDS if f < "id"))
-_AFTER_ID = tuple(sorted(f for f in BODY_FIELDS if f > "id"))
-"""The body fields in canonical order, split where ``id`` sorts among them."""
+_SHARED_FIELDS = ("git", "plan", "recorded_by", "run")
+"""The body fields every record of one maker shares."""
+
+
+_ALONE = (*_SHARED_FIELDS, "subjects")
+"""The body fields joined on their own: the shared ones (encoded once per maker) and the
+subjects (joined from their members, each encoded once per maker)."""
+
+
+def _runs(names: list[str]) -> tuple[tuple[str, ...], ...]:
+    """*names* (sorted) cut into runs: each of :data:`_ALONE` alone, the own fields between
+    them together (a run of own fields is encoded as one object, in one call of the
+    encoder)."""
+    runs: list[tuple[str, ...]] = []
+    for name in names:
+        if name in _ALONE or not runs or runs[-1][0] in _ALONE:
+            runs.append((name,))
+        else:
+            runs[-1] += (name,)
+    return tuple(runs)
+
+
+_BEFORE_ID = _runs(sorted(f for f in BODY_FIELDS if f < "id"))
+_AFTER_ID = _runs(sorted(f for f in BODY_FIELDS if f > "id"))
+"""The body fields in canonical order, split where ``id`` sorts among them, in runs
+(:func:`_runs`)."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -125,9 +149,15 @@ class RecordMaker:
         self.shared_json = {"plan": plan.to_json(), "git": git.to_json(), "run": run.to_json()}
         self.shared_members = encoded_members({**self.shared_json, "recorded_by": recorded_by})
         """The canonical JSON of the members every record of this maker shares, encoded once."""
+        self._shared_texts = {
+            name: member_name(name) + text for name, text in self.shared_members.items()
+        }
+        """``"name":value`` of each shared member, as it is joined into a record's text."""
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self._own: dict[str, dict[str, str | None]] = {}
+        self._pieces: dict[tuple[str, str], str] = {}
+        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
 
     def make(
         self,
@@ -141,9 +171,11 @@ class RecordMaker:
     ) -> Evidence:
         """The record of one verdict: the node's own files and *subjects* with their sha256
         (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`."""
-        require_criterion(self.graph, node, criterion)
-        definition = self.graph.nodes[node].criterion(criterion)
-        assert definition is not None
+        found = self.graph.nodes.get(node) if type(node) is str else None
+        definition = found.criterion(criterion) if found and type(criterion) is str else None
+        if definition is None:
+            require_criterion(self.graph, node, criterion)  # says what is wrong
+            raise AssertionError("unreachable: the criterion was not found above")
         hashes = dict(self.own_files(node))
         hashes.update(subjects)
         fields: dict[str, Any] = {
@@ -162,16 +194,51 @@ class RecordMaker:
             fields["subjects"] = {path: sha for path, sha in hashes.items() if sha is not None}
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
-        own = {key: fields[key] for key in _OWN_FIELDS}
-        members = {**self.shared_members, **encoded_members(own)}
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
-        head, tail = joined_members(members, _BEFORE_ID), joined_members(members, _AFTER_ID)
+        head, tail = self._joined(fields, _BEFORE_ID), self._joined(fields, _AFTER_ID)
         record_id = text_digest("{" + head + "," + tail + "}")
-        record = Evidence(id=record_id, **fields, fields_set=_ALL_SET)
-        payload = {**own, **self.shared_json, "recorded_by": fields["recorded_by"], "id": record_id}
+        fields["id"] = record_id
+        # built from its fields as they are: every one given, none compared with its default
+        record: Evidence = builder_of(Evidence)(fields)
+        payload = {key: fields[key] for key in _OWN_FIELDS}
+        payload.update(self.shared_json)
+        payload["recorded_by"], payload["id"] = fields["recorded_by"], record_id
         self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
         return record
+
+    def _joined(self, fields: Mapping[str, Any], runs: tuple[tuple[str, ...], ...]) -> str:
+        """The members of *runs* of a record's canonical text, comma-separated: a shared one
+        as encoded once, the record's own fields between two shared ones encoded together
+        (one object, its braces taken off: the same members in the same order)."""
+        shared = self._shared_texts
+        return ",".join(
+            [
+                shared[run[0]]
+                if run[0] in shared
+                else '"subjects":' + self._subjects_text(fields["subjects"])
+                if run[0] == "subjects"
+                else canonical_json({name: fields[name] for name in run})[1:-1]
+                for run in runs
+            ]
+        )
+
+    def _subjects_text(self, subjects: Mapping[str, Any]) -> str:
+        """The canonical JSON of a record's *subjects*: its members in the encoder's order
+        (the items sorted), each ``"path":"sha256"`` encoded once per maker (the records of a
+        run share most of their subjects: the shadowing paths, the configuration files); any
+        member that is not text and text is encoded with the whole object, as it is."""
+        pieces = self._pieces
+        texts = []
+        for item in sorted(subjects.items()):
+            text = pieces.get(item)
+            if text is None:
+                path, sha = item
+                if type(path) is not str or type(sha) is not str:
+                    return canonical_json(subjects)
+                text = pieces[item] = encode_basestring(path) + ":" + encode_basestring(sha)
+            texts.append(text)
+        return "{" + ",".join(texts) + "}"
 
     def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
         """Called with each record made from plain values, its JSON *payload* (built from

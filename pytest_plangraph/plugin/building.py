@@ -106,6 +106,8 @@ class EvidenceBuilder:
     _hashes: dict[str, str | None] = field(default_factory=dict)
     _of_module: dict[str, Shadowing] = field(default_factory=dict)
     _shadowed: dict[tuple[str, ...], Shadowing] = field(default_factory=dict)
+    _utf8: set[str] = field(default_factory=set)
+    """The paths found to be UTF-8 text (:func:`_require_utf8`): each checked once per run."""
     merges: int = 0
     """How many sets of modules had their shadowing paths merged: once per distinct set."""
 
@@ -130,7 +132,9 @@ class EvidenceBuilder:
         globbed = [p for p in self._glob_files(item) if p not in item.subjects]
         bound = [*item.subjects, *globbed]
         paths = [*bound, *(p for p in item.executed if p not in item.subjects and p not in globbed)]
-        _require_utf8(item, paths)
+        if unseen := [path for path in paths if path not in self._utf8]:  # once per run
+            _require_utf8(item, unseen)
+            self._utf8.update(unseen)
         subjects = {path: self._hash(path) for path in paths}
         for path, sha in item.subjects.items():
             if subjects[path] is None and (sha == ABSENT or is_collect_key(path)):

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ..canonical import canonical_json, digest, joined_members, text_digest
+from ..canonical import canonical_json, digest, text_digest
 from ..hashes import sha256_hex
 from ..plan.model import Event
 from ..values import dataclass
@@ -77,24 +77,31 @@ _CONTENT_ORDER = tuple(sorted(_CONTENT_FIELDS))
 
 def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[str]:
     """:func:`event_id_of` of each event with its payload's text, in one pass: a value that
-    several events share (the time, the actor, the plan's digest of one run) is encoded once."""
+    several events share (the time, the actor, the plan's digest of one run) is encoded once,
+    with its member's name before it, and each event's text is those members joined in
+    canonical order around its payload's."""
     encoded: dict[tuple[str, str | None], str] = {}
     ids = []
     for event, text in zip(events, payload_texts, strict=True):
-        members = {"payload": text}
+        parts = []
         for name in _CONTENT_ORDER:
             if name == "payload":
+                parts.append('"payload":' + text)
                 continue
             value = getattr(event, name)
             if value is None or type(value) is str:
                 found = encoded.get((name, value))
                 if found is None:
-                    found = encoded[(name, value)] = canonical_json(value)
+                    found = encoded[(name, value)] = _MEMBER[name] + canonical_json(value)
             else:  # not a value the event model holds: encoded as it is
-                found = canonical_json(value)
-            members[name] = found
-        ids.append(text_digest("{" + joined_members(members, _CONTENT_ORDER) + "}"))
+                found = _MEMBER[name] + canonical_json(value)
+            parts.append(found)
+        ids.append(text_digest("{" + ",".join(parts) + "}"))
     return ids
+
+
+_MEMBER = {name: canonical_json(name) + ":" for name in _CONTENT_ORDER}
+"""``"name":`` of each content field."""
 
 
 def chain_hash(prev: str, content_id: str) -> str:
