@@ -299,6 +299,33 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
     return rel.as_posix()
 
 
+def within_resolved(directory: str, bases: Sequence[Path]) -> bool:
+    """Whether the absolute *directory* is one of *bases* (each resolved, as
+    :func:`excluded_dirs` gives them) or lies under one through no symbolic link: what
+    resolving it would find, with one ``lstat`` per folder below that base instead of one per
+    folder from the top (stdlib and site-packages folders hold most modules a run imports). A
+    name with ``.``, ``..`` or an empty part, or a folder that cannot be looked at: False (the
+    caller resolves it)."""
+    for base in bases:
+        text = str(base)
+        if directory == text:
+            return True
+        if text == os.sep or not directory.startswith(text + os.sep):
+            continue
+        path = text
+        for part in directory[len(text) + 1 :].split(os.sep):
+            if part in ("", ".", ".."):
+                return False
+            path = f"{path}{os.sep}{part}"
+            try:
+                if stat.S_ISLNK(os.lstat(path).st_mode):
+                    return False
+            except (OSError, ValueError):
+                return False
+        return True
+    return False
+
+
 class RepositoryFiles:
     """:func:`repository_file` for the many files of one run: each directory is resolved and
     placed (inside *root*, not in *excluded*) once, so a file costs one ``lstat`` and a
@@ -332,6 +359,8 @@ class RepositoryFiles:
 
     def _place(self, directory: str) -> str | None:
         self.resolutions += 1
+        if within_resolved(directory, self.excluded):  # the installation: no resolving
+            return None
         resolved = Path(directory).resolve()
         if any(resolved.is_relative_to(d) for d in self.excluded):
             return None
