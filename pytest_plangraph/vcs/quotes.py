@@ -279,7 +279,12 @@ class CollectValues:
         quoted = quoted_reference(key)
         if quoted is None:
             return collect_digest(self._walk(key))
-        base, ref = quoted
+        return self.quoted_value(*quoted)
+
+    def quoted_value(self, base: str, ref: str) -> str:
+        """The value now of the :func:`quotes_key` subject of the walk *base* and the
+        reference *ref* (what :meth:`value` gives for that key, without reading the key's
+        text back: a run asks it for every criterion)."""
         found = self._walk(base)
         if found is None:
             return collect_digest(None)
