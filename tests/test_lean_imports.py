@@ -230,6 +230,9 @@ RUN_NEEDS_NONE_OF = (
     "pytest_plangraph.progress",  # `plangraph verify`'s progress lines
     "pytest_plangraph.store.keys",  # signing keys and trusted keys, when configured
     "pytest_plangraph.vcs.globwalk",  # a plan that names no glob walks none
+    "pytest_plangraph.vcs.reading",  # the schema verifier's files, the documents' parsers
+    "pytest_plangraph.verifiers.documents",  # and the formats: where a schema is checked
+    "pytest_plangraph.verifiers.formats",
     "pytest_plangraph.attest.dsse",
     "pytest_plangraph.judge.rerun",
     "pytest_plangraph.plugin.selection",
