@@ -164,3 +164,19 @@ def test_the_guard_places_modules_as_resolving_them_does(tmp_path: Path) -> None
     assert [finder.in_project(n) for n in absolute] == expected
     assert finder.in_project(str(venv / "lib" / "linked" / "b.py"))
     assert not finder.in_project(str(venv / "lib" / "sub" / "v.py"))
+
+
+def test_the_installation_is_left_out_unless_it_holds_the_repository(tmp_path: Path) -> None:
+    """The installation's folders are found once a process; which of them are left out is
+    still each repository's own answer."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    outside = excluded_dirs(tmp_path.resolve())
+    assert stdlib in outside
+    assert Path(sys.prefix).resolve() in outside
+    inside = excluded_dirs(stdlib / "json")  # a repository inside the standard library
+    assert stdlib not in inside
+    assert [d for d in outside if not (stdlib / "json").is_relative_to(d)] == inside
+    inside.clear()  # each caller has its own list
+    assert excluded_dirs(tmp_path.resolve()) == outside

@@ -26,6 +26,7 @@ runs a line. :func:`force_ctrace` sets ``COVERAGE_CORE=ctrace`` before pytest-co
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import sys
@@ -374,9 +375,15 @@ class RepositoryFiles:
 def excluded_dirs(root: Path) -> list[Path]:
     """The interpreter's prefixes (a virtual environment), its install directories and this
     package (its hooks run inside every test), except directories that hold the repository."""
-    names = ("stdlib", "platstdlib", "purelib", "platlib")
-    found = {sysconfig.get_paths().get(name) for name in names}
+    return [d for d in _installation() if not root.is_relative_to(d)]
+
+
+@functools.cache
+def _installation() -> tuple[Path, ...]:
+    """The folders :func:`excluded_dirs` leaves out, resolved and sorted: found once a process
+    (the guard, the binder and the import graph each ask), the install paths read once."""
+    paths = sysconfig.get_paths()
+    found = {paths.get(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
     package = Path(__file__).resolve().parent.parent  # all of pytest_plangraph, not plugin/
     found.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(package)})
-    dirs = {Path(d).resolve() for d in found if d}
-    return sorted(d for d in dirs if not root.is_relative_to(d))
+    return tuple(sorted({Path(d).resolve() for d in found if d}))
