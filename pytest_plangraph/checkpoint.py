@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import os
 import stat
@@ -359,6 +358,8 @@ def _holds(policy: Policy, signed: str, signature: object) -> bool:
     neither the store nor the cache folder holds."""
     if policy.configured:
         return policy.checkpoint_holds(signed, signature)
+    import hmac  # a log with no checkpoint yet asks none
+
     return hmac.compare_digest(str(signature), sign(local_key(), signed))
 
 

@@ -42,7 +42,6 @@ from .canonical import non_finite_member
 from .errors import ConflictError, PlanError, UsageError
 from .judge.logfold import REPLAN_BUDGET_EXHAUSTED
 from .plan.evidence import PlanRef
-from .planwrite import patch_lock, put_in_place, stage
 from .repository import Repository
 from .values import dataclass, field, replace
 
@@ -114,6 +113,8 @@ class Replanning(Repository):
         (module text). *expected_plan_version* as for :meth:`PlanGraph.append
         <pytest_plangraph.api.PlanGraph.append>`. A plan that lint rejects may be patched (a
         patch is how it gets repaired); the patched plan must pass."""
+        from .planwrite import patch_lock  # the plan's writing: only when re-planning
+
         found = as_patch(patch, apicheck.name(name, "name"))
         apicheck.name(by, "by")
         expected = apicheck.version(expected_plan_version, "expected_plan_version")
@@ -208,6 +209,7 @@ def apply_patch(repo: Repository, patch: AnyPatch, *, by: str, judged: bool = Tr
     from .plan.graph import Graph
     from .plan.jsonpatch import JsonPatch
     from .plan.patch import PlanPatch, edit_plan_text, json_patched, patched_plan, touched_nodes
+    from .planwrite import put_in_place, stage
 
     if repo.plan_path is None:
         raise UsageError("this plan was not read from a file, so there is no file to patch")

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import git
 from module_probe import imported
+from plugin_helpers import make_project
 
 
 def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
@@ -214,3 +215,73 @@ def test_a_plugin_run_imports_the_stale_selection_only_when_asked(
     code, stale = _probe(jwt, tmp_path, *base, "--plangraph-stale")
     assert code == pytest.ExitCode.NO_TESTS_COLLECTED  # all evidence valid: all deselected
     assert [m for m in STALE_ONLY if m in stale["modules"]] == list(STALE_ONLY)
+
+
+RUN_NEEDS_NONE_OF = (
+    "getpass",  # the login name is read from the environment first, as getpass reads it
+    "termios",  # getpass's
+    "pwd",  # getpass's, for the password database
+    "graphlib",  # a cycle looked for: a plan read from its cache was checked when kept
+    "hmac",  # a kept checkpoint or a kept-bytecode entry vouched for; keys configured
+    "cryptography",
+    "pydantic",  # a known plan is read from its cache
+    "yaml",
+    "pytest_plangraph.planwrite",  # re-planning writes the plan file
+    "pytest_plangraph.progress",  # `plangraph verify`'s progress lines
+    "pytest_plangraph.store.keys",  # signing keys and trusted keys, when configured
+    "pytest_plangraph.vcs.globwalk",  # a plan that names no glob walks none
+    "pytest_plangraph.vcs.reading",  # the schema verifier's files, the documents' parsers
+    "pytest_plangraph.verifiers.documents",  # and the formats: where a schema is checked
+    "pytest_plangraph.verifiers.formats",
+    "pytest_plangraph.attest.dsse",
+    "pytest_plangraph.judge.rerun",
+    "pytest_plangraph.plugin.selection",
+)
+"""What a ``pytest --plangraph`` run on a known plan (read from its cache) of test criteria,
+with no keys configured and a login name in the environment, does not import."""
+
+TEST_PLAN = """
+plangraph: 1
+plan: lean
+nodes:
+  - id: step-a
+    outputs: [src/a.py]
+    acceptance:
+      - id: ac-marked
+        verifier: {type: test}
+      - id: ac-named
+        verifier: {type: test, tests: ["tests/test_a.py::test_pattern_one"]}
+"""
+
+
+def test_a_plugin_run_on_a_known_plan_imports_only_what_it_uses(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(pytester, plan=TEST_PLAN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.delenv("PLANGRAPH_ACTOR", raising=False)
+    monkeypatch.delenv("LOGNAME", raising=False)
+    monkeypatch.setenv("USER", "runner")
+    run = ("pytest", "--plangraph", "-q", "-p", "no:cacheprovider")
+    for _ in range(2):  # the plan read, then kept in its cache
+        assert _probe(root, tmp_path, *run)[0] == 0
+    code, seen = _probe(root, tmp_path, *run)
+    assert code == 0
+    assert "pytest_plangraph.plugin.session" in seen["modules"]  # the probe sees the run
+    unwanted = [
+        m
+        for m in seen["modules"]
+        if any(m == name or m.startswith(f"{name}.") for name in RUN_NEEDS_NONE_OF)
+    ]
+    assert unwanted == []
+    # the login name read without getpass is the one getpass reads: the records say who
+    history = subprocess.run(
+        [Path(sys.executable).parent / "plangraph", "history", "step-a", "--format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    recorded = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
+    assert len(recorded) == 6  # two criteria, three runs
+    assert {e["by"] for e in recorded} == {"runner"}

@@ -177,3 +177,36 @@ def test_a_skip_or_xfail_raised_by_the_code_under_test_is_a_failure(
     claim = plangraph_main(root, "claim", "step-calc", "--by", "agent")
     assert claim.code == 1 and "ac-broken" in claim.out
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_skip_raised_inside_the_installation_is_not_the_code_under_tests(
+    pytester: pytest.Pytester,
+) -> None:
+    """A repository that holds the interpreter's own folders (an environment kept inside it):
+    a skip the standard library raises is not the code under test's, one the repository's
+    own module raises is."""
+    import sysconfig
+    import unittest
+
+    from pytest_plangraph.plugin.origin import SkipOrigin
+
+    test = pytester.makepyfile(**{"tests/test_a": "def test_func():\n    pass\n"})
+    item = pytester.getitem(test)
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    origin = SkipOrigin(stdlib.parent, item.config, {})
+    try:
+        unittest.TestCase().skipTest("from the standard library")
+    except unittest.SkipTest:
+        installed = pytest.ExceptionInfo.from_current()
+    assert Path(installed.traceback[-1].path).resolve().is_relative_to(stdlib)  # raised there
+    assert origin.raised_by(item, installed) is None
+    pytester.makepyfile(**{"src/helper": "import pytest\n\ndef skip():\n    pytest.skip('no')\n"})
+    own = SkipOrigin(pytester.path, item.config, {})
+    pytester.syspathinsert(pytester.path / "src")
+    import helper  # type: ignore[import-not-found]
+
+    try:
+        helper.skip()
+    except pytest.skip.Exception:
+        raised = pytest.ExceptionInfo.from_current()
+    assert own.raised_by(item, raised) == "src/helper.py:4"

@@ -385,3 +385,20 @@ def test_a_failing_test_marked_through_sourceless_bytecode_stales_every_criterio
     assert status == "stale"
     for criterion in ("ac-marked", "ac-pattern"):
         assert [r["quotes"] for r in reasons[criterion]] == [f"step-a/{criterion}"]
+
+
+def test_the_value_of_a_walk_and_reference_is_the_value_of_their_key(tmp_path: Path) -> None:
+    """What a run binds for each criterion (:meth:`CollectValues.quoted_value`) is what the
+    end of the run and a later check read from the subject's key (:meth:`CollectValues.value`),
+    for references the plan allows and one it does not."""
+    write(tmp_path, "tests/test_a.py", f'"{REF}"\n')
+    write(tmp_path, "tests/test_b.py", '"step-b/ac"\n')
+    walks = [collect_key("tests", SETTINGS), collect_key("", {**SETTINGS, "any_file": True})]
+    refs = [REF, "step-b/ac", "step-c/none", 'odd "ref', "é/ü"]
+    for walk in walks:
+        for ref in refs:
+            by_key, by_parts = CollectValues(str(tmp_path)), CollectValues(str(tmp_path))
+            assert by_parts.quoted_value(walk, ref) == by_key.value(quotes_key(walk, ref))
+    values = CollectValues(str(tmp_path))
+    assert values.quoted_value(walks[0], REF) == _digest("tests/test_a.py")
+    assert values.quoted_value(walks[0], "step-c/none") == _digest()

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plangraph.plugin.coverage import RepositoryFiles, repository_file
+from pytest_plangraph.plugin.coverage import (
+    RepositoryFiles,
+    excluded_dirs,
+    repository_file,
+    within_resolved,
+)
 
 
 def _tree(tmp_path: Path) -> tuple[Path, Path, list[str]]:
@@ -23,6 +28,7 @@ def _tree(tmp_path: Path) -> tuple[Path, Path, list[str]]:
         root / "src" / "b.py",
         root / "src" / "deep" / "c.py",
         venv / "lib" / "x.py",
+        venv / "lib" / "sub" / "v.py",
         root / "vendor" / "site-packages" / "y.py",
         elsewhere / "z.py",
         elsewhere / "inner" / "w.py",
@@ -36,6 +42,8 @@ def _tree(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     (elsewhere / "indir").symlink_to(root / "src")  # a directory linked in
     (root / "venvlink").symlink_to(venv / "lib")  # into the excluded environment
     (root / "dangling.py").symlink_to(root / "nowhere.py")
+    (venv / "lib" / "linked").symlink_to(root / "src")  # the environment's folder linked in
+    (venv / "lib" / "sub" / "deeper").symlink_to(root / "src" / "deep")
     names = [str(p) for p in files] + [
         str(root / "link.py"),
         str(elsewhere / "in.py"),
@@ -43,6 +51,11 @@ def _tree(tmp_path: Path) -> tuple[Path, Path, list[str]]:
         str(elsewhere / "indir" / "b.py"),
         str(elsewhere / "indir" / "deep" / "c.py"),
         str(root / "venvlink" / "x.py"),
+        str(venv / "lib" / "linked" / "b.py"),
+        str(venv / "lib" / "linked" / "deep" / "c.py"),
+        str(venv / "lib" / "sub" / "deeper" / "c.py"),
+        str(venv / "lib" / ".." / "lib" / "x.py"),
+        f"{venv}{os.sep}lib{os.sep}{os.sep}x.py",
         str(root / "dangling.py"),
         str(root / "missing.py"),
         str(root / "src"),  # a directory
@@ -66,6 +79,40 @@ def test_the_answers_are_repository_files(tmp_path: Path) -> None:
     assert [files(name) for name in names] == expected  # and again, from the kept directories
     assert "src/b.py" in expected and "src/deep/c.py" in expected  # linked in: counts
     assert expected[names.index(str(root / "link.py"))] is None  # linked out: does not
+    # a folder of the environment linked into the repository: its files are the repository's
+    assert expected[names.index(str(root / ".venv/lib/sub/deeper/c.py"))] == "src/deep/c.py"
+    assert expected[names.index(str(root / ".venv/lib/sub/v.py"))] is None
+
+
+def test_a_folder_within_a_resolved_one_through_no_link(tmp_path: Path) -> None:
+    base = (tmp_path / "base").resolve()
+    (base / "a" / "b").mkdir(parents=True)
+    (base / "link").symlink_to(base / "a")
+    (base / "a" / "inner").symlink_to(tmp_path)
+    assert within_resolved(str(base), [base])
+    assert within_resolved(str(base / "a" / "b"), [tmp_path / "other", base])
+    assert within_resolved(str(base / "a" / "missing"), [base]) is False  # resolved instead
+    assert within_resolved(str(base / "link"), [base]) is False
+    assert within_resolved(str(base / "link" / "b"), [base]) is False
+    assert within_resolved(str(base / "a" / "inner"), [base]) is False
+    assert within_resolved(f"{base}{os.sep}a{os.sep}..{os.sep}a", [base]) is False
+    assert within_resolved(f"{base}{os.sep}a{os.sep}{os.sep}b", [base]) is False
+    assert within_resolved(f"{base}x", [base]) is False  # a sibling whose name starts so
+    assert within_resolved(str(tmp_path), [base]) is False
+
+
+def test_every_module_loaded_is_placed_as_repository_file_places_it() -> None:
+    """The modules of this process (the standard library, site-packages, this package, the
+    tests), against the environment's folders as the guard takes them."""
+    root = Path(__file__).resolve().parent.parent
+    excluded = excluded_dirs(root)
+    names = [
+        f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)
+    ]
+    files = RepositoryFiles(root, excluded)
+    assert len(names) > 100
+    assert [files(name) for name in names] == [repository_file(n, root, excluded) for n in names]
+    assert files.resolutions < len(names) / 3
 
 
 def test_each_directory_is_resolved_once(tmp_path: Path) -> None:
@@ -103,3 +150,33 @@ def test_the_guard_resolves_each_directory_once(pytester: pytest.Pytester) -> No
     guard = made[0]  # the guard's check of the modules imported before it
     assert 0 < guard.resolutions < modules / 3
     assert guard.resolutions == len(guard._directories)
+
+
+def test_the_guard_places_modules_as_resolving_them_does(tmp_path: Path) -> None:
+    """:class:`ProjectFinder` takes a module for the project's unless its file resolves into
+    the installation: a folder of the environment linked into the repository included."""
+    from pytest_plangraph.plugin.soundness import ProjectFinder
+
+    _, venv, names = _tree(tmp_path)
+    finder = ProjectFinder([venv])
+    absolute = [n for n in names if os.path.isabs(n) and "\0" not in n]
+    expected = [not Path(n).resolve().is_relative_to(venv) for n in absolute]
+    assert [finder.in_project(n) for n in absolute] == expected
+    assert finder.in_project(str(venv / "lib" / "linked" / "b.py"))
+    assert not finder.in_project(str(venv / "lib" / "sub" / "v.py"))
+
+
+def test_the_installation_is_left_out_unless_it_holds_the_repository(tmp_path: Path) -> None:
+    """The installation's folders are found once a process; which of them are left out is
+    still each repository's own answer."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    outside = excluded_dirs(tmp_path.resolve())
+    assert stdlib in outside
+    assert Path(sys.prefix).resolve() in outside
+    inside = excluded_dirs(stdlib / "json")  # a repository inside the standard library
+    assert stdlib not in inside
+    assert [d for d in outside if not (stdlib / "json").is_relative_to(d)] == inside
+    inside.clear()  # each caller has its own list
+    assert excluded_dirs(tmp_path.resolve()) == outside

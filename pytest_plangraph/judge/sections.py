@@ -14,6 +14,7 @@ pytest passed it over binds by its sha256 instead.
 
 from __future__ import annotations
 
+import functools
 import re
 
 SECTION_SUFFIX = "#pytest"
@@ -22,10 +23,15 @@ SECTION_SUFFIX = "#pytest"
 SECTIONED = ("pyproject.toml", "tox.ini", "setup.cfg")
 """The names pytest looks at and passes over when they hold no pytest section."""
 
-_TOML = re.compile(
-    r"^\s*(\[+\s*tool\s*\.\s*[\"']?pytest|tool\s*\.\s*[\"']?pytest|[\"']?pytest[\"']?\s*[.=])", re.M
-)
-_INI = re.compile(r"^\s*\[[^\]\n]*pytest", re.M | re.I)
+_TOML = r"^\s*(\[+\s*tool\s*\.\s*[\"']?pytest|tool\s*\.\s*[\"']?pytest|[\"']?pytest[\"']?\s*[.=])"
+_INI = r"^\s*\[[^\]\n]*pytest"
+
+
+@functools.cache
+def _header(toml: bool) -> re.Pattern[str]:
+    """The expression of a pytest section's header in a TOML file, or an INI file: compiled
+    when a file is first looked at (most runs look at none)."""
+    return re.compile(_TOML, re.M) if toml else re.compile(_INI, re.M | re.I)
 
 
 def section_subject(path: str) -> str:
@@ -46,5 +52,4 @@ def has_pytest_section(name: str, text: str) -> bool:
     """Whether *text*, a configuration file called *name*, may hold a pytest section (a
     ``pyproject.toml``: a ``[tool.pytest…]`` table, or a ``pytest`` key that may make one;
     ``tox.ini`` and ``setup.cfg``: a section header naming pytest)."""
-    pattern = _TOML if name.endswith(".toml") else _INI
-    return pattern.search(text) is not None
+    return _header(name.endswith(".toml")).search(text) is not None

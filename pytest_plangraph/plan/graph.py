@@ -11,7 +11,6 @@ linear in the nodes and links it meets, since a plan may be tens of thousands of
 
 from __future__ import annotations
 
-import graphlib
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 
@@ -82,6 +81,8 @@ class Graph:
 
     def find_cycle(self) -> list[str] | None:
         """One dependency cycle as ``[a, b, …, a]``, or None."""
+        import graphlib  # a plan read from its cache was found acyclic when it was kept
+
         sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
         for node_id in self.nodes:
             sorter.add(node_id, *self._dependency_sources(node_id))

@@ -293,8 +293,7 @@ class FileBinder:
             self._quoted = {}
             for ref in refs:
                 for walk in walks:
-                    key = quotes_key(walk, ref)
-                    self._quoted[key] = self._walks.value(key)
+                    self._quoted[quotes_key(walk, ref)] = self._walks.quoted_value(walk, ref)
         return self._quoted
 
     def absent_configuration(self) -> list[str]:

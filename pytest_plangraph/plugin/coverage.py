@@ -26,6 +26,7 @@ runs a line. :func:`force_ctrace` sets ``COVERAGE_CORE=ctrace`` before pytest-co
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import sys
@@ -299,6 +300,33 @@ def repository_file(filename: str, root: Path, excluded: Sequence[Path] = ()) ->
     return rel.as_posix()
 
 
+def within_resolved(directory: str, bases: Sequence[Path]) -> bool:
+    """Whether the absolute *directory* is one of *bases* (each resolved, as
+    :func:`excluded_dirs` gives them) or lies under one through no symbolic link: what
+    resolving it would find, with one ``lstat`` per folder below that base instead of one per
+    folder from the top (stdlib and site-packages folders hold most modules a run imports). A
+    name with ``.``, ``..`` or an empty part, or a folder that cannot be looked at: False (the
+    caller resolves it)."""
+    for base in bases:
+        text = str(base)
+        if directory == text:
+            return True
+        if text == os.sep or not directory.startswith(text + os.sep):
+            continue
+        path = text
+        for part in directory[len(text) + 1 :].split(os.sep):
+            if part in ("", ".", ".."):
+                return False
+            path = f"{path}{os.sep}{part}"
+            try:
+                if stat.S_ISLNK(os.lstat(path).st_mode):
+                    return False
+            except (OSError, ValueError):
+                return False
+        return True
+    return False
+
+
 class RepositoryFiles:
     """:func:`repository_file` for the many files of one run: each directory is resolved and
     placed (inside *root*, not in *excluded*) once, so a file costs one ``lstat`` and a
@@ -332,6 +360,8 @@ class RepositoryFiles:
 
     def _place(self, directory: str) -> str | None:
         self.resolutions += 1
+        if within_resolved(directory, self.excluded):  # the installation: no resolving
+            return None
         resolved = Path(directory).resolve()
         if any(resolved.is_relative_to(d) for d in self.excluded):
             return None
@@ -345,9 +375,15 @@ class RepositoryFiles:
 def excluded_dirs(root: Path) -> list[Path]:
     """The interpreter's prefixes (a virtual environment), its install directories and this
     package (its hooks run inside every test), except directories that hold the repository."""
-    names = ("stdlib", "platstdlib", "purelib", "platlib")
-    found = {sysconfig.get_paths().get(name) for name in names}
+    return [d for d in _installation() if not root.is_relative_to(d)]
+
+
+@functools.cache
+def _installation() -> tuple[Path, ...]:
+    """The folders :func:`excluded_dirs` leaves out, resolved and sorted: found once a process
+    (the guard, the binder and the import graph each ask), the install paths read once."""
+    paths = sysconfig.get_paths()
+    found = {paths.get(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
     package = Path(__file__).resolve().parent.parent  # all of pytest_plangraph, not plugin/
     found.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(package)})
-    dirs = {Path(d).resolve() for d in found if d}
-    return sorted(d for d in dirs if not root.is_relative_to(d))
+    return tuple(sorted({Path(d).resolve() for d in found if d}))

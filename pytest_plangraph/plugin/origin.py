@@ -15,6 +15,7 @@ folder or below it (a helper of the tests), the report is marked with :data:`ORI
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sysconfig
 from pathlib import Path
@@ -25,10 +26,13 @@ import pytest
 ORIGIN_ATTRIBUTE = "plangraph_raised_by"
 """The report attribute naming ``file:line`` of the code under test that skipped or xfailed."""
 
-_INSTALLED = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
+
+@functools.cache
+def _installed() -> tuple[str, ...]:
+    """The interpreter's install folders, resolved: found when a skip is first raised inside
+    the repository (most runs raise none)."""
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()[k] for k in keys})
 
 
 class SkipOrigin:
@@ -65,7 +69,7 @@ class SkipOrigin:
         if not entries:
             return None
         innermost = os.path.realpath(str(entries[-1].path))
-        if not innermost.startswith(self.root) or innermost.startswith(_INSTALLED):
+        if not innermost.startswith(self.root) or innermost.startswith(_installed()):
             return None
         name = os.path.basename(innermost)
         own = os.path.realpath(str(item.path))

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import importlib.util
 import io
 import json
@@ -86,12 +85,16 @@ class Entry:
 
     def vouches(self, key: bytes, pyc: str) -> bool:
         """True when the MAC is this key's over *pyc* and the entry's fields."""
+        import hmac  # a run whose bytecode is all written afresh asks no entry
+
         return hmac.compare_digest(
             self.mac, _mac(key, pyc, self.source, self.source_sha, self.pyc_sha)
         )
 
 
 def _mac(key: bytes, pyc: str, source: str, source_sha: str, pyc_sha: str) -> str:
+    import hmac
+
     message = "\0".join((pyc, source, source_sha, pyc_sha)).encode("utf-8", "surrogateescape")
     return hmac.new(key, _DOMAIN + message, hashlib.sha256).hexdigest()
 

@@ -161,7 +161,11 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
         return known
 
     def _outside_installed(self, path: Path) -> bool:
+        from .coverage import within_resolved
+
         self.resolutions += 1
+        if path.is_absolute() and within_resolved(str(path), self.installed):
+            return False  # a folder of the installation, reached through no link
         resolved = path.resolve()
         return not any(resolved.is_relative_to(d) for d in self.installed)
 

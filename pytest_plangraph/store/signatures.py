@@ -20,8 +20,10 @@ import base64
 import binascii
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .keys import SigningKey, load_private
+if TYPE_CHECKING:
+    from .keys import SigningKey
 
 SIGNING_KEY_FILE_ENV = "PLANGRAPH_SIGNING_KEY_FILE"
 """Names the Ed25519 private key that signs every event appended (where evidence is recorded)."""
@@ -50,6 +52,8 @@ def signer_from_env() -> SigningKey | None:
     value = os.environ.get(SIGNING_KEY_FILE_ENV)
     if not value:
         return None
+    from .keys import load_private  # the keys' module: only with a key named
+
     path = Path(value)
     try:
         info = path.stat()

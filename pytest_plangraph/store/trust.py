@@ -29,7 +29,6 @@ so it carries :meth:`Policy.fingerprint` and a signature :meth:`Policy.sign_chec
 
 from __future__ import annotations
 
-import hmac
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +45,6 @@ from ..plan.untrusted import (
 )
 from ..values import dataclass, field
 from .chain import chain_hash, sign, signing_key_from_env
-from .keys import TrustedKey, load_trusted, verify
 from .signatures import (
     checkpoint_message,
     event_message,
@@ -59,6 +57,7 @@ from .tail import tampered
 if TYPE_CHECKING:
     from ..plan.model import LoggedEvent
     from . import Store
+    from .keys import TrustedKey
 
 TRUSTED_KEYS_ENV = "PLANGRAPH_TRUSTED_KEYS"
 
@@ -104,6 +103,10 @@ class Policy:
         is the event's (prev, hash, signature) as stored."""
         if not self.configured or kind not in VOUCHED_KINDS:
             return None
+        import hmac  # with keys configured alone (as the keys module)
+
+        from .keys import verify
+
         prev, link, signature = chain
         if not signature:
             return UNSIGNED_EVENT
@@ -138,6 +141,10 @@ class Policy:
 
     def checkpoint_holds(self, text: str, signature: object) -> bool:
         """Whether *signature* vouches for a checkpoint's *text* under this policy."""
+        import hmac
+
+        from .keys import verify
+
         if not isinstance(signature, str):
             return False
         if self.hmac_key is not None and not is_ed25519(signature):
@@ -167,6 +174,8 @@ def policy_from_env() -> Policy:
         memo = None
     trusted = _files.get(memo) if memo is not None else None
     if trusted is None:
+        from .keys import load_trusted  # with a trusted-keys file alone
+
         trusted = load_trusted(path, TRUSTED_KEYS_ENV)
         if memo is not None:
             _files[memo] = trusted

@@ -47,6 +47,10 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+LOGIN_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")
+"""Where :func:`getpass.getuser` looks for the login name before the password database."""
+
+
 def actor() -> str:
     """Who records evidence when nobody is named: ``PLANGRAPH_ACTOR``, else the login name.
     A blank ``PLANGRAPH_ACTOR`` names nobody; one with control characters is refused, as
@@ -55,12 +59,16 @@ def actor() -> str:
         if (problem := _name_problem(name)) is not None:
             raise UsageError(f"PLANGRAPH_ACTOR: {problem}")
         return name
-    import getpass  # with termios and pwd: only when no actor is named
+    # the variables getpass.getuser() reads first, in its order; getpass (with termios and
+    # pwd) only when none is set, for the password database
+    login = next(filter(None, map(os.environ.get, LOGIN_VARIABLES)), None)
+    if login is None:
+        import getpass
 
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+        try:
+            login = getpass.getuser()
+        except (KeyError, OSError):
+            return "unknown"
     if (problem := _name_problem(login)) is not None:
         raise UsageError(
             f"the login name (LOGNAME, USER or the password database): {problem}; set "

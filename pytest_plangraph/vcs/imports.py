@@ -42,6 +42,7 @@ the repository holding a module of that first name, ``ModuleFinder.wide``), ``PY
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
 
@@ -71,7 +72,7 @@ parentheses, comments taken whole: one may hold a parenthesis)."""
 _IMPORT = re.compile(rf"(import)(?<![\w.]import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
 
-_CALLED = re.compile(
+_CALLED = (
     r"(?:import_module|__import__|importorskip)\s*\(\s*[rRuUfF]{0,2}"
     r"([\"'])(\.*)([^\W\d][\w.]*)\1"
 )
@@ -79,7 +80,7 @@ _CALLED = re.compile(
 (``".m"`` relative to the package the call names: taken as the file's), ``__import__("m")``,
 ``pytest.importorskip("m")``."""
 
-_PATH = re.compile(r"""(["'])([^"'\n\\]*\.py)\1""")
+_PATH = r"""(["'])([^"'\n\\]*\.py)\1"""
 """A string literal naming a Python file (``runpy.run_path("marks.py")``,
 ``spec_from_file_location("m", HERE / "marks.py")``): a module may be loaded by its path."""
 
@@ -87,9 +88,17 @@ PATH_LEVEL = -1
 """The level of an :data:`Import` that is a file path a string literal names, not a module."""
 
 _CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
-_COMMENT = re.compile(r"#[^\n]*")
+_COMMENT = r"#[^\n]*"
 _ALIASED = re.compile(rf"({_DOTTED})(?:\s+as\s+{_NAME})?")
 _SPACES = re.compile(r"\s+")
+
+
+@functools.cache
+def _lazy(pattern: str) -> re.Pattern[str]:
+    """*pattern* compiled when first used: the expressions of the rarer forms (a call that
+    imports by name, a file named by its path, a list after other text) are compiled only by
+    a run whose files hold one, not by every import of this module."""
+    return re.compile(pattern)
 
 
 def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
@@ -100,7 +109,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
     text = _decoded(source) if isinstance(source, bytes) else source.removeprefix("\ufeff")
     paths: dict[Import, None] = {}
     if ".py" in text:
-        paths.update(((PATH_LEVEL, str(m[2]), ()), None) for m in _PATH.finditer(text))
+        paths.update(((PATH_LEVEL, str(m[2]), ()), None) for m in _lazy(_PATH).finditer(text))
     if "import" not in text:
         return tuple(paths)
     written, text = text, _CONTINUED.sub(" ", text)  # a comment's backslash is joined too:
@@ -134,7 +143,7 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
             found.update(((0, module, ()), None) for module in modules)
             claimed.add(match.start(1))
     if "import_" in text or "importo" in text:
-        for match in _CALLED.finditer(text):
+        for match in _lazy(_CALLED).finditer(text):
             found[(len(match[2]), _dotted(match[3]), ())] = None
         found.update(dict.fromkeys(_called_imports(source if isinstance(source, bytes) else text)))
     if all(match.start() in claimed for match in _KEYWORD.finditer(text)):
@@ -168,7 +177,7 @@ def _names(text: str) -> tuple[str, ...] | None:
     if text.startswith("("):
         if not text.endswith(")"):
             return None
-        text = _COMMENT.sub("", text[1:-1]).strip()
+        text = _lazy(_COMMENT).sub("", text[1:-1]).strip()
         if "(" in text or ")" in text:
             return None
         if text.endswith(","):
@@ -181,15 +190,13 @@ def _names(text: str) -> tuple[str, ...] | None:
     return tuple(_dotted(p[1]) for p in pieces if p is not None)
 
 
-_LEADING = re.compile(
-    rf"\(?\s*{_DOTTED}(?:\s+as\s+{_NAME})?(?:\s*,\s*{_DOTTED}(?:\s+as\s+{_NAME})?)*"
-)
+_LEADING = rf"\(?\s*{_DOTTED}(?:\s+as\s+{_NAME})?(?:\s*,\s*{_DOTTED}(?:\s+as\s+{_NAME})?)*"
 
 
 def _leading(text: str) -> tuple[str, ...] | None:
     """The names that begin a list followed by other text (``m")`` in ``exec("import m")``):
     a mention may add a module, never take one away."""
-    match = _LEADING.match(text.strip())
+    match = _lazy(_LEADING).match(text.strip())
     if match is None:
         return None
     names = [_ALIASED.fullmatch(piece.strip()) for piece in match[0].lstrip("(").split(",")]

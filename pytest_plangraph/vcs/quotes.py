@@ -127,8 +127,8 @@ def needs_parse(text: str) -> bool:
     )
 
 
-_WORD = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_WORD = r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+"
+_ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 
 def mentioned_refs(data: bytes) -> frozenset[str]:
@@ -137,10 +137,11 @@ def mentioned_refs(data: bytes) -> frozenset[str]:
     two ids next to each other in a run of ids joined by ``/`` (``a/n/c`` mentions ``a/n`` and
     ``n/c``)."""
     found: set[str] = set()
-    for word in _WORD.finditer(data.decode("utf-8", errors="replace")):
+    words, ids = re.compile(_WORD), re.compile(_ID)  # compiled by the first such file alone
+    for word in words.finditer(data.decode("utf-8", errors="replace")):
         parts = word[0].split("/")
         for first, second in itertools.pairwise(parts):
-            if _ID.fullmatch(first) and _ID.fullmatch(second):
+            if ids.fullmatch(first) and ids.fullmatch(second):
                 found.add(f"{first}/{second}")
     return frozenset(found)
 
@@ -279,7 +280,12 @@ class CollectValues:
         quoted = quoted_reference(key)
         if quoted is None:
             return collect_digest(self._walk(key))
-        base, ref = quoted
+        return self.quoted_value(*quoted)
+
+    def quoted_value(self, base: str, ref: str) -> str:
+        """The value now of the :func:`quotes_key` subject of the walk *base* and the
+        reference *ref* (what :meth:`value` gives for that key, without reading the key's
+        text back: a run asks it for every criterion)."""
         found = self._walk(base)
         if found is None:
             return collect_digest(None)

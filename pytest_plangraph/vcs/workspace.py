@@ -26,7 +26,6 @@ from ..hashes import sha256
 from ..plan.paths import glob_pieces, is_glob, normalize, path_problem
 from ..usercache import RACY_NS
 from ..values import dataclass, field
-from .globwalk import matches
 
 _CHUNK = 1024 * 1024
 
@@ -370,6 +369,8 @@ class Workspace:
         """The files *pattern* names, found by :func:`~pytest_plangraph.vcs.globwalk.matches`
         (never a search per combination of wildcards); a directory the glob matches gives
         every file under it."""
+        from .globwalk import matches  # a plan naming plain paths alone walks no glob
+
         pieces = glob_pieces(pattern)
         for rel, directory in matches(self.root, pieces, self._skipped, self.escapes):
             if directory:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..plan.model import Criterion, Node
     from ..vcs.workspace import Workspace
 
-_SHA256 = re.compile(r"[0-9A-Fa-f]{64}")
+_SHA256 = r"[0-9A-Fa-f]{64}"  # compiled (and kept by re) when a pinned sha256 is checked
 """A pinned sha256 as the plan model takes it: either case (the model keeps it lowercase)."""
 
 
@@ -58,7 +58,7 @@ class ArtifactType:
     def _problems(settings: Mapping[str, Any], workspace: Workspace | None) -> list[str]:
         problems = path_setting_problems(settings, ("path",), workspace)
         pinned = settings.get("sha256")
-        if pinned is not None and not (isinstance(pinned, str) and _SHA256.fullmatch(pinned)):
+        if pinned is not None and not (isinstance(pinned, str) and re.fullmatch(_SHA256, pinned)):
             problems.append("sha256: expected 64 hexadecimal digits (sha256sum's output)")
         minimum = settings.get("min_bytes")
         if minimum is not None and (type(minimum) is not int or minimum < 0):

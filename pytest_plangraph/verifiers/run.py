@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from ..judge.records import changed_during_run, voided
 from ..plan.evidence import Evidence
 from ..plan.model import Criterion, Node
-from ..progress import Progress
 from ..vcs.environment import now, run_info
 
 if TYPE_CHECKING:
@@ -54,6 +53,8 @@ def run_verifiers(
     """Run the verifiers and return one evidence record per criterion (not yet recorded).
     *snapshot* was taken before they ran, at *started*; *maker* gives the record maker of the
     run once it has finished."""
+    from ..progress import Progress  # `plangraph verify` alone runs verifiers here
+
     verdicts: list[tuple[Node, Criterion, VerifierResult, dict[str, str | None]]] = []
     chosen = runnable_criteria(graph, registry, nodes)
     with Progress("verify", len(chosen)) as progress:

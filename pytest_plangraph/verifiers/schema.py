@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ..values import dataclass, replace
-from ..vcs.reading import NotRegularFileError, read_bytes
 from . import (
     ARTIFACT_MISSING,
     ARTIFACT_UNREADABLE,
@@ -39,8 +38,6 @@ from . import (
     path_setting_problems,
     settings_of,
 )
-from .documents import YAML_SUFFIXES, parse_document, short
-from .formats import format_checker
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -51,7 +48,9 @@ if TYPE_CHECKING:
 
 MAX_ERRORS = 10
 """At most this many violations are listed; the count says how many there were."""
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""A key written as ``.key`` in a path (matched through :mod:`re`'s cache: compiled when a
+violation is first described)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +116,7 @@ def _marker(workspace: Workspace, rel: str, data: bytes) -> Path | None:
         return None
     from ..codehash import code_fingerprint
     from ..plan.cache import machine_salt
+    from .documents import YAML_SUFFIXES
 
     library = _library_version()
     if library is None:
@@ -203,6 +203,9 @@ def _load(workspace: Workspace, rel: str, role: _Role) -> Any:
 
 
 def _read(workspace: Workspace, rel: str, role: _Role) -> bytes:
+    # the reading, the documents' parsers and the formats: only where a schema is checked
+    from ..vcs.reading import NotRegularFileError, read_bytes
+
     if workspace.escapes(rel):
         raise _stop(role, PATH_OUTSIDE_ROOT, f"{rel} resolves outside the repository root")
     try:
@@ -216,6 +219,8 @@ def _read(workspace: Workspace, rel: str, role: _Role) -> bytes:
 
 
 def _parsed(data: bytes, rel: str, role: _Role) -> Any:
+    from .documents import parse_document
+
     try:
         return parse_document(data, rel)
     except ValueError as exc:
@@ -283,6 +288,8 @@ def _compile(schema_rel: str, refs: _Refs, data: bytes) -> Validator:
     cls = refs.dialect = _checked_schema(schema, schema_rel)
     if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
         refs.root_id = schema["$id"]
+    from .formats import format_checker
+
     checker = format_checker(cls)
     validator: Validator = cls(schema, registry=refs.registry(), format_checker=checker)
     return validator
@@ -324,6 +331,8 @@ def _checked_schema(schema: Any, schema_rel: str, default: Any = None) -> Any:
     otherwise."""
     from jsonschema import exceptions
 
+    from .documents import short
+
     if not isinstance(schema, (dict, bool)):
         kind = type(schema).__name__
         raise _stop(
@@ -361,6 +370,8 @@ def _validate(
 ) -> VerifierResult:
     import referencing.exceptions
 
+    from .documents import short
+
     validator = _compile(schema_rel, refs, _read(workspace, schema_rel, _SCHEMA))
     instance = _load(workspace, artifact_rel, _ARTIFACT)
     try:
@@ -382,6 +393,8 @@ def _validate(
 
 def _violations(artifact_rel: str, errors: list[ValidationError]) -> VerifierResult:
     from jsonschema.exceptions import best_match
+
+    from .documents import short
 
     best = best_match(errors)
     assert best is not None
@@ -412,7 +425,7 @@ def json_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif _IDENTIFIER.match(part):
+        elif re.match(_IDENTIFIER, part):
             text += f".{part}"
         else:
             text += f"[{json.dumps(part, ensure_ascii=False)}]"
