@@ -4,6 +4,7 @@ whose check does not hold (a byte changed, a value moved to another key) is dama
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
@@ -36,3 +37,13 @@ def test_a_line_whose_check_fails_is_not_trusted(tmp_path: Path) -> None:
     assert TextLines(path, 8).entries == {} and TextLines(path, 8).damaged
     path.write_text(rows[0].replace("one", "onE") + "\n" + rows[1] + "\n", encoding="utf-8")
     assert TextLines(path, 8).entries == {"b" * 64: "two"}
+
+
+def test_a_fifo_in_place_of_the_file_is_replaced_not_waited_on(tmp_path: Path) -> None:
+    path = tmp_path / "entries.txt"
+    os.mkfifo(path)
+    store = TextLines(path, 8)
+    assert store.damaged and not store.entries
+    store.add("a" * 64, "kept")
+    store.save({"a" * 64})  # appending would wait for a reader of the FIFO
+    assert path.is_file() and TextLines(path, 8).entries == {"a" * 64: "kept"}

@@ -87,7 +87,7 @@ def read_parsed(cache_dir: Path, key: str) -> bytes:
     """The JSON text of the parsed data kept for the plan file whose sha256 is *key* (OSError
     when there is none or it cannot be read): :func:`~pytest_plangraph.plan.file.parse_plan`
     validates it as it parses it, and decodes it only to explain a plan it refuses."""
-    return (cache_dir / f"plan-{key}.json").read_bytes()
+    return read_regular(cache_dir / f"plan-{key}.json")
 
 
 KEEP = 8
@@ -257,7 +257,7 @@ def with_facts(
     kept per node and edge (:func:`.factcache.facts_by_item`), or None."""
     path = cache_dir / f"facts-{key}.json"
     try:
-        facts = json_loads(path.read_text(encoding="utf-8"))
+        facts = json_loads(read_regular(path))
         if facts["version"] == code_version() and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
             order = tuple(str(n) for n in facts["order"])
@@ -294,7 +294,7 @@ def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
     """The data kept as *kind* (say ``lint``) for the plan file whose sha256 is *key* by code
     of *version*, or None when there is none, it cannot be read, or other code kept it."""
     try:
-        kept = json_loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
+        kept = json_loads(read_regular(cache_dir / f"{kind}-{key}.json"))
     except (OSError, ValueError):
         return None
     if not isinstance(kept, dict) or kept.get("version") != version:

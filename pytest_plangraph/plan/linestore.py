@@ -33,12 +33,17 @@ class LineStore(Generic[E]):
         self.lines = 0
         self.damaged = False
         self.new: dict[str, str] = {}
-        with contextlib.suppress(OSError):
+        try:
             body = read_regular(path)
-            try:
-                self._load(body.decode("utf-8"))
-            except UnicodeDecodeError:
-                self.damaged = True  # not text: written anew, not appended to
+        except FileNotFoundError:
+            return
+        except OSError:  # a FIFO, a folder, too large: replaced, never appended to
+            self.damaged = True
+            return
+        try:
+            self._load(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            self.damaged = True  # not text: written anew, not appended to
 
     def parse(self, row: str) -> tuple[str, E] | None:
         """The key and entry of one line (without its newline), or None when it is damaged."""
