@@ -292,7 +292,19 @@ def _replace_by(kind: str) -> Callable[[Path], None]:
     return replace
 
 
+def _swap_with_sibling(path: Path) -> None:
+    """The contents of *path* and of another cache file of its kind (``valid-…``) swapped."""
+    kind = path.name.split("-", 1)[0]
+    others = sorted(p for p in path.parent.glob(f"{kind}-*") if p != path)
+    if "-" not in path.name or not others:
+        return
+    mine, theirs = path.read_bytes(), others[0].read_bytes()
+    path.write_bytes(theirs)
+    others[0].write_bytes(mine)
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
+    "swapped with its kind": _swap_with_sibling,
     "truncated": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
     "empty": lambda path: path.write_bytes(b""),
     "flipped": _flip,
