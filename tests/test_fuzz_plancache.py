@@ -5,8 +5,7 @@ and after each the plan read with the cache (its digest, criterion digests, vali
 its error) is the plan read without it; then each cache file is damaged in turn (truncated,
 bytes flipped, two lines' values swapped, lines duplicated, replaced by a directory, a symlink
 or a FIFO, made huge) and the answer is still the one without a cache. The command's answers
-(``status --format json``, ``lint --format json``) are compared the same way on a real git
-repository."""
+are compared the same way in ``test_fuzz_plancache_cli.py``."""
 
 from __future__ import annotations
 
@@ -20,11 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
-from cache_helpers import as_tester
-from cli_helpers import plangraph_main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from repo_helpers import git
 
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.plan.file import load_plan
@@ -437,49 +433,3 @@ def test_a_flipped_byte_in_the_block_cache_costs_a_recomputation(tmp_path: Path)
     EDITS["title"](plan, 0, "another")  # the plan read by block again
     _write(plan_file, _text(plan), 1)
     assert _answer(plan_file, cache) == _answer(plan_file, None)
-
-
-# --- the command's answers on a real git repository ---
-
-
-def _command_answers(root: Path) -> list[Any]:
-    """``status --format json`` and ``lint --format json`` in *root*: exit codes and output,
-    *root*'s path taken out (a copy answers from elsewhere)."""
-    answers: list[Any] = []
-    for args in (("status", "--format", "json"), ("lint", "--format", "json")):
-        result = plangraph_main(root, *args)
-        answers.append([result.code, result.out.replace(str(root), "ROOT"), result.err[:500]])
-    return answers
-
-
-def _without_cache(root: Path, scratch: Path) -> list[Any]:
-    other = scratch / "fresh"
-    shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(root, other, symlinks=True)
-    shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
-    found = _command_answers(other)
-    return json.loads(json.dumps(found).replace(str(other), "ROOT"))
-
-
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
-@given(parts=PLAN_PARTS, edits=st.lists(EDIT, min_size=1, max_size=3))
-def test_status_and_lint_answer_as_without_the_cache(
-    tmp_path_factory: pytest.TempPathFactory,
-    monkeypatch: pytest.MonkeyPatch,
-    parts: dict[str, Any],
-    edits: list[Any],
-) -> None:
-    as_tester(monkeypatch)
-    scratch = tmp_path_factory.mktemp("cli")
-    root = scratch / "repo"
-    root.mkdir()
-    plan = _plan(parts)
-    _write(root / "plangraph.yaml", _text(plan), 1)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "plan")
-    assert _command_answers(root) == _without_cache(root, scratch)
-    for n, (name, at, title) in enumerate(edits):
-        EDITS[name](plan, at, title)
-        _write(root / "plangraph.yaml", _text(plan), n)
-        assert _command_answers(root) == _without_cache(root, scratch), (name, at, title)
