@@ -16,6 +16,7 @@ from pytest_plangraph.errors import PlanError
 from pytest_plangraph.lint import check, nodecache
 from pytest_plangraph.plan import file as plan_file
 from pytest_plangraph.plan import itemcache
+from pytest_plangraph.plan.cache import keyed, read_keyed
 from pytest_plangraph.plan.file import load_plan
 from pytest_plangraph.plan.model import plan_criterion_digests, plan_digest, runtime_plan
 
@@ -68,8 +69,10 @@ def test_a_comment_edit_keeps_the_facts(tmp_path: Path) -> None:
     plan, cache = root / "plangraph.yaml", tmp_path / "cache"
     first = load_plan(plan, cache_dir=cache)
     [facts] = cache.glob("facts-*.json")
-    kept = json.loads(facts.read_text())
-    facts.write_text(json.dumps({**kept, "digest": "f" * 64}))  # marks the facts as read
+    key = facts.stem.removeprefix("facts-")
+    kept = json.loads(read_keyed(facts, key))
+    marked = json.dumps({**kept, "digest": "f" * 64}).encode()
+    facts.write_bytes(keyed(key, marked))  # marks the facts as read
     _comment(root)
     edited = load_plan(plan, cache_dir=cache)
     assert edited.cache_key != first.cache_key and edited.content_key == first.content_key
@@ -148,9 +151,9 @@ def test_a_comment_edit_is_not_validated_again(tmp_path: Path, validations: list
     assert edited.plan.digest == fresh.plan.digest
     assert edited.plan.criterion_digests == fresh.plan.criterion_digests
     # kept under the new bytes too: the next read takes it by its bytes
-    assert (cache / f"valid-{edited.cache_key}.json").read_bytes() == (
-        cache / f"valid-{edited.content_key}.json"
-    ).read_bytes()
+    # (each file's first line is the key it is kept under)
+    by_bytes = read_keyed(cache / f"valid-{edited.cache_key}.json", edited.cache_key)
+    assert by_bytes == read_keyed(cache / f"valid-{edited.content_key}.json", edited.content_key)
     assert load_plan(plan, cache_dir=cache).plan == fresh.plan and validations == [1]
     # a change of meaning is validated
     plan.write_text(plan.read_text().replace("to: n1,", "to: n2,"))

@@ -9,12 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git
 
 from pytest_plangraph import __version__
-from pytest_plangraph.plan.cache import KEEP, cache_dir_of, code_version, prune
+from pytest_plangraph.plan.cache import KEEP, cache_dir_of, code_version, keyed, prune, read_keyed
 from pytest_plangraph.plan.file import cache_key, load_plan
 from pytest_plangraph.plan.model import Plan, plan_criterion_digests, plan_digest, runtime_plan
 
@@ -49,11 +50,16 @@ def _facts(cache: Path) -> Path:
     return facts
 
 
+def _kept(path: Path) -> Any:
+    """The facts kept in the file at *path*, read under its key."""
+    return json.loads(read_keyed(path, path.stem.removeprefix("facts-")))
+
+
 def test_facts_are_kept_and_given_to_the_next_load(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _write_plan(plan_file)
     first = load_plan(plan_file, cache_dir=cache).plan
-    kept = json.loads(_facts(cache).read_text())
+    kept = _kept(_facts(cache))
     assert kept["version"] == code_version() and kept["digest"] == first.digest
     assert kept["version"].startswith(f"{__version__}+")
     assert len(kept["criteria"]) == 700
@@ -117,7 +123,7 @@ def test_untrusted_facts_are_recomputed_and_rewritten(tmp_path: Path, damage) ->
     damage(_facts(cache))
     plan = load_plan(plan_file, cache_dir=cache).plan
     assert (plan.digest, plan.criterion_digests) == _fresh(plan)
-    assert json.loads(_facts(cache).read_text())["version"] == code_version()
+    assert _kept(_facts(cache))["version"] == code_version()
 
 
 def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
@@ -125,11 +131,12 @@ def test_a_kept_order_that_misses_nodes_is_recomputed(tmp_path: Path) -> None:
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _write_plan(plan_file)
     load_plan(plan_file, cache_dir=cache)
-    facts = json.loads(_facts(cache).read_text())
-    _facts(cache).write_text(json.dumps({**facts, "order": ["n0"]}))
+    facts = _kept(_facts(cache))
+    key = _facts(cache).stem.removeprefix("facts-")
+    _facts(cache).write_bytes(keyed(key, json.dumps({**facts, "order": ["n0"]}).encode()))
     plan = load_plan(plan_file, cache_dir=cache).plan
     assert plan.topological_order == tuple(f"n{i}" for i in range(700))
-    assert len(json.loads(_facts(cache).read_text())["order"]) == 700
+    assert len(_kept(_facts(cache))["order"]) == 700
 
 
 def test_small_plans_keep_only_their_validated_form(tmp_path: Path) -> None:
@@ -287,9 +294,9 @@ def test_an_entry_that_came_with_the_repository_is_not_used(
     theirs = load_plan(plan_file, cache_dir=cache).cache_key
     for kind in ("valid", "plan"):  # committed with a different plan in it
         entry = cache / f"{kind}-{theirs}.json"
-        data = json.loads(entry.read_text(encoding="utf-8"))
+        data = json.loads(plancache.read_keyed(entry, theirs))
         data["nodes"] = data["nodes"][:1]
-        entry.write_text(json.dumps(data), encoding="utf-8")
+        entry.write_bytes(plancache.keyed(theirs, json.dumps(data).encode()))
     assert len(load_plan(plan_file, cache_dir=cache).plan.nodes) == 1  # their own: trusted
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my-home"))  # another machine
@@ -328,9 +335,10 @@ def test_a_kept_validated_form_that_is_not_a_plan_is_read_again(tmp_path: Path) 
     plan_file.write_text("plangraph: 1\nplan: small\nnodes:\n  - id: a\n  - id: b\n")
     cache.mkdir()
     first = load_plan(plan_file, cache_dir=cache).plan
-    entry = cache / f"valid-{cache_key(plan_file.read_bytes())}.json"
+    key = cache_key(plan_file.read_bytes())
+    entry = cache / f"valid-{key}.json"
     for damaged in ('{"plangraph": 1, "plan": "small", "nodes": 5}', "[1, 2]", '{"nodes": [{}]}'):
-        entry.write_text(damaged)
+        entry.write_bytes(keyed(key, damaged.encode()))  # under its key, yet not a plan
         again = load_plan(plan_file, cache_dir=cache).plan
         assert again == first and again.digest == first.digest
-        assert json.loads(entry.read_text()) == first.to_data()  # kept anew
+        assert json.loads(read_keyed(entry, key)) == first.to_data()  # kept anew

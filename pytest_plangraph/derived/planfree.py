@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import json_loads
 from ..errors import PlangraphError
 from ..memory import collector_paused
-from ..plan.cache import cache_dir_of, read_regular
+from ..plan.cache import cache_dir_of, read_regular, validated_text
 from ..plan.paths import COLLECT
 from ..store.derived import (
     FREE,
@@ -357,5 +357,5 @@ def _validated(plan_path: Path, store_path: Path, source: str) -> Mapping[str, A
     raw = read_regular(plan_path)
     if hashlib.sha256(raw).hexdigest() != source:
         return None
-    data = json_loads(read_regular(cache_dir_of(store_path) / f"valid-{cache_key(raw)}.json"))
+    data = json_loads(validated_text(cache_dir_of(store_path), cache_key(raw)))
     return data if isinstance(data, dict) else None

@@ -42,6 +42,7 @@ import os
 import re
 import stat
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,9 +86,10 @@ def machine_salt() -> bytes:
 
 def read_parsed(cache_dir: Path, key: str) -> bytes:
     """The JSON text of the parsed data kept for the plan file whose sha256 is *key* (OSError
-    when there is none or it cannot be read): :func:`~pytest_plangraph.plan.file.parse_plan`
-    validates it as it parses it, and decodes it only to explain a plan it refuses."""
-    return (cache_dir / f"plan-{key}.json").read_bytes()
+    when there is none, it cannot be read, or its first line is not *key*: the file is that
+    line, then the text): :func:`~pytest_plangraph.plan.file.parse_plan` validates it as it
+    parses it, and decodes it only to explain a plan it refuses."""
+    return read_keyed(cache_dir / f"plan-{key}.json", key)
 
 
 KEEP = 8
@@ -98,7 +100,11 @@ def keep_parsed(cache_dir: Path, key: str, data: Any) -> None:
     """Keep the parsed data of the plan file whose sha256 is *key* (*data* may be its JSON text
     already, as bytes), then :func:`prune` the cache (a plan edited in its comments only keeps
     its facts, so writing them does not prune it)."""
-    _write(cache_dir / f"plan-{key}.json", data)
+    try:
+        body = data if isinstance(data, bytes) else json.dumps(data, ensure_ascii=False).encode()
+    except (TypeError, ValueError):
+        return
+    _write(cache_dir / f"plan-{key}.json", keyed(key, body))
     prune(cache_dir, key)
 
 
@@ -124,8 +130,8 @@ def keep_validated(
             text = json.dumps(plan.to_data() if data is None else data, ensure_ascii=False)
         body = text.encode()
         if meaning is not None:
-            _write(cache_dir / f"valid-{meaning}.json", body)
-        _write(cache_dir / f"valid-{key}.json", body)
+            _write(cache_dir / f"valid-{meaning}.json", keyed(meaning, body))
+        _write(cache_dir / f"valid-{key}.json", keyed(key, body))
         prune(cache_dir, key, also=meaning)
 
 
@@ -137,15 +143,37 @@ def reuse_validated(cache_dir: Path, meaning: str, key: str) -> Plan | None:
     from .model import Plan  # the folder's other helpers serve readers that load no plan
 
     try:
-        body = read_regular(cache_dir / f"valid-{meaning}.json")
+        body = validated_text(cache_dir, meaning)
         data = json_loads(body)
         plan = Plan.from_data(data) if isinstance(data, dict) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     if plan is not None and in_use(cache_dir):
-        _write(cache_dir / f"valid-{key}.json", body)
+        _write(cache_dir / f"valid-{key}.json", keyed(key, body))
         prune(cache_dir, key, also=meaning)
     return plan
+
+
+def validated_text(cache_dir: Path, key: str) -> bytes:
+    """The JSON text of the validated form kept under *key* (``valid-KEY.json``, see
+    :func:`read_keyed`)."""
+    return read_keyed(cache_dir / f"valid-{key}.json", key)
+
+
+def keyed(key: str, body: bytes) -> bytes:
+    """What a cache file keeping *body* under *key* holds (``valid-…``, ``plan-…``,
+    ``facts-…``): a first line of the key and the CRC-32 of *body*, then *body*."""
+    return f"{key} {zlib.crc32(body):08x}\n".encode() + body
+
+
+def read_keyed(path: Path, key: str) -> bytes:
+    """The body of the cache file at *path* written by :func:`keyed` under *key*; OSError when
+    there is none, it cannot be read, or its first line is not that of *key* and its body
+    (another entry put in its place, a byte changed)."""
+    head, _, body = read_regular(path).partition(b"\n")
+    if head != f"{key} {zlib.crc32(body):08x}".encode():
+        raise OSError(f"{path.name} is not the entry kept under its key")
+    return body
 
 
 def in_use(cache_dir: Path) -> bool:
@@ -178,7 +206,7 @@ def read_validated(cache_dir: Path, key: str) -> Plan | None:
     from .model import Plan  # the folder's other helpers serve readers that load no plan
 
     try:
-        data = json_loads(read_regular(cache_dir / f"valid-{key}.json"))
+        data = json_loads(validated_text(cache_dir, key))
         return Plan.from_data(data) if isinstance(data, dict) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -257,7 +285,7 @@ def with_facts(
     kept per node and edge (:func:`.factcache.facts_by_item`), or None."""
     path = cache_dir / f"facts-{key}.json"
     try:
-        facts = json_loads(path.read_text(encoding="utf-8"))
+        facts = json_loads(read_keyed(path, key))
         if facts["version"] == code_version() and facts["plan"] == plan.plan:
             criteria = {(n, c): str(d) for n, c, d in facts["criteria"]}
             order = tuple(str(n) for n in facts["order"])
@@ -286,7 +314,8 @@ def with_facts(
         "order": list(plan.topological_order),
         "shape": plan.__dict__.get("node_shape"),
     }
-    _write(path, facts)
+    with contextlib.suppress(TypeError, ValueError):
+        _write(path, keyed(key, json.dumps(facts, ensure_ascii=False).encode()))
     prune(cache_dir, key, also=file_key)
 
 
@@ -294,7 +323,7 @@ def read_entry(cache_dir: Path, kind: str, key: str, version: str) -> Any:
     """The data kept as *kind* (say ``lint``) for the plan file whose sha256 is *key* by code
     of *version*, or None when there is none, it cannot be read, or other code kept it."""
     try:
-        kept = json_loads((cache_dir / f"{kind}-{key}.json").read_text(encoding="utf-8"))
+        kept = json_loads(read_regular(cache_dir / f"{kind}-{key}.json"))
     except (OSError, ValueError):
         return None
     if not isinstance(kept, dict) or kept.get("version") != version:

@@ -1,13 +1,16 @@
-"""A cache file of entries kept one per line (``key<TAB>…``), as the plan's block cache
-(:mod:`.blockcache`) and item cache (:mod:`.itemcache`) keep theirs: read at once, new entries
-appended when saved, and written anew with the wanted entries alone when it is damaged (an
-interrupted write, a line that does not parse) or holds too many. A damaged line is skipped,
-never trusted; nothing here raises on a bad file."""
+"""A cache file of entries kept one per line (``key<TAB>…<TAB>check``), as the plan's block
+cache (:mod:`.blockcache`) and item cache (:mod:`.itemcache`) keep theirs: read at once, new
+entries appended when saved, and written anew with the wanted entries alone when it is damaged
+(an interrupted write, a line that does not parse) or holds too many. Each line ends with the
+CRC-32 of the rest of it, so a line whose bytes changed, or whose value was moved to another
+line's key, is damage. A damaged line is skipped, never trusted; nothing here raises on a bad
+file."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -30,12 +33,17 @@ class LineStore(Generic[E]):
         self.lines = 0
         self.damaged = False
         self.new: dict[str, str] = {}
-        with contextlib.suppress(OSError):
+        try:
             body = read_regular(path)
-            try:
-                self._load(body.decode("utf-8"))
-            except UnicodeDecodeError:
-                self.damaged = True  # not text: written anew, not appended to
+        except FileNotFoundError:
+            return
+        except OSError:  # a FIFO, a folder, too large: replaced, never appended to
+            self.damaged = True
+            return
+        try:
+            self._load(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            self.damaged = True  # not text: written anew, not appended to
 
     def parse(self, row: str) -> tuple[str, E] | None:
         """The key and entry of one line (without its newline), or None when it is damaged."""
@@ -49,8 +57,9 @@ class LineStore(Generic[E]):
         rows = body.split("\n")
         if rows[-1]:
             self.damaged = True  # an interrupted write: the last line is not whole
-        for row in rows[:-1]:
-            parsed = self.parse(row)
+        for line in rows[:-1]:
+            row, tab, check = line.rpartition("\t")
+            parsed = self.parse(row) if tab and check == _check(row) else None
             if parsed is None:
                 self.damaged = True
                 continue
@@ -60,7 +69,7 @@ class LineStore(Generic[E]):
     def add(self, key: str, entry: E) -> None:
         """Keep *entry* under *key*, appended to the file by the next :meth:`save`."""
         self.entries[key] = entry
-        self.new[key] = self.line(key, entry)
+        self.new[key] = _checked(self.line(key, entry))
 
     def save(self, wanted: set[str]) -> None:
         """Append the new entries; write the file anew, with the *wanted* entries only, when it
@@ -70,13 +79,24 @@ class LineStore(Generic[E]):
         with contextlib.suppress(OSError, UnicodeError):
             make_cache_dir(self.path.parent)
             if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + self.spare:
-                kept = "".join(self.line(key, self.entries[key]) for key in wanted)
+                kept = "".join(_checked(self.line(key, self.entries[key])) for key in wanted)
                 partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
                 partial.write_text(kept, encoding="utf-8")
                 os.replace(partial, self.path)
                 return
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write("".join(self.new.values()))
+
+
+def _check(row: str) -> str:
+    """The check a line ends with: the CRC-32 of the rest of it (*row*), in hex."""
+    return f"{zlib.crc32(row.encode('utf-8', 'surrogatepass')):08x}"
+
+
+def _checked(line: str) -> str:
+    """*line* (with its newline) with its check (:func:`_check`) before the newline."""
+    row = line.removesuffix("\n")
+    return f"{row}\t{_check(row)}\n"
 
 
 class TextLines(LineStore[str]):
