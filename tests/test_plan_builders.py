@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from test_runtime_models import SETTINGS, _validated, plans
 
-from pytest_plangraph.plan.cache import read_validated
+from pytest_plangraph.plan.cache import keyed, read_validated, validated_text
 from pytest_plangraph.plan.file import cache_key, load_plan
 from pytest_plangraph.plan.frozen import Frozen, ListOf
 from pytest_plangraph.plan.model import (
@@ -114,11 +114,11 @@ def test_a_damaged_validated_entry_is_read_anew(tmp_path: Path) -> None:
     cache = tmp_path / ".plangraph/cache"
     cache.mkdir(parents=True)
     first = load_plan(plan_file, cache_dir=cache).plan
-    entry = cache / f"valid-{cache_key(plan_file.read_bytes())}.json"
-    data = json.loads(entry.read_text())
-    data["nodes"][0]["colour"] = "red"
-    entry.write_text(json.dumps(data))
-    assert read_validated(cache, cache_key(plan_file.read_bytes())) is None
+    key = cache_key(plan_file.read_bytes())
+    data = json.loads(validated_text(cache, key))
+    data["nodes"][0]["colour"] = "red"  # well kept (its check holds), but no plan's form
+    (cache / f"valid-{key}.json").write_bytes(keyed(key, json.dumps(data).encode()))
+    assert read_validated(cache, key) is None
     assert load_plan(plan_file, cache_dir=cache).plan == first
 
 
