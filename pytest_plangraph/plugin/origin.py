@@ -5,34 +5,32 @@
 an ``xfail`` marker on a known bug. When the code under test itself raises the skip or the
 xfail (``raise unittest.SkipTest(...)``, ``pytest.skip()`` or ``pytest.xfail()`` called from a
 module of the project), the test checked nothing, and allowing it would let broken code turn
-its own failing tests into allowed skips. So the innermost frame that raised it (pytest's hidden
-frames left out) is looked at: in a repository file that is not the test's own file, a
+its own failing tests into allowed skips. So the frames between the test and the raise are
+looked at, whatever hides them from pytest's report (``__tracebackhide__`` in a module of the
+project hides nothing here): a frame of a repository file that is not the test's own file, a
 ``conftest.py``, a file named like a test module (``python_files``) or a file in the test's
-folder or below it (a helper of the tests), the report is marked with :data:`ORIGIN_ATTRIBUTE`
-(a plain string, so an xdist worker hands it over), and the test counts as failed.
+folder or below it (a helper of the tests), inside the first frame of the tests, marks the
+report with :data:`ORIGIN_ATTRIBUTE` (a plain string, so an xdist worker hands it over), and the
+test counts as failed. Frames of the installation (the standard library's
+``TestCase.skipTest`` called by the code under test) and frames of no file of the repository
+(code compiled under another file's name) are passed through to the code that called them.
+The installation's folders are those the bytecode guard found before the first conftest was
+read (:func:`~.coverage.excluded_dirs`), so code that changes ``sysconfig`` while the tests run
+moves none of them.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
-import sysconfig
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pytest
 
 ORIGIN_ATTRIBUTE = "plangraph_raised_by"
 """The report attribute naming ``file:line`` of the code under test that skipped or xfailed."""
-
-
-@functools.cache
-def _installed() -> tuple[str, ...]:
-    """The interpreter's install folders, resolved: found when a skip is first raised inside
-    the repository (most runs raise none)."""
-    keys = ("stdlib", "platstdlib", "purelib", "platlib")
-    return tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()[k] for k in keys})
 
 
 class SkipOrigin:
@@ -47,9 +45,16 @@ class SkipOrigin:
     def __init__(
         self, root: Path, config: pytest.Config, origins: dict[tuple[str, str], str]
     ) -> None:
+        from .coverage import excluded_dirs
+
         self.root = os.path.realpath(root) + os.sep
         self.test_files = [str(p) for p in config.getini("python_files")]
         self.origins = origins
+        # found once a process by the bytecode guard, before any conftest or test ran
+        self.installed = tuple(f"{d}{os.sep}" for d in excluded_dirs(Path(self.root)))
+        self._real: dict[str, str | None] = {}
+        """A frame's file name → its real path when that lies in the repository outside the
+        installation, else None (frames of no file, of the installation or elsewhere)."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
@@ -62,26 +67,39 @@ class SkipOrigin:
         xfail in *excinfo*, or None when the tests, a conftest, pytest or nothing raised it."""
         if excinfo is None or not excinfo.errisinstance(_skip_exceptions()):
             return None
-        try:
-            entries = list(excinfo.traceback.filter(excinfo))
-        except Exception:
-            return None
-        if not entries:
-            return None
-        innermost = os.path.realpath(str(entries[-1].path))
-        if not innermost.startswith(self.root) or innermost.startswith(_installed()):
-            return None
-        name = os.path.basename(innermost)
+        tb: TracebackType | None = excinfo.tb
         own = os.path.realpath(str(item.path))
-        if (
-            innermost == own
-            or name == "conftest.py"
-            or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
-            or innermost.startswith(os.path.dirname(own) + os.sep)
-        ):
+        folder = os.path.dirname(own) + os.sep
+        inside = False  # past the first frame of the tests: a fixture, the test, its helpers
+        blamed: tuple[str, int] | None = None
+        while tb is not None:
+            path = self._repository_file(tb.tb_frame.f_code.co_filename)
+            if path is not None:
+                name = os.path.basename(path)
+                tests = (
+                    path == own
+                    or name == "conftest.py"
+                    or path.startswith(folder)
+                    or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
+                )
+                if tests and not inside:
+                    inside, blamed = True, None  # what called the tests is not under test
+                elif not tests:
+                    blamed = (path, tb.tb_lineno)
+            tb = tb.tb_next
+        if blamed is None:
             return None
-        rel = innermost[len(self.root) :].replace(os.sep, "/")
-        return f"{rel}:{entries[-1].lineno + 1}"
+        rel = blamed[0][len(self.root) :].replace(os.sep, "/")
+        return f"{rel}:{blamed[1]}"
+
+    def _repository_file(self, filename: str) -> str | None:
+        """The real path of a frame's *filename* when it lies in the repository and outside
+        the installation, else None (a relative name or ``<string>`` names no file)."""
+        if filename not in self._real:
+            real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+            inside = real.startswith(self.root) and not real.startswith(self.installed)
+            self._real[filename] = real if inside and os.path.isfile(real) else None
+        return self._real[filename]
 
 
 def mark(origins: dict[tuple[str, str], str], report: pytest.TestReport) -> None:

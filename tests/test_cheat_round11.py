@@ -1,0 +1,99 @@
+"""Attacks on the eleventh round's changes, by an agent that wants a node completed while a
+test of its criterion fails.
+
+The skip-origin check (``plugin/origin.py``) looked at the innermost frame pytest's report
+shows, and found the interpreter's folders when the first skip was raised: broken code under
+test could skip its own failing test through the standard library
+(``unittest.TestCase().skipTest``), through code compiled under another file's name, from a
+module that sets ``__tracebackhide__``, or after pointing ``sysconfig`` at its own folder. Each
+is run through a real ``pytest --plangraph`` process on a real git repository, and judged by
+the real ``plangraph claim``."""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import plangraph
+from plugin_helpers import latest, make_project
+
+pytest_plugins = ["pytester"]
+
+PLAN = """
+plangraph: 1
+plan: demo
+defaults:
+  test: {skips: allow}
+nodes:
+  - id: step-calc
+    acceptance:
+      - id: ac-add
+        verifier: {type: test, tests: ["tests/test_calc.py"]}
+      - id: ac-honest
+        verifier: {type: test, tests: ["tests/test_honest.py"]}
+"""
+
+HONEST = """
+import unittest
+
+
+class TestOffPlatform(unittest.TestCase):
+    def test_skipped(self):
+        self.skipTest("not on this platform")
+
+    def test_runs(self):
+        self.assertEqual(1, 1)
+"""
+"""The tests' own skip through the standard library: allowed, as before."""
+
+TESTS = """
+from calc import add
+
+
+def test_add():
+    assert add(2, 2) == 4
+
+
+def test_one():
+    assert 1 == 1
+"""
+
+SKIPPING = {
+    "stdlib": "import unittest\n\ndef add(a, b):\n    unittest.TestCase().skipTest('no')\n",
+    "hidden": (
+        "import unittest\n\n__tracebackhide__ = True\n\n"
+        "def add(a, b):\n    raise unittest.SkipTest('no')\n"
+    ),
+    "named": (
+        "def add(a, b):\n    exec(compile('import unittest\\nraise unittest.SkipTest(0)',"
+        " '/nowhere/lib.py', 'exec'))\n"
+    ),
+    "sysconfig": (
+        "import os, sysconfig, unittest\n\ndef add(a, b):\n"
+        "    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    keys = ('stdlib', 'platstdlib', 'purelib', 'platlib')\n"
+        "    sysconfig.get_paths = lambda *a, **k: dict.fromkeys(keys, here)\n"
+        "    raise unittest.SkipTest('no')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(SKIPPING))
+def test_a_skip_the_code_under_test_raises_is_blamed(pytester: pytest.Pytester, how: str) -> None:
+    """However the code under test skips its failing test, the test counts as failed and the
+    node is not completed; the tests' own ``skipTest`` stays an allowed skip."""
+    files = {
+        "calc.py": SKIPPING[how],
+        "tests/test_honest.py": HONEST,
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+    }
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    records = latest(root)
+    assert "Traceback" not in result.stdout.str()
+    record = records["step-calc/ac-add"]
+    assert record.outcome == "failed", record.details
+    assert "skipped by the code under test (calc.py:" in record.details["message"]
+    honest = records["step-calc/ac-honest"]
+    assert honest.outcome == "passed", honest.details
+    assert len(honest.details["allowed"]) == 1
+    assert plangraph(root, "claim", "step-calc", "--by", "agent").code == 1
