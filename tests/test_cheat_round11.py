@@ -5,9 +5,10 @@ The skip-origin check (``plugin/origin.py``) looked at the innermost frame pytes
 shows, and found the interpreter's folders when the first skip was raised: broken code under
 test could skip its own failing test through the standard library
 (``unittest.TestCase().skipTest``), through code compiled under another file's name, from a
-module that sets ``__tracebackhide__``, or after pointing ``sysconfig`` at its own folder. Each
-is run through a real ``pytest --plangraph`` process on a real git repository, and judged by
-the real ``plangraph claim``."""
+module that sets ``__tracebackhide__``, or after pointing ``sysconfig`` at its own folder;
+and a test that asks ``pytest.importorskip`` for the module under test was skipped when that
+module failed to import. Each is run through a real ``pytest --plangraph`` process on a real
+git repository, and judged by the real ``plangraph claim``."""
 
 from __future__ import annotations
 
@@ -56,7 +57,22 @@ def test_one():
     assert 1 == 1
 """
 
+IMPORTING = """
+import pytest
+
+
+def test_add():
+    calc = pytest.importorskip("calc")
+    assert calc.add(2, 2) == 4
+
+
+def test_one():
+    assert 1 == 1
+"""
+"""Tests that skip when the module under test cannot be imported."""
+
 SKIPPING = {
+    "importorskip": "import no_such_module_plangraph\n\ndef add(a, b):\n    return 5\n",
     "stdlib": "import unittest\n\ndef add(a, b):\n    unittest.TestCase().skipTest('no')\n",
     "hidden": (
         "import unittest\n\n__tracebackhide__ = True\n\n"
@@ -85,7 +101,8 @@ def test_a_skip_the_code_under_test_raises_is_blamed(pytester: pytest.Pytester, 
         "tests/test_honest.py": HONEST,
         "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
     }
-    root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
+    tests = IMPORTING if how == "importorskip" else TESTS
+    root = make_project(pytester, plan=PLAN, tests=tests, files=files)
     (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
     result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
     records = latest(root)

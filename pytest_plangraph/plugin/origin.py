@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -73,24 +74,56 @@ class SkipOrigin:
         inside = False  # past the first frame of the tests: a fixture, the test, its helpers
         blamed: tuple[str, int] | None = None
         while tb is not None:
-            path = self._repository_file(tb.tb_frame.f_code.co_filename)
+            frame = tb.tb_frame
+            path = self._repository_file(frame.f_code.co_filename)
             if path is not None:
-                name = os.path.basename(path)
-                tests = (
-                    path == own
-                    or name == "conftest.py"
-                    or path.startswith(folder)
-                    or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
-                )
+                tests = self._of_tests(path, own, folder)
                 if tests and not inside:
                     inside, blamed = True, None  # what called the tests is not under test
                 elif not tests:
                     blamed = (path, tb.tb_lineno)
+            elif frame.f_code is _IMPORTORSKIP and inside:
+                module = self._project_module(frame.f_locals.get("modname"))
+                if module is not None and not self._of_tests(module, own, folder):
+                    blamed = (module, 1)  # the code under test could not be imported
             tb = tb.tb_next
         if blamed is None:
             return None
         rel = blamed[0][len(self.root) :].replace(os.sep, "/")
         return f"{rel}:{blamed[1]}"
+
+    def _of_tests(self, path: str, own: str, folder: str) -> bool:
+        """Whether the repository file *path* is the tests': the test's own file, a
+        ``conftest.py``, a file named like a test module or one in the test's folder."""
+        name = os.path.basename(path)
+        return (
+            path == own
+            or name == "conftest.py"
+            or path.startswith(folder)
+            or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
+        )
+
+    def _project_module(self, name: object) -> str | None:
+        """The repository file of the top-level module of *name* (the module
+        ``pytest.importorskip`` was asked for), found as the import system would find it
+        (nothing imported), when it is the project's; else None."""
+        if not isinstance(name, str) or not name:
+            return None
+        import importlib.machinery
+
+        top = name.partition(".")[0]
+        loaded = sys.modules.get(top)
+        origin = getattr(loaded, "__file__", None)
+        if not isinstance(origin, str):
+            try:
+                spec = importlib.machinery.PathFinder.find_spec(top)
+            except (ImportError, ValueError, OSError):
+                return None
+            if spec is None:
+                return None
+            places = list(spec.submodule_search_locations or ())
+            origin = spec.origin if spec.has_location else (places[0] if places else None)
+        return self._repository_file(origin) if isinstance(origin, str) else None
 
     def _repository_file(self, filename: str) -> str | None:
         """The real path of a frame's *filename* when it lies in the repository and outside
@@ -108,6 +141,11 @@ def mark(origins: dict[tuple[str, str], str], report: pytest.TestReport) -> None
     origin = origins.pop((report.nodeid, report.when), None)
     if origin is not None and report.outcome == "skipped":
         setattr(report, ORIGIN_ATTRIBUTE, origin)
+
+
+_IMPORTORSKIP = pytest.importorskip.__code__
+"""The code of ``pytest.importorskip``: a skip it raises for a module of the project is the
+code under test's (that module could not be imported, or is older than the test asks)."""
 
 
 def _skip_exceptions() -> tuple[type[BaseException], ...]:
