@@ -7,8 +7,9 @@ test could skip its own failing test through the standard library
 (``unittest.TestCase().skipTest``), through code compiled under another file's name, from a
 module that sets ``__tracebackhide__``, or after pointing ``sysconfig`` at its own folder;
 and a test that asks ``pytest.importorskip`` for the module under test was skipped when that
-module failed to import. Each is run through a real ``pytest --plangraph`` process on a real
-git repository, and judged by the real ``plangraph claim``."""
+module failed to import; code under test in a module named like a test module (never
+collected) was taken for the tests'. Each is run through a real ``pytest --plangraph``
+process on a real git repository, and judged by the real ``plangraph claim``."""
 
 from __future__ import annotations
 
@@ -89,7 +90,17 @@ SKIPPING = {
         "    sysconfig.get_paths = lambda *a, **k: dict.fromkeys(keys, here)\n"
         "    raise unittest.SkipTest('no')\n"
     ),
+    "testname": "from lib.test_impl import add\n",
 }
+"""``calc.py`` of each attack: broken code that skips its own failing test."""
+
+HELPERS = {
+    "testname": {
+        "lib/test_impl.py": "import unittest\n\ndef add(a, b):\n    raise unittest.SkipTest(0)\n",
+    },
+}
+"""Modules some attacks add beside ``calc.py``: the code under test named like a test module,
+which pytest never collected (``testpaths`` is ``tests``)."""
 
 
 @pytest.mark.parametrize("how", sorted(SKIPPING))
@@ -99,6 +110,7 @@ def test_a_skip_the_code_under_test_raises_is_blamed(pytester: pytest.Pytester, 
     files = {
         "calc.py": SKIPPING[how],
         "tests/test_honest.py": HONEST,
+        **HELPERS.get(how, {}),
         "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
     }
     tests = IMPORTING if how == "importorskip" else TESTS
@@ -109,7 +121,7 @@ def test_a_skip_the_code_under_test_raises_is_blamed(pytester: pytest.Pytester, 
     assert "Traceback" not in result.stdout.str()
     record = records["step-calc/ac-add"]
     assert record.outcome == "failed", record.details
-    assert "skipped by the code under test (calc.py:" in record.details["message"]
+    assert "skipped by the code under test (" in record.details["message"]
     honest = records["step-calc/ac-honest"]
     assert honest.outcome == "passed", honest.details
     assert len(honest.details["allowed"]) == 1

@@ -53,6 +53,8 @@ class SkipOrigin:
         self.origins = origins
         # found once a process by the bytecode guard, before any conftest or test ran
         self.installed = tuple(f"{d}{os.sep}" for d in excluded_dirs(Path(self.root)))
+        self._loaded: set[str] | None = None
+        """The real paths of the conftests pytest loaded and the test modules it collected."""
         self._real: dict[str, str | None] = {}
         """A frame's file name → its real path when that lies in the repository outside the
         installation, else None (frames of no file, of the installation or elsewhere)."""
@@ -77,14 +79,14 @@ class SkipOrigin:
             frame = tb.tb_frame
             path = self._repository_file(frame.f_code.co_filename)
             if path is not None:
-                tests = self._of_tests(path, own, folder)
+                tests = self._of_tests(item, path, own, folder)
                 if tests and not inside:
                     inside, blamed = True, None  # what called the tests is not under test
                 elif not tests:
                     blamed = (path, tb.tb_lineno)
             elif frame.f_code is _IMPORTORSKIP and inside:
                 module = self._project_module(frame.f_locals.get("modname"))
-                if module is not None and not self._of_tests(module, own, folder):
+                if module is not None and not self._of_tests(item, module, own, folder):
                     blamed = (module, 1)  # the code under test could not be imported
             tb = tb.tb_next
         if blamed is None:
@@ -92,16 +94,23 @@ class SkipOrigin:
         rel = blamed[0][len(self.root) :].replace(os.sep, "/")
         return f"{rel}:{blamed[1]}"
 
-    def _of_tests(self, path: str, own: str, folder: str) -> bool:
-        """Whether the repository file *path* is the tests': the test's own file, a
-        ``conftest.py``, a file named like a test module or one in the test's folder."""
+    def _of_tests(self, item: pytest.Item, path: str, own: str, folder: str) -> bool:
+        """Whether the repository file *path* is the tests': the test's own file, one in the
+        test's folder, or a ``conftest.py`` or file named like a test module that pytest
+        loaded as such (a module of the project merely named so is not)."""
+        if path == own or path.startswith(folder):
+            return True
         name = os.path.basename(path)
-        return (
-            path == own
-            or name == "conftest.py"
-            or path.startswith(folder)
-            or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
-        )
+        if name != "conftest.py" and not any(
+            fnmatch.fnmatch(name, pattern) for pattern in self.test_files
+        ):
+            return False
+        if self._loaded is None:  # found at the first skip inside the repository
+            modules = item.config.pluginmanager.get_plugins()
+            files = [getattr(module, "__file__", None) for module in modules]
+            files.extend(str(test.path) for test in item.session.items)
+            self._loaded = {os.path.realpath(f) for f in files if isinstance(f, str)}
+        return path in self._loaded
 
     def _project_module(self, name: object) -> str | None:
         """The repository file of the top-level module of *name* (the module
