@@ -91,6 +91,11 @@ SKIPPING = {
         "    raise unittest.SkipTest('no')\n"
     ),
     "testname": "from lib.test_impl import add\n",
+    "nul": (
+        "import unittest\n\ndef _skip():\n    raise unittest.SkipTest('no')\n\n"
+        "_skip.__code__ = _skip.__code__.replace(co_filename='/no\\x00where.py')\n\n"
+        "def add(a, b):\n    _skip()\n"
+    ),
 }
 """``calc.py`` of each attack: broken code that skips its own failing test."""
 

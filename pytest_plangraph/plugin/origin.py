@@ -138,7 +138,10 @@ class SkipOrigin:
         """The real path of a frame's *filename* when it lies in the repository and outside
         the installation, else None (a relative name or ``<string>`` names no file)."""
         if filename not in self._real:
-            real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+            try:  # a code object's file name may be any text, a NUL byte included
+                real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+            except (OSError, ValueError):
+                real = ""
             inside = real.startswith(self.root) and not real.startswith(self.installed)
             self._real[filename] = real if inside and os.path.isfile(real) else None
         return self._real[filename]
