@@ -9,7 +9,11 @@ module that sets ``__tracebackhide__``, or after pointing ``sysconfig`` at its o
 and a test that asks ``pytest.importorskip`` for the module under test was skipped when that
 module failed to import; code under test in a module named like a test module (never
 collected) was taken for the tests'. Each is run through a real ``pytest --plangraph``
-process on a real git repository, and judged by the real ``plangraph claim``."""
+process on a real git repository, and judged by the real ``plangraph claim``.
+
+Who records was read again at the session's end: code under test that names, while the tests
+run, a login name or actor the records could not carry stopped the run from recording its
+failure, and the earlier pass stood."""
 
 from __future__ import annotations
 
@@ -131,3 +135,62 @@ def test_a_skip_the_code_under_test_raises_is_blamed(pytester: pytest.Pytester, 
     assert honest.outcome == "passed", honest.details
     assert len(honest.details["allowed"]) == 1
     assert plangraph(root, "claim", "step-calc", "--by", "agent").code == 1
+
+
+RECORDER_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-a
+    acceptance:
+      - id: ac-marked
+        verifier: {type: test}
+"""
+
+RECORDER_TESTS = """
+import pytest
+from helper import value
+
+
+@pytest.mark.criterion("step-a/ac-marked")
+def test_marked():
+    assert value() == 1
+"""
+
+BREAKING_HELPER = """
+import os
+
+os.environ[{variable!r}] = "nobody\\nelse"
+
+
+def value():
+    return 2
+"""
+"""A broken module the tests import that also names, once imported, a recorder the records
+could not carry."""
+
+
+@pytest.mark.parametrize("variable", ["LOGNAME", "PLANGRAPH_ACTOR"])
+def test_code_under_test_cannot_stop_the_run_recording_its_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """Who records is read once, when the session starts: code under test that names another
+    login name or actor while the tests run does not stop the run's failure from being
+    recorded (the earlier pass would have stood, the node completed)."""
+    for name in ("PLANGRAPH_ACTOR", "LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOGNAME", "ci")
+    files = {
+        "helper.py": "def value():\n    return 1\n",
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+    }
+    root = make_project(pytester, plan=RECORDER_PLAN, tests=RECORDER_TESTS, files=files)
+    pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    assert latest(root)["step-a/ac-marked"].outcome == "passed"
+    assert plangraph(root, "status", "--check").code == 0  # completed
+    (root / "helper.py").write_text(BREAKING_HELPER.format(variable=variable), encoding="utf-8")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    assert "Traceback" not in result.stdout.str()
+    record = latest(root)["step-a/ac-marked"]
+    assert (record.outcome, record.recorded_by) == ("failed", "ci")
+    assert plangraph(root, "claim", "step-a", "--by", "agent").code == 1

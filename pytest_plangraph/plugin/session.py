@@ -87,6 +87,10 @@ class PlangraphSession:
         self.builder: EvidenceBuilder | None = None  # the records' builder, at session end
         self.origins: dict[tuple[str, str], str] = {}
         """(node id, phase) → where the code under test raised its skip (:mod:`.origin`)."""
+        self.recorded_by = ""
+        """Who records (:func:`actor`), read when the session starts on the controller: code
+        the tests run that names another login name or actor can neither change it nor stop
+        the run's records (a name they could not carry, set after this)."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -115,7 +119,8 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        actor()  # a PLANGRAPH_ACTOR the records could not carry is refused before any test
+        # before any test: a PLANGRAPH_ACTOR the records could not carry is refused now
+        self.recorded_by = actor()
         errors, settings = self.plangraph.plan_problems()
         if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)
@@ -420,7 +425,7 @@ class PlangraphSession:
             run=run,
             plan=self.plan_ref,
             git=git_info(self.plangraph.root, self.plangraph.store_path),
-            recorded_by=actor(),
+            recorded_by=self.recorded_by,
             globs=self.before_snapshot.globs,
             shadows=self._shadows(),
         )
