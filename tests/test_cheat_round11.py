@@ -11,9 +11,9 @@ module failed to import; code under test in a module named like a test module (n
 collected) was taken for the tests'. Each is run through a real ``pytest --plangraph``
 process on a real git repository, and judged by the real ``plangraph claim``.
 
-Who records was read again at the session's end: code under test that names, while the tests
-run, a login name or actor the records could not carry stopped the run from recording its
-failure, and the earlier pass stood."""
+Who records and the CI variables were read again at the session's end: code under test that
+set, while the tests ran, a login name, actor or CI variable the records could not carry
+stopped the run from recording its failure, and the earlier pass stood."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def test_marked():
 BREAKING_HELPER = """
 import os
 
-os.environ[{variable!r}] = "nobody\\nelse"
+os.environ[{variable!r}] = {value!r}
 
 
 def value():
@@ -170,14 +170,17 @@ def value():
 could not carry."""
 
 
-@pytest.mark.parametrize("variable", ["LOGNAME", "PLANGRAPH_ACTOR"])
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("LOGNAME", "nobody\nelse"), ("PLANGRAPH_ACTOR", "nobody\nelse"), ("GITHUB_SHA", "\udcff")],
+)
 def test_code_under_test_cannot_stop_the_run_recording_its_failure(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, variable: str
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
 ) -> None:
     """Who records is read once, when the session starts: code under test that names another
     login name or actor while the tests run does not stop the run's failure from being
     recorded (the earlier pass would have stood, the node completed)."""
-    for name in ("PLANGRAPH_ACTOR", "LOGNAME", "USER", "LNAME", "USERNAME"):
+    for name in ("PLANGRAPH_ACTOR", "LOGNAME", "USER", "LNAME", "USERNAME", "GITHUB_SHA"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LOGNAME", "ci")
     files = {
@@ -188,7 +191,9 @@ def test_code_under_test_cannot_stop_the_run_recording_its_failure(
     pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
     assert latest(root)["step-a/ac-marked"].outcome == "passed"
     assert plangraph(root, "status", "--check").code == 0  # completed
-    (root / "helper.py").write_text(BREAKING_HELPER.format(variable=variable), encoding="utf-8")
+    (root / "helper.py").write_text(
+        BREAKING_HELPER.format(variable=variable, value=value), encoding="utf-8"
+    )
     result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
     assert "Traceback" not in result.stdout.str()
     record = latest(root)["step-a/ac-marked"]
