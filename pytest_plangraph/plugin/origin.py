@@ -107,8 +107,8 @@ class SkipOrigin:
             return False
         if self._loaded is None:  # found at the first skip inside the repository
             modules = item.config.pluginmanager.get_plugins()
-            files = [getattr(module, "__file__", None) for module in modules]
-            files.extend(str(test.path) for test in item.session.items)
+            files = {getattr(module, "__file__", None) for module in modules}
+            files.update({str(test.path) for test in item.session.items})  # each file once
             self._loaded = {os.path.realpath(f) for f in files if isinstance(f, str)}
         return path in self._loaded
 
