@@ -8,12 +8,13 @@ module of the project), the test checked nothing, and allowing it would let brok
 its own failing tests into allowed skips. So the frames between the test and the raise are
 looked at, whatever hides them from pytest's report (``__tracebackhide__`` in a module of the
 project hides nothing here): a frame of a repository file that is not the test's own file, a
-``conftest.py``, a file named like a test module (``python_files``) or a file in the test's
-folder or below it (a helper of the tests), inside the first frame of the tests, marks the
-report with :data:`ORIGIN_ATTRIBUTE` (a plain string, so an xdist worker hands it over), and the
-test counts as failed. Frames of the installation (the standard library's
-``TestCase.skipTest`` called by the code under test) and frames of no file of the repository
-(code compiled under another file's name) are passed through to the code that called them.
+file in the test's folder or below it (a helper of the tests), a ``conftest.py`` pytest loaded
+or a test module it collected, inside the first frame of the tests, marks the report with
+:data:`ORIGIN_ATTRIBUTE` (a plain string, so an xdist worker hands it over), and the test
+counts as failed; so does ``pytest.importorskip`` asked for a module of the project. Frames
+of the installation (the standard library's ``TestCase.skipTest`` called by the code under
+test) and frames of no file of the repository (code compiled under another file's name) are
+passed through to the code that called them.
 The installation's folders are those the bytecode guard found before the first conftest was
 read (:func:`~.coverage.excluded_dirs`), so code that changes ``sysconfig`` while the tests run
 moves none of them.
