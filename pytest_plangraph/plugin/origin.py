@@ -5,34 +5,34 @@
 an ``xfail`` marker on a known bug. When the code under test itself raises the skip or the
 xfail (``raise unittest.SkipTest(...)``, ``pytest.skip()`` or ``pytest.xfail()`` called from a
 module of the project), the test checked nothing, and allowing it would let broken code turn
-its own failing tests into allowed skips. So the innermost frame that raised it (pytest's hidden
-frames left out) is looked at: in a repository file that is not the test's own file, a
-``conftest.py``, a file named like a test module (``python_files``) or a file in the test's
-folder or below it (a helper of the tests), the report is marked with :data:`ORIGIN_ATTRIBUTE`
-(a plain string, so an xdist worker hands it over), and the test counts as failed.
+its own failing tests into allowed skips. So the frames between the test and the raise are
+looked at, whatever hides them from pytest's report (``__tracebackhide__`` in a module of the
+project hides nothing here): a frame of a repository file that is not the test's own file, a
+file in the test's folder or below it (a helper of the tests), a ``conftest.py`` pytest loaded
+or a test module it collected, inside the first frame of the tests, marks the report with
+:data:`ORIGIN_ATTRIBUTE` (a plain string, so an xdist worker hands it over), and the test
+counts as failed; so does ``pytest.importorskip`` asked for a module of the project. Frames
+of the installation (the standard library's ``TestCase.skipTest`` called by the code under
+test) and frames of no file of the repository (code compiled under another file's name) are
+passed through to the code that called them.
+The installation's folders are those the bytecode guard found before the first conftest was
+read (:func:`~.coverage.excluded_dirs`), so code that changes ``sysconfig`` while the tests run
+moves none of them.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
-import sysconfig
+import sys
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pytest
 
 ORIGIN_ATTRIBUTE = "plangraph_raised_by"
 """The report attribute naming ``file:line`` of the code under test that skipped or xfailed."""
-
-
-@functools.cache
-def _installed() -> tuple[str, ...]:
-    """The interpreter's install folders, resolved: found when a skip is first raised inside
-    the repository (most runs raise none)."""
-    keys = ("stdlib", "platstdlib", "purelib", "platlib")
-    return tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()[k] for k in keys})
 
 
 class SkipOrigin:
@@ -47,9 +47,18 @@ class SkipOrigin:
     def __init__(
         self, root: Path, config: pytest.Config, origins: dict[tuple[str, str], str]
     ) -> None:
+        from .coverage import excluded_dirs
+
         self.root = os.path.realpath(root) + os.sep
         self.test_files = [str(p) for p in config.getini("python_files")]
         self.origins = origins
+        # found once a process by the bytecode guard, before any conftest or test ran
+        self.installed = tuple(f"{d}{os.sep}" for d in excluded_dirs(Path(self.root)))
+        self._loaded: set[str] | None = None
+        """The real paths of the conftests pytest loaded and the test modules it collected."""
+        self._real: dict[str, str | None] = {}
+        """A frame's file name → its real path when that lies in the repository outside the
+        installation, else None (frames of no file, of the installation or elsewhere)."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
@@ -62,26 +71,81 @@ class SkipOrigin:
         xfail in *excinfo*, or None when the tests, a conftest, pytest or nothing raised it."""
         if excinfo is None or not excinfo.errisinstance(_skip_exceptions()):
             return None
-        try:
-            entries = list(excinfo.traceback.filter(excinfo))
-        except Exception:
-            return None
-        if not entries:
-            return None
-        innermost = os.path.realpath(str(entries[-1].path))
-        if not innermost.startswith(self.root) or innermost.startswith(_installed()):
-            return None
-        name = os.path.basename(innermost)
+        tb: TracebackType | None = excinfo.tb
         own = os.path.realpath(str(item.path))
-        if (
-            innermost == own
-            or name == "conftest.py"
-            or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_files)
-            or innermost.startswith(os.path.dirname(own) + os.sep)
-        ):
+        folder = os.path.dirname(own) + os.sep
+        inside = False  # past the first frame of the tests: a fixture, the test, its helpers
+        blamed: tuple[str, int] | None = None
+        while tb is not None:
+            frame = tb.tb_frame
+            path = self._repository_file(frame.f_code.co_filename)
+            if path is not None:
+                tests = self._of_tests(item, path, own, folder)
+                if tests and not inside:
+                    inside, blamed = True, None  # what called the tests is not under test
+                elif not tests:
+                    blamed = (path, tb.tb_lineno)
+            elif frame.f_code is _IMPORTORSKIP and inside:
+                module = self._project_module(frame.f_locals.get("modname"))
+                if module is not None and not self._of_tests(item, module, own, folder):
+                    blamed = (module, 1)  # the code under test could not be imported
+            tb = tb.tb_next
+        if blamed is None:
             return None
-        rel = innermost[len(self.root) :].replace(os.sep, "/")
-        return f"{rel}:{entries[-1].lineno + 1}"
+        rel = blamed[0][len(self.root) :].replace(os.sep, "/")
+        return f"{rel}:{blamed[1]}"
+
+    def _of_tests(self, item: pytest.Item, path: str, own: str, folder: str) -> bool:
+        """Whether the repository file *path* is the tests': the test's own file, one in the
+        test's folder, or a ``conftest.py`` or file named like a test module that pytest
+        loaded as such (a module of the project merely named so is not)."""
+        if path == own or path.startswith(folder):
+            return True
+        name = os.path.basename(path)
+        if name != "conftest.py" and not any(
+            fnmatch.fnmatch(name, pattern) for pattern in self.test_files
+        ):
+            return False
+        if self._loaded is None:  # found at the first skip inside the repository
+            modules = item.config.pluginmanager.get_plugins()
+            files = {getattr(module, "__file__", None) for module in modules}
+            files.update({str(test.path) for test in item.session.items})  # each file once
+            self._loaded = {os.path.realpath(f) for f in files if isinstance(f, str)}
+        return path in self._loaded
+
+    def _project_module(self, name: object) -> str | None:
+        """The repository file of the top-level module of *name* (the module
+        ``pytest.importorskip`` was asked for), found as the import system would find it
+        (nothing imported), when it is the project's; else None."""
+        if not isinstance(name, str) or not name:
+            return None
+        import importlib.machinery
+
+        top = name.partition(".")[0]
+        loaded = sys.modules.get(top)
+        origin = getattr(loaded, "__file__", None)
+        if not isinstance(origin, str):
+            try:
+                spec = importlib.machinery.PathFinder.find_spec(top)
+            except (ImportError, ValueError, OSError):
+                return None
+            if spec is None:
+                return None
+            places = list(spec.submodule_search_locations or ())
+            origin = spec.origin if spec.has_location else (places[0] if places else None)
+        return self._repository_file(origin) if isinstance(origin, str) else None
+
+    def _repository_file(self, filename: str) -> str | None:
+        """The real path of a frame's *filename* when it lies in the repository and outside
+        the installation, else None (a relative name or ``<string>`` names no file)."""
+        if filename not in self._real:
+            try:  # a code object's file name may be any text, a NUL byte included
+                real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+            except (OSError, ValueError):
+                real = ""
+            inside = real.startswith(self.root) and not real.startswith(self.installed)
+            self._real[filename] = real if inside and os.path.isfile(real) else None
+        return self._real[filename]
 
 
 def mark(origins: dict[tuple[str, str], str], report: pytest.TestReport) -> None:
@@ -90,6 +154,11 @@ def mark(origins: dict[tuple[str, str], str], report: pytest.TestReport) -> None
     origin = origins.pop((report.nodeid, report.when), None)
     if origin is not None and report.outcome == "skipped":
         setattr(report, ORIGIN_ATTRIBUTE, origin)
+
+
+_IMPORTORSKIP = pytest.importorskip.__code__
+"""The code of ``pytest.importorskip``: a skip it raises for a module of the project is the
+code under test's (that module could not be imported, or is older than the test asks)."""
 
 
 def _skip_exceptions() -> tuple[type[BaseException], ...]:

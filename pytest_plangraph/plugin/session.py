@@ -26,7 +26,7 @@ from ..api import PlanGraph
 from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..memory import collector_paused
-from ..vcs.environment import actor, git_info, now, run_info
+from ..vcs.environment import actor, ci_variables, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .building import EvidenceBuilder
@@ -87,6 +87,12 @@ class PlangraphSession:
         self.builder: EvidenceBuilder | None = None  # the records' builder, at session end
         self.origins: dict[tuple[str, str], str] = {}
         """(node id, phase) → where the code under test raised its skip (:mod:`.origin`)."""
+        self.recorded_by = ""
+        """Who records (:func:`actor`), read when the session starts on the controller: code
+        the tests run that names another login name or actor can neither change it nor stop
+        the run's records (a name they could not carry, set after this)."""
+        self.ci: dict[str, str] = {}
+        """The CI variables (:func:`ci_variables`), read when :attr:`recorded_by` is."""
 
     @classmethod
     def start(cls, config: pytest.Config) -> PlangraphSession:
@@ -115,7 +121,9 @@ class PlangraphSession:
         return session
 
     def _start_controller(self) -> None:
-        actor()  # a PLANGRAPH_ACTOR the records could not carry is refused before any test
+        # before any test: a PLANGRAPH_ACTOR or CI variable the records could not carry is
+        # refused now, and what the tests set later changes neither
+        self.recorded_by, self.ci = actor(), ci_variables()
         errors, settings = self.plangraph.plan_problems()
         if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)
@@ -412,6 +420,7 @@ class PlangraphSession:
             run_id=self.run_id,
             optimize=facts["optimize"],
             assert_mode=facts["assert_mode"],
+            ci=self.ci,
         )
         return EvidenceBuilder(
             plangraph=self.plangraph,
@@ -420,7 +429,7 @@ class PlangraphSession:
             run=run,
             plan=self.plan_ref,
             git=git_info(self.plangraph.root, self.plangraph.store_path),
-            recorded_by=actor(),
+            recorded_by=self.recorded_by,
             globs=self.before_snapshot.globs,
             shadows=self._shadows(),
         )

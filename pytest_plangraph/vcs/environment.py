@@ -95,19 +95,18 @@ def run_info(
     *,
     optimize: int | None = None,
     assert_mode: str | None = None,
+    ci: dict[str, str] | None = None,
 ) -> RunInfo:
     """A :class:`RunInfo` for a verification run (a fresh id unless *run_id* is given) with the
-    CI variables that are set and, from a pytest run, its interpreter's optimize level and
-    pytest's assertion mode."""
+    CI variables that are set (*ci*: as :func:`ci_variables` read them earlier) and, from a
+    pytest run, its interpreter's optimize level and pytest's assertion mode."""
     import platform
     import uuid
 
     from ..plan.evidence import RunInfo
 
-    ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
-    for name, value in ci.items():
-        if not encodes_as_utf8(value):  # it would be recorded in every evidence's "run"
-            raise UsageError(f"the environment variable {name} is not valid UTF-8 text; fix it")
+    if ci is None:
+        ci = ci_variables()
     return RunInfo(
         id=run_id or uuid.uuid4().hex,
         started=started,
@@ -119,6 +118,16 @@ def run_info(
         optimize=optimize,
         assert_mode=assert_mode,
     )
+
+
+def ci_variables() -> dict[str, str]:
+    """The CI variables that are set, each refused when it is not UTF-8 text (it would be
+    recorded in every evidence's ``run``)."""
+    ci = {name: os.environ[name] for name in CI_VARIABLES if os.environ.get(name)}
+    for name, value in ci.items():
+        if not encodes_as_utf8(value):
+            raise UsageError(f"the environment variable {name} is not valid UTF-8 text; fix it")
+    return ci
 
 
 def git_info(root: Path, store: Path | None = None) -> GitInfo:
