@@ -69,14 +69,21 @@ def _keys_now(plan: Path, cache: Path) -> dict[str, list[str]] | None:
     return found[2]()
 
 
-@pytest.mark.parametrize("edit", [e for _, e in EDITS], ids=[n for n, _ in EDITS])
-def test_the_keys_by_block_are_the_keys_of_each_item(
-    tmp_path: Path, hashed: list[int], edit: Callable[[str], str]
-) -> None:
+def _read_then_edited(tmp_path: Path, edit: Callable[[str], str]) -> tuple[Path, Path]:
+    """The bench's plan read once with a cache, then given *edit*: the plan file and the
+    cache folder."""
     plan, cache = tmp_path / "plangraph.yaml", tmp_path / "cache"
     _big(plan)
     load_plan(plan, cache_dir=cache)
     plan.write_text(edit(plan.read_text()))
+    return plan, cache
+
+
+@pytest.mark.parametrize("edit", [e for _, e in EDITS], ids=[n for n, _ in EDITS])
+def test_the_keys_by_block_are_the_keys_of_each_item(
+    tmp_path: Path, hashed: list[int], edit: Callable[[str], str]
+) -> None:
+    plan, cache = _read_then_edited(tmp_path, edit)
     hashed.clear()
     by_block = _keys_now(plan, cache)
     found = read_blocks_keyed(plan.read_text(), "plangraph.yaml", MAX_YAML_NODES, cache)
@@ -92,10 +99,7 @@ def test_the_keys_by_block_are_the_keys_of_each_item(
 def test_an_edit_reads_the_plan_as_without_a_cache(
     tmp_path: Path, hashed: list[int], edit: Callable[[str], str]
 ) -> None:
-    plan, cache = tmp_path / "plangraph.yaml", tmp_path / "cache"
-    _big(plan)
-    load_plan(plan, cache_dir=cache)
-    plan.write_text(edit(plan.read_text()))
+    plan, cache = _read_then_edited(tmp_path, edit)
     hashed.clear()
     edited = load_plan(plan, cache_dir=cache)
     fresh = load_plan(plan)
