@@ -48,6 +48,19 @@ def _without_cache(root: Path, scratch: Path) -> list[Any]:
     return json.loads(json.dumps(found).replace(str(other), "ROOT"))
 
 
+def _repository(folder: Path, parts: dict[str, Any]) -> tuple[Path, Any]:
+    """A git repository in *folder* holding the plan made of *parts*, committed: its root and
+    the plan's data (edited in place by :data:`EDITS`)."""
+    root = folder / "repo"
+    root.mkdir()
+    plan = _plan(parts)
+    _write(root / "plangraph.yaml", _text(plan), 1)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plan")
+    return root, plan
+
+
 @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
 @given(parts=PLAN_PARTS, edits=st.lists(EDIT, min_size=1, max_size=3))
 def test_status_and_lint_answer_as_without_the_cache(
@@ -58,13 +71,7 @@ def test_status_and_lint_answer_as_without_the_cache(
 ) -> None:
     as_tester(monkeypatch)
     scratch = tmp_path_factory.mktemp("cli")
-    root = scratch / "repo"
-    root.mkdir()
-    plan = _plan(parts)
-    _write(root / "plangraph.yaml", _text(plan), 1)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "plan")
+    root, plan = _repository(scratch, parts)
     assert _command_answers(root) == _without_cache(root, scratch)
     for n, (name, at, title) in enumerate(edits):
         EDITS[name](plan, at, title)
@@ -79,13 +86,7 @@ def test_status_and_lint_with_a_damaged_cache_file_answer_as_without_it(
     """Every file of ``.plangraph/cache`` (the derived state and the lint entries included),
     after two versions of the plan were answered, damaged in turn."""
     as_tester(monkeypatch)
-    root = tmp_path / "repo"
-    root.mkdir()
-    plan = _plan(FIXED)
-    _write(root / "plangraph.yaml", _text(plan), 1)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "plan")
+    root, plan = _repository(tmp_path, FIXED)
     _command_answers(root)
     for step in AFTER[:2]:
         EDITS[step[0]](plan, step[1], step[2])
