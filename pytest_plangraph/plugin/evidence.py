@@ -94,6 +94,10 @@ class Decided:
     """Artifacts the tests declared: made by the run, so never 'changed during' it."""
     executed: tuple[str, ...] = ()
     """Source files the tests executed (coverage): hashed at the end of the run."""
+    shared: dict[str, str | None] | None = field(default=None, compare=False, repr=False)
+    """The part of :attr:`subjects` its test files bind (the same object for every criterion
+    whose tests share their modules, never changed): what the record builder binds once per
+    set of modules. None: not known (a verifier item's)."""
 
 
 def decide(
@@ -189,7 +193,7 @@ class _Decider:
         node, _, criterion = ref.partition("/")
         executed = tuple(details.get("coverage", ()))
         self.decided.append(
-            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed)
+            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed, bound)
         )
 
     def _group(self, tests: list[str]) -> tuple[dict[str, str | None], list[str]]:
