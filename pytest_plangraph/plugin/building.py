@@ -114,6 +114,8 @@ class EvidenceBuilder:
     """``id`` of a :attr:`Decided.shared` mapping → what its records bind of it
     (:meth:`_group`)."""
     _own_changed: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    """(node, ``id`` of a shared mapping) → the node's own files that changed during the run
+    and that no subject of that mapping binds (:meth:`_own_moved`)."""
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
