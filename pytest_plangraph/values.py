@@ -6,7 +6,10 @@ A ``dataclasses.dataclass`` writes the source of ``__init__``, ``__repr__``, ``_
 every process that imports the class: about 4 M instructions a class, more than 0.1 G for the
 classes every command imports, plus importing :mod:`dataclasses` and :mod:`inspect`. The
 classes made here share methods written once, which read the fields from the class, so nothing
-is compiled at import.
+is compiled at import. A value's fields are stored in one step where they can be: the
+arguments zipped with the field names into the value's ``__dict__`` (the defaults after them
+from a mapping made once per class), not one ``object.__setattr__`` a field; a slotted class's
+values, and a call that is wrong (for its message), go field by field.
 
 What a class gets is what ``@dataclass`` / ``@dataclass(frozen=True)`` /
 ``@dataclass(frozen=True, slots=True)`` gives it for the features used here: fields from the
@@ -126,6 +129,7 @@ def _make(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
         "_value_names": names,
         "_value_compared": tuple(n for n in names if fields[n].compare),
         "_value_frozen": frozen,
+        "_value_fast": None,
         "__init__": _init,
         "__repr__": _repr,
         "__eq__": _eq,
@@ -146,10 +150,80 @@ def _make(cls: type[_T], *, frozen: bool, slots: bool) -> type[_T]:
         cls.__hash__ = _hash  # type: ignore[method-assign]
     elif "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
         cls.__hash__ = None  # type: ignore[assignment]
+    cls._value_fast = _fast_plan(cls, fields)  # type: ignore[attr-defined]
     return cls
 
 
+def _fast_plan(cls: type[Any], fields: dict[str, _Field]) -> tuple[Any, ...] | None:
+    """What :func:`_init` needs to store a call's values in one step: the class it is for (a
+    subclass not made a value class itself takes the field-by-field way), the field names, the
+    defaults of the fields after each number of positional arguments that leaves only fields
+    with plain defaults, the set of the names, the plain defaults, the factories of the others
+    and whether the class has ``__post_init__``; None for a class whose values have no
+    ``__dict__`` (slots) or with a field the class or a base holds a data descriptor for
+    (their values are stored one by one, as before)."""
+    if "__slots__" in cls.__dict__ or any(
+        "__slots__" in base.__dict__ and base.__dict__["__slots__"] for base in cls.__mro__[1:-1]
+    ):
+        return None
+    defaults: dict[str, Any] = {}
+    factories: dict[str, Callable[[], Any]] = {}
+    for name, spec in fields.items():
+        if spec.default_factory is not _MISSING:
+            factories[name] = spec.default_factory
+        if hasattr(type(getattr(cls, name, None)), "__set__"):
+            return None
+        if spec.default is not _MISSING:
+            defaults[name] = spec.default
+    names = tuple(fields)
+    tails: dict[int, dict[str, Any]] = {len(names): {}}
+    for index in range(len(names) - 1, -1, -1):
+        if names[index] not in defaults:
+            break
+        tails[index] = {name: defaults[name] for name in names[index:]}
+    post_init = hasattr(cls, "__post_init__")
+    return cls, names, tails, frozenset(names), defaults, factories, post_init
+
+
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    fast = cls._value_fast
+    if fast is not None and fast[0] is cls:  # the values stored into __dict__ in one step
+        _, names, tails, known, defaults, factories, post_init = fast
+        if not kwargs:  # by position, the fields after them their plain defaults
+            tail = tails.get(len(args))
+            if tail is None:  # too many, too few, or a factory's field left out
+                return _init_slow(self, args, kwargs)
+            stored = self.__dict__
+            stored.update(zip(names, args, strict=False))
+            if tail:
+                stored.update(tail)
+        elif not args and len(kwargs) == len(names) and kwargs.keys() <= known:
+            self.__dict__.update(kwargs)  # every field given, by name
+        else:
+            given = len(args)
+            if given > len(names) or not (kwargs.keys() <= known):
+                return _init_slow(self, args, kwargs)  # says what is wrong
+            if given and not kwargs.keys().isdisjoint(names[:given]):
+                return _init_slow(self, args, kwargs)
+            found = dict(defaults)
+            found.update(zip(names, args, strict=False))
+            found.update(kwargs)
+            for name, factory in factories.items():
+                if name not in found:
+                    found[name] = factory()
+            if len(found) != len(names):  # a field without a default not given
+                return _init_slow(self, args, kwargs)
+            self.__dict__.update(found)
+        if post_init:
+            self.__post_init__()
+        return None
+    return _init_slow(self, args, kwargs)
+
+
+def _init_slow(self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """:func:`_init` field by field: a slotted class's value, or a call that is wrong (its
+    message)."""
     cls = type(self)
     names = cls._value_names
     if len(args) > len(names):

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_plangraph.judge.records import CHANGED_DURING_RUN, changed_during_run, voided
 
@@ -28,6 +32,29 @@ def test_changed_during_run(
     moved: list[str],
 ) -> None:
     assert changed_during_run(before, after, produced=produced) == moved
+
+
+_PATHS = st.sampled_from(["a", "b", "c", "d", "e"])
+_SHAS = st.none() | st.sampled_from(["1", "2", "absent"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_PATHS, _SHAS | st.lists(st.just("x"), max_size=1)),
+    st.dictionaries(_PATHS, _SHAS | st.lists(st.just("x"), max_size=1)),
+    st.lists(_PATHS, max_size=2),
+)
+def test_the_pairs_taken_out_in_one_pass_leave_what_the_rule_names(
+    before: dict[str, Any], after: dict[str, Any], produced: list[str]
+) -> None:
+    """The pairs both sides hold as they are, taken out in one pass (or, with a value that
+    cannot be hashed, every pair looked at), leave the paths the rule names, path by path."""
+    expected = sorted(
+        path
+        for path, digest in after.items()
+        if path in before and path not in produced and before[path] != digest
+    )
+    assert changed_during_run(before, after, produced=produced) == expected
 
 
 def test_voided_names_the_moved_subjects_and_keeps_the_details() -> None:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pytest_plangraph import PlanGraph
 from pytest_plangraph.canonical import canonical_json, digest
 from pytest_plangraph.errors import UsageError
+from pytest_plangraph.judge import records
 from pytest_plangraph.judge.inputs import input_digests
 from pytest_plangraph.judge.records import RecordMaker, is_plain
 from pytest_plangraph.plan.boundary import Evidence as EvidenceModel
@@ -147,9 +148,10 @@ PLAIN = st.recursive(
 
 
 def test_the_text_joined_by_runs_is_the_records_canonical_json(plangraph: PlanGraph) -> None:
-    """A record made from plain values: its text, joined from the members every record shares
-    (encoded once) and the runs of its own members between them (each run encoded as one
-    object), is its canonical JSON; its payload is its JSON form; it is the record
+    """A record made from plain values: its text, joined in one pass from the members every
+    record shares (encoded once) and its own members (each text encoded by the encoder's
+    string function), is its canonical JSON and the text joined run by run (each run of own
+    members encoded as one object); its payload is its JSON form; it is the record
     ``Evidence.create`` makes, every field given (generated details, subjects, reasons)."""
     _, shared = _maker(plangraph)
     kept = _Kept(
@@ -182,6 +184,11 @@ def test_the_text_joined_by_runs_is_the_records_canonical_json(plangraph: PlanGr
         assert record.fields_set == frozenset(Evidence.FIELDS)
         fields = {name: getattr(record, name) for name in Evidence.FIELDS if name != "id"}
         assert record == Evidence.create(**fields)
+        # the one join of the members in canonical order is the join run by run
+        assert kept._parts(fields) == (
+            kept._joined(fields, records._BEFORE_ID),
+            kept._joined(fields, records._AFTER_ID),
+        )
 
     check()
     plangraph.close()
@@ -190,13 +197,20 @@ def test_the_text_joined_by_runs_is_the_records_canonical_json(plangraph: PlanGr
 def test_subjects_joined_from_members_kept_are_their_canonical_json(
     plangraph: PlanGraph,
 ) -> None:
-    """The subjects' text joined from the members the maker keeps (each encoded once) is
-    their canonical JSON, made again from the kept members (a second record binding the same
-    paths) and with a member that is not text (then encoded whole)."""
+    """The subjects' text joined from the members the maker keeps (each encoded once, looked
+    up in one pass) is their canonical JSON, made again from the kept members (a second record
+    binding the same paths) and with a member that is not text, hashable or not (then encoded
+    whole)."""
     maker, _ = _maker(plangraph)
 
     @settings(max_examples=200, deadline=None)
-    @given(st.lists(st.dictionaries(TEXT, TEXT | st.integers() | st.none(), max_size=6)))
+    @given(
+        st.lists(
+            st.dictionaries(
+                TEXT, TEXT | st.integers() | st.none() | st.lists(TEXT, max_size=2), max_size=6
+            )
+        )
+    )
     def check(batch: list[dict[str, Any]]) -> None:
         for subjects in [*batch, *batch]:
             assert maker._subjects_text(subjects) == canonical_json(subjects)

@@ -26,7 +26,14 @@ from pytest_plangraph.canonical import (
 )
 from pytest_plangraph.plan.evidence import Evidence
 from pytest_plangraph.plan.model import Event
-from pytest_plangraph.store.chain import event_id, event_id_of, event_ids_of
+from pytest_plangraph.store.chain import (
+    chain_hash,
+    event_id,
+    event_id_of,
+    event_ids_of,
+    seal,
+    sign,
+)
 from pytest_plangraph.store.sqlite import Store
 
 TEXT = st.text(max_size=12)  # any code point: escapes, quotes, non-ASCII, lone surrogates
@@ -129,30 +136,40 @@ def test_a_run_encodes_each_record_once(
             assert payload["id"] == digest({k: v for k, v in payload.items() if k != "id"})
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(
-        st.tuples(OBJECTS, st.sampled_from(["evidence", "claim"]), st.none() | TEXT, TEXT),
+        st.tuples(
+            OBJECTS,
+            st.sampled_from(["evidence", "claim"]),
+            st.none() | TEXT | st.integers(),
+            TEXT,
+            st.none() | TEXT | st.integers(),
+            st.none() | TEXT,
+            st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"]),
+        ),
         min_size=1,
         max_size=6,
     )
 )
 def test_the_ids_of_a_batch_are_each_events_id(
-    batch: list[tuple[dict[str, Any], str, str | None, str]],
+    batch: list[tuple[dict[str, Any], str, Any, str, Any, str | None, str]],
 ) -> None:
-    """The store's one pass over a batch (values several events share encoded once) gives
-    each event the id it has alone."""
+    """The store's one pass over a batch (the values several events share encoded once
+    around each event's criterion, node and payload; an event of other values joined member
+    by member) gives each event the id it has alone."""
     events = [
         Event(
             kind=kind,
             node=node,
-            criterion=None,
-            at="2026-01-01T00:00:00Z",
+            criterion=criterion,
+            at=at,
             by=by,
             plan_digest="d" * 64,
             payload=payload,
+            idempotency_key=key,
         )
-        for payload, kind, node, by in batch
+        for payload, kind, node, by, criterion, key, at in batch
     ]
     texts = [canonical_json(event.payload) for event in events]
     assert event_ids_of(events, texts) == [event_id(event) for event in events]
@@ -194,3 +211,48 @@ def test_a_replaced_event_is_the_event_made_with_those_values() -> None:
     assert event.seq == 0  # the original is unchanged
     with pytest.raises(TypeError, match="no field 'sequence'"):
         event.replace(sequence=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    OBJECTS,
+    st.none() | TEXT,
+    st.none() | TEXT,
+    st.none() | TEXT,
+    st.integers(1, 10**6),
+    st.booleans(),
+)
+def test_an_event_sealed_from_its_values_is_the_copy_replace_makes(
+    payload: dict[str, Any],
+    node: str | None,
+    criterion: str | None,
+    key: str | None,
+    seq: int,
+    signed: bool,
+) -> None:
+    """An event sealed by building it from the values it gives and the chain's is, field by
+    field and in the fields it says were given, the copy ``Frozen.replace`` makes."""
+    event = Event(
+        kind="claim",
+        node=node,
+        criterion=criterion,
+        at="2026-01-01T00:00:00Z",
+        by="ci",
+        plan_digest="d" * 64,
+        payload=payload,
+        idempotency_key=key,
+    )
+    content_id = event_id(event)
+    prev = "p" * 64
+    sealed = seal(event, seq, prev, b"key" if signed else None, content_id)
+    link = chain_hash(prev, content_id)
+    expected = event.replace(
+        id=content_id,
+        seq=seq,
+        prev=prev,
+        hash=link,
+        signature=sign(b"key", link) if signed else None,
+    )
+    assert sealed == expected and type(sealed) is Event
+    assert sealed.fields_set == expected.fields_set
+    assert all(getattr(sealed, name) == getattr(expected, name) for name in Event.FIELDS)

@@ -12,6 +12,8 @@ import sys
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from plugin_helpers import make_project
 
 from pytest_plangraph import values
@@ -71,6 +73,39 @@ def test_a_value_class_behaves_as_a_dataclass(frozen: bool, slots: bool) -> None
         assert point.x == 5
         with pytest.raises(TypeError):
             hash(point)
+
+
+_CALLS = st.tuples(
+    st.integers(0, 5),
+    st.lists(st.sampled_from(["x", "y", "tags", "note", "z"]), max_size=4, unique=True),
+)
+
+
+@pytest.mark.parametrize(("frozen", "slots"), [(True, False), (False, False), (True, True)])
+@settings(max_examples=150, deadline=None)
+@given(call=_CALLS)
+def test_every_call_shape_builds_what_a_dataclass_builds(
+    frozen: bool, slots: bool, call: tuple[int, list[str]]
+) -> None:
+    """Positional and keyword arguments in any mix, too many, unknown, given twice or a
+    required one left out: a value class stores (or refuses) what a dataclass does, whether
+    its values are stored in one step or field by field (slots)."""
+    ours, theirs = _pair(frozen, slots)
+    positional, names = call
+    args = [7, "b", ["t"], "n", "extra"][:positional]
+    kwargs = {name: f"k-{name}" for name in names}
+    results = []
+    for cls in (ours, theirs):
+        try:
+            made = cls(*args, **kwargs)
+        except TypeError:
+            results.append(None)
+        else:
+            results.append((dataclasses.asdict(made), made.tags is not ours(0).tags))
+    assert results[0] == results[1]
+    if results[0] is not None and not slots:
+        made = ours(*args, **kwargs)
+        assert sorted(vars(made)) == sorted(values.asdict(made))
 
 
 def test_fields_come_from_the_base_classes_first_and_post_init_runs() -> None:

@@ -19,7 +19,7 @@ its end, and a subject that changed in between voids the verdict
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,8 +52,6 @@ BODY_FIELDS = (
     "recorded_by",
 )
 """The fields of an evidence record's content address (every field but ``id``)."""
-_OWN_FIELDS = tuple(f for f in BODY_FIELDS if f not in ("plan", "git", "run", "recorded_by"))
-"""The body fields of one record (the others are the same for every record of a maker)."""
 _SHARED_FIELDS = ("git", "plan", "recorded_by", "run")
 """The body fields every record of one maker shares."""
 
@@ -80,6 +78,8 @@ _BEFORE_ID = _runs(sorted(f for f in BODY_FIELDS if f < "id"))
 _AFTER_ID = _runs(sorted(f for f in BODY_FIELDS if f > "id"))
 """The body fields in canonical order, split where ``id`` sorts among them, in runs
 (:func:`_runs`)."""
+_TEXT = {str}
+"""The types of a record's own values joined in one pass (:meth:`RecordMaker._parts`)."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -92,10 +92,15 @@ def changed_during_run(
 ) -> list[str]:
     """The subjects, sorted, whose sha256 (None: no file) at the end of the run, *after*,
     differs from the one before it, *before*; a path hashed only once is not compared, nor is
-    one the run was declared to make (*produced*)."""
+    one the run was declared to make (*produced*). The pairs of *after* that *before* holds
+    as they are are taken out in one pass (nearly all of them): only the rest are looked at."""
+    try:
+        differ: Iterable[tuple[str, str | None]] = after.items() - before.items()
+    except TypeError:  # a value that cannot be hashed: compared one by one
+        differ = after.items()
     return sorted(
         path
-        for path, digest in after.items()
+        for path, digest in differ
         if path in before and path not in produced and before[path] != digest
     )
 
@@ -196,16 +201,69 @@ class RecordMaker:
             return Evidence.create(**fields)
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
-        head, tail = self._joined(fields, _BEFORE_ID), self._joined(fields, _AFTER_ID)
+        head, tail = self._parts(fields)
         record_id = text_digest("{" + head + "," + tail + "}")
         fields["id"] = record_id
         # built from its fields as they are: every one given, none compared with its default
         record: Evidence = builder_of(Evidence)(fields)
-        payload = {key: fields[key] for key in _OWN_FIELDS}
-        payload.update(self.shared_json)
-        payload["recorded_by"], payload["id"] = fields["recorded_by"], record_id
+        payload = {**fields, **self.shared_json}  # the shared values in their JSON form
         self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
         return record
+
+    def _parts(self, fields: Mapping[str, Any]) -> tuple[str, str]:
+        """The members of a record's canonical text before and after where ``id`` sorts: in
+        one join of the members in canonical order (:data:`BODY_FIELDS` sorted), each text
+        value encoded by the encoder's own string function, the details by the encoder, the
+        shared members as encoded once, the subjects from their kept members; a record whose
+        own values are not all text (a reason that is None aside) is joined run by run."""
+        reason = fields["reason"]
+        own = (
+            fields["criterion"],
+            fields["criterion_digest"],
+            fields["input_digest"],
+            fields["node"],
+            fields["outcome"],
+            fields["verifier"],
+        )
+        if set(map(type, own)) != _TEXT or not _plain_text(reason):
+            return self._joined(fields, _BEFORE_ID), self._joined(fields, _AFTER_ID)
+        criterion, criterion_digest, input_digest, node, outcome, verifier = own
+        shared = self._shared_texts
+        head = "".join(
+            [
+                '"criterion":',
+                encode_basestring(criterion),
+                ',"criterion_digest":',
+                encode_basestring(criterion_digest),
+                ',"details":',
+                canonical_json(fields["details"]),
+                ",",
+                shared["git"],
+            ]
+        )
+        tail = "".join(
+            [
+                '"input_digest":',
+                encode_basestring(input_digest),
+                ',"node":',
+                encode_basestring(node),
+                ',"outcome":',
+                encode_basestring(outcome),
+                ",",
+                shared["plan"],
+                ',"reason":',
+                "null" if reason is None else encode_basestring(reason),
+                ",",
+                shared["recorded_by"],
+                ",",
+                shared["run"],
+                ',"subjects":',
+                self._subjects_text(fields["subjects"]),
+                ',"verifier":',
+                encode_basestring(verifier),
+            ]
+        )
+        return head, tail
 
     def _joined(self, fields: Mapping[str, Any], runs: tuple[tuple[str, ...], ...]) -> str:
         """The members of *runs* of a record's canonical text, comma-separated: a shared one
@@ -225,19 +283,31 @@ class RecordMaker:
 
     def _subjects_text(self, subjects: Mapping[str, Any]) -> str:
         """The canonical JSON of a record's *subjects*: its members in the encoder's order
-        (the items sorted), each ``"path":"sha256"`` encoded once per maker (the records of a
-        run share most of their subjects: the shadowing paths, the configuration files); any
-        member that is not text and text is encoded with the whole object, as it is."""
+        (the paths sorted: no two members share one), each ``"path":"sha256"`` encoded once
+        per maker and looked up with the rest in one pass (the records of a run share most of
+        their subjects: the shadowing paths, the configuration files); any member that is not
+        text and text is encoded with the whole object, as it is."""
         pieces = self._pieces
-        texts = []
-        for item in sorted(subjects.items()):
-            text = pieces.get(item)
-            if text is None:
+        try:
+            paths = sorted(subjects)
+            items = list(zip(paths, map(subjects.__getitem__, paths), strict=True))
+        except TypeError:  # paths that do not sort: the encoder says what it says
+            return canonical_json(subjects)
+        try:
+            texts = list(map(pieces.__getitem__, items))
+        except KeyError:  # members no record of this maker had: encoded once, and kept
+            try:
+                new = set(items).difference(pieces)
+            except TypeError:  # a value that cannot be hashed: no text
+                return canonical_json(subjects)
+            for item in new:
                 path, sha = item
                 if type(path) is not str or type(sha) is not str:
                     return canonical_json(subjects)
-                text = pieces[item] = encode_basestring(path) + ":" + encode_basestring(sha)
-            texts.append(text)
+                pieces[item] = encode_basestring(path) + ":" + encode_basestring(sha)
+            texts = list(map(pieces.__getitem__, items))
+        except TypeError:  # a value that cannot be hashed: no text
+            return canonical_json(subjects)
         return "{" + ",".join(texts) + "}"
 
     def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:

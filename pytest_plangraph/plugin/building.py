@@ -110,6 +110,12 @@ class EvidenceBuilder:
     """The paths found to be UTF-8 text (:func:`_require_utf8`): each checked once per run."""
     merges: int = 0
     """How many sets of modules had their shadowing paths merged: once per distinct set."""
+    _groups: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    """``id`` of a :attr:`Decided.shared` mapping → what its records bind of it
+    (:meth:`_group`)."""
+    _own_changed: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    """(node, ``id`` of a shared mapping) → the node's own files that changed during the run
+    and that no subject of that mapping binds (:meth:`_own_moved`)."""
 
     def __post_init__(self) -> None:
         criteria = criterion_digests(self.plangraph.graph)
@@ -126,7 +132,92 @@ class EvidenceBuilder:
         )
 
     def build(self, item: Decided) -> Evidence:
-        """The record for *item*; voided when a subject changed during the run."""
+        """The record for *item*; voided when a subject changed during the run. The part of
+        its subjects its test files bind (:attr:`Decided.shared`) is hashed, merged with the
+        shadowing paths and compared before and after the run once per set of modules, its
+        node's own files once per node and set; what is the criterion's own (its quotes
+        subjects) with each record. A record that binds artifacts, executed files or glob
+        files, or whose parts overlap, is built as :meth:`build_plain` builds it."""
+        shared = item.shared
+        if shared is None or item.produced or item.executed or self._glob_files(item):
+            return self.build_plain(item)
+        try:
+            extra = dict(item.subjects.items() - shared.items())
+        except TypeError:  # a value that cannot be hashed
+            return self.build_plain(item)
+        group = self._groups.get(id(shared))
+        if group is None or group[0] is not shared:
+            group = self._group(item, shared)
+        _, bound, shadowing, ended, moved = group
+        if (
+            moved is None  # a shadowing path bound already: that binding stands
+            or not extra.keys().isdisjoint(shared)
+            or not extra.keys().isdisjoint(ended)
+            or any(path.endswith(".py") for path in extra)  # a module: its shadowing paths
+        ):
+            return self.build_plain(item)  # the plain merge decides
+        if unseen := [path for path in extra if path not in self._utf8]:
+            _require_utf8(item, unseen)
+            self._utf8.update(unseen)
+        own_subjects = {path: self._hash(path) for path in extra}
+        for path, sha in extra.items():
+            if own_subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
+                own_subjects[path] = sha
+        own = self.maker.own_files(item.node)
+        if not (
+            own_subjects.keys().isdisjoint(shadowing.bound)
+            and own.keys().isdisjoint(shadowing.absent)
+            and own.keys().isdisjoint(extra)
+        ):
+            return self.build_plain(item)
+        changed = [*moved, *self._own_moved(item.node, own, group)]
+        ends = self.ends.of(extra)
+        changed += changed_during_run(extra, {**own_subjects, **ends})
+        subjects = {**bound, **own_subjects, **shadowing.bound}
+        if not changed:
+            return self._make(item, item.verdict, item.details, subjects)
+        outcome, reason, details = voided(item.details, sorted(changed))
+        return self._make(item, Verdict(outcome, reason), details, subjects)
+
+    def _group(self, item: Decided, shared: dict[str, str | None]) -> tuple[Any, ...]:
+        """What every record binding the subjects *shared* (those of one set of test files)
+        binds of them, made with the first such record (*item*): the shared mapping itself
+        (kept, so its id names no other), the subjects with their sha256 now, the shadowing
+        paths of their modules, the value at the end of the run of each path the comparison
+        reads, and the paths of them that changed during the run."""
+        paths = list(shared)
+        if unseen := [path for path in paths if path not in self._utf8]:
+            _require_utf8(item, unseen)
+            self._utf8.update(unseen)
+        bound = {path: self._hash(path) for path in paths}
+        for path, sha in shared.items():
+            if bound[path] is None and (sha == ABSENT or is_collect_key(path)):
+                bound[path] = sha
+        shadowing = self._shadowing(paths, bound)
+        ended = {**bound, **shadowing.present, **self.ends.of(shared)}
+        if not bound.keys().isdisjoint(shadowing.bound):
+            moved: list[str] | None = None  # a shadowing path bound already: built plain
+        else:
+            moved = changed_during_run({**self.before, **shared}, ended)
+        group = self._groups[id(shared)] = (shared, bound, shadowing, ended, moved)
+        return group
+
+    def _own_moved(
+        self, node: str, own: dict[str, str | None], group: tuple[Any, ...]
+    ) -> list[str]:
+        """The files of *node* itself (outputs, consumed files) that no subject of *group*
+        binds and that changed during the run: compared once per node and group."""
+        key = (node, id(group[0]))
+        moved = self._own_changed.get(key)
+        if moved is None:
+            ended = group[3]
+            rest = {path: sha for path, sha in own.items() if path not in ended}
+            moved = self._own_changed[key] = changed_during_run(self.before, rest)
+        return moved
+
+    def build_plain(self, item: Decided) -> Evidence:
+        """The record for *item*, every subject hashed, merged and compared with this record
+        (what :meth:`build` gives, in every case)."""
         # executed files are learned only now: compared with the start only when the plan or
         # the latest evidence of some criterion already named them (their "before" is known)
         globbed = [p for p in self._glob_files(item) if p not in item.subjects]

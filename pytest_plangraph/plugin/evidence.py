@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from typing import Any
 
+from ..plan.paths import COLLECT
 from ..plan.policy import TestPolicy
 from ..values import dataclass, field
 from ..vcs.quotes import quoted_subjects
@@ -93,6 +94,10 @@ class Decided:
     """Artifacts the tests declared: made by the run, so never 'changed during' it."""
     executed: tuple[str, ...] = ()
     """Source files the tests executed (coverage): hashed at the end of the run."""
+    shared: dict[str, str | None] | None = field(default=None, compare=False, repr=False)
+    """The part of :attr:`subjects` its test files bind (the same object for every criterion
+    whose tests share their modules, never changed): what the record builder binds once per
+    set of modules. None: not known (a verifier item's)."""
 
 
 def decide(
@@ -135,6 +140,9 @@ class _Decider:
     policies: MappingABC[str, TestPolicy]
     decided: list[Decided] = field(default_factory=list)
     skipped: dict[str, Unverified] = field(default_factory=dict)
+    _groups: dict[frozenset[str | None], tuple[dict[str, str | None], list[str]]] = field(
+        default_factory=dict
+    )
 
     def test_criterion(self, ref: str, tests: CriterionTests) -> None:
         """Decide one test criterion from the outcomes of its tests."""
@@ -143,33 +151,64 @@ class _Decider:
         policy = self.policies.get(ref)
         if policy is None:  # made only when the criterion has none (a default is not free)
             policy = TestPolicy()
-        outcomes = {t: self.results.outcome(t) for t in tests.tests}
-        verdict = criterion_verdict(
-            outcomes,
-            unmatched=tests.unmatched,
-            deselected=tests.deselected,
-            partial=self.mapping.partial,
-            uncollected=failed,
-            skipped_whole=passed_over,
-            no_pass=self.no_pass,
-            policy=policy,
-        )
-        if isinstance(verdict, Unverified):
-            held = [t for t, o in outcomes.items() if o is None]
-            self.skipped[ref] = Unverified(verdict.reason, (*tests.deselected, *held))
-            return
-        details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
-        produced = sorted({a for t in tests.tests for a in self.results.artifacts.get(t, ())})
-        subjects = {p: self.mapping.hashes.get(p) for p in self.mapping.subjects_of(tests.tests)}
-        subjects.update(quoted_subjects(ref, subjects, self.mapping.hashes))
-        subjects.update(dict.fromkeys(produced))
+        outcome = self.results.outcome
+        outcomes = {t: outcome(t) for t in tests.tests}
+        if (  # every test passed in a whole run: what criterion_verdict decides, said at once
+            not (failed or passed_over or tests.unmatched or tests.deselected or self.no_pass)
+            and not self.mapping.partial
+            and set(outcomes.values()) == _PASSED_ONLY
+            and len(outcomes) >= policy.min_passed
+        ):
+            verdict = PASSED
+            details = _passed_details(tests, outcomes)
+        else:
+            decided = criterion_verdict(
+                outcomes,
+                unmatched=tests.unmatched,
+                deselected=tests.deselected,
+                partial=self.mapping.partial,
+                uncollected=failed,
+                skipped_whole=passed_over,
+                no_pass=self.no_pass,
+                policy=policy,
+            )
+            if isinstance(decided, Unverified):
+                held = [t for t, o in outcomes.items() if o is None]
+                self.skipped[ref] = Unverified(decided.reason, (*tests.deselected, *held))
+                return
+            verdict = decided
+            details = self._details(tests, outcomes, verdict, policy, failed, passed_over)
+        artifacts = self.results.artifacts
+        produced = []
+        if artifacts:
+            produced = sorted({a for t in tests.tests for a in artifacts.get(t, ())})
+        bound, walks = self._group(tests.tests)
+        subjects = dict(bound)
+        if walks:
+            subjects.update(quoted_subjects(ref, walks, self.mapping.hashes))
+        if produced:
+            subjects.update(dict.fromkeys(produced))
         if self.results.coverage is not None:
             details.update(_coverage_details(self.results.coverage, outcomes))
         node, _, criterion = ref.partition("/")
         executed = tuple(details.get("coverage", ()))
         self.decided.append(
-            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed)
+            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed, bound)
         )
+
+    def _group(self, tests: list[str]) -> tuple[dict[str, str | None], list[str]]:
+        """The subjects the test files of *tests* bind (:meth:`Mapping.subjects_of`) with
+        their sha256 before the run, and the walks among them (whose quotes subjects each
+        criterion binds): made once per distinct set of test files, which the criteria whose
+        tests share their modules share."""
+        test_files = self.mapping.test_files
+        files = frozenset([test_files.get(t) for t in tests])
+        found = self._groups.get(files)
+        if found is None:
+            hashes = self.mapping.hashes
+            bound = {p: hashes.get(p) for p in self.mapping.subjects_of(tests)}
+            found = self._groups[files] = (bound, [p for p in bound if COLLECT in p])
+        return found
 
     def _details(
         self,
@@ -216,6 +255,23 @@ class _Decider:
                 self.skipped[ref] = Unverified(self.no_pass)
             else:
                 self.decided.append(_verifier_decided(ref, found))
+
+
+PASSED = Verdict("passed")
+"""The verdict of a criterion every test of which passed in a whole run (one value, shared)."""
+_PASSED_ONLY = {"passed"}
+
+
+def _passed_details(tests: CriterionTests, outcomes: dict[str, str | None]) -> dict[str, Any]:
+    """The details :meth:`_Decider._details` gives a criterion every test of which passed in a
+    whole run: each test's outcome, and the tests its ``exclude:`` patterns or the project's
+    configuration left out."""
+    details: dict[str, Any] = {"tests": dict(outcomes)}
+    if tests.excluded:
+        details["excluded"] = list(tests.excluded)
+    if tests.outside:
+        details["outside_suite"] = list(tests.outside)
+    return details
 
 
 def _uncollected_details(failed: list[str]) -> dict[str, Any]:

@@ -16,11 +16,14 @@ seen from the chain alone; exported copies and merged stores keep them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring
+from operator import attrgetter
+from typing import Any, NamedTuple
 
-from ..canonical import canonical_json, digest, text_digest
-from ..hashes import sha256_hex
+from ..canonical import canonical_json, digest
+from ..hashes import sha256, sha256_hex
+from ..plan.frozen import builder_of
 from ..plan.model import Event
 from ..values import dataclass
 
@@ -76,28 +79,86 @@ _CONTENT_ORDER = tuple(sorted(_CONTENT_FIELDS))
 
 
 def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[str]:
-    """:func:`event_id_of` of each event with its payload's text, in one pass: a value that
-    several events share (the time, the actor, the plan's digest of one run) is encoded once,
-    with its member's name before it, and each event's text is those members joined in
-    canonical order around its payload's."""
+    """:func:`event_id_of` of each event with its payload's text, in one pass: the values
+    several events share (the time, the actor, the kind and the plan's digest of one run) are
+    encoded once, into the text before, between and after the two members each event has of
+    its own (its criterion and node: text, or null), and each event's text is those joined
+    around its payload's in canonical order; an event of other values is joined member by
+    member. The digests are taken from one empty sha256 copied for each event."""
+    joined: dict[tuple[Any, ...], tuple[str, str, str, str] | None] = {}
     encoded: dict[tuple[str, str | None], str] = {}
+    texts = list(payload_texts)
+    start = sha256(b"", expected=sum(map(len, texts)))  # chosen for the batch's bytes
     ids = []
-    for event, text in zip(events, payload_texts, strict=True):
-        parts = []
-        for name in _CONTENT_ORDER:
-            if name == "payload":
-                parts.append('"payload":' + text)
-                continue
-            value = getattr(event, name)
-            if value is None or type(value) is str:
-                found = encoded.get((name, value))
-                if found is None:
-                    found = encoded[(name, value)] = _MEMBER[name] + canonical_json(value)
-            else:  # not a value the event model holds: encoded as it is
-                found = _MEMBER[name] + canonical_json(value)
-            parts.append(found)
-        ids.append(text_digest("{" + ",".join(parts) + "}"))
+    for event, text in zip(events, texts, strict=True):
+        shared = _SHARED_OF(event)
+        frame = joined.get(shared)
+        if frame is None and shared not in joined:
+            frame = joined[shared] = _frame(shared)
+        criterion, node = _OWN_OF(event)
+        if frame is None or not (_plain(criterion) and _plain(node)):
+            content = _members(event, text, encoded)
+        else:
+            before, between, before_payload, after = frame
+            content = "".join(
+                [
+                    before,
+                    "null" if criterion is None else encode_basestring(criterion),
+                    between,
+                    "null" if node is None else encode_basestring(node),
+                    before_payload,
+                    text,
+                    after,
+                ]
+            )
+        digest_of = start.copy()
+        digest_of.update(content.encode("utf-8"))
+        ids.append(digest_of.hexdigest())
     return ids
+
+
+_SHARED = ("at", "by", "idempotency_key", "kind", "plan_digest")
+"""The content fields the events of one batch mostly share."""
+_SHARED_OF = attrgetter(*_SHARED)
+_OWN_OF = attrgetter("criterion", "node")
+
+
+def _plain(value: object) -> bool:
+    """Text or None: a value encoded as the encoder's string function (or ``null``) has it."""
+    return value is None or type(value) is str
+
+
+def _frame(shared: tuple[Any, ...]) -> tuple[str, str, str, str] | None:
+    """The canonical text of an event's content around its criterion, its node and its
+    payload, for the values of :data:`_SHARED` (None when one is not text or None)."""
+    if not all(_plain(value) for value in shared):
+        return None
+    at, by, key, kind, plan_digest = (canonical_json(value) for value in shared)
+    return (
+        f'{{"at":{at},"by":{by},"criterion":',
+        f',"idempotency_key":{key},"kind":{kind},"node":',
+        ',"payload":',
+        f',"plan_digest":{plan_digest}}}',
+    )
+
+
+def _members(event: Event, text: str, encoded: dict[tuple[str, str | None], str]) -> str:
+    """The canonical text of *event*'s content, member by member (each text or None value
+    encoded once per batch), its payload's text *text*."""
+    parts = []
+    for name in _CONTENT_ORDER:
+        if name == "payload":
+            parts.append('"payload":' + text)
+            continue
+        value = getattr(event, name)
+        if value is None or type(value) is str:
+            found = encoded.get((name, value))
+            if found is None:
+                found = encoded[(name, value)] = _MEMBER[name] + canonical_json(value)
+        else:  # not a value the event model holds: encoded as it is
+            found = _MEMBER[name] + canonical_json(value)
+        parts.append(found)
+    return "{" + ",".join(parts) + "}"
 
 
 _MEMBER = {name: canonical_json(name) + ":" for name in _CONTENT_ORDER}
@@ -133,13 +194,28 @@ def seal(
     """
     content_id = content_id or event_id(event)
     link = chain_hash(prev, content_id)
-    return event.replace(
-        id=content_id,
-        seq=seq,
-        prev=prev,
-        hash=link,
-        signature=sign(key, link) if key is not None else None,
-    )
+    signature = sign(key, link) if key is not None else None
+    cls = type(event)
+    if cls is not Event:  # a subclass: copied field by field
+        return event.replace(id=content_id, seq=seq, prev=prev, hash=link, signature=signature)
+    given = event.fields_set
+    found = _SEALING.get(given)
+    if found is None:
+        names = tuple(name for name in Event.FIELDS if name in given and name not in _CHAIN)
+        found = _SEALING[given] = (names, attrgetter(*names, "kind"))  # a tuple, always
+    names, values_of = found
+    data = dict(zip(names, values_of(event)[:-1], strict=True))
+    data.update(id=content_id, seq=seq, prev=prev, hash=link, signature=signature)
+    # the fields given with the chain's, as Frozen.replace gives them: built from the data
+    sealed: Event = builder_of(Event)(data)
+    return sealed
+
+
+_CHAIN = frozenset({"id", "seq", "prev", "hash", "signature"})
+"""The fields :func:`seal` fills in."""
+_SEALING: dict[frozenset[str], tuple[tuple[str, ...], Callable[[Event], Any]]] = {}
+"""The content fields an event gives (by its ``fields_set``), and what reads them, kept per
+distinct set: an event is sealed by building it from those values and the chain's."""
 
 
 class Link(NamedTuple):
