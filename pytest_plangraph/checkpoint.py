@@ -57,7 +57,7 @@ from .judge.derive import derive
 from .judge.inputs import Snapshot
 from .judge.logfold import LogFold
 from .judge.states import PlanState
-from .plan.cache import cache_dir_of, make_cache_dir
+from .plan.cache import cache_dir_of, make_cache_dir, write_partial
 from .plan.model import LoggedEvent
 from .store.chain import ChainProblem, sign
 from .store.localkey import local_key
@@ -274,7 +274,7 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         make_cache_dir(path.parent)
-        partial.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
+        write_partial(partial, (json.dumps(head) + "\n" + body).encode("utf-8"))
         os.replace(partial, path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -47,3 +47,19 @@ def test_a_fifo_in_place_of_the_file_is_replaced_not_waited_on(tmp_path: Path) -
     store.add("a" * 64, "kept")
     store.save({"a" * 64})  # appending would wait for a reader of the FIFO
     assert path.is_file() and TextLines(path, 8).entries == {"a" * 64: "kept"}
+
+
+def test_a_link_in_place_of_the_file_is_replaced_not_appended_through(tmp_path: Path) -> None:
+    """A link planted at a line file's name, to a file it would pass for (empty: no damage),
+    is not appended through: the file it points at keeps its bytes, and the line file is
+    written anew in the link's place."""
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"")
+    path = tmp_path / "entries.txt"
+    path.symlink_to(victim)
+    store = TextLines(path, 8)
+    assert not store.damaged
+    store.add("a" * 64, "kept")
+    store.save({"a" * 64})
+    assert victim.read_bytes() == b""
+    assert not path.is_symlink() and TextLines(path, 8).entries == {"a" * 64: "kept"}

@@ -405,11 +405,24 @@ def write_tagged_file(path: Path, body: bytes, tag: Callable[[bytes], str]) -> N
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         make_cache_dir(path.parent)
-        partial.write_bytes(tag(body).encode("ascii") + b"\n" + body)
+        write_partial(partial, tag(body).encode("ascii") + b"\n" + body)
         os.replace(partial, path)
     except OSError:
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
+
+
+def write_partial(partial: Path, data: bytes) -> None:
+    """Write *data* into a new file at *partial* (a temporary name, renamed over the kept file
+    next): whatever the name held is removed first and the file is created anew, never opened
+    through a link, so a link planted at the name (to the store, say) is not written through
+    (OSError when the name cannot be had)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(partial)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(partial, flags, 0o666)
+    with open(descriptor, "wb") as handle:
+        handle.write(data)
 
 
 def make_cache_dir(directory: Path) -> None:
@@ -426,7 +439,7 @@ def _write(path: Path, data: Any) -> None:
         body = data if isinstance(data, bytes) else json.dumps(data, ensure_ascii=False).encode()
         make_cache_dir(path.parent)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(body)
+        write_partial(partial, body)
         os.replace(partial, path)
     except (OSError, TypeError, ValueError):
         return

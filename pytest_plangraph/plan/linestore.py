@@ -9,12 +9,13 @@ file."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import zlib
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from .cache import make_cache_dir, read_regular
+from .cache import make_cache_dir, read_regular, write_partial
 
 __all__ = ["LineStore", "TextLines"]
 
@@ -78,14 +79,28 @@ class LineStore(Generic[E]):
             return
         with contextlib.suppress(OSError, UnicodeError):
             make_cache_dir(self.path.parent)
-            if self.damaged or self.lines + len(self.new) > 2 * len(wanted) + self.spare:
+            whole = self.damaged or self.lines + len(self.new) > 2 * len(wanted) + self.spare
+            if whole or not _appended(self.path, "".join(self.new.values())):
                 kept = "".join(_checked(self.line(key, self.entries[key])) for key in wanted)
                 partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-                partial.write_text(kept, encoding="utf-8")
+                write_partial(partial, kept.encode("utf-8"))
                 os.replace(partial, self.path)
-                return
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("".join(self.new.values()))
+
+
+def _appended(path: Path, text: str) -> bool:
+    """Append *text* to the file at *path* (made when missing); False when a link stands at
+    *path*: a link planted there (to the store, say) is never written through, and the file
+    is written anew in its place (OSError on other failures)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise
+    with open(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
 
 
 def _check(row: str) -> str:
