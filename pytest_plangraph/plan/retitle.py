@@ -117,6 +117,8 @@ def _retitled(
     edit = _edited_item(old, text, start, end, " " * indent)
     if edit is None:
         return None
+    if cache_key(old_raw) != old_key:  # checked once the edit is one item's: a hash of it all
+        return None
     at, old_end, new_end = edit
     old_item, old_count = _item(old[at:old_end], name, at, max_nodes)
     new_item, new_count = _item(text[at:new_end], name, at, max_nodes)
@@ -178,16 +180,15 @@ def _retitled(
 
 def _last(cache_dir: Path) -> tuple[str, dict[str, Any], bytes] | None:
     """The key, the head and the bytes of the plan file read last (``lastread.txt``), when the
-    file is whole and its key is the key of its bytes."""
+    file is whole (its CRC-32; whether the key is the key of the bytes is for the caller to
+    check)."""
     first, _, body = read_regular(cache_dir / LAST).partition(b"\n")
     old_key, _, check = first.decode("ascii").partition(" ")
     if check != f"{zlib.crc32(body):08x}":
         return None
     line, _, old_raw = body.partition(b"\n")
     head = json.loads(line)
-    if not isinstance(head, dict) or cache_key(old_raw) != old_key:
-        return None
-    return old_key, head, old_raw
+    return (old_key, head, old_raw) if isinstance(head, dict) else None
 
 
 def _edited_item(
