@@ -6,17 +6,22 @@ and a damaged or swapped cache file is a miss, never a wrong plan nor a tracebac
 
 from __future__ import annotations
 
+import json
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from pytest_plangraph.errors import PlanError
 from pytest_plangraph.plan import retitle
 from pytest_plangraph.plan.cache import validated_text
 from pytest_plangraph.plan.factcache import shape
-from pytest_plangraph.plan.file import LoadedPlan, load_plan
+from pytest_plangraph.plan.file import CACHE_MIN_BYTES, LoadedPlan, load_plan
 
 
 @pytest.fixture
@@ -245,3 +250,39 @@ def test_a_damaged_or_swapped_file_is_a_miss(
     patched.clear()
     edited = load_plan(plan, cache_dir=cache)  # no traceback
     _same(edited, _fresh(plan, other), cache, other)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    title=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=30),
+    node=st.integers(0, 129),
+    quoted=st.booleans(),
+)
+def test_any_text_as_a_title_is_read_as_without_a_cache(
+    title: str, node: int, quoted: bool
+) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        plan, cache, other = folder / "plangraph.yaml", folder / "cache", folder / "fresh"
+        _plan(plan, 130)
+        assert plan.stat().st_size >= CACHE_MIN_BYTES  # the plan cache keeps it
+        load_plan(plan, cache_dir=cache)
+        written = json.dumps(title, ensure_ascii=False) if quoted else title
+        line = f"- id: n{node}\n"
+        text = plan.read_text()
+        if node % 2 == 0:
+            text = text.replace(f"{line}  title: t{node}\n", line, 1)
+        plan.write_text(text.replace(line, f"{line}  title: {written}\n", 1))
+        try:
+            fresh: LoadedPlan | Exception = _fresh(plan, other)
+        except PlanError as exc:  # not a title YAML reads as written
+            fresh = exc
+        try:
+            edited: LoadedPlan | Exception = load_plan(plan, cache_dir=cache)
+        except PlanError as exc:
+            edited = exc
+        if isinstance(fresh, Exception):
+            assert isinstance(edited, PlanError) and str(edited) == str(fresh)
+        else:
+            assert isinstance(edited, LoadedPlan)
+            _same(edited, fresh, cache, other)
