@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.plan import retitle
-from pytest_plangraph.plan.cache import validated_text
+from pytest_plangraph.plan.cache import keyed, validated_text
 from pytest_plangraph.plan.factcache import shape
 from pytest_plangraph.plan.file import CACHE_MIN_BYTES, LoadedPlan, load_plan
 
@@ -208,6 +208,21 @@ def _swap_canon(cache: Path, keep: Path) -> None:
     current.write_bytes(saved.read_bytes())
 
 
+def _reheaded(**changes: Any) -> Callable[[Path, Path], None]:
+    """``lastread.txt`` with its head changed and its check made anew (what a check cannot
+    catch: its values are checked against the bytes it keeps); a list when *changes* name
+    none."""
+
+    def damage(cache: Path, keep: Path) -> None:
+        path = cache / retitle.LAST
+        first, _, body = path.read_bytes().partition(b"\n")
+        line, _, raw = body.partition(b"\n")
+        head = {**json.loads(line), **changes} if changes else [1]
+        path.write_bytes(keyed(first.split()[0].decode(), json.dumps(head).encode() + b"\n" + raw))
+
+    return damage
+
+
 DAMAGE: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("lastread flipped", lambda cache, keep: _flip(cache / retitle.LAST)),
     ("canon flipped", lambda cache, keep: _flip(next(cache.glob("canon-*.json")))),
@@ -222,6 +237,13 @@ DAMAGE: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("lastread a folder", lambda cache, keep: _folder(cache / retitle.LAST)),
     ("lastread cut", lambda cache, keep: _cut(cache / retitle.LAST)),
     ("canon deleted", lambda cache, keep: [p.unlink() for p in cache.glob("canon-*.json")]),
+    ("an indentation past the text", _reheaded(indent=10**12)),
+    ("an indentation of another list", _reheaded(indent=2)),
+    ("the list started elsewhere", _reheaded(first=100)),
+    ("the list ended early", _reheaded(end=200)),
+    ("the list ended past the text", _reheaded(end=10**9)),
+    ("too many values", _reheaded(total=10**9)),
+    ("a head that is not a mapping", _reheaded()),
 ]
 
 

@@ -114,6 +114,8 @@ def _retitled(
     old_key, head, old_raw = found
     old, text = old_raw.decode("utf-8-sig"), raw.decode("utf-8-sig")
     start, end, indent = int(head["first"]), int(head["end"]), int(head["indent"])
+    if not 0 <= indent < start:  # the items' indentation lies on a line after the key's
+        return None
     edit = _edited_item(old, text, start, end, " " * indent)
     if edit is None:
         return None
