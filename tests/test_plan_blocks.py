@@ -245,17 +245,30 @@ def test_an_edit_parses_only_the_blocks_it_touched(
     parsed.clear()
     plan.write_text(text + "# edited\n")
     edited = parse_plan(plan.read_bytes(), "p", cache_dir=cache)
-    assert len(parsed) == 1 and parsed[0].endswith(
+    # the last node's item changed: read alone as it was and as it is (plan/retitle.py: the
+    # same meaning, not patched), then the one block it is in
+    assert len(parsed) == 3 and parsed[2].endswith(
         "- id: n199\n" + text.split("- id: n199\n")[1] + "# edited\n"
     )
+    assert [part.count("- id: n") for part in parsed[:2]] == [1, 1]
+    assert "# edited" not in parsed[0] and parsed[1].endswith("out/n199.txt}\n# edited\n")
     assert edited.plan == first.plan
     parsed.clear()
-    changed = text.replace("title: step 100\n", "title: step one hundred\n")
+    changed = f"{text}# edited\n".replace("title: step 100\n", "title: step one hundred\n")
     plan.write_text(changed)
     assert parse_plan(plan.read_bytes(), "p", cache_dir=cache).plan.nodes[100].title == (
         "step one hundred"
     )
-    assert len(parsed) == 1 and "step one hundred" in parsed[0]
+    # a title edit: the node's item alone, read as it was and as it is (plan/retitle.py)
+    assert [part.count("- id: n") for part in parsed] == [1, 1] and "step 100\n" in parsed[0]
+    assert "step one hundred" in parsed[1]
+    parsed.clear()
+    plan.write_text(changed.replace("step 120\n", f"step 120\n{indent}  risk: r\n"))
+    assert parse_plan(plan.read_bytes(), "p", cache_dir=cache).plan.nodes[120].risk == "r"
+    # any other edit: the item tried alone, then the blocks it touched (and the block of the
+    # title patched before, which no block read has kept)
+    assert [part.count("- id: n") for part in parsed[:2]] == [1, 1] and "risk: r" in parsed[1]
+    assert len(parsed) == 4 and {"risk: r" in parsed[2], "risk: r" in parsed[3]} == {True, False}
 
 
 def test_an_error_after_an_edited_block_is_located_at_its_new_line(
@@ -345,7 +358,8 @@ def test_the_block_file_keeps_about_the_blocks_of_the_plan_read_last(tmp_path: P
     cache = tmp_path / "cache"
     text = _big(400)
     for n in range(30):  # edited again and again
-        parse_plan(text.replace("step 5\n", f"step 5 edit {n}\n").encode(), "p", cache_dir=cache)
+        edited = text.replace("step 5\n", f"step 5\n  risk: edit {n}\n")  # not a title alone
+        parse_plan(edited.encode(), "p", cache_dir=cache)
     wanted = len(blocks.split(text) or [])
     lines = (cache / blockcache.FILE_NAME).read_text().count("\n")
     assert wanted < lines <= 2 * wanted + blockcache.SPARE

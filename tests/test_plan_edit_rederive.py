@@ -16,9 +16,11 @@ from cache_helpers import as_tester
 from test_kept_status_meaning import _fresh, _project, _status, _steady
 
 from pytest_plangraph.judge import rederive
-from pytest_plangraph.plan import itemcache
+from pytest_plangraph.plan import itemcache, retitle
 
 ARGS = ("--format", "json", "--check")
+TITLE = f"  title: {'x' * 40}\n"
+"""Every node's title line in the project's plan."""
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +85,14 @@ def test_a_title_edit_judges_that_node_alone(
     validated: list[Any] = []
     real = itemcache._validated
     monkeypatch.setattr(itemcache, "_validated", lambda *a: validated.append(a) or real(*a))
+    patched: list[bool] = []
+    real_patch = retitle._retitled
+    monkeypatch.setattr(
+        retitle, "_retitled", lambda *a: patched.append(bool(found := real_patch(*a))) or found
+    )
     _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
     edited = _status(root, *ARGS)
+    assert patched == [True]  # the plan read before, patched in the one node
     assert validated == []  # the node's form is the kept one's with its title: no pydantic
     assert judged == [1]  # n100 alone: its digest and state came out as kept
     assert edited == _fresh(root, *ARGS)
@@ -126,6 +134,15 @@ EDITS: list[tuple[str, Callable[[Path], None]]] = [
     ("a kind", lambda root: _edit(root, "- id: n150\n", "- id: n150\n  kind: milestone\n")),
     ("cancelled", lambda root: _edit(root, "- id: n120\n", "- id: n120\n  cancelled: true\n")),
     (
+        "a title with quotes and unicode",
+        lambda root: _edit(root, f"- id: n100\n{TITLE}", '- id: n100\n  title: "a \\"q\\" ü ✓"\n'),
+    ),
+    (
+        "a title folded",
+        lambda root: _edit(root, f"- id: n7\n{TITLE}", "- id: n7\n  title: >\n    a\n    b\n"),
+    ),
+    ("a title removed", lambda root: _edit(root, f"- id: n7\n{TITLE}", "- id: n7\n")),
+    (
         "a title and a file",
         lambda root: (
             _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y"),
@@ -159,3 +176,76 @@ def test_a_failing_criterion_edit_judges_the_nodes_around_it(
     assert judged and judged[0] is not None and judged[0] > 1  # reused, the cone judged
     assert before["n100"] != after["n100"] and before["n150"] != after["n150"]
     assert after == _statuses(_fresh(root, *ARGS))
+
+
+def _patched(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each plan read that missed by its bytes, whether it was patched by title."""
+    found: list[bool] = []
+    real = retitle._retitled
+
+    def spying(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result is not None)
+        return result
+
+    monkeypatch.setattr(retitle, "_retitled", spying)
+    return found
+
+
+def test_a_title_edited_to_equal_the_others_is_answered_as_without_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _project(tmp_path)
+    first = _steady(root, *ARGS)
+    patched = _patched(monkeypatch)
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: another\n")
+    assert _status(root, *ARGS) == _fresh(root, *ARGS)
+    _steady(root, *ARGS)
+    patched.clear()
+    _edit(root, "- id: n100\n  title: another\n", f"- id: n100\n{TITLE}")  # as every node's
+    edited = _status(root, *ARGS)
+    assert patched == [True]
+    assert edited == _fresh(root, *ARGS) and _statuses(edited) == _statuses(first)
+    assert json.loads(edited.out)["plan"]["digest"] == json.loads(first.out)["plan"]["digest"]
+
+
+def _swap_canonical(cache: Path, saved: dict[str, bytes]) -> None:
+    """Each canonical file written since *saved* holds the bytes of one saved before."""
+    old = next(iter(body for name, body in saved.items() if name.startswith("canon-")))
+    for path in cache.glob("canon-*.json"):
+        if path.name not in saved:
+            path.write_bytes(old)
+
+
+SWAPS: list[tuple[str, Callable[[Path, dict[str, bytes]], None]]] = [
+    ("canonical text", _swap_canonical),
+    (
+        "last plan read",
+        lambda cache, saved: (cache / retitle.LAST).write_bytes(saved[retitle.LAST]),
+    ),
+    (
+        "facts",
+        lambda cache, saved: [
+            path.write_bytes(next(b for n, b in saved.items() if n.startswith("facts-")))
+            for path in cache.glob("facts-*.json")
+            if path.name not in saved
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("swap", [s for _, s in SWAPS], ids=[n for n, _ in SWAPS])
+def test_a_title_edit_with_a_swapped_cache_file_is_answered_as_without_the_cache(
+    tmp_path: Path, swap: Callable[[Path, dict[str, bytes]], None]
+) -> None:
+    root = _project(tmp_path)
+    _steady(root, *ARGS)
+    cache = root / ".plangraph/cache"
+    saved = {path.name: path.read_bytes() for path in cache.iterdir() if path.is_file()}
+    _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
+    _steady(root, *ARGS)
+    swap(cache, saved)
+    _edit(root, "- id: n10\n  title: x", "- id: n10\n  title: z")
+    edited = _status(root, *ARGS)
+    assert edited == _fresh(root, *ARGS)
+    assert edited.code == 0 and json.loads(edited.out)["nodes"]

@@ -70,7 +70,8 @@ def test_a_one_node_edit_computes_that_node_alone(tmp_path: Path) -> None:
     _big(plan)
     first = load_plan(plan, cache_dir=cache).plan
     assert _lines(cache) == 300 + 299
-    plan.write_text(plan.read_text().replace("- id: n7\n  title: x", "- id: n7\n  title: y", 1))
+    edit = "- id: n7\n  risk: high\n  title: y"  # more than a title: not patched by title
+    plan.write_text(plan.read_text().replace("- id: n7\n  title: x", edit, 1))
     edited_plan = load_plan(plan, cache_dir=cache).plan
     assert _lines(cache) == 300 + 299 + 1  # the one node's facts, computed alone
     fresh = load_plan(plan).plan  # no cache at all

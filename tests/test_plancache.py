@@ -159,16 +159,23 @@ def test_the_cache_keeps_the_plans_written_last(tmp_path: Path) -> None:
     for minimum in range(KEEP + 3):  # a plan edited again and again
         _write_plan(plan_file, minimum, count=110)  # just over the size that is cached
         loaded = load_plan(plan_file, cache_dir=cache)
-        # the validated form and the parsed data under the file's bytes, the facts and the
-        # validated form again under its content
+        # the validated form and the parsed data under the file's bytes, the facts, the
+        # validated form again and the canonical text under its content
         assert loaded.cache_key == cache_key(plan_file.read_bytes())
         keys.append((loaded.cache_key, loaded.content_key))
-        kinds = (("valid", 0), ("plan", 0), ("facts", 1), ("valid", 1))
+        kinds = (("valid", 0), ("plan", 0), ("facts", 1), ("valid", 1), ("canon", 1))
         for kind, which in kinds:  # oldest first
             os.utime(cache / f"{kind}-{keys[-1][which]}.json", ns=((minimum + 1) * 10**9,) * 2)
     assert {p.name for p in cache.iterdir()} == {
         f"{kind}-{pair[which]}.json" for pair in keys[-KEEP // 2 :] for kind, which in kinds
-    } | {".gitignore", "blocks.txt", "blockitems.txt", "items.txt", "titles.txt", "itemfacts.txt"}
+    } | {
+        ".gitignore",
+        "blocks.txt",
+        "blockitems.txt",
+        "items.txt",
+        "titles.txt",
+        "itemfacts.txt",
+    } | {"lastread.txt"}
     assert load_plan(plan_file, cache_dir=cache).plan.plan == "big"  # the last still hits
 
 
@@ -273,10 +280,10 @@ def test_data_parsed_by_other_reading_code_is_not_used(
     plan_file, cache = tmp_path / "plan.yaml", tmp_path / "cache"
     _write_plan(plan_file, count=110)
     before = load_plan(plan_file, cache_dir=cache).cache_key
-    from pytest_plangraph.plan import file as planfile
+    from pytest_plangraph.plan import cache as plancache
 
     # Other reading code, as after an upgrade, has another fingerprint.
-    monkeypatch.setattr(planfile, "code_fingerprint", lambda: f"{__version__}+other-code")
+    monkeypatch.setattr(plancache, "code_fingerprint", lambda: f"{__version__}+other-code")
     after = load_plan(plan_file, cache_dir=cache).cache_key
     assert before and after and before != after
     assert (cache / f"plan-{after}.json").exists()

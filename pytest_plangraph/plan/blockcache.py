@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from ..codehash import code_fingerprint
@@ -48,12 +47,29 @@ def read_blocks(
     return None if found is None else found[:2]
 
 
+class BlockItemKeys:
+    """What gives the key of each item of a block-read plan's lists when called
+    (:func:`.blockitems.keys_by_block`), with the blocks it was read in and their entries."""
+
+    def __init__(
+        self, blocks: list[Block], keys: list[str], entries: list[Entry], cache_dir: Path
+    ) -> None:
+        self.blocks = blocks
+        self.keys = keys
+        self.entries = entries
+        self.cache_dir = cache_dir
+
+    def __call__(self) -> dict[str, list[str]] | None:
+        from .blockitems import keys_by_block
+
+        return keys_by_block(self.blocks, self.keys, self.entries, self.cache_dir)
+
+
 def read_blocks_keyed(
     text: str, name: str, max_nodes: int, cache_dir: Path
-) -> tuple[bytes, dict[FieldPath, tuple[int, int]], ItemKeys] | None:
+) -> tuple[bytes, dict[FieldPath, tuple[int, int]], BlockItemKeys] | None:
     """:func:`read_blocks` with what gives the key of each item of the plan's lists, taken by
     block when asked for (:func:`.blockitems.keys_by_block`)."""
-    from .blockitems import keys_by_block
     from .yaml_reader import read_block
 
     blocks = split(text)
@@ -79,7 +95,7 @@ def read_blocks_keyed(
         return None
     store.save(set(keys))
     positions = BlockPositions(text, blocks, lambda part: read_block(part, name, max_nodes)[1])
-    return body, positions, partial(keys_by_block, blocks, keys, entries, cache_dir)
+    return body, positions, BlockItemKeys(blocks, keys, entries, cache_dir)
 
 
 class _Store(LineStore[Entry]):

@@ -20,6 +20,10 @@ rename):
   the fingerprint of the package's code; named by the content key too;
 * ``blocks.txt`` — the parsed data of each block of a YAML plan, by the block's bytes
   (:mod:`~pytest_plangraph.plan.blockcache`);
+* ``canon-<sha>.json`` — the canonical text of a plan (what its digest hashes) and the key of
+  each of its nodes, named by the content key, and ``lastread.txt`` — the bytes of the plan file
+  read last with where its list of nodes lies in them: a node whose title alone changed since
+  is patched into the plan read then (:mod:`~pytest_plangraph.plan.retitle`);
 * ``items.txt`` and ``itemfacts.txt`` — the validated form, and the canonical text and
   criterion digests, of each node and edge by its content
   (:mod:`~pytest_plangraph.plan.itemcache`, :mod:`~pytest_plangraph.plan.factcache`), so a
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import re
@@ -82,6 +87,35 @@ def machine_salt() -> bytes:
         except OSError:
             break
     return os.urandom(16)
+
+
+def cache_key(raw: bytes) -> str:
+    """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
+    that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
+    never meets data parsed by the old rule) and of :func:`machine_salt` (an entry
+    that came with the repository never matches)."""
+    digest = hashlib.sha256(machine_salt())
+    digest.update(raw)
+    digest.update(code_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def content_key(data: Any) -> str | None:
+    """What is kept about a plan's meaning is kept under (its facts, its lint result): the
+    sha256 of the JSON text of its parsed *data* (as the plan cache keeps it; *data* may be
+    that text), of the code that reads it and of :func:`machine_salt`. A comment or a
+    change of layout leaves it as it was. None when the data has no JSON text."""
+    if not isinstance(data, bytes):
+        try:
+            data = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError):
+            return None
+    digest = hashlib.sha256(machine_salt())
+    digest.update(b"parsed data\0")
+    digest.update(code_fingerprint().encode())
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def read_parsed(cache_dir: Path, key: str) -> bytes:
@@ -249,9 +283,9 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
             path.unlink(missing_ok=True)
 
 
-_KINDS = ("valid", "plan", "facts", "lint")
+_KINDS = ("valid", "plan", "facts", "lint", "canon")
 _ENTRY = re.compile(
-    r"(?:valid|plan|facts|lint)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+    r"(?:valid|plan|facts|lint|canon)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
     r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
 )
 

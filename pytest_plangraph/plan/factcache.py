@@ -82,10 +82,15 @@ def facts_by_item(
     edge_keys = items.get("edges", [])
     edge_texts = [_edge_text(store, key, edge) for edge, key in zip(edges, edge_keys, strict=True)]
     store.save({*node_keys, *edge_keys})
-    digest = text_digest(_plan_text(plan, node_texts, edge_texts))
+    text = _plan_text(plan, node_texts, edge_texts)
     plan.__dict__[SHAPE] = _shape(plan, node_texts, digest_texts, edge_texts)
-    return digest, criteria
+    plan.__dict__[CANONICAL] = text
+    return text_digest(text), criteria
 
+
+CANONICAL = "canonical_text"
+"""Where :func:`facts_by_item` leaves the canonical text the plan's digest hashes (in the
+plan's ``__dict__``), for its reader to keep (:func:`.retitle.keep_canonical`) and take off."""
 
 SHAPE = "node_shape"
 """Where :func:`facts_by_item` leaves the plan's :func:`shape` (in the plan's ``__dict__``, as

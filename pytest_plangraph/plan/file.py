@@ -12,7 +12,6 @@ the same bytes are read again into the runtime plan without YAML or pydantic.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Callable
@@ -21,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
-from ..codehash import code_fingerprint
 from ..errors import PlanError, Problem
 from ..values import dataclass, field, replace
 from .blocks import LazyPositions
+from .cache import cache_key as cache_key
+from .cache import content_key as content_key
 from .cache import (
     keep_parsed,
     keep_validated,
-    machine_salt,
     read_parsed,
     read_validated,
     reuse_validated,
@@ -40,7 +39,7 @@ from .messages import position
 from .model import Plan
 
 if TYPE_CHECKING:
-    from .blockcache import ItemKeys
+    from .blockcache import BlockItemKeys
 
 MAX_PLAN_BYTES = 32 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads; a plan of
@@ -114,6 +113,15 @@ def parse_plan(
         if loaded is not None:
             return replace(loaded, source=source)
     key = known if len(raw) >= CACHE_MIN_BYTES else None
+    if cache_dir is not None and key is not None and suffix.lower() != ".json":
+        from .retitle import retitled
+
+        patched = retitled(raw, name, key, cache_dir, MAX_YAML_NODES)  # a title changed
+        if patched is not None:
+            lazy = LazyPositions(raw.decode("utf-8-sig"), _positions_reader(name))
+            return LoadedPlan(
+                patched[0], name, lazy, key, patched[1], source=source, node_keys=patched[2]
+            )
     data, positions, keyed = _read_keyed(suffix, raw, name, cache_dir, key)
     meaning = content_key(data) if cache_dir is not None and key is not None else None
     loaded = None
@@ -145,8 +153,31 @@ def parse_plan(
 
             by_item = partial(facts_by_item, loaded.plan, cache_dir, items)
         with_facts(loaded.plan, cache_dir, content, key, by_item)
+        _keep_for_edits(raw, cache_dir, key, content, loaded.plan, items, keyed)
         loaded = replace(loaded, cache_key=key, content_key=content)
     return replace(loaded, source=source)
+
+
+def _keep_for_edits(
+    raw: bytes,
+    cache_dir: Path,
+    key: str,
+    content: str,
+    plan: Plan,
+    items: dict[str, list[str]] | None,
+    keyed: BlockItemKeys | None,
+) -> None:
+    """Keep what a later edit of one node's title is patched from (:mod:`.retitle`): the
+    plan's canonical text and node keys when its facts were just put together by item, and
+    its bytes when they were read by blocks."""
+    from .factcache import CANONICAL
+    from .retitle import keep_canonical, keep_last
+
+    canonical = plan.__dict__.pop(CANONICAL, None)
+    if isinstance(canonical, str) and items is not None and "nodes" in items:
+        keep_canonical(cache_dir, content, items["nodes"], canonical)
+    if keyed is not None:
+        keep_last(cache_dir, key, raw, keyed.blocks, keyed.entries)
 
 
 def _validated(
@@ -192,35 +223,6 @@ def plan_data(raw: bytes, name: str, *, suffix: str = ".yaml") -> Any:
     """The data of a plan file's bytes as it is written, before any check against the plan
     models (what a JSON Patch applies to); :class:`PlanError` when it cannot be read."""
     return _read(suffix, raw, name, None, None)[0]
-
-
-def cache_key(raw: bytes) -> str:
-    """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
-    that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
-    never meets data parsed by the old rule) and of :func:`~.cache.machine_salt` (an entry
-    that came with the repository never matches)."""
-    digest = hashlib.sha256(machine_salt())
-    digest.update(raw)
-    digest.update(code_fingerprint().encode())
-    return digest.hexdigest()
-
-
-def content_key(data: Any) -> str | None:
-    """What is kept about a plan's meaning is kept under (its facts, its lint result): the
-    sha256 of the JSON text of its parsed *data* (as the plan cache keeps it; *data* may be
-    that text), of the code that reads it and of :func:`~.cache.machine_salt`. A comment or a
-    change of layout leaves it as it was. None when the data has no JSON text."""
-    if not isinstance(data, bytes):
-        try:
-            data = json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except (TypeError, ValueError):
-            return None
-    digest = hashlib.sha256(machine_salt())
-    digest.update(b"parsed data\0")
-    digest.update(code_fingerprint().encode())
-    digest.update(b"\0")
-    digest.update(data)
-    return digest.hexdigest()
 
 
 def _from_kept(
@@ -327,7 +329,7 @@ def _read(
 
 def _read_keyed(
     suffix: str, raw: bytes, name: str, cache_dir: Path | None, key: str | None
-) -> tuple[Any, dict[FieldPath, tuple[int, int]], ItemKeys | None]:
+) -> tuple[Any, dict[FieldPath, tuple[int, int]], BlockItemKeys | None]:
     """The data of a plan file's bytes, its positions and, when it was read block by block,
     what gives the key of each item of its lists by block (:mod:`.blockitems`; else None)."""
     try:
@@ -374,7 +376,7 @@ def _positions_reader(name: str) -> Callable[[str], dict[FieldPath, tuple[int, i
 
 def _read_yaml_blocks(
     text: str, name: str, cache_dir: Path
-) -> tuple[Any, dict[FieldPath, tuple[int, int]], ItemKeys | None]:
+) -> tuple[Any, dict[FieldPath, tuple[int, int]], BlockItemKeys | None]:
     """:func:`_read_yaml` reading only the blocks of the text the plan cache does not hold
     (:mod:`~pytest_plangraph.plan.blockcache`), with what gives the keys of its items by
     block; the whole text when it cannot be split."""
