@@ -8,6 +8,7 @@ import os
 import zlib
 from pathlib import Path
 
+from pytest_plangraph.plan.cache import make_cache_dir
 from pytest_plangraph.plan.linestore import TextLines
 
 
@@ -63,3 +64,18 @@ def test_a_link_in_place_of_the_file_is_replaced_not_appended_through(tmp_path: 
     store.save({"a" * 64})
     assert victim.read_bytes() == b""
     assert not path.is_symlink() and TextLines(path, 8).entries == {"a" * 64: "kept"}
+
+
+def test_a_dangling_link_at_the_cache_folders_marker_is_not_written_through(
+    tmp_path: Path,
+) -> None:
+    """The cache folder's ``.gitignore`` is made only where nothing stands: a link at its
+    name pointing nowhere would otherwise create the file it names, wherever that is."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / ".gitignore").symlink_to(tmp_path / "elsewhere.txt")
+    make_cache_dir(folder)
+    assert not (tmp_path / "elsewhere.txt").exists()
+    fresh = tmp_path / "fresh"
+    make_cache_dir(fresh)
+    assert (fresh / ".gitignore").read_text(encoding="utf-8").endswith("\n*\n")

@@ -461,11 +461,16 @@ def write_partial(partial: Path, data: bytes) -> None:
 
 def make_cache_dir(directory: Path) -> None:
     """Create the cache folder *directory* with a ``.gitignore`` of ``*`` in it, so that git
-    never lists what is kept there as a change (OSError when it cannot be made)."""
+    never lists what is kept there as a change (OSError when it cannot be made). The marker
+    is made only where nothing stands at its name: a link left there, even one pointing
+    nowhere, is never written through."""
     directory.mkdir(parents=True, exist_ok=True)
     marker = directory / ".gitignore"
-    if not marker.exists():
-        marker.write_text("# cache of pytest-plangraph: safe to delete\n*\n", encoding="utf-8")
+    if os.path.lexists(marker):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with contextlib.suppress(FileExistsError), open(os.open(marker, flags, 0o666), "wb") as out:
+        out.write(b"# cache of pytest-plangraph: safe to delete\n*\n")
 
 
 def _write(path: Path, data: Any) -> None:
