@@ -228,10 +228,16 @@ class Repository:
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
-        from .lint.check import plan_problems
+        from .hooks.entrypoints import plugins_key
+        from .lint.kept import kept_problems
 
-        self._problems = plan_problems(self._lint_subject())
-        return self._problems
+        look, found = kept_problems(self.loaded, self.workspace, plugins_key())
+        if found is None:  # checked, and the answer kept for the next command
+            from .lint.check import plan_problems
+
+            found = plan_problems(self._lint_subject(), look)
+        self._problems = found
+        return found
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -64,6 +64,14 @@ def clear_cache() -> None:
     _manager = None
 
 
+def registered() -> list[str] | None:
+    """The names of the plugins the process-wide manager holds, sorted (the built-in types',
+    each entry point's, and any a ``conftest.py`` registered); None before it is built."""
+    if _manager is None:
+        return None
+    return sorted(name for name, _ in _manager.list_name_plugin())
+
+
 def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     """The verifier types of every registered plugin (of *pm*, or the shared manager)."""
     pm = pm or get_plugin_manager()
