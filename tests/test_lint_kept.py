@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import plangraph
 from conftest import FIXTURES
-from plugin_helpers import PLAN, make_project
+from plugin_helpers import PLAN, make_project, settle
 
 from pytest_plangraph.lint.findings import LINT_CODES
 from pytest_plangraph.lint.kept import NAME
@@ -38,17 +38,6 @@ get_plugin_manager().register(plangraph_linecount, name="local-linecount")
 def _own_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The runs' user cache (their key, the entry points kept) is this test's own."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-
-
-def _settle(root: Path) -> None:
-    """Every directory of the project made older than the racy window (as a repository's
-    folders are, unless written just now): a watch trusts their times."""
-    old = (os.stat(root).st_mtime_ns - 10**10,) * 2
-    for folder, names, _ in os.walk(root):
-        if ".git" in names:
-            names.remove(".git")
-        if not os.path.islink(folder):
-            os.utime(folder, ns=old)
 
 
 def _kept(root: Path) -> Path:
@@ -93,7 +82,7 @@ def test_an_unchanged_tree_takes_the_kept_answer_and_a_plan_edit_does_not(
 ) -> None:
     root = make_project(pytester)
     assert _run(pytester) == (0, [])
-    _settle(root)
+    settle(root)
     assert _run(pytester) == (0, [])  # kept now: its folders are old enough to be watched
     kept = json.loads(_kept(root).read_text(encoding="utf-8").split("\n", 1)[1])
     assert {d[0] for d in kept["watch"]["walked"]} == {"", "src", "out", "tests"}
@@ -102,7 +91,7 @@ def test_an_unchanged_tree_takes_the_kept_answer_and_a_plan_edit_does_not(
     plan.write_text(PLAN + "  - {from: step-b, to: step-gone, type: requires}\n")
     code, lines = _miss(pytester, root, tmp_path / "user-cache")
     assert code != 0 and any("MISSING_DEP" in line for line in lines)
-    _settle(root)
+    settle(root)
     assert _run(pytester) == (code, lines)
     assert _hit(pytester, root) == (code, lines)  # the errors are kept too
 
@@ -116,7 +105,7 @@ def test_a_link_out_of_the_root_on_the_way_or_in_place_of_a_file_is_found(
     (outside / "b.txt").write_text("b\n")
     (outside / "a.py").write_text("A = 1\n")
     _run(pytester)
-    _settle(root)
+    settle(root)
     _run(pytester)
     assert _hit(pytester, root) == (0, [])
     # a file the check looks at replaced by a link leading out of the root
@@ -127,7 +116,7 @@ def test_a_link_out_of_the_root_on_the_way_or_in_place_of_a_file_is_found(
     (root / "out/b.txt").unlink()
     (root / "out/b.txt").write_text("b\n")
     assert _miss(pytester, root, tmp_path / "user-cache") == (0, [])
-    _settle(root)
+    settle(root)
     _run(pytester)
     assert _hit(pytester, root) == (0, [])
     # a directory on the way replaced by a link leading out of the root
@@ -140,7 +129,7 @@ def test_a_link_out_of_the_root_on_the_way_or_in_place_of_a_file_is_found(
     (root / "inside/a.py").write_text("A = 1\n")
     (root / "src").unlink()
     (root / "src").symlink_to(root / "inside")
-    _settle(root)
+    settle(root)
     assert _miss(pytester, root, tmp_path / "user-cache") == (0, [])
     assert not _kept(root).exists()
     (root / "src").unlink()
@@ -155,11 +144,11 @@ def test_a_settings_check_that_reads_files_is_never_kept(
     root = make_project(pytester, plan=SCHEMA_PLAN, files={"out/b.json": "{}\n"})
     (root / "out/s.json").write_text('{"type": "object"}\n')
     _run(pytester)
-    _settle(root)
+    settle(root)
     assert _run(pytester)[1] == []
     assert not _kept(root).exists()  # a schema's check reads the schema's bytes
     (root / "out/s.json").write_text('{"type": 12}\n')  # no valid schema now: told, goes on
-    _settle(root)
+    settle(root)
     lines = _miss(pytester, root, tmp_path / "user-cache")[1]
     assert any("VERIFIER_CONFIG" in line and "the run goes on" in line for line in lines)
     assert not _kept(root).exists()
@@ -173,7 +162,7 @@ def test_a_plugin_installed_or_registered_by_a_conftest_is_a_miss(
     site.mkdir()
     monkeypatch.setenv("PYTHONPATH", str(site))
     _run(pytester)
-    _settle(root)
+    settle(root)
     unknown = _run(pytester)
     assert unknown[0] != 0 and any("UNKNOWN_VERIFIER" in line for line in unknown[1])
     assert _hit(pytester, root) == unknown
@@ -186,12 +175,12 @@ def test_a_plugin_installed_or_registered_by_a_conftest_is_a_miss(
     assert _miss(pytester, root, tmp_path / "user-cache") == (0, [])
     shutil.rmtree(info)  # uninstalled: unknown again
     assert _miss(pytester, root, tmp_path / "user-cache") == unknown
-    _settle(root)
+    settle(root)
     _run(pytester)
     assert _hit(pytester, root) == unknown
     # registered by the project's own conftest.py: no entry point names it
     (root / "conftest.py").write_text(CONFTEST)
-    _settle(root)
+    settle(root)
     assert _miss(pytester, root, tmp_path / "user-cache") == (0, [])
 
 
@@ -200,7 +189,7 @@ def test_a_damaged_or_planted_answer_is_a_miss(pytester: pytest.Pytester, tmp_pa
     plan = root / "plangraph.yaml"
     plan.write_text(PLAN + "  - {from: step-b, to: step-gone, type: requires}\n")
     _run(pytester)
-    _settle(root)
+    settle(root)
     refused = _run(pytester)
     assert refused[0] != 0 and refused[1]
     kept = _kept(root)
@@ -224,7 +213,7 @@ def test_a_command_checking_the_plan_shares_the_kept_answer(
 ) -> None:
     root = make_project(pytester)
     _run(pytester)
-    _settle(root)
+    settle(root)
     _run(pytester)
     assert _kept(root).exists()
     outside = tmp_path / "outside.txt"
