@@ -128,8 +128,10 @@ def kept_problems(
 
 def settings() -> list[list[str]]:
     """The ``PLANGRAPH_*`` settings of this process, sorted (the one that turns the plug-ins
-    off among them)."""
-    return sorted([k, v] for k, v in os.environ.items() if k.startswith("PLANGRAPH_"))
+    off among them; keys left out: with keys configured nothing is kept)."""
+    return sorted(
+        [k, v] for k, v in os.environ.items() if k.startswith("PLANGRAPH_") and "KEY" not in k
+    )
 
 
 def _key(loaded: LoadedPlan, workspace: Workspace, plugins: Any) -> str:
