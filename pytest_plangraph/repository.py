@@ -84,6 +84,7 @@ class Repository:
         self.graph = Graph.of(loaded.plan)
         self._plan_seen = identity(plan_stat)
         self._problems: tuple[list[Finding], list[Finding]] | None = None
+        self._settled: dict[str, bool] | None = None
 
     def use_plan(self, loaded: LoadedPlan) -> None:
         """Judge against *loaded* from now on, not the plan file as read (a patch's result
@@ -190,10 +191,12 @@ class Repository:
 
     @property
     def registry(self) -> Registry:
-        """The verifier types of the built-ins and every installed plugin."""
+        """The verifier types of the built-ins and every installed plugin (built when first
+        asked more than whether a type the plan's kept check settled runs:
+        :func:`~pytest_plangraph.hooks.manager.get_registry`)."""
         from .hooks.manager import get_registry
 
-        return get_registry()
+        return get_registry(settled=self._settled)
 
     def close(self) -> None:
         """Close the store if it was opened."""
@@ -236,6 +239,7 @@ class Repository:
             from .lint.check import plan_problems
 
             found = plan_problems(self._lint_subject(), look)
+        self._settled = look.settled
         self._problems = found
         return found
 

@@ -293,9 +293,17 @@ LINT_RULES = (
     "pytest_plangraph.lint.nodecache",
     "pytest_plangraph.lint.rules",
     "pytest_plangraph.lint.runner",
+    # the built-in verifier types, imported when the registry is built: a run whose criteria
+    # are all of built-in types that run in pytest, which the kept answer shows no plug-in
+    # registers too, asks no registry which criteria run as items
+    "pytest_plangraph.verifiers.approval",
+    "pytest_plangraph.verifiers.artifact",
+    "pytest_plangraph.verifiers.command",
+    "pytest_plangraph.verifiers.schema",
+    "pytest_plangraph.verifiers.test",
 )
-"""Lint's rules and the checks that run them: a run that takes lint's kept answer imports
-none of them."""
+"""Lint's rules and the checks that run them, and the verifier registry's types: a run of
+test criteria that takes lint's kept answer imports none of them."""
 
 
 def test_a_plugin_run_taking_the_kept_lint_answer_imports_no_lint_rule(
@@ -306,7 +314,7 @@ def test_a_plugin_run_taking_the_kept_lint_answer_imports_no_lint_rule(
     run = ("pytest", "--plangraph", "-q", "-p", "no:cacheprovider")
     assert _probe(root, tmp_path, *run)[0] == 0
     checked = _probe(root, tmp_path, *run)[1]["modules"]
-    assert "pytest_plangraph.lint.rules" in checked  # the probe sees a plan checked
+    assert {"pytest_plangraph.lint.rules", "pytest_plangraph.verifiers.test"} <= set(checked)
     settle(root)  # the answer kept by the next run: its folders are old enough to watch
     assert _probe(root, tmp_path, *run)[0] == 0
     code, seen = _probe(root, tmp_path, *run)

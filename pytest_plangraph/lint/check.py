@@ -70,7 +70,10 @@ def plan_problems(
     ]
     problems = [f for f in found if f not in on_disk], on_disk
     if look is not None:
-        look.keep(files, problems)
+        registry = subject.registry
+        used = {c.verifier.type for n in subject.loaded.plan.nodes for c in n.acceptance}
+        settled = {t: registry.runs(t) for t in sorted(used) if registry.settings_alone(t)}
+        look.keep(files, problems, settled)
     return problems
 
 

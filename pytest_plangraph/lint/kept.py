@@ -76,6 +76,9 @@ class KeptCheck:
         self.workspace = workspace
         self.started_ns = time.time_ns()
         self.key = None if plugins is None else _key(loaded, workspace, plugins)
+        self.settled: dict[str, bool] | None = None
+        """On a hit: the built-in types the plan uses that no plug-in registers too, and
+        whether each runs (:func:`~pytest_plangraph.hooks.manager.get_registry`)."""
 
     def found(self) -> Problems | None:
         """The kept (errors, settings warnings) when the key and the watch hold, else None."""
@@ -94,11 +97,19 @@ class KeptCheck:
             changed = changed_files(str(self.workspace.root), kept["watch"])
         except (KeyError, TypeError, ValueError, IndexError):  # damaged: checked again
             return None
-        return (errors, warnings) if changed == [] else None
+        if changed != []:
+            return None
+        settled = kept.get("settled")
+        if isinstance(settled, dict) and all(
+            isinstance(k, str) and isinstance(v, bool) for k, v in settled.items()
+        ):
+            self.settled = settled
+        return errors, warnings
 
-    def keep(self, files: WorkspaceFileCheck, problems: Problems) -> None:
+    def keep(self, files: WorkspaceFileCheck, problems: Problems, settled: dict[str, bool]) -> None:
         """Keep *problems*, which the file check *files* helped find, when a watch can stand
-        for what it read (see the module docstring)."""
+        for what it read (see the module docstring), with the *settled* types (see
+        :attr:`settled`)."""
         cache = self.workspace.cache
         if self.key is None or cache is None or files.settings_read:
             return
@@ -112,6 +123,7 @@ class KeptCheck:
             "errors": to_kept(errors, file),
             "warnings": to_kept(warnings, file),
             "watch": watch,
+            "settled": settled,
         }
         write_tagged(cache / NAME, record, PERSON)
 
