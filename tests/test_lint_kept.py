@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ LINECOUNT_PLAN = PLAN.replace(
 SCHEMA_PLAN = PLAN.replace(
     "{type: artifact, path: out/b.txt}", "{type: schema, schema: out/s.json, artifact: out/b.json}"
 )
+FINDING = re.compile(r"\b(?:error|warning) ([A-Z_]+) \[")
+"""How a lint finding is shown: ``plangraph.yaml:12:15: error CODE [node]: hint``."""
 CONFTEST = """
 import plangraph_linecount
 from pytest_plangraph.hooks.manager import get_plugin_manager
@@ -46,11 +49,12 @@ def _kept(root: Path) -> Path:
 
 def _run(pytester: pytest.Pytester) -> tuple[int, list[str]]:
     """A ``pytest --plangraph`` run in its own process: its exit code and the lines that
-    name a lint finding's code (run as a user runs it: ``runpytest_subprocess`` would make a
+    show a lint finding (run as a user runs it: ``runpytest_subprocess`` would make a
     folder in the project for each run)."""
     result = pytester.run(sys.executable, "-m", "pytest", "--plangraph", "-p", "no:cacheprovider")
     lines = [*result.outlines, *result.errlines]
-    return int(result.ret), [line for line in lines if any(code in line for code in LINT_CODES)]
+    found = [(line, FINDING.search(line)) for line in lines]
+    return int(result.ret), [line for line, m in found if m and m.group(1) in LINT_CODES]
 
 
 def _fresh(pytester: pytest.Pytester, root: Path, user_cache: Path) -> tuple[int, list[str]]:
@@ -227,3 +231,67 @@ def test_a_command_checking_the_plan_shares_the_kept_answer(
     assert escaping, linted.out
     for line in escaping:  # the same finding, where lint shows it
         assert line.split("]: ", 1)[1] in status.err, (line, status.err)
+
+
+CLASH = """
+from pytest_plangraph.hooks.specs import hookimpl
+
+
+class Clash:
+    name = "test"
+    runs_in_pytest = False
+
+    def config_problems(self, settings, workspace):
+        return []
+
+    def run(self, node, criterion, workspace):
+        raise RuntimeError("never run: the name clashes")
+
+
+@hookimpl
+def plangraph_verifier_types():
+    return [Clash()]
+"""
+TEST_ONLY = """
+plangraph: 1
+plan: tests
+nodes:
+  - id: step-a
+    outputs: [src/a.py]
+    acceptance:
+      - id: ac-marked
+        verifier: {type: test}
+"""
+
+
+@pytest.mark.parametrize("how", ["entry point", "conftest"])
+def test_a_plugin_registering_a_builtin_name_is_seen_by_a_run_of_test_criteria(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A run of test criteria that takes the kept answer asks no registry which criteria run
+    as items: a plug-in that registers ``test`` too (its criteria then run, and fail, as the
+    name clashes) makes it a miss whichever way it comes."""
+    root = make_project(pytester, plan=TEST_ONLY)
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    _run(pytester)
+    settle(root)
+    assert _run(pytester) == (0, [])
+    assert _hit(pytester, root) == (0, [])
+    if how == "entry point":
+        (site / "plangraph_clash.py").write_text(CLASH)
+        info = site / "plangraph_clash-0.1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plangraph-clash\n")
+        (info / "entry_points.txt").write_text("[plangraph]\nclash = plangraph_clash\n")
+    else:
+        (root / "plangraph_clash.py").write_text(CLASH)
+        (root / "conftest.py").write_text(
+            "import plangraph_clash\n"
+            "from pytest_plangraph.hooks.manager import get_plugin_manager\n\n"
+            'get_plugin_manager().register(plangraph_clash, name="local-clash")\n'
+        )
+        settle(root)  # the folders as kept: the registration alone is new
+    code, lines = _miss(pytester, root, tmp_path / "user-cache")
+    assert code != 0 and any("VERIFIER_CONFIG" in line for line in lines)
