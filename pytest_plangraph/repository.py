@@ -219,7 +219,8 @@ class Repository:
         which shows their criteria's evidence going stale or failing instead."""
         from .lint.check import check_plan
 
-        return check_plan(self._lint_subject(), self.plan_problems())
+        problems = self.plan_problems()  # first: a kept answer may settle the registry
+        return check_plan(self._lint_subject(), problems)
 
     def checked_as_kept(self) -> None:
         """Take the plan as read as checked, without linting it: for a caller that knows
