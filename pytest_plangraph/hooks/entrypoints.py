@@ -46,6 +46,9 @@ _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extr
 
 scans = 0
 """How many times this process scanned the distributions (the tests count them)."""
+last_found: list[Entry] | None = None
+"""The entry points :func:`plugins_key` found last in this process (a command's check of its
+plan): what a manager built later in the same command would load."""
 
 
 class Entry(NamedTuple):
@@ -175,7 +178,9 @@ def plugins_key() -> list[Any] | None:
     version, the entry's name and value) and, when this process built its manager already,
     the plugins registered with it (:func:`.manager.registered`). None when one of those is no
     entry point's (a ``conftest.py`` registered it): no version names what it answers."""
-    entries = [list(entry[:3]) for entry in entry_points()]
+    global last_found
+    found = last_found = entry_points()
+    entries = [list(entry[:3]) for entry in found]
     manager = sys.modules.get(f"{__package__}.manager")
     if manager is None:
         return [entries, None]

@@ -25,6 +25,7 @@ import pluggy
 
 from ..errors import VerifierError
 from ..verifiers import BUILTIN_ORIGIN, Registry, VerifierType, builtin_types
+from . import entrypoints
 from . import specs as hookspecs
 from .entrypoints import Entry, entry_points
 from .specs import PROJECT, hookimpl
@@ -263,8 +264,12 @@ def _format_entries(plugin: str, answer: Any, warn: Warn) -> list[tuple[str, For
 
 def _may_listen() -> bool:
     """Whether a plugin other than the built-ins' (which implements no notification hook)
-    would be registered by building the manager now: an entry point, loaded."""
-    return _autoload() and bool(entry_points())
+    would be registered by building the manager now: an entry point, loaded (those the
+    command's check of its plan found, when it looked: not scanned twice)."""
+    if not _autoload():
+        return False
+    found = entrypoints.last_found
+    return bool(entry_points() if found is None else found)
 
 
 def _autoload() -> bool:
