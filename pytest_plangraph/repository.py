@@ -84,6 +84,7 @@ class Repository:
         self.graph = Graph.of(loaded.plan)
         self._plan_seen = identity(plan_stat)
         self._problems: tuple[list[Finding], list[Finding]] | None = None
+        self._settled: dict[str, bool] | None = None
 
     def use_plan(self, loaded: LoadedPlan) -> None:
         """Judge against *loaded* from now on, not the plan file as read (a patch's result
@@ -190,10 +191,12 @@ class Repository:
 
     @property
     def registry(self) -> Registry:
-        """The verifier types of the built-ins and every installed plugin."""
+        """The verifier types of the built-ins and every installed plugin (built when first
+        asked more than whether a type the plan's kept check settled runs:
+        :func:`~pytest_plangraph.hooks.manager.get_registry`)."""
         from .hooks.manager import get_registry
 
-        return get_registry()
+        return get_registry(settled=self._settled)
 
     def close(self) -> None:
         """Close the store if it was opened."""
@@ -216,7 +219,8 @@ class Repository:
         which shows their criteria's evidence going stale or failing instead."""
         from .lint.check import check_plan
 
-        return check_plan(self._lint_subject(), self.plan_problems())
+        problems = self.plan_problems()  # first: a kept answer may settle the registry
+        return check_plan(self._lint_subject(), problems)
 
     def checked_as_kept(self) -> None:
         """Take the plan as read as checked, without linting it: for a caller that knows
@@ -228,10 +232,17 @@ class Repository:
     def plan_problems(self) -> tuple[list[Finding], list[Finding]]:
         """The plan's lint errors that stop a command, and those that do not (see
         :meth:`check_plan`)."""
-        from .lint.check import plan_problems
+        from .hooks.entrypoints import plugins_key
+        from .lint.kept import kept_problems
 
-        self._problems = plan_problems(self._lint_subject())
-        return self._problems
+        look, found = kept_problems(self.loaded, self.workspace, plugins_key())
+        if found is None:  # checked, and the answer kept for the next command
+            from .lint.check import plan_problems
+
+            found = plan_problems(self._lint_subject(), look)
+        self._settled = look.settled
+        self._problems = found
+        return found
 
     # --- reading -----------------------------------------------------------------------------
 

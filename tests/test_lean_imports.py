@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import git
 from module_probe import imported
-from plugin_helpers import make_project
+from plugin_helpers import make_project, settle
 
 
 def _imports(root: Path, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
@@ -285,3 +285,39 @@ def test_a_plugin_run_on_a_known_plan_imports_only_what_it_uses(
     recorded = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
     assert len(recorded) == 6  # two criteria, three runs
     assert {e["by"] for e in recorded} == {"runner"}
+
+
+LINT_RULES = (
+    "pytest_plangraph.lint.check",
+    "pytest_plangraph.lint.files",
+    "pytest_plangraph.lint.nodecache",
+    "pytest_plangraph.lint.rules",
+    "pytest_plangraph.lint.runner",
+    # the built-in verifier types, imported when the registry is built: a run whose criteria
+    # are all of built-in types that run in pytest, which the kept answer shows no plug-in
+    # registers too, asks no registry which criteria run as items
+    "pytest_plangraph.verifiers.approval",
+    "pytest_plangraph.verifiers.artifact",
+    "pytest_plangraph.verifiers.command",
+    "pytest_plangraph.verifiers.schema",
+    "pytest_plangraph.verifiers.test",
+)
+"""Lint's rules and the checks that run them, and the verifier registry's types: a run of
+test criteria that takes lint's kept answer imports none of them."""
+
+
+def test_a_plugin_run_taking_the_kept_lint_answer_imports_no_lint_rule(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(pytester, plan=TEST_PLAN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    run = ("pytest", "--plangraph", "-q", "-p", "no:cacheprovider")
+    assert _probe(root, tmp_path, *run)[0] == 0
+    checked = _probe(root, tmp_path, *run)[1]["modules"]
+    assert {"pytest_plangraph.lint.rules", "pytest_plangraph.verifiers.test"} <= set(checked)
+    settle(root)  # the answer kept by the next run: its folders are old enough to watch
+    assert _probe(root, tmp_path, *run)[0] == 0
+    code, seen = _probe(root, tmp_path, *run)
+    assert code == 0
+    assert "pytest_plangraph.lint.kept" in seen["modules"]
+    assert [m for m in seen["modules"] if m in LINT_RULES] == []

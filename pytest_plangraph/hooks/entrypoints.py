@@ -46,6 +46,9 @@ _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extr
 
 scans = 0
 """How many times this process scanned the distributions (the tests count them)."""
+last_found: list[Entry] | None = None
+"""The entry points :func:`plugins_key` found last in this process (a command's check of its
+plan): what a manager built later in the same command would load."""
 
 
 class Entry(NamedTuple):
@@ -167,3 +170,23 @@ def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
 
 def _digest(signature: list[Any]) -> str:
     return hashlib.sha256(json.dumps(signature).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def plugins_key() -> list[Any] | None:
+    """What names the plug-ins a registry built now would hold, without loading them: each
+    ``plangraph`` entry point (its distribution's metadata folder, whose name carries the
+    version, the entry's name and value) and, when this process built its manager already,
+    the plugins registered with it (:func:`.manager.registered`). None when one of those is no
+    entry point's (a ``conftest.py`` registered it): no version names what it answers."""
+    global last_found
+    found = last_found = entry_points()
+    entries = [list(entry[:3]) for entry in found]
+    manager = sys.modules.get(f"{__package__}.manager")
+    if manager is None:
+        return [entries, None]
+    registered = manager.registered()
+    if registered is not None:
+        known = {manager.BUILTIN_PLUGIN, *(entry[1] for entry in entries)}
+        if any(name not in known for name in registered):
+            return None
+    return [entries, registered]

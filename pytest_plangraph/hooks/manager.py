@@ -25,6 +25,7 @@ import pluggy
 
 from ..errors import VerifierError
 from ..verifiers import BUILTIN_ORIGIN, Registry, VerifierType, builtin_types
+from . import entrypoints
 from . import specs as hookspecs
 from .entrypoints import Entry, entry_points
 from .specs import PROJECT, hookimpl
@@ -64,10 +65,48 @@ def clear_cache() -> None:
     _manager = None
 
 
-def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
-    """The verifier types of every registered plugin (of *pm*, or the shared manager)."""
+def registered() -> list[str] | None:
+    """The names of the plugins the process-wide manager holds, sorted (the built-in types',
+    each entry point's, and any a ``conftest.py`` registered); None before it is built."""
+    if _manager is None:
+        return None
+    return sorted(name for name, _ in _manager.list_name_plugin())
+
+
+def get_registry(
+    pm: pluggy.PluginManager | None = None, settled: Mapping[str, bool] | None = None
+) -> Registry:
+    """The verifier types of every registered plugin (of *pm*, or the shared manager).
+
+    *settled* are built-in types known to be registered by the built-ins alone under the
+    plug-ins installed now, and whether each runs (a kept lint answer shows it: its key names
+    the plug-ins): while this process has built no manager, the registry is built only when
+    asked anything else than whether one of those runs (:meth:`Registry.runs`)."""
+    if settled and pm is None and _manager is None:
+        return _LaterRegistry(settled)
     pm = pm or get_plugin_manager()
     return Registry(_verifier_sources(pm))
+
+
+class _LaterRegistry(Registry):
+    """The shared manager's registry, built when first asked anything but whether a settled
+    type runs (see :func:`get_registry`)."""
+
+    def __init__(self, settled: Mapping[str, bool]) -> None:  # the rest: __getattr__
+        self._settled = dict(settled)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("_types", "_origin"):
+            raise AttributeError(name)
+        Registry.__init__(self, _verifier_sources(get_plugin_manager()))
+        return self.__dict__[name]
+
+    def runs(self, name: str) -> bool:
+        """:meth:`Registry.runs`, answered from the settled types while no manager was built
+        in this process (a ``conftest.py`` may register a plugin with one later)."""
+        if "_types" not in self.__dict__ and _manager is None and name in self._settled:
+            return self._settled[name]
+        return super().runs(name)
 
 
 # --- calling hooks safely ---------------------------------------------------------------------
@@ -109,6 +148,8 @@ def notify(
     """Call the notification *hook* once per keyword set in *calls* (see :func:`call_each`);
     each plugin that raised gets one warning line (default: stderr), with how many of the
     calls failed when there were several. Never raises for anything a plugin does."""
+    if pm is None and _manager is None and not _may_listen():
+        return  # no plugin can listen: no manager built to tell
     pm = pm or get_plugin_manager()
     if not getattr(pm.hook, hook).get_hookimpls():  # no plugin listens: nothing to call
         return
@@ -221,11 +262,25 @@ def _format_entries(plugin: str, answer: Any, warn: Warn) -> list[tuple[str, For
 # --- loading ----------------------------------------------------------------------------------
 
 
+def _may_listen() -> bool:
+    """Whether a plugin other than the built-ins' (which implements no notification hook)
+    would be registered by building the manager now: an entry point, loaded (those the
+    command's check of its plan found, when it looked: not scanned twice)."""
+    if not _autoload():
+        return False
+    found = entrypoints.last_found
+    return bool(entry_points() if found is None else found)
+
+
+def _autoload() -> bool:
+    return os.environ.get(AUTOLOAD_OFF, "").lower() not in {"1", "true", "yes", "on"}
+
+
 def _build() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(_BuiltinVerifiers(), name=BUILTIN_PLUGIN)
-    if os.environ.get(AUTOLOAD_OFF, "").lower() not in {"1", "true", "yes", "on"}:
+    if _autoload():
         _load_entry_points(pm)
     return pm
 

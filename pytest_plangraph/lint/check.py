@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..plan.graph import Graph
     from ..vcs.workspace import Workspace
     from ..verifiers import Registry
+    from .kept import KeptCheck
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,11 @@ def check_plan(
     return settings
 
 
-def plan_problems(subject: LintSubject) -> tuple[list[Finding], list[Finding]]:
-    """See :meth:`PlanGraph.plan_problems <pytest_plangraph.api.PlanGraph.plan_problems>`."""
+def plan_problems(
+    subject: LintSubject, look: KeptCheck | None = None
+) -> tuple[list[Finding], list[Finding]]:
+    """See :meth:`PlanGraph.plan_problems <pytest_plangraph.api.PlanGraph.plan_problems>`;
+    *look* is the look at the kept answer that missed: the answer is kept with it."""
     types = subject.registry.names()
     known = kept_findings(subject, types, ERRORS)
     if known is None:
@@ -64,7 +68,13 @@ def plan_problems(subject: LintSubject) -> tuple[list[Finding], list[Finding]]:
         for f in found
         if f.code == "VERIFIER_CONFIG" and f not in plan_only and f.hint.startswith(tuple(goes_on))
     ]
-    return [f for f in found if f not in on_disk], on_disk
+    problems = [f for f in found if f not in on_disk], on_disk
+    if look is not None:
+        registry = subject.registry
+        used = {c.verifier.type for n in subject.loaded.plan.nodes for c in n.acceptance}
+        settled = {t: registry.runs(t) for t in sorted(used) if registry.settings_alone(t)}
+        look.keep(files, problems, settled)
+    return problems
 
 
 def lint(

@@ -33,13 +33,21 @@ class WorkspaceFileCheck:
         not the settings the plan wrote: a ``schema`` verifier's schema file missing or not a
         valid schema, a type name registered by several plugins. A command goes on past
         those (their criteria fail or go stale); lint reports them all the same."""
+        self.asked: dict[str, None] = {}
+        """Every path whose place on disk was asked about (an escape, a file present): what
+        a kept answer watches (:mod:`.kept`)."""
+        self.settings_read = False
+        """True once a verifier type's settings check was asked (it may read any file)."""
 
     def escapes(self, path: str) -> bool:
         """True when *path* resolves outside the repository (e.g. through a symlink)."""
+        self.asked[path] = None
         return self.workspace.escapes(path)
 
     def escaping(self, paths: Iterable[str]) -> set[str]:
         """Those of *paths* that resolve outside the repository (see :meth:`escapes`)."""
+        paths = list(paths)
+        self.asked.update(dict.fromkeys(paths))
         return self.workspace.escaping(paths)
 
     def settings_on_disk(self, verifier_type: str) -> bool:
@@ -54,6 +62,7 @@ class WorkspaceFileCheck:
         """What is wrong with the criterion's verifier settings (empty for unknown types)."""
         if criterion.verifier.type not in self.types:
             return []
+        self.settings_read = True
         problems = list(self.registry.config_problems(criterion, self.workspace))
         if problems and self._not_settings(criterion):
             self.not_settings.add((node.id, criterion.id))
@@ -64,6 +73,7 @@ class WorkspaceFileCheck:
         that matches)."""
         found = set()
         for pattern in dict.fromkeys(patterns):
+            self.asked[pattern] = None
             # a file may be named with glob characters (`test_[v2].py`): the path itself counts
             # os.path.exists: a name too long to look up is not there (Path.exists raises)
             if os.path.exists(self.workspace.root / normalize(pattern)):

@@ -201,6 +201,11 @@ class Registry:
             return True
         return self.get(name).runs_in_pytest
 
+    def runs(self, name: str) -> bool:
+        """True when criteria of type *name* go to :meth:`run_safely` (:meth:`runnable`); False
+        for a name nobody registered (lint reports it as ``UNKNOWN_VERIFIER``)."""
+        return name in self._origin and self.runnable(name)
+
     def declared_subjects(self, criterion: Criterion) -> list[str]:
         """Paths the criterion's verifier will read, known before it runs.
 

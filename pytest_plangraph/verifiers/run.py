@@ -27,15 +27,18 @@ def runnable_criteria(
     graph: Graph, registry: Registry, nodes: list[str] | None
 ) -> list[tuple[Node, Criterion]]:
     """Criteria of *nodes* (all when None) whose verifier runs outside pytest, in plan order."""
-    known = set(registry.names())
     chosen: list[tuple[Node, Criterion]] = []
+    runs: dict[str, bool] = {}
     for node_id in graph.topological_order():
         node = graph.nodes[node_id]
         if (nodes is not None and node_id not in nodes) or node.cancelled:
             continue
         for criterion in node.acceptance:
             kind = criterion.verifier.type
-            if kind in known and registry.runnable(kind):
+            found = runs.get(kind)
+            if found is None:  # asked once per type
+                found = runs[kind] = registry.runs(kind)
+            if found:
                 chosen.append((node, criterion))
     return chosen
 
