@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
@@ -93,7 +92,10 @@ def cache_key(raw: bytes) -> str:
     """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
     that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
     never meets data parsed by the old rule) and of :func:`machine_salt` (an entry
-    that came with the repository never matches)."""
+    that came with the repository never matches). :mod:`hashlib` is imported here, not with
+    the module: a kept answer's hit reads this module and loads no OpenSSL."""
+    import hashlib
+
     digest = hashlib.sha256(machine_salt())
     digest.update(raw)
     digest.update(code_fingerprint().encode())
@@ -110,6 +112,8 @@ def content_key(data: Any) -> str | None:
             data = json.dumps(data, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError):
             return None
+    import hashlib
+
     digest = hashlib.sha256(machine_salt())
     digest.update(b"parsed data\0")
     digest.update(code_fingerprint().encode())
