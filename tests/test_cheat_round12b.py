@@ -1,0 +1,76 @@
+"""Attacks on the twelfth round's session end, by an agent that wants a node completed while a
+test of its criterion fails.
+
+A report whose reason holds text that is not valid Unicode (a lone surrogate, ``"\\ud800"``,
+in a failure message, a skip or an xfail reason) reached the record's canonical text, which
+could not be encoded as UTF-8: the session end raised, nothing was recorded, and the pass
+recorded before stood. Broken code under test that is not bound (the code a node's outputs
+import, without ``--plangraph-coverage``) could so keep its criterion completed by failing with
+such a message. Each attack runs through a real ``pytest --plangraph`` process on a real git
+repository and is judged by the real ``plangraph claim``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import plangraph
+from plugin_helpers import latest, make_project
+
+pytest_plugins = ["pytester"]
+
+PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step
+    outputs: [src/calc.py]
+    acceptance:
+      - id: ac-add
+        verifier: {type: test, tests: ["tests/test_calc.py"], skips: allow, xfail: allow}
+"""
+
+TESTS = """
+from calc import add
+
+
+def test_add():
+    assert add(2, 2) == 4
+"""
+
+CALC = "from helper import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n"
+HELPER = "def plus(a, b):\n    return a + b\n"
+
+BROKEN = {
+    "message": "def plus(a, b):\n    raise ValueError('broken \\ud800')\n",
+    "skip": "import pytest\n\n\ndef plus(a, b):\n    pytest.skip('skipped \\ud800')\n",
+    "xfail": "import pytest\n\n\ndef plus(a, b):\n    pytest.xfail('xfailed \\ud800')\n",
+}
+"""``helper.py`` of each attack: code under test, imported by the node's output and bound by
+no record, that fails, skips or xfails with a reason holding a lone surrogate."""
+
+
+@pytest.mark.parametrize("how", sorted(BROKEN))
+def test_a_reason_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester, how: str) -> None:
+    """The failure is recorded (the reason shown with the surrogate escaped; a skip or xfail
+    the code under test raised is a failure), no traceback is printed, and the node is no
+    longer completed."""
+    files = {
+        "src/calc.py": CALC,
+        "lib/helper.py": HELPER,
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src lib\n",
+    }
+    root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    first = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    assert latest(root)["step/ac-add"].outcome == "passed", first.stdout.str()
+    assert plangraph(root, "claim", "step", "--by", "agent").code == 0
+    (root / "lib/helper.py").write_text(BROKEN[how], encoding="utf-8")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output, output
+    record = latest(root)["step/ac-add"]
+    assert record.outcome != "passed", record.details
+    (entry,) = record.details["not_passed"]
+    assert "\\ud800" in entry["reason"], entry
+    claim = plangraph(root, "claim", "step", "--by", "agent")
+    assert claim.code == 1, claim
