@@ -6,7 +6,9 @@ in a failure message, a skip or an xfail reason) reached the record's canonical 
 could not be encoded as UTF-8: the session end raised, nothing was recorded, and the pass
 recorded before stood. Broken code under test that is not bound (the code a node's outputs
 import, without ``--plangraph-coverage``) could so keep its criterion completed by failing with
-such a message. Each attack runs through a real ``pytest --plangraph`` process on a real git
+such a message. An artifact declared under such a name (named by the code under test) stopped
+the session end with a traceback instead of the message for a name that is not UTF-8. Each
+attack runs through a real ``pytest --plangraph`` process on a real git
 repository and is judged by the real ``plangraph claim``.
 """
 
@@ -72,5 +74,56 @@ def test_a_reason_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester
     assert record.outcome != "passed", record.details
     (entry,) = record.details["not_passed"]
     assert "\\ud800" in entry["reason"], entry
+    claim = plangraph(root, "claim", "step", "--by", "agent")
+    assert claim.code == 1, claim
+
+
+ARTIFACT_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step
+    outputs: [src/calc.py]
+    acceptance:
+      - id: ac-add
+        verifier: {type: test, tests: ["tests/test_calc.py"]}
+"""
+
+ARTIFACT_TESTS = """
+from calc import report
+
+
+def test_report(plangraph):
+    path = report()
+    plangraph.artifact(path)
+    assert path.endswith(".txt")
+"""
+
+REPORT = "def report():\n    return 'out/report.txt'\n"
+BROKEN_REPORT = "def report():\n    return 'out/report\\ud800'\n"
+"""Code under test naming the artifact its test declares: broken, a name holding a lone
+surrogate (no file can be made at it)."""
+
+
+def test_an_artifact_named_with_no_valid_unicode_is_refused_cleanly(
+    pytester: pytest.Pytester,
+) -> None:
+    """An artifact path that is no valid Unicode stops the record with one clear message (no
+    traceback) and the failing test's node is not completed."""
+    files = {
+        "src/calc.py": REPORT,
+        "out/report.txt": "ok\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src\n",
+    }
+    root = make_project(pytester, plan=ARTIFACT_PLAN, tests=ARTIFACT_TESTS, files=files)
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    assert latest(root)["step/ac-add"].outcome == "passed"
+    (root / "src/calc.py").write_text(BROKEN_REPORT, encoding="utf-8")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output, output
+    assert "binds a file whose name is not UTF-8: 'out/report\\\\ud800'" in output, output
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     claim = plangraph(root, "claim", "step", "--by", "agent")
     assert claim.code == 1, claim
