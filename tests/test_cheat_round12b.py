@@ -6,10 +6,11 @@ in a failure message, a skip or an xfail reason) reached the record's canonical 
 could not be encoded as UTF-8: the session end raised, nothing was recorded, and the pass
 recorded before stood. Broken code under test that is not bound (the code a node's outputs
 import, without ``--plangraph-coverage``) could so keep its criterion completed by failing with
-such a message. An artifact declared under such a name (named by the code under test) stopped
-the session end with a traceback instead of the message for a name that is not UTF-8. Each
-attack runs through a real ``pytest --plangraph`` process on a real git
-repository and is judged by the real ``plangraph claim``.
+such a message; run with xdist, the worker could not send such a report to the controller
+and stopped with an internal error, the failure never heard. An artifact declared under such
+a name (named by the code under test) stopped the session end with a traceback instead of
+the message for a name that is not UTF-8. Each attack runs through a real ``pytest
+--plangraph`` process on a real git repository and is judged by the real ``plangraph claim``.
 """
 
 from __future__ import annotations
@@ -51,11 +52,23 @@ BROKEN = {
 no record, that fails, skips or xfails with a reason holding a lone surrogate."""
 
 
-@pytest.mark.parametrize("how", sorted(BROKEN))
-def test_a_reason_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester, how: str) -> None:
+WAYS = {
+    "message": ("message", ()),
+    "skip": ("skip", ()),
+    "xfail": ("xfail", ()),
+    "message-xdist": ("message", ("-n", "2")),
+    "skip-xdist": ("skip", ("-n", "2")),
+}
+"""Each attack: the broken ``helper.py`` and the options of the runs (two xdist workers: the
+report's text sent from a worker to the controller)."""
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_a_reason_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester, way: str) -> None:
     """The failure is recorded (the reason shown with the surrogate escaped; a skip or xfail
-    the code under test raised is a failure), no traceback is printed, and the node is no
-    longer completed."""
+    the code under test raised is a failure), no traceback or internal error is printed, and
+    the node is no longer completed."""
+    how, options = WAYS[way]
     files = {
         "src/calc.py": CALC,
         "lib/helper.py": HELPER,
@@ -63,13 +76,14 @@ def test_a_reason_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester
     }
     root = make_project(pytester, plan=PLAN, tests=TESTS, files=files)
     (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
-    first = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    first = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", *options)
     assert latest(root)["step/ac-add"].outcome == "passed", first.stdout.str()
     assert plangraph(root, "claim", "step", "--by", "agent").code == 0
     (root / "lib/helper.py").write_text(BROKEN[how], encoding="utf-8")
-    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", *options)
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output, output
+    assert "INTERNALERROR" not in output, output
     record = latest(root)["step/ac-add"]
     assert record.outcome != "passed", record.details
     (entry,) = record.details["not_passed"]
