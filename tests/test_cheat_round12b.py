@@ -141,3 +141,42 @@ def test_an_artifact_named_with_no_valid_unicode_is_refused_cleanly(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     claim = plangraph(root, "claim", "step", "--by", "agent")
     assert claim.code == 1, claim
+
+
+SCHEMA_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step
+    outputs: [out/user.json]
+    acceptance:
+      - id: ac-schema
+        verifier: {type: schema, schema: schema.json, artifact: out/user.json}
+"""
+
+
+def test_a_schema_error_at_a_key_that_is_no_valid_unicode_is_recorded(
+    pytester: pytest.Pytester,
+) -> None:
+    """An artifact whose failing member is named by a lone surrogate (``"\\ud800"`` in its
+    JSON) fails its schema check, in ``plangraph verify`` and in ``pytest --plangraph``, the
+    path shown escaped: not a traceback with nothing recorded."""
+    files = {
+        "schema.json": '{"type": "object", "additionalProperties": {"type": "integer"}}\n',
+        "out/user.json": '{"name": 1}\n',
+        "pytest.ini": "[pytest]\n",  # the plan's verifier items collected too
+    }
+    root = make_project(pytester, plan=SCHEMA_PLAN, tests="def test_x():\n    pass\n", files=files)
+    assert plangraph(root, "verify", "step", "--by", "ci").code == 0
+    (root / "out/user.json").write_text('{"\\ud800": "x"}\n', encoding="utf-8")
+    verified = plangraph(root, "verify", "step", "--by", "ci")
+    assert verified.code == 1, verified
+    assert "Traceback" not in verified.err, verified
+    record = latest(root)["step/ac-schema"]
+    assert (record.outcome, record.reason) == ("failed", "SCHEMA_VIOLATION")
+    assert record.details["errors"][0]["path"] == '$["\\ud800"]', record.details
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output, output
+    assert latest(root)["step/ac-schema"].id != record.id  # recorded again, by this run
+    assert plangraph(root, "claim", "step", "--by", "agent").code == 1

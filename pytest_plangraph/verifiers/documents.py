@@ -47,8 +47,21 @@ def parse_document(data: bytes, name: str) -> Any:
 
 
 def short(text: str) -> str:
-    """*text*, cut to a length a one-line message can hold."""
+    """*text*, cut to a length a one-line message can hold (:func:`utf8_text`)."""
+    text = utf8_text(text)
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
+
+
+def utf8_text(text: str) -> str:
+    """*text* with each character no UTF-8 text can carry (a lone surrogate, which a JSON
+    document may spell ``"\\ud800"``) written as its escape: a record holds it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class _Refused(ValueError):

@@ -421,6 +421,8 @@ def _violations(artifact_rel: str, errors: list[ValidationError]) -> VerifierRes
 
 def json_path(parts: Iterable[str | int]) -> str:
     """``$.users[0].email`` from ``["users", 0, "email"]`` (odd keys as ``$["a b"]``)."""
+    from .documents import utf8_text
+
     text = "$"
     for part in parts:
         if isinstance(part, int):
@@ -428,10 +430,12 @@ def json_path(parts: Iterable[str | int]) -> str:
         elif re.match(_IDENTIFIER, part):
             text += f".{part}"
         else:
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+            text += f"[{utf8_text(json.dumps(part, ensure_ascii=False))}]"
     return text
 
 
 def _pointer(parts: Iterable[str | int]) -> str:
-    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    from .documents import utf8_text
+
+    escaped = (utf8_text(str(p)).replace("~", "~0").replace("/", "~1") for p in parts)
     return "#/" + "/".join(escaped)
