@@ -9,8 +9,10 @@ import, without ``--plangraph-coverage``) could so keep its criterion completed 
 such a message; run with xdist, the worker could not send such a report to the controller
 and stopped with an internal error, the failure never heard. An artifact declared under such
 a name (named by the code under test) stopped the session end with a traceback instead of
-the message for a name that is not UTF-8. Each attack runs through a real ``pytest
---plangraph`` process on a real git repository and is judged by the real ``plangraph claim``.
+the message for a name that is not UTF-8; a schema violation at a member so named, or a test
+id so named by a conftest's collector, stopped it with a traceback. Each attack runs through
+a real ``pytest --plangraph`` process on a real git repository and is judged by the real
+``plangraph claim``.
 """
 
 from __future__ import annotations
@@ -179,4 +181,51 @@ def test_a_schema_error_at_a_key_that_is_no_valid_unicode_is_recorded(
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output, output
     assert latest(root)["step/ac-schema"].id != record.id  # recorded again, by this run
+    assert plangraph(root, "claim", "step", "--by", "agent").code == 1
+
+
+COLLECTOR = """
+import pytest
+
+
+class Case(pytest.Item):
+    def runtest(self):
+        assert False, "broken"
+
+
+class Cases(pytest.Module):
+    def collect(self):
+        yield Case.from_parent(self, name="case_\\ud800")
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if module_path.name == "test_cases.py":
+        return Cases.from_parent(parent, path=module_path)
+"""
+"""A conftest collecting a test whose name holds a lone surrogate (a name read from data)."""
+
+CASES_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step
+    outputs: [src/a.py]
+    acceptance:
+      - id: ac-cases
+        verifier: {type: test, tests: ["tests/test_cases.py"]}
+"""
+
+
+def test_a_test_id_that_is_no_valid_unicode_is_recorded(pytester: pytest.Pytester) -> None:
+    """A test whose id holds a lone surrogate does not pass, and its record names it escaped:
+    not a traceback with nothing recorded."""
+    files = {"tests/conftest.py": COLLECTOR, "tests/test_cases.py": ""}
+    root = make_project(pytester, plan=CASES_PLAN, tests="def test_x():\n    pass\n", files=files)
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output, output
+    record = latest(root)["step/ac-cases"]
+    assert record.outcome != "passed"
+    assert list(record.details["tests"]) == ["tests/test_cases.py::case_\\ud800"]
+    assert plangraph(root, "audit").code == 0
     assert plangraph(root, "claim", "step", "--by", "agent").code == 1

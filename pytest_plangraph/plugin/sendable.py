@@ -16,35 +16,14 @@ from typing import Any
 
 import pytest
 
-__all__ = ["SendableReports", "escaped"]
+from ..canonical import utf8_safe
 
-
-def escaped(value: Any) -> Any:
-    """*value* (a report's serialized form: dicts, lists, tuples, text and scalars) with each
-    character that no UTF-8 text can carry written as its escape; *value* itself when it holds
-    none."""
-    if type(value) is str:
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-        return value
-    if isinstance(value, dict):
-        found = {key: escaped(item) for key, item in value.items()}
-        same = all(found[key] is item for key, item in value.items())
-        return value if same else found
-    if isinstance(value, (list, tuple)):
-        items = [escaped(item) for item in value]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        return items if isinstance(value, list) else tuple(items)
-    return value
+__all__ = ["SendableReports"]
 
 
 class SendableReports:
-    """On an xdist worker: each report's serialized form made sendable (:func:`escaped`)."""
+    """On an xdist worker: each report's serialized form made sendable
+    (:func:`~pytest_plangraph.canonical.utf8_safe`)."""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(
@@ -54,4 +33,4 @@ class SendableReports:
         data = yield
         if data is None or (report.passed and not report.sections):
             return data  # a plain pass: nothing but the test's id and location
-        return escaped(data)
+        return utf8_safe(data)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..canonical import utf8_safe
 from ..values import dataclass, replace
 from . import (
     ARTIFACT_MISSING,
@@ -421,8 +422,6 @@ def _violations(artifact_rel: str, errors: list[ValidationError]) -> VerifierRes
 
 def json_path(parts: Iterable[str | int]) -> str:
     """``$.users[0].email`` from ``["users", 0, "email"]`` (odd keys as ``$["a b"]``)."""
-    from .documents import utf8_text
-
     text = "$"
     for part in parts:
         if isinstance(part, int):
@@ -430,12 +429,10 @@ def json_path(parts: Iterable[str | int]) -> str:
         elif re.match(_IDENTIFIER, part):
             text += f".{part}"
         else:
-            text += f"[{utf8_text(json.dumps(part, ensure_ascii=False))}]"
+            text += f"[{utf8_safe(json.dumps(part, ensure_ascii=False))}]"
     return text
 
 
 def _pointer(parts: Iterable[str | int]) -> str:
-    from .documents import utf8_text
-
-    escaped = (utf8_text(str(p)).replace("~", "~0").replace("/", "~1") for p in parts)
+    escaped = (utf8_safe(str(p)).replace("~", "~0").replace("/", "~1") for p in parts)
     return "#/" + "/".join(escaped)
