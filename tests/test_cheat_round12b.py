@@ -145,6 +145,32 @@ def test_an_artifact_named_with_no_valid_unicode_is_refused_cleanly(
     assert claim.code == 1, claim
 
 
+def test_an_artifact_named_with_no_valid_unicode_is_sent_by_an_xdist_worker(
+    pytester: pytest.Pytester,
+) -> None:
+    """Under xdist, a passing test that declares such an artifact is heard by the controller
+    (the name escaped, naming no file: a declared artifact never made), not an internal error
+    of the worker that leaves the criterion unverified and the earlier pass standing."""
+    files = {
+        "src/calc.py": REPORT,
+        "out/report.txt": "ok\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = src\n",
+    }
+    tests = ARTIFACT_TESTS.replace('    assert path.endswith(".txt")\n', "")
+    root = make_project(pytester, plan=ARTIFACT_PLAN, tests=tests, files=files)
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", "-n", "2")
+    assert latest(root)["step/ac-add"].outcome == "passed"
+    (root / "src/calc.py").write_text(BROKEN_REPORT, encoding="utf-8")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", "-n", "2")
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output, output
+    record = latest(root)["step/ac-add"]
+    assert (record.outcome, record.reason) == ("failed", "ARTIFACT_MISSING"), record.details
+    assert record.details["missing_artifacts"] == ["out/report\\ud800"]
+    assert plangraph(root, "claim", "step", "--by", "agent").code == 1
+
+
 SCHEMA_PLAN = """
 plangraph: 1
 plan: demo

@@ -31,6 +31,15 @@ class SendableReports:
     ) -> Generator[None, Any, Any]:
         """The serialized form of *report*, its text that is no valid Unicode escaped."""
         data = yield
-        if data is None or (report.passed and not report.sections):
-            return data  # a plain pass: nothing but the test's id and location
+        if data is None or _plain_pass(report):
+            return data  # nothing but the test's id, its location and ASCII properties
         return utf8_safe(data)
+
+
+def _plain_pass(report: pytest.CollectReport | pytest.TestReport) -> bool:
+    """True for a pass (not an xpass) with no captured output whose properties (the
+    criteria it verifies, the artifacts it declared) are ASCII text: nothing to escape."""
+    if not report.passed or report.sections or hasattr(report, "wasxfail"):
+        return False
+    properties = getattr(report, "user_properties", ())
+    return all(type(part) is str and part.isascii() for pair in properties for part in pair)
