@@ -71,6 +71,32 @@ def joined_members(members: Mapping[str, str], keys: Iterable[str]) -> str:
     return ",".join([(names.get(key) or member_name(key)) + members[key] for key in keys])
 
 
+def utf8_safe(value: Any) -> Any:
+    """*value* (JSON data: dicts, lists, tuples, text and scalars) with each character that no
+    UTF-8 text can carry (a lone surrogate, ``"\\ud800"``) written as its escape, in keys and
+    values; *value* itself when it holds none."""
+    if type(value) is str:
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        found = {utf8_safe(key): utf8_safe(item) for key, item in value.items()}
+        same = len(found) == len(value) and all(
+            key in value and found[key] is value[key] for key in found
+        )
+        return value if same else found
+    if isinstance(value, (list, tuple)):
+        items = [utf8_safe(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def text_digest(text: str) -> str:
     """The hex sha256 of canonical JSON *text* (what :func:`digest` gives for its value)."""
     return sha256_hex(text.encode("utf-8"))

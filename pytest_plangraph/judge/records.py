@@ -23,7 +23,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..canonical import canonical_json, digest, encoded_members, member_name, text_digest
+from ..canonical import (
+    canonical_json,
+    digest,
+    encoded_members,
+    member_name,
+    text_digest,
+    utf8_safe,
+)
 from ..errors import UsageError
 from ..plan.evidence import OUTCOMES, Evidence, record_problem
 from ..plan.frozen import builder_of
@@ -175,7 +182,27 @@ class RecordMaker:
         subjects: Mapping[str, str | None],
     ) -> Evidence:
         """The record of one verdict: the node's own files and *subjects* with their sha256
-        (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`."""
+        (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`. Text
+        of its *details* that no UTF-8 text can carry (a test id or message holding a lone
+        surrogate) is written as its escape (:func:`~..canonical.utf8_safe`)."""
+        try:
+            return self._made(node, criterion, outcome, reason, details, subjects)
+        except UnicodeEncodeError:
+            safe = utf8_safe(details)
+            if safe is details:  # not the details: a value the plugin and the plan refuse
+                raise
+            return self._made(node, criterion, outcome, reason, safe, subjects)
+
+    def _made(
+        self,
+        node: str,
+        criterion: str,
+        outcome: str,
+        reason: str | None,
+        details: Mapping[str, Any],
+        subjects: Mapping[str, str | None],
+    ) -> Evidence:
+        """:meth:`make`, the details as given."""
         found = self.graph.nodes.get(node) if type(node) is str else None
         definition = found.criterion(criterion) if found and type(criterion) is str else None
         if definition is None:

@@ -46,13 +46,17 @@ holds ``::``, so no file is hashed or watched for it."""
 
 def not_utf8(path: str) -> str | None:
     """None when *path* (a name read from the disk, undecodable bytes kept as surrogates) is
-    UTF-8 text; else the path as it can be shown, those bytes replaced."""
+    UTF-8 text; else the path as it can be shown, those bytes replaced (a lone surrogate no
+    byte read stands for, as in a name a test gave, written as its escape)."""
     if path.isascii():
         return None
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        try:
+            return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            return path.encode("utf-8", "backslashreplace").decode("utf-8")
     return None
 
 

@@ -192,6 +192,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "plangraph-session")
     origin = SkipOrigin(session.plangraph.root, config, session.origins)
     config.pluginmanager.register(origin, "plangraph-origin")
+    if session.worker:  # what a worker sends the controller: text execnet can carry
+        from .sendable import SendableReports
+
+        config.pluginmanager.register(SendableReports(), "plangraph-sendable")
 
 
 @pytest.hookimpl(tryfirst=True)

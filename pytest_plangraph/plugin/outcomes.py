@@ -58,7 +58,12 @@ def _skip_text(report: Any) -> str:
 
 
 def _short(text: str) -> str:
+    """The first line of *text* that holds more than blanks, cut to the reason's length; a
+    character that is no valid Unicode (a lone surrogate, which no record's UTF-8 text can
+    carry) written as its escape, ``\\ud800``."""
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if not line.isascii():
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
     return line if len(line) <= _REASON_LENGTH else line[: _REASON_LENGTH - 1] + "…"
 
 

@@ -15,7 +15,7 @@ import functools
 import math
 from typing import Any
 
-from ..canonical import json_loads
+from ..canonical import json_loads, utf8_safe
 
 MAX_VALUES = 1_000_000
 """The most values a YAML document may expand to, aliases counted as often as they are used."""
@@ -47,7 +47,9 @@ def parse_document(data: bytes, name: str) -> Any:
 
 
 def short(text: str) -> str:
-    """*text*, cut to a length a one-line message can hold."""
+    """*text*, cut to a length a one-line message can hold, a character no UTF-8 text can
+    carry (a lone surrogate) written as its escape (:func:`~..canonical.utf8_safe`)."""
+    text = utf8_safe(text)
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 

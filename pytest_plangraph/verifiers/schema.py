@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from ..canonical import utf8_safe
 from ..values import dataclass, replace
 from . import (
     ARTIFACT_MISSING,
@@ -428,10 +429,10 @@ def json_path(parts: Iterable[str | int]) -> str:
         elif re.match(_IDENTIFIER, part):
             text += f".{part}"
         else:
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+            text += f"[{utf8_safe(json.dumps(part, ensure_ascii=False))}]"
     return text
 
 
 def _pointer(parts: Iterable[str | int]) -> str:
-    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    escaped = (utf8_safe(str(p)).replace("~", "~0").replace("/", "~1") for p in parts)
     return "#/" + "/".join(escaped)
