@@ -1,0 +1,213 @@
+"""Differential fuzzing of the title patch (``plan/retitle.py``): generated large plans (nodes
+written as blocks or flow mappings, at the margin or indented, titles plain, quoted, literal or
+folded) go through sequences of generated edits around one node's title (its text, its style,
+its key quoted, comments with ``title:`` in them, a block scalar holding ``acceptance:`` and
+``- id:`` lines, the lines after it indented anew, tabs, CR line ends, a byte-order mark) made
+alone or with a second edit in the same item (its criterion, its verifier, a duplicate title),
+in another item, in an edge or in the header, and edits undone (A, B, A). After each edit the
+plan read with the cache (its validated form, digest, criterion digests, order, shape, content
+key, or its error) is the plan read with an empty cache folder and the plan read without one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_plangraph.errors import PlanError
+from pytest_plangraph.plan.factcache import shape
+from pytest_plangraph.plan.file import CACHE_MIN_BYTES, load_plan
+
+COUNT = 130
+"""Nodes of a generated plan: enough text for the plan cache (and the patch) to be used."""
+TITLE_TEXT = st.text("abc xyz", max_size=10) | st.lists(
+    st.sampled_from(
+        [*"ab :#-'\"{}[],&*!|>?%@`\\é\u4e2d\n\t", "- id: x", "acceptance:", "title: y", "\r"]
+    ),
+    max_size=12,
+).map("".join)
+STYLES = ("plain", "single", "double", "literal", "folded", "json")
+
+
+def _title_lines(title: str, style: str, pad: str) -> str:
+    """The ``title`` line(s) of a node whose keys are at *pad*, its text written in *style*
+    (any text, so that some are not YAML: the read with the cache must fail alike)."""
+    if style == "single":
+        return f"{pad}title: '{title.replace(chr(39), chr(39) * 2)}'\n"
+    if style in ("double", "json"):
+        return f"{pad}title: {json.dumps(title, ensure_ascii=style == 'double')}\n"
+    if style in ("literal", "folded"):
+        body = "".join(f"{pad}  {line}\n" for line in title.split("\n"))
+        return f"{pad}title: {'|' if style == 'literal' else '>-'}\n{body}"
+    return f"{pad}title: {title}\n"
+
+
+def _node(index: int, indent: str, flow: bool, title: str | None) -> str:
+    """Node *index* as an item of the list at *indent*, its title written by *title*."""
+    verifier = f"{{type: artifact, path: out/n{index}.txt}}"
+    if flow:
+        named = "" if title is None else f" title: {title},"
+        return (
+            f"{indent}- {{id: n{index},{named} outputs: [out/n{index}.txt],"
+            f" acceptance: [{{id: ac, verifier: {verifier}}}]}}\n"
+        )
+    pad = indent + "  "
+    return (
+        f"{indent}- id: n{index}\n{title or ''}{pad}outputs: [out/n{index}.txt]\n"
+        f"{pad}acceptance:\n{pad}- id: ac\n{pad}  verifier: {verifier}\n"
+    )
+
+
+class Plan:
+    """A generated plan: its nodes' text, edited one at a time."""
+
+    def __init__(self, indent: str, flows: list[bool]) -> None:
+        self.indent, self.flows = indent, flows
+        self.header = "plangraph: 1\nplan: big\n"
+        self.nodes = [
+            _node(i, indent, flow, f"t{i}" if flow else f"{indent}  title: t{i}\n")
+            for i, flow in enumerate(flows)
+        ]
+        self.edges = [f"- {{from: n{i}, to: n{i + 1}, type: requires}}\n" for i in range(COUNT - 1)]
+
+    def text(self) -> str:
+        """The plan file's text."""
+        return f"{self.header}nodes:\n{''.join(self.nodes)}edges:\n{''.join(self.edges)}"
+
+    def retitle(self, index: int, title: str, style: str) -> None:
+        """Node *index* with *title* written in *style*."""
+        flow = self.flows[index]
+        if flow:
+            written = json.dumps(title) if style in ("double", "json", "literal") else title
+            self.nodes[index] = _node(index, self.indent, True, written)
+        else:
+            lines = _title_lines(title, style, self.indent + "  ")
+            self.nodes[index] = _node(index, self.indent, False, lines)
+
+
+def _replace_once(old: str, new: str) -> Callable[[Plan, int], None]:
+    def edit(plan: Plan, index: int) -> None:
+        plan.nodes[index] = plan.nodes[index].replace(old, new, 1)
+
+    return edit
+
+
+def _other_item(plan: Plan, index: int) -> None:
+    other = (index + 1) % COUNT
+    plan.nodes[other] = plan.nodes[other].replace("id: ac", "id: weakened", 1)
+
+
+def _edge(plan: Plan, index: int) -> None:
+    plan.edges[index % len(plan.edges)] = f"- {{from: n0, to: n{index or 1}, type: requires}}\n"
+
+
+def _header(plan: Plan, index: int) -> None:
+    plan.header = "plangraph: 1\nplan: other\n"
+
+
+def _dedent_criterion(plan: Plan, index: int) -> None:
+    pad = plan.indent + "  "
+    plan.nodes[index] = plan.nodes[index].replace(
+        f"{pad}- id: ac\n{pad}  verifier:", f"{pad}  - id: ac\n{pad}    verifier:", 1
+    )
+
+
+def _comment(plan: Plan, index: int) -> None:
+    pad = plan.indent + "  "
+    plan.nodes[index] = plan.nodes[index].replace(
+        f"{pad}outputs:", f"{pad}# title: hidden\n{pad}outputs:", 1
+    )
+
+
+def _duplicate_title(plan: Plan, index: int) -> None:
+    pad = plan.indent + "  "
+    plan.nodes[index] = plan.nodes[index].replace(
+        f"{pad}outputs:", f"{pad}title: again\n{pad}outputs:", 1
+    )
+
+
+def _quoted_key(plan: Plan, index: int) -> None:
+    plan.nodes[index] = plan.nodes[index].replace("title:", '"title":', 1)
+
+
+EXTRAS: dict[str, Callable[[Plan, int], None]] = {
+    "none": lambda plan, index: None,
+    "criterion id": _replace_once("id: ac", "id: ac2"),
+    "verifier": _replace_once("path: out/n", "path: out/x"),
+    "criterion dropped": _replace_once("acceptance:", "acceptance: []\n  weak:"),
+    "another item": _other_item,
+    "an edge": _edge,
+    "the header": _header,
+    "criteria indented": _dedent_criterion,
+    "a comment naming title": _comment,
+    "a duplicate title": _duplicate_title,
+    "a quoted key": _quoted_key,
+}
+EDIT = st.tuples(
+    st.integers(0, COUNT - 1),
+    TITLE_TEXT,
+    st.sampled_from(STYLES),
+    st.just("none") | st.sampled_from(sorted(EXTRAS)),  # a title edited alone, often
+)
+BYTES: dict[str, Callable[[str], bytes]] = {
+    "utf-8": str.encode,
+    "bom": lambda text: b"\xef\xbb\xbf" + text.encode(),
+    "crlf": lambda text: text.replace("\n", "\r\n").encode(),
+}
+
+
+def _answer(path: Path, cache: Path | None) -> Any:
+    """What the plan read gives: everything the gate judges by (and, read with a cache folder,
+    what is kept under it), or the error's text."""
+    try:
+        loaded = load_plan(path, cache_dir=cache)
+    except PlanError as exc:
+        return ("error", str(exc))
+    plan = loaded.plan
+    return (
+        plan.to_data(),
+        plan.digest,
+        plan.criterion_digests,
+        plan.topological_order,
+        *((shape(plan), loaded.content_key) if cache is not None else ()),
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    indent=st.sampled_from(["", "  "]),
+    flows=st.lists(st.booleans(), min_size=COUNT, max_size=COUNT),
+    edits=st.lists(st.one_of(EDIT, st.just("undo")), min_size=1, max_size=4),
+    encoding=st.sampled_from(sorted(BYTES)),
+)
+def test_title_edits_read_with_the_cache_as_without_it(
+    indent: str, flows: list[bool], edits: list[Any], encoding: str
+) -> None:
+    plan = Plan(indent, flows)
+    encode = BYTES[encoding]
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        path, cache, fresh = folder / "plangraph.yaml", folder / "cache", folder / "fresh"
+        path.write_bytes(encode(plan.text()))
+        assert path.stat().st_size >= CACHE_MIN_BYTES  # the plan cache keeps it
+        first = plan.text()
+        _answer(path, cache)
+        for edit in edits:
+            if edit == "undo":
+                text = first
+            else:
+                index, title, style, extra = edit
+                plan.retitle(index, title, style)
+                EXTRAS[extra](plan, index)
+                text = plan.text()
+            path.write_bytes(encode(text))
+            cached = _answer(path, cache)
+            shutil.rmtree(fresh, ignore_errors=True)
+            assert cached == _answer(path, fresh)
+            assert cached[:4] == _answer(path, None)
