@@ -17,8 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+from cache_helpers import as_tester
+from cli_helpers import plangraph_main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repo_helpers import git
+from test_fuzz_plancache_cli import _command_answers, _without_cache
 
 from pytest_plangraph.errors import PlanError
 from pytest_plangraph.plan.factcache import shape
@@ -211,3 +216,62 @@ def test_title_edits_read_with_the_cache_as_without_it(
             shutil.rmtree(fresh, ignore_errors=True)
             assert cached == _answer(path, fresh)
             assert cached[:4] == _answer(path, None)
+
+
+def _cheat(extra: str) -> Callable[[Plan], None]:
+    """Node n100's title edited with *extra* made in the same plan."""
+
+    def edit(plan: Plan) -> None:
+        plan.retitle(100, "looks like a title edit", "plain")
+        EXTRAS[extra](plan, 100)
+
+    return edit
+
+
+CHEATS = sorted(EXTRAS)
+
+
+@pytest.mark.parametrize("extra", CHEATS)
+def test_status_after_a_title_edit_answers_as_without_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
+    """``plangraph status`` and ``lint`` in a real git repository, n100's criterion met by its
+    artifact, after its title was edited alone and with each other edit: as with the cache
+    folder deleted, and the criterion met only while it is the one met before."""
+    as_tester(monkeypatch)
+    root = tmp_path / "repo"
+    (root / "out").mkdir(parents=True)
+    (root / "out" / "n100.txt").write_text("made\n")
+    plan = Plan("", [n % 3 == 0 for n in range(COUNT)])
+    (root / "plangraph.yaml").write_text(plan.text())
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plan")
+    plangraph_main(root, "verify")  # evidence for n100's criterion (the other artifacts miss)
+    before = _command_answers(root)
+    assert before == _without_cache(root, tmp_path)
+    assert _criterion_state(before) == "valid"
+    plan.retitle(100, "first", "plain")  # a title edit alone: patched, then one with more
+    (root / "plangraph.yaml").write_text(plan.text())
+    assert _command_answers(root) == _without_cache(root, tmp_path)
+    _cheat(extra)(plan)
+    (root / "plangraph.yaml").write_text(plan.text())
+    after = _command_answers(root)
+    assert after == _without_cache(root, tmp_path)
+    assert all("Traceback" not in answer[2] for answer in after)
+    if extra in WEAKENED:  # the evidence was for another criterion: it no longer counts
+        assert _criterion_state(after) != "valid"
+
+
+WEAKENED = ("criterion id", "verifier", "criterion dropped")
+"""The edits of :data:`EXTRAS` that change n100's criterion."""
+
+
+def _criterion_state(answers: list[Any]) -> str | None:
+    """The state of n100's first criterion in the ``status --format json`` answer (None when
+    the answer is an error or n100 has no criterion)."""
+    code, out, _ = answers[0]
+    if code not in (0, 1):
+        return None
+    node = next(n for n in json.loads(out)["nodes"] if n["id"] == "n100")
+    return str(node["criteria"][0]["state"]) if node["criteria"] else None
