@@ -6,7 +6,10 @@ its key quoted, comments with ``title:`` in them, a block scalar holding ``accep
 alone or with a second edit in the same item (its criterion, its verifier, a duplicate title),
 in another item, in an edge or in the header, and edits undone (A, B, A). After each edit the
 plan read with the cache (its validated form, digest, criterion digests, order, shape, content
-key, or its error) is the plan read with an empty cache folder and the plan read without one."""
+key, or its error) is the plan read with an empty cache folder and the plan read without one.
+The same for a fixed list of edits around a title (:data:`ATTACKS`), and through ``plangraph
+status`` and ``lint`` in a real git repository, where evidence recorded for a criterion no
+longer counts once the criterion changed beside a title."""
 
 from __future__ import annotations
 
@@ -275,3 +278,91 @@ def _criterion_state(answers: list[Any]) -> str | None:
         return None
     node = next(n for n in json.loads(out)["nodes"] if n["id"] == "n100")
     return str(node["criteria"][0]["state"]) if node["criteria"] else None
+
+
+def _block_plan() -> str:
+    return Plan("", [False] * COUNT).text()
+
+
+def _flow_plan() -> str:
+    return Plan("", [True] * COUNT).text()
+
+
+def _sub(old: str, new: str, text: Callable[[], str] = _block_plan) -> tuple[str, str]:
+    """A plan and the plan with *old* (found once) replaced by *new*."""
+    before = text()
+    assert before.count(old) == 1
+    return before, before.replace(old, new, 1)
+
+
+def _both(before: str, after: str, change: Callable[[str], str]) -> tuple[str, str]:
+    return change(before), change(after)
+
+
+T100 = "  title: t100\n"
+ATTACKS: dict[str, tuple[str, str]] = {
+    "flow title": _sub("title: t100,", "title: X,", _flow_plan),
+    "flow title and criterion": _sub(
+        "{id: n100, title: t100, outputs: [out/n100.txt], acceptance: [{id: ac,",
+        "{id: n100, title: X, outputs: [out/n100.txt], acceptance: [{id: ac2,",
+        _flow_plan,
+    ),
+    "block scalar holding lines": _sub(T100, "  title: |\n    acceptance:\n    - id: zz\n"),
+    "folded with an item line": _sub(T100, "  title: >-\n    - id: q\n\n    x\n"),
+    "a comment naming title": _sub(T100, "  title: t100 # title: y\n  # title: z\n"),
+    "a quoted key": _sub(T100, '  "title": X\n'),
+    "a multi-line plain title": _sub(T100, "  title: a\n    b\n    c\n"),
+    "an empty title": _sub(T100, "  title: ''\n"),
+    "a null title": _sub(T100, "  title: ~\n"),
+    "an anchor": _sub(T100, "  title: &x X\n"),
+    "a tag": _sub(T100, "  title: !!str 12\n"),
+    "a binary tag": _sub(T100, "  title: !!binary aGVsbG8=\n"),
+    "a document end": _sub(T100, "  title: X\n...\n"),
+    "a merge key": _sub(T100, "  title: X\n  <<: {risk: high}\n"),
+    "a NEL": _sub(T100, "  title: a\x85b\n"),
+    "a line separator": _sub(T100, "  title: a\u2028b\n"),
+    "a comment at the margin": _sub(T100, "  title: X\n# hi\n"),
+    "criteria indented anew": _sub(
+        "  title: t100\n  outputs: [out/n100.txt]\n  acceptance:\n  - id: ac\n"
+        "    verifier: {type: artifact, path: out/n100.txt}\n",
+        "  title: X\n  outputs: [out/n100.txt]\n  acceptance:\n    - id: ac\n"
+        "      verifier: {type: artifact, path: out/n100.txt}\n",
+    ),
+    "the same length": _sub(T100, "  title: t101\n"),
+    "a title after the criteria": _sub(
+        "  title: t100\n  outputs: [out/n100.txt]\n", "  outputs: [out/n100.txt]\n  title: X\n"
+    ),
+    "crlf": _both(*_sub(T100, "  title: X\n"), lambda text: text.replace("\n", "\r\n")),
+    "a byte-order mark": _both(*_sub(T100, "  title: X\n"), lambda text: "\ufeff" + text),
+    "a byte-order mark added": ((s := _sub(T100, "  title: X\n"))[0], "\ufeff" + s[1]),
+    "an item's dash alone on its line": _both(
+        *_sub(T100, "  title: X\n"), lambda text: text.replace("- id: n101\n", "-\n  id: n101\n")
+    ),
+    "inputs holding a title": _both(
+        *_sub(T100, "  title: X\n"),
+        lambda text: text.replace(
+            "  outputs: [out/n100.txt]", "  inputs: {title: t100}\n  outputs: [out/n100.txt]"
+        ),
+    ),
+    "a plugin verifier's title": _both(
+        *_sub("path: out/n100.txt}", "title: X}"),
+        lambda text: text.replace("{type: artifact, title", "{type: myplugin, title", 1).replace(
+            "{type: artifact, path: out/n100.txt}", "{type: myplugin, title: t100}", 1
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("texts", list(ATTACKS.values()), ids=list(ATTACKS))
+def test_an_edit_around_a_title_reads_as_without_the_cache(
+    tmp_path: Path, texts: tuple[str, str]
+) -> None:
+    """Each edit around n100's title, after its plan was read with the cache: the plan read
+    with the cache is the plan read with an empty cache folder and without one."""
+    path, cache = tmp_path / "plangraph.yaml", tmp_path / "cache"
+    path.write_bytes(texts[0].encode())
+    _answer(path, cache)
+    path.write_bytes(texts[1].encode())
+    cached = _answer(path, cache)
+    assert cached == _answer(path, tmp_path / "fresh")
+    assert cached[:4] == _answer(path, None)
