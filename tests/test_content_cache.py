@@ -194,3 +194,38 @@ def test_a_plan_refused_after_a_comment_edit_is_explained_as_before(tmp_path: Pa
     line = plan.read_text().split("\n").index("edges:") + 2
     assert messages[1] == messages[0].replace(f":{line - 4}:", f":{line - 2}:")
     assert not list(cache.glob("valid-*.json"))  # nothing validated is kept for it
+
+
+def _answer(path: Path, cache: Path) -> Any:
+    try:
+        loaded = load_plan(path, cache_dir=cache)
+    except PlanError as exc:
+        return str(exc).replace(path.name, "PLAN")
+    return loaded.plan.to_data(), loaded.plan.digest, loaded.plan.criterion_digests
+
+
+@pytest.mark.parametrize("first", [".json", ".yaml"])
+@pytest.mark.parametrize(
+    "path", ['"out/a\\ud83d\\ude00.txt"', '"out/a\u0085b.txt"'], ids=["surrogate pair", "NEL"]
+)
+def test_the_same_bytes_as_json_and_as_yaml_are_each_read_as_written(
+    tmp_path: Path, first: str, path: str
+) -> None:
+    """A text that YAML and JSON read differently (an escaped surrogate pair YAML refuses, a
+    NEL YAML folds in a quoted string), read as a ``.json`` plan then as a ``.yaml`` plan (or
+    the other way) with one cache folder: each as it reads with an empty one."""
+    nodes = [
+        {"id": f"n{i}", "acceptance": [{"id": "ac", "verifier": {"type": "artifact", "path": "P"}}]}
+        for i in range(130)
+    ]
+    text = json.dumps({"plangraph": 1, "plan": "big", "nodes": nodes}, indent=1)
+    text = text.replace('"P"', path, 1)
+    cache = tmp_path / "cache"
+    suffixes = [first, ".json" if first == ".yaml" else ".yaml"]
+    for suffix in suffixes:
+        (tmp_path / f"plan{suffix}").write_text(text, encoding="utf-8")
+        assert (tmp_path / f"plan{suffix}").stat().st_size >= plan_file.CACHE_MIN_BYTES
+    found = [_answer(tmp_path / f"plan{suffix}", cache) for suffix in suffixes]
+    fresh = [_answer(tmp_path / f"plan{s}", tmp_path / f"fresh{s}") for s in suffixes]
+    assert found == fresh
+    assert fresh[0] != fresh[1]  # the two readings differ indeed

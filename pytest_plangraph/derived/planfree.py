@@ -357,5 +357,5 @@ def _validated(plan_path: Path, store_path: Path, source: str) -> Mapping[str, A
     raw = read_regular(plan_path)
     if hashlib.sha256(raw).hexdigest() != source:
         return None
-    data = json_loads(validated_text(cache_dir_of(store_path), cache_key(raw)))
+    data = json_loads(validated_text(cache_dir_of(store_path), cache_key(raw, plan_path.suffix)))
     return data if isinstance(data, dict) else None

@@ -88,15 +88,19 @@ def machine_salt() -> bytes:
     return os.urandom(16)
 
 
-def cache_key(raw: bytes) -> str:
-    """What a plan file's cache entries are kept under: the sha256 of its bytes, of the code
-    that reads them (a reading rule changed by an upgrade, say which YAML words are booleans,
-    never meets data parsed by the old rule) and of :func:`machine_salt` (an entry
-    that came with the repository never matches). :mod:`hashlib` is imported here, not with
-    the module: a kept answer's hit reads this module and loads no OpenSSL."""
+def cache_key(raw: bytes, suffix: str = ".yaml") -> str:
+    """What a plan file's cache entries are kept under: the sha256 of its bytes, of how they
+    are read (a ``.json`` plan as JSON, any other as YAML: the same text may read otherwise,
+    *suffix* says which), of the code that reads them (a reading rule changed by an upgrade,
+    say which YAML words are booleans, never meets data parsed by the old rule) and of
+    :func:`machine_salt` (an entry that came with the repository never matches).
+    :mod:`hashlib` is imported here, not with the module: a kept answer's hit reads this
+    module and loads no OpenSSL."""
     import hashlib
 
     digest = hashlib.sha256(machine_salt())
+    if suffix.lower() == ".json":
+        digest.update(b"\0json\0")
     digest.update(raw)
     digest.update(code_fingerprint().encode())
     return digest.hexdigest()

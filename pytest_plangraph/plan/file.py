@@ -107,7 +107,7 @@ def parse_plan(
     if len(raw) > MAX_PLAN_BYTES:
         raise PlanError([_too_large(name, len(raw))])
     source = hashlib.sha256(raw).hexdigest()
-    known = None if cache_dir is None else cache_key(raw)
+    known = None if cache_dir is None else cache_key(raw, suffix)
     if cache_dir is not None and known is not None:
         loaded = _known(raw, name, cache_dir, known)
         if loaded is not None:
