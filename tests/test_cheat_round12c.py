@@ -4,10 +4,11 @@ cache deleted gives. Each run is a separate process, as a user's run is."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from plugin_helpers import make_project, settle
+from plugin_helpers import PLAN, make_project, settle
 from test_lint_kept import CLASH, TEST_ONLY, _hit, _miss, _own_user_cache, _run
 
 __all__ = ["_own_user_cache"]  # the runs' user cache is each test's own
@@ -37,3 +38,23 @@ def test_a_plugin_edited_under_the_same_version_is_a_miss(
     module.write_text(CLASH)  # the same version, other code: it registers `test` now
     code, lines = _miss(pytester, root, tmp_path / "user-cache")
     assert code != 0 and any("VERIFIER_CONFIG" in line for line in lines)
+
+
+DEEP_PLAN = PLAN.replace("out/b.txt", "out/deep/er/b.txt")
+
+
+def test_a_folder_on_the_way_made_a_link_loop_is_a_miss(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """A folder between two watched ones replaced by a link to itself: looking at the folder
+    below it fails (too many levels of links) before the folder above is looked at; the run
+    says what a run without any cache says (the path escapes), not the error of the look."""
+    root = make_project(pytester, plan=DEEP_PLAN, files={"out/deep/er/b.txt": "b\n"})
+    _run(pytester)
+    settle(root)
+    assert _run(pytester) == (0, [])
+    assert _hit(pytester, root) == (0, [])
+    shutil.rmtree(root / "out/deep")
+    (root / "out/deep").symlink_to("deep")
+    code, lines = _miss(pytester, root, tmp_path / "user-cache")
+    assert code != 0 and any("PATH_OUTSIDE_ROOT" in line for line in lines)
