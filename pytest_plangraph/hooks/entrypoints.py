@@ -176,11 +176,19 @@ def plugins_key() -> list[Any] | None:
     """What names the plug-ins a registry built now would hold, without loading them: each
     ``plangraph`` entry point (its distribution's metadata folder, whose name carries the
     version, the entry's name and value) and, when this process built its manager already,
-    the plugins registered with it (:func:`.manager.registered`). None when one of those is no
-    entry point's (a ``conftest.py`` registered it): no version names what it answers."""
+    the plugins registered with it (:func:`.manager.registered`), with the
+    :func:`code_signature` of each entry point's module (a plug-in edited in place keeps its
+    version: an editable install, the same version installed again). None when one of those
+    is no entry point's (a ``conftest.py`` registered it), or an entry point's code cannot be
+    told: no version names what it answers."""
     global last_found
     found = last_found = entry_points()
-    entries = [list(entry[:3]) for entry in found]
+    entries: list[list[Any]] = []
+    for entry in found:
+        code = code_signature(entry.value)
+        if code is None:
+            return None
+        entries.append([*entry[:3], code])
     manager = sys.modules.get(f"{__package__}.manager")
     if manager is None:
         return [entries, None]
@@ -190,3 +198,43 @@ def plugins_key() -> list[Any] | None:
         if any(name not in known for name in registered):
             return None
     return [entries, registered]
+
+
+def code_signature(value: str) -> list[Any] | None:
+    """What tells the code an entry point's *value* names changed, without importing it: the
+    size, inode, modification and change times of its top-level module's file, or of every
+    file under its package's folders, as the standard path finder finds it on ``sys.path``;
+    None when it finds none (a module another finder offers, a bad value)."""
+    import importlib.machinery
+
+    match = _PATTERN.match(value)
+    if match is None:
+        return None
+    top = match.group("module").split(".", 1)[0]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError, OSError):
+        return None
+    if spec is None:
+        return None
+    places = list(spec.submodule_search_locations or ())
+    if not places:
+        return None if spec.origin is None else _file_code(spec.origin)
+    found: list[Any] = []
+    for place in places:
+        for folder, folders, names in os.walk(place):
+            folders[:] = sorted(f for f in folders if f != "__pycache__")
+            for name in sorted(names):
+                code = _file_code(os.path.join(folder, name))
+                if code is None:
+                    return None
+                found.append(code)
+    return found
+
+
+def _file_code(path: str) -> list[Any] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [path, *_identity(info)]

@@ -12,7 +12,8 @@ of everything it depends on:
   settings (:func:`settings`);
 * the plug-ins (the caller names them: :func:`~pytest_plangraph.hooks.entrypoints.plugins_key`):
   every ``plangraph`` entry point of the installed distributions, each named by its metadata
-  folder, which carries the version, and the plugins registered with this process's manager
+  folder, which carries the version, and by its code's files (a plug-in edited in place keeps
+  its version), and the plugins registered with this process's manager
   when it was built before the check; a plugin a ``conftest.py`` registered is named by no
   version, and then nothing is kept or taken.
 

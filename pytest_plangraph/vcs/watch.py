@@ -125,17 +125,21 @@ def changed_files(
 ) -> list[str] | None:
     """The watched files whose bytes (or presence) are not what the watch says, in its order;
     None when a directory the watch names changed (the files an output names may have).
-    *seen*, when given, gets what was found (:class:`Seen`) unless a directory changed."""
-    for rel, *kept in watch["dirs"]:
-        info = _lstat(os.path.join(root, rel))
-        now = [] if info is None else [info.st_ino, info.st_mode]
-        if now != kept:
-            return None
-    for rel, *kept in watch["walked"]:
-        info = _lstat(os.path.join(root, rel) if rel else root)
-        now = [] if info is None else _folder_signature(info)
-        if now != kept:
-            return None
+    *seen*, when given, gets what was found (:class:`Seen`) unless a directory changed (or
+    cannot be looked at: a folder above it made a link loop, say)."""
+    try:
+        for rel, *kept in watch["dirs"]:
+            info = _lstat(os.path.join(root, rel))
+            now = [] if info is None else [info.st_ino, info.st_mode]
+            if now != kept:
+                return None
+        for rel, *kept in watch["walked"]:
+            info = _lstat(os.path.join(root, rel) if rel else root)
+            now = [] if info is None else _folder_signature(info)
+            if now != kept:
+                return None
+    except OSError:
+        return None
     changed = []
     fresh = []
     prefix = os.path.join(root, "")
@@ -209,7 +213,10 @@ def file_holds(
     root: str, rel: str, sig: Sequence[int] | None, sha: str | None, trusted: bool
 ) -> bool:
     full = os.path.join(root, rel)
-    info = _lstat(full)
+    try:
+        info = _lstat(full)
+    except OSError:  # cannot be looked at (a link loop on the way): not as it was
+        return False
     if info is None or sig is None:
         return info is None and sig is None
     if trusted and file_signature(info) == list(sig):
