@@ -69,7 +69,15 @@ def test_pattern_one(value):
     assert criteria == {"ac-marked": "stale", "ac-pattern": "stale"}
 
 
-def test_evidence_carries_the_git_state_of_the_tree(pytester: pytest.Pytester) -> None:
+def test_evidence_carries_the_git_state_of_the_tree(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pytester's home is the project itself: the user's cache (``~/.cache/plangraph``) is
+    # kept outside it, as a user's is, or it would be an untracked folder of the tree
+    user_cache = tmp_path_factory.mktemp("user-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
     root = make_project(pytester)
     pytester.runpytest("--plangraph").assert_outcomes(passed=4)
     clean = latest(root)["step-a/ac-marked"].git

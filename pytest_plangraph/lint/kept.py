@@ -148,7 +148,9 @@ def settings() -> list[list[str]]:
 
 
 def _key(loaded: LoadedPlan, workspace: Workspace, plugins: Any) -> str:
-    """The sha256 of what the answer depends on (see the module docstring)."""
+    """The sha256 of what the answer depends on (see the module docstring); its text all
+    ASCII, so a setting or a path holding text no UTF-8 carries (a lone surrogate from bytes
+    that are not UTF-8) is hashed as its escape, not refused here."""
     parts: list[Any] = [
         FORMAT,
         lint_version(),
@@ -158,7 +160,7 @@ def _key(loaded: LoadedPlan, workspace: Workspace, plugins: Any) -> str:
         settings(),
         plugins,
     ]
-    return sha256_hex(json.dumps(parts, ensure_ascii=False).encode())
+    return sha256_hex(json.dumps(parts).encode())
 
 
 def _watch(root: str, asked: Iterable[str], started_ns: int) -> dict[str, Any] | None:
