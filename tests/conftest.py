@@ -107,6 +107,24 @@ def derived(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.fixture
+def patched(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each plan read with a cache that missed by its bytes, whether it was patched by
+    title (``plan/retitle.py``)."""
+    from pytest_plangraph.plan import retitle
+
+    found: list[bool] = []
+    real = retitle._retitled
+
+    def spying(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result is not None)
+        return result
+
+    monkeypatch.setattr(retitle, "_retitled", spying)
+    return found
+
+
+@pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The ``plangraph impact`` calls that opened the plan and made a report (a kept answer
     adds nothing)."""

@@ -77,19 +77,18 @@ def _statuses(answer: Any) -> dict[str, str]:
 
 
 def test_a_title_edit_judges_that_node_alone(
-    tmp_path: Path, judged: list[int | None], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    judged: list[int | None],
+    patched: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root = _project(tmp_path)
     first = _steady(root, *ARGS)
     judged.clear()
+    patched.clear()
     validated: list[Any] = []
     real = itemcache._validated
     monkeypatch.setattr(itemcache, "_validated", lambda *a: validated.append(a) or real(*a))
-    patched: list[bool] = []
-    real_patch = retitle._retitled
-    monkeypatch.setattr(
-        retitle, "_retitled", lambda *a: patched.append(bool(found := real_patch(*a))) or found
-    )
     _edit(root, "- id: n100\n  title: x", "- id: n100\n  title: y")
     edited = _status(root, *ARGS)
     assert patched == [True]  # the plan read before, patched in the one node
@@ -178,26 +177,12 @@ def test_a_failing_criterion_edit_judges_the_nodes_around_it(
     assert after == _statuses(_fresh(root, *ARGS))
 
 
-def _patched(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each plan read that missed by its bytes, whether it was patched by title."""
-    found: list[bool] = []
-    real = retitle._retitled
-
-    def spying(*args: Any) -> Any:
-        result = real(*args)
-        found.append(result is not None)
-        return result
-
-    monkeypatch.setattr(retitle, "_retitled", spying)
-    return found
-
-
 def test_a_title_edited_to_equal_the_others_is_answered_as_without_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, patched: list[bool]
 ) -> None:
     root = _project(tmp_path)
     first = _steady(root, *ARGS)
-    patched = _patched(monkeypatch)
+    patched.clear()
     _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: another\n")
     assert _status(root, *ARGS) == _fresh(root, *ARGS)
     _steady(root, *ARGS)

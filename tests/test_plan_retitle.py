@@ -24,21 +24,6 @@ from pytest_plangraph.plan.factcache import shape
 from pytest_plangraph.plan.file import CACHE_MIN_BYTES, LoadedPlan, load_plan
 
 
-@pytest.fixture
-def patched(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each plan read with a cache that missed by its bytes, whether it was patched."""
-    found: list[bool] = []
-    real = retitle._retitled
-
-    def spying(*args: Any) -> Any:
-        result = real(*args)
-        found.append(result is not None)
-        return result
-
-    monkeypatch.setattr(retitle, "_retitled", spying)
-    return found
-
-
 def _plan(path: Path, count: int = 300) -> None:
     """A plan above the cache's size, the even nodes with a title, the odd ones without."""
     nodes = "".join(
