@@ -25,7 +25,7 @@ import pytest
 from cache_helpers import as_tester
 from cli_helpers import plangraph
 from glob_helpers import SETTINGS, statuses, walks_of, write
-from plugin_helpers import MARKED_FAILING, latest, make_project
+from plugin_helpers import MARKED_FAILING, latest, make_project, settle
 
 from pytest_plangraph.vcs.testglob import (
     collect_digest,
@@ -276,15 +276,16 @@ def test_an_unchanged_repository_is_a_kept_hit_and_an_addition_never_is(
     pytester: pytest.Pytester, derived: list[str]
 ) -> None:
     root = recorded(pytester)
-    # the run made tests/__pycache__: a watched folder is trusted by its mtime only 2 s later
-    age(root, "tests")
+    # the run made tests/__pycache__: a watched folder is trusted by its mtime only 2 s later;
+    # every folder aged, as a slow machine may leave the root or another one younger than that
+    settle(root)
     statuses(root)
     before = len(derived)
     assert statuses(root)[0] == "completed"
     assert len(derived) == before  # answered from the kept status
     (root / "tests/deeper/deepest").mkdir(parents=True)
     assert statuses(root)[0] == "completed"  # a folder with nothing pytest collects
-    age(root, "tests", "tests/deeper", "tests/deeper/deepest")
+    settle(root)
     statuses(root)
     before = len(derived)
     assert statuses(root)[0] == "completed"
@@ -297,13 +298,3 @@ def test_an_unchanged_repository_is_a_kept_hit_and_an_addition_never_is(
     write(root, "tests/deeper/data.json", "{}\n")
     write(root, "tests/.cache/conftest.py", "")  # norecursedirs leaves it out
     assert statuses(root)[0] == "completed"
-
-
-def age(root: Path, *folders: str) -> None:
-    """Set the mtime of *folders* 10 s back: a watched folder changed less than 2 s before a
-    status is not trusted by its mtime, and nothing is kept then."""
-    for folder in folders:
-        path = root / folder
-        if path.is_dir():
-            aged = os.stat(path).st_mtime_ns - 10_000_000_000
-            os.utime(path, ns=(aged, aged))
