@@ -50,6 +50,8 @@ from . import settings
 from .look import MISSED, Look, kept_lint, known_files, still_files
 from .look import answer_path as _path
 from .look import installed as _installed
+from .retitled import FORMAT as RETITLED
+from .retitled import head_of, retitled_answer
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 TYPE_CHECKING = False
@@ -227,6 +229,7 @@ def kept_status_of_meaning(
     entry = file_entry(str(repo.plan_path.parent), repo.plan_path.name, source, repo.plan_read_ns)
     if entry is not None and record is not None:
         record["plan"] = entry[1:]
+        record["title"] = head_of(repo.loaded.cache_key)
         write_tagged(_path(repo.store_path, name), record, STATUS_PERSON)
     return kept
 
@@ -260,14 +263,17 @@ def _held(
     if record["installed"] != _installed():
         return None
     same_meaning = meaning is not None and record.get("meaning") == meaning
+    retitled = False  # the plan file changed: it may be one node's title (:mod:`.retitled`)
     if not same_meaning and not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
-        return None
+        if meaning is not None or name != RETITLED or extra is not None or "title" not in record:
+            return None
+        retitled = True
     if record["head"] is None:  # kept without a store: there is none now either
         if os.path.lexists(store_path) or checkpoint_of(store_path).exists():
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
-        return record
+        return retitled_answer(plan_path, store_path, name, record) if retitled else record
     from ..store.glance import glance  # here: a kept answer without a store opens none
 
     checked_seq, checked_hash = record["checked"]
@@ -281,7 +287,9 @@ def _held(
         return None
     seen: list[Seen] = []
     if changed_files(str(root_path), record["watch"], seen) != []:
-        if seen:  # only files changed: what the derivation and the next watch may take
+        if (
+            seen and not retitled
+        ):  # only files changed: what the derivation and the next watch may take
             lint = None
             if not record["lint_reads"] and still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
@@ -294,7 +302,7 @@ def _held(
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
-    return record
+    return retitled_answer(plan_path, store_path, name, record) if retitled else record
 
 
 def _record(
@@ -391,6 +399,7 @@ def _keyed_record(
         "checkpoint": checkpoint,
         "watch": watch,
         "lint_reads": _lint_reads(repo),
+        "title": head_of(repo.loaded.cache_key),
     }
 
 

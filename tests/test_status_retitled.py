@@ -1,0 +1,303 @@
+"""``plangraph status`` after one node's title was edited: the text answer kept for the plan
+before the edit stands (no plan read, nothing derived) when everything else it depends on is
+as kept, and is kept under the new bytes (``pytest_plangraph/derived/retitled.py``). Every
+other edit, every other change beside the title, every damaged or foreign kept file, is the
+answer of a run with every cache deleted."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_helpers import as_tester
+from cli_helpers import Result, plangraph_main
+from test_kept_status_meaning import _PERSON, CACHE, _comment, _fresh, _project, _status, _steady
+from test_kept_status_meaning import calls as calls  # the fixture
+
+from pytest_plangraph.derived import retitled
+from pytest_plangraph.plan import retitle
+from pytest_plangraph.store.derived import read_tagged, write_tagged
+
+TITLE = f"  title: {'x' * 40}\n"
+"""Every node's title line in the project's plan."""
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_tester(monkeypatch)
+
+
+@pytest.fixture
+def kept(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each status whose plan file changed while everything else held, whether the
+    answer kept before stood for a title edit."""
+    found: list[bool] = []
+    real = retitled.retitled_plan
+
+    def spying(*args: Any) -> Any:
+        result = real(*args)
+        found.append(result is not None)
+        return result
+
+    monkeypatch.setattr(retitled, "retitled_plan", spying)
+    return found
+
+
+def _edit(root: Path, old: str, new: str) -> None:
+    plan = root / "plangraph.yaml"
+    text = plan.read_text()
+    assert old in text
+    plan.write_text(text.replace(old, new, 1))
+
+
+def _plans(root: Path) -> list[tuple[Any, ...]]:
+    """The plan versions registered in the store."""
+    with sqlite3.connect(root / ".plangraph/store.db") as con:
+        return list(con.execute("SELECT * FROM plans ORDER BY version"))
+
+
+def _state(root: Path) -> tuple[Result, list[tuple[Any, ...]]]:
+    return _status(root, "--check"), _plans(root)
+
+
+def _fresh_state(root: Path) -> tuple[Result, list[tuple[Any, ...]]]:
+    return _fresh(root, "--check"), _plans(root)
+
+
+def test_a_title_edit_is_answered_from_the_answer_kept_before_it(
+    tmp_path: Path, calls: dict[str, int], kept: list[bool]
+) -> None:
+    root = _project(tmp_path)
+    _comment(root)  # the plan read by blocks: its head kept with the answer
+    first = _steady(root, "--check")
+    before = dict(calls)
+    _edit(root, f"- id: n100\n{TITLE}", '- id: n100\n  title: "a \\"q\\" ü ✓"\n')
+    edited = _status(root, "--check")
+    assert kept == [True] and calls == before  # the plan is not read
+    assert edited == first
+    again = _status(root, "--check")  # kept under the new bytes: a hit
+    assert again == first and kept == [True]
+    _edit(root, f"- id: n7\n{TITLE}", "- id: n7\n  title: >\n    a\n    b\n")  # one more
+    assert _status(root, "--check") == first and kept == [True, True] and calls == before
+    plans = _plans(root)
+    assert _fresh_state(root) == (first, plans)  # nothing registered either way
+
+
+def test_a_title_edit_without_a_kept_head_reads_the_plan_and_keeps_one(
+    tmp_path: Path, calls: dict[str, int], kept: list[bool]
+) -> None:
+    root = _project(tmp_path)
+    first = _steady(root, "--check")
+    path = root / CACHE / "status-text.json"
+    record = read_tagged(path, _PERSON)
+    assert isinstance(record, dict)
+    record["title"] = None  # as kept by a process that read the plan by its bytes
+    write_tagged(path, record, _PERSON)
+    before = calls["read"]
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    assert _status(root, "--check") == first and kept == [False]
+    assert calls["read"] == before + 1  # read, patched in the one node, and kept with a head
+    retitle.LAST_HEAD.clear()  # the next process knows nothing but what was kept
+    _edit(root, "- id: n100\n  title: y\n", "- id: n100\n  title: z\n")
+    assert _status(root, "--check") == first and kept == [False, True]
+    assert calls["read"] == before + 1
+    assert _fresh(root, "--check") == first
+
+
+def _event(root: Path) -> None:
+    assert plangraph_main(root, "claim", "n5", "--by", "someone").code in (0, 1)
+
+
+EDITS: list[tuple[str, Callable[[Path, pytest.MonkeyPatch], None]]] = [
+    (
+        "a title and a file",
+        lambda root, _: (
+            _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n"),
+            (root / "out/n100.txt").write_text("changed\n"),
+        ),
+    ),
+    (
+        "a title and an event",
+        lambda root, _: (
+            _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n"),
+            _event(root),
+        ),
+    ),
+    (
+        "a title and a setting",
+        lambda root, monkeypatch: (
+            _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n"),
+            monkeypatch.setenv("PLANGRAPH_SOME_SETTING", "on"),
+        ),
+    ),
+    (
+        "a title and a criterion's file beside it",
+        lambda root, _: _edit(
+            root,
+            f"- id: n100\n{TITLE}  outputs: [out/n100.txt]\n  acceptance:\n"
+            "  - id: ac\n    verifier: {type: artifact, path: out/n100.txt}",
+            "- id: n100\n  title: y\n  outputs: [out/n100.txt]\n  acceptance:\n"
+            "  - id: ac\n    verifier: {type: artifact, path: out/missing.txt}",
+        ),
+    ),
+    (
+        "a criterion's title",
+        lambda root, _: _edit(
+            root,
+            "  - id: ac\n    verifier: {type: artifact, path: out/n100.txt}",
+            "  - id: ac\n    title: y\n    verifier: {type: artifact, path: out/n100.txt}",
+        ),
+    ),
+    (
+        "a title line that is a key of the criterion",
+        lambda root, _: _edit(
+            root,
+            "    verifier: {type: artifact, path: out/n100.txt}\n",
+            "    verifier: {type: artifact, path: out/n100.txt}\n    title: y\n",
+        ),
+    ),
+    (
+        "a title made a number",
+        lambda root, _: _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: 12\n"),
+    ),
+    ("a title removed", lambda root, _: _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n")),
+    (
+        "two titles",
+        lambda root, _: (
+            _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n"),
+            _edit(root, f"- id: n101\n{TITLE}", "- id: n101\n  title: y\n"),
+        ),
+    ),
+    (
+        "a title and an id",
+        lambda root, _: _edit(root, f"- id: n100\n{TITLE}", "- id: n100b\n  title: y\n"),
+    ),
+    (
+        "a title and a kind",
+        lambda root, _: _edit(
+            root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n  kind: milestone\n"
+        ),
+    ),
+    (
+        "a title that ends the node list",
+        lambda root, _: _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\nedges: []\n"),
+    ),
+    ("the plan's title", lambda root, _: _edit(root, "plan: big\n", "plan: big\ntitle: y\n")),
+]
+
+
+@pytest.mark.parametrize("edit", [e for _, e in EDITS], ids=[name for name, _ in EDITS])
+def test_every_other_change_is_answered_as_without_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: list[bool], edit: Any
+) -> None:
+    root = _project(tmp_path)
+    _comment(root)
+    _steady(root, "--check")
+    edit(root, monkeypatch)
+    edited = _state(root)
+    assert True not in kept  # the kept answer did not stand for it
+    assert edited == _fresh_state(root)
+
+
+def _byte_changed(root: Path) -> None:
+    path = root / CACHE / "lastread.txt"
+    body = bytearray(path.read_bytes())
+    body[len(body) // 2] ^= 1
+    path.write_bytes(bytes(body))
+
+
+def _forged_head(root: Path) -> None:
+    path = root / CACHE / "status-text.json"
+    body = path.read_bytes()
+    assert b'"indent":0' in body
+    path.write_bytes(body.replace(b'"indent":0', b'"indent":2'))
+
+
+def _record_head_moved(root: Path) -> None:
+    """The kept record's head, written with this user's key, says the list starts elsewhere
+    (a head no process made for these bytes)."""
+    path = root / CACHE / "status-text.json"
+    record = read_tagged(path, _PERSON)
+    assert isinstance(record, dict) and isinstance(record["title"], dict)
+    record["title"] = {**record["title"], "first": 0}
+    write_tagged(path, record, _PERSON)
+
+
+def _not_a_file(root: Path) -> None:
+    path = root / CACHE / "lastread.txt"
+    path.unlink()
+    path.mkdir()
+
+
+DAMAGE: list[tuple[str, Callable[[Path], None]]] = [
+    ("a byte of lastread.txt", _byte_changed),
+    ("lastread.txt deleted", lambda root: (root / CACHE / "lastread.txt").unlink()),
+    ("lastread.txt a folder", _not_a_file),
+    ("the kept answer's head forged", _forged_head),
+    ("the kept answer's head moved", _record_head_moved),
+]
+
+
+@pytest.mark.parametrize("damage", [d for _, d in DAMAGE], ids=[name for name, _ in DAMAGE])
+def test_a_damaged_kept_file_is_answered_as_without_the_cache(
+    tmp_path: Path, kept: list[bool], damage: Callable[[Path], None]
+) -> None:
+    root = _project(tmp_path)
+    _comment(root)
+    _steady(root, "--check")
+    damage(root)
+    retitle.LAST_HEAD.clear()
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    edited = _state(root)
+    assert True not in kept
+    assert edited == _fresh_state(root)
+
+
+def test_the_bytes_of_another_plan_are_not_compared_with(tmp_path: Path, kept: list[bool]) -> None:
+    root = _project(tmp_path)
+    _comment(root)
+    first = _steady(root, "--check")
+    path = root / CACHE / "lastread.txt"
+    saved = path.read_bytes()
+    _edit(root, f"- id: n3\n{TITLE}", "- id: n3\n  title: other\n")
+    _steady(root, "--check")
+    path.write_bytes(saved)  # the bytes read before the edit, which the answer is not for
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    kept.clear()
+    edited = _state(root)
+    assert kept == [False]
+    assert edited == _fresh_state(root) and edited[0] == first
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_other_formats_read_the_plan(
+    tmp_path: Path, calls: dict[str, int], kept: list[bool], fmt: str
+) -> None:
+    root = _project(tmp_path)
+    _comment(root)
+    _steady(root, "--format", fmt, "--check")
+    before = calls["read"]
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    edited = _status(root, "--format", fmt, "--check")
+    assert calls["read"] == before + 1 and kept == []
+    assert edited == _fresh(root, "--format", fmt, "--check")
+
+
+def test_an_answer_that_printed_warnings_does_not_stand_for_a_title_edit(
+    tmp_path: Path, kept: list[bool]
+) -> None:
+    root = _project(tmp_path)
+    _comment(root)
+    _steady(root, "--check")
+    path = root / CACHE / "status-text.json"
+    record = read_tagged(path, _PERSON)
+    assert isinstance(record, dict)
+    record["answer"][1] = ["plangraph: warning: plangraph.yaml:3:1: a warning"]
+    write_tagged(path, record, _PERSON)
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    answer = _status(root, "--check")
+    assert kept == [False] and "a warning" not in answer.err
+    assert answer == _fresh(root, "--check")
