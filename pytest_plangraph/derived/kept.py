@@ -196,6 +196,8 @@ def keep_answer(
         return
     record["extra"] = extra
     record["answer"] = answer
+    if name == RETITLED:  # what a title edit is told by (:mod:`.retitled`)
+        record["title"] = head_of(repo.loaded.cache_key, repo.store_path)
     write_tagged(path, record, STATUS_PERSON)
 
 
@@ -229,7 +231,8 @@ def kept_status_of_meaning(
     entry = file_entry(str(repo.plan_path.parent), repo.plan_path.name, source, repo.plan_read_ns)
     if entry is not None and record is not None:
         record["plan"] = entry[1:]
-        record["title"] = head_of(repo.loaded.cache_key)
+        if name == RETITLED:
+            record["title"] = head_of(repo.loaded.cache_key, repo.store_path)
         write_tagged(_path(repo.store_path, name), record, STATUS_PERSON)
     return kept
 
@@ -399,7 +402,6 @@ def _keyed_record(
         "checkpoint": checkpoint,
         "watch": watch,
         "lint_reads": _lint_reads(repo),
-        "title": head_of(repo.loaded.cache_key),
     }
 
 

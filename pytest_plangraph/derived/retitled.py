@@ -20,15 +20,17 @@ the bytes the answer was kept for and where the list of nodes lies in them:
 * the head (the list's first item, its end, the items' indentation, how many values the plan
   holds) is the one kept inside the answer's record, which is tagged with this user's key: it
   was made by the process that read those bytes by blocks or patched them
-  (:data:`~pytest_plangraph.plan.retitle.LAST_HEAD`), never taken from a file another could
-  have written.
+  (:data:`~pytest_plangraph.plan.retitle.LAST_HEAD`), or taken when the answer was kept from
+  ``lastread.txt`` under a seal of this user's salt with the bytes' cache key
+  (:func:`~pytest_plangraph.plan.retitle.sealed_head`), never from a file another could have
+  written.
 
-An answer kept without a head (the plan was known by its bytes when the answer was kept) is a
-miss: the next status reads the plan (patching it in the one node) and keeps its answer with
-the head. The answer found is kept under the new bytes, with their head, and the new bytes as
-``lastread.txt`` (so the next title edit is compared with them). Only an answer that printed
-no warning stands for other bytes: a warning names lines of the plan file. A cache never
-decides: every miss is the command run in full (``tests/test_status_retitled.py``).
+An answer kept without a head is a miss: the next status reads the plan (patching it in the one
+node) and keeps its answer with the head. The answer found is kept under the new bytes, with
+their head, and the new bytes as ``lastread.txt`` (so the next title edit is compared with
+them). Only an answer that printed no warning stands for other bytes: a warning names lines of
+the plan file. A cache never decides: every miss is the command run in full
+(``tests/test_status_retitled.py``).
 """
 
 from __future__ import annotations
@@ -47,16 +49,15 @@ FORMAT = "status-text"
 """The kept answer a title edit leaves standing (see the module docstring)."""
 
 
-def head_of(cache_key: str | None) -> dict[str, Any] | None:
-    """The head of the plan bytes this process kept last as ``lastread.txt``, when their
-    cache key is *cache_key* (the plan just read); else None."""
-    import sys
-
-    module = sys.modules.get("pytest_plangraph.plan.retitle")  # not imported: nothing kept
-    if module is None or cache_key is None:
+def head_of(cache_key: str | None, store_path: Path) -> dict[str, Any] | None:
+    """The head of the plan bytes whose cache key is *cache_key* (the plan just read), as this
+    process or this user kept it (:func:`~pytest_plangraph.plan.retitle.sealed_head`); None
+    when there is none."""
+    if cache_key is None:
         return None
-    found = module.LAST_HEAD
-    return found[0][1] if found and found[0][0] == cache_key else None
+    from ..plan.retitle import sealed_head
+
+    return sealed_head(cache_dir_of(store_path), cache_key)
 
 
 def retitled_plan(plan_path: Path, store_path: Path, record: dict[str, Any]) -> Any:

@@ -47,6 +47,7 @@ from .cache import (
     keep_parsed,
     keep_validated,
     keyed,
+    machine_salt,
     read_keyed,
     read_parsed,
     read_regular,
@@ -92,9 +93,34 @@ def keep_last(
 
 def keep_bytes(cache_dir: Path, key: str, raw: bytes, head: dict[str, Any]) -> None:
     """Keep *raw* (under its cache *key*) with its *head* as ``lastread.txt``, and remember
-    the head as :data:`LAST_HEAD`."""
+    the head as :data:`LAST_HEAD`. The head is sealed with the key (:func:`_seal`)."""
+    head = {**head, "seal": _seal(key, head)}
     _write(cache_dir / LAST, keyed(key, json.dumps(head).encode() + b"\n" + raw))
     LAST_HEAD[:] = [(key, head)]
+
+
+def sealed_head(cache_dir: Path, key: str) -> dict[str, Any] | None:
+    """The head of the plan bytes whose cache key is *key*: the one this process kept last
+    (:data:`LAST_HEAD`), else the one ``lastread.txt`` keeps for them under a seal this user
+    made (:func:`_seal`: the salt no repository holds, the key, the head); None otherwise."""
+    if LAST_HEAD and LAST_HEAD[0][0] == key:
+        return LAST_HEAD[0][1]
+    try:
+        found = _last(cache_dir)
+    except (*_MISSES, UnicodeError):
+        return None
+    if found is None or found[0] != key or found[1].get("seal") != _seal(key, found[1]):
+        return None
+    return found[1]
+
+
+def _seal(key: str, head: dict[str, Any]) -> str:
+    """The sha256 of this user's salt, the plan bytes' cache *key* and *head* (its seal left
+    out): a head no other user, nor a file of the repository, can have made."""
+    import hashlib
+
+    bare = json.dumps({k: v for k, v in head.items() if k != "seal"}, sort_keys=True)
+    return hashlib.sha256(machine_salt() + b"\0head\0" + f"{key}\0{bare}".encode()).hexdigest()
 
 
 def keep_canonical(cache_dir: Path, meaning: str, node_keys: list[str], text: str) -> None:
