@@ -6,7 +6,9 @@ answer of a run with every cache deleted."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,17 +34,15 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def kept(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each status whose plan file changed while everything else held, whether the
-    answer kept before stood for a title edit."""
+    """One True for each status answered from the answer kept before a title edit."""
     found: list[bool] = []
-    real = retitled.retitled_plan
+    real = retitled.kept_retitled
 
     def spying(*args: Any) -> Any:
-        result = real(*args)
-        found.append(result is not None)
-        return result
+        found.append(True)
+        return real(*args)
 
-    monkeypatch.setattr(retitled, "retitled_plan", spying)
+    monkeypatch.setattr(retitled, "kept_retitled", spying)
     return found
 
 
@@ -98,11 +98,11 @@ def test_a_title_edit_without_a_kept_head_reads_the_plan_and_keeps_one(
     write_tagged(path, record, _PERSON)
     before = calls["read"]
     _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
-    assert _status(root, "--check") == first and kept == [False]
+    assert _status(root, "--check") == first and kept == []
     assert calls["read"] == before + 1  # read, patched in the one node, and kept with a head
     retitle.LAST_HEAD.clear()  # the next process knows nothing but what was kept
     _edit(root, "- id: n100\n  title: y\n", "- id: n100\n  title: z\n")
-    assert _status(root, "--check") == first and kept == [False, True]
+    assert _status(root, "--check") == first and kept == [True]
     assert calls["read"] == before + 1
     assert _fresh(root, "--check") == first
 
@@ -268,7 +268,7 @@ def test_the_bytes_of_another_plan_are_not_compared_with(tmp_path: Path, kept: l
     _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
     kept.clear()
     edited = _state(root)
-    assert kept == [False]
+    assert kept == []
     assert edited == _fresh_state(root) and edited[0] == first
 
 
@@ -299,5 +299,63 @@ def test_an_answer_that_printed_warnings_does_not_stand_for_a_title_edit(
     write_tagged(path, record, _PERSON)
     _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
     answer = _status(root, "--check")
-    assert kept == [False] and "a warning" not in answer.err
+    assert kept == [] and "a warning" not in answer.err
     assert answer == _fresh(root, "--check")
+
+
+def _alone(root: Path, *args: str) -> Result:
+    """``status`` as a process of its own runs it: nothing remembered from an earlier call."""
+    retitle.LAST_HEAD.clear()
+    return _status(root, *args)
+
+
+def test_a_title_edit_after_a_plan_known_by_its_bytes_is_answered_from_the_kept_answer(
+    tmp_path: Path, calls: dict[str, int], kept: list[bool]
+) -> None:
+    root = _project(tmp_path)
+    first = [_alone(root, "--check") for _ in range(3)][-1]
+    before = dict(calls)
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    assert _alone(root, "--check") == first
+    assert kept == [True] and calls == before  # the head of lastread.txt, under its seal
+    assert _fresh(root, "--check") == first
+
+
+def test_a_head_of_lastread_without_its_seal_is_not_taken(
+    tmp_path: Path, calls: dict[str, int], kept: list[bool]
+) -> None:
+    root = _project(tmp_path)
+    path = root / CACHE / "lastread.txt"
+    key, _, body = path.read_bytes().partition(b"\n")
+    line, _, raw = body.partition(b"\n")
+    head = json.loads(line)
+    head["indent"] = 2  # another list's items, under a check that holds: no seal of ours
+    body = json.dumps(head).encode() + b"\n" + raw
+    path.write_bytes(key.split(b" ")[0] + f" {zlib.crc32(body):08x}\n".encode() + body)
+    first = [_alone(root, "--check") for _ in range(3)][-1]
+    record = read_tagged(root / CACHE / "status-text.json", _PERSON)
+    assert isinstance(record, dict) and record["title"] is None
+    before = calls["read"]
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: y\n")
+    edited = _alone(root, "--check")
+    assert kept == [] and calls["read"] == before + 1
+    assert edited == first == _fresh(root, "--check")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_anchored_title_another_node_refers_to_is_answered_as_without_the_cache(
+    tmp_path: Path, kept: list[bool], fmt: str
+) -> None:
+    root = _project(tmp_path)
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n  title: &shared out/n100.txt\n")
+    _edit(
+        root,
+        "  - id: ac\n    verifier: {type: artifact, path: out/n101.txt}",
+        "  - id: ac\n    verifier: {type: artifact, path: *shared}",
+    )
+    _comment(root)
+    _steady(root, "--format", fmt, "--check")
+    _edit(root, "title: &shared out/n100.txt\n", "title: &shared out/missing.txt\n")
+    edited = _status(root, "--format", fmt, "--check")
+    assert True not in kept  # another node's criterion changed with the title
+    assert edited == _fresh(root, "--format", fmt, "--check")

@@ -46,12 +46,13 @@ from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
 from ..vcs.environment import resolve_paths
+from . import retitled as titles
 from . import settings
 from .look import MISSED, Look, kept_lint, known_files, still_files
 from .look import answer_path as _path
 from .look import installed as _installed
 from .retitled import FORMAT as RETITLED
-from .retitled import head_of, retitled_answer
+from .retitled import head_of
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 TYPE_CHECKING = False
@@ -266,17 +267,21 @@ def _held(
     if record["installed"] != _installed():
         return None
     same_meaning = meaning is not None and record.get("meaning") == meaning
-    retitled = False  # the plan file changed: it may be one node's title (:mod:`.retitled`)
+    retitled = None  # the plan file changed: it may be one node's title (:mod:`.retitled`)
     if not same_meaning and not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
         if meaning is not None or name != RETITLED or extra is not None or "title" not in record:
             return None
-        retitled = True
+        retitled = titles.retitled_plan(plan_path, store_path, record)
+        if retitled is None:
+            return None
     if record["head"] is None:  # kept without a store: there is none now either
         if os.path.lexists(store_path) or checkpoint_of(store_path).exists():
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
-        return retitled_answer(plan_path, store_path, name, record) if retitled else record
+        return (
+            record if retitled is None else titles.kept_retitled(store_path, name, record, retitled)
+        )
     from ..store.glance import glance  # here: a kept answer without a store opens none
 
     checked_seq, checked_hash = record["checked"]
@@ -305,7 +310,13 @@ def _held(
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
-    return retitled_answer(plan_path, store_path, name, record) if retitled else record
+    return _kept(store_path, name, record, retitled)
+
+
+def _kept(store_path: Path, name: str, record: dict[str, Any], retitled: Any) -> dict[str, Any]:
+    """*record*, found to hold: kept again under the plan file's new bytes when it holds for
+    a title edit (*retitled*, :func:`~.retitled.retitled_plan`)."""
+    return record if retitled is None else titles.kept_retitled(store_path, name, record, retitled)
 
 
 def _record(

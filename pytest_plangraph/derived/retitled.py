@@ -43,7 +43,7 @@ from ..hashes import sha256_hex
 from ..plan.cache import cache_dir_of
 from .watch import file_entry
 
-__all__ = ["FORMAT", "head_of", "retitled_answer", "retitled_plan"]
+__all__ = ["FORMAT", "head_of", "kept_retitled", "retitled_plan"]
 
 FORMAT = "status-text"
 """The kept answer a title edit leaves standing (see the module docstring)."""
@@ -83,31 +83,21 @@ def retitled_plan(plan_path: Path, store_path: Path, record: dict[str, Any]) -> 
     if found is None or not CACHE_MIN_BYTES <= len(raw) <= MAX_PLAN_BYTES:
         return None
     old_raw = found[2]
-    if sha256_hex(old_raw) != record["plan"][1]:
-        return None  # not the bytes the answer was kept for
-    new_head = title_edit(old_raw, head, raw, str(plan_path), MAX_YAML_NODES)
+    # the bytes the answer was kept for, hashed once the edit is one item's
+    vouched = lambda: sha256_hex(old_raw) == record["plan"][1]  # noqa: E731
+    new_head = title_edit(old_raw, head, raw, str(plan_path), MAX_YAML_NODES, vouched)
     if new_head is None:
         return None
     entry = file_entry(str(plan_path.parent), plan_path.name, sha256_hex(raw), started)
     return None if entry is None else (entry, new_head, raw)
 
 
-def retitled_answer(
-    plan_path: Path, store_path: Path, name: str, record: dict[str, Any]
-) -> dict[str, Any] | None:
-    """*record* (the answer kept as *name*, everything else it depends on as kept), kept for
-    the plan before one node's title was edited, kept again for the plan file now when that
-    is the edit; None otherwise."""
-    found = retitled_plan(plan_path, store_path, record)
-    if found is None:
-        return None
-    _keep(store_path, name, record, found)
-    return record
-
-
-def _keep(store_path: Path, name: str, record: dict[str, Any], found: Any) -> None:
-    """Keep *record* (the answer kept as *name*) under the new plan bytes *found* gives
-    (:func:`retitled_plan`), and those bytes as ``lastread.txt``."""
+def kept_retitled(
+    store_path: Path, name: str, record: dict[str, Any], found: Any
+) -> dict[str, Any]:
+    """*record* (the answer kept as *name*, everything else it depends on found as kept),
+    kept again under the new plan bytes *found* gives (:func:`retitled_plan`), and those
+    bytes as ``lastread.txt``."""
     from ..plan.cache import cache_key
     from ..plan.retitle import keep_bytes
     from ..store.derived import write_tagged
@@ -119,3 +109,4 @@ def _keep(store_path: Path, name: str, record: dict[str, Any], found: Any) -> No
     keep_bytes(cache_dir, cache_key(raw), raw, head)
     kept = {**record, "plan": entry[1:], "title": head}
     write_tagged(answer_path(store_path, name), kept, STATUS_PERSON)
+    return record

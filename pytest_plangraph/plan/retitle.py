@@ -206,14 +206,20 @@ def _retitled(
 
 
 def title_edit(
-    old_raw: bytes, head: dict[str, Any], raw: bytes, name: str, max_nodes: int
+    old_raw: bytes,
+    head: dict[str, Any],
+    raw: bytes,
+    name: str,
+    max_nodes: int,
+    vouched: Callable[[], bool],
 ) -> dict[str, Any] | None:
     """The head of *raw* when it is *old_raw* (its list of nodes where *head* says, a head
     the caller vouches for) with one node's title changed to another text, read as the patch
-    reads it (see above), of at most *max_nodes* values; None otherwise."""
+    reads it (see above), of at most *max_nodes* values, and *vouched* (asked once the edit
+    is one item's) says *old_raw* may be compared with; None otherwise."""
     try:
         old, text = old_raw.decode("utf-8-sig"), raw.decode("utf-8-sig")
-        edit = _title_edit(old, text, head, name, max_nodes, lambda: True)
+        edit = _title_edit(old, text, head, name, max_nodes, vouched)
     except (*_MISSES, UnicodeError, RecursionError):
         return None
     return None if edit is None else edit[3]
