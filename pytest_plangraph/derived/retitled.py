@@ -37,11 +37,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from ..hashes import sha256_hex
 from ..plan.cache import cache_dir_of
 from .watch import file_entry
+
+TYPE_CHECKING = False  # typing is not imported by a kept answer's hit
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FORMAT", "head_of", "kept_retitled", "retitled_plan"]
 
