@@ -279,9 +279,7 @@ def _held(
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
-        return (
-            record if retitled is None else titles.kept_retitled(store_path, name, record, retitled)
-        )
+        return _kept(store_path, name, record, retitled)
     from ..store.glance import glance  # here: a kept answer without a store opens none
 
     checked_seq, checked_hash = record["checked"]
@@ -316,7 +314,10 @@ def _held(
 def _kept(store_path: Path, name: str, record: dict[str, Any], retitled: Any) -> dict[str, Any]:
     """*record*, found to hold: kept again under the plan file's new bytes when it holds for
     a title edit (*retitled*, :func:`~.retitled.retitled_plan`)."""
-    return record if retitled is None else titles.kept_retitled(store_path, name, record, retitled)
+    if retitled is not None:
+        new = titles.kept_retitled(store_path, record, retitled)
+        write_tagged(_path(store_path, name), new, STATUS_PERSON)
+    return record
 
 
 def _record(

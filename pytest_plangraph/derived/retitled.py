@@ -95,21 +95,13 @@ def retitled_plan(plan_path: Path, store_path: Path, record: dict[str, Any]) -> 
     return None if entry is None else (entry, new_head, raw)
 
 
-def kept_retitled(
-    store_path: Path, name: str, record: dict[str, Any], found: Any
-) -> dict[str, Any]:
-    """*record* (the answer kept as *name*, everything else it depends on found as kept),
-    kept again under the new plan bytes *found* gives (:func:`retitled_plan`), and those
-    bytes as ``lastread.txt``."""
+def kept_retitled(store_path: Path, record: dict[str, Any], found: Any) -> dict[str, Any]:
+    """*record* (a kept answer, everything else it depends on found as kept) as it is kept
+    under the new plan bytes *found* gives (:func:`retitled_plan`); those bytes are kept as
+    ``lastread.txt``."""
     from ..plan.cache import cache_key
     from ..plan.retitle import keep_bytes
-    from ..store.derived import write_tagged
-    from .kept import STATUS_PERSON
-    from .look import answer_path
 
     entry, head, raw = found
-    cache_dir = cache_dir_of(store_path)
-    keep_bytes(cache_dir, cache_key(raw), raw, head)
-    kept = {**record, "plan": entry[1:], "title": head}
-    write_tagged(answer_path(store_path, name), kept, STATUS_PERSON)
-    return record
+    keep_bytes(cache_dir_of(store_path), cache_key(raw), raw, head)
+    return {**record, "plan": entry[1:], "title": head}
