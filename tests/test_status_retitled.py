@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 from cache_helpers import as_tester
 from cli_helpers import Result, plangraph_main
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fuzz_retitle import STYLES, TITLE_TEXT, _title_lines
 from test_kept_status_meaning import _PERSON, CACHE, _comment, _fresh, _project, _status, _steady
 from test_kept_status_meaning import calls as calls  # the fixture
 
@@ -359,3 +362,17 @@ def test_an_anchored_title_another_node_refers_to_is_answered_as_without_the_cac
     edited = _status(root, "--format", fmt, "--check")
     assert True not in kept  # another node's criterion changed with the title
     assert edited == _fresh(root, "--format", fmt, "--check")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(title=TITLE_TEXT, style=st.sampled_from(STYLES))
+def test_any_title_is_answered_as_without_the_cache(
+    tmp_path_factory: pytest.TempPathFactory, title: str, style: str
+) -> None:
+    """Any text written in any style as n100's title (some of it not YAML, some a number or
+    another key): the status printed is the one of a run with every cache deleted."""
+    root = _project(tmp_path_factory.mktemp("title"))
+    _comment(root)
+    _steady(root, "--check")
+    _edit(root, f"- id: n100\n{TITLE}", "- id: n100\n" + _title_lines(title, style, "  "))
+    assert _state(root) == _fresh_state(root)

@@ -293,9 +293,9 @@ def _held(
         return None
     seen: list[Seen] = []
     if changed_files(str(root_path), record["watch"], seen) != []:
-        if (
-            seen and not retitled
-        ):  # only files changed: what the derivation and the next watch may take
+        # only files changed: what the derivation and the next watch may take (not when the
+        # plan file changed too: it is read, and its look is another)
+        if seen and retitled is None:
             lint = None
             if not record["lint_reads"] and still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
