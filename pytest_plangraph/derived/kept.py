@@ -46,10 +46,13 @@ from ..plan.cache import cache_dir_of, read_regular
 from ..store.derived import read_tagged, write_tagged
 from ..values import dataclass
 from ..vcs.environment import resolve_paths
+from . import retitled as titles
 from . import settings
 from .look import MISSED, Look, kept_lint, known_files, still_files
 from .look import answer_path as _path
 from .look import installed as _installed
+from .retitled import FORMAT as RETITLED
+from .retitled import head_of
 from .watch import Seen, changed_files, file_entry, file_holds, make_watch
 
 TYPE_CHECKING = False
@@ -194,6 +197,8 @@ def keep_answer(
         return
     record["extra"] = extra
     record["answer"] = answer
+    if name == RETITLED:  # what a title edit is told by (:mod:`.retitled`)
+        record["title"] = head_of(repo.loaded.cache_key, repo.store_path)
     write_tagged(path, record, STATUS_PERSON)
 
 
@@ -227,6 +232,8 @@ def kept_status_of_meaning(
     entry = file_entry(str(repo.plan_path.parent), repo.plan_path.name, source, repo.plan_read_ns)
     if entry is not None and record is not None:
         record["plan"] = entry[1:]
+        if name == RETITLED:
+            record["title"] = head_of(repo.loaded.cache_key, repo.store_path)
         write_tagged(_path(repo.store_path, name), record, STATUS_PERSON)
     return kept
 
@@ -260,14 +267,19 @@ def _held(
     if record["installed"] != _installed():
         return None
     same_meaning = meaning is not None and record.get("meaning") == meaning
+    retitled = None  # the plan file changed: it may be one node's title (:mod:`.retitled`)
     if not same_meaning and not file_holds(str(plan_path.parent), plan_path.name, *record["plan"]):
-        return None
+        if meaning is not None or name != RETITLED or extra is not None or "title" not in record:
+            return None
+        retitled = titles.retitled_plan(plan_path, store_path, record)
+        if retitled is None:
+            return None
     if record["head"] is None:  # kept without a store: there is none now either
         if os.path.lexists(store_path) or checkpoint_of(store_path).exists():
             return None
         if changed_files(str(root_path), record["watch"]) != []:
             return None
-        return record
+        return _kept(store_path, name, record, retitled)
     from ..store.glance import glance  # here: a kept answer without a store opens none
 
     checked_seq, checked_hash = record["checked"]
@@ -281,7 +293,9 @@ def _held(
         return None
     seen: list[Seen] = []
     if changed_files(str(root_path), record["watch"], seen) != []:
-        if seen:  # only files changed: what the derivation and the next watch may take
+        # only files changed: what the derivation and the next watch may take (not when the
+        # plan file changed too: it is read, and its look is another)
+        if seen and retitled is None:
             lint = None
             if not record["lint_reads"] and still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
@@ -294,6 +308,15 @@ def _held(
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
+    return _kept(store_path, name, record, retitled)
+
+
+def _kept(store_path: Path, name: str, record: dict[str, Any], retitled: Any) -> dict[str, Any]:
+    """*record*, found to hold: kept again under the plan file's new bytes when it holds for
+    a title edit (*retitled*, :func:`~.retitled.retitled_plan`)."""
+    if retitled is not None:
+        new = titles.kept_retitled(store_path, record, retitled)
+        write_tagged(_path(store_path, name), new, STATUS_PERSON)
     return record
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from .cache import (
     keep_parsed,
     keep_validated,
     keyed,
+    machine_salt,
     read_keyed,
     read_parsed,
     read_regular,
@@ -59,6 +61,10 @@ if TYPE_CHECKING:
 
 LAST = "lastread.txt"
 LIST = "nodes"
+LAST_HEAD: list[tuple[str, dict[str, Any]]] = []
+"""The cache key and the head of the plan bytes this process kept last as ``lastread.txt``
+(by :func:`keep_last` or a patch): the head a kept ``status`` answer may hold for them, where
+no other process could have written it (:mod:`pytest_plangraph.derived.retitled`)."""
 _MISSES = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, PlanError)
 
 
@@ -82,8 +88,39 @@ def keep_last(
         "indent": indent,
         "total": total,
     }
-    body = json.dumps(head).encode() + b"\n" + raw
-    _write(cache_dir / LAST, keyed(key, body))
+    keep_bytes(cache_dir, key, raw, head)
+
+
+def keep_bytes(cache_dir: Path, key: str, raw: bytes, head: dict[str, Any]) -> None:
+    """Keep *raw* (under its cache *key*) with its *head* as ``lastread.txt``, and remember
+    the head as :data:`LAST_HEAD`. The head is sealed with the key (:func:`_seal`)."""
+    head = {**head, "seal": _seal(key, head)}
+    _write(cache_dir / LAST, keyed(key, json.dumps(head).encode() + b"\n" + raw))
+    LAST_HEAD[:] = [(key, head)]
+
+
+def sealed_head(cache_dir: Path, key: str) -> dict[str, Any] | None:
+    """The head of the plan bytes whose cache key is *key*: the one this process kept last
+    (:data:`LAST_HEAD`), else the one ``lastread.txt`` keeps for them under a seal this user
+    made (:func:`_seal`: the salt no repository holds, the key, the head); None otherwise."""
+    if LAST_HEAD and LAST_HEAD[0][0] == key:
+        return LAST_HEAD[0][1]
+    try:
+        found = _last(cache_dir)
+    except (*_MISSES, UnicodeError):
+        return None
+    if found is None or found[0] != key or found[1].get("seal") != _seal(key, found[1]):
+        return None
+    return found[1]
+
+
+def _seal(key: str, head: dict[str, Any]) -> str:
+    """The sha256 of this user's salt, the plan bytes' cache *key* and *head* (its seal left
+    out): a head no other user, nor a file of the repository, can have made."""
+    import hashlib
+
+    bare = json.dumps({k: v for k, v in head.items() if k != "seal"}, sort_keys=True)
+    return hashlib.sha256(machine_salt() + b"\0head\0" + f"{key}\0{bare}".encode()).hexdigest()
 
 
 def keep_canonical(cache_dir: Path, meaning: str, node_keys: list[str], text: str) -> None:
@@ -113,23 +150,12 @@ def _retitled(
         return None
     old_key, head, old_raw = found
     old, text = old_raw.decode("utf-8-sig"), raw.decode("utf-8-sig")
-    start, end, indent = int(head["first"]), int(head["end"]), int(head["indent"])
-    if not 0 <= indent < start:  # the items' indentation lies on a line after the key's
-        return None
-    edit = _edited_item(old, text, start, end, " " * indent)
+    edit = _title_edit(old, text, head, name, max_nodes, lambda: cache_key(old_raw) == old_key)
     if edit is None:
         return None
-    if cache_key(old_raw) != old_key:  # checked once the edit is one item's: a hash of it all
-        return None
-    at, old_end, new_end = edit
-    old_item, old_count = _item(old[at:old_end], name, at, max_nodes)
-    new_item, new_count = _item(text[at:new_end], name, at, max_nodes)
-    title = new_item.get("title")
-    if type(title) is not str or _bare(old_item) != _bare(new_item) or old_item == new_item:
-        return None  # not a title alone; or the same meaning, kept as such
-    total = int(head["total"]) - old_count + new_count
-    if total > max_nodes:
-        return None
+    at, old_item, new_item, new_head = edit
+    title = new_item["title"]
+    start, end, indent = int(head["first"]), int(head["end"]), int(head["indent"])
     marker = "\n" + " " * indent + "- "
     index = old.count(marker, start - 1, at)
     # the parsed data: the item's JSON text replaced where it is found once
@@ -175,9 +201,59 @@ def _retitled(
     keep_validated(cache_dir, key, plan, meaning, text=patched.decode())
     with_facts(plan, cache_dir, meaning, key)
     keep_canonical(cache_dir, meaning, keys, new_canonical)
-    head = {**head, "end": end + len(text) - len(old), "total": total}
-    _write(cache_dir / LAST, keyed(key, json.dumps(head).encode() + b"\n" + raw))
+    keep_bytes(cache_dir, key, raw, new_head)
     return plan, meaning, tuple(keys)
+
+
+def title_edit(
+    old_raw: bytes,
+    head: dict[str, Any],
+    raw: bytes,
+    name: str,
+    max_nodes: int,
+    vouched: Callable[[], bool],
+) -> dict[str, Any] | None:
+    """The head of *raw* when it is *old_raw* (its list of nodes where *head* says, a head
+    the caller vouches for) with one node's title changed to another text, read as the patch
+    reads it (see above), of at most *max_nodes* values, and *vouched* (asked once the edit
+    is one item's) says *old_raw* may be compared with; None otherwise."""
+    try:
+        old, text = old_raw.decode("utf-8-sig"), raw.decode("utf-8-sig")
+        edit = _title_edit(old, text, head, name, max_nodes, vouched)
+    except (*_MISSES, UnicodeError, RecursionError):
+        return None
+    return None if edit is None else edit[3]
+
+
+def _title_edit(
+    old: str,
+    text: str,
+    head: dict[str, Any],
+    name: str,
+    max_nodes: int,
+    vouched: Callable[[], bool],
+) -> tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """Where the one item of *old* (its list of nodes where *head* says) that *text* changed
+    by its title alone begins, its data before and after, and the head of *text*; None for
+    any other edit, or when *vouched* (asked once the edit is one item's) says the kept bytes
+    are not to be used."""
+    start, end, indent = int(head["first"]), int(head["end"]), int(head["indent"])
+    if not 0 <= indent < start:  # the items' indentation lies on a line after the key's
+        return None
+    edit = _edited_item(old, text, start, end, " " * indent)
+    if edit is None or not vouched():  # checked once the edit is one item's: a hash of it all
+        return None
+    at, old_end, new_end = edit
+    old_item, old_count = _item(old[at:old_end], name, at, max_nodes)
+    new_item, new_count = _item(text[at:new_end], name, at, max_nodes)
+    title = new_item.get("title")
+    if type(title) is not str or _bare(old_item) != _bare(new_item) or old_item == new_item:
+        return None  # not a title alone; or the same meaning, kept as such
+    total = int(head["total"]) - old_count + new_count
+    if total > max_nodes:
+        return None
+    new_head = {**head, "end": end + len(text) - len(old), "total": total}
+    return at, old_item, new_item, new_head
 
 
 def _last(cache_dir: Path) -> tuple[str, dict[str, Any], bytes] | None:
