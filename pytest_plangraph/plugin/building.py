@@ -17,7 +17,7 @@ from collections.abc import Mapping as MappingABC
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PlangraphError
-from ..judge.inputs import criterion_digests, input_digests
+from ..judge.inputs import criterion_digests, digests_since, input_digests
 from ..judge.records import RecordMaker, changed_during_run, voided
 from ..plan.evidence import ABSENT
 from ..plan.model import TestVerifier
@@ -103,6 +103,9 @@ class EvidenceBuilder:
     """The files each ``tests:`` glob could find tests in when the session started."""
     shadows: ShadowPaths | None = None
     """The paths where a new file would shadow a module the run imported (bound absent)."""
+    prior: tuple[Snapshot, MappingABC[str, str]] | None = None
+    """A snapshot of the same plan and the input digests derived for it (the state before
+    the run's): the nodes whose files are the same in :attr:`snapshot` keep theirs."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
     _of_module: dict[str, Shadowing] = field(default_factory=dict)
     _shadowed: dict[tuple[str, ...], Shadowing] = field(default_factory=dict)
@@ -118,7 +121,13 @@ class EvidenceBuilder:
     and that no subject of that mapping binds (:meth:`_own_moved`)."""
 
     def __post_init__(self) -> None:
-        criteria = criterion_digests(self.plangraph.graph)
+        graph = self.plangraph.graph
+        criteria = criterion_digests(graph)
+        if self.prior is None:
+            digests = input_digests(graph, self.snapshot, criteria=criteria)
+        else:
+            was, prior = self.prior
+            digests = digests_since(graph, was, self.snapshot, prior, criteria=criteria)
         self.ends = EndValues(self.plangraph.root, self._hash)
         self.maker = RunRecordMaker(
             self.plangraph,
@@ -127,7 +136,7 @@ class EvidenceBuilder:
             git=self.git,
             run=self.run,
             recorded_by=self.recorded_by,
-            digests=input_digests(self.plangraph.graph, self.snapshot, criteria=criteria),
+            digests=digests,
             criteria=criteria,
         )
 
