@@ -219,6 +219,62 @@ def test_subjects_joined_from_members_kept_are_their_canonical_json(
     plangraph.close()
 
 
+def test_a_record_made_on_a_base_is_the_record_made_with_its_subjects_merged(
+    plangraph: PlanGraph,
+) -> None:
+    """A record made on a :class:`SubjectsBase` (a node's own files, the subjects before the
+    record's own, those after them) is, byte for byte, the record made with the three merged
+    in that order: its fields, its payload and its text (generated paths and values, own
+    subjects that the base holds already, none, several, missing files, values not text)."""
+    _, shared = _maker(plangraph)
+    makers = [
+        _Kept(
+            plangraph,
+            digests=shared["digests"],
+            **{key: shared[key] for key in ("snapshot", "plan", "git", "run", "recorded_by")},
+        )
+        for _ in range(2)
+    ]
+    on_base, merged = makers
+    paths = st.sampled_from(["a.py", "b/c.py", "src/auth/login.py", "z", "é", 'q"x', "m"])
+    values = st.none() | st.sampled_from(["absent", "a" * 64, "b" * 64]) | st.integers(0, 2)
+    mapping = st.dictionaries(paths | TEXT, values, max_size=4)
+
+    @settings(max_examples=200, deadline=None)
+    @given(
+        st.sampled_from([(TOKEN, "ac-http-200"), ("step-user-schema", "ac-schema-valid")]),
+        st.sampled_from(["passed", "error"]),
+        mapping,
+        mapping,
+        mapping,
+    )
+    def check(
+        ref: tuple[str, str],
+        outcome: str,
+        before: dict[str, Any],
+        own: dict[str, Any],
+        after: dict[str, Any],
+    ) -> None:
+        on_base.kept.clear()
+        merged.kept.clear()
+        base = on_base.base(ref[0], before, after)
+        details = {"tests": {"t::a": outcome}}
+        one = on_base.make(
+            *ref, outcome=outcome, reason=None, details=details, subjects=own, base=base
+        )
+        full = {**before, **own, **after}
+        two = merged.make(*ref, outcome=outcome, reason=None, details=details, subjects=full)
+        assert one == two and list(one.subjects.items()) == list(two.subjects.items())
+        assert on_base.kept == merged.kept or (not on_base.kept and not merged.kept)
+        if on_base.kept:  # made from plain values: the same payload and text
+            [(_, payload, text)] = on_base.kept
+            assert text == merged.kept[0][2] == canonical_json(one.to_json())
+            assert payload == merged.kept[0][1]
+
+    check()
+    plangraph.close()
+
+
 def test_the_batch_checks_names_and_outcomes(plangraph: PlanGraph) -> None:
     maker, _ = _maker(plangraph)
     with pytest.raises(UsageError, match="no criterion 'nope'"):

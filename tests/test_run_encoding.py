@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plugin_helpers import evidence, jwt_project
 
-import pytest_plangraph.judge.records as records
+import pytest_plangraph.judge.payloads as payloads
 import pytest_plangraph.store.rows as rows
 import pytest_plangraph.store.sqlite as sqlite
 from pytest_plangraph.canonical import (
@@ -112,7 +112,7 @@ def test_a_run_encodes_each_record_once(
     counts.wrap(Event, "content", "event content dumped")
     counts.wrap(sqlite, "canonical_json", "payload encoded")
     counts.wrap(rows, "canonical_json", "payload encoded again for its row")
-    counts.wrap(records, "digest", "record body encoded whole")
+    counts.wrap(payloads, "digest", "record body encoded whole")
     result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider")
     passed, _, failed = result.listoutcomes()
     assert passed and not failed

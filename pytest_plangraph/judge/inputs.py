@@ -305,6 +305,44 @@ def input_digests(
     return digests
 
 
+def digests_since(
+    graph: Graph,
+    was: Snapshot,
+    now: Snapshot,
+    prior: Mapping[str, str],
+    *,
+    criteria: Mapping[tuple[str, str], str] | None = None,
+) -> dict[str, str]:
+    """:func:`input_digests` of *graph* for the snapshot *now*, given *prior*, its digests for
+    the snapshot *was*: a node whose files are the same in both (as nearly all are between
+    the start and the end of a run, or between the records' snapshot and the state after
+    them) keeps its digest, unless a strong prerequisite's changed; the rest are computed
+    again. With other outputs expanded, every digest is computed again."""
+    if was.outputs != now.outputs or prior.keys() != graph.nodes.keys():
+        return input_digests(graph, now, criteria=criteria)
+    links = Links.of(graph)
+    before, after, outputs = was.files, now.files, now.outputs
+    checked, consumes = graph.plan.checked_artifacts, links.consumes
+    dirty: set[str] = set()
+    for node_id, node in graph.nodes.items():  # once per node of a large plan: kept flat
+        files: Iterable[str] = outputs.get(node_id, node.outputs)
+        if node_id in checked:
+            files = {*files, *checked[node_id]}
+        if node_id in consumes:
+            files = {*files, *consumed_files(graph, node_id, now, links=links)}
+        if any(before.get(path) != after.get(path) for path in files):
+            dirty.add(node_id)
+    if not dirty:
+        return dict(prior)
+    dependents, todo = links.dependents, list(dirty)
+    while todo:  # what lies downstream reads the changed digests
+        for dependent in dependents[todo.pop()]:
+            if dependent not in dirty:
+                dirty.add(dependent)
+                todo.append(dependent)
+    return input_digests(graph, now, criteria=criteria, links=links, only=dirty, prior=prior)
+
+
 def criterion_digests(graph: Graph) -> Mapping[tuple[str, str], str]:
     """The digest of every criterion of the plan, keyed by (node id, criterion id); the same
     values as :func:`~pytest_plangraph.plan.model.criterion_digest`, computed once per plan."""

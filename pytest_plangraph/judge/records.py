@@ -19,23 +19,24 @@ its end, and a subject that changed in between voids the verdict
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..canonical import (
     canonical_json,
-    digest,
     encoded_members,
     member_name,
     text_digest,
     utf8_safe,
 )
-from ..errors import UsageError
-from ..plan.evidence import OUTCOMES, Evidence, record_problem
+from ..plan.evidence import OUTCOMES, Evidence
 from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
 from .lookup import require_criterion
+from .payloads import checked_payloads as checked_payloads
+from .payloads import made_payloads as made_payloads
 
 if TYPE_CHECKING:
     from ..plan.evidence import GitInfo, PlanRef, RunInfo
@@ -129,6 +130,34 @@ class PlanFiles(Protocol):
     def workspace(self) -> Workspace: ...
 
 
+class SubjectsBase:
+    """Subjects many records of one maker share, kept with their canonical JSON members: a
+    node's own files and the subjects *before* each record's own (those a set of test files
+    binds), and those *after* them (the shadowing paths of its modules). Made once by
+    :meth:`RecordMaker.base`; a record made on it adds its own few subjects in between
+    (:meth:`RecordMaker.make`), and its subjects' text is the base's members with its own
+    put in their sorted places, not every member looked up and sorted again."""
+
+    __slots__ = ("after", "head", "merged", "paths", "pieces")
+
+    def __init__(
+        self,
+        head: dict[str, str | None],
+        after: Mapping[str, str | None],
+        paths: list[str] | None,
+        pieces: list[str],
+    ) -> None:
+        self.head = head
+        """The node's own files, then the subjects before a record's own."""
+        self.after = after
+        self.merged = {**head, **after}
+        self.paths = paths
+        """The paths of :attr:`merged` that name a file (a value that is not None), sorted;
+        None when a path or value is not text (a record's text is then joined in full)."""
+        self.pieces = pieces
+        """``"path":"sha256"`` of each of :attr:`paths`, in that order."""
+
+
 class RecordMaker:
     """Makes the evidence records of one run against one end-of-run snapshot.
 
@@ -180,18 +209,40 @@ class RecordMaker:
         reason: str | None,
         details: Mapping[str, Any],
         subjects: Mapping[str, str | None],
+        base: SubjectsBase | None = None,
     ) -> Evidence:
         """The record of one verdict: the node's own files and *subjects* with their sha256
-        (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`. Text
-        of its *details* that no UTF-8 text can carry (a test id or message holding a lone
-        surrogate) is written as its escape (:func:`~..canonical.utf8_safe`)."""
+        (paths whose file is missing are left out), as :meth:`PlanGraph.make_evidence`. Made
+        on a *base* (:meth:`base`, for the same node), the subjects are the base's before
+        *subjects* and its after them, merged in that order. Text of its *details* that no
+        UTF-8 text can carry (a test id or message holding a lone surrogate) is written as
+        its escape (:func:`~..canonical.utf8_safe`)."""
         try:
-            return self._made(node, criterion, outcome, reason, details, subjects)
+            return self._made(node, criterion, outcome, reason, details, subjects, base)
         except UnicodeEncodeError:
             safe = utf8_safe(details)
             if safe is details:  # not the details: a value the plugin and the plan refuse
                 raise
-            return self._made(node, criterion, outcome, reason, safe, subjects)
+            return self._made(node, criterion, outcome, reason, safe, subjects, base)
+
+    def base(
+        self, node: str, before: Mapping[str, str | None], after: Mapping[str, str | None]
+    ) -> SubjectsBase:
+        """The subjects records of *node* share (see :class:`SubjectsBase`), with each
+        member of their text encoded (once per maker, as :meth:`_subjects_text` does)."""
+        head = dict(self.own_files(node))
+        head.update(before)
+        base = SubjectsBase(head, after, None, [])
+        present = {path: sha for path, sha in base.merged.items() if sha is not None}
+        if all(type(path) is str and type(sha) is str for path, sha in present.items()):
+            paths = sorted(present)
+            pieces = self._pieces
+            for item in zip(paths, map(present.__getitem__, paths), strict=True):
+                if item not in pieces:
+                    pieces[item] = encode_basestring(item[0]) + ":" + encode_basestring(item[1])
+                base.pieces.append(pieces[item])
+            base.paths = paths
+        return base
 
     def _made(
         self,
@@ -201,6 +252,7 @@ class RecordMaker:
         reason: str | None,
         details: Mapping[str, Any],
         subjects: Mapping[str, str | None],
+        base: SubjectsBase | None = None,
     ) -> Evidence:
         """:meth:`make`, the details as given."""
         found = self.graph.nodes.get(node) if type(node) is str else None
@@ -208,8 +260,11 @@ class RecordMaker:
         if definition is None:
             require_criterion(self.graph, node, criterion)  # says what is wrong
             raise AssertionError("unreachable: the criterion was not found above")
-        hashes = dict(self.own_files(node))
-        hashes.update(subjects)
+        if base is None:
+            hashes = dict(self.own_files(node))
+            hashes.update(subjects)
+        else:
+            hashes = {**base.head, **subjects, **base.after}
         fields: dict[str, Any] = {
             **self.shared,
             "node": node,
@@ -228,7 +283,7 @@ class RecordMaker:
             return Evidence.create(**fields)
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
-        head, tail = self._parts(fields)
+        head, tail = self._parts(fields, None if base is None else self._on_base(base, subjects))
         record_id = text_digest("{" + head + "," + tail + "}")
         fields["id"] = record_id
         # built from its fields as they are: every one given, none compared with its default
@@ -237,12 +292,37 @@ class RecordMaker:
         self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
         return record
 
-    def _parts(self, fields: Mapping[str, Any]) -> tuple[str, str]:
+    def _on_base(self, base: SubjectsBase, own: Mapping[str, str | None]) -> str | None:
+        """The canonical JSON of the subjects of a record made on *base* with its *own*
+        subjects: the base's members with the one own member put in its sorted place; None
+        (the text joined in full) when the base is not all text, or the record adds more
+        than one subject or one the base holds already."""
+        paths = base.paths
+        if paths is None or not base.merged.keys().isdisjoint(own):
+            return None
+        present = [(path, sha) for path, sha in own.items() if sha is not None]
+        if not present:
+            return "{" + ",".join(base.pieces) + "}"
+        if len(present) > 1:
+            return None
+        item = present[0]
+        path, sha = item
+        if type(path) is not str or type(sha) is not str:
+            return None
+        piece = self._pieces.get(item)
+        if piece is None:
+            piece = self._pieces[item] = encode_basestring(path) + ":" + encode_basestring(sha)
+        at = bisect_left(paths, path)
+        pieces = base.pieces
+        return "{" + ",".join([*pieces[:at], piece, *pieces[at:]]) + "}"
+
+    def _parts(self, fields: Mapping[str, Any], subjects: str | None = None) -> tuple[str, str]:
         """The members of a record's canonical text before and after where ``id`` sorts: in
         one join of the members in canonical order (:data:`BODY_FIELDS` sorted), each text
         value encoded by the encoder's own string function, the details by the encoder, the
-        shared members as encoded once, the subjects from their kept members; a record whose
-        own values are not all text (a reason that is None aside) is joined run by run."""
+        shared members as encoded once, the subjects from their kept members (or as
+        *subjects* gives their text); a record whose own values are not all text (a reason
+        that is None aside) is joined run by run."""
         reason = fields["reason"]
         own = (
             fields["criterion"],
@@ -285,7 +365,7 @@ class RecordMaker:
                 ",",
                 shared["run"],
                 ',"subjects":',
-                self._subjects_text(fields["subjects"]),
+                self._subjects_text(fields["subjects"]) if subjects is None else subjects,
                 ',"verifier":',
                 encode_basestring(verifier),
             ]
@@ -376,82 +456,3 @@ def is_plain(value: object) -> bool:
             for key, item in value.items()  # type: ignore[attr-defined]
         )
     return False
-
-
-def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
-    """The JSON payload of each record :meth:`PlanGraph.record` is given, once it is sure to
-    be an evidence record of this plan: an :class:`Evidence` of a node and criterion of the
-    plan, valid as the record model says (a record made or changed by hand is checked like
-    one the API makes), made for the criterion's verifier type, and whose ``id`` is its
-    content address. Anything else is a :class:`UsageError`, and nothing of the batch is stored."""
-    if isinstance(evidence, Evidence | str | bytes | Mapping) or not isinstance(evidence, Sequence):
-        raise UsageError(
-            "record() takes a list of Evidence records (made with make_evidence), not "
-            f"{type(evidence).__name__}"
-        )
-    payloads = []
-    for index, record in enumerate(evidence):
-        if not isinstance(record, Evidence):
-            raise UsageError(
-                f"record(): item {index} is {type(record).__name__}, not an Evidence record; "
-                "make records with make_evidence()"
-            )
-        require_criterion(graph, record.node, record.criterion)
-        payload = record.to_json()
-        _check(graph, record, payload)
-        payloads.append(payload)
-    return payloads
-
-
-def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
-    ref = record.ref
-    if record_problem(payload) is not None:  # the record model says what, or takes it
-        from pydantic import ValidationError
-
-        from ..plan.boundary import Evidence as EvidenceModel
-
-        try:
-            EvidenceModel.model_validate(payload)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise UsageError(
-                f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
-            ) from None
-    definition = graph.nodes[record.node].criterion(record.criterion)
-    assert definition is not None
-    if payload["verifier"] != definition.verifier.type:
-        raise UsageError(
-            f"record {ref}: made by a {payload['verifier']!r} verifier, but the plan checks "
-            f"this criterion with {definition.verifier.type!r}"
-        )
-    if payload["id"] != digest({k: v for k, v in payload.items() if k != "id"}):
-        raise UsageError(
-            f"record {ref}: its id is not its content address (the sha256 of the record "
-            "without id); make records with make_evidence() and do not change them after"
-        )
-
-
-def made_payloads(
-    evidence: Sequence[Evidence], made: Mapping[int, tuple[Any, ...]]
-) -> tuple[list[dict[str, Any]], list[str] | None] | None:
-    """The payloads *made* holds for every record of *evidence* (the same objects: the records
-    a run's own record maker made, stored as made), with their canonical JSON texts when
-    every entry carries one (``(record, payload, text)``: the text the maker joined from the
-    members it encoded, stored as it is), or None (then they are checked)."""
-    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
-        return None  # checked_payloads says what is wrong
-    payloads = []
-    texts: list[str] | None = []
-    for record in evidence:
-        entry = made.get(id(record))
-        if not isinstance(entry, tuple) or len(entry) not in (2, 3) or entry[0] is not record:
-            return None
-        if not isinstance(entry[1], dict):
-            return None
-        payloads.append(entry[1])
-        if texts is not None and len(entry) == 3 and type(entry[2]) is str:
-            texts.append(entry[2])
-        else:
-            texts = None
-    return payloads, texts

@@ -17,8 +17,8 @@ from collections.abc import Mapping as MappingABC
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PlangraphError
-from ..judge.inputs import criterion_digests, input_digests
-from ..judge.records import RecordMaker, changed_during_run, voided
+from ..judge.inputs import criterion_digests, digests_since, input_digests
+from ..judge.records import RecordMaker, SubjectsBase, changed_during_run, voided
 from ..plan.evidence import ABSENT
 from ..plan.model import TestVerifier
 from ..plan.paths import UTF8_HINT, not_utf8
@@ -57,10 +57,17 @@ class RunRecordMaker(RecordMaker):
         reason: str | None,
         details: MappingABC[str, Any],
         subjects: MappingABC[str, str | None],
+        base: SubjectsBase | None = None,
     ) -> Evidence:
         """:meth:`RecordMaker.make`, the record and its payload kept in :attr:`made`."""
         record = super().make(
-            node, criterion, outcome=outcome, reason=reason, details=details, subjects=subjects
+            node,
+            criterion,
+            outcome=outcome,
+            reason=reason,
+            details=details,
+            subjects=subjects,
+            base=base,
         )
         if id(record) not in self.made:  # checked by the record model: dumped
             self.made[id(record)] = (record, record.to_json())
@@ -103,6 +110,9 @@ class EvidenceBuilder:
     """The files each ``tests:`` glob could find tests in when the session started."""
     shadows: ShadowPaths | None = None
     """The paths where a new file would shadow a module the run imported (bound absent)."""
+    prior: tuple[Snapshot, MappingABC[str, str]] | None = None
+    """A snapshot of the same plan and the input digests derived for it (the state before
+    the run's): the nodes whose files are the same in :attr:`snapshot` keep theirs."""
     _hashes: dict[str, str | None] = field(default_factory=dict)
     _of_module: dict[str, Shadowing] = field(default_factory=dict)
     _shadowed: dict[tuple[str, ...], Shadowing] = field(default_factory=dict)
@@ -116,9 +126,18 @@ class EvidenceBuilder:
     _own_changed: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     """(node, ``id`` of a shared mapping) → the node's own files that changed during the run
     and that no subject of that mapping binds (:meth:`_own_moved`)."""
+    _bases: dict[tuple[str, int], SubjectsBase] = field(default_factory=dict)
+    """(node, ``id`` of a shared mapping) → the subjects the node's records bind of it and
+    of their modules' shadowing paths, with their text (:meth:`RecordMaker.base`)."""
 
     def __post_init__(self) -> None:
-        criteria = criterion_digests(self.plangraph.graph)
+        graph = self.plangraph.graph
+        criteria = criterion_digests(graph)
+        if self.prior is None:
+            digests = input_digests(graph, self.snapshot, criteria=criteria)
+        else:
+            was, prior = self.prior
+            digests = digests_since(graph, was, self.snapshot, prior, criteria=criteria)
         self.ends = EndValues(self.plangraph.root, self._hash)
         self.maker = RunRecordMaker(
             self.plangraph,
@@ -127,7 +146,7 @@ class EvidenceBuilder:
             git=self.git,
             run=self.run,
             recorded_by=self.recorded_by,
-            digests=input_digests(self.plangraph.graph, self.snapshot, criteria=criteria),
+            digests=digests,
             criteria=criteria,
         )
 
@@ -141,10 +160,12 @@ class EvidenceBuilder:
         shared = item.shared
         if shared is None or item.produced or item.executed or self._glob_files(item):
             return self.build_plain(item)
-        try:
-            extra = dict(item.subjects.items() - shared.items())
-        except TypeError:  # a value that cannot be hashed
-            return self.build_plain(item)
+        extra = item.own
+        if extra is None:  # its own part not given: what its subjects hold besides the shared
+            try:
+                extra = dict(item.subjects.items() - shared.items())
+            except TypeError:  # a value that cannot be hashed
+                return self.build_plain(item)
         group = self._groups.get(id(shared))
         if group is None or group[0] is not shared:
             group = self._group(item, shared)
@@ -173,11 +194,14 @@ class EvidenceBuilder:
         changed = [*moved, *self._own_moved(item.node, own, group)]
         ends = self.ends.of(extra)
         changed += changed_during_run(extra, {**own_subjects, **ends})
-        subjects = {**bound, **own_subjects, **shadowing.bound}
+        key = (item.node, id(shared))
+        base = self._bases.get(key)
+        if base is None:  # the node's own files, then the shared, the record's own, the shadows
+            base = self._bases[key] = self.maker.base(item.node, bound, shadowing.bound)
         if not changed:
-            return self._make(item, item.verdict, item.details, subjects)
+            return self._make(item, item.verdict, item.details, own_subjects, base)
         outcome, reason, details = voided(item.details, sorted(changed))
-        return self._make(item, Verdict(outcome, reason), details, subjects)
+        return self._make(item, Verdict(outcome, reason), details, own_subjects, base)
 
     def _group(self, item: Decided, shared: dict[str, str | None]) -> tuple[Any, ...]:
         """What every record binding the subjects *shared* (those of one set of test files)
@@ -269,6 +293,7 @@ class EvidenceBuilder:
         verdict: Verdict,
         details: dict[str, Any],
         subjects: dict[str, str | None],
+        base: SubjectsBase | None = None,
     ) -> Evidence:
         return self.maker.make(
             item.node,
@@ -277,6 +302,7 @@ class EvidenceBuilder:
             reason=verdict.reason,
             details=details,
             subjects=subjects,
+            base=base,
         )
 
     def _glob_files(self, item: Decided) -> list[str]:

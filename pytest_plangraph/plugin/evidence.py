@@ -98,6 +98,10 @@ class Decided:
     """The part of :attr:`subjects` its test files bind (the same object for every criterion
     whose tests share their modules, never changed): what the record builder binds once per
     set of modules. None: not known (a verifier item's)."""
+    own: dict[str, str | None] | None = field(default=None, compare=False, repr=False)
+    """The part of :attr:`subjects` the criterion binds alone (its quotes subjects), merged
+    over :attr:`shared`: what the record builder binds with each record, given as made
+    rather than taken out of :attr:`subjects` again. None: not known."""
 
 
 def decide(
@@ -184,8 +188,8 @@ class _Decider:
             produced = sorted({a for t in tests.tests for a in artifacts.get(t, ())})
         bound, walks = self._group(tests.tests)
         subjects = dict(bound)
-        if walks:
-            subjects.update(quoted_subjects(ref, walks, self.mapping.hashes))
+        own = quoted_subjects(ref, walks, self.mapping.hashes) if walks else {}
+        subjects.update(own)
         if produced:
             subjects.update(dict.fromkeys(produced))
         if self.results.coverage is not None:
@@ -193,7 +197,17 @@ class _Decider:
         node, _, criterion = ref.partition("/")
         executed = tuple(details.get("coverage", ()))
         self.decided.append(
-            Decided(node, criterion, verdict, details, subjects, tuple(produced), executed, bound)
+            Decided(
+                node,
+                criterion,
+                verdict,
+                details,
+                subjects,
+                tuple(produced),
+                executed,
+                bound,
+                None if produced else own,
+            )
         )
 
     def _group(self, tests: list[str]) -> tuple[dict[str, str | None], list[str]]:

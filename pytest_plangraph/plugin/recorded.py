@@ -8,11 +8,12 @@ holds is hashed again.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..judge.derive import derive
-from ..judge.inputs import Snapshot, needed_paths, subject_files
+from ..judge.inputs import Snapshot, digests_since, needed_paths, subject_files
+from ..judge.ledger import Context
 from ..vcs.quotes import collected_now
 
 if TYPE_CHECKING:
@@ -29,11 +30,14 @@ def state_after(
     end: Snapshot,
     evidence: Iterable[Evidence],
     stored: Iterable[Event],
+    digests: Mapping[str, str] | None = None,
 ) -> PlanState:
     """The state after recording: *before_fold* (the log read at the start) with the events
     this run *stored*, hashing only what *end* and the new records lack. The records' subjects
     are merged first (in C), so each distinct path is read once however many records bind it:
-    the last record's binding of a path stands, a path bound absent is a missing file."""
+    the last record's binding of a path stands, a path bound absent is a missing file.
+    *digests*, the input digests for *end* (the records' own), are kept for every node whose
+    files the records' subjects did not change."""
     from ..store.trust import screen_stored
 
     stored = list(stored)
@@ -48,4 +52,8 @@ def state_after(
     files.update(collected_now(os.fspath(plangraph.root), missing, set()))
     files.update(plangraph.workspace.hashes(missing))
     after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)
-    return derive(plangraph.graph, fold, after)
+    if digests is None:
+        return derive(plangraph.graph, fold, after)
+    graph = plangraph.graph
+    inputs = digests_since(graph, end, after, digests)
+    return derive(graph, fold, after, context=Context.of(graph, after, inputs))

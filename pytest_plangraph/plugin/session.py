@@ -387,7 +387,8 @@ class PlangraphSession:
         stored = self.plangraph.record_run(evidence, made=builder.maker.made) if builder else []
         if evidence:
             attach_evidence(self.config, mapping.tests_of(self.prefix, evidence))
-        after = state_after(self.plangraph, self.before_fold, end, evidence, stored)
+        digests = builder.maker.digests if builder else None
+        after = state_after(self.plangraph, self.before_fold, end, evidence, stored, digests)
         decisions = [self.plangraph.gate(node, after) for node in self._gated_nodes()]
         gated = bool(self.config.getoption("plangraph_gate"))
         if gated:
@@ -432,6 +433,7 @@ class PlangraphSession:
             recorded_by=self.recorded_by,
             globs=self.before_snapshot.globs,
             shadows=self._shadows(),
+            prior=(self.before_snapshot, self.before.input_digests),
         )
 
     def _shadows(self) -> ShadowPaths:

@@ -273,6 +273,9 @@ class CollectValues:
         """The files read that mention ``sys.path`` (:attr:`ModuleFinder.wide`)."""
         self._configured = PythonPath(root)
         self._by_ref: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
+        self._digests: dict[tuple[str, ...], str] = {}
+        """The value of each list of quoting files, hashed once (most criteria of one test
+        file are quoted by that file alone)."""
 
     def value(self, key: str) -> str:
         """The value of the walk subject *key* now: a plain walk's digest, or a
@@ -290,7 +293,11 @@ class CollectValues:
         if found is None:
             return collect_digest(None)
         by_ref, unreadable = self._index(base, found)
-        return collect_digest(GlobFiles(tuple(sorted([*by_ref.get(ref, ()), *unreadable]))))
+        files = tuple(sorted([*by_ref.get(ref, ()), *unreadable]))
+        value = self._digests.get(files)
+        if value is None:  # the criteria quoted by the same files share their value
+            value = self._digests[files] = collect_digest(GlobFiles(files))
+        return value
 
     def _walk(self, key: str) -> GlobFiles | None:
         if key not in self._walks:
