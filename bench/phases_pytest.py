@@ -44,7 +44,7 @@ def mark(label):
     binascii.crc_hqx(b"x", 0)
 atexit.register(lambda: open(os.environ["PHASE_LABELS"], "w").write("\\n".join(LABELS)))
 def wrap(owner, name, label):
-    raw = owner.__dict__.get(name)
+    raw = vars(owner).get(name)
     method = raw.__func__ if isinstance(raw, classmethod) else getattr(owner, name)
     @functools.wraps(method)
     def marked(*args, **kwargs):
@@ -57,9 +57,12 @@ def wrap(owner, name, label):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_cmdline_main(config):
     mark("+run")
+    from _pytest import unraisableexception
+    wrap(unraisableexception, "gc_collect_harder", "pytest's gc.collect")
     if config.getoption("plangraph", None) is not None:
         from pytest_plangraph import api
         from pytest_plangraph.plugin import session as S
+        from pytest_plangraph.store import sqlite as Q
         Session = S.PlangraphSession
         for owner, name, label in [
             (Session, "start", "session start"),
@@ -75,6 +78,10 @@ def pytest_cmdline_main(config):
             (api.PlanGraph, "record_run", "records stored"),
             (S, "state_after", "state after"),
             (S, "write_summary", "summary written"),
+            (Q.Store, "append_many", "store append"),
+            (Q.Store, "_insert", "store insert"),
+            (Session, "close", "session closed"),
+            (Q.Store, "close", "store closed"),
         ]:
             wrap(owner, name, label)
     yield

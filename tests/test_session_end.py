@@ -186,3 +186,40 @@ def test_each_stored_event_says_the_fields_it_was_given(pytester: pytest.Pyteste
     for event in stored:
         given = {name: getattr(event, name) for name in Event.FIELDS if name not in chain}
         assert event.fields_set == Event(**given).fields_set | chain
+
+
+class Held:
+    """Takes the run's session object at the session's end, and what it holds then."""
+
+    def __init__(self) -> None:
+        self.session: Any = None
+        self.plangraph: Any = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        import weakref
+
+        from pytest_plangraph.plugin import SESSION_KEY
+
+        self.session = session.config.stash[SESSION_KEY]
+        self.plangraph = weakref.ref(self.session.plangraph)
+
+
+def test_the_closed_session_lets_go_of_the_run_before_pytests_collections(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest keeps each plug-in it registered alive to the process's end, and collects the
+    # garbage twice after pytest_unconfigure's first hooks: the run's plan, mapping, results and
+    # records are dropped when the session closes, so those collections do not walk them
+    import gc
+
+    root = jwt_project(pytester)
+    held = Held()
+    result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider", plugins=[held])
+    passed, _, failed = result.listoutcomes()
+    assert passed and not failed
+    assert len(evidence(root)) == 3  # stored before the session closed
+    assert set(vars(held.session)) == {"config"}
+    gc.collect()
+    assert held.plangraph() is None  # nothing else kept the run's plan and store alive
+    held.session.close()  # closing again does nothing

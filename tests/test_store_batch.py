@@ -52,3 +52,27 @@ def test_any_text_is_an_idempotency_key(tmp_path: Path) -> None:
         again = store.append_many([make_event(3, idempotency_key=key), make_event(2)])
         assert again[0] == first
         assert store.count() == 2
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_batch_with_nan_or_an_infinity_anywhere_writes_nothing(
+    tmp_path: Path, value: float
+) -> None:
+    # the event refused is the last of the batch, behind events whose texts hold neither
+    # letter (N, I) the quick look searches for and events that only say the words as text
+    from pytest_plangraph.canonical import canonical_json
+    from pytest_plangraph.errors import UsageError
+
+    batch = [
+        make_event(1, payload={"n": 1}),
+        make_event(2, payload={"n": 2, "text": "NaN and -Infinity, said as text"}),
+        make_event(3, payload={"n": 3, "deep": [{"x": [0.5, value]}]}),
+    ]
+    texts = [canonical_json(event.payload) for event in batch]
+    with Store.open(tmp_path / "store.db") as store:
+        for given in (None, texts):  # encoded here, or as the maker encoded them
+            with pytest.raises(UsageError, match="NaN or an infinity"):
+                store.append_many(batch, texts=given)
+            assert store.count() == 0
+        kept = store.append_many(batch[:2], texts=texts[:2])
+        assert [event.payload for event in store.events()] == [e.payload for e in kept]
