@@ -56,10 +56,12 @@ def test_aside():
 
 
 class Probe:
-    """Keeps the session and what the state after the run was derived from."""
+    """Keeps what the session built (taken at the session's end: the session lets go of it
+    when it closes) and what the state after the run was derived from."""
 
     def __init__(self) -> None:
-        self.run: Any = None
+        self.builder: Any = None
+        self.before: Any = None
         self.calls: list[tuple[tuple[Any, ...], Any]] = []
 
     def state_after(self, *args: Any) -> Any:
@@ -69,7 +71,8 @@ class Probe:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self.run = session.config.stash[SESSION_KEY]
+        run = session.config.stash[SESSION_KEY]
+        self.builder, self.before = run.builder, run.before
 
 
 def test_digests_carried_over_are_those_computed_from_nothing(
@@ -82,14 +85,13 @@ def test_digests_carried_over_are_those_computed_from_nothing(
     result = pytester.inline_run("--plangraph", "-q", "-p", "no:cacheprovider", plugins=[probe])
     passed, _, failed = result.listoutcomes()
     assert not failed and len(passed) == 3
-    run = probe.run
     [(args, after)] = probe.calls
     plangraph, before_fold, end, evidence, stored, digests = args
     graph = plangraph.graph
-    made = run.builder.maker.digests
+    made = probe.builder.maker.digests
     assert digests is made
     assert made == input_digests(graph, end)
-    before = run.before.input_digests  # the output written moved its node and what is below
+    before = probe.before.input_digests  # the output written moved its node and what is below
     assert [n for n in graph.nodes if made[n] != before[n]] == ["up", "down"]
     # the state after, every digest computed again, is the one the run derived
     again = state_after(plangraph, before_fold, end, evidence, stored)
