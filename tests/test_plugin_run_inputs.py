@@ -146,7 +146,28 @@ def test_a_command_line_that_loosens_the_configuration_records_no_pass(
     result = pytester.runpytest_subprocess("--plangraph", *loosening)
     assert result.parseoutcomes()["passed"] == 3  # the warning no longer fails the test
     assert evidence(root)[recorded:] == []
-    assert "not verified in this run: 3 (3 NOT_COLLECTED)" in section(result.stdout.str())
+    shown = "\n".join(section(result.stdout.str()))
+    assert "not verified in this run: 3 (3 NOT_COLLECTED)" in shown
+    assert "no pass recorded: the suite is narrowed by " in shown
+
+
+def test_a_narrowed_run_says_what_narrowed_it(pytester: pytest.Pytester) -> None:
+    root = make_project(pytester)
+    whole = "\n".join(section(pytester.runpytest("--plangraph").stdout.str()))
+    assert "narrowed" not in whole and "no pass recorded" not in whole
+    recorded = len(evidence(root))
+    for args, words in (
+        (["tests"], "test paths or ids on the command line"),
+        (["--ignore=tests/none"], "--ignore or --ignore-glob"),
+        (["-p", "no:doctest"], "an option that loosens the configuration, one of -p no:NAME"),
+        (
+            ["--ignore=tests/none", "-W", "ignore"],
+            "--ignore or --ignore-glob, and an option that loosens",
+        ),
+    ):
+        shown = "\n".join(section(pytester.runpytest("--plangraph", *args).stdout.str()))
+        assert f"no pass recorded: the suite is narrowed by {words}" in shown
+    assert len(evidence(root)) == recorded  # nothing passed, nothing failed: none recorded
 
 
 @pytest.mark.parametrize(

@@ -42,14 +42,35 @@ def partial_args(config: pytest.Config) -> bool:
     collected), so it records no pass and a plan pattern that matches nothing is not
     ``TEST_NOT_FOUND``. What the project's own configuration (its ``addopts``, ``testpaths``
     …) leaves out is not a narrowing: that configuration defines the suite."""
+    return narrowed_by(config) is not None
+
+
+_NARROWING_WORDS = {
+    "ignore": "--ignore or --ignore-glob",
+    "config": "another configuration file (-c, --config-file)",
+    "override": "an -o override of what the suite collects or how it runs",
+    "loosen": "an option that loosens the configuration, one of -p no:NAME, -W, --runxfail, "
+    "--noconftest and --confcutdir",
+}
+"""How the summary names each kind of :func:`narrowing_options`."""
+
+
+def narrowed_by(config: pytest.Config) -> str | None:
+    """What narrows this invocation's collection, in words for the run's summary (see
+    :func:`partial_args`); None for a run of the whole suite."""
     source = config.args_source
     if source == pytest.Config.ArgsSource.ARGS:
-        return True
+        return "test paths or ids on the command line"
     invocation = config.invocation_params.dir
     if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
-        return True
-    if any(config.getoption(name, False) for name in ("lf", "stepwise")):
-        return True
+        return "running from a folder other than the rootdir"
+    flags = [
+        flag
+        for name, flag in (("lf", "--lf"), ("stepwise", "--sw"))
+        if config.getoption(name, False)
+    ]
+    if flags:
+        return " and ".join(flags)
     try:
         extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     except ValueError:  # pytest refuses it first
@@ -57,8 +78,8 @@ def partial_args(config: pytest.Config) -> bool:
     args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
     found = narrowing_options(args)
     if found == {"config"} and _own_config(config):
-        return False
-    return bool(found)
+        return None
+    return ", and ".join(_NARROWING_WORDS[kind] for kind in sorted(found)) or None
 
 
 NARROWING_INI = frozenset(

@@ -30,7 +30,15 @@ from ..vcs.environment import actor, ci_variables, git_info, now, run_info
 from ..verifiers.run import runnable_criteria
 from .binding import FileBinder
 from .building import EvidenceBuilder
-from .config import partial_args, plan_path, refusal, store_path, test_id_prefix, unrecorded
+from .config import (
+    narrowed_by,
+    partial_args,
+    plan_path,
+    refusal,
+    store_path,
+    test_id_prefix,
+    unrecorded,
+)
 from .evidence import RunResults, decide
 from .github import publish
 from .items import PlanFile, VerifierItem
@@ -426,6 +434,7 @@ class PlangraphSession:
             collection_errors=list(self.collection_errors),
             skipped_whole=skipped_whole,
             no_pass=[message for _, message in no_pass],
+            narrowed=narrowed_by(self.config) if self.partial else None,
         )
 
     def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:

@@ -81,6 +81,9 @@ class RunReport:
     """Collectors (test files, directories) that failed: their tests never ran."""
     no_pass: list[str] = field(default_factory=list)
     """Why this run records no pass at all (its tests could not fail), one message each."""
+    narrowed: str | None = None
+    """What narrowed this run's collection (:func:`~.config.narrowed_by`): it records
+    failures, never a pass."""
 
     @property
     def refusals(self) -> list[GateDecision]:
@@ -112,6 +115,8 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
     lines.extend(
         [(f"no pass recorded: {why}", {"red": True, "bold": True})] for why in report.no_pass
     )
+    if report.narrowed:
+        lines.append(_narrowed(report.narrowed))
     lines.extend(_unverified(report.unverified, report.held_up, verbose=verbosity > 0))
     lines.extend(_not_passed(report.recorded, verbose=verbosity > 0))
     lines.extend(_allowed(report.recorded, verbose=verbosity > 0))
@@ -119,6 +124,15 @@ def render(report: RunReport, verbosity: int = 0) -> list[Line]:
         lines.extend(_recorded(report.recorded))
     lines.extend(_refusals(report))
     return lines
+
+
+def _narrowed(narrowed: str) -> Line:
+    """Why a narrowed run's criteria are not verified: what narrowed it, and how to record."""
+    text = (
+        f"no pass recorded: the suite is narrowed by {narrowed}; a test left out could fail, "
+        "so only `pytest --plangraph` over the whole suite records passes"
+    )
+    return [(text, {"yellow": True})]
 
 
 def _headline(report: RunReport) -> Line:
