@@ -227,6 +227,8 @@ RUN_NEEDS_NONE_OF = (
     "pydantic",  # a known plan is read from its cache
     "yaml",
     "pytest_plangraph.planwrite",  # re-planning writes the plan file
+    "pytest_plangraph.plan.blocks",  # a plan read from its cache splits only for a position
+    "encodings.utf_8_sig",  # its bytes are decoded then, not before
     "pytest_plangraph.progress",  # `plangraph verify`'s progress lines
     "pytest_plangraph.store.keys",  # signing keys and trusted keys, when configured
     "pytest_plangraph.vcs.globwalk",  # a plan that names no glob walks none
@@ -289,6 +291,7 @@ def test_a_plugin_run_on_a_known_plan_imports_only_what_it_uses(
 
 LINT_RULES = (
     "pytest_plangraph.lint.check",
+    "pytest_plangraph.lint.findings",  # a kept answer of no finding reads none
     "pytest_plangraph.lint.files",
     "pytest_plangraph.lint.nodecache",
     "pytest_plangraph.lint.rules",
