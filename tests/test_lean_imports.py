@@ -291,7 +291,6 @@ def test_a_plugin_run_on_a_known_plan_imports_only_what_it_uses(
 
 LINT_RULES = (
     "pytest_plangraph.lint.check",
-    "pytest_plangraph.lint.findings",  # a kept answer of no finding reads none
     "pytest_plangraph.lint.files",
     "pytest_plangraph.lint.nodecache",
     "pytest_plangraph.lint.rules",

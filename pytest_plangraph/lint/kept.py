@@ -45,6 +45,7 @@ from ..plan.cache import lint_version
 from ..plan.paths import is_glob, normalize, path_problem
 from ..store.derived import read_tagged, write_tagged
 from ..vcs.watch import changed_files, make_watch
+from .findings import Finding, from_kept, to_kept
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from ..plan.file import LoadedPlan
     from ..vcs.workspace import Workspace
     from .files import WorkspaceFileCheck
-    from .findings import Finding
 
 __all__ = ["NAME", "KeptCheck", "kept_problems"]
 
@@ -64,7 +64,7 @@ PERSON = b"plangraph-lint"
 FORMAT = 1
 """The kept answer's record format: changes when the record does."""
 
-Problems = tuple[list["Finding"], list["Finding"]]
+Problems = tuple[list[Finding], list[Finding]]
 
 
 class KeptCheck:
@@ -89,14 +89,11 @@ class KeptCheck:
         kept = read_tagged(cache / NAME, PERSON)
         if not isinstance(kept, dict) or kept.get("key") != self.key:
             return None
-        errors, warnings = kept.get("errors"), kept.get("warnings")
-        if errors != [] or warnings != []:  # a clean plan's answer needs no finding read
-            from .findings import from_kept
-
-            errors = from_kept(errors, self.loaded.file)
-            warnings = from_kept(warnings, self.loaded.file)
-            if errors is None or warnings is None:
-                return None
+        file = self.loaded.file
+        errors = from_kept(kept.get("errors"), file)
+        warnings = from_kept(kept.get("warnings"), file)
+        if errors is None or warnings is None:
+            return None
         try:
             changed = changed_files(str(self.workspace.root), kept["watch"])
         except (KeyError, TypeError, ValueError, IndexError):  # damaged: checked again
@@ -120,8 +117,6 @@ class KeptCheck:
         watch = _watch(str(self.workspace.root), files.asked, self.started_ns)
         if watch is None:
             return
-        from .findings import to_kept
-
         file = self.loaded.file
         errors, warnings = problems
         record = {
