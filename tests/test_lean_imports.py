@@ -227,6 +227,8 @@ RUN_NEEDS_NONE_OF = (
     "pydantic",  # a known plan is read from its cache
     "yaml",
     "pytest_plangraph.planwrite",  # re-planning writes the plan file
+    "pytest_plangraph.plan.blocks",  # a plan read from its cache splits only for a position
+    "encodings.utf_8_sig",  # its bytes are decoded then, not before
     "pytest_plangraph.progress",  # `plangraph verify`'s progress lines
     "pytest_plangraph.store.keys",  # signing keys and trusted keys, when configured
     "pytest_plangraph.vcs.globwalk",  # a plan that names no glob walks none

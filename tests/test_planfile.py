@@ -371,3 +371,22 @@ nodes:
     got = [(n.id, n.title) for n in load_plan(path).plan.nodes]
     expected = [(n["id"], n["title"]) for n in yaml.safe_load(path.read_text())["nodes"]]
     assert got == expected == [("step-a", "A"), ("step-c", "A"), ("step-b", "A")]
+
+
+def test_a_kept_plan_finds_its_positions_from_its_bytes_when_first_asked(tmp_path):
+    """A plan read from its cache keeps the file's bytes, not a decoded text: the positions a
+    message needs are found from them on the first look-up (text that is not ASCII counted as
+    the first read counts it)."""
+    from pytest_plangraph.plan.positions import LazyPositions
+
+    path, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    nodes = "".join(f"  - id: n{i}\n    title: caf\u00e9 {i} {'x' * 60}\n" for i in range(1200))
+    path.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}", encoding="utf-8")
+    first = load_plan(path, cache_dir=cache)
+    second = load_plan(path, cache_dir=cache)  # from the cache
+    assert isinstance(second.positions, LazyPositions)
+    assert not isinstance(first.positions, LazyPositions)
+    assert second.plan == first.plan
+    for where in (("nodes", 0), ("nodes", 17, "title"), ("nodes", 1199, "id")):
+        assert second.location(where) == first.location(where)
+    assert second.location(("nodes", 17, "title")) == f"{path}:39:5"

@@ -275,29 +275,3 @@ class BlockPositions(dict[FieldPath, tuple[int, int]]):
             elif not path and block is not self._first:
                 continue
             self.setdefault(path, (line + shift, column))
-
-
-class LazyPositions(dict[FieldPath, tuple[int, int]]):
-    """Positions in a plan read the fast way (from the plan cache, or as JSON), found only when
-    a message needs one (walking the text as YAML for positions costs far more than reading
-    the data): block by block when the text splits, else from the whole text (JSON is nearly
-    YAML: its walker serves). *read* reads a text as YAML and gives its positions."""
-
-    def __init__(self, text: str, read: Callable[[str], dict[FieldPath, tuple[int, int]]]) -> None:
-        super().__init__()
-        self._text: str | None = text
-        self._read = read
-        self._blocks: BlockPositions | None = None
-
-    def get(self, key: FieldPath, default: Any = None) -> Any:
-        if self._text is not None:
-            text, self._text = self._text, None
-            found = split(text)
-            if found is not None and len(found) > 1:
-                self._blocks = BlockPositions(text, found, self._read)
-            else:
-                with contextlib.suppress(PlanError):
-                    self.update(self._read(text))
-        if self._blocks is not None:  # only the block that holds the field is read
-            return self._blocks.get(key, default)
-        return super().get(key, default)

@@ -273,8 +273,9 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
     writes are touched; a file that cannot be looked at or removed is skipped."""
     written: dict[str, int] = {}
     leftovers: list[Path] = []
+    entry = _entry()
     for path in _listing(cache_dir):
-        found = _ENTRY.fullmatch(path.name)
+        found = entry.fullmatch(path.name)
         if found is None:
             continue
         mtime = _mtime(path)
@@ -292,10 +293,16 @@ def prune(cache_dir: Path, current: str, keep: int = KEEP, *, also: str | None =
 
 
 _KINDS = ("valid", "plan", "facts", "lint", "canon")
-_ENTRY = re.compile(
-    r"(?:valid|plan|facts|lint|canon)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
-    r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
-)
+
+
+@functools.cache
+def _entry() -> re.Pattern[str]:
+    """The names of the files :func:`prune` may touch (compiled by the first prune alone: a
+    command that finds its plan kept writes nothing and prunes nothing)."""
+    return re.compile(
+        r"(?:valid|plan|facts|lint|canon)-(?P<key>[0-9a-f]{64})(?:\.json|(?P<tmp>\.\d+\.tmp))"
+        r"|(?P<logtmp>log-.+\.json\.\d+\.tmp)"  # a checkpoint's (pytest_plangraph.checkpoint)
+    )
 
 
 def _listing(directory: Path) -> list[Path]:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import json_loads
 from ..errors import PlanError, Problem
 from ..values import dataclass, field, replace
-from .blocks import LazyPositions
 from .cache import cache_key as cache_key
 from .cache import content_key as content_key
 from .cache import (
@@ -37,6 +36,7 @@ from .messages import FieldPath as FieldPath
 from .messages import format_path as format_path
 from .messages import position
 from .model import Plan
+from .positions import LazyPositions
 
 if TYPE_CHECKING:
     from .blockcache import BlockItemKeys
@@ -118,7 +118,7 @@ def parse_plan(
 
         patched = retitled(raw, name, key, cache_dir, MAX_YAML_NODES)  # a title changed
         if patched is not None:
-            lazy = LazyPositions(raw.decode("utf-8-sig"), _positions_reader(name))
+            lazy = LazyPositions(raw, _positions_reader(name))
             return LoadedPlan(
                 patched[0], name, lazy, key, patched[1], source=source, node_keys=patched[2]
             )
@@ -208,7 +208,7 @@ def _known(raw: bytes, name: str, cache_dir: Path, key: str) -> LoadedPlan | Non
     plan = read_validated(cache_dir, key)
     if plan is None:
         return None
-    positions = LazyPositions(raw.decode("utf-8-sig"), _positions_reader(name))
+    positions = LazyPositions(raw, _positions_reader(name))
     if len(raw) < CACHE_MIN_BYTES:
         return LoadedPlan(plan, name, positions)
     try:  # the facts are kept under the plan's content: the key of its parsed data's text
@@ -370,7 +370,7 @@ def _read_yaml(text: str, name: str) -> tuple[Any, dict[FieldPath, tuple[int, in
 
 
 def _positions_reader(name: str) -> Callable[[str], dict[FieldPath, tuple[int, int]]]:
-    """Reads a text as YAML for its positions alone (:class:`~.blocks.LazyPositions`)."""
+    """Reads a text as YAML for its positions alone (:class:`~.positions.LazyPositions`)."""
     return lambda text: _read_yaml(text, name)[1]
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..canonical import encodes_as_utf8, json_loads
 from ..errors import PlanError, Problem
-from .blocks import LazyPositions
 from .messages import FieldPath, format_path
+from .positions import LazyPositions
 
 
 def read_json(

@@ -47,7 +47,12 @@ VERIFIER_CRASHED = "VERIFIER_CRASHED"
 NOT_RUNNABLE = "NOT_RUNNABLE"
 UNKNOWN_VERIFIER = "UNKNOWN_VERIFIER"
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+@functools.cache
+def _name() -> re.Pattern[str]:
+    """What a plug-in's verifier type may be named (compiled when a plug-in's type is first
+    checked: a run whose types are the built-ins checks none)."""
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass(frozen=True)
@@ -370,7 +375,7 @@ def _check_type(vtype: Any, plugin: str) -> None:
             f"plugin {plugin!r} returned {vtype!r} from plangraph_verifier_types, which is not a"
             " verifier type (it needs name, runs_in_pytest, config_problems and run)"
         )
-    if not isinstance(vtype.name, str) or not _NAME.match(vtype.name):
+    if not isinstance(vtype.name, str) or not _name().match(vtype.name):
         raise VerifierError(
             f"plugin {plugin!r} registered a verifier with a bad name {vtype.name!r}"
         )
