@@ -62,3 +62,25 @@ def test_a_title_anchored_by_a_name_taken_is_not_patched_into_a_plan(tmp_path: P
         load_plan(plan, cache_dir=cache)
     assert str(edited.value) == str(fresh.value)
     assert "second occurrence" in str(edited.value)
+
+
+def test_one_anchor_named_in_two_blocks_is_the_yaml_error_of_a_read_without_a_cache(
+    tmp_path: Path,
+) -> None:
+    """A large plan naming one anchor in two nodes far apart (two blocks of its split): read
+    with a cache folder (by blocks), it is the error the whole file is without one."""
+    plan = tmp_path / "plangraph.yaml"
+    nodes = "".join(
+        f"- id: n{i}\n  title: {'&same ' if i in (5, 250) else ''}t{i}\n"
+        f"  outputs: [out/n{i}.txt]\n  acceptance:\n"
+        f"  - id: ac\n    verifier: {{type: artifact, path: out/n{i}.txt}}\n"
+        for i in range(300)
+    )
+    plan.write_text(f"plangraph: 1\nplan: big\nnodes:\n{nodes}")
+    with pytest.raises(PlanError) as whole:
+        load_plan(plan)  # no cache folder: read whole
+    assert "second occurrence" in str(whole.value)
+    for _ in range(2):  # the blocks read, then kept
+        with pytest.raises(PlanError) as blocks:
+            load_plan(plan, cache_dir=tmp_path / "cache")
+        assert str(blocks.value) == str(whole.value)

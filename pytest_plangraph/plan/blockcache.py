@@ -70,11 +70,13 @@ def read_blocks_keyed(
 ) -> tuple[bytes, dict[FieldPath, tuple[int, int]], BlockItemKeys] | None:
     """:func:`read_blocks` with what gives the key of each item of the plan's lists, taken by
     block when asked for (:func:`.blockitems.keys_by_block`)."""
-    from .yaml_reader import read_block
+    from .yaml_reader import anchors, read_block
 
     blocks = split(text)
     if blocks is None or len(blocks) < 2:
         return None
+    if "&" in text and any(anchors(block.text) for block in blocks if "&" in block.text):
+        return None  # an anchor's name is the file's: named twice in two blocks, it is refused
     store = _Store(cache_dir / FILE_NAME)
     keys = store.keys(blocks)
     entries: list[Entry] = []
