@@ -75,8 +75,6 @@ def read_blocks_keyed(
     blocks = split(text)
     if blocks is None or len(blocks) < 2:
         return None
-    if "&" in text and any(anchors(block.text) for block in blocks if "&" in block.text):
-        return None  # an anchor's name is the file's: named twice in two blocks, it is refused
     store = _Store(cache_dir / FILE_NAME)
     keys = store.keys(blocks)
     entries: list[Entry] = []
@@ -88,8 +86,8 @@ def read_blocks_keyed(
             except PlanError:
                 return None  # read whole: the whole text says what is wrong, and where
             entry = None if aliased else entry_of(block, data, count)
-            if entry is None:
-                return None
+            if entry is None or anchors(block.text):  # an anchor's name is the file's: named
+                return None  # in two blocks, the whole file refuses it (a block kept names none)
             store.add(key, entry)
         entries.append(entry)
     body = assemble(blocks, entries, max_nodes)

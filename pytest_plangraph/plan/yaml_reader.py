@@ -62,11 +62,16 @@ def read_block(
     return data, walker.positions, walker.count, walker.aliased
 
 
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:?-])&[^\s\[\]{},]", re.MULTILINE)
+"""Where an anchor may be named: ``&`` and a name, where a value may start (at a line's
+start, after a space or a flow or block indicator); :func:`anchors` scans only such texts."""
+
+
 def anchors(text: str) -> bool:
     """Whether the YAML *text* names an anchor (``&name``): an anchor's name belongs to the
     whole file (a name used twice is an error there), so a part naming one may read alone
     otherwise than in its file. False for a text that does not scan."""
-    if "&" not in text:
+    if "&" not in text or _MAYBE_ANCHOR.search(text) is None:  # "R&D", "a & b": no anchor
         return False
     scanner = _BaseLoader(text)
     try:
