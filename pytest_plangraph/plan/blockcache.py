@@ -70,7 +70,7 @@ def read_blocks_keyed(
 ) -> tuple[bytes, dict[FieldPath, tuple[int, int]], BlockItemKeys] | None:
     """:func:`read_blocks` with what gives the key of each item of the plan's lists, taken by
     block when asked for (:func:`.blockitems.keys_by_block`)."""
-    from .yaml_reader import read_block
+    from .yaml_reader import anchors, read_block
 
     blocks = split(text)
     if blocks is None or len(blocks) < 2:
@@ -86,8 +86,8 @@ def read_blocks_keyed(
             except PlanError:
                 return None  # read whole: the whole text says what is wrong, and where
             entry = None if aliased else entry_of(block, data, count)
-            if entry is None:
-                return None
+            if entry is None or anchors(block.text):  # an anchor's name is the file's: named
+                return None  # in two blocks, the whole file refuses it (a block kept names none)
             store.add(key, entry)
         entries.append(entry)
     body = assemble(blocks, entries, max_nodes)

@@ -14,8 +14,9 @@ the left margin that is neither a plain key nor a list item (a document marker, 
 quoted or flow key); a list whose lines are indented less than its items, or items at the margin
 after indented ones; any block that does not read on its own as exactly its key or its items (a
 quoted text or a flow collection running over a boundary leaves its first part unterminated,
-which fails); an alias anywhere; a key written twice at the top; or a plan of more values than
-the reader allows. A block's positions are found only when a message needs one, by reading that
+which fails); an alias or an anchor anywhere (an anchor's name is the file's: named in two
+blocks, it is refused); a key written twice at the top; or a plan of more values than the
+reader allows. A block's positions are found only when a message needs one, by reading that
 block again and moving its lines to its place in the file, so the lines of blocks after an
 edited one are right.
 """

@@ -325,13 +325,16 @@ def _suffix(one: str, other: str, limit: int) -> int:
 
 def _item(text: str, name: str, at: int, max_nodes: int) -> tuple[dict[str, Any], int]:
     """The parsed data of one item's *text* read alone, and how many values it holds
-    (ValueError when it is not one mapping that reads as its blocks would)."""
-    from .yaml_reader import read_block
+    (ValueError when it is not one mapping that reads as its blocks would, or it names an
+    anchor: a name another item may hold too, which the whole file refuses)."""
+    from .yaml_reader import anchors, read_block
 
     data, _, count, aliased = read_block(text, name, max_nodes)
     block = Block(text, at, LIST, 0, 1)
     if aliased or entry_of(block, data, count) is None or type(data[0]) is not dict:
         raise ValueError("not an item read alone")
+    if anchors(text):  # read alone, a name taken by another item is not seen
+        raise ValueError("an item naming an anchor")
     return data[0], count
 
 

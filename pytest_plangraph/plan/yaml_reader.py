@@ -62,6 +62,29 @@ def read_block(
     return data, walker.positions, walker.count, walker.aliased
 
 
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:?-])&[^\s\[\]{},]", re.MULTILINE)
+"""Where an anchor may be named: ``&`` and a name, where a value may start (at a line's
+start, after a space or a flow or block indicator); :func:`anchors` scans only such texts."""
+
+
+def anchors(text: str) -> bool:
+    """Whether the YAML *text* names an anchor (``&name``): an anchor's name belongs to the
+    whole file (a name used twice is an error there), so a part naming one may read alone
+    otherwise than in its file. False for a text that does not scan."""
+    if "&" not in text or _MAYBE_ANCHOR.search(text) is None:  # "R&D", "a & b": no anchor
+        return False
+    scanner = _BaseLoader(text)
+    try:
+        while scanner.check_token():
+            if isinstance(scanner.get_token(), yaml.AnchorToken):
+                return True
+    except yaml.YAMLError:
+        return False
+    finally:
+        scanner.dispose()
+    return False
+
+
 def _walk(text: str, name: str, max_nodes: int) -> tuple[Any, _Walker | None]:
     """The data of a YAML *text* and the walker that built it (None for an empty text)."""
     try:
