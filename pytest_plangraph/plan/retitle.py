@@ -11,7 +11,9 @@ validated form, its canonical text (and with it the plan's digest and the node's
   the items' indentation) and how many values the plan holds; its first line is the plan
   file's key (:func:`~.file.cache_key`: the salt, the code, the bytes) and the CRC-32 of the
   rest, and the key is computed again from the bytes kept, so a file of another plan or of
-  another user never serves;
+  another user never serves; the head is taken only under its seal (:func:`_seal`: this
+  user's salt, the key, the head), since the patch seals the head it derives from it and a
+  ``status`` answer keeps that head (:mod:`pytest_plangraph.derived.retitled`);
 * ``canon-<content key>.json`` — the key of each node (:func:`~.itemcache.item_keys`) and the
   canonical text of the plan (what its digest hashes), under the plan's content key with its
   CRC-32 as the other keyed files (:func:`~.cache.keyed`).
@@ -149,6 +151,8 @@ def _retitled(
     if found is None:
         return None
     old_key, head, old_raw = found
+    if head.get("seal") != _seal(old_key, head):
+        return None  # a head this user did not make: the patch would seal what it derives
     old, text = old_raw.decode("utf-8-sig"), raw.decode("utf-8-sig")
     edit = _title_edit(old, text, head, name, max_nodes, lambda: cache_key(old_raw) == old_key)
     if edit is None:
