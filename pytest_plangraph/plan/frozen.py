@@ -201,9 +201,43 @@ def _builder(cls: type[Frozen]) -> Callable[[Mapping[str, Any]], Any]:
     field's default, so a value costs a few operations per field and no loop. The fields are
     stored into a value of :func:`_open_twin` (the interpreter's fast store into a slot, not a
     call of ``object.__setattr__``), which then becomes a *cls*. The names of the fields given
-    are checked and made into ``fields_set`` once per distinct list of keys. Written from the
-    class's own field table (its names are identifiers, its JSON names only ever appear as
-    string literals, quoted with ``repr``); a few lines compiled once per class a process uses."""
+    are checked and made into ``fields_set`` once per distinct list of keys.
+
+    The source (:func:`builder_source`) is written from the class's own field table. The
+    package's own classes find it compiled ahead of time in :mod:`._prebuilt` (a module of the
+    package, so Python's bytecode cache holds it), taken only when its source there is the one
+    written now; any other class, or a table changed since, has it compiled here, once per
+    class a process uses."""
+    source, scope = builder_source(cls)
+    build = _prebuilt(cls, source, scope)
+    if build is None:
+        exec(source, scope)  # the source made from the class's fields
+        build = scope["build"]
+    return build
+
+
+def _prebuilt(
+    cls: type[Frozen], source: str, scope: dict[str, Any]
+) -> Callable[[Mapping[str, Any]], Any] | None:
+    """The builder of *cls* compiled ahead of time, made with *scope*'s values; None unless
+    :mod:`._prebuilt` holds one for this very *source* and these names."""
+    from . import _prebuilt
+
+    entry: Any
+    entry = _prebuilt.BUILDERS.get(f"{cls.__module__}.{cls.__qualname__}")
+    if entry is None or entry[0] != source:
+        return None
+    code = entry[1].__code__
+    if code.co_varnames[: code.co_argcount] != tuple(scope):
+        return None
+    build: Callable[[Mapping[str, Any]], Any] = entry[1](**scope)
+    return build
+
+
+def builder_source(cls: type[Frozen]) -> tuple[str, dict[str, Any]]:
+    """The source of the builder of *cls* (a function ``build(data)``) and the names it reads
+    (its classes, converters, defaults and helpers). Its names are identifiers and its JSON
+    names only ever appear as string literals, quoted with ``repr``."""
     aliases, defaults, convert = cls.ALIASES, cls.DEFAULTS, cls.CONVERT
     twin = _open_twin(cls)
     keys = [aliases.get(name, name) for name in cls.FIELDS]
@@ -257,9 +291,7 @@ def _builder(cls: type[Frozen]) -> Callable[[Mapping[str, Any]], Any]:
     if twin is not None:
         lines.append("    value.__class__ = cls")
     lines.append("    return value")
-    exec("\n".join(lines), scope)  # the source made above from the class's fields
-    build: Callable[[Mapping[str, Any]], Any] = scope["build"]
-    return build
+    return "\n".join(lines), scope
 
 
 def _store(name: str, item: str, twin: type | None) -> str:
