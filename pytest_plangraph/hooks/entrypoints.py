@@ -205,16 +205,10 @@ def code_signature(value: str) -> list[Any] | None:
     size, inode, modification and change times of its top-level module's file, or of every
     file under its package's folders, as the standard path finder finds it on ``sys.path``;
     None when it finds none (a module another finder offers, a bad value)."""
-    import importlib.machinery
-
     match = _PATTERN.match(value)
     if match is None:
         return None
-    top = match.group("module").split(".", 1)[0]
-    try:
-        spec = importlib.machinery.PathFinder.find_spec(top)
-    except (ImportError, ValueError, OSError):
-        return None
+    spec = top_level_spec(match.group("module").split(".", 1)[0])
     if spec is None:
         return None
     places = list(spec.submodule_search_locations or ())
@@ -230,6 +224,17 @@ def code_signature(value: str) -> list[Any] | None:
                     return None
                 found.append(code)
     return found
+
+
+def top_level_spec(top: str) -> Any:
+    """The ``ModuleSpec`` the standard path finder finds on ``sys.path`` for the top-level
+    module *top* (without importing it); None when it finds none or the name is no module's."""
+    import importlib.machinery
+
+    try:
+        return importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError, OSError):
+        return None
 
 
 def _file_code(path: str) -> list[Any] | None:

@@ -119,16 +119,13 @@ class SkipOrigin:
         (nothing imported), when it is the project's; else None."""
         if not isinstance(name, str) or not name:
             return None
-        import importlib.machinery
+        from ..hooks.entrypoints import top_level_spec
 
         top = name.partition(".")[0]
         loaded = sys.modules.get(top)
         origin = getattr(loaded, "__file__", None)
         if not isinstance(origin, str):
-            try:
-                spec = importlib.machinery.PathFinder.find_spec(top)
-            except (ImportError, ValueError, OSError):
-                return None
+            spec = top_level_spec(top)
             if spec is None:
                 return None
             places = list(spec.submodule_search_locations or ())
