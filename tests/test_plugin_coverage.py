@@ -21,6 +21,7 @@ from pytest_plangraph.plan.paths import COLLECT
 from pytest_plangraph.plugin.coverage import (
     context_test,
     force_ctrace,
+    no_origin_stack,
     repository_file,
     restore_core,
 )
@@ -419,3 +420,25 @@ def test_unmapped_tests_run_unmeasured_and_what_binds_is_the_same(
     )
     learned = latest(root)["step/ac"].details["coverage"]
     assert learned == ["src/late.py", "tests/test_a.py"]  # the third test measured again
+
+
+def test_the_collector_made_for_a_measurement_keeps_no_stack_of_its_origin(
+    tmp_path: Path,
+) -> None:
+    from coverage import Coverage, collector
+
+    original = collector.short_stack  # type: ignore[attr-defined]
+    cov = Coverage(data_file=None, config_file=False, include=[f"{tmp_path}/*"])
+    with no_origin_stack():
+        assert collector.short_stack is not original  # type: ignore[attr-defined]
+        cov.start()
+    try:
+        made = cov._collector
+        assert made is not None and made.origin == ""
+    finally:
+        cov.stop()
+    assert collector.short_stack is original  # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError), no_origin_stack():
+        raise RuntimeError("a failed start")
+    assert collector.short_stack is original  # type: ignore[attr-defined]
+    assert "test_plugin_coverage" in original()  # the debugging aid itself still works
