@@ -138,7 +138,7 @@ class SubjectsBase:
     (:meth:`RecordMaker.make`), and its subjects' text is the base's members with its own
     put in their sorted places, not every member looked up and sorted again."""
 
-    __slots__ = ("after", "head", "merged", "paths", "pieces")
+    __slots__ = ("after", "head", "merged", "nones", "paths", "pieces")
 
     def __init__(
         self,
@@ -151,6 +151,9 @@ class SubjectsBase:
         """The node's own files, then the subjects before a record's own."""
         self.after = after
         self.merged = {**head, **after}
+        self.nones = None in head.values() or None in after.values()
+        """Whether a subject of the base names a missing file (None): else a record made on
+        it has one only among its own subjects."""
         self.paths = paths
         """The paths of :attr:`merged` that name a file (a value that is not None), sorted;
         None when a path or value is not text (a record's text is then joined in full)."""
@@ -197,6 +200,9 @@ class RecordMaker:
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self._own: dict[str, dict[str, str | None]] = {}
+        self._definitions: dict[tuple[str, str], Any] | None = None
+        """(node, criterion) → the criterion, for every criterion of the plan: found once
+        per maker (the first of an id in its node, as :meth:`Node.criterion` finds it)."""
         self._pieces: dict[tuple[str, str], str] = {}
         """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
 
@@ -255,9 +261,17 @@ class RecordMaker:
         base: SubjectsBase | None = None,
     ) -> Evidence:
         """:meth:`make`, the details as given."""
-        found = self.graph.nodes.get(node) if type(node) is str else None
-        definition = found.criterion(criterion) if found and type(criterion) is str else None
-        if definition is None:
+        definitions = self._definitions
+        if definitions is None:
+            definitions = self._definitions = {}
+            for name, each in self.graph.nodes.items():
+                for made in each.acceptance:
+                    definitions.setdefault((name, made.id), made)
+        try:
+            definition = definitions.get((node, criterion))
+        except TypeError:  # a value that cannot be hashed: not a node or criterion id
+            definition = None
+        if definition is None or type(node) is not str or type(criterion) is not str:
             require_criterion(self.graph, node, criterion)  # says what is wrong
             raise AssertionError("unreachable: the criterion was not found above")
         if base is None:
@@ -277,7 +291,9 @@ class RecordMaker:
             "details": dict(details),
             "subjects": hashes,
         }
-        if None in hashes.values():  # a missing file: left out (one pass, in C, when none is)
+        if (
+            base is None or base.nones or None in subjects.values()
+        ) and None in hashes.values():  # a missing file: left out (one pass, in C)
             fields["subjects"] = {path: sha for path, sha in hashes.items() if sha is not None}
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
             return Evidence.create(**fields)
@@ -289,7 +305,8 @@ class RecordMaker:
         # built from its fields as they are: every one given, none compared with its default
         record: Evidence = builder_of(Evidence)(fields)
         payload = {**fields, **self.shared_json}  # the shared values in their JSON form
-        self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
+        text = "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
+        self.made_plain(record, payload, text)
         return record
 
     def _on_base(self, base: SubjectsBase, own: Mapping[str, str | None]) -> str | None:
@@ -444,15 +461,22 @@ def is_plain(value: object) -> bool:
     """True when *value* is JSON made of dicts with text keys, lists, text, integers, finite
     floats, booleans and None, so its canonical JSON is what pydantic's JSON dump gives."""
     kind = type(value)
-    if value is None or kind in (str, int, bool):
+    if value is None or kind in _LEAVES:
         return True
     if kind is float:
         return math.isfinite(value)  # type: ignore[arg-type]
-    if kind is list:
-        return all(is_plain(item) for item in value)  # type: ignore[attr-defined]
     if kind is dict:
-        return all(
-            type(key) is str and is_plain(item)
-            for key, item in value.items()  # type: ignore[attr-defined]
-        )
-    return False
+        if not _TEXT.issuperset(map(type, value)):  # type: ignore[call-overload]
+            return False
+        items = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        items = value
+    else:
+        return False
+    if _LEAVES.issuperset(map(type, items)):  # text, whole numbers, booleans, None: in C
+        return True
+    return all(is_plain(item) for item in items)
+
+
+_LEAVES = frozenset((str, int, bool, type(None)))
+"""The types of the values :func:`is_plain` takes as they are (no float: it must be finite)."""
