@@ -101,11 +101,18 @@ def changed_during_run(
     """The subjects, sorted, whose sha256 (None: no file) at the end of the run, *after*,
     differs from the one before it, *before*; a path hashed only once is not compared, nor is
     one the run was declared to make (*produced*). The pairs of *after* that *before* holds
-    as they are are taken out in one pass (nearly all of them): only the rest are looked at."""
-    try:
-        differ: Iterable[tuple[str, str | None]] = after.items() - before.items()
-    except TypeError:  # a value that cannot be hashed: compared one by one
-        differ = after.items()
+    as they are are taken out in one pass (nearly all of them): only the rest are looked at.
+    That pass goes over *after*, each pair looked up in *before*, when *after* is the smaller
+    (a node's few files against every file the run started with), else as a set difference."""
+    differ: Iterable[tuple[str, str | None]]
+    if len(after) < len(before) and isinstance(before, dict):
+        held = before.items()
+        differ = [item for item in after.items() if item not in held]
+    else:
+        try:
+            differ = after.items() - before.items()
+        except TypeError:  # a value that cannot be hashed: compared one by one
+            differ = after.items()
     return sorted(
         path
         for path, digest in differ
@@ -204,6 +211,9 @@ class RecordMaker:
         """(node, criterion) → the criterion, for every criterion of the plan: found once
         per maker (the first of an id in its node, as :meth:`Node.criterion` finds it)."""
         self._pieces: dict[tuple[str, str], str] = {}
+        self._around: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        """The text of a record's members from ``input_digest`` to ``reason`` (its value
+        left out) and of its ``verifier``, by input digest, node, outcome and verifier."""
         """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
 
     def make(
@@ -365,17 +375,29 @@ class RecordMaker:
                 shared["git"],
             ]
         )
+        # the members from the input digest to the plan's, and the verifier's, are the same for
+        # the records of one node and outcome: each joined once per maker
+        around = self._around.get((input_digest, node, outcome, verifier))
+        if around is None:
+            around = self._around[(input_digest, node, outcome, verifier)] = (
+                "".join(
+                    [
+                        '"input_digest":',
+                        encode_basestring(input_digest),
+                        ',"node":',
+                        encode_basestring(node),
+                        ',"outcome":',
+                        encode_basestring(outcome),
+                        ",",
+                        shared["plan"],
+                        ',"reason":',
+                    ]
+                ),
+                ',"verifier":' + encode_basestring(verifier),
+            )
         tail = "".join(
             [
-                '"input_digest":',
-                encode_basestring(input_digest),
-                ',"node":',
-                encode_basestring(node),
-                ',"outcome":',
-                encode_basestring(outcome),
-                ",",
-                shared["plan"],
-                ',"reason":',
+                around[0],
                 "null" if reason is None else encode_basestring(reason),
                 ",",
                 shared["recorded_by"],
@@ -383,8 +405,7 @@ class RecordMaker:
                 shared["run"],
                 ',"subjects":',
                 self._subjects_text(fields["subjects"]) if subjects is None else subjects,
-                ',"verifier":',
-                encode_basestring(verifier),
+                around[1],
             ]
         )
         return head, tail

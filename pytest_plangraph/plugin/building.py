@@ -172,8 +172,8 @@ class EvidenceBuilder:
         _, bound, shadowing, ended, moved = group
         if (
             moved is None  # a shadowing path bound already: that binding stands
-            or not extra.keys().isdisjoint(shared)
-            or not extra.keys().isdisjoint(ended)
+            or not extra.keys().isdisjoint(shared.keys())  # views: the fewer keys looked up
+            or not extra.keys().isdisjoint(ended.keys())
             or any(path.endswith(".py") for path in extra)  # a module: its shadowing paths
         ):
             return self.build_plain(item)  # the plain merge decides
@@ -186,9 +186,9 @@ class EvidenceBuilder:
                 own_subjects[path] = sha
         own = self.maker.own_files(item.node)
         if not (
-            own_subjects.keys().isdisjoint(shadowing.bound)
-            and own.keys().isdisjoint(shadowing.absent)
-            and own.keys().isdisjoint(extra)
+            own_subjects.keys().isdisjoint(shadowing.bound.keys())
+            and own.keys().isdisjoint(shadowing.absent.keys())
+            and own.keys().isdisjoint(extra.keys())
         ):
             return self.build_plain(item)
         changed = [*moved, *self._own_moved(item.node, own, group)]

@@ -219,6 +219,7 @@ def seal_many(
     shares looked up once (the builder, the fields each set of given fields reads)."""
     build = builder_of(Event)
     sealing = _SEALING
+    start = sha256(b"")  # copied for each link: the hash object made once
     sealed: list[Event] = []
     append = sealed.append
     for event, content_id in fresh:
@@ -229,7 +230,9 @@ def seal_many(
             prev = stored.hash
             continue
         content_id = content_id or event_id(event)
-        link = sha256_hex((prev + content_id).encode("utf-8"))  # chain_hash
+        hashed = start.copy()  # chain_hash
+        hashed.update((prev + content_id).encode("utf-8"))
+        link = hashed.hexdigest()
         given = event.fields_set
         found = sealing.get(given)
         if found is None:
