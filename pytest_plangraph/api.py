@@ -252,7 +252,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
             for payload in payloads
         ]
         rank = {node: i for i, node in enumerate(self.graph.topological_order())}
-        order = sorted(range(len(events)), key=lambda i: rank.get(events[i].node or "", -1))
+        ranks = [rank.get(event.node or "", -1) for event in events]
+        order = sorted(range(len(events)), key=ranks.__getitem__)  # each rank looked up once
         appended = self.store.append_many(
             [events[i] for i in order], texts=None if texts is None else [texts[i] for i in order]
         )

@@ -306,7 +306,9 @@ class RecordMaker:
         ) and None in hashes.values():  # a missing file: left out (one pass, in C)
             fields["subjects"] = {path: sha for path, sha in hashes.items() if sha is not None}
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
-            return Evidence.create(**fields)
+            checked = Evidence.create(**fields)
+            self.made_checked(checked)
+            return checked
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
         head, tail = self._parts(fields, None if base is None else self._on_base(base, subjects))
@@ -460,6 +462,11 @@ class RecordMaker:
         the values as they are: nothing dumped again) and that payload's canonical JSON
         *text*, joined from the members the record's id was computed from; a maker that
         keeps payloads overrides it."""
+
+    def made_checked(self, record: Evidence) -> None:
+        """Called with each record the record model checked (made by
+        :meth:`Evidence.create`, its values not all plain); a maker that keeps payloads
+        overrides it."""
 
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;

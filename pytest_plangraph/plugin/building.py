@@ -48,30 +48,9 @@ class RunRecordMaker(RecordMaker):
         """``id(record)`` → the record, its payload and (made from plain values) the payload's
         canonical JSON text, joined from the members the id was computed from."""
 
-    def make(
-        self,
-        node: str,
-        criterion: str,
-        *,
-        outcome: str,
-        reason: str | None,
-        details: MappingABC[str, Any],
-        subjects: MappingABC[str, str | None],
-        base: SubjectsBase | None = None,
-    ) -> Evidence:
-        """:meth:`RecordMaker.make`, the record and its payload kept in :attr:`made`."""
-        record = super().make(
-            node,
-            criterion,
-            outcome=outcome,
-            reason=reason,
-            details=details,
-            subjects=subjects,
-            base=base,
-        )
-        if id(record) not in self.made:  # checked by the record model: dumped
-            self.made[id(record)] = (record, record.to_json())
-        return record
+    def made_checked(self, record: Evidence) -> None:
+        """Keep a record the record model checked with its payload, dumped."""
+        self.made[id(record)] = (record, record.to_json())
 
     def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
         """Keep the payload of a record made from plain values, not dumped, and its
