@@ -263,8 +263,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         from .hooks.manager import notify
 
         store = str(self.store_path)  # a plugin that raises is warned about, never our failure
-        notify(
-            "plangraph_evidence_recorded", [{"evidence": e, "store_path": store} for e in evidence]
+        notify(  # each call's keywords made only when a plugin listens
+            "plangraph_evidence_recorded", ({"evidence": e, "store_path": store} for e in evidence)
         )
         return stored
 
