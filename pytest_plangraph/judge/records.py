@@ -113,6 +113,8 @@ def changed_during_run(
             differ = after.items() - before.items()
         except TypeError:  # a value that cannot be hashed: compared one by one
             differ = after.items()
+    if not differ:  # as nearly always: nothing changed
+        return []
     return sorted(
         path
         for path, digest in differ
@@ -329,7 +331,11 @@ class RecordMaker:
         paths = base.paths
         if paths is None or not base.merged.keys().isdisjoint(own):
             return None
-        present = [(path, sha) for path, sha in own.items() if sha is not None]
+        if len(own) == 1:  # as a run's records: one own subject (its quotes), no list made
+            [(path, sha)] = own.items()
+            present = [] if sha is None else [(path, sha)]
+        else:
+            present = [(path, sha) for path, sha in own.items() if sha is not None]
         if not present:
             return "{" + ",".join(base.pieces) + "}"
         if len(present) > 1:

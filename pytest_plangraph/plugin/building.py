@@ -153,10 +153,14 @@ class EvidenceBuilder:
             moved is None  # a shadowing path bound already: that binding stands
             or not extra.keys().isdisjoint(shared.keys())  # views: the fewer keys looked up
             or not extra.keys().isdisjoint(ended.keys())
-            or any(path.endswith(".py") for path in extra)  # a module: its shadowing paths
         ):
             return self.build_plain(item)  # the plain merge decides
-        if unseen := [path for path in extra if path not in self._utf8]:
+        for path in extra:  # a few paths: looked at in the loop, no generator made
+            if path.endswith(".py"):  # a module: its shadowing paths
+                return self.build_plain(item)  # the plain merge decides
+        if not self._utf8.issuperset(extra) and (
+            unseen := [path for path in extra if path not in self._utf8]
+        ):
             _require_utf8(item, unseen)
             self._utf8.update(unseen)
         own_subjects = {path: self._hash(path) for path in extra}
