@@ -252,7 +252,7 @@ class RecordMaker:
         head.update(before)
         base = SubjectsBase(head, after, None, [])
         present = {path: sha for path, sha in base.merged.items() if sha is not None}
-        if all(type(path) is str and type(sha) is str for path, sha in present.items()):
+        if _TEXT.issuperset(map(type, present)) and _TEXT.issuperset(map(type, present.values())):
             paths = sorted(present)
             pieces = self._pieces
             for item in zip(paths, map(present.__getitem__, paths), strict=True):
@@ -314,7 +314,7 @@ class RecordMaker:
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
         head, tail = self._parts(fields, None if base is None else self._on_base(base, subjects))
-        record_id = text_digest("{" + head + "," + tail + "}")
+        record_id = text_digest("".join(("{", head, ",", tail, "}")))  # one string made, not four
         fields["id"] = record_id
         # built from its fields as they are: every one given, none compared with its default
         record: Evidence = builder_of(Evidence)(fields)
@@ -509,7 +509,7 @@ def is_plain(value: object) -> bool:
         return False
     if _LEAVES.issuperset(map(type, items)):  # text, whole numbers, booleans, None: in C
         return True
-    return all(is_plain(item) for item in items)
+    return all(map(is_plain, items))  # no generator: most hold one nested object
 
 
 _LEAVES = frozenset((str, int, bool, type(None)))
