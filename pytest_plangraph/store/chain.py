@@ -240,13 +240,11 @@ def seal_many(
             found = sealing[given] = (names, attrgetter(*names, "kind"))
         names, values_of = found
         data = dict(zip(names, values_of(event)[:-1], strict=True))
-        data.update(
-            id=content_id,
-            seq=seq,
-            prev=prev,
-            hash=link,
-            signature=sign(key, link) if key is not None else None,
-        )
+        data["id"] = content_id  # the chain's fields in seal()'s order, no keywords made
+        data["seq"] = seq
+        data["prev"] = prev
+        data["hash"] = link
+        data["signature"] = sign(key, link) if key is not None else None
         append(build(data))
         prev = link
     return sealed
