@@ -349,11 +349,13 @@ class _Text(str):
         | st.text(max_size=3)
         | st.builds(_Text, st.text(max_size=2))
         | st.tuples(st.integers()),
-        lambda inner: st.lists(inner, max_size=4)
-        | st.dictionaries(
-            st.text(max_size=2) | st.builds(_Text, st.text(max_size=2)) | st.integers(),
-            inner,
-            max_size=4,
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.text(max_size=2) | st.builds(_Text, st.text(max_size=2)) | st.integers(),
+                inner,
+                max_size=4,
+            )
         ),
         max_leaves=12,
     )
