@@ -252,7 +252,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
             for payload in payloads
         ]
         rank = {node: i for i, node in enumerate(self.graph.topological_order())}
-        order = sorted(range(len(events)), key=lambda i: rank.get(events[i].node or "", -1))
+        ranks = [rank.get(event.node or "", -1) for event in events]
+        order = sorted(range(len(events)), key=ranks.__getitem__)  # each rank looked up once
         appended = self.store.append_many(
             [events[i] for i in order], texts=None if texts is None else [texts[i] for i in order]
         )
@@ -262,8 +263,8 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         from .hooks.manager import notify
 
         store = str(self.store_path)  # a plugin that raises is warned about, never our failure
-        notify(
-            "plangraph_evidence_recorded", [{"evidence": e, "store_path": store} for e in evidence]
+        notify(  # each call's keywords made only when a plugin listens
+            "plangraph_evidence_recorded", ({"evidence": e, "store_path": store} for e in evidence)
         )
         return stored
 

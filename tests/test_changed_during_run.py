@@ -57,6 +57,21 @@ def test_the_pairs_taken_out_in_one_pass_leave_what_the_rule_names(
     assert changed_during_run(before, after, produced=produced) == expected
 
 
+@pytest.mark.parametrize("unhashable", [False, True])
+def test_a_few_files_against_a_large_start_are_looked_up_one_by_one(unhashable: bool) -> None:
+    """A few paths after the run against many before it (a node's files against every file
+    the run started with) are each looked up in the start: the paths the set difference
+    names, a value that cannot be hashed among them or not."""
+    before: dict[str, Any] = {f"f{n}.py": str(n) for n in range(300)}
+    before["list"] = ["x"] if unhashable else "x"
+    after: dict[str, Any] = {"f3.py": "3", "f7.py": "changed", "new.py": "1", "list": ["x"]}
+    expected = ["f7.py"] if unhashable else ["f7.py", "list"]
+    assert changed_during_run(before, after) == expected
+    assert changed_during_run(before, after, produced=["f7.py"]) == expected[1:]
+    # the other way round (the start the smaller side): the set difference, the same rule
+    assert changed_during_run({k: before[k] for k in after if k in before}, after) == expected
+
+
 def test_voided_names_the_moved_subjects_and_keeps_the_details() -> None:
     details = {"message": "ok", "changed_during_run": "stale"}
     outcome, reason, voided_details = voided(details, ("b", "a"))

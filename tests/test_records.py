@@ -315,6 +315,57 @@ def test_is_plain(value: object, plain: bool) -> None:
     assert is_plain(value) is plain
 
 
+def _plain_one_by_one(value: object) -> bool:
+    """:func:`is_plain` as it was written before its types were looked at together: each
+    value and key on its own."""
+    import math
+
+    kind = type(value)
+    if value is None or kind in (str, int, bool):
+        return True
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    if kind is list:
+        return all(_plain_one_by_one(item) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return all(
+            type(key) is str and _plain_one_by_one(item)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    return False
+
+
+class _Text(str):
+    """Text that is not a ``str`` itself."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats()
+        | st.text(max_size=3)
+        | st.builds(_Text, st.text(max_size=2))
+        | st.tuples(st.integers()),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.text(max_size=2) | st.builds(_Text, st.text(max_size=2)) | st.integers(),
+                inner,
+                max_size=4,
+            )
+        ),
+        max_leaves=12,
+    )
+)
+def test_is_plain_looks_at_the_types_together_as_one_by_one(value: object) -> None:
+    """The types of a list's items and of a dict's keys and values are looked at together
+    (in C) before any is looked at on its own: the answer is the one-by-one answer."""
+    assert is_plain(value) is _plain_one_by_one(value)
+
+
 def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
     plangraph: PlanGraph,
 ) -> None:

@@ -76,3 +76,61 @@ def test_a_batch_with_nan_or_an_infinity_anywhere_writes_nothing(
             assert store.count() == 0
         kept = store.append_many(batch[:2], texts=texts[:2])
         assert [event.payload for event in store.events()] == [e.payload for e in kept]
+
+
+def _rows(path: Path) -> list[tuple[object, ...]]:
+    """Every row of the events and log tables, as the file holds them."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        events = con.execute("SELECT * FROM events ORDER BY seq").fetchall()
+        log = con.execute("SELECT * FROM log ORDER BY seq").fetchall()
+    finally:
+        con.close()
+    return [*events, ("log",), *log]
+
+
+@pytest.mark.parametrize("key", [None, b"secret"])
+def test_a_batch_into_an_empty_store_is_stored_as_one_by_one(
+    tmp_path: Path, key: bytes | None
+) -> None:
+    """The batch into a store with no event yet (no stored id or key looked up, sealed
+    together) stores the rows, ids and chain that appending the same events one by one
+    stores (each looked up and sealed on its own), repeats in the batch answered alike."""
+    batch = [
+        make_event(0, idempotency_key="k"),
+        make_event(1),
+        make_event(1),  # same content
+        make_event(6, idempotency_key="k"),  # same key and request
+        make_event(2, payload={"n": 2, "text": "NaN said as text"}),
+        make_event(3, criterion="ac-1"),
+    ]
+    with Store.open(tmp_path / "batch.db", signing_key=key) as store:
+        together = store.append_many(batch)
+        assert store.verify() == []
+    with Store.open(tmp_path / "single.db", signing_key=key) as store:
+        single = [store.append(event) for event in batch]
+        assert store.verify() == []
+    assert together == single
+    new = [0, 1, 4, 5]  # the repeats, one by one, are read back from the store
+    assert [together[i].fields_set for i in new] == [single[i].fields_set for i in new]
+    assert _rows(tmp_path / "batch.db") == _rows(tmp_path / "single.db")
+
+
+@pytest.mark.parametrize("key", [None, b"secret"])
+def test_events_sealed_together_are_those_sealed_one_by_one(key: bytes | None) -> None:
+    from pytest_plangraph.store.chain import event_id, seal, seal_many
+
+    events = [make_event(n) for n in range(5)]
+    events.append(make_event(7, idempotency_key="x", criterion="ac-2"))
+    fresh = [(event, event_id(event)) for event in events]
+    together = seal_many(fresh, 3, "f" * 64, key)
+    single, prev = [], "f" * 64
+    for seq, (event, content_id) in enumerate(fresh, start=4):
+        single.append(seal(event, seq, prev, key, content_id))
+        prev = single[-1].hash
+    assert together == single
+    assert [(e.seq, e.prev, e.hash, e.signature, e.fields_set) for e in together] == [
+        (e.seq, e.prev, e.hash, e.signature, e.fields_set) for e in single
+    ]

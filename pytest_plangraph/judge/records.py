@@ -101,11 +101,20 @@ def changed_during_run(
     """The subjects, sorted, whose sha256 (None: no file) at the end of the run, *after*,
     differs from the one before it, *before*; a path hashed only once is not compared, nor is
     one the run was declared to make (*produced*). The pairs of *after* that *before* holds
-    as they are are taken out in one pass (nearly all of them): only the rest are looked at."""
-    try:
-        differ: Iterable[tuple[str, str | None]] = after.items() - before.items()
-    except TypeError:  # a value that cannot be hashed: compared one by one
-        differ = after.items()
+    as they are are taken out in one pass (nearly all of them): only the rest are looked at.
+    That pass goes over *after*, each pair looked up in *before*, when *after* is the smaller
+    (a node's few files against every file the run started with), else as a set difference."""
+    differ: Iterable[tuple[str, str | None]]
+    if len(after) < len(before) and isinstance(before, dict):
+        held = before.items()
+        differ = [item for item in after.items() if item not in held]
+    else:
+        try:
+            differ = after.items() - before.items()
+        except TypeError:  # a value that cannot be hashed: compared one by one
+            differ = after.items()
+    if not differ:  # as nearly always: nothing changed
+        return []
     return sorted(
         path
         for path, digest in differ
@@ -138,7 +147,7 @@ class SubjectsBase:
     (:meth:`RecordMaker.make`), and its subjects' text is the base's members with its own
     put in their sorted places, not every member looked up and sorted again."""
 
-    __slots__ = ("after", "head", "merged", "paths", "pieces")
+    __slots__ = ("after", "head", "merged", "nones", "paths", "pieces")
 
     def __init__(
         self,
@@ -151,6 +160,9 @@ class SubjectsBase:
         """The node's own files, then the subjects before a record's own."""
         self.after = after
         self.merged = {**head, **after}
+        self.nones = None in head.values() or None in after.values()
+        """Whether a subject of the base names a missing file (None): else a record made on
+        it has one only among its own subjects."""
         self.paths = paths
         """The paths of :attr:`merged` that name a file (a value that is not None), sorted;
         None when a path or value is not text (a record's text is then joined in full)."""
@@ -197,7 +209,13 @@ class RecordMaker:
         self.digests = digests
         self.criteria = criterion_digests(self.graph) if criteria is None else criteria
         self._own: dict[str, dict[str, str | None]] = {}
+        self._definitions: dict[tuple[str, str], Any] | None = None
+        """(node, criterion) → the criterion, for every criterion of the plan: found once
+        per maker (the first of an id in its node, as :meth:`Node.criterion` finds it)."""
         self._pieces: dict[tuple[str, str], str] = {}
+        self._around: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        """The text of a record's members from ``input_digest`` to ``reason`` (its value
+        left out) and of its ``verifier``, by input digest, node, outcome and verifier."""
         """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
 
     def make(
@@ -234,7 +252,7 @@ class RecordMaker:
         head.update(before)
         base = SubjectsBase(head, after, None, [])
         present = {path: sha for path, sha in base.merged.items() if sha is not None}
-        if all(type(path) is str and type(sha) is str for path, sha in present.items()):
+        if _TEXT.issuperset(map(type, present)) and _TEXT.issuperset(map(type, present.values())):
             paths = sorted(present)
             pieces = self._pieces
             for item in zip(paths, map(present.__getitem__, paths), strict=True):
@@ -255,9 +273,17 @@ class RecordMaker:
         base: SubjectsBase | None = None,
     ) -> Evidence:
         """:meth:`make`, the details as given."""
-        found = self.graph.nodes.get(node) if type(node) is str else None
-        definition = found.criterion(criterion) if found and type(criterion) is str else None
-        if definition is None:
+        definitions = self._definitions
+        if definitions is None:
+            definitions = self._definitions = {}
+            for name, each in self.graph.nodes.items():
+                for made in each.acceptance:
+                    definitions.setdefault((name, made.id), made)
+        try:
+            definition = definitions.get((node, criterion))
+        except TypeError:  # a value that cannot be hashed: not a node or criterion id
+            definition = None
+        if definition is None or type(node) is not str or type(criterion) is not str:
             require_criterion(self.graph, node, criterion)  # says what is wrong
             raise AssertionError("unreachable: the criterion was not found above")
         if base is None:
@@ -277,19 +303,24 @@ class RecordMaker:
             "details": dict(details),
             "subjects": hashes,
         }
-        if None in hashes.values():  # a missing file: left out (one pass, in C, when none is)
+        if (
+            base is None or base.nones or None in subjects.values()
+        ) and None in hashes.values():  # a missing file: left out (one pass, in C)
             fields["subjects"] = {path: sha for path, sha in hashes.items() if sha is not None}
         if not (outcome in OUTCOMES and _plain_text(reason) and is_plain(details)):
-            return Evidence.create(**fields)
+            checked = Evidence.create(**fields)
+            self.made_checked(checked)
+            return checked
         # the body's text in two parts, the members before and after where "id" sorts: the
         # id is the digest of the two joined, the record's text the two around the id
         head, tail = self._parts(fields, None if base is None else self._on_base(base, subjects))
-        record_id = text_digest("{" + head + "," + tail + "}")
+        record_id = text_digest("".join(("{", head, ",", tail, "}")))  # one string made, not four
         fields["id"] = record_id
         # built from its fields as they are: every one given, none compared with its default
         record: Evidence = builder_of(Evidence)(fields)
         payload = {**fields, **self.shared_json}  # the shared values in their JSON form
-        self.made_plain(record, payload, "{" + head + ',"id":"' + record_id + '",' + tail + "}")
+        text = "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
+        self.made_plain(record, payload, text)
         return record
 
     def _on_base(self, base: SubjectsBase, own: Mapping[str, str | None]) -> str | None:
@@ -300,7 +331,11 @@ class RecordMaker:
         paths = base.paths
         if paths is None or not base.merged.keys().isdisjoint(own):
             return None
-        present = [(path, sha) for path, sha in own.items() if sha is not None]
+        if len(own) == 1:  # as a run's records: one own subject (its quotes), no list made
+            [(path, sha)] = own.items()
+            present = [] if sha is None else [(path, sha)]
+        else:
+            present = [(path, sha) for path, sha in own.items() if sha is not None]
         if not present:
             return "{" + ",".join(base.pieces) + "}"
         if len(present) > 1:
@@ -348,17 +383,29 @@ class RecordMaker:
                 shared["git"],
             ]
         )
+        # the members from the input digest to the plan's, and the verifier's, are the same for
+        # the records of one node and outcome: each joined once per maker
+        around = self._around.get((input_digest, node, outcome, verifier))
+        if around is None:
+            around = self._around[(input_digest, node, outcome, verifier)] = (
+                "".join(
+                    [
+                        '"input_digest":',
+                        encode_basestring(input_digest),
+                        ',"node":',
+                        encode_basestring(node),
+                        ',"outcome":',
+                        encode_basestring(outcome),
+                        ",",
+                        shared["plan"],
+                        ',"reason":',
+                    ]
+                ),
+                ',"verifier":' + encode_basestring(verifier),
+            )
         tail = "".join(
             [
-                '"input_digest":',
-                encode_basestring(input_digest),
-                ',"node":',
-                encode_basestring(node),
-                ',"outcome":',
-                encode_basestring(outcome),
-                ",",
-                shared["plan"],
-                ',"reason":',
+                around[0],
                 "null" if reason is None else encode_basestring(reason),
                 ",",
                 shared["recorded_by"],
@@ -366,8 +413,7 @@ class RecordMaker:
                 shared["run"],
                 ',"subjects":',
                 self._subjects_text(fields["subjects"]) if subjects is None else subjects,
-                ',"verifier":',
-                encode_basestring(verifier),
+                around[1],
             ]
         )
         return head, tail
@@ -423,6 +469,11 @@ class RecordMaker:
         *text*, joined from the members the record's id was computed from; a maker that
         keeps payloads overrides it."""
 
+    def made_checked(self, record: Evidence) -> None:
+        """Called with each record the record model checked (made by
+        :meth:`Evidence.create`, its values not all plain); a maker that keeps payloads
+        overrides it."""
+
     def own_files(self, node: str) -> dict[str, str | None]:
         """sha256 of the node's outputs and consumed files, from the snapshot (hashed once;
         None for a file that is missing)."""
@@ -444,15 +495,22 @@ def is_plain(value: object) -> bool:
     """True when *value* is JSON made of dicts with text keys, lists, text, integers, finite
     floats, booleans and None, so its canonical JSON is what pydantic's JSON dump gives."""
     kind = type(value)
-    if value is None or kind in (str, int, bool):
+    if value is None or kind in _LEAVES:
         return True
     if kind is float:
         return math.isfinite(value)  # type: ignore[arg-type]
-    if kind is list:
-        return all(is_plain(item) for item in value)  # type: ignore[attr-defined]
     if kind is dict:
-        return all(
-            type(key) is str and is_plain(item)
-            for key, item in value.items()  # type: ignore[attr-defined]
-        )
-    return False
+        if not _TEXT.issuperset(map(type, value)):  # type: ignore[call-overload]
+            return False
+        items = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        items = value
+    else:
+        return False
+    if _LEAVES.issuperset(map(type, items)):  # text, whole numbers, booleans, None: in C
+        return True
+    return all(map(is_plain, items))  # no generator: most hold one nested object
+
+
+_LEAVES = frozenset((str, int, bool, type(None)))
+"""The types of the values :func:`is_plain` takes as they are (no float: it must be finite)."""

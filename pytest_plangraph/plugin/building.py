@@ -48,30 +48,9 @@ class RunRecordMaker(RecordMaker):
         """``id(record)`` → the record, its payload and (made from plain values) the payload's
         canonical JSON text, joined from the members the id was computed from."""
 
-    def make(
-        self,
-        node: str,
-        criterion: str,
-        *,
-        outcome: str,
-        reason: str | None,
-        details: MappingABC[str, Any],
-        subjects: MappingABC[str, str | None],
-        base: SubjectsBase | None = None,
-    ) -> Evidence:
-        """:meth:`RecordMaker.make`, the record and its payload kept in :attr:`made`."""
-        record = super().make(
-            node,
-            criterion,
-            outcome=outcome,
-            reason=reason,
-            details=details,
-            subjects=subjects,
-            base=base,
-        )
-        if id(record) not in self.made:  # checked by the record model: dumped
-            self.made[id(record)] = (record, record.to_json())
-        return record
+    def made_checked(self, record: Evidence) -> None:
+        """Keep a record the record model checked with its payload, dumped."""
+        self.made[id(record)] = (record, record.to_json())
 
     def made_plain(self, record: Evidence, payload: dict[str, Any], text: str) -> None:
         """Keep the payload of a record made from plain values, not dumped, and its
@@ -172,12 +151,16 @@ class EvidenceBuilder:
         _, bound, shadowing, ended, moved = group
         if (
             moved is None  # a shadowing path bound already: that binding stands
-            or not extra.keys().isdisjoint(shared)
-            or not extra.keys().isdisjoint(ended)
-            or any(path.endswith(".py") for path in extra)  # a module: its shadowing paths
+            or not extra.keys().isdisjoint(shared.keys())  # views: the fewer keys looked up
+            or not extra.keys().isdisjoint(ended.keys())
         ):
             return self.build_plain(item)  # the plain merge decides
-        if unseen := [path for path in extra if path not in self._utf8]:
+        for path in extra:  # a few paths: looked at in the loop, no generator made
+            if path.endswith(".py"):  # a module: its shadowing paths
+                return self.build_plain(item)  # the plain merge decides
+        if not self._utf8.issuperset(extra) and (
+            unseen := [path for path in extra if path not in self._utf8]
+        ):
             _require_utf8(item, unseen)
             self._utf8.update(unseen)
         own_subjects = {path: self._hash(path) for path in extra}
@@ -186,9 +169,9 @@ class EvidenceBuilder:
                 own_subjects[path] = sha
         own = self.maker.own_files(item.node)
         if not (
-            own_subjects.keys().isdisjoint(shadowing.bound)
-            and own.keys().isdisjoint(shadowing.absent)
-            and own.keys().isdisjoint(extra)
+            own_subjects.keys().isdisjoint(shadowing.bound.keys())
+            and own.keys().isdisjoint(shadowing.absent.keys())
+            and own.keys().isdisjoint(extra.keys())
         ):
             return self.build_plain(item)
         changed = [*moved, *self._own_moved(item.node, own, group)]

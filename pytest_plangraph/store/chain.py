@@ -211,6 +211,45 @@ def seal(
     return sealed
 
 
+def seal_many(
+    fresh: Iterable[tuple[Event, str]], seq: int, prev: str, key: bytes | None
+) -> list[Event]:
+    """:func:`seal` of each event of *fresh* (with its content id), chained in that order after
+    position *seq* whose hash is *prev*: the same events, with what every seal of the batch
+    shares looked up once (the builder, the fields each set of given fields reads)."""
+    build = builder_of(Event)
+    sealing = _SEALING
+    start = sha256(b"")  # copied for each link: the hash object made once
+    sealed: list[Event] = []
+    append = sealed.append
+    for event, content_id in fresh:
+        seq += 1
+        if type(event) is not Event:  # a subclass: as seal() copies it
+            stored = seal(event, seq, prev, key, content_id)
+            append(stored)
+            prev = stored.hash
+            continue
+        content_id = content_id or event_id(event)
+        hashed = start.copy()  # chain_hash
+        hashed.update((prev + content_id).encode("utf-8"))
+        link = hashed.hexdigest()
+        given = event.fields_set
+        found = sealing.get(given)
+        if found is None:
+            names = tuple(name for name in Event.FIELDS if name in given and name not in _CHAIN)
+            found = sealing[given] = (names, attrgetter(*names, "kind"))
+        names, values_of = found
+        data = dict(zip(names, values_of(event)[:-1], strict=True))
+        data["id"] = content_id  # the chain's fields in seal()'s order, no keywords made
+        data["seq"] = seq
+        data["prev"] = prev
+        data["hash"] = link
+        data["signature"] = sign(key, link) if key is not None else None
+        append(build(data))
+        prev = link
+    return sealed
+
+
 _CHAIN = frozenset({"id", "seq", "prev", "hash", "signature"})
 """The fields :func:`seal` fills in."""
 _SEALING: dict[frozenset[str], tuple[tuple[str, ...], Callable[[Event], Any]]] = {}

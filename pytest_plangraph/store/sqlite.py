@@ -26,6 +26,7 @@ from .auditing import ChainAudit
 from .chain import (
     event_ids_of,
     seal,
+    seal_many,
     signing_key_from_env,
 )
 from .exchange import PlanVersion, same_request, write_jsonl
@@ -50,6 +51,9 @@ from .rows import (
 from .schemacheck import check_schema, confirm_stored
 from .signatures import event_message, is_ed25519, signer_from_env
 from .tail import ChainTail
+
+_TAIL = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
+"""The chain's last event: its seq and hash (no row in an empty store)."""
 
 
 class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
@@ -244,7 +248,11 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
             # an event already stored, or the position of a new one in `fresh`
             by_id: dict[str, Event | int]
             by_key: dict[str, Event | int]
-            by_id, by_key = self._stored(con, ids, [e.idempotency_key for e in events])
+            tail = con.execute(_TAIL).fetchone()
+            if tail is None:  # nothing stored yet: no id or key to look up
+                by_id, by_key = {}, {}
+            else:
+                by_id, by_key = self._stored(con, ids, [e.idempotency_key for e in events])
             checked = expected_plan_version is None
             fresh: list[tuple[Event, str]] = []
             payloads: list[str] = []  # the canonical JSON of each fresh event's payload
@@ -267,7 +275,7 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
                 picks.append(found)
             if registering is not None:
                 register_in(con, registering, self.path)
-            sealed = self._insert(con, fresh, payloads=payloads)
+            sealed = self._insert(con, fresh, payloads=payloads, tail=tail, tail_read=True)
         return [sealed[pick] if isinstance(pick, int) else pick for pick in picks]
 
     def _stored(
@@ -311,17 +319,25 @@ class Store(FileCache, PlanVersions, ChainTail, ChainAudit, Merging, Answers):
         *,
         merged: bool = False,
         payloads: Sequence[str] | None = None,
+        tail: Sequence[Any] | None = None,
+        tail_read: bool = False,
     ) -> list[Event]:
         """Chain and insert new events (with their content ids) after the current tail. With
         ``PLANGRAPH_SIGNING_KEY_FILE`` set, each is signed with that Ed25519 key; a *merged*
         event keeps the Ed25519 signature it came with (it vouches for its content anywhere).
-        *payloads*: the canonical JSON of each event's payload, when the caller encoded it."""
+        *payloads*: the canonical JSON of each event's payload, when the caller encoded it.
+        *tail_read*: the caller read the chain's last (seq, hash) in this transaction, *tail*
+        (None: the store is empty); else it is read here."""
         check_schema(con, self.path, self._schema)  # what runs inside this write is ours
-        tail = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        if not tail_read:
+            tail = con.execute(_TAIL).fetchone()
         seq, prev = (tail[0], tail[1]) if tail else (0, "")
         first = seq
         signer = signer_from_env()
         sealed: list[Event] = []
+        if not merged and signer is None:  # the usual case: sealed together
+            sealed = seal_many(fresh, seq, prev, self._key)
+            fresh = ()
         for event, content_id in fresh:
             seq += 1
             kept = event.signature if merged and is_ed25519(event.signature) else None
