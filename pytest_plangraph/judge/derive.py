@@ -159,7 +159,13 @@ def _cone(context: Context, node_id: str) -> set[str]:
 
 class _Derivation:
     """One derivation: index the events, judge every criterion (of the nodes in *only*, when
-    given: their completion must not depend on any other node), then every node."""
+    given: their completion must not depend on any other node), then every node.
+
+    A criterion is judged the short way where the general one could only say the same: with
+    no event left uncounted in the log (nothing ignored for its signature), no criterion asks
+    why a newer event was not counted; a record that holds is ``valid`` without the reasons'
+    machinery (:meth:`Context.holds_now`). *general* takes the general way for every
+    criterion (what the short ways are compared with)."""
 
     def __init__(
         self,
@@ -168,10 +174,16 @@ class _Derivation:
         only: Collection[str] | None = None,
         known: Known | None = None,
         around: Mapping[str, bool] | None = None,
+        *,
+        general: bool = False,
     ) -> None:
         graph = context.graph
         self.context = context
         self.ledger = Ledger(context, events)
+        files = context.snapshot.files
+        self._reads = files if isinstance(files, ReadLog) else None
+        self._screened = general or bool(self.ledger.fold.ignored)
+        self._short = not general
         self._drifted: dict[str, bool] | None = None
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
@@ -231,20 +243,23 @@ class _Derivation:
     # criteria
 
     def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
-        files = self.context.snapshot.files
-        if isinstance(files, ReadLog):  # what each node's judgement reads is observed
-            files.judging(node_id)
+        if self._reads is not None:  # what each node's judgement reads is observed
+            self._reads.judging(node_id)
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
         key = (node_id, criterion.id)
         found = self.ledger.evidence.get(key)
         if found is None:
-            reasons = self._ignored(key, None, _NO_EVIDENCE)
+            reasons = self._ignored(key, None, _NO_EVIDENCE) if self._screened else _NO_EVIDENCE
             return CriterionState(criterion.id, criterion.required, "missing", None, reasons)
         pos, payload = found
-        state, reasons = self.context.verdict(key, payload, lambda: self._culprits(node_id, pos))
-        if state != "valid":
+        if self._short and self.context.holds_now(key, payload):
+            state, reasons = "valid", ()
+        else:
+            culprits = lambda: self._culprits(node_id, pos)  # noqa: E731
+            state, reasons = self.context.verdict(key, payload, culprits)
+        if state != "valid" and self._screened:
             reasons = self._ignored(key, pos, reasons)
         record_id = payload.get("id")
         evidence = record_id if isinstance(record_id, str) and record_id else None
@@ -283,6 +298,8 @@ class _Derivation:
     ) -> tuple[Reason, ...]:
         """*reasons*, led by why a newer event of *key* was not counted, when one was not
         (its signature did not verify with the keys configured; see :mod:`..store.trust`)."""
+        if not self._screened:  # no event of the log was left uncounted
+            return reasons
         found = self.ledger.fold.unverified(key, pos)
         if found is None:
             return reasons
