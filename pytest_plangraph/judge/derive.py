@@ -164,8 +164,10 @@ class _Derivation:
     A criterion is judged the short way where the general one could only say the same: with
     no event left uncounted in the log (nothing ignored for its signature), no criterion asks
     why a newer event was not counted; a record that holds is ``valid`` without the reasons'
-    machinery (:meth:`Context.holds_now`). *general* takes the general way for every
-    criterion (what the short ways are compared with)."""
+    machinery (:meth:`Context.holds_now`); the gate is told only of the criteria that are
+    valid (one not valid is missing already, unless a replay of claims said otherwise).
+    *general* takes the general way for every criterion (what the short ways are compared
+    with)."""
 
     def __init__(
         self,
@@ -210,6 +212,7 @@ class _Derivation:
         )
         budgets = {n: node.max_retry for n, node in graph.nodes.items()}
         refused = self.ledger.refused
+        replayed = refused is None  # the replay leaves its verdicts in the gate
         if refused is None:  # a claim without its verdict: the gate is replayed
             if around is not None:
                 raise ValueError("a replay of claims needs the whole gate")
@@ -221,9 +224,14 @@ class _Derivation:
         for node_id in self.ledger.held:
             if node_id in counted:
                 self.completion.hold(node_id, True)
+        set_ok = self.completion.set_ok
         for node_id, states in self.criteria.items():
+            satisfied: set[str] = set()  # not valid: still missing, unless set valid before
             for state in states:
-                self.completion.set_ok(node_id, state.id, state.state == "valid")
+                ok = state.state == "valid"
+                if ok or general or replayed or state.id in satisfied:
+                    set_ok(node_id, state.id, ok)
+                    (satisfied.add if ok else satisfied.discard)(state.id)
         for node_id in self.ledger.cancels:
             if node_id in counted:
                 self.completion.cancel(node_id)
