@@ -165,7 +165,8 @@ class _Derivation:
     no event left uncounted in the log (nothing ignored for its signature), no criterion asks
     why a newer event was not counted; a record that holds is ``valid`` without the reasons'
     machinery (:meth:`Context.holds_now`); the gate is told only of the criteria that are
-    valid (one not valid is missing already, unless a replay of claims said otherwise).
+    valid (one not valid is missing already, unless a replay of claims said otherwise); a
+    prerequisite that changed is told by one reason however many records it changed under.
     *general* takes the general way for every criterion (what the short ways are compared
     with)."""
 
@@ -186,6 +187,8 @@ class _Derivation:
         self._reads = files if isinstance(files, ReadLog) else None
         self._screened = general or bool(self.ledger.fold.ignored)
         self._short = not general
+        self._upstream = upstream_reason if general else self._upstream_changed
+        self._changed_upstream: dict[str, Reason] = {}
         self._drifted: dict[str, bool] | None = None
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
@@ -266,7 +269,7 @@ class _Derivation:
             state, reasons = "valid", ()
         else:
             culprits = lambda: self._culprits(node_id, pos)  # noqa: E731
-            state, reasons = self.context.verdict(key, payload, culprits)
+            state, reasons = self.context.verdict(key, payload, culprits, self._upstream)
         if state != "valid" and self._screened:
             reasons = self._ignored(key, pos, reasons)
         record_id = payload.get("id")
@@ -298,7 +301,7 @@ class _Derivation:
             f"approved by {event.by} for inputs that changed since",
             {"by": event.by, "old": bound, "new": current},
         )
-        upstream = (upstream_reason(p) for p in self._culprits(node_id, pos))
+        upstream = map(self._upstream, self._culprits(node_id, pos))
         return "stale", event.id, (stale, *upstream)
 
     def _ignored(
@@ -314,6 +317,14 @@ class _Derivation:
         event, code = found
         why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
         return (why, *reasons)
+
+    def _upstream_changed(self, prerequisite: str) -> Reason:
+        """``UPSTREAM_CHANGED`` naming *prerequisite* (one object for every criterion whose
+        record it changed under: reasons are never changed)."""
+        found = self._changed_upstream.get(prerequisite)
+        if found is None:
+            found = self._changed_upstream[prerequisite] = upstream_reason(prerequisite)
+        return found
 
     def _culprits(self, node_id: str, pos: int) -> list[str]:
         """Strong prerequisites whose input digest changed since the record at *pos*."""

@@ -118,8 +118,10 @@ class Context:
         key: tuple[str, str],
         record: Mapping[str, Any],
         culprits: Callable[[], Sequence[str]],
+        upstream: Callable[[str], Reason] | None = None,
     ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
-        """Judge an evidence payload of criterion *key* against the current plan and files."""
+        """Judge an evidence payload of criterion *key* against the current plan and files
+        (*upstream* tells each prerequisite that changed, see :func:`judge`)."""
         return judge(
             record,
             criterion_digest=self.criteria[key][1],
@@ -128,6 +130,7 @@ class Context:
             culprits=culprits,
             expected=self.glob_files(key),
             missing_as_absent=self.missing_as_absent,
+            upstream=upstream,
         )
 
 
