@@ -6,8 +6,10 @@ same."""
 
 from __future__ import annotations
 
+import gc
 import json
 import pickle
+import weakref
 from typing import Any
 
 import pytest
@@ -227,3 +229,21 @@ def test_the_states_keep_their_own_init_and_other_values_the_shared_one() -> Non
         assert cls.__init__ is not values._init
         assert cls.__init__.__code__.co_varnames[1 : len(names) + 1] == names
     assert PlanState.__init__ is values._init
+
+
+def test_a_derivation_is_freed_when_it_is_let_go_without_a_collection() -> None:
+    world = World(make_graph([node("a"), node("b")], [edge("a", "b")]))
+    world.add("evidence", "a", "ac", world.evidence("a").to_json())
+    world.files["out/a.txt"] = "edited"  # b's record, if any, would name a as changed
+    world.add("evidence", "b", "ac", world.evidence("b").to_json())
+    world.files["out/a.txt"] = "edited again"
+    gc.disable()
+    try:
+        derivation = _Derivation(Context.of(world.graph, world.snapshot()), world.events)
+        state = derivation.result()
+        assert state.nodes["b"].criteria[0].state == "stale"  # its reasons were made
+        let_go = weakref.ref(derivation)
+        del derivation
+        assert let_go() is None  # no cycle through it: what it made is freed at once
+    finally:
+        gc.enable()

@@ -187,8 +187,7 @@ class _Derivation:
         self._reads = files if isinstance(files, ReadLog) else None
         self._screened = general or bool(self.ledger.fold.ignored)
         self._short = not general
-        self._upstream = upstream_reason if general else self._upstream_changed
-        self._changed_upstream: dict[str, Reason] = {}
+        self._changed_upstream: dict[str, Reason] | None = None if general else {}
         self._drifted: dict[str, bool] | None = None
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
@@ -318,12 +317,16 @@ class _Derivation:
         why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
         return (why, *reasons)
 
-    def _upstream_changed(self, prerequisite: str) -> Reason:
+    def _upstream(self, prerequisite: str) -> Reason:
         """``UPSTREAM_CHANGED`` naming *prerequisite* (one object for every criterion whose
-        record it changed under: reasons are never changed)."""
-        found = self._changed_upstream.get(prerequisite)
+        record it changed under: reasons are never changed). Not kept as an attribute: a
+        bound method of the derivation held by it would keep it alive until a collection."""
+        made = self._changed_upstream
+        if made is None:  # the general way: one each time
+            return upstream_reason(prerequisite)
+        found = made.get(prerequisite)
         if found is None:
-            found = self._changed_upstream[prerequisite] = upstream_reason(prerequisite)
+            found = made[prerequisite] = upstream_reason(prerequisite)
         return found
 
     def _culprits(self, node_id: str, pos: int) -> list[str]:
