@@ -159,7 +159,16 @@ def _cone(context: Context, node_id: str) -> set[str]:
 
 class _Derivation:
     """One derivation: index the events, judge every criterion (of the nodes in *only*, when
-    given: their completion must not depend on any other node), then every node."""
+    given: their completion must not depend on any other node), then every node.
+
+    A criterion is judged the short way where the general one could only say the same: with
+    no event left uncounted in the log (nothing ignored for its signature), no criterion asks
+    why a newer event was not counted; a record that holds is ``valid`` without the reasons'
+    machinery (:meth:`Context.holds_now`); the gate is told only of the criteria that are
+    valid (one not valid is missing already, unless a replay of claims said otherwise); a
+    prerequisite that changed is told by one reason however many records it changed under.
+    *general* takes the general way for every criterion (what the short ways are compared
+    with)."""
 
     def __init__(
         self,
@@ -168,10 +177,17 @@ class _Derivation:
         only: Collection[str] | None = None,
         known: Known | None = None,
         around: Mapping[str, bool] | None = None,
+        *,
+        general: bool = False,
     ) -> None:
         graph = context.graph
         self.context = context
         self.ledger = Ledger(context, events)
+        files = context.snapshot.files
+        self._reads = files if isinstance(files, ReadLog) else None
+        self._screened = general or bool(self.ledger.fold.ignored)
+        self._short = not general
+        self._changed_upstream: dict[str, Reason] | None = None if general else {}
         self._drifted: dict[str, bool] | None = None
         self._waiting: dict[str, Reason] = {}
         self._tagged: dict[tuple[int, str], Reason] = {}
@@ -198,6 +214,7 @@ class _Derivation:
         )
         budgets = {n: node.max_retry for n, node in graph.nodes.items()}
         refused = self.ledger.refused
+        replayed = refused is None  # the replay leaves its verdicts in the gate
         if refused is None:  # a claim without its verdict: the gate is replayed
             if around is not None:
                 raise ValueError("a replay of claims needs the whole gate")
@@ -209,9 +226,14 @@ class _Derivation:
         for node_id in self.ledger.held:
             if node_id in counted:
                 self.completion.hold(node_id, True)
+        set_ok = self.completion.set_ok
         for node_id, states in self.criteria.items():
+            satisfied: set[str] = set()  # not valid: still missing, unless set valid before
             for state in states:
-                self.completion.set_ok(node_id, state.id, state.state == "valid")
+                ok = state.state == "valid"
+                if ok or general or replayed or state.id in satisfied:
+                    set_ok(node_id, state.id, ok)
+                    (satisfied.add if ok else satisfied.discard)(state.id)
         for node_id in self.ledger.cancels:
             if node_id in counted:
                 self.completion.cancel(node_id)
@@ -231,20 +253,23 @@ class _Derivation:
     # criteria
 
     def _criterion(self, node_id: str, criterion: Criterion) -> CriterionState:
-        files = self.context.snapshot.files
-        if isinstance(files, ReadLog):  # what each node's judgement reads is observed
-            files.judging(node_id)
+        if self._reads is not None:  # what each node's judgement reads is observed
+            self._reads.judging(node_id)
         if criterion.verifier.type == "approval":
             state, evidence, reasons = self._approval(node_id, criterion.id)
             return CriterionState(criterion.id, criterion.required, state, evidence, reasons)
         key = (node_id, criterion.id)
         found = self.ledger.evidence.get(key)
         if found is None:
-            reasons = self._ignored(key, None, _NO_EVIDENCE)
+            reasons = self._ignored(key, None, _NO_EVIDENCE) if self._screened else _NO_EVIDENCE
             return CriterionState(criterion.id, criterion.required, "missing", None, reasons)
         pos, payload = found
-        state, reasons = self.context.verdict(key, payload, lambda: self._culprits(node_id, pos))
-        if state != "valid":
+        if self._short and self.context.holds_now(key, payload):
+            state, reasons = "valid", ()
+        else:
+            culprits = lambda: self._culprits(node_id, pos)  # noqa: E731
+            state, reasons = self.context.verdict(key, payload, culprits, self._upstream)
+        if state != "valid" and self._screened:
             reasons = self._ignored(key, pos, reasons)
         record_id = payload.get("id")
         evidence = record_id if isinstance(record_id, str) and record_id else None
@@ -275,7 +300,7 @@ class _Derivation:
             f"approved by {event.by} for inputs that changed since",
             {"by": event.by, "old": bound, "new": current},
         )
-        upstream = (upstream_reason(p) for p in self._culprits(node_id, pos))
+        upstream = map(self._upstream, self._culprits(node_id, pos))
         return "stale", event.id, (stale, *upstream)
 
     def _ignored(
@@ -283,12 +308,26 @@ class _Derivation:
     ) -> tuple[Reason, ...]:
         """*reasons*, led by why a newer event of *key* was not counted, when one was not
         (its signature did not verify with the keys configured; see :mod:`..store.trust`)."""
+        if not self._screened:  # no event of the log was left uncounted
+            return reasons
         found = self.ledger.fold.unverified(key, pos)
         if found is None:
             return reasons
         event, code = found
         why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
         return (why, *reasons)
+
+    def _upstream(self, prerequisite: str) -> Reason:
+        """``UPSTREAM_CHANGED`` naming *prerequisite* (one object for every criterion whose
+        record it changed under: reasons are never changed). Not kept as an attribute: a
+        bound method of the derivation held by it would keep it alive until a collection."""
+        made = self._changed_upstream
+        if made is None:  # the general way: one each time
+            return upstream_reason(prerequisite)
+        found = made.get(prerequisite)
+        if found is None:
+            found = made[prerequisite] = upstream_reason(prerequisite)
+        return found
 
     def _culprits(self, node_id: str, pos: int) -> list[str]:
         """Strong prerequisites whose input digest changed since the record at *pos*."""

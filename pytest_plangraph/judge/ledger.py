@@ -85,6 +85,18 @@ class Context:
             )
         return found
 
+    def holds_now(self, key: tuple[str, str], record: Mapping[str, Any]) -> bool:
+        """Whether an evidence payload of criterion *key* is valid now: :func:`holds`, not
+        remembered (a criterion's latest record is judged once a derivation)."""
+        return holds(
+            record,
+            criterion_digest=self.criteria[key][1],
+            input_digest=self.digests[key[0]],
+            files=self.snapshot.files,
+            expected=self.glob_files(key),
+            missing_as_absent=self.missing_as_absent,
+        )
+
     def missing_as_absent(self) -> Mapping[str, str | None]:
         """The snapshot's files with each missing file as ``ABSENT``: made once per context,
         so that a record's subjects bound absent are checked in one comparison
@@ -106,8 +118,10 @@ class Context:
         key: tuple[str, str],
         record: Mapping[str, Any],
         culprits: Callable[[], Sequence[str]],
+        upstream: Callable[[str], Reason] | None = None,
     ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
-        """Judge an evidence payload of criterion *key* against the current plan and files."""
+        """Judge an evidence payload of criterion *key* against the current plan and files
+        (*upstream* tells each prerequisite that changed, see :func:`judge`)."""
         return judge(
             record,
             criterion_digest=self.criteria[key][1],
@@ -116,6 +130,7 @@ class Context:
             culprits=culprits,
             expected=self.glob_files(key),
             missing_as_absent=self.missing_as_absent,
+            upstream=upstream,
         )
 
 

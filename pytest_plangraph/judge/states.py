@@ -2,11 +2,16 @@
 
 The gate (:mod:`pytest_plangraph.judge.gate`) decides from these states and the derivation
 (:mod:`pytest_plangraph.judge.derive`) produces them; both import them from here.
+
+A derivation makes these by the ten thousand, so each class stores its fields in its own
+``__init__`` (kept by :func:`~pytest_plangraph.values.dataclass`): the same fields, in the same
+order, with the same defaults as the shared one would store, without finding them at each call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ..values import dataclass, field
@@ -21,6 +26,9 @@ __all__ = [
 ]
 
 
+_NO_DATA: Mapping[str, Any] = MappingProxyType({})
+"""A :class:`Reason` made without data (its ``data``: a new empty dict)."""
+
 CriterionStatus = Literal["valid", "stale", "failed", "missing", "awaiting_approval"]
 
 
@@ -31,6 +39,12 @@ class Reason:
     code: str
     message: str
     data: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self, code: str, message: str, data: Mapping[str, Any] = _NO_DATA) -> None:
+        fields = self.__dict__
+        fields["code"] = code
+        fields["message"] = message
+        fields["data"] = {} if data is _NO_DATA else data  # a new dict each, as the factory
 
     def to_json(self) -> dict[str, Any]:
         """``{"code", "message", **data}``."""
@@ -67,6 +81,21 @@ class CriterionState:
     evidence: str | None
     reasons: tuple[Reason, ...] = ()
 
+    def __init__(
+        self,
+        id: str,
+        required: bool,
+        state: CriterionStatus,
+        evidence: str | None,
+        reasons: tuple[Reason, ...] = (),
+    ) -> None:
+        fields = self.__dict__
+        fields["id"] = id
+        fields["required"] = required
+        fields["state"] = state
+        fields["evidence"] = evidence
+        fields["reasons"] = reasons
+
     def to_json(self) -> dict[str, Any]:
         """The criterion entry of ``plangraph status --format json``."""
         return {
@@ -89,6 +118,25 @@ class NodeState:
     criteria: tuple[CriterionState, ...]
     claimed: bool = False
     failed_claims: int = 0
+
+    def __init__(
+        self,
+        id: str,
+        kind: str,
+        status: NodeStatus,
+        reasons: tuple[Reason, ...],
+        criteria: tuple[CriterionState, ...],
+        claimed: bool = False,
+        failed_claims: int = 0,
+    ) -> None:
+        fields = self.__dict__
+        fields["id"] = id
+        fields["kind"] = kind
+        fields["status"] = status
+        fields["reasons"] = reasons
+        fields["criteria"] = criteria
+        fields["claimed"] = claimed
+        fields["failed_claims"] = failed_claims
 
     @property
     def satisfied(self) -> int:

@@ -90,9 +90,11 @@ def judge(
     culprits: Callable[[], Sequence[str]],
     expected: Collection[str] = (),
     missing_as_absent: Callable[[], Mapping[str, str | None]] | None = None,
+    upstream: Callable[[str], Reason] | None = None,
 ) -> tuple[CriterionStatus, tuple[Reason, ...]]:
     """:func:`holds`, with the reasons when it does not; *culprits* names the prerequisites
-    that changed (asked only when the input digest differs)."""
+    that changed (asked only when the input digest differs), each told by *upstream*
+    (:func:`upstream_reason`, or one a derivation makes once per prerequisite)."""
     if holds(
         record,
         criterion_digest=criterion_digest,
@@ -123,7 +125,7 @@ def judge(
     reasons.extend(specific or walks or changed)
     old = record.get("input_digest")
     if old != input_digest:
-        reasons.extend(upstream_reason(p) for p in culprits())
+        reasons.extend(map(upstream or upstream_reason, culprits()))
         if not reasons:
             message = "the node's inputs changed since the evidence was recorded"
             reasons.append(Reason("INPUT_CHANGED", message, {"old": old, "new": input_digest}))

@@ -103,6 +103,29 @@ class Decided:
     over :attr:`shared`: what the record builder binds with each record, given as made
     rather than taken out of :attr:`subjects` again. None: not known."""
 
+    def __init__(  # its own (one a criterion of the run): the fields stored as the shared one would
+        self,
+        node: str,
+        criterion: str,
+        verdict: Verdict,
+        details: dict[str, Any],
+        subjects: dict[str, str | None],
+        produced: tuple[str, ...] = (),
+        executed: tuple[str, ...] = (),
+        shared: dict[str, str | None] | None = None,
+        own: dict[str, str | None] | None = None,
+    ) -> None:
+        fields = self.__dict__
+        fields["node"] = node
+        fields["criterion"] = criterion
+        fields["verdict"] = verdict
+        fields["details"] = details
+        fields["subjects"] = subjects
+        fields["produced"] = produced
+        fields["executed"] = executed
+        fields["shared"] = shared
+        fields["own"] = own
+
 
 def decide(
     mapping: Mapping,

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from ..plan.evidence import Evidence
 
 
+_NEW: list[str] = []
+"""A list :class:`CriterionTests` was not given (never stored: each gets a new one)."""
+
+
 @dataclass
 class CriterionTests:
     """The tests of one ``test`` criterion in this run."""
@@ -47,6 +51,21 @@ class CriterionTests:
     outside: list[str] = field(default_factory=list)
     """Tests it matched that the project's own configuration leaves out of the suite (the
     ``-m``, ``-k`` or ``--deselect`` of its ini ``addopts``): no part of its test set."""
+
+    def __init__(  # its own: one a test criterion (values.dataclass keeps it)
+        self,
+        tests: list[str] = _NEW,
+        deselected: list[str] = _NEW,
+        unmatched: list[str] = _NEW,
+        excluded: list[str] = _NEW,
+        outside: list[str] = _NEW,
+    ) -> None:
+        fields = self.__dict__  # a list left out: a new one each, as the default factory
+        fields["tests"] = [] if tests is _NEW else tests
+        fields["deselected"] = [] if deselected is _NEW else deselected
+        fields["unmatched"] = [] if unmatched is _NEW else unmatched
+        fields["excluded"] = [] if excluded is _NEW else excluded
+        fields["outside"] = [] if outside is _NEW else outside
 
 
 @dataclass

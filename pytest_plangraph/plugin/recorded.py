@@ -35,7 +35,8 @@ def state_after(
     """The state after recording: *before_fold* (the log read at the start) with the events
     this run *stored*, hashing only what *end* and the new records lack. The records' subjects
     are merged first (in C), so each distinct path is read once however many records bind it:
-    the last record's binding of a path stands, a path bound absent is a missing file.
+    the last record's binding of a path stands, a path bound absent is a missing file; the
+    paths the rest needs are gathered from the other events only.
     *digests*, the input digests for *end* (the records' own), are kept for every node whose
     files the records' subjects did not change."""
     from ..store.trust import screen_stored
@@ -45,10 +46,14 @@ def state_after(
     fold.add_stored(stored, screen_stored(plangraph.store, stored))
     files = dict(end.files)
     bound: dict[str, str] = {}
+    merged: set[int] = set()
     for record in evidence:
         bound.update(record.subjects)
+        merged.add(id(record.subjects))
     files.update(subject_files(bound))
-    missing = needed_paths(plangraph.graph, fold.judged(), end.outputs) - files.keys()
+    # a stored event whose subjects are a record's (the same object) has them all in files
+    judged = [e for e in fold.judged() if id(e.payload.get("subjects")) not in merged]
+    missing = needed_paths(plangraph.graph, judged, end.outputs) - files.keys()
     files.update(collected_now(os.fspath(plangraph.root), missing, set()))
     files.update(plangraph.workspace.hashes(missing))
     after = Snapshot(files=files, outputs=end.outputs, globs=end.globs, listed=end.listed)

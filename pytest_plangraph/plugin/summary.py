@@ -46,6 +46,23 @@ class Outcome:
     """The skips and xfails its policy allowed (never a pass), in the same form."""
     message: str | None = None
 
+    def __init__(  # its own: one a record of the run (values.dataclass keeps it)
+        self,
+        ref: str,
+        outcome: str,
+        reason: str | None,
+        not_passed: tuple[Mapping[str, str], ...] = (),
+        allowed: tuple[Mapping[str, str], ...] = (),
+        message: str | None = None,
+    ) -> None:
+        fields = self.__dict__
+        fields["ref"] = ref
+        fields["outcome"] = outcome
+        fields["reason"] = reason
+        fields["not_passed"] = not_passed
+        fields["allowed"] = allowed
+        fields["message"] = message
+
     @classmethod
     def of(cls, record: Evidence) -> Outcome:
         """What the summary shows of one record: its verdict and the tests that did not
