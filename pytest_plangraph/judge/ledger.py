@@ -16,7 +16,6 @@ from typing import Any
 
 from ..plan.graph import Graph
 from ..plan.model import Criterion, LoggedEvent
-from ..plan.untrusted import DECISION_ROLE
 from ..values import dataclass, field
 from .gate import Tick, holds, judge
 from .inputs import Links, Snapshot, criterion_digests, input_digests
@@ -169,6 +168,8 @@ def _for_role(event: LoggedEvent, criterion: Criterion) -> bool:
     ``role``, else ``approver`` (an approval given as another role does not count — with keys
     configured it was vouched for by a key trusted for that other role; a revoke withdraws
     whatever was in force)."""
+    from ..plan.untrusted import DECISION_ROLE  # an approval's: not a run's of test criteria
+
     role = getattr(criterion.verifier, "role", None) or DECISION_ROLE
     return event.kind != "approval" or (event.payload.get("role") or DECISION_ROLE) == role
 

@@ -34,7 +34,6 @@ from ..canonical import (
 from ..plan.evidence import OUTCOMES, Evidence
 from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
-from .lookup import require_criterion
 from .payloads import checked_payloads as checked_payloads
 from .payloads import made_payloads as made_payloads
 
@@ -258,6 +257,8 @@ class RecordMaker:
         found = self.graph.nodes.get(node) if type(node) is str else None
         definition = found.criterion(criterion) if found and type(criterion) is str else None
         if definition is None:
+            from .lookup import require_criterion
+
             require_criterion(self.graph, node, criterion)  # says what is wrong
             raise AssertionError("unreachable: the criterion was not found above")
         if base is None:
