@@ -220,6 +220,7 @@ def test_a_plugin_run_imports_the_stale_selection_only_when_asked(
 DEFERRED = (
     "pytest_plangraph.judge.budgets",  # why a node never completes: a budget spent, no criterion
     "pytest_plangraph.judge.lookup",  # a node or criterion an API caller named, checked
+    "pytest_plangraph.judge.ticks",  # a claim replay: a claim that carries no verdict
     "pytest_plangraph.plan.digests",  # a plan read from its cache carries its digests
     "pytest_plangraph.plan.order",  # and its order
     "pytest_plangraph.plan.messages",  # a problem's place in the plan file

@@ -93,7 +93,6 @@ _CONTINUED = r"\\(?:\r\n|\r|\n)"
 """A backslash that joins two lines (compiled by the first text holding a backslash)."""
 _COMMENT = r"#[^\n]*"
 _ALIASED = re.compile(rf"({_DOTTED})(?:\s+as\s+{_NAME})?")
-_SPACES = re.compile(r"\s+")
 
 
 @functools.cache
@@ -218,7 +217,7 @@ def _modules(text: str) -> list[str] | None:
 
 def _dotted(text: str) -> str:
     """A dotted module name as Python reads it: no spaces, identifiers NFKC-normalised."""
-    name = _SPACES.sub("", text)
+    name = "".join(text.split())  # every whitespace character out (what \s matches)
     if name.isascii():
         return name
     import unicodedata
