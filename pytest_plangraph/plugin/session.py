@@ -481,9 +481,7 @@ class PlangraphSession:
         """The ``plangraph`` section: state table, changes of this run, gate refusals."""
         if self.report is not None:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
-            if _IN_GITHUB.intersection(
-                os.environ
-            ):  # a GitHub Actions job: its summary, annotations
+            if _IN_GITHUB.intersection(os.environ):  # a GitHub Actions job
                 from .github import publish
 
                 publish(self.plangraph, self.report, terminalreporter.write_line)
