@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .errors import StoreError, UsageError
 from .judge.inputs import UNREADABLE, Snapshot, needed_paths
 from .judge.logfold import LogFold
-from .judge.lookup import require_criterion, require_node
 from .judge.sections import has_pytest_section, section_file
 from .memory import collector_paused
 from .places import cache_dir_for, check_store_path, identity, stat_or_none
@@ -422,11 +421,15 @@ class Repository:
 
     def require_node(self, node: str) -> None:
         """Raise :class:`UsageError` unless *node* is in the plan."""
-        require_node(self.graph, node)
+        from .judge import lookup  # a check of a name a caller gave: not a run's
+
+        lookup.require_node(self.graph, node)
 
     def require_criterion(self, node: str, criterion: str) -> None:
         """Raise :class:`UsageError` unless *node/criterion* is in the plan."""
-        require_criterion(self.graph, node, criterion)
+        from .judge import lookup
+
+        lookup.require_criterion(self.graph, node, criterion)
 
 
 def _named_in_utf8(outputs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:

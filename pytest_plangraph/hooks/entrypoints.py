@@ -41,8 +41,15 @@ GROUP = "plangraph"
 """The entry-point group of plangraph plugins."""
 KIND = "plugins"
 """The kept answers' file in the per-user cache (:mod:`pytest_plangraph.usercache`)."""
-_PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
-"""What :class:`importlib.metadata.EntryPoint` matches a value with (module, attribute)."""
+
+
+@functools.cache
+def _pattern() -> re.Pattern[str]:
+    """What :class:`importlib.metadata.EntryPoint` matches a value with (module, attribute),
+    compiled when first asked for: a run whose plug-ins' answer is kept loads no entry point
+    and signs none."""
+    return re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+
 
 scans = 0
 """How many times this process scanned the distributions (the tests count them)."""
@@ -62,7 +69,7 @@ class Entry(NamedTuple):
 
     def load(self) -> Any:
         """The object the entry names, imported as ``EntryPoint.load`` imports it."""
-        match = _PATTERN.match(self.value)
+        match = _pattern().match(self.value)
         if match is None:  # as the scan would fail: let importlib.metadata say it
             from importlib.metadata import EntryPoint
 
@@ -205,7 +212,7 @@ def code_signature(value: str) -> list[Any] | None:
     size, inode, modification and change times of its top-level module's file, or of every
     file under its package's folders, as the standard path finder finds it on ``sys.path``;
     None when it finds none (a module another finder offers, a bad value)."""
-    match = _PATTERN.match(value)
+    match = _pattern().match(value)
     if match is None:
         return None
     spec = top_level_spec(match.group("module").split(".", 1)[0])

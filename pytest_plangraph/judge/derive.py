@@ -40,9 +40,7 @@ from ..errors import UsageError, quoted
 from ..memory import collector_paused
 from ..plan.graph import Graph, reach
 from ..plan.model import Criterion, LoggedEvent, Node
-from ..plan.untrusted import describe
 from .bounded import NO_ACCEPTANCE, bounded, required_ids
-from .budgets import no_acceptance, replan_budget_exhausted, retry_budget_exhausted
 from .gate import (
     CHILD_CODES,
     Completion,
@@ -314,6 +312,8 @@ class _Derivation:
         if found is None:
             return reasons
         event, code = found
+        from ..plan.untrusted import describe  # only where an event did not count
+
         why = Reason(code, describe(code, event), {"seq": event.seq, "by": event.by})
         return (why, *reasons)
 
@@ -384,12 +384,18 @@ class _Derivation:
         ]
         reasons += self._waiting_reasons(node_id, node)
         if self.required[node_id] == [NO_ACCEPTANCE]:
+            from .budgets import no_acceptance  # the budgets' reasons: only when one is spent
+
             reasons.append(no_acceptance(node))
         if refused > node.max_retry:
+            from .budgets import retry_budget_exhausted
+
             reasons.append(retry_budget_exhausted(node_id, node, refused))
         held = self.ledger.held.get(node_id)
         if held is not None:  # first: until a person acts, nothing else completes the node
             limit = self.context.graph.plan.max_replan_rounds
+            from .budgets import replan_budget_exhausted
+
             reasons.insert(0, replan_budget_exhausted(node_id, held, limit))
         return reasons
 

@@ -24,7 +24,7 @@ Snapshots, input digests and the plan's links live in :mod:`pytest_plangraph.jud
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import StoreTamperedError, UsageError, quoted
 from ..plan.graph import Graph
@@ -34,11 +34,13 @@ from .inputs import Links
 from .states import NodeState, PlanState, Reason
 from .validity import holds, judge, upstream_reason, validity
 
+if TYPE_CHECKING:
+    from .ticks import Tick
+
 __all__ = [
     "CHILD_CODES",
     "Completion",
     "GateDecision",
-    "Tick",
     "child_reasons",
     "final_completion",
     "gate",
@@ -161,17 +163,6 @@ def final_completion(links: Links, raw: Completion) -> Completion:
         final.set_ok(node_id, "unopposed", raw.unopposed(node_id))
     raw.flipped.clear()
     return final
-
-
-class Tick(NamedTuple):
-    """One step of a claim replay: a criterion verdict, a cancel, a retry grant, a claim to
-    judge, a claim whose gate verdict was recorded with it (``verdict``, ``ok`` = passed), or
-    a node held for a person (``hold``: a patch refused with ``REPLAN_BUDGET_EXHAUSTED``)."""
-
-    kind: Literal["criterion", "cancel", "retry", "claim", "verdict", "hold"]
-    node: str
-    criterion: str = ""
-    ok: bool = False
 
 
 def replay_claims(

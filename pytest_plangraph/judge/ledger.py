@@ -12,17 +12,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..plan.graph import Graph
 from ..plan.model import Criterion, LoggedEvent
-from ..plan.untrusted import DECISION_ROLE
 from ..values import dataclass, field
-from .gate import Tick, holds, judge
+from .gate import holds, judge
 from .inputs import Links, Snapshot, criterion_digests, input_digests
 from .logfold import LogFold, evidence_key, holds_for_person
 from .states import CriterionStatus, Reason
 from .subjects import missing_as_absent
+
+if TYPE_CHECKING:
+    from .ticks import Tick
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,8 @@ def _for_role(event: LoggedEvent, criterion: Criterion) -> bool:
     ``role``, else ``approver`` (an approval given as another role does not count — with keys
     configured it was vouched for by a key trusted for that other role; a revoke withdraws
     whatever was in force)."""
+    from ..plan.untrusted import DECISION_ROLE  # an approval's: not a run's of test criteria
+
     role = getattr(criterion.verifier, "role", None) or DECISION_ROLE
     return event.kind != "approval" or (event.payload.get("role") or DECISION_ROLE) == role
 
@@ -192,6 +196,8 @@ def _replay_ticks(context: Context, events: Sequence[LoggedEvent]) -> list[Tick]
     """Every verdict, claim, cancel and retry grant of the plan's nodes in log order, up to the
     last claim or grant (nothing after it changes a refusal count): what a replay of the gate
     walks through when some claim carries no verdict."""
+    from .ticks import Tick  # a replay: some claim carries no verdict
+
     ticks: list[Tick] = []
     nodes, criteria, approvals = context.graph.nodes, context.criteria, context.approvals
     for event in events:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import digest
 from ..errors import UsageError
 from ..plan.evidence import Evidence, record_problem
-from .lookup import require_criterion
 
 if TYPE_CHECKING:
     from ..plan.graph import Graph
@@ -30,6 +29,8 @@ def checked_payloads(graph: Graph, evidence: object) -> list[dict[str, Any]]:
             "record() takes a list of Evidence records (made with make_evidence), not "
             f"{type(evidence).__name__}"
         )
+    from .lookup import require_criterion  # a record given by hand: a run's own need no lookup
+
     payloads = []
     for index, record in enumerate(evidence):
         if not isinstance(record, Evidence):

@@ -34,7 +34,6 @@ from ..canonical import (
 from ..plan.evidence import OUTCOMES, Evidence
 from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
-from .lookup import require_criterion
 from .payloads import checked_payloads as checked_payloads
 from .payloads import made_payloads as made_payloads
 
@@ -284,6 +283,8 @@ class RecordMaker:
         except TypeError:  # a value that cannot be hashed: not a node or criterion id
             definition = None
         if definition is None or type(node) is not str or type(criterion) is not str:
+            from .lookup import require_criterion
+
             require_criterion(self.graph, node, criterion)  # says what is wrong
             raise AssertionError("unreachable: the criterion was not found above")
         if base is None:

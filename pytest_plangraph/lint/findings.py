@@ -12,14 +12,16 @@ edge (:attr:`Edge.propagates`), as for the completion gate.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import quoted
 from ..plan.file import LoadedPlan
 from ..plan.graph import Graph
-from ..plan.messages import FieldPath
 from ..plan.model import Criterion, Node
 from ..values import asdict, dataclass
+
+if TYPE_CHECKING:
+    from ..plan.messages import FieldPath
 
 Severity = Literal["error", "warning"]
 ERRORS: tuple[Severity, ...] = ("error",)

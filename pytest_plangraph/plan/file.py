@@ -32,14 +32,24 @@ from .cache import (
     reuse_validated,
     with_facts,
 )
-from .messages import FieldPath as FieldPath
-from .messages import format_path as format_path
-from .messages import position
 from .model import Plan
 from .positions import LazyPositions
 
 if TYPE_CHECKING:
     from .blockcache import BlockItemKeys
+    from .messages import FieldPath as FieldPath
+    from .messages import format_path as format_path
+
+
+def __getattr__(name: str) -> Any:
+    """The field-path names of :mod:`.messages` named here too, imported when first asked for
+    (a plan read cleanly has no problem to place)."""
+    if name in ("FieldPath", "format_path"):
+        from . import messages
+
+        return getattr(messages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAX_PLAN_BYTES = 32 * 1024 * 1024
 """Plans larger than this are refused before parsing (a plan is text a person reads; a plan of
@@ -74,6 +84,8 @@ class LoadedPlan:
 
     def location(self, path: FieldPath) -> str:
         """``file:line:column`` of the deepest known prefix of *path*."""
+        from .messages import position  # a problem's place: a plan read cleanly needs none
+
         found = position(self.positions, path)
         return f"{self.file}:{found[0]}:{found[1]}" if found else self.file
 

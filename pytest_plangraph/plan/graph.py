@@ -16,7 +16,6 @@ from collections.abc import Callable, Collection, Iterable
 
 from ..values import dataclass, field
 from .model import PROPAGATING_EDGES, Edge, Node, Plan
-from .order import rounds
 
 
 @dataclass(frozen=True)
@@ -77,6 +76,8 @@ class Graph:
 
     def rounds(self) -> list[str]:
         """The topological order computed afresh (:meth:`topological_order` keeps it)."""
+        from .order import rounds  # a plan read from its cache carries its order
+
         return rounds(list(self.nodes), self._dependency_pairs())
 
     def find_cycle(self) -> list[str] | None:

@@ -16,9 +16,6 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .digests import canonical_plan as canonical_plan
-from .digests import criterion_digest as criterion_digest
-from .digests import plan_criterion_digests, plan_digest
 from .events import EVENT_KINDS as EVENT_KINDS  # the events: .events
 from .events import Event as Event
 from .events import LoggedEvent as LoggedEvent
@@ -33,11 +30,15 @@ from .names import Effect as Effect
 from .names import EventKind as EventKind
 from .names import NodeKind as NodeKind
 from .names import Strength as Strength
-from .order import rounds
 from .policy import PlanDefaults, Policy
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from .digests import canonical_plan as canonical_plan
+    from .digests import criterion_digest as criterion_digest
+    from .digests import plan_criterion_digests as plan_criterion_digests
+    from .digests import plan_digest as plan_digest
 
 
 PROPAGATING_EDGES: frozenset[str] = frozenset({"requires", "consumes", "validates"})
@@ -331,6 +332,8 @@ class Plan(Frozen):
     @cached_property
     def digest(self) -> str:
         """sha256 of the canonical form: the plan's identity."""
+        from .digests import plan_digest  # a plan read from its cache carries its digests
+
         return plan_digest(self)
 
     @cached_property
@@ -343,12 +346,16 @@ class Plan(Frozen):
             for edge in self.edges
             if edge.type in PROPAGATING_EDGES and edge.status == "active"
         ]
+        from .order import rounds  # a plan read from its cache carries its order
+
         return tuple(rounds(node_ids, pairs))
 
     @cached_property
     def criterion_digests(self) -> dict[tuple[str, str], str]:
         """:func:`criterion_digest` of every criterion, keyed by (node id, criterion id); of
         repeated ids the first counts, as in the plan's graph. Read it, never change it."""
+        from .digests import plan_criterion_digests
+
         return plan_criterion_digests(self)
 
     @cached_property
@@ -377,6 +384,16 @@ def checked_artifacts(node: Node) -> tuple[str, ...]:
         elif isinstance(verifier, ArtifactVerifier):
             paths.append(verifier.path)
     return tuple(dict.fromkeys(paths))
+
+
+def __getattr__(name: str) -> Any:
+    """The digest functions named here too (:mod:`.digests`), imported when first asked for: a
+    plan read from its cache carries its digests, and a run computes none."""
+    if name in ("canonical_plan", "criterion_digest", "plan_criterion_digests", "plan_digest"):
+        from . import digests
+
+        return getattr(digests, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _COMPUTED = (

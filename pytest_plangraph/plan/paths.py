@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import re
 from fnmatch import fnmatchcase
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -22,7 +19,7 @@ def path_problem(path: str) -> str | None:
         return "contains a NUL character, which no file name can hold"
     if path.startswith(("/", "\\")):
         return "absolute paths are not allowed; write it relative to the repository root"
-    if _DRIVE.match(path):
+    if path[1:2] == ":" and path[0].isascii() and path[0].isalpha():  # a drive: ``C:``
         return (
             f"{path[:2]!r} is a drive on Windows, where the path would leave the repository; "
             "write it relative to the repository root without a colon after its first letter"

@@ -18,7 +18,6 @@ from ..values import dataclass, field
 from ..vcs.quotes import quoted_subjects
 from .mapping import CriterionTests, Mapping
 from .origin import ORIGIN_ATTRIBUTE
-from .outcomes import outcome_details, phase_outcome, report_reason
 from .properties import ARTIFACT_PROPERTY
 from .verdicts import (
     DESELECTED,
@@ -60,6 +59,8 @@ class RunResults:
         ):  # a plain pass (most reports): pytest's outcome, no reason to keep
             phases.append((report.when, "passed", False))
         else:
+            from .outcomes import phase_outcome, report_reason  # a report that is no plain pass
+
             phases.append((report.when, phase_outcome(report), hasattr(report, "wasxfail")))
             self.note(test_id, report_reason(report))
         verdict = getattr(report, "plangraph_verdict", None)
@@ -271,6 +272,8 @@ class _Decider:
             details["skipped_whole"] = passed_over
             details["message"] = f"{names} was skipped whole and may hold tests of this criterion"
         left_out = {"excluded": tests.excluded, "outside_suite": tests.outside}
+        from .outcomes import outcome_details
+
         found = outcome_details(outcomes, self.results.reasons, policy, verdict, left_out)
         for key, value in found.items():
             details.setdefault(key, value)

@@ -13,6 +13,7 @@ required nodes.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Generator, Iterable
@@ -40,9 +41,7 @@ from .config import (
     unrecorded,
 )
 from .evidence import RunResults, decide
-from .github import publish
 from .items import PlanFile, VerifierItem
-from .junit import attach_evidence
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
 from .origin import mark
@@ -59,6 +58,9 @@ if TYPE_CHECKING:
     from ..verifiers import Registry
     from .coverage import CoverageRecorder
     from .selection import StaleSelection
+
+_IN_GITHUB = frozenset({"GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"})
+"""What :func:`.github.publish` acts on: without either, it is not imported."""
 
 
 class PlangraphSession:
@@ -408,7 +410,9 @@ class PlangraphSession:
         builder = self.builder = self._builder(end, facts) if decided else None
         evidence = [builder.build(item) for item in decided] if builder else []
         stored = self.plangraph.record_run(evidence, made=builder.maker.made) if builder else []
-        if evidence:
+        if evidence and self.config.getoption("xmlpath", None):  # a JUnit XML report is written
+            from .junit import attach_evidence
+
             attach_evidence(self.config, mapping.tests_of(self.prefix, evidence))
         digests = builder.maker.digests if builder else None
         after = state_after(self.plangraph, self.before_fold, end, evidence, stored, digests)
@@ -477,4 +481,7 @@ class PlangraphSession:
         """The ``plangraph`` section: state table, changes of this run, gate refusals."""
         if self.report is not None:
             write_summary(terminalreporter, self.report, self.config.get_verbosity())
-            publish(self.plangraph, self.report, terminalreporter.write_line)
+            if _IN_GITHUB.intersection(os.environ):  # a GitHub Actions job
+                from .github import publish
+
+                publish(self.plangraph, self.report, terminalreporter.write_line)

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..values import dataclass, field
-from .outcomes import listing
 
 if TYPE_CHECKING:
     from ..judge.gate import GateDecision
@@ -272,6 +271,8 @@ def _not_passed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
     for item in recorded:
         if item.outcome == "passed":
             continue
+        from .outcomes import listing  # a criterion not passed: a run that passed lists none
+
         why = f"{item.outcome} {item.reason}" if item.reason else item.outcome
         text = f"  {item.ref}: {why}"
         if item.not_passed and not verbose:
@@ -292,6 +293,8 @@ def _allowed(recorded: Sequence[Outcome], *, verbose: bool) -> list[Line]:
     text = f"allowed skips and xfails (never a pass): {len(entries)}"
     lines: list[Line] = [[(text + ("" if verbose else " (-v lists them)"), {})]]
     if verbose:
+        from .outcomes import listing
+
         lines.extend([(f"  {ref}: {listing([entry])}", {})] for ref, entry in entries)
     return lines
 

@@ -36,13 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreTamperedError
 from ..hashes import sha256_hex
-from ..plan.untrusted import (
-    BAD_SIGNATURE,
-    DECISION_ROLE,
-    ROLE_NOT_TRUSTED,
-    UNSIGNED_EVENT,
-    UNTRUSTED_KEY,
-)
 from ..values import dataclass, field
 from .chain import chain_hash, sign, signing_key_from_env
 from .signatures import (
@@ -70,6 +63,8 @@ def required_role(kind: str, payload: Mapping[str, Any]) -> str:
     """The role a key needs to vouch for an event of *kind* with *payload*."""
     if kind == "evidence":
         return EVIDENCE_ROLE
+    from ..plan.untrusted import DECISION_ROLE  # with keys configured alone (as below)
+
     role = payload.get("role") if kind == "approval" else None
     return role if isinstance(role, str) and role else DECISION_ROLE
 
@@ -105,6 +100,7 @@ class Policy:
             return None
         import hmac  # with keys configured alone (as the keys module)
 
+        from ..plan.untrusted import BAD_SIGNATURE, ROLE_NOT_TRUSTED, UNSIGNED_EVENT, UNTRUSTED_KEY
         from .keys import verify
 
         prev, link, signature = chain

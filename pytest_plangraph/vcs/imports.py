@@ -62,12 +62,14 @@ _KEYWORD = re.compile(r"import(?<!\wimport)(?!\w)")
 start with their word and look behind it after: a look-behind first would be tried at each
 character, thirty times slower."""
 
-_FROM = re.compile(
+_FROM = (
     rf"from(?<![\w.]from)(?!\w){_SPACE}*((?:\.{_SPACE}*)*)({_DOTTED})?{_SPACE}*"
     rf"(?<!\w)(import)(?!\w){_SPACE}*(\((?:[^)#]|#[^\n]*)*\)|[^\n;#]*)"
 )
 """A ``from`` statement: its dots, its module, its ``import`` keyword and its names (in
-parentheses, comments taken whole: one may hold a parenthesis)."""
+parentheses, comments taken whole: one may hold a parenthesis). Compiled (:func:`_lazy`) by
+the first text that holds ``from``: the costliest expression here, and a test file that
+imports with ``import`` alone needs none."""
 
 _IMPORT = re.compile(rf"(import)(?<![\w.]import)(?!\w){_SPACE}*([^\n;#]*)")
 """An ``import`` statement and its list of names."""
@@ -87,17 +89,18 @@ _PATH = r"""(["'])([^"'\n\\]*\.py)\1"""
 PATH_LEVEL = -1
 """The level of an :data:`Import` that is a file path a string literal names, not a module."""
 
-_CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)")
+_CONTINUED = r"\\(?:\r\n|\r|\n)"
+"""A backslash that joins two lines (compiled by the first text holding a backslash)."""
 _COMMENT = r"#[^\n]*"
 _ALIASED = re.compile(rf"({_DOTTED})(?:\s+as\s+{_NAME})?")
-_SPACES = re.compile(r"\s+")
 
 
 @functools.cache
 def _lazy(pattern: str) -> re.Pattern[str]:
     """*pattern* compiled when first used: the expressions of the rarer forms (a call that
-    imports by name, a file named by its path, a list after other text) are compiled only by
-    a run whose files hold one, not by every import of this module."""
+    imports by name, a file named by its path, a list after other text, a ``from`` statement,
+    a line joined by a backslash) are compiled only by a run whose files hold one, not by
+    every import of this module."""
     return re.compile(pattern)
 
 
@@ -112,12 +115,12 @@ def imports_of(source: str | bytes) -> tuple[Import, ...] | None:
         paths.update(((PATH_LEVEL, str(m[2]), ()), None) for m in _lazy(_PATH).finditer(text))
     if "import" not in text:
         return tuple(paths)
-    written, text = text, _CONTINUED.sub(" ", text)  # a comment's backslash is joined too:
-    found: dict[Import, None] = dict(
-        paths
-    )  # a statement must start its line, or the text is parsed
+    written = text
+    if "\\" in text:  # a comment's backslash is joined too: a statement must start its line,
+        text = _lazy(_CONTINUED).sub(" ", text)  # or the text is parsed
+    found: dict[Import, None] = dict(paths)
     claimed: set[int] = set()
-    for match in _FROM.finditer(text):
+    for match in _lazy(_FROM).finditer(text) if "from" in text else ():
         dots, module, names = match[1], match[2], _names(match[4])
         at = match.start()
         starts = _starts_statement(text, at)
@@ -214,7 +217,7 @@ def _modules(text: str) -> list[str] | None:
 
 def _dotted(text: str) -> str:
     """A dotted module name as Python reads it: no spaces, identifiers NFKC-normalised."""
-    name = _SPACES.sub("", text)
+    name = "".join(text.split())  # every whitespace character out (what \s matches)
     if name.isascii():
         return name
     import unicodedata

@@ -73,8 +73,9 @@ _QUOTED = re.compile(r"""(["'])([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9
 kind; the closing quote is looked at, not taken, so it may open the next one."""
 
 
-_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
-"""A whole string literal's value that is a ``node/criterion`` reference."""
+_REF = r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*"
+"""A whole string literal's value that is a ``node/criterion`` reference (compiled by the
+first file whose literals are parsed)."""
 
 
 def quoted_refs(source: str | bytes) -> frozenset[str]:
@@ -92,10 +93,10 @@ def quoted_refs(source: str | bytes) -> frozenset[str]:
     return frozenset(found | literal_refs(source))
 
 
-_ESCAPE = re.compile(r"\\(?:[xuUN0-7]|\r?\n|\r)")
+_ESCAPE = r"\\(?:[xuUN0-7]|\r?\n|\r)"
 """An escape that gives an id character or ``/`` (``\\x2f``, ``\\u002f``, ``\\N{SOLIDUS}``,
 ``\\057``), or a backslash-newline inside a literal: the other escapes give characters no
-reference holds."""
+reference holds (compiled by the first text holding a backslash)."""
 
 _FSTRING = re.compile(r"(?<![A-Za-z0-9_])(?:[fF][rR]?|[rR][fF])[\"']")
 """The opening of an f-string, whose value is made of its parts."""
@@ -108,8 +109,9 @@ _JOINED = re.compile(
 characters and ``/`` alone: the first two pieces of any implicit concatenation whose value is a
 reference (a triple-quoted piece shows such a pair at its quotes too)."""
 
-_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
-"""A PEP 263 encoding declaration (looked for in the first two lines)."""
+_CODING = r"^[ \t\f]*#.*?coding[:=]"
+"""A PEP 263 encoding declaration (looked for in the first two lines; compiled by the first
+text whose head holds ``coding``)."""
 
 
 def needs_parse(text: str) -> bool:
@@ -120,10 +122,10 @@ def needs_parse(text: str) -> bool:
     (about seventy times the cost of the text match) is left out."""
     head = "\n".join(text.split("\n", 2)[:2])
     return bool(
-        _ESCAPE.search(text)
+        ("\\" in text and re.search(_ESCAPE, text))
         or _FSTRING.search(text)
         or _JOINED.search(text)
-        or _CODING.search(head)
+        or ("coding" in head and re.search(_CODING, head, re.MULTILINE))
     )
 
 
@@ -159,9 +161,10 @@ def literal_refs(source: str | bytes) -> set[str]:
     except (SyntaxError, ValueError, UnicodeError):
         return set()
     found: set[str] = set()
+    reference = re.compile(_REF)
     for node in ast.walk(tree):
         value = _literal(node)
-        if value is not None and _REF.fullmatch(value):
+        if value is not None and reference.fullmatch(value):
             found.add(value)
     return found
 
@@ -184,7 +187,7 @@ def _literal(node: ast.AST) -> str | None:
     return "".join(parts)
 
 
-_MEMBER = re.compile(rf'"{QUOTES}":"({_REF.pattern})"')
+_MEMBER = re.compile(rf'"{QUOTES}":"({_REF})"')
 """The member of a :func:`quotes_key`'s settings that names its reference (compact JSON: no
 JSON string holds an unescaped quote, so this text is the member itself)."""
 
