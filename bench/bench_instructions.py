@@ -80,6 +80,8 @@ import bench_status
 import instructions_impact
 import instructions_pytest
 
+from pytest_plangraph.usercache import RACY_NS
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PYTHON = sys.executable  # the interpreter counted; --wheel points it at a private environment
 PLANGRAPH = str(Path(PYTHON).parent / "plangraph")
@@ -241,6 +243,11 @@ def bench_status_miss(tmp: Path, nodes: int, env: dict[str, str], start: int) ->
     root = tmp / "status-miss"
     root.mkdir()
     bench_status.build(root, nodes)
+    # the files just written older than the racy window before the kept answer is made, as
+    # in a repository whose plan was not written just now: else the answer kept the plan as
+    # too young to trust by its stat, and each miss hashed it again (when the untimed runs
+    # were quick enough to fall inside the window: 0.11-0.15 G of a leaf miss)
+    time.sleep(RACY_NS / 1e9)
     status = [PLANGRAPH, "status"]
     print(f"plangraph status after one artifact changed, {nodes} nodes, {nodes * 10} events:")
     for _ in range(3):  # the checkpoint, the derived state, the kept answer
