@@ -160,7 +160,8 @@ def keep_validated(
 ) -> None:
     """Keep the validated form of *plan*, read from the plan file whose sha256 is *key*, in
     place of an entry that is missing or could not be read (then :func:`prune` the cache) —
-    once the project keeps anything (:func:`in_use`): reading a plan makes no folder. With
+    once the project keeps anything (:func:`in_use`): reading a small plan makes no folder (a
+    plan read by blocks, 16 KiB or more, makes it for its block and item files). With
     *meaning* (the content key of the data it was validated from:
     :func:`~pytest_plangraph.plan.file.content_key`), it is kept under that key too, so other
     bytes of the same data (an edit of comments or layout) are not validated again
