@@ -34,6 +34,13 @@ TOO_LONG_NUMBER = "a number too long to read (a whole number of more than 4,300 
 """Why a file holding a whole number Python will not convert from text is refused."""
 
 
+def field_problem(error: Any, whole: str = "") -> str:
+    """One problem of a pydantic ``ValidationError`` (an item of its ``errors()``) as
+    ``where: what``: the dotted path of the field, or *whole* for the value itself."""
+    where = ".".join(str(part) for part in error["loc"]) or whole
+    return f"{where}: {error['msg']}"
+
+
 def quoted(value: Any) -> str:
     """*value* as a message quotes it (``repr``): at most :data:`QUOTE_LIMIT` characters, a
     longer one cut, with ``…`` and its full length."""

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import apicheck
-from .errors import SignatureError, UsageError
+from .errors import SignatureError, UsageError, field_problem
 from .plan.evidence import Evidence, checked_evidence
 from .plan.model import Event, checked_event
 from .repository import Repository
@@ -108,9 +108,7 @@ def _event(event: Event | Mapping[str, Any]) -> Event:
     try:
         return checked_event(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'event'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(field_problem(e, "event") for e in exc.errors())
         raise UsageError(f"not a plangraph event: {problems}") from None
 
 
@@ -121,11 +119,8 @@ def _record(event: Event) -> Evidence:
     try:
         record = checked_evidence(event.payload)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise UsageError(
-            f"the event's payload is not an evidence record: {where}: {error['msg']}"
-        ) from None
+        problem = field_problem(exc.errors()[0])
+        raise UsageError(f"the event's payload is not an evidence record: {problem}") from None
     if (record.node, record.criterion) != (event.node, event.criterion):
         raise UsageError(
             f"the event is about {event.node}/{event.criterion} but its record about {record.ref}"

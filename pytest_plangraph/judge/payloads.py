@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import digest
-from ..errors import UsageError
+from ..errors import UsageError, field_problem
 from ..plan.evidence import Evidence, record_problem
 
 if TYPE_CHECKING:
@@ -55,11 +55,8 @@ def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
         try:
             EvidenceModel.model_validate(payload)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise UsageError(
-                f"record {ref}: not a valid evidence record: {where}: {error['msg']}"
-            ) from None
+            problem = field_problem(exc.errors()[0])
+            raise UsageError(f"record {ref}: not a valid evidence record: {problem}") from None
     definition = graph.nodes[record.node].criterion(record.criterion)
     assert definition is not None
     if payload["verifier"] != definition.verifier.type:
