@@ -4,20 +4,41 @@ Every event appended to a store gets its ``log`` row from the trigger ``events_l
 makes it with :data:`~pytest_plangraph.store.schema.LOG_SOURCE`'s SQL: for an evidence record,
 ``json_valid`` and ``json_extract`` on the payload. This script appends the same evidence
 events (the shape ``pytest --plangraph`` stores: 22 subjects, details, the run and git
-information; about 3 KB of payload each) to an in-memory store made with the schema's own SQL,
+information; about 1.5 KB of payload each) to an in-memory store made with the schema's own SQL,
 once per variant of that trigger, each in its own process under callgrind:
 
 * ``store``: the schema as it is;
 * ``direct``: the same expressions on the trigger's ``NEW`` values instead of reading the row
   back through the view ``log_source`` (what a leaner trigger of the same meaning would cost);
-* ``no-json``: a log row of the same size copied from the event without any JSON function
-  (the floor of any trigger: the row's insert alone);
-* ``none``: no log row at all.
+* ``body-only``: the ``direct`` row with only its body made from the payload (one
+  ``json_extract`` of the verdict fields, no ``json_valid``: wrong for a payload that is not
+  JSON) and the record column left empty: the floor of any trigger that writes the body status
+  reads;
+* ``log-rows``: no trigger; the very rows ``store`` makes (read, with the events, from the
+  store they are taken from) inserted by a second ``executemany``: the log rows without any
+  JSON function or trigger, as a store that wrote them itself would;
+* ``no-json``: a log row of about the same size copied from the event without any JSON
+  function (``substr``, which walks the text's characters);
+* ``valid-1`` and ``valid-4``: the ``no-json`` row, its record column given only when
+  ``json_valid(NEW.payload)`` holds, tested once and four times (whether each JSON call parses
+  the payload again: four parses would cost three parses more than one);
+* ``none``: no log row at all;
+* ``skip``: the rows read and nothing inserted.
 
-The differences between the variants are what the trigger's parts cost: ``store − no-json``
-is the JSON work, ``no-json − none`` the log row's insert.
+The differences between the variants are what the trigger's parts cost: ``store − log-rows``
+is the trigger's JSON work and its statement, ``log-rows − none`` the log rows' insert,
+``valid-1 − no-json`` one parse of each payload, ``valid-4 − valid-1`` three more calls of a
+JSON function on it, and ``none − skip`` the events' own rows (with their indexes).
 
-Run: ``.venv/bin/python bench/log_trigger.py [--events 500]`` (valgrind installed).
+The events are made once, before the counts, in a store file that every variant reads them
+(and ``log-rows`` their log rows) from. With ``--run`` they are instead the evidence events a
+``pytest --plangraph`` run stored on ``bench_plugin.py``'s suite of as many tests (its payloads
+a run's own, about 2.3 KB each); ``--store`` takes them from a store already written. With
+``--file`` the store appended to is a file in WAL mode (as a store is opened), committed once,
+not an in-memory database.
+
+Run: ``.venv/bin/python bench/log_trigger.py [--events 500] [--file] [--run]`` (valgrind
+installed).
 """
 
 from __future__ import annotations
@@ -27,12 +48,24 @@ import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from pytest_plangraph.canonical import canonical_json
 from pytest_plangraph.store import schema
-from pytest_plangraph.store.rows import INSERT_EVENT
+from pytest_plangraph.store.rows import COLUMNS, INSERT_EVENT
 
-VARIANTS = ("store", "direct", "no-json", "none")
+VARIANTS = (
+    "store",
+    "direct",
+    "body-only",
+    "log-rows",
+    "no-json",
+    "valid-1",
+    "valid-4",
+    "none",
+    "skip",
+)
 
 _CASE = "CASE WHEN NEW.kind = 'evidence' AND json_valid(NEW.payload)"
 DIRECT = f"""
@@ -59,6 +92,23 @@ BEGIN
             substr(NEW.payload, 1, 64), substr(NEW.payload, 400));
 END
 """
+BODY_ONLY = """
+CREATE TRIGGER events_log AFTER INSERT ON events
+BEGIN
+    INSERT INTO log (seq, id, kind, node, criterion, at, by_, record, body)
+    VALUES (NEW.seq, NEW.id, NEW.kind, NEW.node, NEW.criterion, NEW.at, NEW.by_, NULL,
+            json_extract(NEW.payload, '$.outcome', '$.reason', '$.criterion_digest',
+                         '$.input_digest', '$.subjects'));
+END
+"""
+_VALID = "json_valid(NEW.payload)"
+VALID = {
+    count: NO_JSON.replace(
+        "substr(NEW.payload, 1, 64),",
+        f"CASE WHEN {' AND '.join([_VALID] * count)} THEN substr(NEW.payload, 1, 64) END,",
+    )
+    for count in (1, 4)
+}
 
 
 def payload(n: int) -> dict[str, object]:
@@ -86,18 +136,78 @@ def payload(n: int) -> dict[str, object]:
     }
 
 
-def append(variant: str, events: int) -> None:
-    """Append *events* evidence events to an in-memory store with the *variant* trigger."""
-    con = sqlite3.connect(":memory:", isolation_level=None)
+def run_store(folder: Path, tests: int) -> Path:
+    """The store a ``pytest --plangraph`` run wrote on ``bench_plugin.py``'s suite of *tests*
+    tests, made in *folder*."""
+    import bench_plugin
+
+    bench_plugin.build(folder, tests)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--plangraph"]
+    subprocess.run(command, cwd=folder, check=True, capture_output=True)
+    return folder / ".plangraph" / "store.db"
+
+
+def made_store(folder: Path, events: int) -> Path:
+    """A store file in *folder* holding *events* made-up evidence events (:func:`payload`) and
+    their log rows, as the schema makes them."""
+    path = folder / "made.db"
+    con = sqlite3.connect(path, isolation_level=None)
+    for statement in schema.statements(schema.CREATE):
+        con.execute(statement)
+    con.executemany(INSERT_EVENT, [_row(n) for n in range(1, events + 1)])
+    con.close()
+    return path
+
+
+def stored_rows(store: Path, events: int, table: str = "events") -> list[tuple[object, ...]]:
+    """The values of :data:`INSERT_EVENT` for the first *events* evidence events of *store*
+    (of their ``log`` rows with *table* ``log``), numbered from 1."""
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    select = f"e.{COLUMNS.replace(', ', ', e.')}" if table == "events" else "l.*"
+    query = (
+        f"SELECT {select} FROM events e JOIN log l ON l.seq = e.seq "
+        "WHERE e.kind = 'evidence' ORDER BY e.seq LIMIT ?"
+    )
+    rows = con.execute(query, (events,)).fetchall()
+    con.close()
+    return [(n, *row[1:]) for n, row in enumerate(rows, 1)]
+
+
+def append(variant: str, events: int, store: Path, file: bool = False) -> None:
+    """Append the first *events* evidence events of *store* to an in-memory store (a file in
+    WAL mode with *file*) with the *variant* trigger (``skip``: none appended)."""
+    rows = stored_rows(store, events)
+    logs = stored_rows(store, events, "log") if variant == "log-rows" else []
+    with tempfile.TemporaryDirectory() as folder:
+        con = sqlite3.connect(Path(folder) / "store.db" if file else ":memory:")
+        con.isolation_level = None
+        if file:
+            con.execute("PRAGMA journal_mode=WAL").fetchone()
+        _append(con, variant, rows, logs)
+        con.close()
+
+
+def _append(
+    con: sqlite3.Connection,
+    variant: str,
+    rows: list[tuple[object, ...]],
+    logs: list[tuple[object, ...]],
+) -> None:
     for statement in schema.statements(schema.CREATE):
         con.execute(statement)
     if variant != "store":
         con.execute("DROP TRIGGER events_log")
     if variant in ("direct", "no-json"):
         con.execute(DIRECT if variant == "direct" else NO_JSON)
-    rows = [_row(n) for n in range(1, events + 1)]
+    if variant == "body-only":
+        con.execute(BODY_ONLY)
+    if variant.startswith("valid-"):
+        con.execute(VALID[int(variant[-1])])
     con.execute("BEGIN")
-    con.executemany(INSERT_EVENT, rows)
+    if variant != "skip":
+        con.executemany(INSERT_EVENT, rows)
+    if logs:
+        con.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", logs)
     con.execute("COMMIT")
 
 
@@ -109,12 +219,15 @@ def _row(n: int) -> tuple[object, ...]:
     return (*head, text, None, "", "h" * 64, None)
 
 
-def count(variant: str, events: int) -> int:
-    """The instructions of one process appending *events* with *variant*."""
+def count(variant: str, events: int, file: bool, store: Path) -> int:
+    """The instructions of one process appending *events* of *store* with *variant* (to a
+    file: *file*)."""
     done = subprocess.run(
         [
             *("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"),
             *(sys.executable, __file__, "--events", str(events), "--variant", variant),
+            *(("--file",) if file else ()),
+            *("--store", str(store)),
         ],
         capture_output=True,
         text=True,
@@ -130,11 +243,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=500)
     parser.add_argument("--variant", choices=VARIANTS, help="append once, uncounted")
+    parser.add_argument("--file", action="store_true", help="a store file in WAL mode")
+    parser.add_argument("--run", action="store_true", help="the events of a pytest run")
+    parser.add_argument("--store", type=Path, help="take the events of this store")
     args = parser.parse_args()
     if args.variant:
-        append(args.variant, args.events)
+        append(args.variant, args.events, args.store, args.file)
         return
-    counts = {variant: count(variant, args.events) for variant in VARIANTS}
+    with tempfile.TemporaryDirectory() as folder:
+        store = args.store
+        if store is None:
+            store = (run_store if args.run else made_store)(Path(folder), args.events)
+        counts = {variant: count(variant, args.events, args.file, store) for variant in VARIANTS}
     none = counts["none"]
     print(f"| trigger ({args.events} evidence events) | whole process | over no log row | a row |")
     print("| --- | ---: | ---: | ---: |")
