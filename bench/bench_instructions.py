@@ -13,7 +13,8 @@ docs/performance.md name, each beside its baseline measured in the same run.
   start taken off) and the growth from one size to the next beside the size ratio;
 * ``--only miss``: ``plangraph status`` after one artifact changed alone, without the other
   ``status`` rows: the leaf's output (one node judged again), then ``out/n7.txt`` (upstream of
-  nearly every node), each after a status that kept its answer;
+  nearly every node), each after a status that kept its answer (``--only leaf``: the leaf's
+  row alone);
 * ``--only edit``: ``plangraph status`` after a comment is added to the plan and after one
   node's title is changed, without the other ``status`` rows;
 * the plan part of a command on the same plan (``--only plan``: open the plan and check it, as
@@ -60,7 +61,8 @@ Run: ``.venv/bin/python bench/bench_instructions.py [--wheel [--peers]] [--no-pe
 [--nodes 5000] [--commits 1000] [--impact-nodes 10000] [--impact-hits-only]
 [--impact-first-misses] [--impact-phases]
 [--tests 2000,4000,20000] [--grow-sizes 5000,10000,20000,50000] [--grow-phases hit,changed,derive]
-[--only status,miss,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]``
+[--only status,miss,leaf,edit,grow,plan,claim,impact,impact-now,pytest,pytest-imports,coverage]
+[--keep-profiles DIR]``
 """
 
 from __future__ import annotations
@@ -91,6 +93,14 @@ TARGETS = {  # instructions, from issue 18
     "status, plan edited": 3.0e9,
     "claim (JWT-login)": 0.4e9,
 }
+KEEP_PROFILES: Path | None = None
+"""With ``--keep-profiles``: the folder where each count leaves callgrind's output, one file a
+process (``NN-<command>.<pid>``, NN the count's number in the run), to read with
+``callgrind_annotate``; else the output is not written."""
+
+
+COUNTED = 0
+"""How many counts this run made (numbers the kept profiles)."""
 
 
 def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
@@ -99,13 +109,18 @@ def count(root: Path, command: Sequence[str], env: dict[str, str]) -> int:
     Each process writes its own log (``--log-file`` with the process id): a child whose
     stderr its parent captures (the git processes ``plangraph`` starts read through pipes)
     would otherwise write its count into that pipe, where it is never added."""
+    global COUNTED
+    out = "/dev/null"
+    if KEEP_PROFILES is not None:
+        COUNTED += 1
+        out = f"{KEEP_PROFILES}/{COUNTED:02d}-{Path(command[0]).name}.%p"
     with tempfile.TemporaryDirectory() as logs:
         done = subprocess.run(
             [
                 "valgrind",
                 "--tool=callgrind",
                 "--trace-children=yes",
-                "--callgrind-out-file=/dev/null",
+                f"--callgrind-out-file={out}",
                 f"--log-file={logs}/valgrind.%p",
                 *command,
             ],
@@ -235,24 +250,32 @@ def bench_status_leaf(root: Path, nodes: int, env: dict[str, str], start: int) -
     row("status, one leaf artifact changed", leaf, start, TARGETS["status, one artifact changed"])
 
 
-def bench_status_miss(tmp: Path, nodes: int, env: dict[str, str], start: int) -> None:
+def bench_status_miss(
+    tmp: Path, nodes: int, env: dict[str, str], start: int, *, leaf_only: bool = False
+) -> None:
     """``--only miss``: ``plangraph status`` after one artifact changed (the ``changed`` rows
     of ``--only status`` without the others): the last node's output (nothing depends on it),
     then ``out/n7.txt`` (upstream of nearly every node), each after a status that kept its
-    answer for the repository as it was."""
+    answer for the repository as it was; with *leaf_only* (``--only leaf``) the first
+    alone."""
     root = tmp / "status-miss"
     root.mkdir()
     bench_status.build(root, nodes)
-    # the files just written older than the racy window before the kept answer is made, as
-    # in a repository whose plan was not written just now: else the answer kept the plan as
-    # too young to trust by its stat, and each miss hashed it again (when the untimed runs
-    # were quick enough to fall inside the window: 0.11-0.15 G of a leaf miss)
-    time.sleep(RACY_NS / 1e9)
     status = [PLANGRAPH, "status"]
     print(f"plangraph status after one artifact changed, {nodes} nodes, {nodes * 10} events:")
-    for _ in range(3):  # the checkpoint, the derived state, the kept answer
-        warm(root, status, env)
+    warm(root, status, env)  # the checkpoint
+    warm(root, status, env)  # the derived state and the kept answer
+    # the answer is kept by a run that follows the checkpoint's write (and the plan's) by
+    # less than the racy window when the runs are quick: it keeps them as too young to trust
+    # by their stat. A later look that finds them older trusts them from then on; the third
+    # run, a hit, looks after the window, as a status run a few seconds later does, so that
+    # what is counted does not depend on how quick the untimed runs were (a look that
+    # trusts neither hashes the 4 MB checkpoint again: 0.11 G of the leaf miss)
+    time.sleep(RACY_NS / 1e9)
+    warm(root, status, env)
     bench_status_leaf(root, nodes, env, start)
+    if leaf_only:
+        return
     warm(root, status, env)
     (root / "out/n7.txt").write_text("changed\n")
     changed = count(root, status, env)
@@ -460,6 +483,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="--only impact: where the miss made from the kept basis goes, phase by phase",
     )
+    parser.add_argument(
+        "--keep-profiles",
+        type=Path,
+        help="keep callgrind's output of every count in this folder (for callgrind_annotate)",
+    )
     instructions_pytest.add_arguments(parser)
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
@@ -469,7 +497,10 @@ def main(argv: list[str] | None = None) -> None:
     grow_phases = args.grow_phases.split(",")
     if unknown := set(grow_phases) - set(GROW_PHASES):
         parser.error(f"--grow-phases: no phase {', '.join(sorted(unknown))}")
-    global PYTHON, PLANGRAPH
+    global PYTHON, PLANGRAPH, KEEP_PROFILES
+    if args.keep_profiles is not None:
+        args.keep_profiles.mkdir(parents=True, exist_ok=True)
+        KEEP_PROFILES = args.keep_profiles.resolve()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         env = environment(tmp)
@@ -485,8 +516,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         if "status" in parts:
             bench_status_command(tmp, args.nodes, env, start)
-        if "miss" in parts:
-            bench_status_miss(tmp, args.nodes, env, start)
+        if "miss" in parts or "leaf" in parts:
+            bench_status_miss(tmp, args.nodes, env, start, leaf_only="miss" not in parts)
         if "edit" in parts:
             bench_status_edit(tmp, args.nodes, env, start)
         if "grow" in parts:

@@ -48,7 +48,7 @@ from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import retitled as titles
 from . import settings
-from .look import MISSED, Look, kept_lint, known_files, still_files
+from .look import MISSED, Look, kept_lint, known_files, settle, still_files
 from .look import answer_path as _path
 from .look import installed as _installed
 from .retitled import FORMAT as RETITLED
@@ -254,6 +254,7 @@ def _held(
     """The record kept as *name* when nothing it depends on changed, else None; with
     *meaning* (the content key of the plan just read), a plan file whose bytes changed holds
     when the record was kept for a plan of that content key."""
+    started = time.time_ns()  # before anything is hashed: what a file is trusted from
     root_path, plan_path, store_path = resolve_paths(root, plan, store)
     record = read_tagged(_path(store_path, name), STATUS_PERSON)
     if not isinstance(record, dict) or record.get("format") != KEPT_FORMAT:
@@ -292,10 +293,12 @@ def _held(
     if checkpoint is None and checkpoint_of(store_path).exists():
         return None
     seen: list[Seen] = []
+    settled = None if same_meaning or retitled is not None else plan_path
     if changed_files(str(root_path), record["watch"], seen) != []:
         # only files changed: what the derivation and the next watch may take (not when the
         # plan file changed too: it is read, and its look is another)
         if seen and retitled is None:
+            settle(record, str(root_path), settled, None, started)  # kept by the next answer
             lint = None
             if not record["lint_reads"] and still_files(str(root_path), seen[0]):
                 lint = record["answer"]  # lint reads no bytes: its answer is as kept
@@ -308,6 +311,9 @@ def _held(
             return None
     elif not _tail_holds(store_path, checked_seq, checked_hash):
         return None
+    now_trusted = settle(record, str(root_path), settled, seen[0] if seen else None, started)
+    if now_trusted and retitled is None and meaning is None:  # else written with its plan
+        write_tagged(_path(store_path, name), record, STATUS_PERSON)
     return _kept(store_path, name, record, retitled)
 
 
