@@ -194,7 +194,7 @@ def _revisions(cache: Path, store: Path) -> RevisionCache | None:
     """The revision cache in the cache folder (:mod:`...vcs.revcache`), or None: there is
     neither a store nor the folder (a preview elsewhere writes nothing), or keys are
     configured (no cache of this user's counts then)."""
-    from ..derived.kept import KEY_SETTINGS
+    from ..derived.look import KEY_SETTINGS
 
     if any(os.environ.get(name) for name in KEY_SETTINGS):
         return None
@@ -223,7 +223,7 @@ def keep_printed(key: KeptKey, printed: str | None) -> list[int] | None:
         return []
     if key.name is None or key.cache is None or not key.cache.is_dir():
         return None  # a repository that keeps nothing gets nothing written
-    from ..derived.kept import KEY_SETTINGS
+    from ..derived.look import KEY_SETTINGS
 
     if any(os.environ.get(name) for name in KEY_SETTINGS):
         return None  # nothing is kept with keys configured

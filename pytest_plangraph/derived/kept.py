@@ -48,7 +48,17 @@ from ..values import dataclass
 from ..vcs.environment import resolve_paths
 from . import retitled as titles
 from . import settings
-from .look import MISSED, Look, kept_lint, known_files, settle, still_files
+from .look import (
+    MISSED,
+    Look,
+    checkpoint_of,
+    kept_lint,
+    keys_configured,
+    known_files,
+    settle,
+    still_files,
+    where_of,
+)
 from .look import answer_path as _path
 from .look import installed as _installed
 from .retitled import FORMAT as RETITLED
@@ -81,10 +91,6 @@ __all__ = [
 
 FORMATS = ("text", "json", "markdown")
 """The formats whose output is kept (a plugin format's is not)."""
-
-KEY_SETTINGS = ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS")
-"""The settings that configure keys (``store.chain.SIGNING_KEY_ENV`` and
-``store.trust.TRUSTED_KEYS_ENV``, named here so that checking them imports neither)."""
 
 WATCHED_TYPES = frozenset({"test", "artifact", "approval", "schema"})
 """The verifier types whose lint findings depend on the plan and the watched files alone."""
@@ -443,20 +449,3 @@ def _tail_holds(store_path: Path, after: int, chain: str) -> bool:
 
     with Store.open(store_path, create=False) as store:
         return store.check_tail(after, chain, log=True) is None
-
-
-def where_of(root: Path, plan: Path, store: Path) -> list[str]:
-    """Where a kept answer was made: the root, plan and store paths and the working folder
-    (an answer kept for other places is not this one)."""
-    return [str(root), str(plan), str(store), os.getcwd()]
-
-
-def checkpoint_of(store_path: Path) -> Path:
-    """The log checkpoint's file of the store at *store_path* (the place
-    ``checkpoint.checkpoint_path`` names, without importing the judge)."""
-    return cache_dir_of(store_path) / f"log-{store_path.name}.json"
-
-
-def keys_configured() -> bool:
-    """Whether keys are configured (:data:`KEY_SETTINGS`): then no kept answer counts."""
-    return any(os.environ.get(name) for name in KEY_SETTINGS)

@@ -21,15 +21,23 @@ if TYPE_CHECKING:
 
     from ..repository import Repository
 
+KEY_SETTINGS = ("PLANGRAPH_SIGNING_KEY", "PLANGRAPH_TRUSTED_KEYS")
+"""The settings that configure keys (``store.chain.SIGNING_KEY_ENV`` and
+``store.trust.TRUSTED_KEYS_ENV``, named here so that checking them imports neither)."""
+
 __all__ = [
+    "KEY_SETTINGS",
     "MISSED",
     "Look",
     "answer_path",
+    "checkpoint_of",
     "installed",
     "kept_lint",
+    "keys_configured",
     "known_files",
     "settle",
     "still_files",
+    "where_of",
 ]
 
 
@@ -160,3 +168,20 @@ def settle(
             record["watch"] = {**record["watch"], "files": files}
             changed = True
     return changed
+
+
+def where_of(root: Path, plan: Path, store: Path) -> list[str]:
+    """Where a kept answer was made: the root, plan and store paths and the working folder
+    (an answer kept for other places is not this one)."""
+    return [str(root), str(plan), str(store), os.getcwd()]
+
+
+def checkpoint_of(store_path: Path) -> Path:
+    """The log checkpoint's file of the store at *store_path* (the place
+    ``checkpoint.checkpoint_path`` names, without importing the judge)."""
+    return cache_dir_of(store_path) / f"log-{store_path.name}.json"
+
+
+def keys_configured() -> bool:
+    """Whether keys are configured (:data:`KEY_SETTINGS`): then no kept answer counts."""
+    return any(os.environ.get(name) for name in KEY_SETTINGS)

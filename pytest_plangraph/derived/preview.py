@@ -15,8 +15,8 @@ from ..errors import PlangraphError
 from ..store.derived import read_tagged
 from ..vcs.environment import resolve_paths
 from . import settings
-from .kept import KEPT_FORMAT, STATUS_PERSON, checkpoint_of, kept_answer, keys_configured, where_of
-from .look import MISSED
+from .kept import KEPT_FORMAT, STATUS_PERSON, kept_answer
+from .look import MISSED, checkpoint_of, keys_configured, where_of
 from .look import answer_path as _path
 from .look import installed as _installed
 from .watch import changed_files, file_holds
