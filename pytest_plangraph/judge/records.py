@@ -87,6 +87,8 @@ _AFTER_ID = _runs(sorted(f for f in BODY_FIELDS if f > "id"))
 (:func:`_runs`)."""
 _TEXT = {str}
 """The types of a record's own values joined in one pass (:meth:`RecordMaker._parts`)."""
+_QUOTES_MEMBER = '"quotes":'
+"""Where the path of a walk's quotes subject stops being the same for every criterion."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
 """The reason of a verdict voided because a subject changed while it was being reached."""
 
@@ -146,7 +148,7 @@ class SubjectsBase:
     (:meth:`RecordMaker.make`), and its subjects' text is the base's members with its own
     put in their sorted places, not every member looked up and sorted again."""
 
-    __slots__ = ("after", "head", "merged", "nones", "paths", "pieces")
+    __slots__ = ("after", "head", "joined", "merged", "nones", "offsets", "paths", "pieces")
 
     def __init__(
         self,
@@ -167,6 +169,11 @@ class SubjectsBase:
         None when a path or value is not text (a record's text is then joined in full)."""
         self.pieces = pieces
         """``"path":"sha256"`` of each of :attr:`paths`, in that order."""
+        self.joined = ""
+        """:attr:`pieces` comma-separated (set with :attr:`paths`)."""
+        self.offsets: list[int] = []
+        """Where each of :attr:`pieces` begins in :attr:`joined`: a record's own member is
+        put in its sorted place by cutting the text there, not by joining every piece."""
 
 
 class RecordMaker:
@@ -212,10 +219,21 @@ class RecordMaker:
         """(node, criterion) → the criterion, for every criterion of the plan: found once
         per maker (the first of an id in its node, as :meth:`Node.criterion` finds it)."""
         self._pieces: dict[tuple[str, str], str] = {}
+        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
         self._around: dict[tuple[str, str, str, str], tuple[str, str]] = {}
         """The text of a record's members from ``input_digest`` to ``reason`` (its value
         left out) and of its ``verifier``, by input digest, node, outcome and verifier."""
-        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
+        self._starts: dict[tuple[str, str], str] = {}
+        """The text of a record's members from ``criterion`` to ``details`` (its value left
+        out), by node and criterion."""
+        self._middle = (
+            "".join([",", self._shared_texts["recorded_by"], ",", self._shared_texts["run"]])
+            + ',"subjects":{'
+        )
+        """The text of a record's members after its reason up to its subjects' first."""
+        self._build = builder_of(Evidence)
+        self._heads: dict[str, str] = {}
+        """The text of the start of a subject's path (:meth:`_path_text`), by that start."""
 
     def make(
         self,
@@ -259,6 +277,11 @@ class RecordMaker:
                     pieces[item] = encode_basestring(item[0]) + ":" + encode_basestring(item[1])
                 base.pieces.append(pieces[item])
             base.paths = paths
+            base.joined = ",".join(base.pieces)
+            at = 0
+            for piece in base.pieces:
+                base.offsets.append(at)
+                at += len(piece) + 1
         return base
 
     def _made(
@@ -291,6 +314,12 @@ class RecordMaker:
             hashes = dict(self.own_files(node))
             hashes.update(subjects)
         else:
+            if base.paths is not None and not base.nones and len(subjects) == 1:
+                spliced = self._spliced(
+                    node, criterion, definition, outcome, reason, details, subjects, base
+                )
+                if spliced is not None:
+                    return spliced
             hashes = {**base.head, **subjects, **base.after}
         fields: dict[str, Any] = {
             **self.shared,
@@ -323,6 +352,140 @@ class RecordMaker:
         text = "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
         self.made_plain(record, payload, text)
         return record
+
+    def _spliced(
+        self,
+        node: str,
+        criterion: str,
+        definition: Any,
+        outcome: str,
+        reason: str | None,
+        details: Mapping[str, Any],
+        subjects: Mapping[str, str | None],
+        base: SubjectsBase,
+    ) -> Evidence | None:
+        """:meth:`_made` of a record made on *base* (all text, no missing file) with one own
+        subject that the base does not hold, every value plain (a run's records, nearly all):
+        its text spliced from pieces kept per maker — the members from the criterion to the
+        details once per criterion, those from the input digest to the reason once per node
+        and outcome, those from ``recorded_by`` to the subjects once per maker, the base's
+        subjects joined once per base and cut where the own member sorts — and its fields
+        given as :meth:`_made` gives them. None when the record is not of that kind (then
+        :meth:`_made` makes it member by member)."""
+        [(path, sha)] = subjects.items()
+        if (
+            type(path) is not str
+            or type(sha) is not str
+            or path in base.merged
+            or outcome not in OUTCOMES
+            or not (reason is None or type(reason) is str)
+            or not is_plain(details)
+        ):
+            return None
+        start = self._starts.get((node, criterion))
+        if start is None:
+            criterion_digest = self.criteria[(node, criterion)]
+            if type(criterion_digest) is not str:
+                return None
+            start = self._starts[(node, criterion)] = "".join(
+                [
+                    '"criterion":',
+                    encode_basestring(criterion),
+                    ',"criterion_digest":',
+                    encode_basestring(criterion_digest),
+                    ',"details":',
+                ]
+            )
+        input_digest = self.digests[node]
+        verifier = definition.verifier.type
+        around = self._around.get((input_digest, node, outcome, verifier))
+        if around is None:
+            if type(input_digest) is not str or type(verifier) is not str:
+                return None
+            around = self._around_of(input_digest, node, outcome, verifier)
+        piece = self._pieces.get((path, sha))
+        if piece is None:
+            piece = self._pieces[(path, sha)] = self._path_text(path) + ":" + encode_basestring(sha)
+        at = bisect_left(base.paths, path)  # type: ignore[arg-type]
+        if at == len(base.offsets):  # after every member of the base (or none)
+            joined, before, after = base.joined, "," if base.joined else "", ""
+        else:
+            cut = base.offsets[at]
+            joined, before, after = base.joined[:cut], "", "," + base.joined[cut:]
+        copied = dict(details)
+        head = "".join([start, canonical_json(copied), ",", self._shared_texts["git"]])
+        tail = "".join(
+            [
+                around[0],
+                "null" if reason is None else encode_basestring(reason),
+                self._middle,
+                joined,
+                before,
+                piece,
+                after,
+                "}",
+                around[1],
+            ]
+        )
+        fields: dict[str, Any] = {
+            **self.shared,
+            "node": node,
+            "criterion": criterion,
+            "criterion_digest": self.criteria[(node, criterion)],
+            "input_digest": input_digest,
+            "verifier": verifier,
+            "outcome": outcome,
+            "reason": reason,
+            "details": copied,
+            "subjects": {**base.head, **subjects, **base.after},
+        }
+        record_id = text_digest("".join(("{", head, ",", tail, "}")))
+        fields["id"] = record_id
+        record: Evidence = self._build(fields)
+        payload = {**fields, **self.shared_json}
+        self.made_plain(
+            record, payload, "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
+        )
+        return record
+
+    def _path_text(self, path: str) -> str:
+        """``encode_basestring(path)``, the text before a member ``"quotes":`` in it (what a
+        walk's quotes subject holds before the criterion's reference: the same for every
+        criterion of the walk) encoded once per maker. The escapes of a JSON string are
+        character by character, so the text of two parts joined is the two texts joined
+        (their quotes between them taken off)."""
+        cut = path.find(_QUOTES_MEMBER)
+        if cut < 0:
+            return encode_basestring(path)
+        cut += len(_QUOTES_MEMBER)
+        head = path[:cut]
+        text = self._heads.get(head)
+        if text is None:
+            text = self._heads[head] = encode_basestring(head)[:-1]
+        return text + encode_basestring(path[cut:])[1:]
+
+    def _around_of(
+        self, input_digest: str, node: str, outcome: str, verifier: str
+    ) -> tuple[str, str]:
+        """The text of a record's members from ``input_digest`` to ``reason`` (its value left
+        out) and of its ``verifier``, joined once per maker for these values (all text)."""
+        around = self._around[(input_digest, node, outcome, verifier)] = (
+            "".join(
+                [
+                    '"input_digest":',
+                    encode_basestring(input_digest),
+                    ',"node":',
+                    encode_basestring(node),
+                    ',"outcome":',
+                    encode_basestring(outcome),
+                    ",",
+                    self._shared_texts["plan"],
+                    ',"reason":',
+                ]
+            ),
+            ',"verifier":' + encode_basestring(verifier),
+        )
+        return around
 
     def _on_base(self, base: SubjectsBase, own: Mapping[str, str | None]) -> str | None:
         """The canonical JSON of the subjects of a record made on *base* with its *own*
@@ -388,22 +551,7 @@ class RecordMaker:
         # the records of one node and outcome: each joined once per maker
         around = self._around.get((input_digest, node, outcome, verifier))
         if around is None:
-            around = self._around[(input_digest, node, outcome, verifier)] = (
-                "".join(
-                    [
-                        '"input_digest":',
-                        encode_basestring(input_digest),
-                        ',"node":',
-                        encode_basestring(node),
-                        ',"outcome":',
-                        encode_basestring(outcome),
-                        ",",
-                        shared["plan"],
-                        ',"reason":',
-                    ]
-                ),
-                ',"verifier":' + encode_basestring(verifier),
-            )
+            around = self._around_of(input_digest, node, outcome, verifier)
         tail = "".join(
             [
                 around[0],
@@ -508,10 +656,20 @@ def is_plain(value: object) -> bool:
         items = value
     else:
         return False
-    if _LEAVES.issuperset(map(type, items)):  # text, whole numbers, booleans, None: in C
+    kinds = set(map(type, items))
+    if _LEAVES.issuperset(kinds):  # text, whole numbers, booleans, None: in C
         return True
+    if kinds == _DICT:  # as a record's details: objects of text, looked at here
+        for item in items:
+            if not (
+                _TEXT.issuperset(map(type, item)) and _LEAVES.issuperset(map(type, item.values()))
+            ):
+                break
+        else:
+            return True
     return all(map(is_plain, items))  # no generator: most hold one nested object
 
 
+_DICT = {dict}
 _LEAVES = frozenset((str, int, bool, type(None)))
 """The types of the values :func:`is_plain` takes as they are (no float: it must be finite)."""

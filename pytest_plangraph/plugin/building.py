@@ -105,6 +105,9 @@ class EvidenceBuilder:
     _own_changed: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     """(node, ``id`` of a shared mapping) → the node's own files that changed during the run
     and that no subject of that mapping binds (:meth:`_own_moved`)."""
+    _nodes: dict[tuple[str, int], tuple[Any, ...]] = field(default_factory=dict)
+    """(node, ``id`` of a shared mapping) → what the node's records binding it share
+    (:meth:`_node`)."""
     _bases: dict[tuple[str, int], SubjectsBase] = field(default_factory=dict)
     """(node, ``id`` of a shared mapping) → the subjects the node's records bind of it and
     of their modules' shadowing paths, with their text (:meth:`RecordMaker.base`)."""
@@ -148,7 +151,7 @@ class EvidenceBuilder:
         group = self._groups.get(id(shared))
         if group is None or group[0] is not shared:
             group = self._group(item, shared)
-        _, bound, shadowing, ended, moved = group
+        _, _, shadowing, ended, moved = group
         if (
             moved is None  # a shadowing path bound already: that binding stands
             or not extra.keys().isdisjoint(shared.keys())  # views: the fewer keys looked up
@@ -163,24 +166,27 @@ class EvidenceBuilder:
         ):
             _require_utf8(item, unseen)
             self._utf8.update(unseen)
-        own_subjects = {path: self._hash(path) for path in extra}
-        for path, sha in extra.items():
-            if own_subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
+        own_subjects: dict[str, str | None] = {}
+        for path, sha in extra.items():  # as _hash and build_plain bind them
+            if is_collect_key(path):  # names no file: the run's value
                 own_subjects[path] = sha
-        own = self.maker.own_files(item.node)
+            else:
+                found = self._hash(path)
+                own_subjects[path] = sha if found is None and sha == ABSENT else found
+        key = (item.node, id(shared))
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._node(item.node, group, key)
+        own, clear, moved_own, base = node
         if not (
-            own_subjects.keys().isdisjoint(shadowing.bound.keys())
-            and own.keys().isdisjoint(shadowing.absent.keys())
+            clear
+            and own_subjects.keys().isdisjoint(shadowing.bound.keys())
             and own.keys().isdisjoint(extra.keys())
         ):
             return self.build_plain(item)
-        changed = [*moved, *self._own_moved(item.node, own, group)]
-        ends = self.ends.of(extra)
-        changed += changed_during_run(extra, {**own_subjects, **ends})
-        key = (item.node, id(shared))
-        base = self._bases.get(key)
-        if base is None:  # the node's own files, then the shared, the record's own, the shadows
-            base = self._bases[key] = self.maker.base(item.node, bound, shadowing.bound)
+        changed = changed_during_run(extra, {**own_subjects, **self.ends.of(extra)})
+        if moved_own:
+            changed = [*moved_own, *changed]
         if not changed:
             return self._make(item, item.verdict, item.details, own_subjects, base)
         outcome, reason, details = voided(item.details, sorted(changed))
@@ -208,6 +214,24 @@ class EvidenceBuilder:
             moved = changed_during_run({**self.before, **shared}, ended)
         group = self._groups[id(shared)] = (shared, bound, shadowing, ended, moved)
         return group
+
+    def _node(
+        self, node: str, group: tuple[Any, ...], key: tuple[str, int]
+    ) -> tuple[dict[str, str | None], bool, list[str], SubjectsBase]:
+        """What the records of *node* binding the subjects of *group* share, found with the
+        first of them: the node's own files; whether none of them is a shadowing path bound
+        absent (else those records are built plain); the paths of the group and of the own
+        files that changed during the run; the subjects base (the node's own files, then the
+        shared, the record's own, the shadows)."""
+        own = self.maker.own_files(node)
+        shadowing = group[2]
+        clear = own.keys().isdisjoint(shadowing.absent.keys())
+        moved = [*group[4], *self._own_moved(node, own, group)] if clear else []
+        base = self._bases.get(key)
+        if base is None:
+            base = self._bases[key] = self.maker.base(node, group[1], shadowing.bound)
+        found = self._nodes[key] = (own, clear, moved, base)
+        return found
 
     def _own_moved(
         self, node: str, own: dict[str, str | None], group: tuple[Any, ...]
