@@ -223,9 +223,6 @@ class RecordMaker:
         self._around: dict[tuple[str, str, str, str], tuple[str, str]] = {}
         """The text of a record's members from ``input_digest`` to ``reason`` (its value
         left out) and of its ``verifier``, by input digest, node, outcome and verifier."""
-        self._starts: dict[tuple[str, str], str] = {}
-        """The text of a record's members from ``criterion`` to ``details`` (its value left
-        out), by node and criterion."""
         self._middle = (
             "".join([",", self._shared_texts["recorded_by"], ",", self._shared_texts["run"]])
             + ',"subjects":{'
@@ -366,10 +363,10 @@ class RecordMaker:
     ) -> Evidence | None:
         """:meth:`_made` of a record made on *base* (all text, no missing file) with one own
         subject that the base does not hold, every value plain (a run's records, nearly all):
-        its text spliced from pieces kept per maker — the members from the criterion to the
-        details once per criterion, those from the input digest to the reason once per node
-        and outcome, those from ``recorded_by`` to the subjects once per maker, the base's
-        subjects joined once per base and cut where the own member sorts — and its fields
+        its text spliced from pieces kept per maker — the members from the input digest to
+        the reason once per node and outcome, those from ``recorded_by`` to the subjects once
+        per maker, the base's subjects joined once per base and cut where the own member
+        sorts — and its own members (a criterion has one record a run), and its fields
         given as :meth:`_made` gives them. None when the record is not of that kind (then
         :meth:`_made` makes it member by member)."""
         [(path, sha)] = subjects.items()
@@ -382,20 +379,9 @@ class RecordMaker:
             or not is_plain(details)
         ):
             return None
-        start = self._starts.get((node, criterion))
-        if start is None:
-            criterion_digest = self.criteria[(node, criterion)]
-            if type(criterion_digest) is not str:
-                return None
-            start = self._starts[(node, criterion)] = "".join(
-                [
-                    '"criterion":',
-                    encode_basestring(criterion),
-                    ',"criterion_digest":',
-                    encode_basestring(criterion_digest),
-                    ',"details":',
-                ]
-            )
+        criterion_digest = self.criteria[(node, criterion)]
+        if type(criterion_digest) is not str:
+            return None
         input_digest = self.digests[node]
         verifier = definition.verifier.type
         around = self._around.get((input_digest, node, outcome, verifier))
@@ -413,7 +399,18 @@ class RecordMaker:
             cut = base.offsets[at]
             joined, before, after = base.joined[:cut], "", "," + base.joined[cut:]
         copied = dict(details)
-        head = "".join([start, canonical_json(copied), ",", self._shared_texts["git"]])
+        head = "".join(
+            [
+                '"criterion":',
+                encode_basestring(criterion),
+                ',"criterion_digest":',
+                encode_basestring(criterion_digest),
+                ',"details":',
+                canonical_json(copied),
+                ",",
+                self._shared_texts["git"],
+            ]
+        )
         tail = "".join(
             [
                 around[0],
@@ -431,7 +428,7 @@ class RecordMaker:
             **self.shared,
             "node": node,
             "criterion": criterion,
-            "criterion_digest": self.criteria[(node, criterion)],
+            "criterion_digest": criterion_digest,
             "input_digest": input_digest,
             "verifier": verifier,
             "outcome": outcome,

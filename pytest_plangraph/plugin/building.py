@@ -161,13 +161,11 @@ class EvidenceBuilder:
         for path in extra:  # a few paths: looked at in the loop, no generator made
             if path.endswith(".py"):  # a module: its shadowing paths
                 return self.build_plain(item)  # the plain merge decides
-        if not self._utf8.issuperset(extra) and (
-            unseen := [path for path in extra if path not in self._utf8]
-        ):
-            _require_utf8(item, unseen)
-            self._utf8.update(unseen)
         own_subjects: dict[str, str | None] = {}
         for path, sha in extra.items():  # as _hash and build_plain bind them
+            if not path.isascii() and path not in self._utf8:  # ASCII is UTF-8: not looked at
+                _require_utf8(item, [path])
+                self._utf8.add(path)
             if is_collect_key(path):  # names no file: the run's value
                 own_subjects[path] = sha
             else:
@@ -188,7 +186,16 @@ class EvidenceBuilder:
         if moved_own:
             changed = [*moved_own, *changed]
         if not changed:
-            return self._make(item, item.verdict, item.details, own_subjects, base)
+            verdict = item.verdict
+            return self.maker.make(
+                item.node,
+                item.criterion,
+                outcome=verdict.outcome,
+                reason=verdict.reason,
+                details=item.details,
+                subjects=own_subjects,
+                base=base,
+            )
         outcome, reason, details = voided(item.details, sorted(changed))
         return self._make(item, Verdict(outcome, reason), details, own_subjects, base)
 
