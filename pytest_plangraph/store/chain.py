@@ -96,7 +96,11 @@ def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[
         if frame is None and shared not in joined:
             frame = joined[shared] = _frame(shared)
         criterion, node = _OWN_OF(event)
-        if frame is None or not (_plain(criterion) and _plain(node)):
+        if (
+            frame is None
+            or (criterion is not None and type(criterion) is not str)  # _plain, no call made
+            or (node is not None and type(node) is not str)
+        ):
             content = _members(event, text, encoded)
         else:
             before, between, before_payload, after = frame
