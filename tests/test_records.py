@@ -453,6 +453,7 @@ def test_records_spliced_on_a_base_are_those_joined_member_by_member(
             full = {**base.head, **own, **after}
             two = merged.make(*ref, outcome=outcome, reason=reason, details=details, subjects=full)
             assert one == two and list(one.subjects.items()) == list(two.subjects.items())
+            assert type(one) is Evidence and one.fields_set == two.fields_set
             assert one.id == evidence_id(two)
             if merged.kept:  # made from plain values (text that UTF-8 can carry)
                 [(_, payload, text)] = on_base.kept

@@ -32,7 +32,7 @@ from ..canonical import (
     utf8_safe,
 )
 from ..plan.evidence import OUTCOMES, Evidence
-from ..plan.frozen import builder_of
+from ..plan.frozen import builder_of, builder_source
 from .inputs import criterion_digests, node_files
 from .payloads import checked_payloads as checked_payloads
 from .payloads import made_payloads as made_payloads
@@ -87,6 +87,41 @@ _AFTER_ID = _runs(sorted(f for f in BODY_FIELDS if f > "id"))
 (:func:`_runs`)."""
 _TEXT = {str}
 """The types of a record's own values joined in one pass (:meth:`RecordMaker._parts`)."""
+_EVERY_FIELD = frozenset(Evidence.FIELDS)
+"""The ``fields_set`` of a record made from every field (as :meth:`RecordMaker._made`'s)."""
+_new = object.__new__
+_TWINS: list[type] = []
+
+
+def _twin() -> type:
+    """The class a record is stored into before it becomes an :class:`Evidence` (the
+    builder's, :func:`~pytest_plangraph.plan.frozen.builder_source`), made once."""
+    if not _TWINS:
+        twin = builder_source(Evidence)[1]["twin"]
+        if twin is None or set(Evidence.FIELDS) != _SPLICED_FIELDS:
+            raise AssertionError("the records spliced store every field of Evidence")
+        _TWINS.append(twin)
+    return _TWINS[0]
+
+
+_SPLICED_FIELDS = {
+    "id",
+    "plan",
+    "node",
+    "criterion",
+    "criterion_digest",
+    "input_digest",
+    "verifier",
+    "outcome",
+    "reason",
+    "details",
+    "subjects",
+    "git",
+    "run",
+    "recorded_by",
+}
+"""The fields :meth:`RecordMaker._spliced` stores (a field added to :class:`Evidence` and
+not there is told at once, not left out of the records)."""
 _QUOTES_MEMBER = '"quotes":'
 """Where the path of a walk's quotes subject stops being the same for every criterion."""
 CHANGED_DURING_RUN = "ARTIFACT_CHANGED_DURING_RUN"
@@ -228,7 +263,6 @@ class RecordMaker:
             + ',"subjects":{'
         )
         """The text of a record's members after its reason up to its subjects' first."""
-        self._build = builder_of(Evidence)
         self._heads: dict[str, str] = {}
         """The text of the start of a subject's path (:meth:`_path_text`), by that start."""
 
@@ -424,8 +458,34 @@ class RecordMaker:
                 around[1],
             ]
         )
-        fields: dict[str, Any] = {
-            **self.shared,
+        subjects_of = {**base.head, **subjects, **base.after}
+        record_id = text_digest("".join(("{", head, ",", tail, "}")))
+        shared, json = self.shared, self.shared_json
+        # stored straight into the slots, every field given (what the builder makes of the
+        # fields that _made maps), and the payload in the order of _made's, the shared values
+        # in their JSON form
+        record: Any = _new(_twin())
+        record.id = record_id
+        record.plan = shared["plan"]
+        record.node = node
+        record.criterion = criterion
+        record.criterion_digest = criterion_digest
+        record.input_digest = input_digest
+        record.verifier = verifier
+        record.outcome = outcome
+        record.reason = reason
+        record.details = copied
+        record.subjects = subjects_of
+        record.git = shared["git"]
+        record.run = shared["run"]
+        record.recorded_by = shared["recorded_by"]
+        record.fields_set = _EVERY_FIELD
+        record.__class__ = Evidence
+        payload = {
+            "plan": json["plan"],
+            "git": json["git"],
+            "run": json["run"],
+            "recorded_by": shared["recorded_by"],
             "node": node,
             "criterion": criterion,
             "criterion_digest": criterion_digest,
@@ -434,16 +494,13 @@ class RecordMaker:
             "outcome": outcome,
             "reason": reason,
             "details": copied,
-            "subjects": {**base.head, **subjects, **base.after},
+            "subjects": subjects_of,
+            "id": record_id,
         }
-        record_id = text_digest("".join(("{", head, ",", tail, "}")))
-        fields["id"] = record_id
-        record: Evidence = self._build(fields)
-        payload = {**fields, **self.shared_json}
-        self.made_plain(
-            record, payload, "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
-        )
-        return record
+        text = "".join(["{", head, ',"id":"', record_id, '",', tail, "}"])
+        made: Evidence = record
+        self.made_plain(made, payload, text)
+        return made
 
     def _path_text(self, path: str) -> str:
         """``encode_basestring(path)``, the text before a member ``"quotes":`` in it (what a
