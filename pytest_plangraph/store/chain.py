@@ -219,8 +219,9 @@ def seal_many(
     fresh: Iterable[tuple[Event, str]], seq: int, prev: str, key: bytes | None
 ) -> list[Event]:
     """:func:`seal` of each event of *fresh* (with its content id), chained in that order after
-    position *seq* whose hash is *prev*: the same events, with what every seal of the batch
-    shares looked up once (the builder, the fields each set of given fields reads)."""
+    position *seq* whose hash is *prev*: the same events, each sealed by the function written
+    once for its set of given fields (:func:`_sealer`), each link hashed from one copied
+    sha256."""
     sealers = _SEALERS
     start = sha256(b"")  # copied for each link: the hash object made once
     sealed: list[Event] = []
@@ -268,7 +269,8 @@ def _sealer(given: frozenset[str]) -> Callable[..., Event] | None:
         _SEALERS[given] = None
         return None
     scope: dict[str, Any] = {"new": object.__new__, "twin": twin, "Event": Event}
-    scope["fields"] = frozenset(given - _CHAIN) | _CHAIN
+    # the fields_set seal() gives: the content fields given (no other name) and the chain's
+    scope["fields"] = frozenset(name for name in Event.FIELDS if name in given) | _CHAIN
     lines = ["def seal_one(event, id, seq, prev, hash, signature):", "    value = new(twin)"]
     for name in Event.FIELDS:
         if name in _CHAIN:
