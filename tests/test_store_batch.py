@@ -126,7 +126,16 @@ def test_events_sealed_together_are_those_sealed_one_by_one(key: bytes | None) -
     events = [make_event(n) for n in range(5)]
     events.append(make_event(7, idempotency_key="x", criterion="ac-2"))
     bare = Event(kind="claim", node="n", at="2026-01-01T00:00:00Z", by="me", plan_digest="d")
+    odd = Event(  # a given set naming something that is no field: seal() leaves it out
+        kind="claim",
+        node="m",
+        at="2026-01-01T00:00:00Z",
+        by="me",
+        plan_digest="d",
+        fields_set=bare.fields_set | {"no_such_field"},
+    )
     events += [bare, bare.replace(criterion="ac-1"), bare.replace(id="given", seq=9, hash="h")]
+    events.append(odd)
     fresh = [(event, event_id(event)) for event in events]
     together = seal_many(fresh, 3, "f" * 64, key)
     # a default made by a factory is a new value for each event sealed, as built
