@@ -479,3 +479,21 @@ def test_a_path_encoded_in_two_parts_is_its_json_string(head: str, ref: str, tai
     for path in (head + '"quotes":' + ref + tail, head + ref, head + '"quotes":' + tail):
         assert maker._path_text(path) == encode_basestring(path)
         assert maker._path_text(path) == encode_basestring(path)
+
+
+def test_a_base_made_with_its_members_keeps_where_each_begins(plangraph: PlanGraph) -> None:
+    """A subjects base keeps its members' joined text with where each member begins in it,
+    whether the maker spelled them or they were given when it was made."""
+    from pytest_plangraph.judge.splicing import SubjectsBase
+
+    maker, _ = _maker(plangraph)
+    made = maker.base(TOKEN, {"b.py": "a" * 64, 'q"x': "absent"}, {"z": "b" * 64})
+    given = SubjectsBase(made.head, made.after, made.paths, made.pieces)
+    assert made.paths is not None and len(made.pieces) >= 3
+    for base in (made, given):
+        assert base.joined == ",".join(made.pieces)
+        assert len(base.offsets) == len(made.pieces)
+        pairs = list(zip(made.pieces, base.offsets, strict=True))
+        assert all(base.joined.startswith(piece, at) for piece, at in pairs)
+        assert all(base.joined[at - 1] == "," for at in base.offsets[1:])
+    plangraph.close()

@@ -232,16 +232,12 @@ class RecordMaker(Splicing):
         if _TEXT.issuperset(map(type, present)) and _TEXT.issuperset(map(type, present.values())):
             paths = sorted(present)
             pieces = self._pieces
+            members = []
             for item in zip(paths, map(present.__getitem__, paths), strict=True):
                 if item not in pieces:
                     pieces[item] = encode_basestring(item[0]) + ":" + encode_basestring(item[1])
-                base.pieces.append(pieces[item])
-            base.paths = paths
-            base.joined = ",".join(base.pieces)
-            at = 0
-            for piece in base.pieces:
-                base.offsets.append(at)
-                at += len(piece) + 1
+                members.append(pieces[item])
+            base.spelled(paths, members)
         return base
 
     def _made(

@@ -88,16 +88,30 @@ class SubjectsBase:
         self.nones = None in head.values() or None in after.values()
         """Whether a subject of the base names a missing file (None): else a record made on
         it has one only among its own subjects."""
-        self.paths = paths
+        self.paths: list[str] | None = None
         """The paths of :attr:`merged` that name a file (a value that is not None), sorted;
         None when a path or value is not text (a record's text is then joined in full)."""
-        self.pieces = pieces
+        self.pieces: list[str] = []
         """``"path":"sha256"`` of each of :attr:`paths`, in that order."""
         self.joined = ""
-        """:attr:`pieces` comma-separated (set with :attr:`paths`)."""
+        """:attr:`pieces` comma-separated."""
         self.offsets: list[int] = []
         """Where each of :attr:`pieces` begins in :attr:`joined`: a record's own member is
         put in its sorted place by cutting the text there, not by joining every piece."""
+        if paths is not None:
+            self.spelled(paths, pieces)
+
+    def spelled(self, paths: list[str], pieces: list[str]) -> None:
+        """Keep the text of the base's members: *paths* (:attr:`paths`) and the member of
+        each (*pieces*), with their joined text and where each begins in it, set together."""
+        self.paths = paths
+        self.pieces = pieces
+        self.joined = ",".join(pieces)
+        offsets = self.offsets = []
+        at = 0
+        for piece in pieces:
+            offsets.append(at)
+            at += len(piece) + 1
 
 
 class Splicing:
