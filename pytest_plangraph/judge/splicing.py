@@ -297,16 +297,16 @@ def is_plain(value: object) -> bool:
     """True when *value* is JSON made of dicts with text keys, lists, text, integers, finite
     floats, booleans and None, so its canonical JSON is what pydantic's JSON dump gives."""
     kind = type(value)
-    if value is None or kind in _LEAVES:
-        return True
-    if kind is float:
-        return math.isfinite(value)  # type: ignore[arg-type]
-    if kind is dict:
+    if kind is dict:  # first: a record's details
         if not _TEXT.issuperset(map(type, value)):  # type: ignore[call-overload]
             return False
         items = value.values()  # type: ignore[attr-defined]
     elif kind is list:
         items = value
+    elif value is None or kind in _LEAVES:
+        return True
+    elif kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
     else:
         return False
     kinds = set(map(type, items))

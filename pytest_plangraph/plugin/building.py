@@ -140,7 +140,12 @@ class EvidenceBuilder:
         subjects) with each record. A record that binds artifacts, executed files or glob
         files, or whose parts overlap, is built as :meth:`build_plain` builds it."""
         shared = item.shared
-        if shared is None or item.produced or item.executed or self._glob_files(item):
+        if (
+            shared is None
+            or item.produced
+            or item.executed
+            or (self.globs and self._glob_files(item))
+        ):
             return self.build_plain(item)
         extra = item.own
         if extra is None:  # its own part not given: what its subjects hold besides the shared
@@ -182,9 +187,11 @@ class EvidenceBuilder:
             and own.keys().isdisjoint(extra.keys())
         ):
             return self.build_plain(item)
-        changed = changed_during_run(extra, {**own_subjects, **self.ends.of(extra)})
-        if moved_own:
-            changed = [*moved_own, *changed]
+        ends = self.ends.of(extra)
+        changed = moved_own  # and the own subjects that changed (changed_during_run's rule)
+        for path, sha in extra.items():
+            if (ends[path] if path in ends else own_subjects[path]) != sha:
+                changed = [*changed, path]
         if not changed:
             verdict = item.verdict
             return self.maker.make(
