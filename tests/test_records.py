@@ -386,3 +386,114 @@ def test_a_record_stored_before_the_interpreter_flags_keeps_its_content_address(
     assert (new.to_json()["run"]["optimize"], new.run.assert_mode) == (1, "plain")
     assert new.id == evidence_id(new) != read.id
     plangraph.close()
+
+
+def test_records_spliced_on_a_base_are_those_joined_member_by_member(
+    plangraph: PlanGraph,
+) -> None:
+    """A run's records (made on a base with one own subject the base does not hold, every
+    value plain) have their text spliced from pieces kept per criterion, per node and
+    outcome, per base, and their own subject's path encoded in two parts around a walk's
+    ``"quotes":`` member: several records made on one base, with the kept pieces reused, are
+    byte for byte the records made with their subjects merged (fields, payload, text, id)."""
+    _, shared = _maker(plangraph)
+    makers = [
+        _Kept(
+            plangraph,
+            digests=shared["digests"],
+            **{key: shared[key] for key in ("snapshot", "plan", "git", "run", "recorded_by")},
+        )
+        for _ in range(2)
+    ]
+    on_base, merged = makers
+    spliced: list[Evidence] = []
+    splice = on_base._spliced
+
+    def counted(*args: Any) -> Evidence | None:
+        made = splice(*args)
+        if made is not None:
+            spliced.append(made)
+        return made
+
+    on_base._spliced = counted  # type: ignore[method-assign]
+    walk = 'tests/::collect{"python_files":["test_*.py"],"quotes":'
+    text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=10)  # UTF-8 text
+    paths = st.sampled_from(["a.py", "src/auth/login.py", "z", "é", 'q"x', "", walk]) | text
+    own_paths = paths | st.builds(lambda ref: f'{walk}"{ref}","venv":false}}', text)
+    sha = st.sampled_from(["absent", "a" * 64, "b" * 64, 'x"\\y'])
+    mapping = st.dictionaries(paths, sha, max_size=4)
+    refs = st.sampled_from(
+        [(TOKEN, "ac-http-200"), (TOKEN, "ac-invalid-401"), ("step-user-schema", "ac-schema-valid")]
+    )
+    record = st.tuples(
+        refs,
+        st.sampled_from(sorted(OUTCOMES)),
+        st.none() | text,
+        st.dictionaries(text, st.dictionaries(text, text, max_size=2) | PLAIN, max_size=3),
+        own_paths,
+        sha,
+    )
+
+    @settings(max_examples=150, deadline=None)
+    @given(mapping, mapping, st.lists(record, min_size=1, max_size=4))
+    def check(before: dict[str, str], after: dict[str, str], batch: list[Any]) -> None:
+        bases: dict[str, Any] = {}
+        for ref, outcome, reason, details, path, value in batch:
+            if path in before or path in after:
+                continue
+            on_base.kept.clear()
+            merged.kept.clear()
+            base = bases.get(ref[0]) or bases.setdefault(
+                ref[0], on_base.base(ref[0], before, after)
+            )
+            own = {path: value}
+            one = on_base.make(
+                *ref, outcome=outcome, reason=reason, details=details, subjects=own, base=base
+            )
+            full = {**base.head, **own, **after}
+            two = merged.make(*ref, outcome=outcome, reason=reason, details=details, subjects=full)
+            assert one == two and list(one.subjects.items()) == list(two.subjects.items())
+            assert type(one) is Evidence and one.fields_set == two.fields_set
+            assert one.id == evidence_id(two)
+            if merged.kept:  # made from plain values (text that UTF-8 can carry)
+                [(_, payload, text)] = on_base.kept
+                assert text == merged.kept[0][2] == canonical_json(one.to_json())
+                assert payload == merged.kept[0][1]
+                assert list(payload) == list(merged.kept[0][1])
+
+    check()
+    assert spliced  # the records were spliced
+    plangraph.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=8), st.text(max_size=8), st.text(max_size=8))
+def test_a_path_encoded_in_two_parts_is_its_json_string(head: str, ref: str, tail: str) -> None:
+    """The text of a subject's path encoded in two parts around a ``"quotes":`` member (the
+    first part kept per maker) is the path's JSON string, with the marker anywhere or not at
+    all, and twice (the kept part reused)."""
+    from json.encoder import encode_basestring
+
+    maker = object.__new__(RecordMaker)
+    maker._heads = {}
+    for path in (head + '"quotes":' + ref + tail, head + ref, head + '"quotes":' + tail):
+        assert maker._path_text(path) == encode_basestring(path)
+        assert maker._path_text(path) == encode_basestring(path)
+
+
+def test_a_base_made_with_its_members_keeps_where_each_begins(plangraph: PlanGraph) -> None:
+    """A subjects base keeps its members' joined text with where each member begins in it,
+    whether the maker spelled them or they were given when it was made."""
+    from pytest_plangraph.judge.splicing import SubjectsBase
+
+    maker, _ = _maker(plangraph)
+    made = maker.base(TOKEN, {"b.py": "a" * 64, 'q"x': "absent"}, {"z": "b" * 64})
+    given = SubjectsBase(made.head, made.after, made.paths, made.pieces)
+    assert made.paths is not None and len(made.pieces) >= 3
+    for base in (made, given):
+        assert base.joined == ",".join(made.pieces)
+        assert len(base.offsets) == len(made.pieces)
+        pairs = list(zip(made.pieces, base.offsets, strict=True))
+        assert all(base.joined.startswith(piece, at) for piece, at in pairs)
+        assert all(base.joined[at - 1] == "," for at in base.offsets[1:])
+    plangraph.close()

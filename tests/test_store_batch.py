@@ -9,6 +9,7 @@ import pytest
 from store_helpers import make_event
 
 from pytest_plangraph.errors import ConflictError
+from pytest_plangraph.plan.model import Event
 from pytest_plangraph.store.chain import verify_events
 from pytest_plangraph.store.sqlite import Store
 
@@ -124,8 +125,21 @@ def test_events_sealed_together_are_those_sealed_one_by_one(key: bytes | None) -
 
     events = [make_event(n) for n in range(5)]
     events.append(make_event(7, idempotency_key="x", criterion="ac-2"))
+    bare = Event(kind="claim", node="n", at="2026-01-01T00:00:00Z", by="me", plan_digest="d")
+    odd = Event(  # a given set naming something that is no field: seal() leaves it out
+        kind="claim",
+        node="m",
+        at="2026-01-01T00:00:00Z",
+        by="me",
+        plan_digest="d",
+        fields_set=bare.fields_set | {"no_such_field"},
+    )
+    events += [bare, bare.replace(criterion="ac-1"), bare.replace(id="given", seq=9, hash="h")]
+    events.append(odd)
     fresh = [(event, event_id(event)) for event in events]
     together = seal_many(fresh, 3, "f" * 64, key)
+    # a default made by a factory is a new value for each event sealed, as built
+    assert together[6].payload == {} and together[6].payload is not bare.payload
     single, prev = [], "f" * 64
     for seq, (event, content_id) in enumerate(fresh, start=4):
         single.append(seal(event, seq, prev, key, content_id))

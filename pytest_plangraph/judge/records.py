@@ -18,7 +18,6 @@ its end, and a subject that changed in between voids the verdict
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
@@ -36,6 +35,9 @@ from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
 from .payloads import checked_payloads as checked_payloads
 from .payloads import made_payloads as made_payloads
+from .splicing import Splicing, _plain_text
+from .splicing import SubjectsBase as SubjectsBase
+from .splicing import is_plain as is_plain
 
 if TYPE_CHECKING:
     from ..plan.evidence import GitInfo, PlanRef, RunInfo
@@ -138,38 +140,7 @@ class PlanFiles(Protocol):
     def workspace(self) -> Workspace: ...
 
 
-class SubjectsBase:
-    """Subjects many records of one maker share, kept with their canonical JSON members: a
-    node's own files and the subjects *before* each record's own (those a set of test files
-    binds), and those *after* them (the shadowing paths of its modules). Made once by
-    :meth:`RecordMaker.base`; a record made on it adds its own few subjects in between
-    (:meth:`RecordMaker.make`), and its subjects' text is the base's members with its own
-    put in their sorted places, not every member looked up and sorted again."""
-
-    __slots__ = ("after", "head", "merged", "nones", "paths", "pieces")
-
-    def __init__(
-        self,
-        head: dict[str, str | None],
-        after: Mapping[str, str | None],
-        paths: list[str] | None,
-        pieces: list[str],
-    ) -> None:
-        self.head = head
-        """The node's own files, then the subjects before a record's own."""
-        self.after = after
-        self.merged = {**head, **after}
-        self.nones = None in head.values() or None in after.values()
-        """Whether a subject of the base names a missing file (None): else a record made on
-        it has one only among its own subjects."""
-        self.paths = paths
-        """The paths of :attr:`merged` that name a file (a value that is not None), sorted;
-        None when a path or value is not text (a record's text is then joined in full)."""
-        self.pieces = pieces
-        """``"path":"sha256"`` of each of :attr:`paths`, in that order."""
-
-
-class RecordMaker:
+class RecordMaker(Splicing):
     """Makes the evidence records of one run against one end-of-run snapshot.
 
     *source* gives the plan's graph and the workspace; *digests* are the nodes' input digests
@@ -212,10 +183,17 @@ class RecordMaker:
         """(node, criterion) → the criterion, for every criterion of the plan: found once
         per maker (the first of an id in its node, as :meth:`Node.criterion` finds it)."""
         self._pieces: dict[tuple[str, str], str] = {}
+        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
         self._around: dict[tuple[str, str, str, str], tuple[str, str]] = {}
         """The text of a record's members from ``input_digest`` to ``reason`` (its value
         left out) and of its ``verifier``, by input digest, node, outcome and verifier."""
-        """``"path":"sha256"`` of each subject of the records made, by (path, sha256)."""
+        self._middle = (
+            "".join([",", self._shared_texts["recorded_by"], ",", self._shared_texts["run"]])
+            + ',"subjects":{'
+        )
+        """The text of a record's members after its reason up to its subjects' first."""
+        self._heads: dict[str, str] = {}
+        """The text of the start of a subject's path (:meth:`_path_text`), by that start."""
 
     def make(
         self,
@@ -254,11 +232,12 @@ class RecordMaker:
         if _TEXT.issuperset(map(type, present)) and _TEXT.issuperset(map(type, present.values())):
             paths = sorted(present)
             pieces = self._pieces
+            members = []
             for item in zip(paths, map(present.__getitem__, paths), strict=True):
                 if item not in pieces:
                     pieces[item] = encode_basestring(item[0]) + ":" + encode_basestring(item[1])
-                base.pieces.append(pieces[item])
-            base.paths = paths
+                members.append(pieces[item])
+            base.spelled(paths, members)
         return base
 
     def _made(
@@ -291,6 +270,12 @@ class RecordMaker:
             hashes = dict(self.own_files(node))
             hashes.update(subjects)
         else:
+            if base.paths is not None and not base.nones and len(subjects) == 1:
+                spliced = self._spliced(
+                    node, criterion, definition, outcome, reason, details, subjects, base
+                )
+                if spliced is not None:
+                    return spliced
             hashes = {**base.head, **subjects, **base.after}
         fields: dict[str, Any] = {
             **self.shared,
@@ -388,22 +373,7 @@ class RecordMaker:
         # the records of one node and outcome: each joined once per maker
         around = self._around.get((input_digest, node, outcome, verifier))
         if around is None:
-            around = self._around[(input_digest, node, outcome, verifier)] = (
-                "".join(
-                    [
-                        '"input_digest":',
-                        encode_basestring(input_digest),
-                        ',"node":',
-                        encode_basestring(node),
-                        ',"outcome":',
-                        encode_basestring(outcome),
-                        ",",
-                        shared["plan"],
-                        ',"reason":',
-                    ]
-                ),
-                ',"verifier":' + encode_basestring(verifier),
-            )
+            around = self._around_of(input_digest, node, outcome, verifier)
         tail = "".join(
             [
                 around[0],
@@ -486,32 +456,3 @@ class RecordMaker:
                 for path in node_files(self.graph, node, self.snapshot)
             }
         return self._own[node]
-
-
-def _plain_text(value: object) -> bool:
-    return value is None or type(value) is str
-
-
-def is_plain(value: object) -> bool:
-    """True when *value* is JSON made of dicts with text keys, lists, text, integers, finite
-    floats, booleans and None, so its canonical JSON is what pydantic's JSON dump gives."""
-    kind = type(value)
-    if value is None or kind in _LEAVES:
-        return True
-    if kind is float:
-        return math.isfinite(value)  # type: ignore[arg-type]
-    if kind is dict:
-        if not _TEXT.issuperset(map(type, value)):  # type: ignore[call-overload]
-            return False
-        items = value.values()  # type: ignore[attr-defined]
-    elif kind is list:
-        items = value
-    else:
-        return False
-    if _LEAVES.issuperset(map(type, items)):  # text, whole numbers, booleans, None: in C
-        return True
-    return all(map(is_plain, items))  # no generator: most hold one nested object
-
-
-_LEAVES = frozenset((str, int, bool, type(None)))
-"""The types of the values :func:`is_plain` takes as they are (no float: it must be finite)."""

@@ -105,6 +105,9 @@ class EvidenceBuilder:
     _own_changed: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     """(node, ``id`` of a shared mapping) → the node's own files that changed during the run
     and that no subject of that mapping binds (:meth:`_own_moved`)."""
+    _nodes: dict[tuple[str, int], tuple[Any, ...]] = field(default_factory=dict)
+    """(node, ``id`` of a shared mapping) → what the node's records binding it share
+    (:meth:`_node`)."""
     _bases: dict[tuple[str, int], SubjectsBase] = field(default_factory=dict)
     """(node, ``id`` of a shared mapping) → the subjects the node's records bind of it and
     of their modules' shadowing paths, with their text (:meth:`RecordMaker.base`)."""
@@ -137,7 +140,12 @@ class EvidenceBuilder:
         subjects) with each record. A record that binds artifacts, executed files or glob
         files, or whose parts overlap, is built as :meth:`build_plain` builds it."""
         shared = item.shared
-        if shared is None or item.produced or item.executed or self._glob_files(item):
+        if (
+            shared is None
+            or item.produced
+            or item.executed
+            or (self.globs and self._glob_files(item))
+        ):
             return self.build_plain(item)
         extra = item.own
         if extra is None:  # its own part not given: what its subjects hold besides the shared
@@ -148,7 +156,7 @@ class EvidenceBuilder:
         group = self._groups.get(id(shared))
         if group is None or group[0] is not shared:
             group = self._group(item, shared)
-        _, bound, shadowing, ended, moved = group
+        _, _, shadowing, ended, moved = group
         if (
             moved is None  # a shadowing path bound already: that binding stands
             or not extra.keys().isdisjoint(shared.keys())  # views: the fewer keys looked up
@@ -158,31 +166,43 @@ class EvidenceBuilder:
         for path in extra:  # a few paths: looked at in the loop, no generator made
             if path.endswith(".py"):  # a module: its shadowing paths
                 return self.build_plain(item)  # the plain merge decides
-        if not self._utf8.issuperset(extra) and (
-            unseen := [path for path in extra if path not in self._utf8]
-        ):
-            _require_utf8(item, unseen)
-            self._utf8.update(unseen)
-        own_subjects = {path: self._hash(path) for path in extra}
-        for path, sha in extra.items():
-            if own_subjects[path] is None and (sha == ABSENT or is_collect_key(path)):
+        own_subjects: dict[str, str | None] = {}
+        for path, sha in extra.items():  # as _hash and build_plain bind them
+            if not path.isascii() and path not in self._utf8:  # ASCII is UTF-8: not looked at
+                _require_utf8(item, [path])
+                self._utf8.add(path)
+            if is_collect_key(path):  # names no file: the run's value
                 own_subjects[path] = sha
-        own = self.maker.own_files(item.node)
+            else:
+                found = self._hash(path)
+                own_subjects[path] = sha if found is None and sha == ABSENT else found
+        key = (item.node, id(shared))
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._node(item.node, group, key)
+        own, clear, moved_own, base = node
         if not (
-            own_subjects.keys().isdisjoint(shadowing.bound.keys())
-            and own.keys().isdisjoint(shadowing.absent.keys())
+            clear
+            and own_subjects.keys().isdisjoint(shadowing.bound.keys())
             and own.keys().isdisjoint(extra.keys())
         ):
             return self.build_plain(item)
-        changed = [*moved, *self._own_moved(item.node, own, group)]
         ends = self.ends.of(extra)
-        changed += changed_during_run(extra, {**own_subjects, **ends})
-        key = (item.node, id(shared))
-        base = self._bases.get(key)
-        if base is None:  # the node's own files, then the shared, the record's own, the shadows
-            base = self._bases[key] = self.maker.base(item.node, bound, shadowing.bound)
+        changed = moved_own  # and the own subjects that changed (changed_during_run's rule)
+        for path, sha in extra.items():
+            if (ends[path] if path in ends else own_subjects[path]) != sha:
+                changed = [*changed, path]
         if not changed:
-            return self._make(item, item.verdict, item.details, own_subjects, base)
+            verdict = item.verdict
+            return self.maker.make(
+                item.node,
+                item.criterion,
+                outcome=verdict.outcome,
+                reason=verdict.reason,
+                details=item.details,
+                subjects=own_subjects,
+                base=base,
+            )
         outcome, reason, details = voided(item.details, sorted(changed))
         return self._make(item, Verdict(outcome, reason), details, own_subjects, base)
 
@@ -208,6 +228,24 @@ class EvidenceBuilder:
             moved = changed_during_run({**self.before, **shared}, ended)
         group = self._groups[id(shared)] = (shared, bound, shadowing, ended, moved)
         return group
+
+    def _node(
+        self, node: str, group: tuple[Any, ...], key: tuple[str, int]
+    ) -> tuple[dict[str, str | None], bool, list[str], SubjectsBase]:
+        """What the records of *node* binding the subjects of *group* share, found with the
+        first of them: the node's own files; whether none of them is a shadowing path bound
+        absent (else those records are built plain); the paths of the group and of the own
+        files that changed during the run; the subjects base (the node's own files, then the
+        shared, the record's own, the shadows)."""
+        own = self.maker.own_files(node)
+        shadowing = group[2]
+        clear = own.keys().isdisjoint(shadowing.absent.keys())
+        moved = [*group[4], *self._own_moved(node, own, group)] if clear else []
+        base = self._bases.get(key)
+        if base is None:
+            base = self._bases[key] = self.maker.base(node, group[1], shadowing.bound)
+        found = self._nodes[key] = (own, clear, moved, base)
+        return found
 
     def _own_moved(
         self, node: str, own: dict[str, str | None], group: tuple[Any, ...]

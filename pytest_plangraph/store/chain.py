@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from ..canonical import canonical_json, digest
 from ..hashes import sha256, sha256_hex
-from ..plan.frozen import builder_of
+from ..plan.frozen import builder_of, builder_source
 from ..plan.model import Event
 from ..values import dataclass
 
@@ -96,7 +96,11 @@ def event_ids_of(events: Iterable[Event], payload_texts: Iterable[str]) -> list[
         if frame is None and shared not in joined:
             frame = joined[shared] = _frame(shared)
         criterion, node = _OWN_OF(event)
-        if frame is None or not (_plain(criterion) and _plain(node)):
+        if (
+            frame is None
+            or (criterion is not None and type(criterion) is not str)  # _plain, no call made
+            or (node is not None and type(node) is not str)
+        ):
             content = _members(event, text, encoded)
         else:
             before, between, before_payload, after = frame
@@ -215,10 +219,10 @@ def seal_many(
     fresh: Iterable[tuple[Event, str]], seq: int, prev: str, key: bytes | None
 ) -> list[Event]:
     """:func:`seal` of each event of *fresh* (with its content id), chained in that order after
-    position *seq* whose hash is *prev*: the same events, with what every seal of the batch
-    shares looked up once (the builder, the fields each set of given fields reads)."""
-    build = builder_of(Event)
-    sealing = _SEALING
+    position *seq* whose hash is *prev*: the same events, each sealed by the function written
+    once for its set of given fields (:func:`_sealer`), each link hashed from one copied
+    sha256."""
+    sealers = _SEALERS
     start = sha256(b"")  # copied for each link: the hash object made once
     sealed: list[Event] = []
     append = sealed.append
@@ -234,20 +238,56 @@ def seal_many(
         hashed.update((prev + content_id).encode("utf-8"))
         link = hashed.hexdigest()
         given = event.fields_set
-        found = sealing.get(given)
-        if found is None:
-            names = tuple(name for name in Event.FIELDS if name in given and name not in _CHAIN)
-            found = sealing[given] = (names, attrgetter(*names, "kind"))
-        names, values_of = found
-        data = dict(zip(names, values_of(event)[:-1], strict=True))
-        data["id"] = content_id  # the chain's fields in seal()'s order, no keywords made
-        data["seq"] = seq
-        data["prev"] = prev
-        data["hash"] = link
-        data["signature"] = sign(key, link) if key is not None else None
-        append(build(data))
+        sealer = sealers[given] if given in sealers else _sealer(given)
+        if sealer is None:  # a required field not given: seal() says what is wrong
+            append(seal(event, seq, prev, key, content_id))
+        else:
+            signature = sign(key, link) if key is not None else None
+            append(sealer(event, content_id, seq, prev, link, signature))
         prev = link
     return sealed
+
+
+_SEALERS: dict[frozenset[str], Callable[..., Event] | None] = {}
+"""The function that seals an event of each set of given fields (:func:`_sealer`)."""
+
+
+def _sealer(given: frozenset[str]) -> Callable[..., Event] | None:
+    """The function ``seal_one(event, id, seq, prev, hash, signature)`` that makes the event
+    :func:`seal` makes of an :class:`Event` whose given fields are *given*: its content
+    fields stored straight into a new value's slots (the others their defaults, as the
+    builder stores them), then the chain's, ``fields_set`` the given and the chain's. Written
+    once per set of given fields (a batch has one or two) as the record builders are
+    (:func:`~pytest_plangraph.plan.frozen.builder_source`), not through a mapping of the
+    fields and the builder reading it back. None when they lack a required field (then
+    :func:`seal` refuses the event, as it did)."""
+    if any(name not in given and name not in Event.DEFAULTS for name in Event.FIELDS):
+        _SEALERS[given] = None  # as seal() builds it: refused
+        return None
+    twin = builder_source(Event)[1]["twin"]
+    if twin is None:  # no class to store into (not one made directly on Frozen)
+        _SEALERS[given] = None
+        return None
+    scope: dict[str, Any] = {"new": object.__new__, "twin": twin, "Event": Event}
+    # the fields_set seal() gives: the content fields given (no other name) and the chain's
+    scope["fields"] = frozenset(name for name in Event.FIELDS if name in given) | _CHAIN
+    lines = ["def seal_one(event, id, seq, prev, hash, signature):", "    value = new(twin)"]
+    for name in Event.FIELDS:
+        if name in _CHAIN:
+            lines.append(f"    value.{name} = {name}")
+        elif name in given:
+            lines.append(f"    value.{name} = event.{name}")
+        elif isinstance(Event.DEFAULTS[name], type):  # a factory: a new value, as built
+            scope[f"default_{name}"] = Event.DEFAULTS[name]
+            lines.append(f"    value.{name} = default_{name}()")
+        else:
+            scope[f"default_{name}"] = Event.DEFAULTS[name]
+            lines.append(f"    value.{name} = default_{name}")
+    lines += ["    value.fields_set = fields", "    value.__class__ = Event", "    return value"]
+    exec("\n".join(lines), scope)  # the source made from the class's own fields
+    sealer: Callable[..., Event] = scope["seal_one"]
+    _SEALERS[given] = sealer
+    return sealer
 
 
 _CHAIN = frozenset({"id", "seq", "prev", "hash", "signature"})
