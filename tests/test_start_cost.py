@@ -1,0 +1,105 @@
+"""The start of a ``pytest --plangraph`` run does its work once: a new store is not checked
+against its schema made again in memory (it holds what was just made in it, under the write
+lock), and the cyclic garbage collector is paused once for the whole start, not once per
+step. Each is read from a real store or a real run in a new process."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from plugin_helpers import make_project
+
+from pytest_plangraph.errors import StoreTamperedError
+from pytest_plangraph.store import schemacheck
+from pytest_plangraph.store.schema import CREATE, SCHEMA_VERSION
+from pytest_plangraph.store.sqlite import Store
+
+
+def test_a_new_store_is_made_without_its_schema_made_again_to_compare(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    schemacheck._objects.cache_clear()
+    with Store.open(path):
+        pass
+    assert schemacheck._objects.cache_info().misses == 0  # no schema made in memory
+    # what it holds is the shape the check wants: opened again, it is checked, and holds
+    with Store.open(path):
+        pass
+    assert schemacheck._objects.cache_info().misses >= 1
+    con = sqlite3.connect(path)
+    try:
+        found = frozenset(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+    finally:
+        con.close()
+    assert found == schemacheck._objects((CREATE,))
+
+
+def test_a_store_changed_after_it_was_made_is_still_refused(tmp_path: Path) -> None:
+    """The check skipped at creation is the one of that moment only: a table added to the
+    file afterwards is found by the next open."""
+    path = tmp_path / "store.db"
+    with Store.open(path):
+        pass
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE planted (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreTamperedError, match="planted"):
+        Store.open(path)
+
+
+def test_an_empty_file_becomes_a_store_of_the_current_schema(tmp_path: Path) -> None:
+    """An empty file (a store never written) is made a store as a missing one is."""
+    path = tmp_path / "store.db"
+    path.write_bytes(b"")
+    with Store.open(path) as store:
+        assert store._schema == SCHEMA_VERSION
+    with Store.open(path, readonly=True):  # and reads back, checked
+        pass
+
+
+PROBE = """
+import gc, json, os, pytest
+seen = []
+def counted(phase, info):
+    if phase == "start" and os.environ.get("IN_START"):
+        seen.append(info["generation"])
+gc.callbacks.append(counted)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_cmdline_main(config):
+    from pytest_plangraph.plugin import session
+    start = session.PlangraphSession.start.__func__
+    def wrapped(cls, config):
+        os.environ["IN_START"] = "1"
+        try:
+            return start(cls, config)
+        finally:
+            del os.environ["IN_START"]
+            with open(os.environ["GC_SEEN"], "w") as out:
+                json.dump(seen, out)
+    session.PlangraphSession.start = classmethod(wrapped)
+    yield
+"""
+
+
+def test_the_session_start_pauses_the_collector_once(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(pytester)
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "gc_probe.py").write_text(PROBE, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(probe))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    seen = tmp_path / "seen.json"
+    monkeypatch.setenv("GC_SEEN", str(seen))
+    run = [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "gc_probe"]
+    for _ in range(2):  # a new store, then a store with the first run's events
+        done = subprocess.run(run, cwd=root, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        # the young objects collected once, on the way in; none while the start builds
+        assert json.loads(seen.read_text()) == [1]
