@@ -15,6 +15,7 @@ import pytest
 from plugin_helpers import make_project
 
 from pytest_plangraph.errors import StoreTamperedError
+from pytest_plangraph.judge.records import CHANGED_DURING_RUN
 from pytest_plangraph.store import schemacheck
 from pytest_plangraph.store.schema import CREATE, SCHEMA_VERSION
 from pytest_plangraph.store.sqlite import Store
@@ -103,3 +104,69 @@ def test_the_session_start_pauses_the_collector_once(
         assert done.returncode == 0, done.stdout + done.stderr
         # the young objects collected once, on the way in; none while the start builds
         assert json.loads(seen.read_text()) == [1]
+
+
+STAT_PROBE = """
+import json, os, pytest
+@pytest.hookimpl(hookwrapper=True)
+def pytest_cmdline_main(config):
+    from pytest_plangraph.plugin import binding
+    note = binding.FileBinder.note_written
+    def counted(self, snapshot, *args):
+        calls, stat = [], os.stat
+        def counting(path, *a, **k):
+            calls.append(os.fspath(path))
+            return stat(path, *a, **k)
+        os.stat = counting
+        try:
+            return note(self, snapshot, *args)
+        finally:
+            os.stat = stat
+            hashed = sorted(p for p, sha in snapshot.files.items() if sha is not None)
+            with open(os.environ["STATS_SEEN"], "w") as out:
+                json.dump({"hashed": hashed, "stat": calls}, out)
+    binding.FileBinder.note_written = counted
+    yield
+"""
+
+WRITING_CONFTEST = """
+from pathlib import Path
+Path(__file__).with_name("src").joinpath("a.py").write_text("A = 2\\n")
+"""
+
+
+def test_the_files_written_before_the_start_are_told_by_the_snapshot_s_own_stats(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot's files are not stat'ed again to tell which the run wrote before it
+    started: the stats its hashes stand on say so. A file a conftest wrote is still told."""
+    root = make_project(pytester)
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "stat_probe.py").write_text(STAT_PROBE, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(probe))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    seen_file = tmp_path / "seen.json"
+    monkeypatch.setenv("STATS_SEEN", str(seen_file))
+    run = [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "stat_probe"]
+    for _ in range(2):  # a new store (every file read), then one whose hash cache holds them
+        done = subprocess.run(run, cwd=root, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        seen = json.loads(seen_file.read_text())
+        assert "src/a.py" in seen["hashed"]
+        # only what is no file is looked for (the keys of the quotes' walks): no file twice
+        assert [p for p in seen["stat"] if Path(p).exists()] == []
+    # a conftest that writes a file the plan binds: the evidence does not take its bytes
+    (root / "conftest.py").write_text(WRITING_CONFTEST, encoding="utf-8")
+    done = subprocess.run(run, cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    history = subprocess.run(
+        [Path(sys.executable).parent / "plangraph", "history", "step-a", "--format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    events = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
+    latest = [e["payload"] for e in events if e["payload"]["criterion"] == "ac-marked"][-1]
+    assert (latest["outcome"], latest["reason"]) == ("error", CHANGED_DURING_RUN)
