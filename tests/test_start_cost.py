@@ -1,7 +1,8 @@
 """The start of a ``pytest --plangraph`` run does its work once: a new store is not checked
 against its schema made again in memory (it holds what was just made in it, under the write
-lock), and the cyclic garbage collector is paused once for the whole start, not once per
-step. Each is read from a real store or a real run in a new process."""
+lock), and the files of the start's snapshot are not stat'ed again to tell which the run
+wrote before it started (the snapshot's own stats say it). Each is read from a real store or
+a real run in a new process."""
 
 from __future__ import annotations
 
@@ -61,49 +62,6 @@ def test_an_empty_file_becomes_a_store_of_the_current_schema(tmp_path: Path) -> 
         assert store._schema == SCHEMA_VERSION
     with Store.open(path, readonly=True):  # and reads back, checked
         pass
-
-
-PROBE = """
-import gc, json, os, pytest
-seen = []
-def counted(phase, info):
-    if phase == "start" and os.environ.get("IN_START"):
-        seen.append(info["generation"])
-gc.callbacks.append(counted)
-@pytest.hookimpl(hookwrapper=True)
-def pytest_cmdline_main(config):
-    from pytest_plangraph.plugin import session
-    start = session.PlangraphSession.start.__func__
-    def wrapped(cls, config):
-        os.environ["IN_START"] = "1"
-        try:
-            return start(cls, config)
-        finally:
-            del os.environ["IN_START"]
-            with open(os.environ["GC_SEEN"], "w") as out:
-                json.dump(seen, out)
-    session.PlangraphSession.start = classmethod(wrapped)
-    yield
-"""
-
-
-def test_the_session_start_pauses_the_collector_once(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = make_project(pytester)
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    (probe / "gc_probe.py").write_text(PROBE, encoding="utf-8")
-    monkeypatch.setenv("PYTHONPATH", str(probe))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    seen = tmp_path / "seen.json"
-    monkeypatch.setenv("GC_SEEN", str(seen))
-    run = [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "gc_probe"]
-    for _ in range(2):  # a new store, then a store with the first run's events
-        done = subprocess.run(run, cwd=root, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-        # the young objects collected once, on the way in; none while the start builds
-        assert json.loads(seen.read_text()) == [1]
 
 
 STAT_PROBE = """

@@ -113,16 +113,12 @@ class PlangraphSession:
 
         install_guard(config)  # already done unless the plugin was loaded late (a conftest)
         try:
-            # one pause of the collector for the whole start (the plan, the store, the log,
-            # the snapshot and the state before: acyclic values), not one per step, each
-            # entered with a collection of the young objects
-            with collector_paused():
-                plangraph = PlanGraph.open(plan=plan, store=store)
-                session = cls(config, plangraph)
-                if config.getoption("plangraph_coverage"):
-                    session._start_coverage()
-                if not session.worker:
-                    session._start_controller()
+            plangraph = PlanGraph.open(plan=plan, store=store)
+            session = cls(config, plangraph)
+            if config.getoption("plangraph_coverage"):
+                session._start_coverage()
+            if not session.worker:
+                session._start_controller()
             if config.getoption("plangraph_stale"):  # its modules imported by such a run alone
                 from .selection import StaleSelection
 
