@@ -128,3 +128,56 @@ def test_the_files_written_before_the_start_are_told_by_the_snapshot_s_own_stats
     events = [e for e in json.loads(history.stdout)["events"] if e["kind"] == "evidence"]
     latest = [e["payload"] for e in events if e["payload"]["criterion"] == "ac-marked"][-1]
     assert (latest["outcome"], latest["reason"]) == ("error", CHANGED_DURING_RUN)
+
+
+def test_the_schema_s_shape_is_kept_between_processes_and_decides_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shape a store is checked against is made once and kept (tagged with this user's
+    key); the next process reads it instead of making the schema in memory. A kept file
+    edited by hand is not taken, and without the file the answers are the same."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    made: list[tuple[str, ...]] = []
+    make = schemacheck._made
+
+    def counted(scripts: tuple[str, ...]) -> frozenset[schemacheck.SchemaObject] | None:
+        made.append(scripts)
+        return make(scripts)
+
+    monkeypatch.setattr(schemacheck, "_made", counted)
+    path = tmp_path / "store.db"
+    schemacheck._objects.cache_clear()
+    with Store.open(path):
+        pass
+    with Store.open(path):  # checked: the shape made, and kept
+        pass
+    assert made == [(CREATE,)]
+    kept = tmp_path / "user-cache/plangraph" / schemacheck.KEPT
+    assert kept.is_file()
+    schemacheck._objects.cache_clear()  # as a new process
+    with Store.open(path):
+        pass
+    assert made == [(CREATE,)]  # read from the kept file, not made again
+
+    planted = tmp_path / "planted.db"
+    with Store.open(planted):
+        pass
+    con = sqlite3.connect(planted)
+    con.execute("CREATE TABLE planted (x)")
+    con.commit()
+    con.close()
+    for state in ("kept", "edited", "deleted"):
+        if state == "edited":  # the planted table written into the kept shape: not taken
+            text = kept.read_text(encoding="utf-8")
+            row = '["table","planted","planted","CREATE TABLE planted (x)"],'
+            kept.write_text(text.replace('[["', f'[{row}["', 1), encoding="utf-8")
+        elif state == "deleted":
+            kept.unlink()
+        schemacheck._objects.cache_clear()
+        with pytest.raises(StoreTamperedError, match="planted"):
+            Store.open(planted)
+        with Store.open(path):  # and the store plangraph made is still its own
+            pass
+    # made again when the kept file was edited, and when it was deleted (a refusal also
+    # makes the shapes of the other ways to its version, to name the closest)
+    assert made.count((CREATE,)) == 3
