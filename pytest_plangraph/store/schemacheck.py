@@ -51,12 +51,12 @@ def _objects(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
     as kept (:data:`KEPT`) for these scripts, this SQLite and this code, else made."""
     key = _shape_key(scripts)
     kept = _kept_shapes()
-    found = kept.get(key) if key is not None else None
+    found = kept.get(key)
     shape = _shape_of(found) if found is not None else None
     if shape is not None:
         return shape
     shape = _made(scripts)
-    if shape is not None and key is not None:
+    if shape is not None:
         kept[key] = sorted(shape, key=lambda row: (row[0], row[1], row[2], row[3] or ""))
         _keep_shapes(dict(list(kept.items())[-_KEEP:]))
     return shape
@@ -69,8 +69,9 @@ _PERSON = b"plangraph-schema"
 _KEEP = 8
 
 
-def _shape_key(scripts: tuple[str, ...]) -> str | None:
-    """What the shape of *scripts* is kept under; None when no folder keeps it."""
+def _shape_key(scripts: tuple[str, ...]) -> str:
+    """What the shape of *scripts* is kept under (a code fingerprint unique to the process,
+    when the package's files cannot be read, keeps it for that process alone)."""
     from ..codehash import code_fingerprint
     from ..hashes import sha256_hex
 
