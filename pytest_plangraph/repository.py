@@ -71,6 +71,10 @@ class Repository:
         self.taken: tuple[object, Snapshot, int] | None = None
         """The events of the last :meth:`snapshot`, the snapshot, and the time it began
         (what a kept status watches: :mod:`pytest_plangraph.derived.kept`)."""
+        self.taken_stats: dict[str, os.stat_result] = {}
+        """The stat each hash of the last :meth:`snapshot` stands on, by path, taken during
+        it (the paths it hashed itself: not those of :attr:`known_files`, the quotes' walks
+        or the sections), for a caller that asks when they were last changed."""
         self.known_files: Mapping[str, str | None] | None = None
         """The sha256 of files looked at a moment ago by their ``lstat`` and found as a kept
         answer's watch says (:func:`pytest_plangraph.derived.kept.known_files`): the next
@@ -367,13 +371,14 @@ class Repository:
             cache = self.store if cached and self.has_store() else None
             cache = None if cache is not None and cache.readonly else cache
             known, self.known_files = self.known_files, None
+            seen: dict[str, os.stat_result] = {}
             if known is not None and cached:  # the rest is hashed as without them
                 files = self.workspace.hashes(
-                    [p for p in paths if p not in known], cache=cache, stats=stats
+                    [p for p in paths if p not in known], cache=cache, stats=stats, seen=seen
                 )
                 files = {p: known[p] if p in known else files[p] for p in sorted(paths)}
             else:
-                files = self.workspace.hashes(paths, cache=cache, stats=stats)
+                files = self.workspace.hashes(paths, cache=cache, stats=stats, seen=seen)
         files.update(collected)
         for path, sha in quoting.items():  # the bytes the quotes were found in: watched
             files.setdefault(path, sha)
@@ -383,7 +388,7 @@ class Repository:
         for path, section in sections.items():  # a pytest section bound absent
             files[path] = self._pytest_section(section, files.get(section))
         snapshot = Snapshot(files=files, outputs=outputs, globs=globs, listed=listed)
-        self.taken = (events, snapshot, started)
+        self.taken, self.taken_stats = (events, snapshot, started), seen
         return snapshot
 
     def _pytest_section(self, path: str, found: str | None) -> str | None:

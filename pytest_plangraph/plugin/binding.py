@@ -110,19 +110,27 @@ class FileBinder:
             if path not in mapping.hashes:
                 mapping.hashes[path] = self._hash_loaded(path)
 
-    def note_written(self, snapshot: Snapshot) -> Snapshot:
+    def note_written(
+        self, snapshot: Snapshot, stats: MappingABC[str, os.stat_result] | None = None
+    ) -> Snapshot:
         """Note which files of *snapshot* (taken when the session started) were written since
         the run began loading conftests (:meth:`before` marks them); return *snapshot*. A
         module a conftest imported may have rewritten itself: the bytes hashed are not those
-        it ran."""
-        root = self.plangraph.root
+        it ran. *stats* are the stats the snapshot's hashes stand on, taken while it was
+        taken (after the conftests were loaded): a file's is its change time then, and a
+        file it holds none of is stat'ed now. A write since the snapshot is told by the hash
+        at the end of the run, which differs."""
+        root = os.fspath(self.plangraph.root)
+        known = stats or {}
         for path, sha in snapshot.files.items():
             if sha is None:
                 continue
-            try:
-                info = os.stat(root / path)
-            except OSError:
-                continue  # gone: the hash at the end of the run differs
+            info = known.get(path)
+            if info is None:
+                try:
+                    info = os.stat(os.path.join(root, path))
+                except OSError:
+                    continue  # gone: the hash at the end of the run differs
             if info.st_ctime_ns >= self.started:
                 self._written.add(path)
         return snapshot

@@ -154,7 +154,8 @@ class PlangraphSession:
         self.plan_ref = self.plangraph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)
         self.before_fold = self.plangraph.fold()
-        self.before_snapshot = self.binder.note_written(self.plangraph.snapshot(self.before_fold))
+        snapshot = self.plangraph.snapshot(self.before_fold)
+        self.before_snapshot = self.binder.note_written(snapshot, self.plangraph.taken_stats)
         self.before = derive(self.plangraph.graph, self.before_fold, self.before_snapshot)
 
     def _start_coverage(self) -> None:

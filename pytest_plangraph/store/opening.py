@@ -115,26 +115,37 @@ def schema_version(con: sqlite3.Connection, path: Path) -> int | None:
 def upgrade(
     con: sqlite3.Connection, path: Path, version: int | None, migrations: dict[int, str]
 ) -> None:
-    """Create the schema in an empty database, or migrate an older one, inside a transaction."""
+    """Create the schema in an empty database, or migrate an older one, inside a transaction.
+
+    A migrated store is checked as it now is (:func:`check_schema`). A new one is not: its
+    database held no object when this transaction read it (*version* None: no application id,
+    an empty ``sqlite_master``), and what it holds now is what :data:`~.schema.CREATE` made in
+    it (inside this transaction, which holds the write lock since that read): the very shape
+    the check would make again in a database in memory to compare."""
     if version is None:
         for statement in schema.statements(schema.CREATE):
             con.execute(statement)
         con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
         con.execute("INSERT INTO meta (key, value) VALUES ('created', ?)", (now(),))
-    else:
-        _check_version(con, path, version)
-        for target in range(version + 1, schema.SCHEMA_VERSION + 1):
-            if target not in migrations:
-                raise StoreError(f"the store at {path} has schema {version}; no migration found")
-            for statement in schema.statements(migrations[target]):
-                con.execute(statement)
+        _set_version(con)
+        return
+    _check_version(con, path, version)
+    for target in range(version + 1, schema.SCHEMA_VERSION + 1):
+        if target not in migrations:
+            raise StoreError(f"the store at {path} has schema {version}; no migration found")
+        for statement in schema.statements(migrations[target]):
+            con.execute(statement)
+    _set_version(con)
+    # A store migrated in place is checked as it now is (its older objects included), inside
+    # the transaction: anything the file held that is not ours undoes the migration.
+    check_schema(con, path, schema.SCHEMA_VERSION)
+
+
+def _set_version(con: sqlite3.Connection) -> None:
     con.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
         (str(schema.SCHEMA_VERSION),),
     )
-    # A store migrated in place is checked as it now is (its older objects included), inside
-    # the transaction: anything the file held that is not ours undoes the migration.
-    check_schema(con, path, schema.SCHEMA_VERSION)
 
 
 def _check_version(con: sqlite3.Connection, path: Path, version: int) -> None:

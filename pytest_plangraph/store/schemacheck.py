@@ -11,10 +11,13 @@ refused with ``STORE_TAMPERED`` naming the object. The one exception is an appen
 trigger removed: it runs nothing, the chain exposes any edit it would have stopped, and audit
 reports it as ``APPEND_ONLY_DISABLED`` (one put back must have its exact text again).
 
-The expected sets are made once per process, each only when needed, by running the schema's own
-SQL in an in-memory database: a store created as a new store is now and migrated by any later
-migration, or created at schema 1 and migrated in place (SQLite rewrites a table's text when a
-column is added, so the two differ). SQLite's statistics tables (``sqlite_stat1``,
+The expected sets are made once, each only when needed, by running the schema's own SQL in an
+in-memory database, and kept between runs in the per-user cache, tagged with this user's key
+(:func:`~.derived.write_tagged`) under the sha256 of the scripts, the SQLite library's version
+and the package's code (a file that is not the one kept, or kept for other scripts, is made
+again; deleting it changes no answer): a store created as a new store is now and migrated by
+any later migration, or created at schema 1 and migrated in place (SQLite rewrites a table's
+text when a column is added, so the two differ). SQLite's statistics tables (``sqlite_stat1``,
 ``sqlite_stat4``, made by ``ANALYZE``) are allowed: they steer which index answers a query,
 never what the answer is.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 import sqlite3
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ..errors import StoreTamperedError
 from . import schema
@@ -43,7 +47,81 @@ _QUERY = "SELECT type, name, tbl_name, sql FROM sqlite_master"
 
 @cache
 def _objects(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
-    """The objects *scripts* make in an empty database, None when they cannot run in turn."""
+    """The objects *scripts* make in an empty database, None when they cannot run in turn:
+    as kept (:data:`KEPT`) for these scripts, this SQLite and this code, else made."""
+    key = _shape_key(scripts)
+    kept = _kept_shapes()
+    found = kept.get(key)
+    shape = _shape_of(found) if found is not None else None
+    if shape is not None:
+        return shape
+    shape = _made(scripts)
+    if shape is not None:
+        kept[key] = sorted(shape, key=lambda row: (row[0], row[1], row[2], row[3] or ""))
+        _keep_shapes(dict(list(kept.items())[-_KEEP:]))
+    return shape
+
+
+KEPT = "schema-shapes.json"
+"""The kept shapes' file in the per-user cache folder (:func:`~..usercache.folder`)."""
+
+_PERSON = b"plangraph-schema"
+_KEEP = 8
+
+
+def _shape_key(scripts: tuple[str, ...]) -> str:
+    """What the shape of *scripts* is kept under (a code fingerprint unique to the process,
+    when the package's files cannot be read, keeps it for that process alone)."""
+    from ..codehash import code_fingerprint
+    from ..hashes import sha256_hex
+
+    text = "\0".join((sqlite3.sqlite_version, code_fingerprint(), *scripts))
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
+
+
+def _kept_path() -> Path | None:
+    from ..usercache import folder
+
+    path = Path(folder()) / KEPT
+    return path if path.is_absolute() else None
+
+
+def _kept_shapes() -> dict[str, Any]:
+    """The shapes kept (by :func:`_shape_key`), or none."""
+    from .derived import read_tagged
+
+    path = _kept_path()
+    found = None if path is None else read_tagged(path, _PERSON)
+    return found if isinstance(found, dict) else {}
+
+
+def _keep_shapes(shapes: dict[str, Any]) -> None:
+    from .derived import write_tagged
+
+    path = _kept_path()
+    if path is not None:
+        write_tagged(path, shapes, _PERSON)
+
+
+def _shape_of(rows: Any) -> frozenset[SchemaObject] | None:
+    """The shape *rows* (as kept) name, or None when they are not rows of ``sqlite_master``."""
+    if not isinstance(rows, list):
+        return None
+    found: list[SchemaObject] = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 4):
+            return None
+        kind, name, table, sql = row
+        if not (isinstance(kind, str) and isinstance(name, str) and isinstance(table, str)):
+            return None
+        if sql is not None and not isinstance(sql, str):
+            return None
+        found.append((kind, name, table, sql))
+    return frozenset(found)
+
+
+def _made(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
+    """The objects *scripts* make in a new database in memory (None: they cannot run)."""
     con = sqlite3.connect(":memory:")
     try:
         for script in scripts:

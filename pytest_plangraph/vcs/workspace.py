@@ -235,18 +235,21 @@ class Workspace:
         cache: HashCache | None = None,
         *,
         stats: Mapping[str, os.stat_result] | None = None,
+        seen: dict[str, os.stat_result] | None = None,
     ) -> dict[str, str | None]:
         """sha256 of each path (None for missing ones). With *cache*, a file whose inode,
         mtime, ctime and size match its record, and that is not racily clean, is not read.
 
         *stats* are those of :meth:`expand`: files already known to be regular files inside
-        the root, with their stat; they are neither checked nor stat'ed again.
+        the root, with their stat; they are neither checked nor stat'ed again. *seen*, when
+        given, receives the stat each hash found stands on (the ``fstat`` of the file read,
+        or the stat its cache record was matched with), as of this call, for each path hashed.
         """
         wanted = sorted(set(paths))
         _inside.cache_clear()
         known = stats or {}
         if cache is None:
-            return {rel: self._hash_checked(rel, known.get(rel)) for rel in wanted}
+            return {rel: self._hash_checked(rel, known.get(rel), seen) for rel in wanted}
         records = cache.cache_many(wanted)
         found: dict[str, str | None] = {}
         misses: list[str] = []
@@ -258,20 +261,34 @@ class Workspace:
             entry = records.get(rel)
             if entry is not None and _trusted(entry, info):
                 found[rel] = entry.sha256
+                if seen is not None:
+                    seen[rel] = info
             else:
                 misses.append(rel)
         if misses:
-            found.update(self._hash_and_keep(misses, cache))
+            found.update(self._hash_and_keep(misses, cache, seen))
         return found
 
-    def _hash_checked(self, rel: str, info: os.stat_result | None) -> str | None:
+    def _hash_checked(
+        self, rel: str, info: os.stat_result | None, seen: dict[str, os.stat_result] | None
+    ) -> str | None:
         if info is None and self._regular(rel, None) is None:
             return None
         found = self._read(rel)
-        return None if found is None else found[0]
+        if found is None:
+            return None
+        if seen is not None:
+            seen[rel] = found[1]
+        return found[0]
 
-    def _hash_and_keep(self, paths: Iterable[str], cache: HashCache) -> dict[str, str | None]:
-        """Hash *paths* (regular files inside the root) and keep a record of each."""
+    def _hash_and_keep(
+        self,
+        paths: Iterable[str],
+        cache: HashCache,
+        seen: dict[str, os.stat_result] | None = None,
+    ) -> dict[str, str | None]:
+        """Hash *paths* (regular files inside the root) and keep a record of each (*seen*:
+        as :meth:`hashes` says)."""
         found: dict[str, str | None] = {}
         fresh: list[HashRecord] = []
         for rel in paths:
@@ -280,6 +297,8 @@ class Workspace:
             found[rel] = None if read is None else read[0]
             if read is not None:
                 sha, info = read
+                if seen is not None:
+                    seen[rel] = info
                 key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
                 fresh.append(HashRecord(rel, *key, sha, recorded))
         if fresh:
