@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_kept_settle as settle_tests
 from cache_helpers import as_tester
 from cli_helpers import Result, plangraph, plangraph_main
 from plugin_helpers import make_project, settle
@@ -297,5 +298,49 @@ def test_an_answer_copied_back_from_before_the_source_broke_is_a_miss(
     assert "stale" in _status(root).out
     (root / ANSWER).write_bytes(saved)  # the answer that trusted the good source
     assert (root / "calc.py").stat().st_mtime_ns == info.st_mtime_ns
+    done = _assert_as_without_caches(root)
+    assert done.code == 1 and "stale" in done.out
+
+
+def test_the_checkpoint_rewritten_between_the_hash_and_the_lstat_is_not_trusted(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    during_hash: Callable[[str, Callable[[], None]], None],
+) -> None:
+    """Another process rewrites the log's checkpoint (in place, the same size, its mtime set
+    back) while a look hashes it: the kept answer does not trust the new stat for the old
+    bytes, and the next status reads the log as a status without caches does."""
+    root = settle_tests._kept_young(tmp_path, monkeypatch)
+    kept = _record(root)["checkpoint"]
+    checkpoint = Path(kept[0]) / kept[1]
+    monkeypatch.setattr(watch, "RACY_NS", SHORT)
+    time.sleep(SHORT / 1e9 + 0.1)
+    garbage = "{" + " " * (checkpoint.stat().st_size - 2) + "}"
+    during_hash(checkpoint.name, _in_place(checkpoint, garbage))
+    hit = plangraph_main(root, "status")
+    assert hit.code == 0
+    entry = _record(root)["checkpoint"]
+    assert entry is None or entry[4] is False or entry[2] == kept[2]
+    after = plangraph_main(root, "status")
+    assert after == settle_tests._without_caches(root)
+    assert after.out == hit.out
+
+
+@pytest.mark.parametrize("how", ["rename", "link"])
+def test_a_trusted_source_replaced_by_an_older_file_between_looks_is_a_miss(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    prepared = pytester.path.parent / "broken.py"
+    prepared.write_text(BROKEN)
+    root = _passed(pytester, monkeypatch)
+    _status(root)  # the look that trusts the source by its stat
+    assert _entry(root, "calc.py")[3] is True
+    info = (root / "calc.py").stat()
+    os.utime(prepared, ns=(info.st_atime_ns, info.st_mtime_ns))
+    if how == "rename":
+        os.replace(prepared, root / "calc.py")
+    else:
+        (root / "calc.py").unlink()
+        os.link(prepared, root / "calc.py")
     done = _assert_as_without_caches(root)
     assert done.code == 1 and "stale" in done.out
