@@ -18,6 +18,7 @@ a short one that the test waits out, so that the look under attack trusts what i
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import time
@@ -344,3 +345,37 @@ def test_a_trusted_source_replaced_by_an_older_file_between_looks_is_a_miss(
         os.link(prepared, root / "calc.py")
     done = _assert_as_without_caches(root)
     assert done.code == 1 and "stale" in done.out
+
+
+def test_with_keys_configured_a_write_through_a_memory_map_is_read(
+    pytester: pytest.Pytester,
+) -> None:
+    """A source broken through a shared memory map whose page was already dirty keeps its
+    times until the kernel writes the page back, so a cache that trusts a file by its stat
+    could take the old bytes (``docs/trust.md``: without keys a run is the runner's word).
+    With keys configured no local cache counts: ``status --check`` and ``claim`` read the
+    source and answer stale and FAILED."""
+    root = make_project(
+        pytester, plan=PLAN, tests=CALC_TESTS, files={"calc.py": GOOD, "pytest.ini": INI}
+    )
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    keyed = {**_env(root), "PLANGRAPH_SIGNING_KEY": "ci-secret"}
+    os.environ.update(keyed)
+    try:
+        assert pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider").ret == 0
+    finally:
+        for name in keyed:
+            del os.environ[name]
+    settle(root)
+    with open(root / "calc.py", "r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
+        mapped[0:1] = mapped[0:1]  # the page dirty, the file's times as of now
+        time.sleep(2.5)  # the racy window (2 s) passed: a cache would trust the stat
+        for _ in range(2):
+            assert plangraph(root, "status", "--check", env=keyed).code == 0
+        at = mapped.find(b"+")
+        mapped[at : at + 1] = b"-"
+        assert (root / "calc.py").read_text() == BROKEN
+        checked = plangraph(root, "status", "--check", env=keyed)
+        assert checked.code == 1 and "stale" in checked.out, checked
+        claimed = plangraph(root, "claim", "step-calc", "--by", "agent", env=keyed)
+        assert claimed.code == 1 and "FAILED" in claimed.out, claimed
