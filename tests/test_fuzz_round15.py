@@ -420,3 +420,43 @@ def test_events_of_any_given_fields_sealed_together_are_sealed_one_by_one(
         assert made.payload == event.payload
         if "payload" not in event.fields_set:  # a new value made for each event, as built
             assert made.payload is not event.payload
+
+
+def _contents(root: Path) -> list[dict[str, Any]]:
+    """The evidence records stored, without what differs from run to run (the run, the id,
+    the paths of the temporary folder pytester makes inside the project for each run)."""
+    found = []
+    for row in _stored(root):
+        if row[2] == "evidence":
+            record = json.loads(row[8])
+            del record["run"], record["id"]
+            subjects = record["subjects"]  # not the folders pytester makes for each run
+            record["subjects"] = {p: v for p, v in subjects.items() if "runpytest-" not in p}
+            found.append(record)
+    return sorted(found, key=lambda record: (record["node"], record["criterion"]))
+
+
+@pytest.mark.parametrize("options", [["-n", "2"], ["--plangraph-coverage"]])
+def test_records_of_workers_or_coverage_are_those_of_one_process(
+    pytester: pytest.Pytester, options: list[str]
+) -> None:
+    """The same project run in one process and with two workers: the same records (nodes
+    sharing test files, odd folders around each record's own subject), apart from the run's
+    own members; with coverage (records built member by member), each record's text is its
+    canonical JSON under its address, as in one process."""
+    root = _project(pytester)
+    pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    plain = _contents(root)
+    assert _records_sound(root) == 8
+    shutil.rmtree(root / ".plangraph")
+    result = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", *options)
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert _records_sound(root) == 8
+    if options == ["--plangraph-coverage"]:  # records of their own kind: sound, not compared
+        return
+    other = _contents(root)
+    for mine, theirs in zip(other, plain, strict=True):
+        extra = {p: v for p, v in mine["subjects"].items() if theirs["subjects"].get(p) != v}
+        lost = {p: v for p, v in theirs["subjects"].items() if mine["subjects"].get(p) != v}
+        assert (extra, lost) == ({}, {})
+        assert {k: v for k, v in mine.items() if v != theirs[k]} == {}, theirs
