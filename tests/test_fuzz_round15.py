@@ -460,3 +460,53 @@ def test_records_of_workers_or_coverage_are_those_of_one_process(
         lost = {p: v for p, v in theirs["subjects"].items() if mine["subjects"].get(p) != v}
         assert (extra, lost) == ({}, {})
         assert {k: v for k, v in mine.items() if v != theirs[k]} == {}, theirs
+
+
+SHADOWED = """plangraph: 1
+plan: shadowed
+nodes:
+  - id: s
+    title: its output would shadow the tests' modules
+    outputs: [tests/conftest.py]
+    acceptance:
+      - {id: c0, assertion: x, verifier: {type: test}}
+      - {id: c1, assertion: x, verifier: {type: test}}
+  - id: t
+    title: shares the test file
+    acceptance:
+      - {id: c0, assertion: x, verifier: {type: test}}
+"""
+
+
+def test_a_node_whose_output_would_shadow_the_tests_and_one_sharing_them(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """A node whose own output is a shadowing path of the test modules, absent (its records
+    built member by member), and a node sharing its test file (spliced): every record binds
+    that path as absent, and once the file appears every node is stale, the kept answer
+    as the answer with every cache deleted."""
+    root = pytester.path
+    (root / "plangraph.yaml").write_text(SHADOWED, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text(
+        "import pytest\n\n@pytest.mark.criterion('s/c0')\n@pytest.mark.criterion('s/c1')\n"
+        "@pytest.mark.criterion('t/c0')\ndef test_passes():\n    pass\n"
+    )
+    (root / "pytest.ini").write_text("[pytest]\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "shadowed")
+    result = pytester.runpytest("--plangraph", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    records = [json.loads(row[8]) for row in _stored(root) if row[2] == "evidence"]
+    assert len(records) == 3
+    assert all(record["subjects"]["tests/conftest.py"] == "absent" for record in records)
+    assert _records_sound(root) == 3
+    (root / "tests" / "conftest.py").write_text("x = 1\n")
+    kept = plangraph_main(root, "status", "--format", "json")
+    kept = plangraph_main(root, "status", "--format", "json")
+    states = {node["id"]: node["status"] for node in kept.json()["nodes"]}
+    assert states == {"s": "stale", "t": "stale"}
+    shutil.rmtree(root / ".plangraph" / "cache", ignore_errors=True)
+    shutil.rmtree(tmp_path / "user-cache", ignore_errors=True)
+    assert plangraph_main(root, "status", "--format", "json") == kept
