@@ -10,6 +10,7 @@ with every cache deleted."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -113,3 +114,105 @@ def test_a_kept_shape_tagged_by_the_agent_does_not_pass_a_planted_table_with_key
     fresh = plangraph(root, "status", "--format", "json", env=env)
     assert fresh.code != 0, fresh.out
     assert "planted" in fresh.out + fresh.err, fresh.out + fresh.err
+
+
+RACE_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-calc
+    outputs: [calc.py]
+    acceptance:
+      - id: ac-add
+        verifier: {type: test, tests: ["tests/test_calc.py"]}
+"""
+
+CALC_TESTS = """
+from calc import add
+
+
+def test_add():
+    assert add(2, 2) == 4
+"""
+
+PADDING = 48 * 1024 * 1024
+"""A comment before the code long enough that reading the file takes a while."""
+
+
+def _calc(sign: str) -> str:
+    return f"# {'x' * PADDING}\ndef add(a, b):\n    return a {sign} b\n"
+
+
+RACING_CONFTEST = """
+import os, threading, time
+from pathlib import Path
+
+import calc  # the bytes on disk now, which pass, are the ones the tests run
+
+TARGET = os.path.realpath(Path(__file__).with_name("calc.py"))
+
+
+def rewrite_once_read():
+    # when the file is opened again (the start's snapshot hashing it), its tail is rewritten
+    # in place, before the reader reaches it: the hash is of the new bytes
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}") != TARGET:
+                    continue
+            except OSError:
+                continue
+            with open(TARGET, "r+b") as handle:
+                handle.seek(-len(b"a - b\\n"), 2)
+                handle.write(b"a - b\\n")
+            return
+
+
+threading.Thread(target=rewrite_once_read, daemon=True).start()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_a_bound_file_rewritten_while_the_start_hashes_it_voids_the_record(
+    pytester: pytest.Pytester,
+) -> None:
+    """A conftest imports the module, then rewrites its tail in place while the start's
+    snapshot is reading it (after the stat the hash stands on, before the reader reaches
+    the tail): the snapshot hashes the new bytes, which the run never executed. The file was
+    written after the run began loading conftests, so the record is voided
+    (``ARTIFACT_CHANGED_DURING_RUN``), and the node is not completed."""
+    root = make_project(
+        pytester,
+        plan=RACE_PLAN,
+        tests=CALC_TESTS,
+        files={"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n"},
+    )
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    (root / "calc.py").write_text(_calc("+"), encoding="utf-8")
+    (root / "conftest.py").write_text(RACING_CONFTEST, encoding="utf-8")
+    env = {"XDG_CACHE_HOME": str(root.parent / "user-cache")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (root / "calc.py").read_text(encoding="utf-8") == _calc("-"), proc.stdout
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:plangraph"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert plain.returncode == 1, plain.stdout  # the tests fail on the bytes on disk
+    for cache in (True, False):
+        if not cache:
+            shutil.rmtree(root / ".plangraph" / "cache", ignore_errors=True)
+            shutil.rmtree(root.parent / "user-cache", ignore_errors=True)
+        status = plangraph(root, "status", "--format", "json", env=env)
+        nodes = {n["id"]: n for n in json.loads(status.out)["nodes"]}
+        assert nodes["step-calc"]["status"] != "completed", proc.stdout + status.out
