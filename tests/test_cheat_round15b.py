@@ -216,3 +216,62 @@ def test_a_bound_file_rewritten_while_the_start_hashes_it_voids_the_record(
         status = plangraph(root, "status", "--format", "json", env=env)
         nodes = {n["id"]: n for n in json.loads(status.out)["nodes"]}
         assert nodes["step-calc"]["status"] != "completed", proc.stdout + status.out
+
+
+RELINKING_CONFTEST = """
+import os
+from pathlib import Path
+
+import calc  # through the link as it is: the code that passes
+
+HERE = Path(__file__).parent
+os.remove(HERE / "calc.py")
+os.symlink("impl/bad.py", HERE / "calc.py")  # a link made anew to a file older than the run
+"""
+
+
+def test_a_bound_link_made_anew_by_a_conftest_voids_the_record(
+    pytester: pytest.Pytester,
+) -> None:
+    """``calc.py`` is a link; a conftest imports it, then links it to another file made
+    before the run. The target's ctime is older than the run, the link's is not: the bytes
+    hashed are not those the tests ran, so the record is voided and the node not completed
+    (with the caches kept and with every cache deleted)."""
+    root = make_project(
+        pytester,
+        plan=RACE_PLAN,
+        tests=CALC_TESTS,
+        files={
+            "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+            "impl/good.py": "def add(a, b):\n    return a + b\n",
+            "impl/bad.py": "def add(a, b):\n    return a - b\n",
+        },
+    )
+    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    os.symlink("impl/good.py", root / "calc.py")
+    (root / "conftest.py").write_text(RELINKING_CONFTEST, encoding="utf-8")
+    env = {"XDG_CACHE_HOME": str(root.parent / "user-cache")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert os.readlink(root / "calc.py") == "impl/bad.py", proc.stdout + proc.stderr
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:plangraph"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert plain.returncode == 1, plain.stdout  # the tests fail on the file as it is
+    for cache in (True, False):
+        if not cache:
+            shutil.rmtree(root / ".plangraph" / "cache", ignore_errors=True)
+            shutil.rmtree(root.parent / "user-cache", ignore_errors=True)
+        status = plangraph(root, "status", "--format", "json", env=env)
+        nodes = {n["id"]: n for n in json.loads(status.out)["nodes"]}
+        assert nodes["step-calc"]["status"] != "completed", proc.stdout + status.out

@@ -121,6 +121,10 @@ class Workspace:
     cache: Path | None = field(default=None, compare=False)
     """Where checks may keep what they found out about a file's content (the plan cache's
     folder), or None."""
+    linked: set[str] = field(default_factory=set, compare=False, repr=False)
+    """The paths the checks and walks found to be symbolic links: the stat they took is the
+    target's, which a link made anew does not change (a caller that tells from a stat when a
+    file was changed looks at the link too)."""
 
     @classmethod
     def at(cls, root: Path, ignored: Iterable[str] = (), cache: Path | None = None) -> Workspace:
@@ -319,6 +323,7 @@ class Workspace:
         try:
             info = os.lstat(full) if info is None else info
             if stat.S_ISLNK(info.st_mode):
+                self.linked.add(rel)
                 if not _inside(self.root, rel):
                     return None
                 info = os.stat(full)
@@ -431,6 +436,8 @@ class Workspace:
                     entry.is_symlink() and entry.is_file() and not self.escapes(rel)
                 ):
                     found.append(rel)
+                    if entry.is_symlink():
+                        self.linked.add(rel)
                     if stats is not None:
                         _stat_into(stats, rel, entry)
         return found
