@@ -432,12 +432,13 @@ class Workspace:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(rel)
-                elif entry.is_file(follow_symlinks=False) or (
-                    entry.is_symlink() and entry.is_file() and not self.escapes(rel)
-                ):
+                elif entry.is_file(follow_symlinks=False):
                     found.append(rel)
-                    if entry.is_symlink():
-                        self.linked.add(rel)
+                    if stats is not None:
+                        _stat_into(stats, rel, entry)
+                elif entry.is_symlink() and entry.is_file() and not self.escapes(rel):
+                    found.append(rel)
+                    self.linked.add(rel)
                     if stats is not None:
                         _stat_into(stats, rel, entry)
         return found
