@@ -120,8 +120,8 @@ class FileBinder:
         it ran. *stats* are the stats the snapshot's hashes stand on, taken while it was
         taken (after the conftests were loaded): a file's is its change time then, and a
         file it holds none of (a symbolic link among them: :func:`changed_ns`) is stat'ed
-        now. A write since the snapshot is told by the hash
-        at the end of the run, which differs."""
+        now. A write since the snapshot is told by the hash at the end of the run, which
+        differs."""
         root = os.fspath(self.plangraph.root)
         known = stats or {}
         for path, sha in snapshot.files.items():
