@@ -47,7 +47,7 @@ own that holds the table it plants."""
 
 
 def _signed_env(root: Path) -> dict[str, str]:
-    keys = root.parent / "keys"
+    keys = root.parent / f"{root.name}-keys"
     keys.mkdir(exist_ok=True)
     made = plangraph_main(keys, "keygen", "--output", str(keys / "ci"))
     assert made.code == 0, made.err
@@ -57,7 +57,7 @@ def _signed_env(root: Path) -> dict[str, str]:
     return {
         "PLANGRAPH_SIGNING_KEY_FILE": str(keys / "ci"),
         "PLANGRAPH_TRUSTED_KEYS": str(trusted),
-        "XDG_CACHE_HOME": str(root.parent / "user-cache"),
+        "XDG_CACHE_HOME": str(root.parent / f"{root.name}-user-cache"),
     }
 
 
@@ -110,7 +110,7 @@ def test_a_kept_shape_tagged_by_the_agent_does_not_pass_a_planted_table_with_key
         kept = plangraph(root, *args, env=env)
         assert kept.code != 0, kept.out
         assert "planted" in kept.out + kept.err, kept.out + kept.err
-    shutil.rmtree(root.parent / "user-cache")
+    shutil.rmtree(root.parent / f"{root.name}-user-cache")
     fresh = plangraph(root, "status", "--format", "json", env=env)
     assert fresh.code != 0, fresh.out
     assert "planted" in fresh.out + fresh.err, fresh.out + fresh.err
@@ -191,7 +191,7 @@ def test_a_bound_file_rewritten_while_the_start_hashes_it_voids_the_record(
     (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
     (root / "calc.py").write_text(_calc("+"), encoding="utf-8")
     (root / "conftest.py").write_text(RACING_CONFTEST, encoding="utf-8")
-    env = {"XDG_CACHE_HOME": str(root.parent / "user-cache")}
+    env = {"XDG_CACHE_HOME": str(root.parent / f"{root.name}-user-cache")}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
         cwd=root,
@@ -212,7 +212,7 @@ def test_a_bound_file_rewritten_while_the_start_hashes_it_voids_the_record(
     for cache in (True, False):
         if not cache:
             shutil.rmtree(root / ".plangraph" / "cache", ignore_errors=True)
-            shutil.rmtree(root.parent / "user-cache", ignore_errors=True)
+            shutil.rmtree(root.parent / f"{root.name}-user-cache", ignore_errors=True)
         status = plangraph(root, "status", "--format", "json", env=env)
         nodes = {n["id"]: n for n in json.loads(status.out)["nodes"]}
         assert nodes["step-calc"]["status"] != "completed", proc.stdout + status.out
@@ -250,7 +250,7 @@ def test_a_bound_link_made_anew_by_a_conftest_voids_the_record(
     (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
     os.symlink("impl/good.py", root / "calc.py")
     (root / "conftest.py").write_text(RELINKING_CONFTEST, encoding="utf-8")
-    env = {"XDG_CACHE_HOME": str(root.parent / "user-cache")}
+    env = {"XDG_CACHE_HOME": str(root.parent / f"{root.name}-user-cache")}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--plangraph", "-q", "-p", "no:cacheprovider"],
         cwd=root,
@@ -271,7 +271,7 @@ def test_a_bound_link_made_anew_by_a_conftest_voids_the_record(
     for cache in (True, False):
         if not cache:
             shutil.rmtree(root / ".plangraph" / "cache", ignore_errors=True)
-            shutil.rmtree(root.parent / "user-cache", ignore_errors=True)
+            shutil.rmtree(root.parent / f"{root.name}-user-cache", ignore_errors=True)
         status = plangraph(root, "status", "--format", "json", env=env)
         nodes = {n["id"]: n for n in json.loads(status.out)["nodes"]}
         assert nodes["step-calc"]["status"] != "completed", proc.stdout + status.out
