@@ -74,7 +74,8 @@ class Repository:
         self.taken_stats: dict[str, os.stat_result] = {}
         """The stat each hash of the last :meth:`snapshot` stands on, by path, taken during
         it (the paths it hashed itself: not those of :attr:`known_files`, the quotes' walks
-        or the sections), for a caller that asks when they were last changed."""
+        or the sections, nor a symbolic link, whose stat is its target's), for a caller that
+        asks when they were last changed."""
         self.known_files: Mapping[str, str | None] | None = None
         """The sha256 of files looked at a moment ago by their ``lstat`` and found as a kept
         answer's watch says (:func:`pytest_plangraph.derived.kept.known_files`): the next
@@ -388,6 +389,8 @@ class Repository:
         for path, section in sections.items():  # a pytest section bound absent
             files[path] = self._pytest_section(section, files.get(section))
         snapshot = Snapshot(files=files, outputs=outputs, globs=globs, listed=listed)
+        for path in self.workspace.linked.intersection(seen):  # the target's stat alone
+            del seen[path]
         self.taken, self.taken_stats = (events, snapshot, started), seen
         return snapshot
 

@@ -22,6 +22,7 @@ added to a test file the walk binds by name alone).
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from collections.abc import Mapping as MappingABC
@@ -118,20 +119,19 @@ class FileBinder:
         module a conftest imported may have rewritten itself: the bytes hashed are not those
         it ran. *stats* are the stats the snapshot's hashes stand on, taken while it was
         taken (after the conftests were loaded): a file's is its change time then, and a
-        file it holds none of is stat'ed now. A write since the snapshot is told by the hash
-        at the end of the run, which differs."""
+        file it holds none of (a symbolic link among them: :func:`changed_ns`) is stat'ed
+        now. A write since the snapshot is told by the hash at the end of the run, which
+        differs."""
         root = os.fspath(self.plangraph.root)
         known = stats or {}
         for path, sha in snapshot.files.items():
             if sha is None:
                 continue
             info = known.get(path)
-            if info is None:
-                try:
-                    info = os.stat(os.path.join(root, path))
-                except OSError:
-                    continue  # gone: the hash at the end of the run differs
-            if info.st_ctime_ns >= self.started:
+            changed = info.st_ctime_ns if info is not None else changed_ns(root, path)
+            if changed is None:
+                continue  # gone: the hash at the end of the run differs
+            if changed >= self.started:
                 self._written.add(path)
         return snapshot
 
@@ -150,11 +150,10 @@ class FileBinder:
         found = self.plangraph.workspace.hash_file(path)
         if path in self._vanished:
             return WRITTEN
-        try:
-            info = os.stat(self.plangraph.root / path)
-        except OSError:  # gone since it was collected or imported
+        changed = changed_ns(os.fspath(self.plangraph.root), path)
+        if changed is None:  # gone since it was collected or imported
             return WRITTEN
-        return WRITTEN if info.st_ctime_ns >= self.started else found
+        return WRITTEN if changed >= self.started else found
 
     def run_files(self) -> list[str]:
         """Files of the repository that shape every test of the run: the configuration file
@@ -334,6 +333,20 @@ class FileBinder:
         except OSError:
             return True
         return has_pytest_section(path, text)
+
+
+def changed_ns(root: str, path: str) -> int | None:
+    """When the file at *path* (under *root*) was last changed, as its ctime says: for a
+    symbolic link, the later of the link's and its target's (a link made anew to an older
+    file changes what is read there, not the target's ctime); None when it is gone."""
+    full = os.path.join(root, path)
+    try:
+        info = os.lstat(full)
+        if not stat.S_ISLNK(info.st_mode):
+            return info.st_ctime_ns
+        return max(info.st_ctime_ns, os.stat(full).st_ctime_ns)
+    except OSError:
+        return None
 
 
 WRITTEN = "written-during-run"

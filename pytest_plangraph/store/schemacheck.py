@@ -15,7 +15,8 @@ The expected sets are made once, each only when needed, by running the schema's 
 in-memory database, and kept between runs in the per-user cache, tagged with this user's key
 (:func:`~.derived.write_tagged`) under the sha256 of the scripts, the SQLite library's version
 and the package's code (a file that is not the one kept, or kept for other scripts, is made
-again; deleting it changes no answer): a store created as a new store is now and migrated by
+again; deleting it changes no answer; with keys configured none is kept or read, as for
+every cache of this user's): a store created as a new store is now and migrated by
 any later migration, or created at schema 1 and migrated in place (SQLite rewrites a table's
 text when a column is added, so the two differ). SQLite's statistics tables (``sqlite_stat1``,
 ``sqlite_stat4``, made by ``ANALYZE``) are allowed: they steer which index answers a query,
@@ -48,7 +49,13 @@ _QUERY = "SELECT type, name, tbl_name, sql FROM sqlite_master"
 @cache
 def _objects(scripts: tuple[str, ...]) -> frozenset[SchemaObject] | None:
     """The objects *scripts* make in an empty database, None when they cannot run in turn:
-    as kept (:data:`KEPT`) for these scripts, this SQLite and this code, else made."""
+    as kept (:data:`KEPT`) for these scripts, this SQLite and this code, else made. With keys
+    configured no shape is kept or read: the user's key that tags it can be read by any
+    process of this user, an agent's included (:func:`~.trust.local_caches_count`)."""
+    from .trust import local_caches_count
+
+    if not local_caches_count():
+        return _made(scripts)
     key = _shape_key(scripts)
     kept = _kept_shapes()
     found = kept.get(key)

@@ -121,6 +121,10 @@ class Workspace:
     cache: Path | None = field(default=None, compare=False)
     """Where checks may keep what they found out about a file's content (the plan cache's
     folder), or None."""
+    linked: set[str] = field(default_factory=set, compare=False, repr=False)
+    """The paths the checks and walks found to be symbolic links: the stat they took is the
+    target's, which a link made anew does not change (a caller that tells from a stat when a
+    file was changed looks at the link too)."""
 
     @classmethod
     def at(cls, root: Path, ignored: Iterable[str] = (), cache: Path | None = None) -> Workspace:
@@ -211,10 +215,15 @@ class Workspace:
         found = self._read(rel)
         return None if found is None else found[0]
 
-    def _read(self, rel: str) -> tuple[str, os.stat_result] | None:
+    def _read(
+        self, rel: str, seen: dict[str, os.stat_result] | None = None
+    ) -> tuple[str, os.stat_result] | None:
         """sha256 of the file at *rel* (checked by the caller) and the ``fstat`` of the open
         file, taken before reading: a write during the read changes the ctime, so a cache
-        record made with this stat is never trusted for the new content."""
+        record made with this stat is never trusted for the new content. *seen*, when given,
+        receives the ``fstat`` taken once the bytes were read: a write during the read shows
+        in its ctime (the bytes hashed may be the new ones, which the stat taken before
+        reading does not tell)."""
         try:
             # O_NONBLOCK: a file swapped for a FIFO since the check must not hang the read
             descriptor = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NONBLOCK)
@@ -225,6 +234,8 @@ class Workspace:
                 digest = sha256(expected=info.st_size)
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)
+                if seen is not None:
+                    seen[rel] = os.fstat(handle.fileno())
         except OSError:
             return None
         return digest.hexdigest(), info
@@ -243,7 +254,8 @@ class Workspace:
         *stats* are those of :meth:`expand`: files already known to be regular files inside
         the root, with their stat; they are neither checked nor stat'ed again. *seen*, when
         given, receives the stat each hash found stands on (the ``fstat`` of the file read,
-        or the stat its cache record was matched with), as of this call, for each path hashed.
+        taken once it was read, or the stat its cache record was matched with), as of this
+        call, for each path hashed.
         """
         wanted = sorted(set(paths))
         _inside.cache_clear()
@@ -274,12 +286,8 @@ class Workspace:
     ) -> str | None:
         if info is None and self._regular(rel, None) is None:
             return None
-        found = self._read(rel)
-        if found is None:
-            return None
-        if seen is not None:
-            seen[rel] = found[1]
-        return found[0]
+        found = self._read(rel, seen)
+        return None if found is None else found[0]
 
     def _hash_and_keep(
         self,
@@ -293,12 +301,10 @@ class Workspace:
         fresh: list[HashRecord] = []
         for rel in paths:
             recorded = time.time_ns()  # before the stat: a later write is racily clean
-            read = self._read(rel)
+            read = self._read(rel, seen)
             found[rel] = None if read is None else read[0]
             if read is not None:
                 sha, info = read
-                if seen is not None:
-                    seen[rel] = info
                 key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
                 fresh.append(HashRecord(rel, *key, sha, recorded))
         if fresh:
@@ -317,6 +323,7 @@ class Workspace:
         try:
             info = os.lstat(full) if info is None else info
             if stat.S_ISLNK(info.st_mode):
+                self.linked.add(rel)
                 if not _inside(self.root, rel):
                     return None
                 info = os.stat(full)
@@ -425,10 +432,13 @@ class Workspace:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(rel)
-                elif entry.is_file(follow_symlinks=False) or (
-                    entry.is_symlink() and entry.is_file() and not self.escapes(rel)
-                ):
+                elif entry.is_file(follow_symlinks=False):
                     found.append(rel)
+                    if stats is not None:
+                        _stat_into(stats, rel, entry)
+                elif entry.is_symlink() and entry.is_file() and not self.escapes(rel):
+                    found.append(rel)
+                    self.linked.add(rel)
                     if stats is not None:
                         _stat_into(stats, rel, entry)
         return found
