@@ -35,6 +35,7 @@ from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
 from .payloads import checked_payloads as checked_payloads
 from .payloads import made_payloads as made_payloads
+from .splicing import BODY_FIELDS as BODY_FIELDS
 from .splicing import Splicing, _plain_text
 from .splicing import SubjectsBase as SubjectsBase
 from .splicing import is_plain as is_plain
@@ -45,22 +46,6 @@ if TYPE_CHECKING:
     from ..vcs.workspace import Workspace
     from .inputs import Snapshot
 
-BODY_FIELDS = (
-    "plan",
-    "node",
-    "criterion",
-    "criterion_digest",
-    "input_digest",
-    "verifier",
-    "outcome",
-    "reason",
-    "details",
-    "subjects",
-    "git",
-    "run",
-    "recorded_by",
-)
-"""The fields of an evidence record's content address (every field but ``id``)."""
 _SHARED_FIELDS = ("git", "plan", "recorded_by", "run")
 """The body fields every record of one maker shares."""
 

@@ -42,8 +42,7 @@ def _twin() -> type:
     return _TWINS[0]
 
 
-_SPLICED_FIELDS = {
-    "id",
+BODY_FIELDS = (
     "plan",
     "node",
     "criterion",
@@ -57,7 +56,9 @@ _SPLICED_FIELDS = {
     "git",
     "run",
     "recorded_by",
-}
+)
+"""The fields of an evidence record's content address (every field but ``id``)."""
+_SPLICED_FIELDS = {"id", *BODY_FIELDS}
 """The fields :meth:`Splicing._spliced` stores (a field added to :class:`Evidence` and
 not there is told at once, not left out of the records)."""
 _QUOTES_MEMBER = '"quotes":'
