@@ -26,7 +26,7 @@ from ..plan.patterns import glob_files_of
 from ..values import dataclass, field
 from ..vcs.testglob import is_collect_key
 from ..verifiers import ARTIFACT_MISSING
-from .ended import EndValues
+from .ended import EndHashes, EndValues
 from .verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -92,7 +92,6 @@ class EvidenceBuilder:
     prior: tuple[Snapshot, MappingABC[str, str]] | None = None
     """A snapshot of the same plan and the input digests derived for it (the state before
     the run's): the nodes whose files are the same in :attr:`snapshot` keep theirs."""
-    _hashes: dict[str, str | None] = field(default_factory=dict)
     _of_module: dict[str, Shadowing] = field(default_factory=dict)
     _shadowed: dict[tuple[str, ...], Shadowing] = field(default_factory=dict)
     _utf8: set[str] = field(default_factory=set)
@@ -120,6 +119,9 @@ class EvidenceBuilder:
         else:
             was, prior = self.prior
             digests = digests_since(graph, was, self.snapshot, prior, criteria=criteria)
+        # each file's sha256 at the end, hashed once per run by an object of its own: held by
+        # this builder's EndValues, a method of the builder would be a reference cycle (.ended)
+        self._hash = EndHashes(self.plangraph.workspace).of
         self.ends = EndValues(self.plangraph.root, self._hash)
         self.maker = RunRecordMaker(
             self.plangraph,
@@ -378,14 +380,6 @@ class EvidenceBuilder:
                 elif (sha := self._hash(path)) is not None:
                     found.bound[path] = found.present[path] = sha
         return found
-
-    def _hash(self, path: str) -> str | None:
-        """The sha256 of the file at *path*, hashed once per run; None for a walk's subject,
-        which names no file (its value is the run's)."""
-        if path not in self._hashes:
-            collect = is_collect_key(path)
-            self._hashes[path] = None if collect else self.plangraph.workspace.hash_file(path)
-        return self._hashes[path]
 
 
 def _require_utf8(item: Decided, paths: Iterable[str]) -> None:

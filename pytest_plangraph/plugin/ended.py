@@ -9,6 +9,14 @@ the record maker asks :class:`EndValues` for them instead: a test file written i
 collected folder, a marker written into a test file, or a pytest table written into
 ``pyproject.toml``, while the tests ran then differs from what the run bound when it started,
 and voids the record (``ARTIFACT_CHANGED_DURING_RUN``) as a changed file does.
+
+:class:`EndHashes` hashes the files themselves, once each per run, for both the record maker and
+:class:`EndValues`. It is an object of its own, not a method of
+:class:`~.building.EvidenceBuilder`: the builder holds its :class:`EndValues`, so a bound method
+of the builder held there would make a reference cycle, which kept the builder and all it
+reaches (the plan, both snapshots, every record made) alive after the session closed until a
+full run of the garbage collector found them (pytest runs two at ``pytest_unconfigure``).
+Without the cycle they are freed by their reference counts when the session lets go of them.
 """
 
 from __future__ import annotations
@@ -16,13 +24,36 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..judge.sections import has_pytest_section, section_file
 from ..plan.evidence import ABSENT
 from ..vcs.quotes import CollectValues
 from ..vcs.testglob import is_collect_key
 
-__all__ = ["EndValues"]
+if TYPE_CHECKING:
+    from ..vcs.workspace import Workspace
+
+__all__ = ["EndHashes", "EndValues"]
+
+
+class EndHashes:
+    """The sha256 of each file the run's records bind, at the end of the run: each hashed once
+    per run (:meth:`of`). Holds the workspace and the hashes only, so nothing that holds it is
+    kept alive by it (no reference cycle through a record builder)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._hashes: dict[str, str | None] = {}
+
+    def of(self, path: str) -> str | None:
+        """The sha256 of the file at *path*, hashed once per run; None for a walk's subject,
+        which names no file (its value is the run's), and for no file."""
+        hashes = self._hashes
+        if path not in hashes:
+            collect = is_collect_key(path)
+            hashes[path] = None if collect else self._workspace.hash_file(path)
+        return hashes[path]
 
 
 class EndValues:
