@@ -28,7 +28,7 @@ from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..memory import collector_paused
 from ..vcs.environment import actor, ci_variables, git_info, now, run_info
-from ..verifiers.run import runnable_criteria
+from ..verifiers import runnable_criteria
 from .binding import FileBinder
 from .building import EvidenceBuilder
 from .config import (
