@@ -223,11 +223,11 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         expected_plan_version: int | None,
         made: Mapping[int, tuple[Any, ...]] | None = None,
     ) -> list[Event]:
-        from .judge.records import checked_payloads, made_payloads
-
-        found = made_payloads(evidence, made) if made else None
+        found = _made_payloads(evidence, made) if made else None
         payloads, texts = found if found is not None else (None, None)
         if payloads is None:
+            from .judge.payloads import checked_payloads  # records made or changed by hand
+
             payloads = checked_payloads(self.graph, evidence)
         self._expect(apicheck.version(expected_plan_version, "expected_plan_version"))
         at = now()
@@ -415,3 +415,31 @@ class PlanGraph(Replanning, Attesting, Starters, Views, Intake, Decisions):
         if evidence and record:
             self.record(evidence, expected_plan_version=expected)
         return evidence
+
+
+def _made_payloads(
+    evidence: Sequence[Evidence], made: Mapping[int, tuple[Any, ...]]
+) -> tuple[list[dict[str, Any]], list[str] | None] | None:
+    """The payloads *made* holds for every record of *evidence* (the same objects: the records
+    a run's own record maker made, stored as made), with their canonical JSON texts when
+    every entry carries one (``(record, payload, text)``: the text the maker joined from the
+    members it encoded, stored as it is), or None (then they are checked:
+    :func:`~pytest_plangraph.judge.payloads.checked_payloads`)."""
+    from .plan.evidence import Evidence  # imported with the records it was given
+
+    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
+        return None  # checked_payloads says what is wrong
+    payloads = []
+    texts: list[str] | None = []
+    for record in evidence:
+        entry = made.get(id(record))
+        if not isinstance(entry, tuple) or len(entry) not in (2, 3) or entry[0] is not record:
+            return None
+        if not isinstance(entry[1], dict):
+            return None
+        payloads.append(entry[1])
+        if texts is not None and len(entry) == 3 and type(entry[2]) is str:
+            texts.append(entry[2])
+        else:
+            texts = None
+    return payloads, texts

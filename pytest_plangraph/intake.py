@@ -45,7 +45,7 @@ class Intake(Repository):
         :class:`SignatureError` when the gate would not count it (nothing stored);
         :class:`UsageError` when it is not an evidence event of a criterion of this plan;
         ``ConflictError`` when the plan is not version *expected_plan_version*."""
-        from .judge.records import checked_payloads
+        from .judge.payloads import checked_payloads
         from .store.chain import event_id
 
         found = _event(event)

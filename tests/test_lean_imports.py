@@ -179,7 +179,9 @@ def test_a_claim_on_a_known_plan_imports_only_what_a_claim_needs(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     claim = ("claim", "step-user-schema", "--by", "agent")
-    assert _probe(jwt, tmp_path, "verify")[0] == 0
+    code, verified = _probe(jwt, tmp_path, "verify")
+    assert code == 0
+    assert "pytest_plangraph.verifiers.run" in verified["modules"]  # what a run defers
     (tmp_path / "user-cache/plangraph/plugins.json").unlink(missing_ok=True)  # whatever verify kept
     code, first = _probe(jwt, tmp_path, *claim)  # the plug-ins' entry points scanned, kept
     assert code == 0
@@ -218,7 +220,10 @@ def test_a_plugin_run_imports_the_stale_selection_only_when_asked(
 
 
 DEFERRED = (
+    "pytest_plangraph.hooks.specs",  # the hook specifications: a plugin manager built
+    "pytest_plangraph.verifiers.run",  # `plangraph verify` runs verifiers outside pytest
     "pytest_plangraph.judge.budgets",  # why a node never completes: a budget spent, no criterion
+    "pytest_plangraph.judge.payloads",  # a record made or changed by hand, checked
     "pytest_plangraph.judge.lookup",  # a node or criterion an API caller named, checked
     "pytest_plangraph.judge.ticks",  # a claim replay: a claim that carries no verdict
     "pytest_plangraph.plan.digests",  # a plan read from its cache carries its digests
@@ -323,10 +328,13 @@ def test_a_plugin_run_on_a_known_plan_imports_only_what_it_uses(
 
 LINT_RULES = (
     "pytest_plangraph.lint.check",
+    "pytest_plangraph.lint.effects",
     "pytest_plangraph.lint.files",
+    "pytest_plangraph.lint.hierarchy",
     "pytest_plangraph.lint.nodecache",
     "pytest_plangraph.lint.rules",
     "pytest_plangraph.lint.runner",
+    "pytest_plangraph.lint.testpolicy",
     # the built-in verifier types, imported when the registry is built: a run whose criteria
     # are all of built-in types that run in pytest, which the kept answer shows no plug-in
     # registers too, asks no registry which criteria run as items
@@ -393,3 +401,48 @@ def test_a_plugin_run_imports_what_it_deferred_where_it_meets_it(
     assert "test_marked" in output
     assert "## plangraph: lean" in summary.read_text(encoding="utf-8")
     assert 'name="plangraph_evidence"' in report.read_text(encoding="utf-8")
+
+
+REFUSING_CONFTEST = """
+import pathlib
+
+import pluggy
+
+from pytest_plangraph.hooks.manager import get_plugin_manager
+
+hookimpl = pluggy.HookimplMarker("plangraph")
+
+
+class Misnamed:
+    @hookimpl
+    def plangraph_verifier_types(self, no_such_argument):
+        return []
+
+
+def pytest_configure(config):
+    try:
+        get_plugin_manager().register(Misnamed(), name="misnamed")
+    except pluggy.PluginValidationError as exc:
+        pathlib.Path("refused.txt").write_text(str(exc))
+"""
+
+
+def test_a_plugin_run_building_the_plugin_manager_imports_the_hook_specifications(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of deferring ``hooks.specs``: a run that builds the manager (a
+    ``conftest.py`` registers a plugin with it) imports the specifications and registers them
+    before any plugin, so a plugin whose hook does not match its specification is refused, and
+    the built-in types still run their criteria."""
+    root = make_project(pytester)
+    (root / "out").mkdir(exist_ok=True)
+    (root / "out/b.txt").write_text("made\n", encoding="utf-8")
+    (root / "conftest.py").write_text(REFUSING_CONFTEST, encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    run = ("pytest", "--plangraph", "-v", "-p", "no:cacheprovider")
+    code, modules, output = imported(root, tmp_path, *run)
+    assert code == 0, output
+    assert "pytest_plangraph.hooks.specs" in modules
+    assert "plangraph.yaml::step-b/ac-exists PASSED" in output
+    refused = (root / "refused.txt").read_text(encoding="utf-8")
+    assert "no_such_argument" in refused

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_plangraph.plugin.evidence import RunResults
+from pytest_plangraph.plugin.evidence import ARTIFACT_PROPERTY, RunResults
 from pytest_plangraph.plugin.outcomes import phase_outcome, report_reason
-from pytest_plangraph.plugin.properties import ARTIFACT_PROPERTY
 
 TESTS = """
 import pytest

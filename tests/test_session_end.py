@@ -13,7 +13,7 @@ import pytest
 from cli_helpers import plangraph_main
 from plugin_helpers import evidence, jwt_project, make_project
 
-import pytest_plangraph.judge.records as records
+import pytest_plangraph.judge.payloads as payload_checks
 import pytest_plangraph.plugin.recorded as recorded_module
 import pytest_plangraph.plugin.session as session_module
 from pytest_plangraph.api import PlanGraph
@@ -43,7 +43,7 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     found = Calls(monkeypatch)
-    found.wrap(records, "checked_payloads")
+    found.wrap(payload_checks, "checked_payloads")
     found.wrap(session_module, "derive")  # the state before the run
     found.wrap(recorded_module, "derive")  # and after it
     found.wrap(Store, "append_many")
@@ -68,7 +68,7 @@ def test_what_is_stored_is_what_the_checked_path_stores(pytester: pytest.Pyteste
     assert not result.listoutcomes()[2]
     stored = evidence(root)
     with PlanGraph.open(root) as plangraph:
-        checked = records.checked_payloads(plangraph.graph, stored)
+        checked = payload_checks.checked_payloads(plangraph.graph, stored)
     with Store.open(root / ".plangraph/store.db") as store:
         payloads = [e.payload for e in store.events() if e.kind == "evidence"]
     assert payloads == checked

@@ -11,7 +11,8 @@ distribution and entry point, never a traceback. The notification hooks
 (``plangraph_evidence_recorded``, ``plangraph_gate_decision``) are called through
 :func:`notify`: each implementation on its own, so one that raises is reported in one warning
 line and changes neither the command's result nor its exit code. Importing this module stays
-cheap: jsonschema and the plan models are imported only when verifiers run.
+cheap: jsonschema and the plan models are imported only when verifiers run, the hook
+specifications when the manager is built.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ import pluggy
 from ..errors import VerifierError
 from ..verifiers import BUILTIN_ORIGIN, Registry, VerifierType, builtin_types
 from . import entrypoints
-from . import specs as hookspecs
 from .entrypoints import Entry, entry_points
-from .specs import PROJECT, hookimpl
 
 AUTOLOAD_OFF = "PLANGRAPH_DISABLE_PLUGIN_AUTOLOAD"
 """Environment variable: set to 1 to load no ``plangraph`` entry points."""
@@ -41,14 +40,6 @@ Warn = Callable[[str], None]
 """Where a warning line goes."""
 
 _manager: pluggy.PluginManager | None = None
-
-
-class _BuiltinVerifiers:
-    """The built-in verifier types, registered like any plugin."""
-
-    @hookimpl
-    def plangraph_verifier_types(self) -> list[VerifierType]:
-        return builtin_types()
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -277,12 +268,28 @@ def _autoload() -> bool:
 
 
 def _build() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager(PROJECT)
-    pm.add_hookspecs(hookspecs)
-    pm.register(_BuiltinVerifiers(), name=BUILTIN_PLUGIN)
+    # the specifications imported when a manager is built: a run that asks the registry only
+    # whether a settled type runs (a kept lint answer) and notifies no plugin builds none
+    from . import specs
+
+    pm = pluggy.PluginManager(specs.PROJECT)
+    pm.add_hookspecs(specs)  # before any plugin is registered, so its hooks are validated
+    pm.register(_builtin_verifiers(specs.hookimpl), name=BUILTIN_PLUGIN)
     if _autoload():
         _load_entry_points(pm)
     return pm
+
+
+def _builtin_verifiers(hookimpl: pluggy.HookimplMarker) -> object:
+    """The plugin of the built-in verifier types, registered like any plugin, its hook marked
+    by *hookimpl* (the specifications' marker)."""
+
+    class BuiltinVerifiers:
+        @hookimpl
+        def plangraph_verifier_types(self) -> list[VerifierType]:
+            return builtin_types()
+
+    return BuiltinVerifiers()
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:

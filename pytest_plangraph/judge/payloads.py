@@ -1,8 +1,8 @@
 """The JSON payloads of evidence records handed to the store (DESIGN §4).
 
 :func:`checked_payloads` checks records given to :meth:`PlanGraph.record` (made or changed
-by hand as well) before any is stored; :func:`made_payloads` takes those a run's own record
-maker made as they were made (:mod:`~pytest_plangraph.judge.records`, which re-exports both).
+by hand as well) before any is stored; those a run's own record maker made are taken as they
+were made (:meth:`PlanGraph.record_run`), and this module is not imported then.
 """
 
 from __future__ import annotations
@@ -69,28 +69,3 @@ def _check(graph: Graph, record: Evidence, payload: dict[str, Any]) -> None:
             f"record {ref}: its id is not its content address (the sha256 of the record "
             "without id); make records with make_evidence() and do not change them after"
         )
-
-
-def made_payloads(
-    evidence: Sequence[Evidence], made: Mapping[int, tuple[Any, ...]]
-) -> tuple[list[dict[str, Any]], list[str] | None] | None:
-    """The payloads *made* holds for every record of *evidence* (the same objects: the records
-    a run's own record maker made, stored as made), with their canonical JSON texts when
-    every entry carries one (``(record, payload, text)``: the text the maker joined from the
-    members it encoded, stored as it is), or None (then they are checked)."""
-    if isinstance(evidence, Evidence | str | bytes) or not isinstance(evidence, Sequence):
-        return None  # checked_payloads says what is wrong
-    payloads = []
-    texts: list[str] | None = []
-    for record in evidence:
-        entry = made.get(id(record))
-        if not isinstance(entry, tuple) or len(entry) not in (2, 3) or entry[0] is not record:
-            return None
-        if not isinstance(entry[1], dict):
-            return None
-        payloads.append(entry[1])
-        if texts is not None and len(entry) == 3 and type(entry[2]) is str:
-            texts.append(entry[2])
-        else:
-            texts = None
-    return payloads, texts

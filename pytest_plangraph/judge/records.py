@@ -33,8 +33,6 @@ from ..canonical import (
 from ..plan.evidence import OUTCOMES, Evidence
 from ..plan.frozen import builder_of
 from .inputs import criterion_digests, node_files
-from .payloads import checked_payloads as checked_payloads
-from .payloads import made_payloads as made_payloads
 from .splicing import BODY_FIELDS as BODY_FIELDS
 from .splicing import Splicing, _plain_text
 from .splicing import SubjectsBase as SubjectsBase

@@ -18,7 +18,6 @@ from ..values import dataclass, field
 from ..vcs.quotes import quoted_subjects
 from .mapping import CriterionTests, Mapping
 from .origin import ORIGIN_ATTRIBUTE
-from .properties import ARTIFACT_PROPERTY
 from .verdicts import (
     DESELECTED,
     NOT_COLLECTED,
@@ -30,6 +29,12 @@ from .verdicts import (
     criterion_verdict,
     fold_phases,
 )
+
+# The names of the user properties the plugin puts on test reports: a criterion's verdict, the
+# run it belongs to, and an artifact a test declared it produced (through the fixture).
+ARTIFACT_PROPERTY = "plangraph_artifact"
+CRITERION_PROPERTY = "plangraph_criterion"
+RUN_PROPERTY = "plangraph_run"
 
 
 @dataclass

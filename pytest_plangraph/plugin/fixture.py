@@ -17,7 +17,6 @@ import pytest
 
 from ..errors import UsageError
 from ..plan.paths import normalize, path_problem
-from .properties import ARTIFACT_PROPERTY
 
 if TYPE_CHECKING:
     from ..plan.model import Plan
@@ -83,5 +82,7 @@ class PlangraphFixture:
             raise ValueError(
                 f"plangraph.artifact({rel!r}) is a directory; declare each file it produced"
             )
+        from .evidence import ARTIFACT_PROPERTY  # what the run's session imported already
+
         self._item.user_properties.append((ARTIFACT_PROPERTY, rel))
         return rel

@@ -28,7 +28,7 @@ from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..memory import collector_paused
 from ..vcs.environment import actor, ci_variables, git_info, now, run_info
-from ..verifiers.run import runnable_criteria
+from ..verifiers import runnable_criteria
 from .binding import FileBinder
 from .building import EvidenceBuilder
 from .config import (
@@ -40,12 +40,11 @@ from .config import (
     test_id_prefix,
     unrecorded,
 )
-from .evidence import RunResults, decide
+from .evidence import CRITERION_PROPERTY, RUN_PROPERTY, RunResults, decide
 from .items import PlanFile, VerifierItem
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
 from .origin import mark
-from .properties import CRITERION_PROPERTY, RUN_PROPERTY
 from .recorded import state_after
 from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts

@@ -28,6 +28,7 @@ from ..plan.paths import is_glob, path_problem
 from ..values import dataclass, field
 
 if TYPE_CHECKING:
+    from ..plan.graph import Graph
     from ..plan.model import Criterion, Node
     from ..vcs.workspace import Workspace
     from .approval import ApprovalType
@@ -311,6 +312,27 @@ class Registry:
             f"verifier type {name!r} is registered by several plugins"
             f" ({', '.join(self._origin[name])}); uninstall or block all but one"
         )
+
+
+def runnable_criteria(
+    graph: Graph, registry: Registry, nodes: list[str] | None
+) -> list[tuple[Node, Criterion]]:
+    """Criteria of *nodes* (all when None) whose verifier runs outside pytest, in plan order
+    (here, beside the registry asked, so that a run's session imports no ``plangraph verify``)."""
+    chosen: list[tuple[Node, Criterion]] = []
+    runs: dict[str, bool] = {}
+    for node_id in graph.topological_order():
+        node = graph.nodes[node_id]
+        if (nodes is not None and node_id not in nodes) or node.cancelled:
+            continue
+        for criterion in node.acceptance:
+            kind = criterion.verifier.type
+            found = runs.get(kind)
+            if found is None:  # asked once per type
+                found = runs[kind] = registry.runs(kind)
+            if found:
+                chosen.append((node, criterion))
+    return chosen
 
 
 def path_setting_problems(

@@ -13,6 +13,7 @@ from ..judge.records import changed_during_run, voided
 from ..plan.evidence import Evidence
 from ..plan.model import Criterion, Node
 from ..vcs.environment import now, run_info
+from . import runnable_criteria
 
 if TYPE_CHECKING:
     from ..judge.inputs import Snapshot
@@ -21,26 +22,6 @@ if TYPE_CHECKING:
     from ..plan.graph import Graph
     from ..vcs.workspace import Workspace
     from . import Registry, VerifierResult
-
-
-def runnable_criteria(
-    graph: Graph, registry: Registry, nodes: list[str] | None
-) -> list[tuple[Node, Criterion]]:
-    """Criteria of *nodes* (all when None) whose verifier runs outside pytest, in plan order."""
-    chosen: list[tuple[Node, Criterion]] = []
-    runs: dict[str, bool] = {}
-    for node_id in graph.topological_order():
-        node = graph.nodes[node_id]
-        if (nodes is not None and node_id not in nodes) or node.cancelled:
-            continue
-        for criterion in node.acceptance:
-            kind = criterion.verifier.type
-            found = runs.get(kind)
-            if found is None:  # asked once per type
-                found = runs[kind] = registry.runs(kind)
-            if found:
-                chosen.append((node, criterion))
-    return chosen
 
 
 def run_verifiers(
