@@ -212,4 +212,7 @@ def run() -> None:
     # A short-lived process that builds large object graphs (plans, logs): fewer, later
     # collections save the repeated full-heap scans; memory is released at exit anyway.
     gc.set_threshold(200_000, 50, 50)
+    from ..bundle import install
+
+    install()  # the package's modules read from one file from now on
     sys.exit(main())

@@ -1,0 +1,297 @@
+"""The package's compiled modules kept in one file, so a process reads one file, not one a module.
+
+A ``pytest --plangraph`` run imports about 125 of this package's modules, and Python's
+finders look for each one on its package's path, check its source's stat, open its bytecode
+file and read it: about 14 M instructions of the run, the same in every run. With
+:func:`install`, a finder placed first on ``sys.meta_path`` serves the package's modules from
+one file beside their bytecode (``__pycache__/plangraph-modules.<cache tag>.bin``), read once.
+
+The file holds, for each module, its path in the package, whether it is a package, its
+source's ``st_mtime_ns`` and size when it was compiled, and its code object (marshalled, read
+only when the module is imported). A module is served from it only while its source has that
+same modification time to the nanosecond and that same size; any other module (a source
+edited, or not in the file yet) is left to the finders after this one, which import it as
+usual. Python's own bytecode files are trusted by the source's modification time in whole
+seconds and its size, so the file is trusted by no less than they are, and it is where they are:
+writing it needs the rights that writing them does.
+
+The file is written when a process that installed the finder ends having imported a module of
+the package from its source (missing from the file, or changed since): the modules it keeps
+that are still current, and each module imported, compiled the way the import system does
+(its bytecode file read when current, else its source compiled), its source's stat taken
+before and after (a source changed meanwhile is left out). It is written whole under a
+temporary name and renamed over the old one, so a reader meets the old file or the new, never
+a part. Nothing is written when Python writes no bytecode (``-B``,
+``PYTHONDONTWRITEBYTECODE``), and a folder that cannot be written (an installation owned by
+another user) leaves the modules to Python's finders.
+
+The finder only serves code: nothing this package decides is read from the file, and deleting
+it changes no answer. The modules imported before :func:`install` (this package's
+``__init__``, the pytest entry point, the command line's) are imported as usual.
+"""
+
+from __future__ import annotations
+
+import atexit
+import marshal
+import os
+import sys
+from importlib.machinery import ModuleSpec, SourceFileLoader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType, ModuleType
+    from typing import TypeGuard
+
+PACKAGE = __name__.rpartition(".")[0]
+"""This package's name (``pytest_plangraph``): the modules served are its own."""
+_PREFIX = PACKAGE + "."
+ROOT = os.path.dirname(os.path.abspath(__file__))
+"""The package's folder: each served module's source is found from it."""
+FORMAT = b"plangraph-modules 1\n"
+"""The file's first bytes; then Python's bytecode magic number, where the index starts (8 bytes,
+little-endian), each module's marshalled code, and the marshalled index."""
+_HEAD = len(FORMAT) + 4 + 8
+"""Where the first module's code starts."""
+
+Entry = tuple[str, bool, int, int, int, int]
+"""A module's place in the file: its source relative to :data:`ROOT`, whether it is a package,
+its source's ``st_mtime_ns`` and size, and where its marshalled code starts and ends."""
+
+
+def bundle_path() -> str | None:
+    """Where the file is kept: beside the package's ``__init__`` bytecode (under
+    ``sys.pycache_prefix`` when that is set), named by the interpreter's cache tag and
+    optimization level; None when the interpreter keeps no bytecode cache."""
+    from importlib._bootstrap_external import cache_from_source  # imported: no cost
+
+    try:
+        cached = cache_from_source(os.path.join(ROOT, "__init__.py"))
+    except NotImplementedError:  # no cache tag
+        return None
+    folder, name = os.path.split(cached)
+    return os.path.join(folder, "plangraph-modules" + name[len("__init__") : -len(".pyc")] + ".bin")
+
+
+class BundledLoader(SourceFileLoader):
+    """The standard loader of a source file, whose code for its module comes from the file."""
+
+    piece: memoryview | None = None
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        """The module's code from the file (once: a second request reads the source's
+        bytecode as usual)."""
+        piece, self.piece = self.piece, None
+        if piece is None or fullname != self.name:
+            return super().get_code(fullname)
+        code: CodeType = marshal.loads(piece)
+        _fix_filename(code, self.path)
+        return code
+
+
+class BundleFinder:
+    """Finds the package's modules in the file's index; a module not there, or whose source
+    changed since it was compiled, is left to the finders after this one."""
+
+    def __init__(self, path: str, data: bytes, index: dict[str, Entry]) -> None:
+        self.path, self.data, self.index = path, data, index
+        self.view = memoryview(data)
+        self.missed: list[str] = []
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        """The spec of *fullname* served from the file, or None."""
+        entry = self.index.get(fullname)
+        if entry is None:
+            if fullname.startswith(_PREFIX):
+                self.missed.append(fullname)
+            return None
+        relative, package, mtime, size, start, end = entry
+        origin = ROOT + relative
+        try:
+            stat = os.stat(origin)
+        except OSError:
+            stat = None
+        if stat is None or stat.st_mtime_ns != mtime or stat.st_size != size:
+            self.missed.append(fullname)
+            return None
+        loader = BundledLoader(fullname, origin)
+        loader.piece = self.view[start:end]
+        spec = ModuleSpec(fullname, loader, origin=origin, is_package=package)
+        if package:
+            spec.submodule_search_locations = [os.path.dirname(origin)]
+        spec.has_location = True
+        return spec
+
+    def invalidate_caches(self) -> None:
+        """Nothing is cached beyond the file's index (part of the finder protocol)."""
+
+
+def install() -> BundleFinder | None:
+    """Put the finder first on ``sys.meta_path`` (once a process) and have the file written
+    when the process ends, if it was missing a module or held a changed one; the finder, or
+    None when the interpreter keeps no bytecode cache."""
+    for finder in sys.meta_path:
+        if isinstance(finder, BundleFinder):
+            return finder
+    path = bundle_path()
+    if path is None:
+        return None
+    data, index = _read(path)
+    finder = BundleFinder(path, data, index)
+    sys.meta_path.insert(0, finder)
+    atexit.register(finish, finder)
+    return finder
+
+
+def finish(finder: BundleFinder) -> None:
+    """At the process's end: take the finder off ``sys.meta_path``, then :func:`refresh`. A
+    finder left there through the interpreter's shutdown keeps pytest's and this package's
+    modules alive past its last collection, which then clears them one by one (about 16 M
+    instructions of a ``--plangraph`` run's exit)."""
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+    refresh(finder)
+
+
+def _read(path: str) -> tuple[bytes, dict[str, Entry]]:
+    """The file's bytes and index; nothing when it is missing, unreadable or of another format
+    or Python."""
+    from importlib._bootstrap_external import MAGIC_NUMBER
+
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError:
+        return b"", {}
+    if data[: len(FORMAT)] != FORMAT or data[len(FORMAT) : len(FORMAT) + 4] != MAGIC_NUMBER:
+        return b"", {}
+    start = int.from_bytes(data[len(FORMAT) + 4 : _HEAD], "little")
+    try:
+        index = marshal.loads(memoryview(data)[start:]) if _HEAD <= start <= len(data) else None
+    except (EOFError, ValueError, TypeError):
+        return b"", {}
+    if not _well_formed(index, start):
+        return b"", {}
+    return data, index
+
+
+def _well_formed(index: object, size: int) -> TypeGuard[dict[str, Entry]]:
+    """True when *index* maps names to entries whose code lies before *size* (where the index
+    starts)."""
+    if not isinstance(index, dict):
+        return False
+    for name, entry in index.items():
+        if not (isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 6):
+            return False
+        relative, package, mtime, length, start, end = entry
+        if not (isinstance(relative, str) and relative.startswith(os.sep)):
+            return False
+        if ".." in relative.split(os.sep) or not isinstance(package, bool):
+            return False
+        numbers = (mtime, length, start, end)
+        if not all(type(n) is int for n in numbers) or not _HEAD <= start <= end <= size:
+            return False
+    return True
+
+
+def refresh(finder: BundleFinder) -> bool:
+    """Write the file again when a module of the package was imported from its source in this
+    process (after :func:`install`); True when it was written."""
+    loaded = _imported(finder)
+    if not loaded or sys.dont_write_bytecode:
+        return False
+    pieces: dict[str, tuple[str, bool, int, int, bytes]] = {}
+    for name, (relative, package, mtime, size, start, end) in finder.index.items():
+        if _current(ROOT + relative, mtime, size):
+            pieces[name] = (relative, package, mtime, size, bytes(finder.view[start:end]))
+    for name, module in loaded.items():
+        piece = _compiled(name, module)
+        if piece is not None:
+            pieces[name] = piece
+    try:
+        _write(finder.path, pieces)
+    except OSError:
+        return False
+    return True
+
+
+def _imported(finder: BundleFinder) -> dict[str, ModuleType]:
+    """The package's modules the finder did not serve that were imported from a source file
+    of the package."""
+    found = {}
+    for name in finder.missed:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        origin = getattr(module.__spec__, "origin", None)
+        if isinstance(origin, str) and origin.endswith(".py") and origin.startswith(ROOT + os.sep):
+            found[name] = module
+    return found
+
+
+def _compiled(name: str, module: ModuleType) -> tuple[str, bool, int, int, bytes] | None:
+    """The entry of *module*: its code compiled as the import system would (its current
+    bytecode file read, else its source compiled), None when its source changed meanwhile or
+    cannot be read."""
+    spec = module.__spec__
+    origin = spec.origin if spec is not None else None
+    if not isinstance(origin, str):
+        return None
+    try:
+        before = os.stat(origin)
+        code = SourceFileLoader(name, origin).get_code(name)
+        after = os.stat(origin)
+    except (OSError, ImportError, SyntaxError, ValueError):
+        return None
+    if code is None or (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size):
+        return None
+    package = spec is not None and spec.submodule_search_locations is not None
+    relative = origin[len(ROOT) :]
+    return relative, package, before.st_mtime_ns, before.st_size, marshal.dumps(code)
+
+
+def _write(path: str, pieces: dict[str, tuple[str, bool, int, int, bytes]]) -> None:
+    """Write the file under a temporary name in its folder, then rename it over *path*: the
+    head, each module's code, then the index (where the head says it starts)."""
+    from importlib._bootstrap_external import MAGIC_NUMBER
+
+    index: dict[str, Entry] = {}
+    offset = _HEAD
+    for name in sorted(pieces):
+        relative, package, mtime, size, code = pieces[name]
+        index[name] = (relative, package, mtime, size, offset, offset + len(code))
+        offset += len(code)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as file:
+            file.write(FORMAT + MAGIC_NUMBER + offset.to_bytes(8, "little"))
+            for name in sorted(pieces):
+                file.write(pieces[name][4])
+            file.write(marshal.dumps(index))
+        os.replace(temporary, path)
+    except OSError:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _current(origin: str, mtime: int, size: int) -> bool:
+    """True when *origin* still has the modification time and size it was compiled at."""
+    try:
+        stat = os.stat(origin)
+    except OSError:
+        return False
+    return stat.st_mtime_ns == mtime and stat.st_size == size
+
+
+def _fix_filename(code: CodeType, path: str) -> None:
+    """Name *path* as the code's file, as the import system does for a bytecode file read
+    (the package may have been moved since the file was written)."""
+    import _imp
+
+    _imp._fix_co_filename(code, path)  # type: ignore[attr-defined]
