@@ -128,21 +128,35 @@ class BundleFinder:
         """Nothing is cached beyond the file's index (part of the finder protocol)."""
 
 
+_INSTALLED: list[BundleFinder] = []
+"""This process's finder, once made (one a process: its file read once, one exit handler)."""
+
+
 def install() -> BundleFinder | None:
-    """Put the finder first on ``sys.meta_path`` (once a process) and have the file written
+    """Put the finder first on ``sys.meta_path``, made once a process, and have the file written
     when the process ends, if it was missing a module or held a changed one; the finder, or
-    None when the interpreter keeps no bytecode cache."""
-    for finder in sys.meta_path:
-        if isinstance(finder, BundleFinder):
-            return finder
-    path = bundle_path()
-    if path is None:
-        return None
-    data, index = _read(path)
-    finder = BundleFinder(path, data, index)
-    sys.meta_path.insert(0, finder)
-    atexit.register(finish, finder)
+    None when the interpreter keeps no bytecode cache. :func:`uninstall` takes it off again
+    (a pytest run ending inside a longer process)."""
+    if _INSTALLED:
+        finder = _INSTALLED[0]
+    else:
+        path = bundle_path()
+        if path is None:
+            return None
+        finder = BundleFinder(path, *_read(path))
+        _INSTALLED.append(finder)
+        atexit.register(finish, finder)
+    if finder not in sys.meta_path:
+        sys.meta_path.insert(0, finder)
     return finder
+
+
+def uninstall() -> None:
+    """Take this process's finder off ``sys.meta_path`` (the package's modules imported later
+    are found as usual)."""
+    for finder in _INSTALLED:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
 
 
 def finish(finder: BundleFinder) -> None:

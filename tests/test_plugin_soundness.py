@@ -235,9 +235,11 @@ def test_the_guard_is_in_place_during_the_run_and_removed_after(
     during = (root / "finders.txt").read_text().split()
     assert during.count("ProjectFinder") == outer + 1
     # after pytest's assertion rewriters (this process's own and the inner run's), before
-    # every other finder
+    # every other finder; first of all the finder of this package's own modules alone
+    # (pytest_plangraph.bundle)
     before = during[: during.index("ProjectFinder")]
-    assert before and set(before) == {"AssertionRewritingHook"}
+    assert before[0] == "BundleFinder"
+    assert before[1:] and set(before[1:]) == {"AssertionRewritingHook"}
     assert (sys.meta_path, sys.pycache_prefix) == (finders, prefix)
     pytester.runpytest().assert_outcomes(passed=3)  # without --plangraph there is no guard
     assert (root / "finders.txt").read_text().split().count("ProjectFinder") == outer

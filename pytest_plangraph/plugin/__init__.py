@@ -110,10 +110,11 @@ def pytest_load_initial_conftests(
     split_plan_argument(args)
     if getattr(early_config.known_args_namespace, "plangraph", None) is not None:
         early_config.stash[STARTED_KEY] = time.time_ns()
-        from ..bundle import install
-
-        install()  # the package's modules read from one file from now on
         import_plainly()  # before the guard and the session import this package's modules
+        from ..bundle import install, uninstall
+
+        install()  # the package's modules read from one file until pytest ends
+        early_config.add_cleanup(uninstall)
         # before any conftest, test module or module under test is imported (an xdist worker
         # runs this hook too), so none of them can run bytecode older than its source
         install_guard(early_config)
