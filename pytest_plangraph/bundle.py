@@ -77,14 +77,25 @@ class BundledLoader(SourceFileLoader):
     """The standard loader of a source file, whose code for its module comes from the file."""
 
     piece: memoryview | None = None
+    missed: list[str] | None = None
+    """The finder's list of the modules it could not serve (a damaged piece of code joins it,
+    so the file is written again)."""
 
     def get_code(self, fullname: str) -> CodeType | None:
         """The module's code from the file (once: a second request reads the source's
-        bytecode as usual)."""
+        bytecode as usual); a piece that is not a code object is told as missed and the
+        module's code is read as usual."""
         piece, self.piece = self.piece, None
         if piece is None or fullname != self.name:
             return super().get_code(fullname)
-        code: CodeType = marshal.loads(piece)
+        try:
+            code = marshal.loads(piece)
+        except (EOFError, ValueError, TypeError):
+            code = None
+        if type(code) is not _CODE:  # a damaged file
+            if self.missed is not None:
+                self.missed.append(fullname)
+            return super().get_code(fullname)
         _fix_filename(code, self.path)
         return code
 
@@ -117,7 +128,7 @@ class BundleFinder:
             self.missed.append(fullname)
             return None
         loader = BundledLoader(fullname, origin)
-        loader.piece = self.view[start:end]
+        loader.piece, loader.missed = self.view[start:end], self.missed
         spec = ModuleSpec(fullname, loader, origin=origin, is_package=package)
         if package:
             spec.submodule_search_locations = [os.path.dirname(origin)]
@@ -191,21 +202,28 @@ def _read(path: str) -> tuple[bytes, dict[str, Entry]]:
     return data, index
 
 
-def _well_formed(index: object, size: int) -> TypeGuard[dict[str, Entry]]:
-    """True when *index* maps names to entries whose code lies before *size* (where the index
-    starts)."""
-    if not isinstance(index, dict):
+def _well_formed(index: object, limit: int) -> TypeGuard[dict[str, Entry]]:
+    """True when *index* maps names to entries of the right types, each a path inside the
+    package whose code lies before *limit* (where the index starts). Plain type tests, once
+    a process for some 130 entries."""
+    if type(index) is not dict:
         return False
+    sep = os.sep
     for name, entry in index.items():
-        if not (isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 6):
+        if type(name) is not str or type(entry) is not tuple or len(entry) != 6:
             return False
-        relative, package, mtime, length, start, end = entry
-        if not (isinstance(relative, str) and relative.startswith(os.sep)):
-            return False
-        if ".." in relative.split(os.sep) or not isinstance(package, bool):
-            return False
-        numbers = (mtime, length, start, end)
-        if not all(type(n) is int for n in numbers) or not _HEAD <= start <= end <= size:
+        relative, package, mtime, size, start, end = entry
+        if (
+            type(relative) is not str
+            or relative[:1] != sep
+            or ".." in relative
+            or type(package) is not bool
+            or type(mtime) is not int
+            or type(size) is not int
+            or type(start) is not int
+            or type(end) is not int
+            or not _HEAD <= start <= end <= limit
+        ):
             return False
     return True
 
@@ -301,6 +319,10 @@ def _current(origin: str, mtime: int, size: int) -> bool:
     except OSError:
         return False
     return stat.st_mtime_ns == mtime and stat.st_size == size
+
+
+_CODE = type(_well_formed.__code__)
+"""The type of a code object (:mod:`types` is not imported for it)."""
 
 
 def _fix_filename(code: CodeType, path: str) -> None:

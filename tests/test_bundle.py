@@ -44,6 +44,8 @@ run()
 """
 
 RUN = ["pytest", "--plangraph", "-q", "-p", "no:cacheprovider"]
+DAMAGED = "pytest_plangraph.plugin.session"
+"""The module whose code the ``code-`` damages overwrite."""
 
 
 @pytest.fixture
@@ -197,7 +199,17 @@ def test_a_source_touched_within_the_same_second_is_not_served(jwt: Path, tmp_pa
 
 @pytest.mark.parametrize(
     "damage",
-    ["empty", "noise", "other-magic", "index-outside", "index-noise", "entry-outside", "path-up"],
+    [
+        "empty",
+        "noise",
+        "other-magic",
+        "index-outside",
+        "index-noise",
+        "entry-outside",
+        "path-up",
+        "code-bad",
+        "code-none",
+    ],
 )
 def test_a_damaged_file_is_ignored_and_written_again(
     jwt: Path, tmp_path: Path, damage: str
@@ -210,8 +222,13 @@ def test_a_damaged_file_is_ignored_and_written_again(
     run = _run(jwt, tmp_path, RUN, env)
     assert run["code"] == 0, run["output"]
     assert _summary(run) == _summary(first)
-    assert _served(run)[0] == 0
+    if damage.startswith("code-"):  # one module's code: that module read from its source
+        assert _served(run)[0] > 50
+        assert run["modules"][DAMAGED][1].endswith("session.py")
+    else:
+        assert _served(run)[0] == 0
     assert bundle._read(str(path))[1], "written again whole"
+    assert path.read_bytes() != _damaged(good, damage)
     again = _run(jwt, tmp_path, RUN, env)
     assert _served(again)[0] > 50
 
@@ -230,6 +247,10 @@ def _damaged(good: bytes, damage: str) -> bytes:
         return good[:head] + (len(good) + 10).to_bytes(8, "little") + good[head + 8 :]
     if damage == "index-noise":
         return good[:start] + os.urandom(len(good) - start)
+    if damage.startswith("code-"):
+        begin, end = index[DAMAGED][4:]
+        filler = b"\xff" * (end - begin) if damage == "code-bad" else b"N" * (end - begin)
+        return good[:begin] + filler + good[end:]
     name = next(iter(index))
     relative, package, mtime, size, begin, end = index[name]
     if damage == "entry-outside":
