@@ -2,9 +2,11 @@
 
 A ``pytest --plangraph`` run imports about 125 of this package's modules, and Python's
 finders look for each one on its package's path, check its source's stat, open its bytecode
-file and read it: about 14 M instructions of the run, the same in every run. With
-:func:`install`, a finder placed first on ``sys.meta_path`` serves the package's modules from
-one file beside their bytecode (``__pycache__/plangraph-modules.<cache tag>.bin``), read once.
+file and read it (pytest's assertion rewriter and the bytecode guard asked first): about
+20 M instructions of the run's start, the same in every run. With :func:`install`, a finder
+placed first on ``sys.meta_path`` serves the package's modules from one file beside their
+bytecode (``__pycache__/plangraph-modules.<cache tag>.bin``), read once; :func:`uninstall`
+(when pytest ends) and the process's end take it off again.
 
 The file holds, for each module, its path in the package, whether it is a package, its
 source's ``st_mtime_ns`` and size when it was compiled, and its code object (marshalled, read
