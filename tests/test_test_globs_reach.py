@@ -14,8 +14,8 @@ The cases run real pytest sessions (``pytester``) in real git repositories and t
 
 from __future__ import annotations
 
-import shutil
 import os
+import shutil
 from itertools import product
 from pathlib import Path
 
