@@ -18,9 +18,10 @@ seconds and its size, so the file is trusted by no less than they are, and it is
 writing it needs the rights that writing them does.
 
 The file is written when a process that installed the finder ends having imported a module of
-the package from its source (missing from the file, or changed since): the modules it keeps
-that are still current, and each module imported, compiled the way the import system does
-(its bytecode file read when current, else its source compiled), its source's stat taken
+the package from its source (missing from the file, or changed since), with every module of
+the package, so that one process's writing serves the modules any later one imports: the
+entries still current as they are, and each other module compiled the way the import system
+does (its bytecode file read when current, else its source compiled), its source's stat taken
 before and after (a source changed meanwhile is left out). It is written whole under a
 temporary name and renamed over the old one, so a reader meets the old file or the new, never
 a part. Nothing is written when Python writes no bytecode (``-B``,
@@ -231,17 +232,21 @@ def _well_formed(index: object, limit: int) -> TypeGuard[dict[str, Entry]]:
 
 
 def refresh(finder: BundleFinder) -> bool:
-    """Write the file again when a module of the package was imported from its source in this
-    process (after :func:`install`); True when it was written."""
-    loaded = _imported(finder)
-    if not loaded or sys.dont_write_bytecode:
+    """Write the file again, with every module of the package, when a module of the package
+    was imported from its source in this process (after :func:`install`); True when it was
+    written. The entries still current are kept as they are; the others are compiled."""
+    if not _imported(finder) or sys.dont_write_bytecode:
         return False
-    pieces: dict[str, tuple[str, bool, int, int, bytes]] = {}
+    current = {}
+    missed = set(finder.missed)  # a damaged piece of code is compiled again
     for name, (relative, package, mtime, size, start, end) in finder.index.items():
-        if _current(ROOT + relative, mtime, size):
-            pieces[name] = (relative, package, mtime, size, bytes(finder.view[start:end]))
-    for name, module in loaded.items():
-        piece = _compiled(name, module)
+        if name not in missed and _current(ROOT + relative, mtime, size):
+            current[name] = (relative, package, mtime, size, bytes(finder.view[start:end]))
+    pieces: dict[str, tuple[str, bool, int, int, bytes]] = {}
+    for name, relative, package in _modules():
+        piece = current.get(name)
+        if piece is None or piece[:2] != (relative, package):
+            piece = _compiled(name, relative, package)
         if piece is not None:
             pieces[name] = piece
     try:
@@ -251,28 +256,45 @@ def refresh(finder: BundleFinder) -> bool:
     return True
 
 
-def _imported(finder: BundleFinder) -> dict[str, ModuleType]:
+def _imported(finder: BundleFinder) -> list[str]:
     """The package's modules the finder did not serve that were imported from a source file
     of the package."""
-    found = {}
+    found = []
     for name in finder.missed:
         module = sys.modules.get(name)
         if module is None:
             continue
         origin = getattr(module.__spec__, "origin", None)
         if isinstance(origin, str) and origin.endswith(".py") and origin.startswith(ROOT + os.sep):
-            found[name] = module
+            found.append(name)
     return found
 
 
-def _compiled(name: str, module: ModuleType) -> tuple[str, bool, int, int, bytes] | None:
-    """The entry of *module*: its code compiled as the import system would (its current
-    bytecode file read, else its source compiled), None when its source changed meanwhile or
-    cannot be read."""
-    spec = module.__spec__
-    origin = spec.origin if spec is not None else None
-    if not isinstance(origin, str):
-        return None
+def _modules() -> list[tuple[str, str, bool]]:
+    """Every module of the package: its name, its source relative to :data:`ROOT` and whether
+    it is a package (a folder of it holding an ``__init__.py``)."""
+    found = []
+    for folder, folders, files in os.walk(ROOT):
+        relative = folder[len(ROOT) :]
+        if "__init__.py" not in files:
+            folders[:] = []  # data, not modules
+            continue
+        folders[:] = [f for f in folders if f != "__pycache__" and f.isidentifier()]
+        dotted = PACKAGE + relative.replace(os.sep, ".")
+        for file in files:
+            stem, dot, suffix = file.rpartition(".")
+            if dot and suffix == "py" and stem.isidentifier():
+                package = stem == "__init__"
+                name = dotted if package else f"{dotted}.{stem}"
+                found.append((name, f"{relative}{os.sep}{file}", package))
+    return found
+
+
+def _compiled(name: str, relative: str, package: bool) -> tuple[str, bool, int, int, bytes] | None:
+    """The entry of module *name* (source *relative* to :data:`ROOT`): its code compiled as
+    the import system would (its current bytecode file read, else its source compiled), None
+    when its source changed meanwhile or cannot be read or compiled."""
+    origin = ROOT + relative
     try:
         before = os.stat(origin)
         code = SourceFileLoader(name, origin).get_code(name)
@@ -281,8 +303,6 @@ def _compiled(name: str, module: ModuleType) -> tuple[str, bool, int, int, bytes
         return None
     if code is None or (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size):
         return None
-    package = spec is not None and spec.submodule_search_locations is not None
-    relative = origin[len(ROOT) :]
     return relative, package, before.st_mtime_ns, before.st_size, marshal.dumps(code)
 
 

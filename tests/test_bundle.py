@@ -121,6 +121,10 @@ def test_a_second_run_imports_the_package_from_one_file(jwt: Path, tmp_path: Pat
     assert _served(first)[0] == 0
     assert path.is_file()
     written = path.stat().st_mtime_ns
+    # every module of the package, not only the run's: a command imports others
+    held = set(bundle._read(str(path))[1])
+    assert held == {name for name, _, _ in bundle._modules()}
+    assert {"pytest_plangraph.cli.state_cmds", "pytest_plangraph.mcp"} <= held
 
     second = _run(jwt, tmp_path, RUN, env)
     assert second["code"] == 0, second["output"]
@@ -135,6 +139,10 @@ def test_a_second_run_imports_the_package_from_one_file(jwt: Path, tmp_path: Pat
     third = _run(jwt, tmp_path, RUN, env)
     assert _summary(third) == _summary(first)
     assert _served(third)[0] == 0
+    written = path.stat().st_mtime_ns
+    status = _run(jwt, tmp_path, ["status"], env)  # the run wrote what the command imports
+    assert _served(status)[0] > 10
+    assert path.stat().st_mtime_ns == written
 
 
 def test_a_command_writes_the_file_and_reads_it_next_time(jwt: Path, tmp_path: Path) -> None:
