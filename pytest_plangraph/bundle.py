@@ -13,9 +13,15 @@ source's ``st_mtime_ns`` and size when it was compiled, and its code object (mar
 only when the module is imported). A module is served from it only while its source has that
 same modification time to the nanosecond and that same size; any other module (a source
 edited, or not in the file yet) is left to the finders after this one, which import it as
-usual. Python's own bytecode files are trusted by the source's modification time in whole
-seconds and its size, so the file is trusted by no less than they are, and it is where they are:
-writing it needs the rights that writing them does.
+usual. A name is served only from its own source in the package (an index naming a module
+outside the package, or a module with another's source, is not read), and a piece that is not
+the code compiled from that source is left to the other finders too. Python's own bytecode
+files are trusted by the source's modification time in whole seconds and its size, and the
+file is written from them, so it is trusted by no less than they are (a source changed within
+the same second to the same size keeps the code Python's bytecode file holds, in the file as
+there), and it is where they are: writing it needs the rights that writing them does (and it
+is written as they are, under a name created new, never through a link planted there). A file
+that is not a regular one (a FIFO) is not read.
 
 The file is written when a process that installed the finder ends having imported a module of
 the package from its source (missing from the file, or changed since), with every module of
@@ -95,7 +101,9 @@ class BundledLoader(SourceFileLoader):
             code = marshal.loads(piece)
         except (EOFError, ValueError, TypeError):
             code = None
-        if type(code) is not _CODE:  # a damaged file
+        relative = self.path[len(ROOT) :]
+        if type(code) is not _CODE or not code.co_filename.endswith(relative):
+            # a damaged piece, or another module's code: the module is imported as usual
             if self.missed is not None:
                 self.missed.append(fullname)
             return super().get_code(fullname)
@@ -186,10 +194,17 @@ def finish(finder: BundleFinder) -> None:
 def _read(path: str) -> tuple[bytes, dict[str, Entry]]:
     """The file's bytes and index; nothing when it is missing, unreadable or of another format
     or Python."""
+    import stat
     from importlib._bootstrap_external import MAGIC_NUMBER
 
+    try:  # not blocking on a FIFO planted there; only a regular file is read
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b"", {}
     try:
-        with open(path, "rb") as file:
+        with open(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return b"", {}
             data = file.read()
     except OSError:
         return b"", {}
@@ -206,9 +221,9 @@ def _read(path: str) -> tuple[bytes, dict[str, Entry]]:
 
 
 def _well_formed(index: object, limit: int) -> TypeGuard[dict[str, Entry]]:
-    """True when *index* maps names to entries of the right types, each a path inside the
-    package whose code lies before *limit* (where the index starts). Plain type tests, once
-    a process for some 130 entries."""
+    """True when *index* maps names of the package's modules to entries of the right types,
+    each naming the module's own source, whose code lies before *limit* (where the index
+    starts). Plain tests, once a process for some 250 entries."""
     if type(index) is not dict:
         return False
     sep = os.sep
@@ -217,10 +232,9 @@ def _well_formed(index: object, limit: int) -> TypeGuard[dict[str, Entry]]:
             return False
         relative, package, mtime, size, start, end = entry
         if (
-            type(relative) is not str
-            or relative[:1] != sep
-            or ".." in relative
-            or type(package) is not bool
+            type(package) is not bool
+            or sep in name  # no name's source lies outside the package
+            or relative != _source(name, package)  # a name of the package, with its own source
             or type(mtime) is not int
             or type(size) is not int
             or type(start) is not int
@@ -229,6 +243,17 @@ def _well_formed(index: object, limit: int) -> TypeGuard[dict[str, Entry]]:
         ):
             return False
     return True
+
+
+def _source(name: str, package: bool) -> str | None:
+    """The source of module *name* relative to :data:`ROOT` (from the separator on), None
+    for a name outside this package."""
+    if name == PACKAGE and package:
+        return os.sep + "__init__.py"
+    if not name.startswith(_PREFIX):
+        return None
+    path = os.sep + name[len(_PREFIX) :].replace(".", os.sep)
+    return path + os.sep + "__init__.py" if package else path + ".py"
 
 
 def refresh(finder: BundleFinder) -> bool:
@@ -257,15 +282,15 @@ def refresh(finder: BundleFinder) -> bool:
 
 
 def _imported(finder: BundleFinder) -> list[str]:
-    """The package's modules the finder did not serve that were imported from a source file
-    of the package."""
+    """The package's modules the finder did not serve that were imported from their own
+    source file in the package (not a module put in ``sys.modules`` under another's name)."""
     found = []
     for name in finder.missed:
-        module = sys.modules.get(name)
-        if module is None:
+        spec = getattr(sys.modules.get(name), "__spec__", None)
+        if spec is None:
             continue
-        origin = getattr(module.__spec__, "origin", None)
-        if isinstance(origin, str) and origin.endswith(".py") and origin.startswith(ROOT + os.sep):
+        relative = _source(name, spec.submodule_search_locations is not None)
+        if relative is not None and spec.origin == ROOT + relative:
             found.append(name)
     return found
 
@@ -319,8 +344,16 @@ def _write(path: str, pieces: dict[str, tuple[str, bool, int, int, bytes]]) -> N
         offset += len(code)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"
+    # created here, as Python writes a bytecode file: never through a link or a file planted
+    # there (one left by a process of the same id that was killed is taken away first)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        with open(temporary, "wb") as file:
+        descriptor = os.open(temporary, flags, 0o666)
+    except FileExistsError:
+        os.unlink(temporary)  # the name itself, not what a link there points to
+        descriptor = os.open(temporary, flags, 0o666)
+    try:
+        with open(descriptor, "wb") as file:
             file.write(FORMAT + MAGIC_NUMBER + offset.to_bytes(8, "little"))
             for name in sorted(pieces):
                 file.write(pieces[name][4])

@@ -72,6 +72,7 @@ def _run(root: Path, tmp_path: Path, args: list[str], env: dict[str, str]) -> di
         capture_output=True,
         text=True,
         check=False,
+        timeout=120,  # a run that hangs on the file fails the test
     )
     output = done.stdout + done.stderr
     assert "Traceback" not in output, output
@@ -217,6 +218,8 @@ def test_a_source_touched_within_the_same_second_is_not_served(jwt: Path, tmp_pa
         "path-up",
         "code-bad",
         "code-none",
+        "other-source",
+        "outside-name",
     ],
 )
 def test_a_damaged_file_is_ignored_and_written_again(
@@ -261,6 +264,12 @@ def _damaged(good: bytes, damage: str) -> bytes:
         return good[:begin] + filler + good[end:]
     name = next(iter(index))
     relative, package, mtime, size, begin, end = index[name]
+    if damage == "other-source":  # a name given another module's whole entry
+        index[name] = index["pytest_plangraph.plugin.session"]
+        return good[:start] + marshal.dumps(index)
+    if damage == "outside-name":  # a module not of the package (one the project could have)
+        index["conftest_helpers"] = index[name]
+        return good[:start] + marshal.dumps(index)
     if damage == "entry-outside":
         index[name] = (relative, package, mtime, size, begin, start + 100)
     else:
@@ -283,3 +292,99 @@ def test_a_place_that_cannot_be_written_is_no_error(jwt: Path, tmp_path: Path) -
     run = _run(jwt, tmp_path, RUN, env)
     assert run["code"] == 0, run["output"]
     assert path.is_dir() and not list(path.parent.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("damage", ["shifted", "another-module"])
+def test_a_damaged_piece_is_imported_from_source_and_written_again(
+    jwt: Path, tmp_path: Path, damage: str
+) -> None:
+    """A module's code range that starts inside its code (a flipped offset) or holds another
+    module's code is no traceback and no other module's code: the module's code is its
+    source's, the others still come from the file, and the file is written again."""
+    env = _environment(tmp_path)
+    path = _file(env, Path(pytest_plangraph.__file__).parent)
+    first = _run(jwt, tmp_path, RUN, env)
+    good = path.read_bytes()
+    head = len(bundle.FORMAT) + 4
+    start = int.from_bytes(good[head : head + 8], "little")
+    index = marshal.loads(good[start:])
+    name = "pytest_plangraph.plugin.session"
+    relative, package, mtime, size, begin, end = index[name]
+    if damage == "shifted":
+        index[name] = (relative, package, mtime, size, begin + 1, end)
+    else:
+        other = index["pytest_plangraph.api"]
+        index[name] = (relative, package, mtime, size, other[4], other[5])
+    path.write_bytes(good[:start] + marshal.dumps(index))
+    run = _run(jwt, tmp_path, RUN, env)
+    assert run["code"] == 0, run["output"]
+    assert _summary(run) == _summary(first)  # the session ran its own code
+    assert _served(run)[0] > 50
+    assert bundle._read(str(path))[1][name][4:] != index[name][4:], "written again"
+    again = _run(jwt, tmp_path, RUN, env)
+    assert again["modules"][name][0] == "BundledLoader"
+
+
+def test_a_fifo_at_the_file_is_not_waited_on(jwt: Path, tmp_path: Path) -> None:
+    """A FIFO where the file goes (nothing ever writes to it) is not opened for reading and
+    waited on: the run answers as without the file, and writes the file in its place."""
+    env = _environment(tmp_path)
+    path = _file(env, Path(pytest_plangraph.__file__).parent)
+    first = _run(jwt, tmp_path, RUN, env)
+    path.unlink()
+    os.mkfifo(path)
+    run = _run(jwt, tmp_path, RUN, env)  # before the fix: blocked in open() until the timeout
+    assert run["code"] == 0, run["output"]
+    assert _summary(run) == _summary(first)
+    assert _served(run)[0] == 0
+    assert path.is_file() and bundle._read(str(path))[1]
+
+
+def test_the_file_is_not_written_through_a_planted_link(tmp_path: Path) -> None:
+    """The file is written under a temporary name created new, as Python writes a bytecode
+    file: a link planted at that name (whose target the writing process may write and the
+    planter not) is not followed; the link is taken away and the name made anew."""
+    path = tmp_path / "__pycache__" / "plangraph-modules.bin"
+    path.parent.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept")
+    link = Path(f"{path}.{os.getpid()}.tmp")
+    link.symlink_to(victim)
+    code = marshal.dumps(compile("X = 1", "x.py", "exec"))
+    bundle._write(str(path), {"pytest_plangraph.x": ("/x.py", False, 1, 1, code)})
+    assert victim.read_text() == "kept"  # the link itself was taken away, not followed
+    assert not link.exists() and not link.is_symlink()
+    assert path.is_file() and not path.is_symlink()
+
+
+SWAP = """
+import importlib.machinery, os, sys, types
+from pytest_plangraph import bundle
+finder = next(f for f in sys.meta_path if isinstance(f, bundle.BundleFinder))
+name = "pytest_plangraph.audit"  # put in sys.modules with another module's source as its own
+fake = types.ModuleType(name)
+fake.__spec__ = importlib.machinery.ModuleSpec(name, None, origin=bundle.ROOT + "/values.py")
+fake.__file__ = fake.__spec__.origin
+sys.modules[name] = fake
+finder.missed.append(name)
+"""
+
+
+def test_a_module_put_in_sys_modules_under_another_name_is_not_written(
+    jwt: Path, tmp_path: Path
+) -> None:
+    """A conftest that puts in ``sys.modules``, under a module's name, a module whose source is
+    another of the package's does not get the file to serve that other module's code under that
+    name: the file written keeps each name to its own source."""
+    env = _environment(tmp_path)
+    path = _file(env, Path(pytest_plangraph.__file__).parent)
+    (jwt / "conftest.py").write_text(SWAP)
+    run = _run(jwt, tmp_path, RUN, env)
+    assert "plan " in run["output"], run["output"]
+    index = bundle._read(str(path))[1]
+    assert index, "the file was written and is read"
+    assert index["pytest_plangraph.audit"][0] == os.sep + "audit.py"  # its own source
+    assert all(relative == bundle._source(n, p) for n, (relative, p, *_) in index.items())
+    start, end = index["pytest_plangraph.audit"][4:]
+    code = marshal.loads(path.read_bytes()[start:end])
+    assert code.co_filename.endswith(os.sep + "audit.py")
