@@ -186,8 +186,7 @@ def finish(finder: BundleFinder) -> None:
     finder left there through the interpreter's shutdown keeps pytest's and this package's
     modules alive past its last collection, which then clears them one by one (about 16 M
     instructions of a ``--plangraph`` run's exit)."""
-    if finder in sys.meta_path:
-        sys.meta_path.remove(finder)
+    uninstall()
     refresh(finder)
 
 
