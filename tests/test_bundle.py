@@ -388,3 +388,33 @@ def test_a_module_put_in_sys_modules_under_another_name_is_not_written(
     start, end = index["pytest_plangraph.audit"][4:]
     code = marshal.loads(path.read_bytes()[start:end])
     assert code.co_filename.endswith(os.sep + "audit.py")
+
+
+@pytest.mark.parametrize("odd", ["too-deep", "fifo", "device"])
+def test_an_odd_module_never_imported_is_left_out_of_the_file(
+    jwt: Path, tmp_path: Path, odd: str
+) -> None:
+    """A file of the package folder that no run imports, but that the file's writing (every
+    module of the package) and the code fingerprint read: a source too deeply nested to compile,
+    a FIFO or a device named like a module. None is a traceback at exit or a wait without end
+    (before the fix: a ``RecursionError`` at exit and no file written; a run blocked on the
+    FIFO, or reading the device, until the timeout), and the others are still served."""
+    package = _package_copy(tmp_path)
+    module = package / "odd_module.py"
+    if odd == "too-deep":
+        module.write_text("x = " + " + ".join(["a"] * 200_000) + "\n")
+    elif odd == "fifo":
+        os.mkfifo(module)
+    else:
+        module.symlink_to(os.devnull)  # a character device (one without end, say /dev/zero, alike)
+    env = _environment(tmp_path, PYTHONPATH=str(package.parent))
+    env.pop("PYTHONPYCACHEPREFIX")
+    path = _file(env, package)
+    first = _run(jwt, tmp_path, ["plangraph", "status"], env)
+    assert "step-token-endpoint" in first["output"]
+    index = bundle._read(str(path))[1]
+    assert "pytest_plangraph.cli.state_cmds" in index
+    assert "pytest_plangraph.odd_module" not in index
+    second = _run(jwt, tmp_path, ["plangraph", "status"], env)
+    assert (second["code"], second["output"]) == (first["code"], first["output"])
+    assert _served(second)[0] > 10
