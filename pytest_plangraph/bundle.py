@@ -317,13 +317,23 @@ def _modules() -> list[tuple[str, str, bool]]:
 def _compiled(name: str, relative: str, package: bool) -> tuple[str, bool, int, int, bytes] | None:
     """The entry of module *name* (source *relative* to :data:`ROOT`): its code compiled as
     the import system would (its current bytecode file read, else its source compiled), None
-    when its source changed meanwhile or cannot be read or compiled."""
+    when its source changed meanwhile or cannot be read or compiled (a FIFO or device named
+    like a module is not opened, and a source too deeply nested to compile is no error: such a
+    module, never imported, stays out of the file). The compiler's warnings (an invalid escape
+    in a module no run imports) are not printed at the process's end."""
+    import stat
+    import warnings
+
     origin = ROOT + relative
     try:
         before = os.stat(origin)
-        code = SourceFileLoader(name, origin).get_code(name)
+        if not stat.S_ISREG(before.st_mode):
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = SourceFileLoader(name, origin).get_code(name)
         after = os.stat(origin)
-    except (OSError, ImportError, SyntaxError, ValueError):
+    except (OSError, ImportError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if code is None or (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size):
         return None

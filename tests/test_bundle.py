@@ -79,6 +79,7 @@ def _run(root: Path, tmp_path: Path, args: list[str], env: dict[str, str]) -> di
     return {
         "code": done.returncode,
         "output": done.stdout,
+        "errors": done.stderr,
         "modules": json.loads(report.read_text()),
     }
 
@@ -141,7 +142,8 @@ def test_a_second_run_imports_the_package_from_one_file(jwt: Path, tmp_path: Pat
     assert _summary(third) == _summary(first)
     assert _served(third)[0] == 0
     written = path.stat().st_mtime_ns
-    status = _run(jwt, tmp_path, ["status"], env)  # the run wrote what the command imports
+    # the run wrote what the command imports
+    status = _run(jwt, tmp_path, ["plangraph", "status"], env)
     assert _served(status)[0] > 10
     assert path.stat().st_mtime_ns == written
 
@@ -149,10 +151,11 @@ def test_a_second_run_imports_the_package_from_one_file(jwt: Path, tmp_path: Pat
 def test_a_command_writes_the_file_and_reads_it_next_time(jwt: Path, tmp_path: Path) -> None:
     env = _environment(tmp_path)
     path = _file(env, Path(pytest_plangraph.__file__).parent)
-    first = _run(jwt, tmp_path, ["status"], env)
+    first = _run(jwt, tmp_path, ["plangraph", "status"], env)
+    assert "step-token-endpoint" in first["output"]  # the command ran, not only its usage
     assert path.is_file()
     written = path.stat().st_mtime_ns
-    second = _run(jwt, tmp_path, ["status"], env)
+    second = _run(jwt, tmp_path, ["plangraph", "status"], env)
     assert (second["code"], second["output"]) == (first["code"], first["output"])
     served, imported = _served(second)
     assert served > 0 and served >= imported - 5, second["modules"]
@@ -388,3 +391,37 @@ def test_a_module_put_in_sys_modules_under_another_name_is_not_written(
     start, end = index["pytest_plangraph.audit"][4:]
     code = marshal.loads(path.read_bytes()[start:end])
     assert code.co_filename.endswith(os.sep + "audit.py")
+
+
+@pytest.mark.parametrize("odd", ["too-deep", "fifo", "device", "warns"])
+def test_an_odd_module_never_imported_is_left_out_of_the_file(
+    jwt: Path, tmp_path: Path, odd: str
+) -> None:
+    """A file of the package folder that no run imports, but that the file's writing (every
+    module of the package) and the code fingerprint read: a source too deeply nested to compile,
+    a FIFO or a device named like a module. None is a traceback at exit or a wait without end
+    (before the fix: a ``RecursionError`` at exit and no file written; a run blocked on the
+    FIFO, or reading the device, until the timeout), and the others are still served. A
+    module whose compiling warns (an invalid escape) prints no warning at the process's end."""
+    package = _package_copy(tmp_path)
+    module = package / "odd_module.py"
+    if odd == "too-deep":
+        module.write_text("x = " + " + ".join(["a"] * 200_000) + "\n")
+    elif odd == "fifo":
+        os.mkfifo(module)
+    elif odd == "warns":
+        module.write_text('x = "\\d"\n')
+    else:
+        module.symlink_to(os.devnull)  # a character device (one without end, say /dev/zero, alike)
+    env = _environment(tmp_path, PYTHONPATH=str(package.parent), PYTHONWARNINGS="always")
+    env.pop("PYTHONPYCACHEPREFIX")
+    path = _file(env, package)
+    first = _run(jwt, tmp_path, ["plangraph", "status"], env)
+    assert "step-token-endpoint" in first["output"]
+    assert "odd_module" not in first["errors"]
+    index = bundle._read(str(path))[1]
+    assert "pytest_plangraph.cli.state_cmds" in index
+    assert ("pytest_plangraph.odd_module" in index) is (odd == "warns")
+    second = _run(jwt, tmp_path, ["plangraph", "status"], env)
+    assert (second["code"], second["output"]) == (first["code"], first["output"])
+    assert _served(second)[0] > 10

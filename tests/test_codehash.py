@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -117,6 +119,23 @@ def test_an_unreadable_module_gives_a_fingerprint_no_other_process_shares(packag
     assert first != second
     assert __version__ not in (first, second)
     assert fingerprint_of(package / "missing") != fingerprint_of(package / "missing")
+
+
+def test_a_fifo_named_like_a_module_is_not_waited_on(package: Path) -> None:
+    """A FIFO named like a module (nothing ever writes to it) is not a file to hash: it is not
+    opened for a read that waits without end, and the fingerprint is one of this call only.
+    Run in a process of its own, so a wait fails the test by its timeout."""
+    os.mkfifo(package / "pipe.py")
+    code = "import sys, pathlib; from pytest_plangraph.codehash import fingerprint_of as f; "
+    code += "print(f(pathlib.Path(sys.argv[1])))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(package)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,  # before the fix: blocked in open() until this timeout
+    )
+    assert f"{__version__}+unreadable-" in done.stdout
 
 
 def _settle(package: Path) -> None:
