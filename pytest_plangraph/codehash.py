@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import stat
 import time
 from pathlib import Path
 
@@ -74,23 +73,14 @@ def fingerprint_of(package_dir: Path) -> str:
         if not files:
             raise OSError(f"no Python file under {package_dir}")
         for relative in files:
-            data = _read(os.path.join(package_dir, relative))
+            # a FIFO or a device named like a module is not waited on nor read without end
+            data = usercache.read_regular(os.path.join(package_dir, relative), None)
             # The lengths keep two different listings from hashing to the same stream.
             fingerprint.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
             fingerprint.update(data)
     except OSError:
         return f"{__version__}+unreadable-{os.urandom(8).hex()}"
     return f"{__version__}+{fingerprint.hexdigest()[:16]}"
-
-
-def _read(path: str) -> bytes:
-    """The bytes of the regular file at *path*; OSError for anything else (a FIFO or a device
-    named like a module is not waited on or read without end)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with open(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(f"not a regular file: {path}")
-        return file.read()
 
 
 def _python_files(package_dir: Path) -> list[str]:

@@ -78,12 +78,13 @@ def keep(kind: str, key: str, answer: Any, kept: dict[str, Any] | None = None) -
             os.unlink(partial)
 
 
-def read_regular(path: str, limit: int = MAX_BYTES) -> bytes:
+def read_regular(path: str, limit: int | None = MAX_BYTES) -> bytes:
     """The bytes of the regular file at *path*; OSError for anything else (a FIFO put in its
-    place is not waited for) or a file over *limit* bytes."""
+    place is not waited for, a device is not read without end) or a file over *limit* bytes
+    (None: no limit)."""
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with open(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            raise OSError(f"{path} is not a cache file")
-        return handle.read(limit + 1)
+        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
+            raise OSError(f"{path} is not a regular file of at most {limit} bytes")
+        return handle.read() if limit is None else handle.read(limit + 1)
