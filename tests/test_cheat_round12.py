@@ -16,42 +16,18 @@ import os
 from pathlib import Path
 
 import pytest
+from calc_helpers import calc_project
 from cli_helpers import plangraph, plangraph_main
-from plugin_helpers import latest, make_project
+from plugin_helpers import latest
 
 pytest_plugins = ["pytester"]
 
-PLAN = """
-plangraph: 1
-plan: demo
-nodes:
-  - id: step-calc
-    outputs: [calc.py]
-    acceptance:
-      - id: ac-add
-        verifier: {type: test, tests: ["tests/test_calc.py"]}
-"""
-
-TESTS = """
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-"""
-
-GOOD = "def add(a, b):\n    return a + b\n"
-INI = "[pytest]\ntestpaths = tests\npythonpath = .\n"
 STORE = ".plangraph/store.db"
 KEPT = ".plangraph/cache/derived.json"
 
 
 def _project(pytester: pytest.Pytester, **files: str) -> Path:
-    root = make_project(
-        pytester, plan=PLAN, tests=TESTS, files={"calc.py": GOOD, "pytest.ini": INI, **files}
-    )
-    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
-    return root
+    return calc_project(pytester, **files)
 
 
 def _is_a_store(path: Path) -> bool:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from calc_helpers import BROKEN, GOOD, calc_project
 from cli_helpers import plangraph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plugin_helpers import make_project
 from state_helpers import World
 from test_rederive import ACTIONS, _apply, _snapshot, plans
 
@@ -51,14 +51,6 @@ edges:
   - {from: step-calc, to: step-use, type: requires}
 """
 
-CALC_TESTS = """
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-"""
-
 USE_TESTS = """
 from use import twice
 
@@ -67,21 +59,11 @@ def test_twice():
     assert twice(3) == 6
 """
 
-GOOD = "def add(a, b):\n    return a + b\n"
-BROKEN = "def add(a, b):\n    return a - b\n"
 USE = "from calc import add\n\n\ndef twice(a):\n    return add(a, a)\n"
-INI = "[pytest]\ntestpaths = tests\npythonpath = .\n"
 
 
 def _project(pytester: pytest.Pytester) -> Path:
-    root = make_project(
-        pytester,
-        plan=PLAN,
-        tests=CALC_TESTS,
-        files={"calc.py": GOOD, "use.py": USE, "pytest.ini": INI, "tests/test_use.py": USE_TESTS},
-    )
-    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
-    return root
+    return calc_project(pytester, PLAN, **{"use.py": USE, "tests/test_use.py": USE_TESTS})
 
 
 def _env(root: Path, name: str) -> dict[str, str]:

@@ -29,8 +29,9 @@ from typing import Any
 import pytest
 import test_kept_settle as settle_tests
 from cache_helpers import as_tester
+from calc_helpers import BROKEN, GOOD, calc_project
 from cli_helpers import Result, plangraph, plangraph_main
-from plugin_helpers import make_project, settle
+from plugin_helpers import settle
 
 from pytest_plangraph.derived import kept as kept_module
 from pytest_plangraph.derived.kept import STATUS_PERSON
@@ -39,28 +40,6 @@ from pytest_plangraph.vcs import watch
 
 pytest_plugins = ["pytester"]
 
-PLAN = """
-plangraph: 1
-plan: demo
-nodes:
-  - id: step-calc
-    outputs: [calc.py]
-    acceptance:
-      - id: ac-add
-        verifier: {type: test, tests: ["tests/test_calc.py"]}
-"""
-
-CALC_TESTS = """
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-"""
-
-GOOD = "def add(a, b):\n    return a + b\n"
-BROKEN = "def add(a, b):\n    return a - b\n"  # the same size
-INI = "[pytest]\ntestpaths = tests\npythonpath = .\n"
 ANSWER = Path(".plangraph/cache/status-text.json")
 WIDE = 5_000_000_000  # the plan file and the source too young, the folders (set back 10 s) not
 SHORT = 300_000_000  # what the look under attack waits out (well above a coarse clock's step)
@@ -102,10 +81,7 @@ def _entry(root: Path, rel: str) -> list[Any]:
 def _passed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project, its test passed in a real ``pytest --plangraph`` run, its answer kept by
     statuses for which every file is too young to trust (the plan file, ``calc.py``)."""
-    root = make_project(
-        pytester, plan=PLAN, tests=CALC_TESTS, files={"calc.py": GOOD, "pytest.ini": INI}
-    )
-    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    root = calc_project(pytester)
     os.environ["XDG_CACHE_HOME"] = str(root.parent / "user-cache")
     try:
         assert pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider").ret == 0
@@ -355,10 +331,7 @@ def test_with_keys_configured_a_write_through_a_memory_map_is_read(
     could take the old bytes (``docs/trust.md``: without keys a run is the runner's word).
     With keys configured no local cache counts: ``status --check`` and ``claim`` read the
     source and answer stale and FAILED."""
-    root = make_project(
-        pytester, plan=PLAN, tests=CALC_TESTS, files={"calc.py": GOOD, "pytest.ini": INI}
-    )
-    (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
+    root = calc_project(pytester)
     keyed = {**_env(root), "PLANGRAPH_SIGNING_KEY": "ci-secret"}
     os.environ.update(keyed)
     try:
