@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-# Imported before any pytester run takes its snapshot of sys.modules. The package imports PyYAML
-# only when it parses a plan; a module imported during an in-process run is dropped after it,
-# and a fresh `yaml` would not match the node classes of its C parser, which stays loaded.
+# Imported before any pytester run takes its snapshot of sys.modules, so that every in-process
+# run reads YAML with libyaml: a `yaml` imported during a run is dropped after it, and a fresh
+# `yaml` cannot use libyaml's C parser, which stays loaded with the first import's classes (the
+# package then reads with PyYAML's own reader: test_pytester_reruns.py).
 import yaml  # noqa: F401
 from cli_helpers import plangraph_main
 from repo_helpers import git

@@ -15,7 +15,7 @@ from conftest import FIXTURES, git
 
 # Imported here, before any in-process pytester run: pytester drops the modules a run imported
 # when it ends, and libyaml's C loader keeps the classes of the first `yaml` import, so a plan
-# loaded in a later run would meet a second, different `yaml` package.
+# loaded in a later run would meet a second `yaml` package and be read without libyaml.
 import pytest_plangraph.api  # noqa: F401
 from pytest_plangraph.plan.evidence import Evidence
 from pytest_plangraph.store.sqlite import Store

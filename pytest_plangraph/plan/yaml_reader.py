@@ -6,6 +6,7 @@ Imported only when a plan's YAML is parsed (a plan read from the plan cache need
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -14,7 +15,30 @@ import yaml
 from ..errors import PlanError, Problem
 from .messages import FieldPath, format_path
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+def libyaml_loader() -> Any:
+    """PyYAML's safe loader in C (``yaml.CSafeLoader``, libyaml) when PyYAML was built with it
+    and it builds this ``yaml``'s nodes; else None, and PyYAML's own ``SafeLoader`` reads.
+
+    A C extension is loaded once per process: when ``sys.modules`` drops ``yaml`` and it is
+    imported again (as ``pytester`` does after each in-process run), the new ``yaml`` keeps the
+    first import's ``yaml._yaml``, whose parser builds the first import's nodes and raises its
+    errors, which the new ``yaml`` neither resolves (every tag None) nor catches."""
+    fast = getattr(yaml, "CSafeLoader", None)
+    return fast if fast is not None and _builds_own_nodes(fast) else None
+
+
+@functools.cache
+def _builds_own_nodes(loader: Any) -> bool:
+    """Whether the loader class *loader* composes nodes of this ``yaml``'s classes."""
+    probe = loader("a")
+    try:
+        return type(probe.get_single_node()) is yaml.ScalarNode
+    finally:
+        probe.dispose()
+
+
+_BaseLoader: Any = libyaml_loader() or yaml.SafeLoader  # libyaml when built with it
 
 
 class _SafeLoader(_BaseLoader):  # type: ignore[misc]

@@ -223,7 +223,9 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
 def _parse(text: str, where: str) -> Any:
     import yaml
 
-    fast = getattr(yaml, "CSafeLoader", None)  # libyaml, when PyYAML was built with it
+    from ..plan.yaml_reader import libyaml_loader
+
+    fast = libyaml_loader()  # libyaml, when PyYAML was built with it (and it is usable)
     if fast is not None:  # a file of thousands of keys: read in C, not in pure Python
         try:
             return yaml.load(text, Loader=_loader(fast))

@@ -67,7 +67,9 @@ def _load_yaml(data: bytes) -> Any:
     by PyYAML's own reader, so the error told is the same with or without libyaml."""
     import yaml
 
-    fast = getattr(yaml, "CSafeLoader", None)
+    from ..plan.yaml_reader import libyaml_loader
+
+    fast = libyaml_loader()
     if fast is not None:
         try:
             return _load_with(_yaml_loader(fast), data)
