@@ -6,13 +6,14 @@ from __future__ import annotations
 from ..regularfile import NotRegularFileError, read_regular
 from .workspace import Workspace
 
-__all__ = ["NotRegularFileError", "read_bytes", "read_text"]
+__all__ = ["read_bytes", "read_text"]
 
 
 def read_bytes(workspace: Workspace, rel: str) -> bytes:
     """The content of the regular file *rel* in *workspace*. Raises OSError: PermissionError
-    when it resolves outside the repository, :class:`NotRegularFileError` for anything but a
-    regular file (a FIFO is refused at once, never waited on), FileNotFoundError …"""
+    when it resolves outside the repository, IsADirectoryError for a directory,
+    :class:`~pytest_plangraph.regularfile.NotRegularFileError` for anything else but a regular
+    file (a FIFO is refused at once, never waited on), FileNotFoundError …"""
     if workspace.escapes(rel):
         raise PermissionError(f"{rel} resolves outside the repository")
     try:
