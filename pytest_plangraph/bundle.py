@@ -196,7 +196,7 @@ def _read(path: str) -> tuple[bytes, dict[str, Entry]]:
     import stat
     from importlib._bootstrap_external import MAGIC_NUMBER
 
-    # as usercache.read_regular, written out: that module is not imported before the finder
+    # as regularfile.read_regular, written out: that module is not imported before the finder
     try:  # not blocking on a FIFO planted there; only a regular file is read
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:

@@ -45,7 +45,6 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +58,7 @@ from .judge.logfold import LogFold
 from .judge.states import PlanState
 from .plan.cache import cache_dir_of, make_cache_dir, write_partial
 from .plan.model import LoggedEvent
+from .regularfile import read_regular
 from .store.chain import ChainProblem, sign
 from .store.localkey import local_key
 from .store.rows import VERDICT_FIELDS, LogEvent, LogRead
@@ -281,24 +281,14 @@ def _save(path: Path, store: Store, fold: LogFold, seq: int, at: str, policy: Po
             partial.unlink(missing_ok=True)
 
 
-def _read_regular(path: Path) -> bytes:
-    """The bytes of the checkpoint file at *path*; OSError unless it is a regular file (a FIFO
-    put there would otherwise make every status wait for a writer that never comes)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with open(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        return handle.read()
-
-
 def _load(
     path: Path, policy: Policy, nodes: Collection[str] | None = None
 ) -> tuple[LogFold, int, str, str] | None:
     """The fold kept at *path* (what it says of *nodes* alone, when given: the other nodes'
     entries are not built) with the seq, chain hash and time it was kept at, or None when
     there is none this code can trust."""
-    try:
-        head_text, body = _read_regular(path).decode("utf-8").split("\n", 1)
+    try:  # only a regular file: a FIFO put there would make every status wait for a writer
+        head_text, body = read_regular(path).decode("utf-8").split("\n", 1)
         head = json_loads(head_text)
         if head["version"] != code_fingerprint():
             return None

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import usercache
 from ._version import __version__
 from .hashes import LARGE, sha256, sha256_hex
+from .regularfile import read_regular
 
 
 @functools.cache
@@ -74,7 +75,7 @@ def fingerprint_of(package_dir: Path) -> str:
             raise OSError(f"no Python file under {package_dir}")
         for relative in files:
             # a FIFO or a device named like a module is not waited on nor read without end
-            data = usercache.read_regular(os.path.join(package_dir, relative), None)
+            data = read_regular(os.path.join(package_dir, relative))
             # The lengths keep two different listings from hashing to the same stream.
             fingerprint.update(f"{len(relative)}:{relative}:{len(data)}:".encode())
             fingerprint.update(data)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
+
+from . import regularfile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def read(kind: str) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(read_regular(path))
+        data = json.loads(regularfile.read_regular(path, MAX_BYTES))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -76,15 +77,3 @@ def keep(kind: str, key: str, answer: Any, kept: dict[str, Any] | None = None) -
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(partial)
-
-
-def read_regular(path: str, limit: int | None = MAX_BYTES) -> bytes:
-    """The bytes of the regular file at *path*; OSError for anything else (a FIFO put in its
-    place is not waited for, a device is not read without end) or a file over *limit* bytes
-    (None: no limit)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with open(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
-            raise OSError(f"{path} is not a regular file of at most {limit} bytes")
-        return handle.read() if limit is None else handle.read(limit + 1)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..regularfile import NotRegularFileError, TooLargeError, read_regular
 from .common import Output, common_options, open_plangraph
 from .writing import check_output, write_text
 
@@ -96,15 +95,15 @@ def _verify(args: argparse.Namespace, out: Output) -> int:
 def read_text(path: Path) -> str:
     """The UTF-8 text of the regular file at *path*; UsageError saying why it cannot be read."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block, a folder fail
-                raise UsageError(f"{path} is not a regular file; name the file to read")
-            data = handle.read(_MAX_READ + 1)
+        data = read_regular(path, _MAX_READ)
+    except NotRegularFileError:  # a FIFO would block, a folder fail
+        raise UsageError(f"{path} is not a regular file; name the file to read") from None
+    except TooLargeError:
+        raise UsageError(
+            f"{path} is larger than {_MAX_READ >> 20} MiB; name the right file"
+        ) from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    if len(data) > _MAX_READ:
-        raise UsageError(f"{path} is larger than {_MAX_READ >> 20} MiB; name the right file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

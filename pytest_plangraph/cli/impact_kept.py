@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -259,28 +258,17 @@ def read_printed(key: KeptKey, reference: list[int]) -> bytes | None:
     *reference*; None when the file is not that one (missing, replaced, written since, not a
     regular file): a miss."""
     assert key.cache is not None and key.name is not None
-    try:
-        fd = os.open(key.cache / f"{key.name}.out", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    from ..regularfile import read_regular
+
+    path = key.cache / f"{key.name}.out"
+    try:  # not through a link, nor waiting on a FIFO; no more than the bytes kept are read
+        info, data = read_regular(path, reference[0], follow_symlinks=False, with_stat=True)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        held = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
-        if not stat.S_ISREG(info.st_mode) or held != reference[:4]:
-            return None
-        chunks = []
-        left = info.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 24))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError:
+    held = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+    if held != reference[:4] or len(data) < info.st_size:  # another file, or cut since
         return None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+    return data
 
 
 def kept_shape(answer: Any) -> tuple[list[int], list[str], int] | None:

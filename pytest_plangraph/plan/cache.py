@@ -44,12 +44,12 @@ import functools
 import json
 import os
 import re
-import stat
 import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import regularfile
 from ..canonical import json_loads
 from ..codehash import code_fingerprint
 from ..usercache import folder
@@ -408,18 +408,11 @@ gigabytes would otherwise be read whole into memory on every command)."""
 def read_regular(path: Path) -> bytes:
     """The bytes of the cache file at *path*; OSError unless it is a regular file (a FIFO put
     in its place would otherwise make the reader wait for a writer that never comes) of at
-    most :data:`MAX_CACHE_BYTES`."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with open(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if info.st_size > MAX_CACHE_BYTES:
-            raise OSError(f"{path} is larger than a cache file is")
-        raw = handle.read(info.st_size + 1)  # a buffer of that size is allocated first
-        if len(raw) > info.st_size:  # grown since the stat
-            raise OSError(f"{path} changed while it was read")
-        return raw
+    most :data:`MAX_CACHE_BYTES`, and when it grew while it was read."""
+    info, raw = regularfile.read_regular(path, MAX_CACHE_BYTES, with_stat=True)
+    if len(raw) > info.st_size:  # grown since the stat
+        raise OSError(f"{path} changed while it was read")
+    return raw
 
 
 def read_tagged_file(path: Path, tag: Callable[[bytes], str]) -> tuple[str, bytes] | None:

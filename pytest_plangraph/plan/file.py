@@ -12,7 +12,6 @@ the same bytes are read again into the runtime plan without YAML or pydantic.
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 from collections.abc import Callable
 from functools import partial
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import json_loads
 from ..errors import PlanError, Problem
+from ..regularfile import NotRegularFileError, TooLargeError, read_regular
 from ..values import dataclass, field, replace
 from .cache import cache_key as cache_key
 from .cache import content_key as content_key
@@ -275,35 +275,18 @@ def _raw(path: Path, name: str) -> bytes:
     """The bytes of the plan file: only a regular file is read, and no more than the limit (a
     FIFO or a device would block or never end), opened without waiting for a writer."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NO_WAIT)
+        return read_regular(path, MAX_PLAN_BYTES)
     except FileNotFoundError:
         raise PlanError(
             [Problem(name, 0, 0, "", "plan file not found; pass the plan's path or create it")]
         ) from None
-    except OSError as exc:  # a directory is refused here on some systems
+    except NotRegularFileError as exc:
+        raise PlanError([_unreadable(name, _not_a_plan_file(exc.mode), exc)]) from None
+    except TooLargeError as exc:
+        raise PlanError([_too_large(name, exc.size)]) from None
+    except OSError as exc:  # a directory is refused on opening on some systems
         what = _not_a_plan_file(path.stat().st_mode) if path.is_dir() else None
         raise PlanError([_unreadable(name, what, exc)]) from None
-    try:
-        return _read_regular(fd, name)
-    except OSError as exc:
-        raise PlanError([_unreadable(name, None, exc)]) from None
-    finally:
-        os.close(fd)
-
-
-def _read_regular(fd: int, name: str) -> bytes:
-    info = os.fstat(fd)
-    what = _not_a_plan_file(info.st_mode)
-    if what is not None:
-        raise PlanError([Problem(name, 0, 0, "", what)])
-    if info.st_size > MAX_PLAN_BYTES:
-        raise PlanError([_too_large(name, info.st_size)])
-    with open(fd, "rb", closefd=False) as handle:
-        return handle.read(MAX_PLAN_BYTES + 1)
-
-
-_NO_WAIT = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-"""Opening a FIFO for reading waits for a writer, and a terminal could become ours: neither."""
 
 
 def _not_a_plan_file(mode: int) -> str | None:

@@ -301,7 +301,7 @@ def _read_entries(path: str | None) -> dict[str, Entry]:
     """The entries in the file at *path* (none when it is missing, unreadable or malformed)."""
     if path is None:
         return {}
-    from ..usercache import read_regular
+    from ..regularfile import read_regular
 
     try:
         data = json.loads(read_regular(path, MAX_BYTES))

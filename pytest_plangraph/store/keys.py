@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import TOO_LONG_NUMBER, UsageError
 from ..hashes import sha256_hex
+from ..regularfile import read_regular
 from ..values import dataclass
 
 if TYPE_CHECKING:
@@ -142,16 +143,11 @@ _MAX_KEY_FILE = 1 << 20
 """Bytes read of a key file at most: a key or a trusted-keys file is far smaller."""
 
 
-def _read_regular(path: Path) -> tuple[os.stat_result, bytes]:
-    """The stat and bytes of *path*, which must be a regular file: a FIFO, a device or a
-    directory is refused before it is opened for reading (reading a FIFO blocks until a
-    writer comes, which may be never). OSError when it cannot be read."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise IsADirectoryError(0, "it is not a regular file")
-        return info, handle.read(_MAX_KEY_FILE + 1)
+def _read_key_file(path: Path) -> tuple[os.stat_result, bytes]:
+    """The stat and the first ``_MAX_KEY_FILE + 1`` bytes of *path*, which must be a regular
+    file: a FIFO, a device or a directory is refused before it is read (reading a FIFO blocks
+    until a writer comes, which may be never). OSError when it cannot be read."""
+    return read_regular(path, _MAX_KEY_FILE + 1, cut=True, with_stat=True)
 
 
 def load_private(path: Path, variable: str) -> SigningKey:
@@ -161,7 +157,7 @@ def load_private(path: Path, variable: str) -> SigningKey:
 
     where = f"{variable}={path}"
     try:
-        info, data = _read_regular(path)
+        info, data = _read_key_file(path)
     except OSError as exc:
         raise UsageError(
             f"{where}: the private key cannot be read ({exc.strerror}); point {variable} at the "
@@ -190,7 +186,7 @@ def load_trusted(path: Path, variable: str) -> dict[str, TrustedKey]:
     """The keys of the trusted-keys file at *path*, by id."""
     where = f"{variable}={path}"
     try:
-        info, data = _read_regular(path)
+        info, data = _read_key_file(path)
         if len(data) > _MAX_KEY_FILE:  # only its first MiB was read: not to be told as cut off
             raise UsageError(
                 f"{where}: the trusted-keys file is larger than 1 MiB ({info.st_size:,} bytes), "

@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import stat
 from pathlib import Path
 
+from ..regularfile import NotRegularFileError, read_regular
 from ..usercache import folder
 
 _SIZE = 32
@@ -55,15 +55,14 @@ def local_key() -> bytes:
 def _read(path: Path) -> bytes | None:
     """The key at *path*, or None when there is none, it is damaged, or others may read it
     (a key readable by other users is no secret: it is replaced), or is no regular file."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(descriptor, "rb") as handle:  # a FIFO put in its place is not waited for
-            info = os.fstat(handle.fileno())
-            raw = handle.read(4 * _SIZE) if stat.S_ISREG(info.st_mode) else b""
-        data = bytes.fromhex(raw.decode("ascii").strip())
+    try:  # a FIFO put in its place is not waited for
+        info, raw = read_regular(path, 4 * _SIZE, cut=True, with_stat=True)
+        data, mode = bytes.fromhex(raw.decode("ascii").strip()), info.st_mode
+    except NotRegularFileError:
+        data, mode = b"", 0  # damaged: replaced
     except (OSError, ValueError):
         return None
-    if len(data) != _SIZE or info.st_mode & 0o077:
+    if len(data) != _SIZE or mode & 0o077:
         with contextlib.suppress(OSError):  # one that cannot be removed is never used
             path.unlink()
         return None

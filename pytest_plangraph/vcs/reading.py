@@ -3,30 +3,23 @@ a regular file (a FIFO would block, a device never end)."""
 
 from __future__ import annotations
 
-import os
-import stat
-
+from ..regularfile import NotRegularFileError, read_regular
 from .workspace import Workspace
 
-__all__ = ["NotRegularFileError", "read_bytes", "read_text"]
-
-
-class NotRegularFileError(OSError):
-    """The path names something other than a regular file: a directory, a FIFO, a device."""
+__all__ = ["read_bytes", "read_text"]
 
 
 def read_bytes(workspace: Workspace, rel: str) -> bytes:
     """The content of the regular file *rel* in *workspace*. Raises OSError: PermissionError
-    when it resolves outside the repository, :class:`NotRegularFileError` for anything but a
-    regular file (a FIFO is refused at once, never waited on), FileNotFoundError …"""
+    when it resolves outside the repository, IsADirectoryError for a directory,
+    :class:`~pytest_plangraph.regularfile.NotRegularFileError` for anything else but a regular
+    file (a FIFO is refused at once, never waited on), FileNotFoundError …"""
     if workspace.escapes(rel):
         raise PermissionError(f"{rel} resolves outside the repository")
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
-    descriptor = os.open(workspace.root / rel, os.O_RDONLY | os.O_NONBLOCK)
-    with open(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise NotRegularFileError(f"{rel} is not a regular file")
-        return handle.read()
+    try:
+        return read_regular(workspace.root / rel)
+    except NotRegularFileError as exc:  # named as the workspace names it
+        raise NotRegularFileError(rel, exc.mode) from None
 
 
 def read_text(workspace: Workspace, rel: str) -> str:

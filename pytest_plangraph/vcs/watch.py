@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 
 from ..hashes import sha256
 from ..plan.paths import COLLECT, glob_pieces, is_glob, path_problem
+from ..regularfile import open_regular
 from ..usercache import RACY_NS
 from ..values import dataclass
 
@@ -177,11 +178,8 @@ def sha256_of(path: str) -> str | None:
     """The sha256 of the regular file at *path*, None when it is not one (or cannot be read);
     a FIFO put in its place is not waited for."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(descriptor, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None
+        handle, info = open_regular(path)
+        with handle:
             digest = sha256(expected=info.st_size)
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)

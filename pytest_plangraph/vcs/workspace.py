@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from ..errors import UsageError
 from ..hashes import sha256
 from ..plan.paths import glob_pieces, is_glob, normalize, path_problem
+from ..regularfile import open_regular
 from ..usercache import RACY_NS
 from ..values import dataclass, field
 
@@ -224,13 +225,9 @@ class Workspace:
         receives the ``fstat`` taken once the bytes were read: a write during the read shows
         in its ctime (the bytes hashed may be the new ones, which the stat taken before
         reading does not tell)."""
-        try:
-            # O_NONBLOCK: a file swapped for a FIFO since the check must not hang the read
-            descriptor = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NONBLOCK)
-            with open(descriptor, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO since the check
-                    return None
+        try:  # a file swapped for a FIFO since the check is refused, not waited on
+            handle, info = open_regular(os.path.join(self.root, rel))
+            with handle:
                 digest = sha256(expected=info.st_size)
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)

@@ -205,7 +205,8 @@ def _load(workspace: Workspace, rel: str, role: _Role) -> Any:
 
 def _read(workspace: Workspace, rel: str, role: _Role) -> bytes:
     # the reading, the documents' parsers and the formats: only where a schema is checked
-    from ..vcs.reading import NotRegularFileError, read_bytes
+    from ..regularfile import NotRegularFileError
+    from ..vcs.reading import read_bytes
 
     if workspace.escapes(rel):
         raise _stop(role, PATH_OUTSIDE_ROOT, f"{rel} resolves outside the repository root")
