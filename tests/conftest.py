@@ -1,10 +1,13 @@
 """Shared helpers of the test suite: plan files written into tmp_path, real git repositories, the
-real plugin manager cleaned up after a test, the JWT-login sample verified."""
+real plugin manager cleaned up after a test, the JWT-login sample verified; after each test, what
+pytester's in-process runs left of the package's modules taken off."""
 
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,39 @@ from pytest_plangraph.hooks import manager as plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown() -> Iterator[None]:
+    """After each test (pytester's restore of ``sys.modules`` included), forget the dropped
+    modules of the package (:func:`forget_dropped_submodules`)."""
+    try:
+        return (yield)
+    finally:
+        forget_dropped_submodules()
+
+
+def forget_dropped_submodules(prefix: str = "pytest_plangraph") -> None:
+    """Take off each package named *prefix* or under it the attributes that name a submodule
+    ``sys.modules`` no longer holds (the next import of one imports it anew).
+
+    A pytester run in this process takes out of ``sys.modules`` every module first imported
+    during it (at its end, and at the end of the test), but not the attribute the import set
+    on the module's package, which stays in ``sys.modules`` when an earlier test imported it.
+    A later ``from pytest_plangraph.cli import state_cmds`` (a spy fixture) then gets that old
+    module while the command imports ``state_cmds`` anew through ``sys.modules``: the spy
+    patches a module nothing runs, and what it counts depends on which tests ran before."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not hasattr(module, "__path__"):
+            continue
+        if name != prefix and not name.startswith(f"{prefix}."):
+            continue
+        for attr, value in list(vars(module).items()):
+            full = f"{name}.{attr}"
+            if not isinstance(value, types.ModuleType) or getattr(value, "__name__", "") != full:
+                continue
+            if sys.modules.get(full) is not value:
+                delattr(module, attr)
 
 
 @pytest.fixture

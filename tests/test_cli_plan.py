@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import plangraph
+from cli_helpers import plangraph, plangraph_main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -67,6 +67,29 @@ def test_huge_plan_exits_2(tmp_path):
     result = plangraph(tmp_path, "lint", "big.yaml")
     assert result.code == 2
     assert "plan file is 52.4 MB; the limit is 32 MB" in result.err
+
+
+def test_a_folder_made_a_symlink_out_since_the_last_lint_of_the_process_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Two lints in one process (a server, an in-process pytest run), ``out/`` made a link
+    out of the root in between: the second finds each output under it outside the root, as
+    a new process does (it said nothing: the first lint's look at ``out/`` was kept)."""
+    root, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    for folder in (root / "out", root / ".git", outside):
+        folder.mkdir(parents=True)
+        (folder / "f.txt").write_text("x", encoding="utf-8")
+    (root / "plangraph.yaml").write_text(
+        "plangraph: 1\nplan: p\nnodes:\n  - id: a\n    outputs: [out/f.txt]\n"
+        "    acceptance: [{id: c, verifier: {type: approval}}]\n"
+    )
+    assert plangraph_main(root, "lint").code == 0
+    shutil.rmtree(root / "out")
+    (root / "out").symlink_to(outside)
+    again = plangraph_main(root, "lint", "--format", "json")
+    assert again.code == 1
+    assert [f["code"] for f in again.json()["findings"]] == ["PATH_OUTSIDE_ROOT"]
+    assert again.out == plangraph(root, "lint", "--format", "json").out
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,39 @@ def test_escapes_are_remembered_within_a_block_only(tmp_path: Path) -> None:
         (root / "out.txt").symlink_to(outside / "secret.txt")  # now a link out of the root
         assert workspace.escapes("out.txt") is False  # the answer taken in this block
     assert workspace.escapes("out.txt") is True  # outside the block: looked at again
+
+
+def test_a_folder_swapped_for_a_symlink_out_is_seen_by_the_next_block_and_workspace(
+    tmp_path: Path,
+) -> None:
+    """What one block or workspace found of a folder is not taken by the next (a long-lived
+    object's next lint, a later command of the same process): ``out/`` made a link out of
+    the root in between, ``out/f.txt`` escapes."""
+    root, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    (root / "out").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "f.txt").write_text("x", encoding="utf-8")
+
+    def swap(link: bool) -> None:
+        if link:
+            shutil.rmtree(root / "out")
+            (root / "out").symlink_to(outside)
+        else:
+            (root / "out").unlink()
+            (root / "out").mkdir()
+        (root / "out/f.txt").write_text("x", encoding="utf-8")
+
+    (root / "out/f.txt").write_text("x", encoding="utf-8")
+    workspace = Workspace.at(root)
+    with remembered_escapes():
+        assert workspace.escapes("out/f.txt") is False
+    swap(True)
+    with remembered_escapes():
+        assert workspace.escapes("out/f.txt") is True
+    swap(False)
+    assert Workspace.at(root).escapes("out/f.txt") is False
+    swap(True)
+    assert Workspace.at(root).escapes("out/f.txt") is True
 
 
 def test_escaping_answers_a_crowded_directory_as_escapes_answers_each_path(

@@ -71,8 +71,10 @@ class HashCache(Protocol):
 def _inside(root: Path, rel: str) -> bool:
     """True when *rel* under *root* resolves inside it (a symlink loop does not). Cached so a
     batch of thousands of files resolves each parent once; every batch (:meth:`Workspace.hashes`,
-    :meth:`Workspace.expand`) starts with an empty cache, so a directory swapped for a symlink
-    between two batches is seen."""
+    :meth:`Workspace.expand`, a :func:`remembered_escapes` block) and every workspace opened
+    (:meth:`Workspace.at`: a command, a pytest session) starts with an empty cache, so a
+    directory swapped for a symlink between two batches, or two commands of one process, is
+    seen."""
     try:
         target = (root / rel).resolve()
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
@@ -88,6 +90,7 @@ def remembered_escapes() -> Iterator[None]:
     """Within the block, :meth:`Workspace.escapes` looks at each path on disk once: one lint
     run asks about most paths twice (an output is often its artifact criterion's path too,
     which the verifier's settings check asks about again)."""
+    _inside.cache_clear()  # nor takes what an earlier command of this process found
     token = _ESCAPES.set({})
     try:
         yield
@@ -129,7 +132,8 @@ class Workspace:
 
     @classmethod
     def at(cls, root: Path, ignored: Iterable[str] = (), cache: Path | None = None) -> Workspace:
-        """A workspace rooted at *root* (resolved)."""
+        """A workspace rooted at *root* (resolved), taking no answer an earlier one found."""
+        _inside.cache_clear()
         return cls(root.resolve(), frozenset(ignored), cache)
 
     def relative(self, path: Path) -> str:
