@@ -97,9 +97,34 @@ NARROWING_INI = frozenset(
         "usefixtures",
         "pythonpath",
         "confcutdir",
+        # whether a doctest's output matches, a test with an unknown marker or an empty
+        # parameter set fails, which module a name imports, which plugins must be there
+        "doctest_optionflags",
+        "doctest_encoding",
+        "markers",
+        "empty_parameter_set_mark",
+        "consider_namespace_packages",
+        "required_plugins",
     }
 )
 """Configuration values that decide which tests are collected, or whether they can fail."""
+
+STRICT_INI = frozenset(
+    {
+        "strict",
+        "strict_xfail",
+        "xfail_strict",
+        "strict_markers",
+        "strict_parametrization_ids",
+        "strict_config",
+    }
+)
+"""Switches that make a test fail (a strict XPASS, an unknown marker …): overriding one to
+true tightens the configuration, to anything else may loosen it (a strict XPASS the
+project's configuration fails becomes an XPASS that ``xfail: allow`` lets through)."""
+
+_TRUE = frozenset({"y", "yes", "t", "true", "on", "1"})
+"""The texts pytest reads a boolean setting as true from."""
 
 LOOSENING_FLAGS = frozenset({"--runxfail", "--noconftest", "--confcutdir"})
 """Options that make a test pass that the project's configuration would not let pass: run
@@ -164,7 +189,8 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
     """What in *args* (a command line) narrows the collection or loosens the suite:
     ``"ignore"`` (``--ignore``, ``--ignore-glob``), ``"config"`` (another configuration file:
     ``-c``, ``--config-file``), ``"override"`` (an ``-o`` override of one of
-    :data:`NARROWING_INI`, also inside a group of short flags: ``-vo``), ``"loosen"``
+    :data:`NARROWING_INI`, or of :data:`STRICT_INI` to anything but true, also inside a group
+    of short flags: ``-vo``), ``"loosen"``
     (:data:`LOOSENING_FLAGS`, ``-p no:NAME`` of a plugin not in :data:`HARMLESS_PLUGINS`, a
     ``-W`` warning filter other than ``error``); empty when nothing does."""
     found: set[str] = set()
@@ -201,7 +227,11 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
                 continue
         else:
             continue
-        if value.split("=", 1)[0].strip() in NARROWING_INI:
+        name, _, setting = value.partition("=")
+        name = name.strip()
+        if name in NARROWING_INI:
+            found.add("override")
+        elif name in STRICT_INI and setting.strip().lower() not in _TRUE:
             found.add("override")
     return found
 

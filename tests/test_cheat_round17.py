@@ -1,0 +1,134 @@
+"""Attacks on the whole gate (round seventeen), by an agent that wants ``pytest
+--plangraph``, ``status`` or ``claim`` to answer a node completed while a test of its criterion
+fails on the code as it is.
+
+* An ``-o`` override of one of pytest's strictness switches (``xfail_strict``, its new name
+  ``strict_xfail``, ``strict`` …) to false was taken for no change of the suite: a test the
+  project's configuration fails (a strict XPASS) ran as an XPASS that ``xfail: allow`` lets
+  through, and the run recorded the criterion passed. Only an override to true tightens the
+  configuration; any other value makes the run record no pass, as the other loosening
+  options do, and so does an override of a setting that decides whether a test fails
+  (``doctest_optionflags``, ``markers`` under strict markers, ``empty_parameter_set_mark`` …).
+
+Each scenario is a real git repository, real ``pytest --plangraph`` processes and the real
+``plangraph`` command; what ``status`` and ``claim`` answer with the caches kept is compared
+with what they answer with every cache deleted (the repository's ``.plangraph/cache`` and the
+user's cache folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from calc_helpers import INI, PLAN, calc_project
+from cli_helpers import plangraph
+from conftest import git
+
+pytest_plugins = ["pytester"]
+
+
+def _env(root: Path, name: str) -> dict[str, str]:
+    return {"XDG_CACHE_HOME": str(root.parent / name)}
+
+
+def _run(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
+    os.environ["XDG_CACHE_HOME"] = str(root.parent / "user-cache")
+    try:
+        return pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider", *args)
+    finally:
+        del os.environ["XDG_CACHE_HOME"]
+
+
+def _fresh_copy(root: Path) -> Path:
+    other = root.parent / "fresh"
+    shutil.rmtree(other, ignore_errors=True)
+    shutil.copytree(root, other, symlinks=True)
+    shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
+    shutil.rmtree(root.parent / "fresh-cache", ignore_errors=True)
+    return other
+
+
+def _states(out: str) -> dict[str, Any]:
+    data = json.loads(out)
+    return {node["id"]: node["status"] for node in data["nodes"]}
+
+
+def _status(root: Path) -> dict[str, Any]:
+    """The nodes' states, with the caches kept (twice: the second reads what the first kept)
+    and with every cache deleted: the same."""
+    kept = [plangraph(root, "status", "--format", "json", env=_env(root, "user-cache"))]
+    kept.append(plangraph(root, "status", "--format", "json", env=_env(root, "user-cache")))
+    other = _fresh_copy(root)
+    fresh = plangraph(other, "status", "--format", "json", env=_env(root, "fresh-cache"))
+    for done in (*kept, fresh):
+        assert "Traceback" not in done.err, done.err
+    assert _states(kept[0].out) == _states(fresh.out) == _states(kept[1].out)
+    return _states(fresh.out)
+
+
+def _claim(root: Path, node: str) -> int:
+    kept = plangraph(root, "claim", node, "--by", "agent", env=_env(root, "user-cache"))
+    other = _fresh_copy(root)
+    fresh = plangraph(other, "claim", node, "--by", "agent", env=_env(root, "fresh-cache"))
+    assert kept.code == fresh.code, (kept.out, fresh.out)
+    return kept.code
+
+
+XFAIL_PLAN = PLAN.replace(
+    'tests: ["tests/test_calc.py"]}', 'tests: ["tests/test_calc.py"], xfail: allow}'
+)
+XFAIL_TESTS = """
+import pytest
+from calc import add
+
+
+def test_add():
+    assert add(2, 2) == 4
+
+
+@pytest.mark.xfail(reason="negative numbers, known")
+def test_negative():
+    assert add(-1, -1) == -2
+"""
+"""``test_negative`` passes: under ``xfail_strict = true`` its XPASS is a failure."""
+
+
+@pytest.mark.parametrize(
+    ("setting", "override"),
+    [
+        ("xfail_strict = true", "xfail_strict=false"),
+        ("strict_xfail = true", "strict_xfail=0"),
+        ("xfail_strict = true", "strict_xfail=no"),
+        ("strict = true", "strict=off"),
+    ],
+)
+def test_an_override_of_strict_xfail_to_false_records_no_pass(
+    pytester: pytest.Pytester, setting: str, override: str
+) -> None:
+    """The project's configuration makes an XPASS a failure; ``-o`` turning that off (on the
+    command line or in ``PYTEST_ADDOPTS``) makes the run record no pass, and the node is not
+    completed (nor claimable), with the caches kept and with every cache deleted."""
+    root = calc_project(pytester, XFAIL_PLAN, **{"pytest.ini": f"{INI}{setting}\n"})
+    (root / "tests/test_calc.py").write_text(XFAIL_TESTS.lstrip(), encoding="utf-8")
+    git(root, "commit", "-qam", "a known bug kept as xfail")
+    honest = _run(pytester, root)
+    assert honest.ret == 1  # the strict XPASS fails the run and the criterion
+    assert _status(root) == {"step-calc": "failed"}
+    loosened = _run(pytester, root, "-o", override)
+    assert "1 xpassed" in loosened.stdout.str()
+    assert "evidence recorded: 1 passed" not in loosened.stdout.str()
+    assert "loosens" in loosened.stdout.str() or "override" in loosened.stdout.str()
+    assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0
+    os.environ["PYTEST_ADDOPTS"] = f"-o {override}"
+    try:
+        _run(pytester, root)
+    finally:
+        del os.environ["PYTEST_ADDOPTS"]
+    assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0
