@@ -9,6 +9,11 @@ fails on the code as it is.
   configuration; any other value makes the run record no pass, as the other loosening
   options do, and so does an override of a setting that decides whether a test fails
   (``doctest_optionflags``, ``markers`` under strict markers, ``empty_parameter_set_mark`` …).
+* Broken code under test that raises ``pytest.skip(allow_module_level=True)`` or
+  ``unittest.SkipTest`` while it is imported skips the whole test module that imports it:
+  under ``skips: allow`` that was an allowed skip (the origin of a skip was looked at for
+  tests, not for collectors), and the criterion passed on its other test files. Such a
+  collector now counts as a collection error for the criteria it may hold.
 
 Each scenario is a real git repository, real ``pytest --plangraph`` processes and the real
 ``plangraph`` command; what ``status`` and ``claim`` answer with the caches kept is compared
@@ -132,3 +137,55 @@ def test_an_override_of_strict_xfail_to_false_records_no_pass(
         del os.environ["PYTEST_ADDOPTS"]
     assert _status(root) == {"step-calc": "failed"}
     assert _claim(root, "step-calc") != 0
+
+
+SKIP_PLAN = """
+plangraph: 1
+plan: demo
+nodes:
+  - id: step-calc
+    outputs: [calc.py]
+    acceptance:
+      - id: ac-add
+        verifier:
+          type: test
+          tests: ["tests/test_calc.py", "tests/test_other.py"]
+          skips: allow
+"""
+OTHER_TESTS = "def test_other():\n    assert True\n"
+SKIPPING = {
+    "pytest": "import pytest\n\npytest.skip('not today', allow_module_level=True)\n",
+    "unittest": "import unittest\n\nraise unittest.SkipTest('not today')\n",
+}
+"""The head of a broken ``calc.py`` that skips, while it is imported, the test module that
+imports it."""
+
+
+@pytest.mark.parametrize("how", sorted(SKIPPING))
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_test_module_skipped_whole_by_the_code_under_test_is_no_allowed_skip(
+    pytester: pytest.Pytester, how: str, workers: list[str]
+) -> None:
+    """Under ``skips: allow`` a test module skipped whole is an allowed skip; but broken code
+    under test that skips the test module importing it (a module-level ``pytest.skip`` or
+    ``unittest.SkipTest`` in ``calc.py``) checked nothing: the criterion is not passed by the
+    other test file alone, in one process and under xdist, with the caches kept and without.
+    The test module's own module-level skip stays an allowed skip."""
+    root = calc_project(pytester, SKIP_PLAN, **{"tests/test_other.py": OTHER_TESTS})
+    assert _run(pytester, root, *workers).ret == 0
+    assert _status(root) == {"step-calc": "completed"}
+    calc = root / "calc.py"
+    calc.write_text(SKIPPING[how] + calc.read_text().replace("+", "-"), encoding="utf-8")
+    git(root, "commit", "-qam", "broken, and skipping its tests")
+    result = _run(pytester, root, *workers)
+    assert "1 skipped" in result.stdout.str()
+    assert "evidence recorded: 1 passed" not in result.stdout.str()
+    assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0
+    # the tests' own decision: the test module skips itself (calc.py as it was)
+    git(root, "checkout", "-q", "HEAD~1", "--", "calc.py")
+    tests = root / "tests/test_calc.py"
+    tests.write_text(SKIPPING[how] + tests.read_text(), encoding="utf-8")
+    git(root, "commit", "-qam", "the tests skip themselves")
+    assert _run(pytester, root, *workers).ret == 0
+    assert _status(root) == {"step-calc": "completed"}
