@@ -14,6 +14,12 @@ fails on the code as it is.
   under ``skips: allow`` that was an allowed skip (the origin of a skip was looked at for
   tests, not for collectors), and the criterion passed on its other test files. Such a
   collector now counts as a collection error for the criteria it may hold.
+* Plug-in autoloading disabled (``--disable-plugin-autoload`` or
+  ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, the plug-in itself loaded with ``-p``) leaves out every
+  installed plug-in, as ``-p no:NAME`` of each would, which makes the run record no pass: an
+  installed plug-in that fails a test of the broken code (warnings made errors) was left out
+  and the run recorded the criterion passed. It now records no pass while an installed
+  plug-in that may change outcomes is not loaded.
 
 Each scenario is a real git repository, real ``pytest --plangraph`` processes and the real
 ``plangraph`` command; what ``status`` and ``claim`` answer with the caches kept is compared
@@ -189,3 +195,49 @@ def test_a_test_module_skipped_whole_by_the_code_under_test_is_no_allowed_skip(
     git(root, "commit", "-qam", "the tests skip themselves")
     assert _run(pytester, root, *workers).ret == 0
     assert _status(root) == {"step-calc": "completed"}
+
+
+STRICT_PLUGIN = """
+def pytest_configure(config):
+    config.addinivalue_line("filterwarnings", "error::DeprecationWarning")
+"""
+"""An installed plug-in (outside the repository) that makes a deprecation warning fail."""
+WARNING_CALC = (
+    "import warnings\n\n\ndef add(a, b):\n"
+    "    warnings.warn('old', DeprecationWarning)\n    return a + b\n"
+)
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_plugin_autoloading_disabled_leaving_out_a_plugin_records_no_pass(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The code under test warns, which the installed plug-in makes a failure; a run with
+    autoloading disabled (the variable or the option) and this plug-in loaded with ``-p``
+    leaves the other plug-in out: it records no pass, and the node stays failed, with the
+    caches kept and without."""
+    site = pytester.path.parent / f"site-{how}"
+    (site / "strictwarn-1.0.dist-info").mkdir(parents=True)
+    (site / "strictwarn.py").write_text(STRICT_PLUGIN, encoding="utf-8")
+    (site / "strictwarn-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: strictwarn\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (site / "strictwarn-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pytest11]\nstrictwarn = strictwarn\n", encoding="utf-8"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    root = calc_project(pytester, **{"calc.py": WARNING_CALC})
+    honest = _run(pytester, root)
+    assert honest.ret == 1
+    assert _status(root) == {"step-calc": "failed"}
+    args = ["-p", "pytest_plangraph.plugin"]
+    if how == "env":
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    else:
+        args.insert(0, "--disable-plugin-autoload")
+    loosened = _run(pytester, root, *args)
+    assert "1 passed" in loosened.stdout.str()  # the warning is no error without the plug-in
+    assert "evidence recorded: 1 passed" not in loosened.stdout.str()
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0

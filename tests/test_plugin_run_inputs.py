@@ -195,6 +195,7 @@ def test_a_narrowed_run_says_what_narrowed_it(pytester: pytest.Pytester) -> None
         (["-o", "markers=unknown: registered"], True),
         (["-o", "empty_parameter_set_mark=skip"], True),
         (["-o", "junit_family=xunit2"], False),
+        (["--disable-plugin-autoload", "-p", "pytest_plangraph.plugin"], True),
         (["-o", "addopts=--ignore=tests/b"], True),
         (["-o", "collect_imported_tests=false"], True),
         (["-x", "-q", "--plangraph"], False),

@@ -51,6 +51,9 @@ _NARROWING_WORDS = {
     "override": "an -o override of what the suite collects or how it runs",
     "loosen": "an option that loosens the configuration, one of -p no:NAME, -W, --runxfail, "
     "--noconftest and --confcutdir",
+    "autoload": "plug-in autoloading disabled (--disable-plugin-autoload, "
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD) while an installed plug-in that may change outcomes is "
+    "not loaded",
 }
 """How the summary names each kind of :func:`narrowing_options`."""
 
@@ -77,6 +80,10 @@ def narrowed_by(config: pytest.Config) -> str | None:
         extra = []
     args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
     found = narrowing_options(args)
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # any text, as pytest reads it
+        found.add("autoload")
+    if "autoload" in found and not left_out_plugins(config):
+        found.discard("autoload")
     if found == {"config"} and _own_config(config):
         return None
     return ", and ".join(_NARROWING_WORDS[kind] for kind in sorted(found)) or None
@@ -140,6 +147,8 @@ HARMLESS_PLUGINS = frozenset(
         "faulthandler",
         "cov",
         "xdist",
+        "xdist.looponfail",
+        "pytest_cov",
         "randomly",
     }
 )
@@ -159,6 +168,25 @@ CONFIG_NAMES = (
 """The names pytest looks for a configuration file by, in the order it prefers them within
 one folder (``_pytest.config.findpaths``; ``pytest.toml`` and ``.pytest.toml`` since pytest 9;
 the binder binds them absent under an older pytest as well: conservative)."""
+
+
+def left_out_plugins(config: pytest.Config) -> list[str]:
+    """The installed pytest plug-ins (``pytest11`` entry points) this run did not load, but
+    for :data:`HARMLESS_PLUGINS`: with autoloading disabled, each is left out as ``-p
+    no:NAME`` would leave it out (one that fails tests the project's suite relies on, say)."""
+    from importlib.metadata import entry_points
+
+    manager = config.pluginmanager
+    loaded = {getattr(plugin, "__name__", None) for plugin in manager.get_plugins()}
+    return sorted(
+        {
+            point.name
+            for point in entry_points(group="pytest11")
+            if point.name not in HARMLESS_PLUGINS
+            and manager.get_plugin(point.name) is None
+            and point.module not in loaded
+        }
+    )
 
 
 def _own_config(config: pytest.Config) -> bool:
@@ -204,6 +232,9 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
             continue
         if name in LOOSENING_FLAGS:
             found.add("loosen")
+            continue
+        if name == "--disable-plugin-autoload":
+            found.add("autoload")
             continue
         if name == "--pythonwarnings":
             value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
