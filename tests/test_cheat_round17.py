@@ -9,6 +9,9 @@ fails on the code as it is.
   configuration; any other value makes the run record no pass, as the other loosening
   options do, and so does an override of a setting that decides whether a test fails
   (``doctest_optionflags``, ``markers`` under strict markers, ``empty_parameter_set_mark`` …).
+* An ``@file`` of arguments naming another ``@file`` (pytest's parser reads them in turn) was
+  read one level deep: any option that narrows or loosens the run (``-o xfail_strict=false``,
+  ``--ignore``, ``-W ignore``) passed unseen from the second file on.
 * Broken code under test that raises ``pytest.skip(allow_module_level=True)`` or
   ``unittest.SkipTest`` while it is imported skips the whole test module that imports it:
   under ``skips: allow`` that was an allowed skip (the origin of a skip was looked at for
@@ -142,6 +145,29 @@ def test_an_override_of_strict_xfail_to_false_records_no_pass(
     finally:
         del os.environ["PYTEST_ADDOPTS"]
     assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_an_override_in_an_argfile_named_by_an_argfile_records_no_pass(
+    pytester: pytest.Pytester, depth: int
+) -> None:
+    """``-o xfail_strict=false`` read from an ``@file`` that an ``@file`` names (and so on):
+    the run records no pass, as with the override on the command line."""
+    root = calc_project(pytester, XFAIL_PLAN, **{"pytest.ini": f"{INI}xfail_strict = true\n"})
+    (root / "tests/test_calc.py").write_text(XFAIL_TESTS.lstrip(), encoding="utf-8")
+    git(root, "commit", "-qam", "a known bug kept as xfail")
+    files = root.parent / f"args-{depth}"
+    files.mkdir()
+    (files / "0.txt").write_text("-o\nxfail_strict=false\n", encoding="utf-8")
+    for level in range(1, depth):
+        (files / f"{level}.txt").write_text(
+            f"--tb=short\n@{files}/{level - 1}.txt\n", encoding="utf-8"
+        )
+    loosened = _run(pytester, root, f"@{files}/{depth - 1}.txt")
+    assert "1 xpassed" in loosened.stdout.str()
+    assert "evidence recorded: 1 passed" not in loosened.stdout.str()
+    assert _status(root) == {"step-calc": "ready"}
     assert _claim(root, "step-calc") != 0
 
 

@@ -78,7 +78,10 @@ def narrowed_by(config: pytest.Config) -> str | None:
         extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     except ValueError:  # pytest refuses it first
         extra = []
-    args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
+    try:
+        args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
+    except RecursionError:
+        return "@file arguments nested too deep to read"
     found = narrowing_options(args)
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # any text, as pytest reads it
         found.add("autoload")
@@ -196,18 +199,30 @@ def _own_config(config: pytest.Config) -> bool:
     return path is not None and path.name in CONFIG_NAMES and path.parent == config.rootpath
 
 
-def _with_argfiles(args: Sequence[str], directory: Path) -> list[str]:
-    """*args* with each ``@file`` replaced by the arguments it holds, one a line (pytest reads
-    them so); a file that cannot be read stays as it is."""
+_ARGFILE_DEPTH = 32
+"""How deep ``@file`` arguments naming further ``@file`` arguments are read; a deeper nesting
+(pytest's parser reads them all, up to its recursion limit) makes :func:`_with_argfiles`
+raise RecursionError, which narrows the run."""
+
+
+def _with_argfiles(args: Sequence[str], directory: Path, depth: int = 0) -> list[str]:
+    """*args* with each ``@file`` replaced by the arguments it holds, one a line, an ``@file``
+    among them read in turn (pytest's parser, argparse's, reads them so, each from the
+    invocation folder); a file that cannot be read stays as it is. Its bytes are decoded as
+    the file system's names are (undecodable bytes kept as escapes), so that no option on a
+    line of its own is missed for another line."""
+    if depth > _ARGFILE_DEPTH:
+        raise RecursionError("@file arguments nested too deep")
     expanded: list[str] = []
     for arg in args:
         if arg.startswith("@") and len(arg) > 1:
             try:
-                text = (directory / arg[1:]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                raw = (directory / arg[1:]).read_bytes()
+            except OSError:
                 expanded.append(arg)
                 continue
-            expanded.extend(line for line in text.splitlines() if line)
+            lines = [line for line in raw.decode("utf-8", "surrogateescape").splitlines() if line]
+            expanded.extend(_with_argfiles(lines, directory, depth + 1))
         else:
             expanded.append(arg)
     return expanded
