@@ -24,6 +24,10 @@ fails on the code as it is.
   and the run recorded the criterion passed. It now records no pass while an installed
   plug-in that may change outcomes is not loaded.
 
+Guarded, not broken: code under test that ends the test process (``os._exit(0)``) records
+nothing and completes nothing; under xdist the gate refuses it (in one process the exit
+status is the code's: ``docs/trust.md``).
+
 Each scenario is a real git repository, real ``pytest --plangraph`` processes and the real
 ``plangraph`` command; what ``status`` and ``claim`` answer with the caches kept is compared
 with what they answer with every cache deleted (the repository's ``.plangraph/cache`` and the
@@ -265,5 +269,22 @@ def test_plugin_autoloading_disabled_leaving_out_a_plugin_records_no_pass(
     assert "1 passed" in loosened.stdout.str()  # the warning is no error without the plug-in
     assert "evidence recorded: 1 passed" not in loosened.stdout.str()
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    assert _status(root) == {"step-calc": "failed"}
+    assert _claim(root, "step-calc") != 0
+
+
+def test_code_that_ends_a_worker_is_refused_by_the_gate(pytester: pytest.Pytester) -> None:
+    """Code under test that ends its process with status 0 (``os._exit(0)``): in one process
+    the run ends before recording anything (its exit status is the code's, docs/trust.md),
+    and nothing is completed; under xdist the worker's end is recorded as an error and
+    ``--plangraph-gate`` refuses the node."""
+    root = calc_project(pytester)
+    (root / "calc.py").write_text("import os\n\n\ndef add(a, b):\n    os._exit(0)\n")
+    git(root, "commit", "-qam", "ends the process")
+    gate = ["--plangraph-gate", "--plangraph-require", "step-calc"]
+    _run(pytester, root, *gate)
+    assert _status(root) == {"step-calc": "ready"}
+    assert _claim(root, "step-calc") != 0
+    assert _run(pytester, root, "-n", "2", *gate).ret == 1
     assert _status(root) == {"step-calc": "failed"}
     assert _claim(root, "step-calc") != 0
