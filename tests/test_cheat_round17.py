@@ -12,6 +12,12 @@ fails on the code as it is.
 * An ``@file`` of arguments naming another ``@file`` (pytest's parser reads them in turn) was
   read one level deep: any option that narrows or loosens the run (``-o xfail_strict=false``,
   ``--ignore``, ``-W ignore``) passed unseen from the second file on.
+* A run started in the tests' folder when that folder holds a configuration file of its own
+  (``cd tests && pytest --plangraph=../plangraph.yaml`` with a ``tests/pytest.ini``) takes
+  that folder for its rootdir and reads that file alone: the repository root's configuration
+  (``xfail_strict = true``) was left out, yet the run recorded passes (docs/trust.md said a
+  run started there records none). A run whose configuration file lies below another the
+  repository holds, up to its root, now records no pass.
 * Broken code under test that raises ``pytest.skip(allow_module_level=True)`` or
   ``unittest.SkipTest`` while it is imported skips the whole test module that imports it:
   under ``skips: allow`` that was an allowed skip (the origin of a skip was looked at for
@@ -39,6 +45,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +180,35 @@ def test_an_override_in_an_argfile_named_by_an_argfile_records_no_pass(
     assert "1 xpassed" in loosened.stdout.str()
     assert "evidence recorded: 1 passed" not in loosened.stdout.str()
     assert _status(root) == {"step-calc": "ready"}
+    assert _claim(root, "step-calc") != 0
+
+
+@pytest.mark.parametrize("name", ["pytest.ini", "tox.ini"])
+def test_a_run_under_a_configuration_file_below_the_projects_records_no_pass(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """The tests' folder holds a configuration file of its own; a run started there reads it
+    alone and lets the strict XPASS through: it records no pass (the node stays failed),
+    with the caches kept and without."""
+    root = calc_project(pytester, XFAIL_PLAN, **{"pytest.ini": f"{INI}xfail_strict = true\n"})
+    (root / "tests/test_calc.py").write_text(XFAIL_TESTS.lstrip(), encoding="utf-8")
+    (root / "tests/pytest.ini").write_text("[pytest]\npythonpath = ..\n", encoding="utf-8")
+    (root / "pytest.ini").rename(root / name)  # the repository's configuration
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a known bug kept as xfail, a configuration in the tests' folder")
+    assert _run(pytester, root).ret == 1
+    assert _status(root) == {"step-calc": "failed"}
+    below = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph=../plangraph.yaml", "-p", "no:cacheprovider"],
+        cwd=root / "tests",
+        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "1 xpassed" in below.stdout, below.stdout + below.stderr
+    assert "evidence recorded: 1 passed" not in below.stdout
+    assert _status(root) == {"step-calc": "failed"}
     assert _claim(root, "step-calc") != 0
 
 

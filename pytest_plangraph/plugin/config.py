@@ -36,13 +36,13 @@ def store_path(config: pytest.Config) -> Path | None:
     return (config.invocation_params.dir / value).resolve() if value else None
 
 
-def partial_args(config: pytest.Config) -> bool:
+def partial_args(config: pytest.Config, root: Path | None = None) -> bool:
     """True when this invocation narrowed the collection (paths, ``--lf``, ``--sw``,
     ``--ignore``, ``--ignore-glob``, another configuration file, or ``-o`` overriding what is
     collected), so it records no pass and a plan pattern that matches nothing is not
     ``TEST_NOT_FOUND``. What the project's own configuration (its ``addopts``, ``testpaths``
     …) leaves out is not a narrowing: that configuration defines the suite."""
-    return narrowed_by(config) is not None
+    return narrowed_by(config, root) is not None
 
 
 _NARROWING_WORDS = {
@@ -58,15 +58,19 @@ _NARROWING_WORDS = {
 """How the summary names each kind of :func:`narrowing_options`."""
 
 
-def narrowed_by(config: pytest.Config) -> str | None:
+def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
     """What narrows this invocation's collection, in words for the run's summary (see
-    :func:`partial_args`); None for a run of the whole suite."""
+    :func:`partial_args`); None for a run of the whole suite. *root*, the repository's root
+    when given, is searched for a configuration file above the one the run read
+    (:func:`configuration_above`)."""
     source = config.args_source
     if source == pytest.Config.ArgsSource.ARGS:
         return "test paths or ids on the command line"
     invocation = config.invocation_params.dir
     if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
         return "running from a folder other than the rootdir"
+    if root is not None and (above := configuration_above(config, root)) is not None:
+        return f"running under a configuration file below the repository's {above}"
     flags = [
         flag
         for name, flag in (("lf", "--lf"), ("stepwise", "--sw"))
@@ -171,6 +175,43 @@ CONFIG_NAMES = (
 """The names pytest looks for a configuration file by, in the order it prefers them within
 one folder (``_pytest.config.findpaths``; ``pytest.toml`` and ``.pytest.toml`` since pytest 9;
 the binder binds them absent under an older pytest as well: conservative)."""
+
+
+ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"})
+"""The configuration files pytest reads whatever they hold (the others need a pytest section)."""
+
+
+def configuration_above(config: pytest.Config, root: Path) -> str | None:
+    """The repository path of a pytest configuration file in a folder above the one of the
+    file this run read, up to the repository *root*: a run started there reads it and
+    collects this run's tests under it, so a run started below it (``cd tests && pytest``
+    with a ``tests/pytest.ini``) left the project's configuration out; None when there is
+    none (or the run read no file, or one outside the repository)."""
+    from ..judge.sections import has_pytest_section
+
+    inipath = config.inipath
+    if inipath is None:
+        return None
+    top = Path(os.path.realpath(root))
+    folder = Path(os.path.realpath(inipath.parent))
+    if top not in folder.parents:
+        return None
+    for above in folder.parents:
+        for name in CONFIG_NAMES:
+            path = above / name
+            if not path.is_file():
+                continue
+            if name not in ALWAYS_READ:
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""  # unreadable: pytest could not read it either
+                if not has_pytest_section(name, text):
+                    continue
+            return path.relative_to(top).as_posix()
+        if above == top:
+            break
+    return None
 
 
 def left_out_plugins(config: pytest.Config) -> list[str]:

@@ -71,7 +71,9 @@ class PlangraphSession:
         self.worker = hasattr(config, "workerinput")
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
-        self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
+        self.partial: bool = worker_input.get(
+            "plangraph_partial", partial_args(config, plangraph.root)
+        )
         self.prefix = test_id_prefix(plangraph.workspace, config.rootpath)
         self.plan_path = plan_path(config)
         self.mapping: Mapping | None = None
@@ -441,7 +443,7 @@ class PlangraphSession:
             collection_errors=list(self.collection_errors),
             skipped_whole=skipped_whole,
             no_pass=[message for _, message in no_pass],
-            narrowed=narrowed_by(self.config) if self.partial else None,
+            narrowed=narrowed_by(self.config, self.plangraph.root) if self.partial else None,
         )
 
     def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
