@@ -212,6 +212,33 @@ def test_a_run_under_a_configuration_file_below_the_projects_records_no_pass(
     assert _claim(root, "step-calc") != 0
 
 
+def test_a_package_with_its_plan_beside_its_configuration_records_its_passes(
+    pytester: pytest.Pytester,
+) -> None:
+    """One package of a larger repository: its plan beside its own configuration file in its
+    folder, the repository's configuration at the root. A run started in the package's folder
+    is the package's whole suite: it records its pass (no configuration above is searched
+    past the folder holding the plan)."""
+    plan = PLAN.replace("[calc.py]", "[pkg/calc.py]").replace('"tests/', '"pkg/tests/')
+    root = calc_project(pytester, "plan: none\n")
+    (root / "pkg/tests").mkdir(parents=True)
+    (root / "tests/test_calc.py").rename(root / "pkg/tests/test_calc.py")
+    (root / "calc.py").rename(root / "pkg/calc.py")
+    (root / "pkg/plangraph.yaml").write_text(plan, encoding="utf-8")
+    (root / "pkg/pytest.ini").write_text(INI, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a package of its own")
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph", "-p", "no:cacheprovider"],
+        cwd=root / "pkg",
+        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "evidence recorded: 1 passed" in ran.stdout, ran.stdout + ran.stderr
+
+
 SKIP_PLAN = """
 plangraph: 1
 plan: demo

@@ -182,19 +182,26 @@ ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.i
 
 
 def configuration_above(config: pytest.Config, root: Path) -> str | None:
-    """The repository path of a pytest configuration file in a folder above the one of the
-    file this run read, up to the repository *root*: a run started there reads it and
-    collects this run's tests under it, so a run started below it (``cd tests && pytest``
-    with a ``tests/pytest.ini``) left the project's configuration out; None when there is
-    none (or the run read no file, or one outside the repository)."""
+    """The path (from the folder searched last) of a pytest configuration file in a folder
+    above the one of the file this run read, up to the folder that holds both that folder and
+    the plan file's (*root*, the repository's root, bounds it): a run started there reads it
+    and collects this run's tests under it, so a run started below it (``cd tests && pytest``
+    with a ``tests/pytest.ini``, the plan at the root) left the project's configuration out;
+    None when there is none (or the run read no file, or one outside the repository). A
+    project whose plan lies beside its own configuration file (one package of a larger
+    repository) is not searched above it."""
     from ..judge.sections import has_pytest_section
 
     inipath = config.inipath
     if inipath is None:
         return None
-    top = Path(os.path.realpath(root))
+    repository = Path(os.path.realpath(root))
     folder = Path(os.path.realpath(inipath.parent))
-    if top not in folder.parents:
+    plan = Path(os.path.realpath(plan_path(config).parent))
+    if repository not in folder.parents or (plan != repository and repository not in plan.parents):
+        return None
+    top = Path(os.path.commonpath([folder, plan]))
+    if top == folder:
         return None
     for above in folder.parents:
         for name in CONFIG_NAMES:
@@ -208,7 +215,7 @@ def configuration_above(config: pytest.Config, root: Path) -> str | None:
                     text = ""  # unreadable: pytest could not read it either
                 if not has_pytest_section(name, text):
                     continue
-            return path.relative_to(top).as_posix()
+            return path.relative_to(repository).as_posix()
         if above == top:
             break
     return None
