@@ -17,7 +17,8 @@ fails on the code as it is.
   that folder for its rootdir and reads that file alone: the repository root's configuration
   (``xfail_strict = true``) was left out, yet the run recorded passes (docs/trust.md said a
   run started there records none). A run whose configuration file lies below another the
-  repository holds, up to its root, now records no pass.
+  repository holds, up to the folder holding both it and the plan file, now records no pass
+  (a package whose plan lies beside its own configuration still records its passes).
 * Broken code under test that raises ``pytest.skip(allow_module_level=True)`` or
   ``unittest.SkipTest`` while it is imported skips the whole test module that imports it:
   under ``skips: allow`` that was an allowed skip (the origin of a skip was looked at for
@@ -25,10 +26,10 @@ fails on the code as it is.
   collector now counts as a collection error for the criteria it may hold.
 * Plug-in autoloading disabled (``--disable-plugin-autoload`` or
   ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, the plug-in itself loaded with ``-p``) leaves out every
-  installed plug-in, as ``-p no:NAME`` of each would, which makes the run record no pass: an
-  installed plug-in that fails a test of the broken code (warnings made errors) was left out
-  and the run recorded the criterion passed. It now records no pass while an installed
-  plug-in that may change outcomes is not loaded.
+  installed plug-in, as ``-p no:NAME`` of each would (a run that records no pass), yet the
+  run recorded passes: an installed plug-in that fails a test of the broken code (warnings
+  made errors) was left out. It now records no pass while an installed plug-in that may
+  change outcomes is not loaded.
 
 Guarded, not broken: code under test that ends the test process (``os._exit(0)``) records
 nothing and completes nothing; under xdist the gate refuses it (in one process the exit
