@@ -186,6 +186,16 @@ def test_a_narrowed_run_says_what_narrowed_it(pytester: pytest.Pytester) -> None
         (["-k", "-otestpaths=x"], False),  # the value of -k
         (["-n", "2", "-vx"], False),
         (["-o", "xfail_strict=true"], False),
+        (["-o", "strict_xfail = On"], False),
+        (["-o", "xfail_strict=false"], True),  # a strict XPASS the project fails, let through
+        (["--override-ini=strict_xfail=0"], True),
+        (["-o", "strict=no"], True),
+        (["-vostrict_markers="], True),
+        (["-o", "doctest_optionflags=ELLIPSIS"], True),
+        (["-o", "markers=unknown: registered"], True),
+        (["-o", "empty_parameter_set_mark=skip"], True),
+        (["-o", "junit_family=xunit2"], False),
+        (["--disable-plugin-autoload", "-p", "pytest_plangraph.plugin"], True),
         (["-o", "addopts=--ignore=tests/b"], True),
         (["-o", "collect_imported_tests=false"], True),
         (["-x", "-q", "--plangraph"], False),

@@ -36,13 +36,13 @@ def store_path(config: pytest.Config) -> Path | None:
     return (config.invocation_params.dir / value).resolve() if value else None
 
 
-def partial_args(config: pytest.Config) -> bool:
+def partial_args(config: pytest.Config, root: Path | None = None) -> bool:
     """True when this invocation narrowed the collection (paths, ``--lf``, ``--sw``,
     ``--ignore``, ``--ignore-glob``, another configuration file, or ``-o`` overriding what is
     collected), so it records no pass and a plan pattern that matches nothing is not
     ``TEST_NOT_FOUND``. What the project's own configuration (its ``addopts``, ``testpaths``
     …) leaves out is not a narrowing: that configuration defines the suite."""
-    return narrowed_by(config) is not None
+    return narrowed_by(config, root) is not None
 
 
 _NARROWING_WORDS = {
@@ -51,19 +51,26 @@ _NARROWING_WORDS = {
     "override": "an -o override of what the suite collects or how it runs",
     "loosen": "an option that loosens the configuration, one of -p no:NAME, -W, --runxfail, "
     "--noconftest and --confcutdir",
+    "autoload": "plug-in autoloading disabled (--disable-plugin-autoload, "
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD) while an installed plug-in that may change outcomes is "
+    "not loaded",
 }
 """How the summary names each kind of :func:`narrowing_options`."""
 
 
-def narrowed_by(config: pytest.Config) -> str | None:
+def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
     """What narrows this invocation's collection, in words for the run's summary (see
-    :func:`partial_args`); None for a run of the whole suite."""
+    :func:`partial_args`); None for a run of the whole suite. *root*, the repository's root
+    when given, is searched for a configuration file above the one the run read
+    (:func:`configuration_above`)."""
     source = config.args_source
     if source == pytest.Config.ArgsSource.ARGS:
         return "test paths or ids on the command line"
     invocation = config.invocation_params.dir
     if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
         return "running from a folder other than the rootdir"
+    if root is not None and (above := configuration_above(config, root)) is not None:
+        return f"running under a configuration file below the repository's {above}"
     flags = [
         flag
         for name, flag in (("lf", "--lf"), ("stepwise", "--sw"))
@@ -75,8 +82,15 @@ def narrowed_by(config: pytest.Config) -> str | None:
         extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     except ValueError:  # pytest refuses it first
         extra = []
-    args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
+    try:
+        args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
+    except RecursionError:
+        return "@file arguments nested too deep to read"
     found = narrowing_options(args)
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # any text, as pytest reads it
+        found.add("autoload")
+    if "autoload" in found and not left_out_plugins(config):
+        found.discard("autoload")
     if found == {"config"} and _own_config(config):
         return None
     return ", and ".join(_NARROWING_WORDS[kind] for kind in sorted(found)) or None
@@ -97,9 +111,34 @@ NARROWING_INI = frozenset(
         "usefixtures",
         "pythonpath",
         "confcutdir",
+        # whether a doctest's output matches, a test with an unknown marker or an empty
+        # parameter set fails, which module a name imports, which plugins must be there
+        "doctest_optionflags",
+        "doctest_encoding",
+        "markers",
+        "empty_parameter_set_mark",
+        "consider_namespace_packages",
+        "required_plugins",
     }
 )
 """Configuration values that decide which tests are collected, or whether they can fail."""
+
+STRICT_INI = frozenset(
+    {
+        "strict",
+        "strict_xfail",
+        "xfail_strict",
+        "strict_markers",
+        "strict_parametrization_ids",
+        "strict_config",
+    }
+)
+"""Switches that make a test fail (a strict XPASS, an unknown marker …): overriding one to
+true tightens the configuration, to anything else may loosen it (a strict XPASS the
+project's configuration fails becomes an XPASS that ``xfail: allow`` lets through)."""
+
+_TRUE = frozenset({"y", "yes", "t", "true", "on", "1"})
+"""The texts pytest reads a boolean setting as true from."""
 
 LOOSENING_FLAGS = frozenset({"--runxfail", "--noconftest", "--confcutdir"})
 """Options that make a test pass that the project's configuration would not let pass: run
@@ -115,6 +154,8 @@ HARMLESS_PLUGINS = frozenset(
         "faulthandler",
         "cov",
         "xdist",
+        "xdist.looponfail",
+        "pytest_cov",
         "randomly",
     }
 )
@@ -136,6 +177,69 @@ one folder (``_pytest.config.findpaths``; ``pytest.toml`` and ``.pytest.toml`` s
 the binder binds them absent under an older pytest as well: conservative)."""
 
 
+ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"})
+"""The configuration files pytest reads whatever they hold (the others need a pytest section)."""
+
+
+def configuration_above(config: pytest.Config, root: Path) -> str | None:
+    """The path (from the folder searched last) of a pytest configuration file in a folder
+    above the one of the file this run read, up to the folder that holds both that folder and
+    the plan file's (*root*, the repository's root, bounds it): a run started there reads it
+    and collects this run's tests under it, so a run started below it (``cd tests && pytest``
+    with a ``tests/pytest.ini``, the plan at the root) left the project's configuration out;
+    None when there is none (or the run read no file, or one outside the repository). A
+    project whose plan lies beside its own configuration file (one package of a larger
+    repository) is not searched above it."""
+    from ..judge.sections import has_pytest_section
+
+    inipath = config.inipath
+    if inipath is None:
+        return None
+    repository = Path(os.path.realpath(root))
+    folder = Path(os.path.realpath(inipath.parent))
+    plan = Path(os.path.realpath(plan_path(config).parent))
+    if repository not in folder.parents or (plan != repository and repository not in plan.parents):
+        return None
+    top = Path(os.path.commonpath([folder, plan]))
+    if top == folder:
+        return None
+    for above in folder.parents:
+        for name in CONFIG_NAMES:
+            path = above / name
+            if not path.is_file():
+                continue
+            if name not in ALWAYS_READ:
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""  # unreadable: pytest could not read it either
+                if not has_pytest_section(name, text):
+                    continue
+            return path.relative_to(repository).as_posix()
+        if above == top:
+            break
+    return None
+
+
+def left_out_plugins(config: pytest.Config) -> list[str]:
+    """The installed pytest plug-ins (``pytest11`` entry points) this run did not load, but
+    for :data:`HARMLESS_PLUGINS`: with autoloading disabled, each is left out as ``-p
+    no:NAME`` would leave it out (one that fails tests the project's suite relies on, say)."""
+    from importlib.metadata import entry_points
+
+    manager = config.pluginmanager
+    loaded = {getattr(plugin, "__name__", None) for plugin in manager.get_plugins()}
+    return sorted(
+        {
+            point.name
+            for point in entry_points(group="pytest11")
+            if point.name not in HARMLESS_PLUGINS
+            and manager.get_plugin(point.name) is None
+            and point.module not in loaded
+        }
+    )
+
+
 def _own_config(config: pytest.Config) -> bool:
     """True when the file named by ``-c`` is the project's own configuration file at its
     rootdir (as CI and tox often name it), not another suite's."""
@@ -143,18 +247,30 @@ def _own_config(config: pytest.Config) -> bool:
     return path is not None and path.name in CONFIG_NAMES and path.parent == config.rootpath
 
 
-def _with_argfiles(args: Sequence[str], directory: Path) -> list[str]:
-    """*args* with each ``@file`` replaced by the arguments it holds, one a line (pytest reads
-    them so); a file that cannot be read stays as it is."""
+_ARGFILE_DEPTH = 32
+"""How deep ``@file`` arguments naming further ``@file`` arguments are read; a deeper nesting
+(pytest's parser reads them all, up to its recursion limit) makes :func:`_with_argfiles`
+raise RecursionError, which narrows the run."""
+
+
+def _with_argfiles(args: Sequence[str], directory: Path, depth: int = 0) -> list[str]:
+    """*args* with each ``@file`` replaced by the arguments it holds, one a line, an ``@file``
+    among them read in turn (pytest's parser, argparse's, reads them so, each from the
+    invocation folder); a file that cannot be read stays as it is. Its bytes are decoded as
+    the file system's names are (undecodable bytes kept as escapes), so that no option on a
+    line of its own is missed for another line."""
+    if depth > _ARGFILE_DEPTH:
+        raise RecursionError("@file arguments nested too deep")
     expanded: list[str] = []
     for arg in args:
         if arg.startswith("@") and len(arg) > 1:
             try:
-                text = (directory / arg[1:]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                raw = (directory / arg[1:]).read_bytes()
+            except OSError:
                 expanded.append(arg)
                 continue
-            expanded.extend(line for line in text.splitlines() if line)
+            lines = [line for line in raw.decode("utf-8", "surrogateescape").splitlines() if line]
+            expanded.extend(_with_argfiles(lines, directory, depth + 1))
         else:
             expanded.append(arg)
     return expanded
@@ -164,7 +280,8 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
     """What in *args* (a command line) narrows the collection or loosens the suite:
     ``"ignore"`` (``--ignore``, ``--ignore-glob``), ``"config"`` (another configuration file:
     ``-c``, ``--config-file``), ``"override"`` (an ``-o`` override of one of
-    :data:`NARROWING_INI`, also inside a group of short flags: ``-vo``), ``"loosen"``
+    :data:`NARROWING_INI`, or of :data:`STRICT_INI` to anything but true, also inside a group
+    of short flags: ``-vo``), ``"loosen"``
     (:data:`LOOSENING_FLAGS`, ``-p no:NAME`` of a plugin not in :data:`HARMLESS_PLUGINS`, a
     ``-W`` warning filter other than ``error``); empty when nothing does."""
     found: set[str] = set()
@@ -178,6 +295,9 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
             continue
         if name in LOOSENING_FLAGS:
             found.add("loosen")
+            continue
+        if name == "--disable-plugin-autoload":
+            found.add("autoload")
             continue
         if name == "--pythonwarnings":
             value = arg.split("=", 1)[1] if "=" in arg else next(given, "")
@@ -201,7 +321,11 @@ def narrowing_options(args: Sequence[str]) -> set[str]:
                 continue
         else:
             continue
-        if value.split("=", 1)[0].strip() in NARROWING_INI:
+        name, _, setting = value.partition("=")
+        name = name.strip()
+        if name in NARROWING_INI:
+            found.add("override")
+        elif name in STRICT_INI and setting.strip().lower() not in _TRUE:
             found.add("override")
     return found
 

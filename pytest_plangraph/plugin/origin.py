@@ -11,7 +11,10 @@ project hides nothing here): a frame of a repository file that is not the test's
 file in the test's folder or below it (a helper of the tests), a ``conftest.py`` pytest loaded
 or a test module it collected, inside the first frame of the tests, marks the report with
 :data:`ORIGIN_ATTRIBUTE` (a plain string, so an xdist worker hands it over), and the test
-counts as failed; so does ``pytest.importorskip`` asked for a module of the project. Frames
+counts as failed; so does ``pytest.importorskip`` asked for a module of the project. A test
+module skipped whole the same way while it is imported (the code under test it imports raises
+``pytest.skip(allow_module_level=True)`` or ``unittest.SkipTest``) is marked so on its
+collection report, and its tests count as not collected (a collection error). Frames
 of the installation (the standard library's ``TestCase.skipTest`` called by the code under
 test) and frames of no file of the repository (code compiled under another file's name) are
 passed through to the code that called them.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -66,9 +70,25 @@ class SkipOrigin:
         if call.excinfo is not None and (origin := self.raised_by(item, call.excinfo)):
             self.origins[(item.nodeid, call.when)] = origin
 
-    def raised_by(self, item: pytest.Item, excinfo: pytest.ExceptionInfo[Any] | None) -> str | None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """Mark a collector skipped whole by the code under test (its exception is on the
+        report until pytest's ``collect_one_node`` takes it off)."""
+        report = yield
+        if report.skipped:
+            call = report.__dict__.get("call")
+            if origin := self.raised_by(collector, getattr(call, "excinfo", None)):
+                setattr(report, ORIGIN_ATTRIBUTE, origin)
+        return report
+
+    def raised_by(
+        self, item: pytest.Item | pytest.Collector, excinfo: pytest.ExceptionInfo[Any] | None
+    ) -> str | None:
         """``file:line`` (repository-relative) of the code under test that raised the skip or
-        xfail in *excinfo*, or None when the tests, a conftest, pytest or nothing raised it."""
+        xfail in *excinfo* in the test or collector *item*, or None when the tests, a
+        conftest, pytest or nothing raised it."""
         if excinfo is None or not excinfo.errisinstance(_skip_exceptions()):
             return None
         tb: TracebackType | None = excinfo.tb
@@ -95,7 +115,9 @@ class SkipOrigin:
         rel = blamed[0][len(self.root) :].replace(os.sep, "/")
         return f"{rel}:{blamed[1]}"
 
-    def _of_tests(self, item: pytest.Item, path: str, own: str, folder: str) -> bool:
+    def _of_tests(
+        self, item: pytest.Item | pytest.Collector, path: str, own: str, folder: str
+    ) -> bool:
         """Whether the repository file *path* is the tests': the test's own file, one in the
         test's folder, or a ``conftest.py`` or file named like a test module that pytest
         loaded as such (a module of the project merely named so is not)."""

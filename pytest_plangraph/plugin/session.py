@@ -44,7 +44,7 @@ from .evidence import CRITERION_PROPERTY, RUN_PROPERTY, RunResults, decide
 from .items import PlanFile, VerifierItem
 from .mapping import Mapping, MappingBuilder, collection_suspects, marker_refs, ref_problems
 from .mapping import policies_by_criterion as policies
-from .origin import mark
+from .origin import ORIGIN_ATTRIBUTE, mark
 from .recorded import state_after
 from .shadows import ShadowPaths
 from .soundness import FACTS_ATTRIBUTE, join_facts, links_out, no_pass_reasons, run_facts
@@ -71,7 +71,9 @@ class PlangraphSession:
         self.worker = hasattr(config, "workerinput")
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("plangraph_run") or uuid.uuid4().hex
-        self.partial: bool = worker_input.get("plangraph_partial", partial_args(config))
+        self.partial: bool = worker_input.get(
+            "plangraph_partial", partial_args(config, plangraph.root)
+        )
         self.prefix = test_id_prefix(plangraph.workspace, config.rootpath)
         self.plan_path = plan_path(config)
         self.mapping: Mapping | None = None
@@ -255,9 +257,12 @@ class PlangraphSession:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A collection error makes the collection partial (no TEST_NOT_FOUND) and is kept, by
         id, for the criteria whose tests it may hold (xdist calls this on the controller with
-        each worker's failed collect reports)."""
+        each worker's failed collect reports); so is a collector the code under test skipped
+        whole (:mod:`.origin`), whose tests could not pass."""
         if report.failed:
             self.collection_failed = True
+            self.collection_errors[(self.prefix + report.nodeid).rstrip("/") or "."] = None
+        elif getattr(report, ORIGIN_ATTRIBUTE, None):  # skipped whole by the code under test
             self.collection_errors[(self.prefix + report.nodeid).rstrip("/") or "."] = None
         elif report.skipped:
             self.collection_skips[(self.prefix + report.nodeid).rstrip("/") or "."] = None
@@ -438,7 +443,7 @@ class PlangraphSession:
             collection_errors=list(self.collection_errors),
             skipped_whole=skipped_whole,
             no_pass=[message for _, message in no_pass],
-            narrowed=narrowed_by(self.config) if self.partial else None,
+            narrowed=narrowed_by(self.config, self.plangraph.root) if self.partial else None,
         )
 
     def _builder(self, end: Snapshot, facts: dict[str, Any]) -> EvidenceBuilder:
