@@ -237,12 +237,18 @@ def test_hash_cache_skips_unchanged_files_and_rehashes_racy_ones(tmp_path: Path)
         assert (entry.sha256, entry.size, entry.mtime_ns) == (real, 6, old)
 
         # a record whose stat matches and that is clearly newer than the file is trusted
-        store.cache_put(entry._replace(sha256="0" * 64, recorded_ns=old + 2 * RACY_NS))
+        changed_ns = (root / "a.txt").stat().st_ctime_ns  # utime set the mtime back, not this
+        store.cache_put(entry._replace(sha256="0" * 64, recorded_ns=changed_ns + 2 * RACY_NS))
         assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == "0" * 64
         # racily clean: recorded too soon after the mtime, so the file is read again
         store.cache_put(entry._replace(sha256="0" * 64, recorded_ns=old + RACY_NS // 2))
         assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == real
         assert store.cache_get("a.txt") != entry  # and the fresh record replaces it
+        # an old mtime (set back) but a change within the window: the ctime tells, read again
+        fresh = store.cache_get("a.txt")
+        assert fresh is not None and fresh.mtime_ns == old
+        store.cache_put(fresh._replace(sha256="0" * 64, recorded_ns=changed_ns + RACY_NS // 2))
+        assert workspace.hashes(["a.txt"], cache=store)["a.txt"] == real
 
         (root / "a.txt").write_text("alpha, longer\n")
         changed = workspace.hashes(["a.txt"], cache=store)["a.txt"]

@@ -105,13 +105,16 @@ def _climbs(rel: str) -> bool:
 
 
 def _trusted(entry: HashRecord, info: os.stat_result) -> bool:
-    """True when the cache *entry* was made for this very stat and not racily."""
+    """True when the cache *entry* was made for this very stat and not racily: the file's
+    last change (its mtime, or its ctime when later: an mtime can be set back, and a file
+    system with a coarse ctime gives two writes within one tick the same one) lies more than
+    the racy window before the entry was recorded, as the status watch asks."""
     return (
         entry.inode == info.st_ino
         and entry.mtime_ns == info.st_mtime_ns
         and entry.ctime_ns == info.st_ctime_ns
         and entry.size == info.st_size
-        and info.st_mtime_ns + RACY_NS < entry.recorded_ns
+        and max(info.st_mtime_ns, info.st_ctime_ns) + RACY_NS < entry.recorded_ns
     )
 
 
