@@ -153,3 +153,22 @@ def test_an_argfile_that_is_a_named_fifo_neither_hangs_nor_records_a_pass(
     stop = _writer(fifo, None, [0])
     _recorded_no_pass(_pytest(root, f"@{fifo}"))
     _stop(fifo, stop)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o=xfail_strict=false",),
+        ("-q", "-o=strict_xfail=0"),
+    ],
+)
+def test_an_override_joined_to_o_by_an_equals_sign_records_no_pass(
+    pytester: pytest.Pytester, args: tuple[str, ...]
+) -> None:
+    """``-o=xfail_strict=false``: pytest's parser takes the text after ``-o=`` for the
+    override (as it takes ``--override-ini=...``); the run records no pass."""
+    root = _xfail_project(pytester)
+    done = _pytest(root, *args)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
+    assert "override" in done.stdout, done.stdout

@@ -357,7 +357,11 @@ _SHORT_WITH_VALUE = frozenset("ckmoprnW")
 
 def short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
     """The first value-taking option in a group of short flags (``-vo x=y``: ``o``) and its
-    value (the rest of the group, or the next argument); ("", "") when there is none."""
+    value (the rest of the group, or the next argument); ("", "") when there is none. A
+    short option alone joined to its value by ``=`` (``-o=x=y``) has the text after the
+    ``=`` for its value, as pytest's parser (argparse) reads it."""
+    if arg[2:3] == "=" and arg[1:2] in _SHORT_WITH_VALUE:
+        return arg[1], arg[3:]
     for index, letter in enumerate(arg[1:], start=2):
         if letter in _SHORT_WITH_VALUE:
             return letter, arg[index:] or next(rest, "")
