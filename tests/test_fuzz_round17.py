@@ -172,3 +172,16 @@ def test_an_override_joined_to_o_by_an_equals_sign_records_no_pass(
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
     assert "override" in done.stdout, done.stdout
+
+
+def test_an_empty_line_of_an_argfile_is_an_argument(pytester: pytest.Pytester) -> None:
+    """pytest's parser takes each line of an ``@file`` for an argument, an empty one too:
+    ``-k`` then an empty line takes the empty text for its value, and the override on the
+    next line is an option of its own (not ``-k``'s value): the run records no pass."""
+    root = _xfail_project(pytester)
+    argfile = root.parent / "args.txt"
+    argfile.write_bytes(b"-k\n\n-oxfail_strict=false\n")
+    done = _pytest(root, f"@{argfile}")
+    assert "1 xpassed" in done.stdout, done.stdout + done.stderr
+    assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
+    assert "override" in done.stdout, done.stdout

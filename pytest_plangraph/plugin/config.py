@@ -281,7 +281,7 @@ def _with_argfiles(args: Sequence[str], directory: Path, depth: int = 0) -> list
             except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
                 why = getattr(exc, "strerror", None) or str(exc)
                 raise ArgfileUnreadError(f"{arg}: {why}") from None
-            lines = [line for line in raw.decode("utf-8", "surrogateescape").splitlines() if line]
+            lines = raw.decode("utf-8", "surrogateescape").splitlines()  # an empty one too
             expanded.extend(_with_argfiles(lines, directory, depth + 1))
         else:
             expanded.append(arg)
