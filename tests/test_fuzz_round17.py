@@ -185,3 +185,18 @@ def test_an_empty_line_of_an_argfile_is_an_argument(pytester: pytest.Pytester) -
     assert "1 xpassed" in done.stdout, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
     assert "override" in done.stdout, done.stdout
+
+
+def test_configuration_files_that_are_no_regular_files_are_not_waited_on(
+    pytester: pytest.Pytester,
+) -> None:
+    """Beside the project's ``pytest.ini`` (which pytest reads), a ``setup.cfg`` that is a
+    FIFO and a ``tox.ini`` linked to ``/dev/zero``: the
+    files looked at for their ``pythonpath`` are not waited on nor read without end, and the
+    run records its pass."""
+    root = calc_project(pytester)
+    os.mkfifo(root / "setup.cfg")
+    (root / "tox.ini").symlink_to("/dev/zero")
+    done = _pytest(root)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "evidence recorded: 1 passed" in done.stdout, done.stdout + done.stderr
