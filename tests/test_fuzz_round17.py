@@ -13,6 +13,7 @@ each kept as a test on a real git repository and real ``pytest --plangraph`` pro
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -200,3 +201,38 @@ def test_configuration_files_that_are_no_regular_files_are_not_waited_on(
     done = _pytest(root)
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "sparse"])
+def test_a_user_cache_salt_that_is_no_small_regular_file_is_replaced(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    """The user's cache folder's ``salt`` is a FIFO, a link to ``/dev/zero`` or a sparse
+    file of 3 GB: the run neither waits on it nor reads it without end, records its pass
+    and keeps a new salt in its place; ``plangraph status`` answers as well."""
+    root = calc_project(pytester)
+    salt = root.parent / "user-cache" / "plangraph" / "salt"
+    shutil.rmtree(salt.parent.parent, ignore_errors=True)  # shared by this process's tests
+    salt.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(salt)
+    elif kind == "sparse":
+        with open(salt, "wb") as handle:
+            handle.truncate(3 * 1024**3)
+    else:
+        salt.symlink_to(kind)
+    done = _pytest(root)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "evidence recorded: 1 passed" in done.stdout, done.stdout + done.stderr
+    assert len(salt.read_text(encoding="ascii")) == 32  # a new salt, a regular file
+    status = subprocess.run(
+        [sys.executable, "-m", "pytest_plangraph", "status"],
+        cwd=root,
+        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "completed" in status.stdout, status.stdout
