@@ -188,6 +188,10 @@ def test_a_narrowed_run_says_what_narrowed_it(pytester: pytest.Pytester) -> None
         (["-o", "xfail_strict=true"], False),
         (["-o", "strict_xfail = On"], False),
         (["-o", "xfail_strict=false"], True),  # a strict XPASS the project fails, let through
+        (["-o=xfail_strict=false"], True),  # argparse: the value after "-o="
+        (["-o=xfail_strict=true"], False),
+        (["-W=error"], False),
+        (["-vo=xfail_strict=false"], False),  # argparse: the name "=xfail_strict", unknown
         (["--override-ini=strict_xfail=0"], True),
         (["-o", "strict=no"], True),
         (["-vostrict_markers="], True),

@@ -62,6 +62,10 @@ if TYPE_CHECKING:  # the folder's helpers serve readers that load no plan model
     from .model import Plan
 
 
+_MAX_SALT_BYTES = 4096
+"""A salt file larger than this is not read (one this package writes holds 32 bytes)."""
+
+
 @functools.cache
 def machine_salt() -> bytes:
     """The random value kept in ``$XDG_CACHE_HOME/plangraph/salt`` (``~/.cache/…`` by default)
@@ -72,8 +76,10 @@ def machine_salt() -> bytes:
         return os.urandom(16)
     for _ in range(2):
         try:
-            return bytes.fromhex(path.read_text(encoding="ascii").strip()[:64])
-        except (OSError, ValueError):
+            # a regular file only (a FIFO is not waited on, /dev/zero not read without end)
+            text = regularfile.read_regular(path, _MAX_SALT_BYTES).decode("ascii")
+            return bytes.fromhex(text.strip()[:64])
+        except (OSError, ValueError):  # a new salt replaces whatever is there
             pass
         try:  # written whole; two processes writing at once agree on the last
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -86,6 +86,8 @@ def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
         args = _with_argfiles([*config.invocation_params.args, *extra], invocation)
     except RecursionError:
         return "@file arguments nested too deep to read"
+    except ArgfileUnreadError as exc:
+        return f"an @file argument that cannot be read again ({exc})"
     found = narrowing_options(args)
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # any text, as pytest reads it
         found.add("autoload")
@@ -253,23 +255,33 @@ _ARGFILE_DEPTH = 32
 raise RecursionError, which narrows the run."""
 
 
+class ArgfileUnreadError(Exception):
+    """An ``@file`` argument pytest's parser read could not be read again: a pipe (a shell's
+    ``@<(...)``, a named FIFO), whose bytes the parser took, or a file gone since; what it
+    held is unknown, so the run is taken as narrowed. The message names the file and why."""
+
+
 def _with_argfiles(args: Sequence[str], directory: Path, depth: int = 0) -> list[str]:
     """*args* with each ``@file`` replaced by the arguments it holds, one a line, an ``@file``
     among them read in turn (pytest's parser, argparse's, reads them so, each from the
-    invocation folder); a file that cannot be read stays as it is. Its bytes are decoded as
-    the file system's names are (undecodable bytes kept as escapes), so that no option on a
-    line of its own is missed for another line."""
+    invocation folder). Its bytes are decoded as the file system's names are (undecodable
+    bytes kept as escapes), so that no option on a line of its own is missed for another
+    line. A file that is not a regular one is not opened to wait on, nor read: raises
+    :class:`ArgfileUnreadError` for it and for one that cannot be read (pytest's parser,
+    which read every ``@file`` before, refused the run for one it could not read)."""
+    from ..regularfile import read_regular
+
     if depth > _ARGFILE_DEPTH:
         raise RecursionError("@file arguments nested too deep")
     expanded: list[str] = []
     for arg in args:
         if arg.startswith("@") and len(arg) > 1:
             try:
-                raw = (directory / arg[1:]).read_bytes()
-            except OSError:
-                expanded.append(arg)
-                continue
-            lines = [line for line in raw.decode("utf-8", "surrogateescape").splitlines() if line]
+                raw = read_regular(directory / arg[1:])
+            except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+                why = getattr(exc, "strerror", None) or str(exc)
+                raise ArgfileUnreadError(f"{arg}: {why}") from None
+            lines = raw.decode("utf-8", "surrogateescape").splitlines()  # an empty one too
             expanded.extend(_with_argfiles(lines, directory, depth + 1))
         else:
             expanded.append(arg)
@@ -345,7 +357,11 @@ _SHORT_WITH_VALUE = frozenset("ckmoprnW")
 
 def short_option(arg: str, rest: Iterator[str]) -> tuple[str, str]:
     """The first value-taking option in a group of short flags (``-vo x=y``: ``o``) and its
-    value (the rest of the group, or the next argument); ("", "") when there is none."""
+    value (the rest of the group, or the next argument); ("", "") when there is none. A
+    short option alone joined to its value by ``=`` (``-o=x=y``) has the text after the
+    ``=`` for its value, as pytest's parser (argparse) reads it."""
+    if arg[2:3] == "=" and arg[1:2] in _SHORT_WITH_VALUE:
+        return arg[1], arg[3:]
     for index, letter in enumerate(arg[1:], start=2):
         if letter in _SHORT_WITH_VALUE:
             return letter, arg[index:] or next(rest, "")

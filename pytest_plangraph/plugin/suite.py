@@ -90,6 +90,5 @@ def _options(args: Sequence[str]) -> Iterator[tuple[str, str]]:
             yield "deselect", arg.split("=", 1)[1] if "=" in arg else next(given, "")
         elif arg.startswith("-") and not arg.startswith("--"):
             letter, value = short_option(arg, given)
-            if letter in ("m", "k"):
-                # argparse reads "-m=expr" as the value "expr"
-                yield letter, value[1:] if arg[1:3] in ("m=", "k=") else value
+            if letter in ("m", "k"):  # "-m=expr": "expr", as argparse reads it
+                yield letter, value

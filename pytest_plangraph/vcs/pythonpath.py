@@ -6,7 +6,9 @@ modules a test file imports there too (:mod:`pytest_plangraph.vcs.imports`). Whi
 configuration file a run read is not known from a walk's key, so every pytest configuration
 file in the walk's folder and each folder above it counts (``pytest.ini``, ``.pytest.ini``,
 ``pyproject.toml``, ``tox.ini``, ``setup.cfg``): more folders only cost staleness. A file
-that cannot be read or parsed names none (pytest refuses it too).
+that cannot be read or parsed names none (pytest refuses it too), nor does one that is not a
+regular file (a FIFO, never waited on; a device such as ``/dev/zero``, never read without
+end) or one of more than :data:`MAX_CONFIG_BYTES` (a huge sparse file, never read whole).
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ import sys
 
 from ..hashes import sha256_hex
 from ..plan.paths import normalize
+from ..regularfile import read_regular
 
-__all__ = ["CONFIGS", "PythonPath"]
+__all__ = ["CONFIGS", "MAX_CONFIG_BYTES", "PythonPath"]
+
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+"""The largest configuration file read for its ``pythonpath``."""
 
 CONFIGS = (
     ("pytest.ini", "pytest"),
@@ -57,9 +63,8 @@ class PythonPath:
         if path not in self._entries:
             self._entries[path] = ()
             try:
-                with open(os.path.join(self.root, path), "rb") as handle:
-                    data = handle.read()
-            except OSError:
+                data = read_regular(os.path.join(self.root, path), MAX_CONFIG_BYTES)
+            except OSError:  # a FIFO, a device, a directory, too large: as unreadable
                 return ()
             self.read[path] = sha256_hex(data)
             self._entries[path] = _entries(data.decode("utf-8", errors="replace"), section)
