@@ -236,3 +236,29 @@ def test_a_user_cache_salt_that_is_no_small_regular_file_is_replaced(
     )
     assert status.returncode == 0, status.stdout + status.stderr
     assert "completed" in status.stdout, status.stdout
+
+
+def test_a_huge_configuration_file_above_the_runs_is_not_read_whole(
+    pytester: pytest.Pytester,
+) -> None:
+    """A run started in the tests' folder, which holds its own ``pytest.ini``, under a
+    repository whose ``setup.cfg`` is a sparse file of 3 GB: the file is not read whole to
+    look for a pytest section (taken as holding one), and the run records no pass."""
+    root = calc_project(pytester)
+    (root / "pytest.ini").unlink()
+    with open(root / "setup.cfg", "wb") as handle:
+        handle.truncate(3 * 1024**3)
+    (root / "tests/pytest.ini").write_text("[pytest]\npythonpath = ..\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--plangraph=../plangraph.yaml", "-p", "no:cacheprovider"],
+        cwd=root / "tests",
+        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "1 passed" in done.stdout, done.stdout + done.stderr  # the test ran and passed
+    assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
+    assert "below the repository's setup.cfg" in done.stdout, done.stdout

@@ -193,6 +193,8 @@ def configuration_above(config: pytest.Config, root: Path) -> str | None:
     project whose plan lies beside its own configuration file (one package of a larger
     repository) is not searched above it."""
     from ..judge.sections import has_pytest_section
+    from ..regularfile import TooLargeError, read_regular
+    from ..vcs.pythonpath import MAX_CONFIG_BYTES
 
     inipath = config.inipath
     if inipath is None:
@@ -211,11 +213,14 @@ def configuration_above(config: pytest.Config, root: Path) -> str | None:
             if not path.is_file():
                 continue
             if name not in ALWAYS_READ:
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
+                try:  # a regular file (swapped for a FIFO since: not waited on), not too large
+                    raw = read_regular(path, MAX_CONFIG_BYTES)
+                except TooLargeError:
+                    raw = None  # not read whole: taken as one holding a pytest section
                 except OSError:
-                    text = ""  # unreadable: pytest could not read it either
-                if not has_pytest_section(name, text):
+                    raw = b""  # unreadable: pytest could not read it either
+                text = None if raw is None else raw.decode("utf-8", "replace")
+                if text is not None and not has_pytest_section(name, text):
                     continue
             return path.relative_to(repository).as_posix()
         if above == top:
