@@ -7,6 +7,7 @@ back) must still be seen.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,24 @@ INI = "[pytest]\ntestpaths = tests\npythonpath = .\n"
 
 assert len(GOOD) == len(BROKEN)
 
+XFAIL_PLAN = PLAN.replace(
+    'tests: ["tests/test_calc.py"]}', 'tests: ["tests/test_calc.py"], xfail: allow}'
+)
+XFAIL_TESTS = """
+import pytest
+from calc import add
+
+
+def test_add():
+    assert add(2, 2) == 4
+
+
+@pytest.mark.xfail(reason="negative numbers, known")
+def test_negative():
+    assert add(-1, -1) == -2
+"""
+"""``test_negative`` passes: under ``xfail_strict = true`` its XPASS is a failure."""
+
 
 def calc_project(pytester: pytest.Pytester, plan: str = PLAN, **files: str) -> Path:
     """A git repository holding :data:`PLAN` (or *plan*), ``calc.py`` as :data:`GOOD`, its
@@ -47,3 +66,14 @@ def calc_project(pytester: pytest.Pytester, plan: str = PLAN, **files: str) -> P
     )
     (root / "tests/test_a.py").rename(root / "tests/test_calc.py")
     return root
+
+
+def fresh_copy(root: Path) -> Path:
+    """A copy of the project at *root* beside it (``fresh``) with its ``.plangraph/cache``
+    deleted, and the user cache folder ``fresh-cache`` beside it emptied: every cache gone."""
+    other = root.parent / "fresh"
+    shutil.rmtree(other, ignore_errors=True)
+    shutil.copytree(root, other, symlinks=True)
+    shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
+    shutil.rmtree(root.parent / "fresh-cache", ignore_errors=True)
+    return other

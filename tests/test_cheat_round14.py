@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from calc_helpers import BROKEN, GOOD, calc_project
+from calc_helpers import BROKEN, GOOD, calc_project, fresh_copy
 from cli_helpers import plangraph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -79,15 +78,6 @@ def _run(pytester: pytest.Pytester, root: Path, *args: str) -> int:
     return int(result.ret)
 
 
-def _fresh_copy(root: Path) -> Path:
-    other = root.parent / "fresh"
-    shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(root, other, symlinks=True)
-    shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
-    shutil.rmtree(root.parent / "fresh-cache", ignore_errors=True)
-    return other
-
-
 def _states(out: str) -> dict[str, Any]:
     data = json.loads(out)
     return {
@@ -101,7 +91,7 @@ def _compare(root: Path) -> dict[str, Any]:
     every cache deleted: the same states."""
     kept = [plangraph(root, "status", "--format", "json", env=_env(root, "user-cache"))]
     kept.append(plangraph(root, "status", "--format", "json", env=_env(root, "user-cache")))
-    other = _fresh_copy(root)
+    other = fresh_copy(root)
     fresh = plangraph(other, "status", "--format", "json", env=_env(root, "fresh-cache"))
     for done in (*kept, fresh):
         assert "Traceback" not in done.err, done.err
@@ -112,7 +102,7 @@ def _compare(root: Path) -> dict[str, Any]:
 
 def _claim(root: Path, node: str) -> int:
     kept = plangraph(root, "claim", node, "--by", "agent", env=_env(root, "user-cache"))
-    other = _fresh_copy(root)
+    other = fresh_copy(root)
     fresh = plangraph(other, "claim", node, "--by", "agent", env=_env(root, "fresh-cache"))
     assert kept.code == fresh.code, (kept.out, fresh.out)
     return kept.code
@@ -234,7 +224,7 @@ def test_an_unjudged_claim_before_a_failing_run_does_not_bring_back_the_pass_bef
     for key_env in (KEY, {}):
         mine = {**_env(root, "user-cache"), **key_env}
         kept = plangraph(root, "status", "--format", "json", env=mine)
-        other = _fresh_copy(root)
+        other = fresh_copy(root)
         fresh_env = {**_env(root, "fresh-cache"), **key_env}
         fresh = plangraph(other, "status", "--format", "json", env=fresh_env)
         assert "Traceback" not in kept.err + fresh.err, kept.err + fresh.err

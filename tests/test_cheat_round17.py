@@ -45,14 +45,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from calc_helpers import INI, PLAN, calc_project
+from calc_helpers import INI, PLAN, XFAIL_PLAN, XFAIL_TESTS, calc_project, fresh_copy
 from cli_helpers import plangraph
 from conftest import git
 
@@ -71,15 +70,6 @@ def _run(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
         del os.environ["XDG_CACHE_HOME"]
 
 
-def _fresh_copy(root: Path) -> Path:
-    other = root.parent / "fresh"
-    shutil.rmtree(other, ignore_errors=True)
-    shutil.copytree(root, other, symlinks=True)
-    shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
-    shutil.rmtree(root.parent / "fresh-cache", ignore_errors=True)
-    return other
-
-
 def _states(out: str) -> dict[str, Any]:
     data = json.loads(out)
     return {node["id"]: node["status"] for node in data["nodes"]}
@@ -90,7 +80,7 @@ def _status(root: Path) -> dict[str, Any]:
     and with every cache deleted: the same."""
     kept = [plangraph(root, "status", "--format", "json", env=_env(root, "user-cache"))]
     kept.append(plangraph(root, "status", "--format", "json", env=_env(root, "user-cache")))
-    other = _fresh_copy(root)
+    other = fresh_copy(root)
     fresh = plangraph(other, "status", "--format", "json", env=_env(root, "fresh-cache"))
     for done in (*kept, fresh):
         assert "Traceback" not in done.err, done.err
@@ -100,29 +90,10 @@ def _status(root: Path) -> dict[str, Any]:
 
 def _claim(root: Path, node: str) -> int:
     kept = plangraph(root, "claim", node, "--by", "agent", env=_env(root, "user-cache"))
-    other = _fresh_copy(root)
+    other = fresh_copy(root)
     fresh = plangraph(other, "claim", node, "--by", "agent", env=_env(root, "fresh-cache"))
     assert kept.code == fresh.code, (kept.out, fresh.out)
     return kept.code
-
-
-XFAIL_PLAN = PLAN.replace(
-    'tests: ["tests/test_calc.py"]}', 'tests: ["tests/test_calc.py"], xfail: allow}'
-)
-XFAIL_TESTS = """
-import pytest
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-
-
-@pytest.mark.xfail(reason="negative numbers, known")
-def test_negative():
-    assert add(-1, -1) == -2
-"""
-"""``test_negative`` passes: under ``xfail_strict = true`` its XPASS is a failure."""
 
 
 @pytest.mark.parametrize(

@@ -21,28 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
-from calc_helpers import INI, PLAN, calc_project
+from calc_helpers import INI, XFAIL_PLAN, XFAIL_TESTS, calc_project
 from conftest import git
 
 pytest_plugins = ["pytester"]
 
-XFAIL_PLAN = PLAN.replace(
-    'tests: ["tests/test_calc.py"]}', 'tests: ["tests/test_calc.py"], xfail: allow}'
-)
-XFAIL_TESTS = """
-import pytest
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-
-
-@pytest.mark.xfail(reason="negative numbers, known")
-def test_negative():
-    assert add(-1, -1) == -2
-"""
-"""``test_negative`` passes: under ``xfail_strict = true`` its XPASS is a failure."""
 
 LOOSENING = b"-o\nxfail_strict=false\n"
 
