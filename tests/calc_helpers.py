@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helpers import plangraph
 from plugin_helpers import make_project
 
 PLAN = """
@@ -77,3 +78,18 @@ def fresh_copy(root: Path) -> Path:
     shutil.rmtree(other / ".plangraph" / "cache", ignore_errors=True)
     shutil.rmtree(root.parent / "fresh-cache", ignore_errors=True)
     return other
+
+
+def cache_env(root: Path, name: str) -> dict[str, str]:
+    """The environment of a command whose user cache is the folder *name* beside *root*."""
+    return {"XDG_CACHE_HOME": str(root.parent / name)}
+
+
+def claim_as_without_caches(root: Path, node: str) -> int:
+    """The exit status of ``plangraph claim`` of *node* with the caches kept, asserted the
+    same as in a :func:`fresh_copy` with every cache deleted."""
+    kept = plangraph(root, "claim", node, "--by", "agent", env=cache_env(root, "user-cache"))
+    other = fresh_copy(root)
+    fresh = plangraph(other, "claim", node, "--by", "agent", env=cache_env(root, "fresh-cache"))
+    assert kept.code == fresh.code, (kept.out, fresh.out)
+    return kept.code

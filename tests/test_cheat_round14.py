@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from calc_helpers import BROKEN, GOOD, calc_project, fresh_copy
+from calc_helpers import BROKEN, GOOD, cache_env, calc_project, claim_as_without_caches, fresh_copy
 from cli_helpers import plangraph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -65,10 +65,6 @@ def _project(pytester: pytest.Pytester) -> Path:
     return calc_project(pytester, PLAN, **{"use.py": USE, "tests/test_use.py": USE_TESTS})
 
 
-def _env(root: Path, name: str) -> dict[str, str]:
-    return {"XDG_CACHE_HOME": str(root.parent / name)}
-
-
 def _run(pytester: pytest.Pytester, root: Path, *args: str) -> int:
     os.environ["XDG_CACHE_HOME"] = str(root.parent / "user-cache")
     try:
@@ -89,23 +85,15 @@ def _states(out: str) -> dict[str, Any]:
 def _compare(root: Path) -> dict[str, Any]:
     """status with the caches kept (twice: the second reads what the first kept) and with
     every cache deleted: the same states."""
-    kept = [plangraph(root, "status", "--format", "json", env=_env(root, "user-cache"))]
-    kept.append(plangraph(root, "status", "--format", "json", env=_env(root, "user-cache")))
+    kept = [plangraph(root, "status", "--format", "json", env=cache_env(root, "user-cache"))]
+    kept.append(plangraph(root, "status", "--format", "json", env=cache_env(root, "user-cache")))
     other = fresh_copy(root)
-    fresh = plangraph(other, "status", "--format", "json", env=_env(root, "fresh-cache"))
+    fresh = plangraph(other, "status", "--format", "json", env=cache_env(root, "fresh-cache"))
     for done in (*kept, fresh):
         assert "Traceback" not in done.err, done.err
     assert _states(kept[0].out) == _states(fresh.out)
     assert _states(kept[1].out) == _states(fresh.out)
     return _states(fresh.out)
-
-
-def _claim(root: Path, node: str) -> int:
-    kept = plangraph(root, "claim", node, "--by", "agent", env=_env(root, "user-cache"))
-    other = fresh_copy(root)
-    fresh = plangraph(other, "claim", node, "--by", "agent", env=_env(root, "fresh-cache"))
-    assert kept.code == fresh.code, (kept.out, fresh.out)
-    return kept.code
 
 
 def test_a_pass_broken_by_the_code_and_a_failing_run_stand_as_without_caches(
@@ -116,7 +104,7 @@ def test_a_pass_broken_by_the_code_and_a_failing_run_stand_as_without_caches(
     test fails on the code as it is."""
     root = _project(pytester)
     assert _run(pytester, root) == 0
-    env = _env(root, "user-cache")
+    env = cache_env(root, "user-cache")
     assert plangraph(root, "approve", "step-calc/ac-review", "--by", "alice", env=env).code == 0
     states = _compare(root)
     assert states["step-calc"][0] == "completed"
@@ -125,7 +113,7 @@ def test_a_pass_broken_by_the_code_and_a_failing_run_stand_as_without_caches(
     states = _compare(root)
     assert states["step-calc"][0] != "completed"
     assert states["step-use"][0] != "completed"
-    assert _claim(root, "step-calc") == 1
+    assert claim_as_without_caches(root, "step-calc") == 1
     # a run of the other node's tests alone: step-calc's record is not made again
     assert _run(pytester, root, "tests/test_use.py") != 0
     states = _compare(root)
@@ -134,7 +122,7 @@ def test_a_pass_broken_by_the_code_and_a_failing_run_stand_as_without_caches(
     assert _run(pytester, root) != 0
     states = _compare(root)
     assert dict(states["step-calc"][1])["ac-add"] == "failed"
-    assert _claim(root, "step-calc") == 1
+    assert claim_as_without_caches(root, "step-calc") == 1
     (root / "calc.py").write_text(GOOD)
     assert _run(pytester, root) == 0
     states = _compare(root)
@@ -142,7 +130,7 @@ def test_a_pass_broken_by_the_code_and_a_failing_run_stand_as_without_caches(
     assert plangraph(root, "revoke", "step-calc/ac-review", "--by", "alice", env=env).code == 0
     states = _compare(root)
     assert states["step-calc"][0] != "completed"
-    assert _claim(root, "step-calc") == 1
+    assert claim_as_without_caches(root, "step-calc") == 1
 
 
 KEY = {"PLANGRAPH_SIGNING_KEY": "a shared secret of CI and the judge"}
@@ -168,14 +156,14 @@ def test_a_file_broken_during_the_run_is_refused_by_the_runs_gate_and_by_claim(
     stored) refuses the node, as ``claim`` does with the caches kept and with none."""
     root = _project(pytester)
     (root / "tests/test_calc.py").write_text(SHIFTY)
-    env = _env(root, "user-cache")
+    env = cache_env(root, "user-cache")
     assert plangraph(root, "approve", "step-calc/ac-review", "--by", "alice", env=env).code == 0
     gated = ("--plangraph-gate", "--plangraph-require", "step-calc")
     assert _run(pytester, root, *gated) != 0
     assert (root / "calc.py").read_text() == BROKEN
     states = _compare(root)
     assert states["step-calc"][0] != "completed"
-    assert _claim(root, "step-calc") == 1
+    assert claim_as_without_caches(root, "step-calc") == 1
 
 
 def _signed_run(pytester: pytest.Pytester, root: Path) -> int:
@@ -215,17 +203,17 @@ def test_an_unjudged_claim_before_a_failing_run_does_not_bring_back_the_pass_bef
     run of the agent's changes nothing; CI's next signed pass completes it again."""
     root = _project(pytester)
     assert _signed_run(pytester, root) == 0
-    env = {**_env(root, "user-cache"), **KEY}
+    env = {**cache_env(root, "user-cache"), **KEY}
     assert plangraph(root, "approve", "step-calc/ac-review", "--by", "alice", env=env).code == 0
     _unjudged_claim(root, "step-calc")
     (root / "calc.py").write_text(BROKEN)
     assert _signed_run(pytester, root) != 0
     (root / "calc.py").write_text(GOOD)
     for key_env in (KEY, {}):
-        mine = {**_env(root, "user-cache"), **key_env}
+        mine = {**cache_env(root, "user-cache"), **key_env}
         kept = plangraph(root, "status", "--format", "json", env=mine)
         other = fresh_copy(root)
-        fresh_env = {**_env(root, "fresh-cache"), **key_env}
+        fresh_env = {**cache_env(root, "fresh-cache"), **key_env}
         fresh = plangraph(other, "status", "--format", "json", env=fresh_env)
         assert "Traceback" not in kept.err + fresh.err, kept.err + fresh.err
         assert _states(kept.out) == _states(fresh.out)

@@ -51,15 +51,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from calc_helpers import INI, PLAN, XFAIL_PLAN, XFAIL_TESTS, calc_project, fresh_copy
+from calc_helpers import (
+    INI,
+    PLAN,
+    XFAIL_PLAN,
+    XFAIL_TESTS,
+    cache_env,
+    calc_project,
+    claim_as_without_caches,
+    fresh_copy,
+)
 from cli_helpers import plangraph
 from conftest import git
 
 pytest_plugins = ["pytester"]
-
-
-def _env(root: Path, name: str) -> dict[str, str]:
-    return {"XDG_CACHE_HOME": str(root.parent / name)}
 
 
 def _run(pytester: pytest.Pytester, root: Path, *args: str) -> pytest.RunResult:
@@ -78,22 +83,14 @@ def _states(out: str) -> dict[str, Any]:
 def _status(root: Path) -> dict[str, Any]:
     """The nodes' states, with the caches kept (twice: the second reads what the first kept)
     and with every cache deleted: the same."""
-    kept = [plangraph(root, "status", "--format", "json", env=_env(root, "user-cache"))]
-    kept.append(plangraph(root, "status", "--format", "json", env=_env(root, "user-cache")))
+    kept = [plangraph(root, "status", "--format", "json", env=cache_env(root, "user-cache"))]
+    kept.append(plangraph(root, "status", "--format", "json", env=cache_env(root, "user-cache")))
     other = fresh_copy(root)
-    fresh = plangraph(other, "status", "--format", "json", env=_env(root, "fresh-cache"))
+    fresh = plangraph(other, "status", "--format", "json", env=cache_env(root, "fresh-cache"))
     for done in (*kept, fresh):
         assert "Traceback" not in done.err, done.err
     assert _states(kept[0].out) == _states(fresh.out) == _states(kept[1].out)
     return _states(fresh.out)
-
-
-def _claim(root: Path, node: str) -> int:
-    kept = plangraph(root, "claim", node, "--by", "agent", env=_env(root, "user-cache"))
-    other = fresh_copy(root)
-    fresh = plangraph(other, "claim", node, "--by", "agent", env=_env(root, "fresh-cache"))
-    assert kept.code == fresh.code, (kept.out, fresh.out)
-    return kept.code
 
 
 @pytest.mark.parametrize(
@@ -122,14 +119,14 @@ def test_an_override_of_strict_xfail_to_false_records_no_pass(
     assert "evidence recorded: 1 passed" not in loosened.stdout.str()
     assert "loosens" in loosened.stdout.str() or "override" in loosened.stdout.str()
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
     os.environ["PYTEST_ADDOPTS"] = f"-o {override}"
     try:
         _run(pytester, root)
     finally:
         del os.environ["PYTEST_ADDOPTS"]
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
@@ -152,7 +149,7 @@ def test_an_override_in_an_argfile_named_by_an_argfile_records_no_pass(
     assert "1 xpassed" in loosened.stdout.str()
     assert "evidence recorded: 1 passed" not in loosened.stdout.str()
     assert _status(root) == {"step-calc": "ready"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
 
 
 @pytest.mark.parametrize("name", ["pytest.ini", "tox.ini"])
@@ -181,7 +178,7 @@ def test_a_run_under_a_configuration_file_below_the_projects_records_no_pass(
     assert "1 xpassed" in below.stdout, below.stdout + below.stderr
     assert "evidence recorded: 1 passed" not in below.stdout
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
 
 
 def test_a_package_with_its_plan_beside_its_configuration_records_its_passes(
@@ -253,7 +250,7 @@ def test_a_test_module_skipped_whole_by_the_code_under_test_is_no_allowed_skip(
     assert "1 skipped" in result.stdout.str()
     assert "evidence recorded: 1 passed" not in result.stdout.str()
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
     # the tests' own decision: the test module skips itself (calc.py as it was)
     git(root, "checkout", "-q", "HEAD~1", "--", "calc.py")
     tests = root / "tests/test_calc.py"
@@ -306,7 +303,7 @@ def test_plugin_autoloading_disabled_leaving_out_a_plugin_records_no_pass(
     assert "evidence recorded: 1 passed" not in loosened.stdout.str()
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
 
 
 def test_code_that_ends_a_worker_is_refused_by_the_gate(pytester: pytest.Pytester) -> None:
@@ -320,7 +317,7 @@ def test_code_that_ends_a_worker_is_refused_by_the_gate(pytester: pytest.Pyteste
     gate = ["--plangraph-gate", "--plangraph-require", "step-calc"]
     _run(pytester, root, *gate)
     assert _status(root) == {"step-calc": "ready"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
     assert _run(pytester, root, "-n", "2", *gate).ret == 1
     assert _status(root) == {"step-calc": "failed"}
-    assert _claim(root, "step-calc") != 0
+    assert claim_as_without_caches(root, "step-calc") != 0
