@@ -7,7 +7,11 @@ back) must still be seen.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -93,3 +97,27 @@ def claim_as_without_caches(root: Path, node: str) -> int:
     fresh = plangraph(other, "claim", node, "--by", "agent", env=cache_env(root, "fresh-cache"))
     assert kept.code == fresh.code, (kept.out, fresh.out)
     return kept.code
+
+
+def pytest_in(
+    root: Path,
+    folder: str = ".",
+    *args: str,
+    plugin: Sequence[str] = ("--plangraph",),
+    pass_fds: tuple[int, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest PLUGIN -p no:cacheprovider ARGS`` run in *folder* of the project at
+    *root* (within 60 s), its user cache the folder ``user-cache`` beside *root* and
+    ``PYTEST_ADDOPTS`` unset."""
+    env = {**os.environ, **cache_env(root, "user-cache")}
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider", *args],
+        cwd=root / folder,
+        env=env,
+        pass_fds=pass_fds,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

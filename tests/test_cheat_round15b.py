@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from calc_helpers import CALC_TESTS, PLAN
 from cli_helpers import plangraph, plangraph_main
 from plugin_helpers import make_project
 
@@ -116,25 +117,6 @@ def test_a_kept_shape_tagged_by_the_agent_does_not_pass_a_planted_table_with_key
     assert "planted" in fresh.out + fresh.err, fresh.out + fresh.err
 
 
-RACE_PLAN = """
-plangraph: 1
-plan: demo
-nodes:
-  - id: step-calc
-    outputs: [calc.py]
-    acceptance:
-      - id: ac-add
-        verifier: {type: test, tests: ["tests/test_calc.py"]}
-"""
-
-CALC_TESTS = """
-from calc import add
-
-
-def test_add():
-    assert add(2, 2) == 4
-"""
-
 PADDING = 48 * 1024 * 1024
 """A comment before the code long enough that reading the file takes a while."""
 
@@ -184,7 +166,7 @@ def test_a_bound_file_rewritten_while_the_start_hashes_it_voids_the_record(
     (``ARTIFACT_CHANGED_DURING_RUN``), and the node is not completed."""
     root = make_project(
         pytester,
-        plan=RACE_PLAN,
+        plan=PLAN,
         tests=CALC_TESTS,
         files={"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n"},
     )
@@ -239,7 +221,7 @@ def test_a_bound_link_made_anew_by_a_conftest_voids_the_record(
     (with the caches kept and with every cache deleted)."""
     root = make_project(
         pytester,
-        plan=RACE_PLAN,
+        plan=PLAN,
         tests=CALC_TESTS,
         files={
             "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",

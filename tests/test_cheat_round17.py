@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,7 @@ from calc_helpers import (
     calc_project,
     claim_as_without_caches,
     fresh_copy,
+    pytest_in,
 )
 from cli_helpers import plangraph
 from conftest import git
@@ -167,14 +166,7 @@ def test_a_run_under_a_configuration_file_below_the_projects_records_no_pass(
     git(root, "commit", "-qm", "a known bug kept as xfail, a configuration in the tests' folder")
     assert _run(pytester, root).ret == 1
     assert _status(root) == {"step-calc": "failed"}
-    below = subprocess.run(
-        [sys.executable, "-m", "pytest", "--plangraph=../plangraph.yaml", "-p", "no:cacheprovider"],
-        cwd=root / "tests",
-        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    below = pytest_in(root, "tests", "--plangraph=../plangraph.yaml", plugin=())
     assert "1 xpassed" in below.stdout, below.stdout + below.stderr
     assert "evidence recorded: 1 passed" not in below.stdout
     assert _status(root) == {"step-calc": "failed"}
@@ -197,14 +189,7 @@ def test_a_package_with_its_plan_beside_its_configuration_records_its_passes(
     (root / "pkg/pytest.ini").write_text(INI, encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "a package of its own")
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "--plangraph", "-p", "no:cacheprovider"],
-        cwd=root / "pkg",
-        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    ran = pytest_in(root, "pkg")
     assert "evidence recorded: 1 passed" in ran.stdout, ran.stdout + ran.stderr
 
 

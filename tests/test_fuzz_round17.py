@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from calc_helpers import INI, XFAIL_PLAN, XFAIL_TESTS, calc_project
+from calc_helpers import INI, XFAIL_PLAN, XFAIL_TESTS, cache_env, calc_project, pytest_in
+from cli_helpers import plangraph
 from conftest import git
 
 pytest_plugins = ["pytester"]
@@ -35,31 +35,6 @@ def _xfail_project(pytester: pytest.Pytester) -> Path:
     (root / "tests/test_calc.py").write_text(XFAIL_TESTS.lstrip(), encoding="utf-8")
     git(root, "commit", "-qam", "a known bug kept as xfail")
     return root
-
-
-def _pytest(
-    root: Path, *args: str, pass_fds: tuple[int, ...] = (), plugin: bool = True
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")}
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            *(["--plangraph"] if plugin else ["-p", "no:plangraph"]),
-            "-p",
-            "no:cacheprovider",
-            *args,
-        ],
-        cwd=root,
-        env=env,
-        pass_fds=pass_fds,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _recorded_no_pass(done: subprocess.CompletedProcess[str]) -> None:
@@ -77,7 +52,7 @@ def test_an_argfile_that_is_a_shells_pipe_records_no_pass(pytester: pytest.Pytes
     try:
         os.write(write, LOOSENING)
         os.close(write)
-        done = _pytest(root, f"@/dev/fd/{read}", pass_fds=(read,))
+        done = pytest_in(root, ".", f"@/dev/fd/{read}", pass_fds=(read,))
     finally:
         os.close(read)
     _recorded_no_pass(done)
@@ -123,19 +98,19 @@ def test_an_argfile_that_is_a_named_fifo_neither_hangs_nor_records_a_pass(
     os.mkfifo(fifo)
     count = [0]
     stop = _writer(fifo, None, count)
-    plain = _pytest(root, f"@{fifo}", plugin=False)
+    plain = pytest_in(root, ".", f"@{fifo}", plugin=("-p", "no:plangraph"))
     assert "1 xpassed" in plain.stdout, plain.stdout + plain.stderr
     reads = count[0]
     assert reads >= 1
     _stop(fifo, stop)
     _writer(fifo, reads, [0])
     try:
-        done = _pytest(root, f"@{fifo}")
+        done = pytest_in(root, ".", f"@{fifo}")
     except subprocess.TimeoutExpired:  # pragma: no cover - the failure this test keeps out
         pytest.fail("pytest --plangraph hung on an @file that is a FIFO")
     _recorded_no_pass(done)
     stop = _writer(fifo, None, [0])
-    _recorded_no_pass(_pytest(root, f"@{fifo}"))
+    _recorded_no_pass(pytest_in(root, ".", f"@{fifo}"))
     _stop(fifo, stop)
 
 
@@ -152,7 +127,7 @@ def test_an_override_joined_to_o_by_an_equals_sign_records_no_pass(
     """``-o=xfail_strict=false``: pytest's parser takes the text after ``-o=`` for the
     override (as it takes ``--override-ini=...``); the run records no pass."""
     root = _xfail_project(pytester)
-    done = _pytest(root, *args)
+    done = pytest_in(root, ".", *args)
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
     assert "override" in done.stdout, done.stdout
@@ -165,7 +140,7 @@ def test_an_empty_line_of_an_argfile_is_an_argument(pytester: pytest.Pytester) -
     root = _xfail_project(pytester)
     argfile = root.parent / "args.txt"
     argfile.write_bytes(b"-k\n\n-oxfail_strict=false\n")
-    done = _pytest(root, f"@{argfile}")
+    done = pytest_in(root, ".", f"@{argfile}")
     assert "1 xpassed" in done.stdout, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
     assert "override" in done.stdout, done.stdout
@@ -181,7 +156,7 @@ def test_configuration_files_that_are_no_regular_files_are_not_waited_on(
     root = calc_project(pytester)
     os.mkfifo(root / "setup.cfg")
     (root / "tox.ini").symlink_to("/dev/zero")
-    done = _pytest(root)
+    done = pytest_in(root)
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" in done.stdout, done.stdout + done.stderr
 
@@ -204,21 +179,13 @@ def test_a_user_cache_salt_that_is_no_small_regular_file_is_replaced(
             handle.truncate(3 * 1024**3)
     else:
         salt.symlink_to(kind)
-    done = _pytest(root)
+    done = pytest_in(root)
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "evidence recorded: 1 passed" in done.stdout, done.stdout + done.stderr
     assert len(salt.read_text(encoding="ascii")) == 32  # a new salt, a regular file
-    status = subprocess.run(
-        [sys.executable, "-m", "pytest_plangraph", "status"],
-        cwd=root,
-        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert "completed" in status.stdout, status.stdout
+    status = plangraph(root, "status", env=cache_env(root, "user-cache"))
+    assert status.code == 0, status.out + status.err
+    assert "completed" in status.out, status.out
 
 
 def test_a_huge_configuration_file_above_the_runs_is_not_read_whole(
@@ -232,15 +199,7 @@ def test_a_huge_configuration_file_above_the_runs_is_not_read_whole(
     with open(root / "setup.cfg", "wb") as handle:
         handle.truncate(3 * 1024**3)
     (root / "tests/pytest.ini").write_text("[pytest]\npythonpath = ..\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--plangraph=../plangraph.yaml", "-p", "no:cacheprovider"],
-        cwd=root / "tests",
-        env={**os.environ, "XDG_CACHE_HOME": str(root.parent / "user-cache")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = pytest_in(root, "tests", "--plangraph=../plangraph.yaml", plugin=())
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "1 passed" in done.stdout, done.stdout + done.stderr  # the test ran and passed
     assert "evidence recorded: 1 passed" not in done.stdout, done.stdout
