@@ -143,6 +143,9 @@ with open(".plangraph/cache/floor-nodes.jsonl", "w") as out:
     out.write("\n".join(lines) + "\n")
 with open(".plangraph/cache/floor-rows.jsonl", "w") as out:
     out.write("\n".join(rows) + "\n")
+import marshal
+with open(".plangraph/cache/floor-nodes.marshal", "wb") as out:
+    marshal.dump([json.loads(line) for line in lines], out)
 """
 """Made once before counting (not counted): the kept index and the per-node records, from
 the product's derivation of the repository as its kept answer was made."""
@@ -189,9 +192,15 @@ at = {n: i for i, n in enumerate(order)}
 closure = sorted(reached, key=at.__getitem__)  # upstream first: the kept order is topological
 if upto < 4:
     stop()
-with open(cache + "floor-nodes.jsonl", "rb") as f:
-    lines = f.read().split(b"\n")
-records = {n: json.loads(lines[at[n]]) for n in closure}
+if "lean" in extras:  # every node's record in one marshal value (not JSON), read whole
+    import marshal
+    with open(cache + "floor-nodes.marshal", "rb") as f:
+        every = marshal.loads(f.read())
+    records = {n: every[at[n]] for n in closure}
+else:
+    with open(cache + "floor-nodes.jsonl", "rb") as f:
+        lines = f.read().split(b"\n")
+    records = {n: json.loads(lines[at[n]]) for n in closure}
 if upto < 5:
     stop()
 digests = {}
@@ -204,13 +213,86 @@ for n in closure:
     })
 if upto < 6:
     stop()
-NO_APPROVAL = [["APPROVAL_MISSING", "no approval recorded", {}]]
 CHANGED_CRITERION = "the criterion's definition changed since the evidence was recorded"
 CHANGED_INPUTS = "the node's inputs changed since the evidence was recorded"
-NO_EVIDENCE = [["CRITERION_MISSING", "no evidence recorded", {}]]
-completed, rows = {}, {}
+completed, rows, cellrows = {}, {}, {}
 kept_done = set(index["completed"])
-for n in closure:
+closure_judged = closure
+if "lean" in extras:  # the judgement of what the table prints and the next miss reads alone
+    closure_judged = ()
+    for n in closure:
+        node_id, kind, facts, criteria, prerequisites, files, _ = records[n]
+        claimed, refused, max_retry, cancelled, active = facts
+        mine = digests[n]
+        reasons, open_states, valid, counted = [], set(), 0, 0
+        for cid, required, vtype, cdigest, bound in criteria:
+            if vtype == "approval":
+                state, why = "awaiting_approval", ["no approval recorded"]
+            elif bound is None:
+                state, why = "missing", ["no evidence recorded"]
+            else:
+                was, outcome, old_cdigest, subjects, evidence, before = bound
+                changed = [p for p in sorted(subjects) if now.get(p, subjects[p]) != subjects[p]]
+                if outcome == "passed" and old_cdigest == cdigest and was == mine and not changed:
+                    state, why = "valid", ()
+                elif outcome != "passed":
+                    raise SystemExit("a failed verdict: not in the prototype")
+                else:
+                    state, why = "stale", []
+                    if old_cdigest != cdigest:
+                        why.append(CHANGED_CRITERION)
+                    for p in changed:
+                        gone = now[p] is None
+                        why.append(f"{p} is missing" if gone else
+                                   f"{p} changed since the evidence was recorded")
+                    if was != mine:
+                        why += [f"upstream node {q} changed since then" for q in prerequisites
+                                if before[q] != digests.get(q, kept_digests[q])]
+                        if not why:
+                            why.append(CHANGED_INPUTS)
+            if required:
+                counted += 1
+                if state == "valid":
+                    valid += 1
+                else:
+                    open_states.add(state)
+                    reasons += [f"{cid}: {message}" for message in why]
+        waiting = [p for p in prerequisites if not completed.get(p, p in kept_done)]
+        exhausted = refused > max_retry
+        completed[n] = not waiting and not open_states and not exhausted and not cancelled
+        if completed[n]:
+            reasons = []
+        else:
+            reasons += [f"strong prerequisite {p} is not completed" for p in waiting]
+            if exhausted:
+                reasons.append(f"{refused} claims refused since the last retry grant (max_retry "
+                               f"{max_retry}): the gate refuses this node whatever its evidence "
+                               f"until a person runs `plangraph retry {node_id}`")
+        if cancelled:
+            status = "cancelled"
+        elif exhausted:
+            status = "blocked"
+        elif completed[n]:
+            status = "completed"
+        elif "stale" in open_states:
+            status = "stale"
+        elif "failed" in open_states:
+            status = "failed"
+        elif waiting and (claimed or active):
+            status = "blocked"
+        elif open_states == {"awaiting_approval"} and not waiting:
+            status = "awaiting_approval"
+        elif claimed:
+            status = "awaiting_verification"
+        elif active:
+            status = "in_progress"
+        else:
+            status = "pending" if waiting else "ready"
+        why = "; ".join(reasons[:3]) + (" …" if len(reasons) > 3 else "")
+        cellrows[n] = [node_id, kind, status, f"{valid}/{counted}", why]
+NO_APPROVAL = [["APPROVAL_MISSING", "no approval recorded", {}]]
+NO_EVIDENCE = [["CRITERION_MISSING", "no evidence recorded", {}]]
+for n in closure_judged:  # the judgement with the product's rows (node_to_json's form)
     node_id, kind, facts, criteria, prerequisites, files, _ = records[n]
     claimed, refused, max_retry, cancelled, active = facts
     mine = digests[n]
@@ -308,7 +390,7 @@ for previous, name in zip(header, header[1:]):
 widths = [b - a - 2 for a, b in zip(starts, starts[1:])]
 line = "  ".join(f"{{!s:<{w}}}" for w in [*widths, 0])
 for n in closure:
-    new = cells(rows[n])
+    new = cellrows[n] if n in cellrows else cells(rows[n])
     for w, was, cell in zip(widths, records[n][6], new):
         if len(cell) > w or (was == w and len(cell) != w):
             raise SystemExit("a column's width changed: not in the prototype")
@@ -452,6 +534,12 @@ def main(argv: list[str] | None = None) -> None:
         total = counts[-1]
         print(f"  the floor, every part: {total / 1e9:.3f} G ({total / start:.1f}x python start)")
         print(f"  the floor less the product's hit: {(total - hit) / 1e9:.3f} G")
+        print("  the leaner form: the records as one marshal value, the table's cells judged alone")
+        lean = counts[:4]
+        for upto, part in list(enumerate(PARTS, 1))[3:]:
+            lean.append(count(root, [python, "-c", FLOOR, str(upto), "lean"]))
+            print(f"  {upto}'. {part:<65} {(lean[-1] - lean[-2]) / 1e9:7.3f} G")
+        print(f"  the leaner floor, every part: {lean[-1] / 1e9:.3f} G")
         print("  beside the floor, each added to parts 1-8:")
         for extra, what in EXTRAS.items():
             more = count(root, [python, "-c", FLOOR, str(len(PARTS) - 1), extra]) - counts[-2]
@@ -462,11 +550,14 @@ def main(argv: list[str] | None = None) -> None:
         )
         checked = [python, "-c", FLOOR, str(len(PARTS)), "patched", str(tmp / "floor.json")]
         mine = run(root, checked)
+        leaner = run(root, [python, "-c", FLOOR, str(len(PARTS)), "lean"])
         if args.product:
             bi.row("the product: status after out/n7.txt changed", count(root, status), start)
         theirs = run(root, status)
         same = "the same bytes" if mine == theirs else "NOT the same bytes"
         print(f"  the floor's table against plangraph status's stdout: {same}")
+        same = "the same bytes" if leaner == theirs else "NOT the same bytes"
+        print(f"  the leaner floor's table against plangraph status's stdout: {same}")
         made = json.loads((tmp / "floor.json").read_text())
         derived = str(root / ".plangraph/cache/derived.json")
         kept = json.loads(run(root, [python, "-c", KEPT_STATE, derived]))
@@ -477,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
             f"  the floor's {len(made['digests'])} new input digests and rows against the "
             f"product's derived state: {len(moved)} and {len(other)} differ"
         )
-        if mine != theirs or moved or other:
+        if mine != theirs or leaner != theirs or moved or other:
             raise SystemExit(1)
 
 
