@@ -123,8 +123,10 @@ for node_id in order:
                      p.get("subjects") or {}, p.get("id"), before]
         criteria.append([c.id, c.required, c.verifier.type, context.criteria[(node_id, c.id)][1],
                          bound])
+    required = [c.id for c in node.acceptance if c.required]
+    passed = bool(required) and all((node_id, c) in fold.passed for c in required)
     facts = [node_id in ledger.claimed, ledger.refused.get(node_id, 0), node.max_retry,
-             bool(node.cancelled), node_id in active]
+             bool(node.cancelled), node_id in active, passed]
     row = node_to_json(state.nodes[node_id])
     required = [c for c in row[4] if c[1]]
     count = f"{sum(c[2] == 'valid' for c in required)}/{len(required)}"
@@ -222,7 +224,7 @@ if "lean" in extras:  # the judgement of what the table prints and the next miss
     closure_judged = ()
     for n in closure:
         node_id, kind, facts, criteria, prerequisites, files, _ = records[n]
-        claimed, refused, max_retry, cancelled, active = facts
+        claimed, refused, max_retry, cancelled, active, _ = facts
         mine = digests[n]
         reasons, open_states, valid, counted = [], set(), 0, 0
         for cid, required, vtype, cdigest, bound in criteria:
@@ -294,7 +296,7 @@ NO_APPROVAL = [["APPROVAL_MISSING", "no approval recorded", {}]]
 NO_EVIDENCE = [["CRITERION_MISSING", "no evidence recorded", {}]]
 for n in closure_judged:  # the judgement with the product's rows (node_to_json's form)
     node_id, kind, facts, criteria, prerequisites, files, _ = records[n]
-    claimed, refused, max_retry, cancelled, active = facts
+    claimed, refused, max_retry, cancelled, active, _ = facts
     mine = digests[n]
     states, reasons = [], []
     for cid, required, vtype, cdigest, bound in criteria:
@@ -424,6 +426,28 @@ if "record" in extras:  # beside: the kept answer's record written whole, as tod
     record = dict(look.record)
     record["answer"] = [printed, look.answer[1], look.answer[2]]
     write_tagged(Path(cache + "floor-status-text.json"), record, STATUS_PERSON)
+if "tags" in extras:  # the per-node store and the index checked as every cache file is
+    from pytest_plangraph.store.derived import _tag
+    for name in ("floor-index.json", "floor-nodes.marshal"):
+        with open(cache + name, "rb") as f:
+            _tag(f.read(), b"plangraph-floor")
+if "check" in extras:  # --check's failures of the closure (cli.state_cmds._check_failures)
+    failing = []
+    for n in closure:
+        status = cellrows[n][2] if n in cellrows else rows[n][2]
+        claimed, _, _, cancelled, _, passed = records[n][2]
+        if status == "completed" or cancelled:
+            continue
+        if status == "cancelled":
+            status = "cancelled by an event, which settles nothing (`cancelled: true` does)"
+        if claimed:
+            failing.append([n, f"is claimed but {status}"])
+        elif passed:
+            failing.append([n, f"was satisfied by evidence before and is {status} now"])
+        elif status == "stale":
+            raise SystemExit("a stale node neither claimed nor passed: not in the prototype")
+    with open(cache + "floor-check.json", "w") as out:
+        json.dump(failing, out)
 if len(sys.argv) > 3:
     with open(sys.argv[3], "w") as out:
         json.dump({"digests": digests, "rows": rows}, out)
@@ -448,6 +472,8 @@ EXTRAS = {
     "patched": "the closure's kept rows read, the table checked by cli.tables.patched",
     "rows": "the closure's new rows written (node_to_json's form, a line each)",
     "record": "the kept answer's record written whole (as the product keeps it)",
+    "tags": "the per-node store and the index checked by their tags (BLAKE2b)",
+    "check": "--check's failures of the closure made and kept",
 }
 """What is counted beside the floor, not in it: each added to the parts up to 8."""
 
@@ -540,6 +566,8 @@ def main(argv: list[str] | None = None) -> None:
             lean.append(count(root, [python, "-c", FLOOR, str(upto), "lean"]))
             print(f"  {upto}'. {part:<65} {(lean[-1] - lean[-2]) / 1e9:7.3f} G")
         print(f"  the leaner floor, every part: {lean[-1] / 1e9:.3f} G")
+        done = count(root, [python, "-c", FLOOR, str(len(PARTS)), "lean,tags,check"])
+        print(f"  the leaner floor with the tags and --check's failures: {done / 1e9:.3f} G")
         print("  beside the floor, each added to parts 1-8:")
         for extra, what in EXTRAS.items():
             more = count(root, [python, "-c", FLOOR, str(len(PARTS) - 1), extra]) - counts[-2]
