@@ -9,6 +9,7 @@
      │    └── StoreTamperedError  an event the gate would use does not match its id or chain
      ├── PlanMoveError          a patch was recorded but its plan could not replace the file
      ├── GitError               a git operation failed (not a repository, unknown revision …)
+     │    └── GitTimeoutError   a git process did not finish within PLANGRAPH_GIT_TIMEOUT
      ├── VerifierError          a verifier is misconfigured or unknown
      ├── SignatureError         an event handed over without a signature the gate trusts
      └── UsageError             a command line or API call that names something that is not there,
@@ -153,6 +154,16 @@ class PlanMoveError(PlangraphError):
 
 class GitError(PlangraphError):
     """A git operation failed."""
+
+
+GIT_TIMEOUT_SETTING = "PLANGRAPH_GIT_TIMEOUT"
+"""The setting that bounds the seconds each git process may take (:class:`GitTimeoutError`)."""
+
+
+class GitTimeoutError(GitError):
+    """A git process did not finish within its bound (:data:`GIT_TIMEOUT_SETTING`) and was
+    stopped. Never an answer: whoever takes a failed git command for "no" (a kept answer's
+    miss, a revision that names nothing) lets this one through, so the command stops at once."""
 
 
 class VerifierError(PlangraphError):

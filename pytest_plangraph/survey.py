@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import GitError, PlanError
+from .errors import GitError, GitTimeoutError, PlanError
 from .impact.report import (
     ImpactReport,
     diff_impact,
@@ -172,6 +172,8 @@ def _plan_edits(
     before = change.old_path or plan_file
     try:
         old = _plan_at(repo, since, before)
+    except GitTimeoutError:  # git did not answer: the command stops, as on any other call
+        raise
     except (PlanError, GitError) as exc:
         reason = _first_line(exc)
         return {}, [f"the plan at {since} could not be read ({reason}); plan edits not compared"]
@@ -192,6 +194,8 @@ def _moved_plan(repo: Repository, since: str, changes: list[Change]) -> Graph | 
             continue
         try:
             old = _plan_at(repo, since, change.path)
+        except GitTimeoutError:
+            raise
         except (PlanError, GitError):
             continue
         if old is not None and old.plan.plan == repo.plan.plan:

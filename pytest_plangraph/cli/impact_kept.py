@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..errors import GitTimeoutError
     from ..vcs.history import SinceDiff
     from ..vcs.revcache import RevisionCache
 
@@ -41,9 +42,11 @@ _FLAGS = {"--check": "check", "--no-commits": "no_commits"}
 class KeptKey:
     """The key of the kept answer of one ``impact`` (:func:`kept_key`): its *name* (None:
     nothing may be kept), *extra* (what it depends on besides a kept status's inputs) and the
-    *diff* read for it, for the options it was made for (:meth:`made_for`)."""
+    *diff* read for it, for the options it was made for (:meth:`made_for`); *failed*: git
+    did not finish in its bound while the key was made (the command raises it: no miss, which
+    would wait for git as long again, and told in the command's format)."""
 
-    __slots__ = ("basis_looked", "cache", "diff", "extra", "name", "options")
+    __slots__ = ("basis_looked", "cache", "diff", "extra", "failed", "name", "options")
 
     def __init__(
         self,
@@ -59,6 +62,7 @@ class KeptKey:
         self.diff = diff
         self.cache = cache  # the cache folder: where the printed answer's file is
         self.basis_looked = False  # whether the kept basis was looked for (.impact_basis)
+        self.failed: GitTimeoutError | None = None
 
     def made_for(self, args: Any, fmt: str) -> bool:
         """Whether this key was made for the options *args* (parsed) and the format *fmt*."""
@@ -158,7 +162,7 @@ def kept_key(
     nothing may be kept: git cannot say (the command says why), or the commits behind the
     changes are named and git may show them otherwise for the same ids (replace refs, grafts,
     a shallow history: :func:`~...vcs.run.rewritable`)."""
-    from ..errors import PlangraphError
+    from ..errors import GitTimeoutError, PlangraphError
     from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths
 
@@ -183,6 +187,10 @@ def kept_key(
         from ..vcs.run import head_commit
 
         head = head_commit(root_path, _revisions(cache, store_path)) if commits else ""
+    except GitTimeoutError as exc:
+        key = KeptKey(options, None, None, None)
+        key.failed = exc
+        return key
     except (PlangraphError, OSError, ValueError):
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import GitError
+from ..errors import GitError, GitTimeoutError
 from ..values import replace
 from .changes import Change, made_change
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
@@ -194,6 +194,8 @@ def _module_names(repo: Any, rev: str | None) -> dict[str, str]:
         return {}
     try:
         raw = git_text(repo, "config", *source, "-z", "--get-regexp", r"^submodule\..*\.path$")
+    except GitTimeoutError:  # git did not answer: that is no "no"
+        raise
     except GitError:  # no .gitmodules there, or no path in it
         return {}
     names: dict[str, str] = {}

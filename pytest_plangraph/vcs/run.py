@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import GitError, quoted
+from ..regularfile import read_regular
 from ..values import dataclass
 from .refs import read_git_dirs
-from .spawn import run_git_process
+from .spawn import git_timeout, run_git_process, timed_out
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,8 +153,7 @@ def _has_file(folder: Path) -> bool:
 def _packed_replace(packed: Path) -> bool:
     """Whether the packed refs hold a replace ref (``SHA refs/replace/…`` lines)."""
     try:
-        with open(packed, "rb") as file:
-            data = file.read()
+        data = read_regular(packed)  # a FIFO would block: not a regular file, an OSError
     except FileNotFoundError:
         return False
     except OSError:
@@ -190,6 +190,7 @@ def open_submodule(root: Path) -> Iterator[Any]:
         raise GitError(f"{root} is not a git repository") from exc
     except git.exc.GitError as exc:
         raise GitError(f"cannot open the git repository at {root}: {exc}") from exc
+    repo.git.update_environment(**_NO_PROMPT)
     try:
         yield repo
     finally:
@@ -213,8 +214,12 @@ def open_git_dir(git_dir: Path) -> Iterator[GitDir]:
     runner = git.Git(str(git_dir))
     # its core.worktree may name a checkout that is gone, and git would go there first: the
     # git directory stands in for it (commands that read commits never look at a work tree)
-    runner.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(git_dir))
+    runner.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(git_dir), **_NO_PROMPT)
     yield GitDir(runner, str(git_dir))
+
+
+_NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
+"""git run through GitPython never asks at the terminal either (as :mod:`.spawn` runs it)."""
 
 
 def _import_git() -> Any:
@@ -245,13 +250,26 @@ def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bo
         return run(repo, command, *args)
     import git
 
+    bound = git_timeout()
     try:
         return getattr(repo.git, command.replace("-", "_"))(
-            *args, stdout_as_string=stdout_as_string, strip_newline_in_stdout=False
+            *args,
+            stdout_as_string=stdout_as_string,
+            strip_newline_in_stdout=False,
+            kill_after_timeout=bound,
         )
     except git.exc.GitError as exc:
+        _past_bound(repo, exc, (command, *args), bound)
         detail = str(getattr(exc, "stderr", "") or exc).strip()
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
+
+
+def _past_bound(repo: Any, exc: Exception, args: Sequence[str], bound: float) -> None:
+    """A :class:`GitTimeoutError` when GitPython killed git past *bound* (its
+    ``kill_after_timeout``: the process and its children killed, exit -9, a stderr it writes
+    itself), so that no caller takes it for git's "no"."""
+    if getattr(exc, "status", None) == -9 and "did not complete in" in str(exc):
+        raise timed_out(args, repo.working_tree_dir, bound) from exc
 
 
 def _answer(repo: Any, *args: str) -> str:
@@ -260,9 +278,12 @@ def _answer(repo: Any, *args: str) -> str:
         return run_git(repo, *args, check=False).strip()
     import git
 
+    bound = git_timeout()
     try:
-        answer: str = getattr(repo.git, args[0].replace("-", "_"))(*args[1:])
-    except git.exc.GitCommandError:
+        run = getattr(repo.git, args[0].replace("-", "_"))
+        answer: str = run(*args[1:], kill_after_timeout=bound)
+    except git.exc.GitCommandError as exc:
+        _past_bound(repo, exc, args, bound)
         return ""
     return answer.strip()
 
