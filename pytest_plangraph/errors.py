@@ -10,6 +10,7 @@
      ├── PlanMoveError          a patch was recorded but its plan could not replace the file
      ├── GitError               a git operation failed (not a repository, unknown revision …)
      │    └── GitTimeoutError   a git process did not finish within PLANGRAPH_GIT_TIMEOUT
+     │                          (defined in vcs/spawn.py: only a command that runs git makes it)
      ├── VerifierError          a verifier is misconfigured or unknown
      ├── SignatureError         an event handed over without a signature the gate trusts
      └── UsageError             a command line or API call that names something that is not there,
@@ -157,13 +158,8 @@ class GitError(PlangraphError):
 
 
 GIT_TIMEOUT_SETTING = "PLANGRAPH_GIT_TIMEOUT"
-"""The setting that bounds the seconds each git process may take (:class:`GitTimeoutError`)."""
-
-
-class GitTimeoutError(GitError):
-    """A git process did not finish within its bound (:data:`GIT_TIMEOUT_SETTING`) and was
-    stopped. Never an answer: whoever takes a failed git command for "no" (a kept answer's
-    miss, a revision that names nothing) lets this one through, so the command stops at once."""
+"""The setting that bounds the seconds each git process may take
+(:class:`pytest_plangraph.vcs.spawn.GitTimeoutError`)."""
 
 
 class VerifierError(PlangraphError):

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import GitError, GitTimeoutError, PlanError
+from .errors import GitError, PlanError
 from .impact.report import (
     ImpactReport,
     diff_impact,
@@ -42,6 +42,7 @@ from .store.trust import local_caches_count
 from .vcs.changes import Change
 from .vcs.commitcache import CommitCache
 from .vcs.history import SinceDiff, changes_since, commits_since, file_at
+from .vcs.spawn import GitTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -16,8 +16,7 @@ import pytest
 from cli_helpers import PLANGRAPH, plangraph_main
 from plugin_helpers import evidence, make_project
 
-from pytest_plangraph.errors import GitTimeoutError
-from pytest_plangraph.vcs.spawn import DEFAULT_TIMEOUT, git_timeout
+from pytest_plangraph.vcs.spawn import DEFAULT_TIMEOUT, GitTimeoutError, git_timeout
 from pytest_plangraph.vcs.status import read_git_status
 
 BOUND = "2"

@@ -17,9 +17,8 @@ import pytest
 from cli_helpers import PLANGRAPH
 from repo_helpers import git
 
-from pytest_plangraph.errors import GitTimeoutError
 from pytest_plangraph.vcs.run import Repo, git_text, open_git_dir, run_git
-from pytest_plangraph.vcs.spawn import run_git_process
+from pytest_plangraph.vcs.spawn import GitTimeoutError, run_git_process
 from pytest_plangraph.vcs.status import read_git_status
 
 GUARD = 120

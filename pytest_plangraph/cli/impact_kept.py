@@ -24,9 +24,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..errors import GitTimeoutError
     from ..vcs.history import SinceDiff
     from ..vcs.revcache import RevisionCache
+    from ..vcs.spawn import GitTimeoutError
 
 __all__ = ["KeptKey", "keep_printed", "kept_impact", "kept_key", "kept_shape", "print_kept"]
 
@@ -162,9 +162,10 @@ def kept_key(
     nothing may be kept: git cannot say (the command says why), or the commits behind the
     changes are named and git may show them otherwise for the same ids (replace refs, grafts,
     a shallow history: :func:`~...vcs.run.rewritable`)."""
-    from ..errors import GitTimeoutError, PlangraphError
+    from ..errors import PlangraphError
     from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths
+    from ..vcs.spawn import GitTimeoutError  # imported by the git this runs in any case
 
     options = _options(root, plan, store, since, commits, fmt)
     if fmt not in ("text", "json", "markdown"):  # derived.kept.FORMATS

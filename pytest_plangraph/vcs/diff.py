@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import GitError, GitTimeoutError
+from ..errors import GitError
 from ..values import replace
 from .changes import Change, made_change
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
+from .spawn import GitTimeoutError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
