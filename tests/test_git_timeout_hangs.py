@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import PLANGRAPH
 from repo_helpers import git
+from submodule_helpers import PLAN, _commit, _repo, _write
 
 from pytest_plangraph.vcs.run import Repo, git_text, open_git_dir, run_git
 from pytest_plangraph.vcs.spawn import GitTimeoutError, run_git_process
@@ -188,3 +189,42 @@ def test_no_pager_and_no_prompt(
     with open_git_dir(root / ".git") as repo:
         said = git_text(repo, "showenv")
     assert "\nGIT_TERMINAL_PROMPT=0\n" in f"\n{said}"
+
+
+def test_a_fifo_in_a_submodules_config_blocks_no_command_here(tmp_path: Path) -> None:
+    """A submodule's history is read through GitPython's runner, never a repository object,
+    which would read the submodule's config and what it includes in this process."""
+    lib = _repo(tmp_path / "lib", {"out/s.txt": "one\n"})
+    root = _repo(tmp_path / "parent", {"plangraph.yaml": PLAN})
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    _commit(root, "add the submodule")
+    _write(root / "sub", {"out/s.txt": "two\n"})
+    _commit(root / "sub", "work in the submodule")
+    _commit(root, "move the submodule pointer")
+    fifo = tmp_path / "included"
+    os.mkfifo(fifo)
+    git(root / "sub", "config", "include.path", str(fifo))
+    code, _, err = _run(root, "impact", "--since", "HEAD~1")  # git looks into the submodule
+    assert code == 2 and _stopped(err, "git"), err
+    # between two commits the superproject's git never enters the submodule: this package
+    # does, for the commits inside it, in a process of its own here (a hang fails the test)
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pytest_plangraph.vcs.history import changed_paths\n"
+        "from pytest_plangraph.vcs.spawn import GitTimeoutError\n"
+        "try:\n"
+        "    changed_paths(Path(sys.argv[1]), 'HEAD~1', 'HEAD')\n"
+        "except GitTimeoutError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PLANGRAPH_GIT_TIMEOUT": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("git rev-parse") and "did not finish in 2 s" in done.stdout

@@ -181,26 +181,24 @@ def head_commit(root: Path, revisions: Any = None) -> str | None:
 
 
 @contextmanager
-def open_submodule(root: Path) -> Iterator[Any]:
-    """The GitPython repository of the submodule checked out at *root*, closed after use."""
+def open_submodule(root: Path) -> Iterator[GitDir]:
+    """The submodule checked out at *root* (it holds ``.git``), asked through GitPython's
+    runner in that folder. No GitPython repository object: making one reads the submodule's
+    config (and the files it includes) in this process, where a FIFO would block for good
+    beyond the reach of the bound on git's time; git reads them itself, within it."""
     git = _import_git()
-    try:
-        repo = git.Repo(root, search_parent_directories=False)
-    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
-        raise GitError(f"{root} is not a git repository") from exc
-    except git.exc.GitError as exc:
-        raise GitError(f"cannot open the git repository at {root}: {exc}") from exc
-    repo.git.update_environment(**_NO_PROMPT)
-    try:
-        yield repo
-    finally:
-        repo.close()
+    if not os.path.lexists(root / ".git"):
+        raise GitError(f"{root} is not a git repository")
+    runner = git.Git(str(root))
+    runner.update_environment(**_NO_PROMPT)
+    yield GitDir(runner, str(root))
 
 
 @dataclass(frozen=True)
 class GitDir:
-    """A repository known by its git directory alone, with what :func:`git_text` and the
-    revision helpers use of a GitPython repository: ``git`` and ``working_tree_dir``."""
+    """A repository asked through GitPython's runner (its git directory alone, or a
+    submodule's checkout), with what :func:`git_text` and the revision helpers use of a
+    GitPython repository: ``git`` and ``working_tree_dir``."""
 
     git: Any
     working_tree_dir: str
