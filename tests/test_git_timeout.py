@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import PLANGRAPH, plangraph_main
@@ -221,3 +222,17 @@ def test_a_kept_status_holds_under_another_bound(
     again = plangraph_main(root, "status", env={"PLANGRAPH_GIT_TIMEOUT": "3"})
     assert len(derived) == before  # answered from the kept answer
     assert again.out == first.out and again.code == first.code == 0
+
+
+def test_the_http_api_answers_503_when_git_does_not_finish(
+    project: Callable[[str], Path], serve: Callable[..., Any]
+) -> None:
+    from server_helpers import is_problem
+
+    root = project("jwt-login")
+    _fifo_ignore(root)
+    server = serve(root, env={"PLANGRAPH_GIT_TIMEOUT": "1"})
+    answer = server.post("/plans/auth-login/impact-analysis", {"since": "HEAD"})
+    body = is_problem(answer, 503, "GIT_TIMEOUT")
+    assert body["title"] == "Repository unavailable"
+    assert body["detail"].startswith("git ls-files") and "did not finish in 1 s" in body["detail"]
