@@ -16,8 +16,8 @@ default): git blocks for good opening a ``.gitignore`` that is a FIFO, reads a h
 whole, waits on a network file system or on a hook that does not end. git runs in a process
 group of its own; past the bound the whole group is killed (hooks, filters and the
 ``core.fsmonitor`` command git started with it), git is reaped, the pipes are closed and a
-:class:`GitTimeoutError` says what did not finish, where, why it may
-be and how to raise the bound. The poll loop asks the clock once a wake-up, nothing more.
+:class:`GitTimeoutError` says what did not finish, where, why it may be and how to raise the
+bound. The poll loop asks the clock once a wake-up, nothing more.
 """
 
 from __future__ import annotations
