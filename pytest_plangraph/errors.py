@@ -9,6 +9,8 @@
      │    └── StoreTamperedError  an event the gate would use does not match its id or chain
      ├── PlanMoveError          a patch was recorded but its plan could not replace the file
      ├── GitError               a git operation failed (not a repository, unknown revision …)
+     │    └── GitTimeoutError   a git process did not finish within PLANGRAPH_GIT_TIMEOUT
+     │                          (defined in vcs/spawn.py: only a command that runs git makes it)
      ├── VerifierError          a verifier is misconfigured or unknown
      ├── SignatureError         an event handed over without a signature the gate trusts
      └── UsageError             a command line or API call that names something that is not there,
@@ -153,6 +155,11 @@ class PlanMoveError(PlangraphError):
 
 class GitError(PlangraphError):
     """A git operation failed."""
+
+
+GIT_TIMEOUT_SETTING = "PLANGRAPH_GIT_TIMEOUT"
+"""The setting that bounds the seconds each git process may take
+(:class:`pytest_plangraph.vcs.spawn.GitTimeoutError`)."""
 
 
 class VerifierError(PlangraphError):

@@ -42,6 +42,7 @@ from .store.trust import local_caches_count
 from .vcs.changes import Change
 from .vcs.commitcache import CommitCache
 from .vcs.history import SinceDiff, changes_since, commits_since, file_at
+from .vcs.spawn import GitTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -172,6 +173,8 @@ def _plan_edits(
     before = change.old_path or plan_file
     try:
         old = _plan_at(repo, since, before)
+    except GitTimeoutError:  # git did not answer: the command stops, as on any other call
+        raise
     except (PlanError, GitError) as exc:
         reason = _first_line(exc)
         return {}, [f"the plan at {since} could not be read ({reason}); plan edits not compared"]
@@ -192,6 +195,8 @@ def _moved_plan(repo: Repository, since: str, changes: list[Change]) -> Graph | 
             continue
         try:
             old = _plan_at(repo, since, change.path)
+        except GitTimeoutError:
+            raise
         except (PlanError, GitError):
             continue
         if old is not None and old.plan.plan == repo.plan.plan:

@@ -81,6 +81,8 @@ def _impact(args: argparse.Namespace, out: Output) -> int:
                 code = None if answer is None else print_kept(key, answer, check=args.check)
                 if code is not None:  # nothing it depends on changed: what it printed last
                     return code
+        if key.failed is not None:  # git did not finish while the key was made
+            raise key.failed
         diff, cache = key.diff, key.cache
         if key.name is not None and diff is not None and cache is not None and not key.basis_looked:
             from .impact_basis import basis_answer  # another diff: made from the kept basis

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..vcs.history import SinceDiff
     from ..vcs.revcache import RevisionCache
+    from ..vcs.spawn import GitTimeoutError
 
 __all__ = ["KeptKey", "keep_printed", "kept_impact", "kept_key", "kept_shape", "print_kept"]
 
@@ -41,9 +42,11 @@ _FLAGS = {"--check": "check", "--no-commits": "no_commits"}
 class KeptKey:
     """The key of the kept answer of one ``impact`` (:func:`kept_key`): its *name* (None:
     nothing may be kept), *extra* (what it depends on besides a kept status's inputs) and the
-    *diff* read for it, for the options it was made for (:meth:`made_for`)."""
+    *diff* read for it, for the options it was made for (:meth:`made_for`); *failed*: git
+    did not finish in its bound while the key was made (the command raises it: no miss, which
+    would wait for git as long again, and told in the command's format)."""
 
-    __slots__ = ("basis_looked", "cache", "diff", "extra", "name", "options")
+    __slots__ = ("basis_looked", "cache", "diff", "extra", "failed", "name", "options")
 
     def __init__(
         self,
@@ -59,6 +62,7 @@ class KeptKey:
         self.diff = diff
         self.cache = cache  # the cache folder: where the printed answer's file is
         self.basis_looked = False  # whether the kept basis was looked for (.impact_basis)
+        self.failed: GitTimeoutError | None = None
 
     def made_for(self, args: Any, fmt: str) -> bool:
         """Whether this key was made for the options *args* (parsed) and the format *fmt*."""
@@ -161,6 +165,7 @@ def kept_key(
     from ..errors import PlangraphError
     from ..plan.cache import cache_dir_of
     from ..vcs.environment import resolve_paths
+    from ..vcs.spawn import GitTimeoutError  # imported by the git this runs in any case
 
     options = _options(root, plan, store, since, commits, fmt)
     if fmt not in ("text", "json", "markdown"):  # derived.kept.FORMATS
@@ -183,6 +188,10 @@ def kept_key(
         from ..vcs.run import head_commit
 
         head = head_commit(root_path, _revisions(cache, store_path)) if commits else ""
+    except GitTimeoutError as exc:
+        key = KeptKey(options, None, None, None)
+        key.failed = exc
+        return key
     except (PlangraphError, OSError, ValueError):
         return KeptKey(options, None, None, None)
     name = None if head is None else f"impact-{fmt}"

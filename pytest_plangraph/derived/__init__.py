@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..errors import GIT_TIMEOUT_SETTING
 from ..hashes import sha256
 
 TYPE_CHECKING = False
@@ -314,9 +315,11 @@ _BASE_FORMAT = 2
 
 def settings() -> dict[str, str]:
     """The ``PLANGRAPH_*`` settings of this process a kept state is kept under (keys left
-    out: with keys configured nothing is kept)."""
+    out: with keys configured nothing is kept; so is the bound on git's time, which changes
+    no answer: git finishes within it and answers as it would without, or the command fails
+    and keeps nothing)."""
     return {
         name: value
         for name, value in os.environ.items()
-        if name.startswith("PLANGRAPH_") and "KEY" not in name
+        if name.startswith("PLANGRAPH_") and "KEY" not in name and name != GIT_TIMEOUT_SETTING
     }

@@ -40,6 +40,7 @@ import stat
 import time
 from collections.abc import Iterable
 
+from ..errors import GIT_TIMEOUT_SETTING
 from ..hashes import sha256_hex
 from ..plan.cache import lint_version
 from ..plan.paths import is_glob, normalize, path_problem
@@ -141,9 +142,12 @@ def kept_problems(
 
 def settings() -> list[list[str]]:
     """The ``PLANGRAPH_*`` settings of this process, sorted (the one that turns the plug-ins
-    off among them; keys left out: with keys configured nothing is kept)."""
+    off among them; keys left out: with keys configured nothing is kept; the bound on git's
+    time left out: it changes no finding, a git past it fails the command)."""
     return sorted(
-        [k, v] for k, v in os.environ.items() if k.startswith("PLANGRAPH_") and "KEY" not in k
+        [k, v]
+        for k, v in os.environ.items()
+        if k.startswith("PLANGRAPH_") and "KEY" not in k and k != GIT_TIMEOUT_SETTING
     )
 
 

@@ -28,6 +28,7 @@ from ..errors import PlangraphError
 from ..judge.derive import derive
 from ..memory import collector_paused
 from ..vcs.environment import actor, ci_variables, git_info, now, run_info
+from ..vcs.spawn import git_timeout
 from ..verifiers import runnable_criteria
 from .binding import FileBinder
 from .building import EvidenceBuilder
@@ -133,8 +134,10 @@ class PlangraphSession:
 
     def _start_controller(self) -> None:
         # before any test: a PLANGRAPH_ACTOR or CI variable the records could not carry is
-        # refused now, and what the tests set later changes neither
+        # refused now, and what the tests set later changes neither; so is a
+        # PLANGRAPH_GIT_TIMEOUT that is no time (git runs at the end, for the records)
         self.recorded_by, self.ci = actor(), ci_variables()
+        git_timeout()
         errors, settings = self.plangraph.plan_problems()
         if errors:  # refused before the store is opened: a refused run makes no store
             lines = "\n".join(str(f) for f in errors)

@@ -34,6 +34,7 @@ from ..errors import (
     StoreError,
     StoreTamperedError,
 )
+from ..vcs.spawn import GitTimeoutError
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -49,6 +50,8 @@ TITLES = {
     500: "Internal error",
     503: "Store unavailable",
 }
+CODE_TITLES = {"GIT_TIMEOUT": "Repository unavailable"}
+"""The title of a reason whose status's title would not fit it."""
 
 
 class ProblemError(Exception):
@@ -66,7 +69,7 @@ def problem(status: int, code: str, detail: str, **extra: Any) -> JSONResponse:
     """The problem answer of *status* with reason *code* and *detail*."""
     body = {
         "type": f"urn:plangraph:{code}",
-        "title": TITLES.get(status, "Error"),
+        "title": CODE_TITLES.get(code) or TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
         "code": code,
@@ -96,6 +99,8 @@ def from_error(exc: PlangraphError, *, current_version: int | None = None) -> JS
             "PLAN_INVALID",
             f"the plan in the repository cannot be used: {message}; repair it (a patch may)",
         )
+    if isinstance(exc, GitTimeoutError):  # the repository was not read in time: not the request
+        return problem(503, "GIT_TIMEOUT", message)
     if isinstance(exc, GitError):
         return problem(422, "GIT_ERROR", message)
     return problem(422, "BAD_REQUEST", message)

@@ -19,6 +19,7 @@ from ..errors import GitError
 from ..values import replace
 from .changes import Change, made_change
 from .run import EMPTY_TREE, git_text, is_shallow, open_git_dir, open_submodule, verify_commit
+from .spawn import GitTimeoutError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,6 +195,8 @@ def _module_names(repo: Any, rev: str | None) -> dict[str, str]:
         return {}
     try:
         raw = git_text(repo, "config", *source, "-z", "--get-regexp", r"^submodule\..*\.path$")
+    except GitTimeoutError:  # git did not answer: that is no "no"
+        raise
     except GitError:  # no .gitmodules there, or no path in it
         return {}
     names: dict[str, str] = {}

@@ -18,6 +18,8 @@ import os
 import stat
 from pathlib import Path
 
+from ..regularfile import open_regular, read_regular
+
 __all__ = ["RefFiles", "git_dirs", "is_object_id", "read_git_dirs", "split_revision"]
 
 _DIGITS = "0123456789"
@@ -153,10 +155,10 @@ class RefFiles:
 
     def _follow(self, path: Path, depth: int) -> str | None:
         """The object id the loose ref file at *path* names, symbolic refs followed."""
-        try:
-            with open(path, "rb", buffering=0) as file:
+        try:  # HEAD is looked at without an lstat: a FIFO there must not block
+            with open_regular(path)[0] as file:
                 data = file.read(512)
-        except OSError:  # a folder, unreadable: git may see it otherwise
+        except OSError:  # a folder, unreadable, no regular file: git may see it otherwise
             return None
         if data.startswith(b"ref: "):
             target = data[5:].strip().decode("ascii", "replace")
@@ -171,9 +173,8 @@ class RefFiles:
     def _packed_ref(self, ref: str) -> str | None:
         """The object id of *ref* in ``packed-refs``; ``""`` when it is not there."""
         if self._packed is None:
-            try:
-                with open(self._common / "packed-refs", "rb") as file:
-                    self._packed = file.read()
+            try:  # a FIFO there would block (NotRegularFileError, an OSError: git is asked)
+                self._packed = read_regular(self._common / "packed-refs")
             except FileNotFoundError:
                 self._packed = b""
             except OSError:

@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import GitError, quoted
+from ..regularfile import read_regular
 from ..values import dataclass
 from .refs import read_git_dirs
-from .spawn import run_git_process
+from .spawn import git_timeout, run_git_process, timed_out
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,8 +153,7 @@ def _has_file(folder: Path) -> bool:
 def _packed_replace(packed: Path) -> bool:
     """Whether the packed refs hold a replace ref (``SHA refs/replace/…`` lines)."""
     try:
-        with open(packed, "rb") as file:
-            data = file.read()
+        data = read_regular(packed)  # a FIFO would block: not a regular file, an OSError
     except FileNotFoundError:
         return False
     except OSError:
@@ -181,25 +181,24 @@ def head_commit(root: Path, revisions: Any = None) -> str | None:
 
 
 @contextmanager
-def open_submodule(root: Path) -> Iterator[Any]:
-    """The GitPython repository of the submodule checked out at *root*, closed after use."""
+def open_submodule(root: Path) -> Iterator[GitDir]:
+    """The submodule checked out at *root* (it holds ``.git``), asked through GitPython's
+    runner in that folder. No GitPython repository object: making one reads the submodule's
+    config (and the files it includes) in this process, where a FIFO would block for good
+    beyond the reach of the bound on git's time; git reads them itself, within it."""
     git = _import_git()
-    try:
-        repo = git.Repo(root, search_parent_directories=False)
-    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as exc:
-        raise GitError(f"{root} is not a git repository") from exc
-    except git.exc.GitError as exc:
-        raise GitError(f"cannot open the git repository at {root}: {exc}") from exc
-    try:
-        yield repo
-    finally:
-        repo.close()
+    if not os.path.lexists(root / ".git"):
+        raise GitError(f"{root} is not a git repository")
+    runner = git.Git(str(root))
+    runner.update_environment(**_NO_PROMPT)
+    yield GitDir(runner, str(root))
 
 
 @dataclass(frozen=True)
 class GitDir:
-    """A repository known by its git directory alone, with what :func:`git_text` and the
-    revision helpers use of a GitPython repository: ``git`` and ``working_tree_dir``."""
+    """A repository asked through GitPython's runner (its git directory alone, or a
+    submodule's checkout), with what :func:`git_text` and the revision helpers use of a
+    GitPython repository: ``git`` and ``working_tree_dir``."""
 
     git: Any
     working_tree_dir: str
@@ -213,8 +212,12 @@ def open_git_dir(git_dir: Path) -> Iterator[GitDir]:
     runner = git.Git(str(git_dir))
     # its core.worktree may name a checkout that is gone, and git would go there first: the
     # git directory stands in for it (commands that read commits never look at a work tree)
-    runner.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(git_dir))
+    runner.update_environment(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(git_dir), **_NO_PROMPT)
     yield GitDir(runner, str(git_dir))
+
+
+_NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
+"""git run through GitPython never asks at the terminal either (as :mod:`.spawn` runs it)."""
 
 
 def _import_git() -> Any:
@@ -245,13 +248,26 @@ def _run(repo: Any, command: str, args: tuple[str, ...], *, stdout_as_string: bo
         return run(repo, command, *args)
     import git
 
+    bound = git_timeout()
     try:
         return getattr(repo.git, command.replace("-", "_"))(
-            *args, stdout_as_string=stdout_as_string, strip_newline_in_stdout=False
+            *args,
+            stdout_as_string=stdout_as_string,
+            strip_newline_in_stdout=False,
+            kill_after_timeout=bound,
         )
     except git.exc.GitError as exc:
+        _past_bound(repo, exc, (command, *args), bound)
         detail = str(getattr(exc, "stderr", "") or exc).strip()
         raise GitError(f"git {command} failed in {repo.working_tree_dir}: {detail}") from exc
+
+
+def _past_bound(repo: Any, exc: Exception, args: Sequence[str], bound: float) -> None:
+    """A :class:`GitTimeoutError` when GitPython killed git past *bound* (its
+    ``kill_after_timeout``: the process and its children killed, exit -9, a stderr it writes
+    itself), so that no caller takes it for git's "no"."""
+    if getattr(exc, "status", None) == -9 and "did not complete in" in str(exc):
+        raise timed_out(args, repo.working_tree_dir, bound) from exc
 
 
 def _answer(repo: Any, *args: str) -> str:
@@ -260,9 +276,12 @@ def _answer(repo: Any, *args: str) -> str:
         return run_git(repo, *args, check=False).strip()
     import git
 
+    bound = git_timeout()
     try:
-        answer: str = getattr(repo.git, args[0].replace("-", "_"))(*args[1:])
-    except git.exc.GitCommandError:
+        run = getattr(repo.git, args[0].replace("-", "_"))
+        answer: str = run(*args[1:], kill_after_timeout=bound)
+    except git.exc.GitCommandError as exc:
+        _past_bound(repo, exc, args, bound)
         return ""
     return answer.strip()
 
