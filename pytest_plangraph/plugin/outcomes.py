@@ -19,11 +19,42 @@ from .verdicts import TOO_FEW_PASSED, Verdict, allowed_outcomes
 SHOWN_TESTS = 3
 """How many tests a message names before "and N more"."""
 _REASON_LENGTH = 200
+SUBTEST_ATTRIBUTE = "plangraph_subtest"
+"""The report attribute an xdist worker puts the subtest's label in (:func:`subtest_label`)."""
 
 
 def report_reason(report: Any) -> str | None:
     """Why one test report is no pass, in one short line: the skip reason, the xfail reason,
-    or the first line of the failure; None for a passing phase."""
+    or the first line of the failure, after the subtest it came from (``subtest (i=2): …``,
+    pytest's ``subtests`` and ``unittest``'s ``subTest``); None for a passing phase."""
+    reason = _reason(report)
+    if reason is None or not (subtest := _subtest(report)):
+        return reason
+    return _short(f"subtest {subtest}: {reason}")
+
+
+def _subtest(report: Any) -> str:
+    """The subtest a report is of, as pytest shows it (``[msg] (i=2)``); "" for a test's own
+    report. A report an xdist worker sent carries it as :data:`SUBTEST_ATTRIBUTE`
+    (:func:`subtest_label` there): pytest's controller would show the values repr'd twice."""
+    label = getattr(report, SUBTEST_ATTRIBUTE, None)
+    return label if isinstance(label, str) else subtest_label(report)
+
+
+def subtest_label(report: Any) -> str:
+    """The subtest *report* is of, read from its ``context`` (pytest's ``SubtestReport``); ""
+    for a test's own report."""
+    context = getattr(report, "context", None)
+    msg, kwargs = getattr(context, "msg", None), getattr(context, "kwargs", None)
+    if context is None or not hasattr(context, "msg") or not isinstance(kwargs, Mapping):
+        return ""
+    parts = [f"[{msg}]"] if msg is not None else []
+    if kwargs:
+        parts.append("(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")")
+    return " ".join(parts) or "(<subtest>)"
+
+
+def _reason(report: Any) -> str | None:
     if raised_by := getattr(report, ORIGIN_ATTRIBUTE, None):
         kind = "xfailed" if hasattr(report, "wasxfail") else "skipped"
         why = getattr(report, "wasxfail", None) or _skip_text(report)
