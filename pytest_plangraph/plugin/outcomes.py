@@ -9,6 +9,7 @@ evidence out, with a ``message`` in plain words that names the tests.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -71,7 +72,32 @@ def _reason(report: Any) -> str | None:
     crash = getattr(longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
     text = str(message) if message else str(longrepr or "")
-    return _short(text or report.outcome)
+    return _short((not message and doctest_reason(text)) or text or report.outcome)
+
+
+_DOCTEST_END = re.compile(r":(\d+|None): (?:DocTestFailure|UnexpectedException)$")
+"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``)."""
+_DOCTEST_SOURCE = re.compile(r"(?:\d{3,}|\?\?\?) ")
+"""A docstring line pytest shows before the failure, after its number (``346 ``)."""
+
+
+def doctest_reason(text: str) -> str | None:
+    """The first failure of a failed doctest's report in one line: the line, the example and
+    what it printed (``doctest line 346: >>> a10n('abbreviation') Expected: 'a10n' Got:
+    'a11n'``) or the exception it raised; None for any other report. Read from the text, the
+    form an xdist worker sends it in too (the first line of it is the docstring's)."""
+    lines = text.splitlines()
+    end = next((i for i, line in enumerate(lines) if _DOCTEST_END.search(line)), None)
+    if end is None:
+        return None
+    block = lines[:end]
+    shown = [i for i, line in enumerate(block) if _DOCTEST_SOURCE.match(line)]
+    example = block[shown[-1]].split(" ", 1)[1].strip() if shown else ""
+    rest = [line.strip() for line in block[shown[-1] + 1 if shown else 0 :] if line.strip()]
+    raised = [line for line in rest if line.startswith("UNEXPECTED EXCEPTION: ")]
+    found = _DOCTEST_END.search(lines[end])
+    where = f"doctest line {found.group(1)}" if found else "doctest"
+    return " ".join(part for part in (f"{where}:", example, *(raised[:1] or rest)) if part)
 
 
 def phase_outcome(report: Any) -> str:
