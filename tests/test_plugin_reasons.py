@@ -7,6 +7,7 @@ the same reason."""
 from __future__ import annotations
 
 import pytest
+from cli_helpers import plangraph
 from plugin_helpers import evidence, latest, make_project, section
 
 from pytest_plangraph.plugin.outcomes import doctest_reason
@@ -110,3 +111,35 @@ def test_a_doctest_of_unknown_location_shows_its_example() -> None:
         "??? >>> 1 + 1\nExpected:\n    3\nGot:\n    2\n\n/x/y.txt:None: DocTestFailure"
     )
     assert doctest_reason(text) == "doctest line None: >>> 1 + 1 Expected: 3 Got: 2"
+
+
+GLOB_PLAN = """
+plangraph: 1
+plan: globs
+nodes:
+  - id: step-a
+    acceptance:
+      - id: ac-files
+        verifier: {type: test, tests: ["tests/test_a*.py"]}
+      - id: ac-tests
+        verifier: {type: test, tests: ["tests/test_a*.py::*"]}
+"""
+
+
+def test_a_glob_of_files_that_matches_no_test_says_what_to_write(
+    pytester: pytest.Pytester,
+) -> None:
+    """boltons' plan named ``tests/test_funcutils*.py``: a glob matches whole test ids, so it
+    matched no test, and the message gave no clue why."""
+    make_project(pytester, plan=GLOB_PLAN, tests="def test_one():\n    pass\n")
+    result = pytester.runpytest("--plangraph")
+    records = latest(pytester.path)
+    files = records["step-a/ac-files"]
+    assert (files.outcome, files.reason) == ("error", "TEST_NOT_FOUND")
+    hint = "tests/test_a*.py (a glob matches whole test ids: tests/test_a*.py::* matches the tests"
+    assert files.details["message"] == f"no collected test matches {hint} in its files)"
+    assert records["step-a/ac-tests"].outcome == "passed"
+    assert hint in "\n".join(section(result.stdout.str()))
+    text = plangraph(pytester.path, "explain", "step-a").out
+    assert text.count("no collected test matches") == 1, text
+    assert f"{hint} in its files): fix the tests: pattern" in text

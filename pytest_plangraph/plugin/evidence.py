@@ -13,6 +13,7 @@ from collections.abc import Mapping as MappingABC
 from typing import Any
 
 from ..plan.paths import COLLECT
+from ..plan.patterns import unmatched_text
 from ..plan.policy import TestPolicy
 from ..values import dataclass, field
 from ..vcs.quotes import quoted_subjects
@@ -269,7 +270,8 @@ class _Decider:
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
             if verdict.reason == "TEST_NOT_FOUND":
-                details["message"] = f"no collected test matches {', '.join(tests.unmatched)}"
+                missed = ", ".join(unmatched_text(p) for p in tests.unmatched)
+                details["message"] = f"no collected test matches {missed}"
         if failed:
             details.update(_uncollected_details(failed))
         elif passed_over and verdict.reason == TEST_SKIPPED:
