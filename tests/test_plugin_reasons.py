@@ -143,3 +143,19 @@ def test_a_glob_of_files_that_matches_no_test_says_what_to_write(
     text = plangraph(pytester.path, "explain", "step-a").out
     assert text.count("no collected test matches") == 1, text
     assert f"{hint} in its files): fix the tests: pattern" in text
+
+
+def test_a_criterion_nothing_maps_says_what_would_map_a_test(pytester: pytest.Pytester) -> None:
+    """boltons' plan held a criterion for tests to be marked (``verifier: {type: test}``);
+    before any test carried the marker, its ``TEST_NOT_FOUND`` said nothing more."""
+    plan = GLOB_PLAN.replace('{type: test, tests: ["tests/test_a*.py"]}', "{type: test}")
+    make_project(pytester, plan=plan, tests="def test_one():\n    pass\n")
+    result = pytester.runpytest("--plangraph")
+    record = latest(pytester.path)["step-a/ac-files"]
+    assert (record.outcome, record.reason) == ("error", "TEST_NOT_FOUND")
+    said = (
+        "no collected test carries its @pytest.mark.criterion marker, and it names no tests: "
+        "pattern"
+    )
+    assert record.details["message"] == said
+    assert f"  step-a/ac-files: error TEST_NOT_FOUND: {said}" in section(result.stdout.str())

@@ -162,6 +162,12 @@ def decide(
     return decider.decided, decider.skipped
 
 
+NOTHING_MAPPED = (
+    "no collected test carries its @pytest.mark.criterion marker, and it names no tests: pattern"
+)
+"""The message of a ``TEST_NOT_FOUND`` that no pattern and no marker explain."""
+
+
 @dataclass
 class _Decider:
     """The verdicts of one run, criterion by criterion (see :func:`decide`)."""
@@ -284,6 +290,8 @@ class _Decider:
         found = outcome_details(outcomes, self.results.reasons, policy, verdict, left_out)
         for key, value in found.items():
             details.setdefault(key, value)
+        if verdict.reason == "TEST_NOT_FOUND" and "message" not in details:
+            details["message"] = NOTHING_MAPPED  # no pattern, no marker: say what maps a test
         return details
 
     def verifier_criteria(self, runnable: Iterable[str]) -> None:
