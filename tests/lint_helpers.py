@@ -43,6 +43,9 @@ class _Files:
         root = self.workspace.root
         return {p for p in patterns if any(root.glob(p)) or (root / p).exists()}
 
+    def is_file(self, path: str) -> bool:
+        return (self.workspace.root / path).is_file()
+
     def verifier_problems(self, node: Node, criterion: Criterion) -> list[str]:
         verifier = criterion.verifier
         if not isinstance(verifier, SchemaVerifier):

@@ -371,5 +371,18 @@ def test_a_test_file_named_with_glob_characters_is_found(tmp_path: Path) -> None
     files = WorkspaceFileCheck(Workspace.at(tmp_path), Registry.builtin())
     findings = _lint(tmp_path, nodes, files=files)
     assert [(f.code, f.hint.split("tests pattern ")[1]) for f in findings] == [
-        ("TESTS_NOT_FOUND", "'tests/test_[xz].py': fix the path, or write the test file")
+        # a glob of files matches no test id: it names files, and ids go on past them
+        (
+            "TESTS_NOT_FOUND",
+            "'tests/test_?.py' is a glob of files, and a glob matches whole test ids "
+            "(file.py::test): it matches no test; write 'tests/test_?.py::*'",
+        ),
+        (
+            "TESTS_NOT_FOUND",
+            "'tests/test_[xz].py' is a glob of files, and a glob matches whole test ids "
+            "(file.py::test): it matches no test; write 'tests/test_[xz].py::*'",
+        ),
     ]
+    # a file named with glob characters, named by itself, is its tests' file
+    nodes[0]["acceptance"][0]["verifier"]["tests"] = ["tests/test_[v2].py"]
+    assert _lint(tmp_path, nodes, files=files) == []

@@ -37,6 +37,18 @@ P, F, S = "passed", "failed", "skipped"
         ([("???", F, False)], "error"),
         # a failed subtest reported before its test's passing call report
         ([("setup", P, False), ("call", F, False), ("call", P, False), ("teardown", P, False)], F),
+        # a skipped or xfailed subtest before its test's passing call report: part unchecked
+        ([("setup", P, False), ("call", S, False), ("call", P, False), ("teardown", P, False)], S),
+        (
+            [("setup", P, False), ("call", S, True), ("call", P, False), ("teardown", P, False)],
+            "xfailed",
+        ),
+        ([("setup", P, False), ("call", S, False), ("call", F, False), ("teardown", P, False)], F),
+        # passing subtests, then the test's own xpass (a later report of equal weight stands)
+        (
+            [("setup", P, False), ("call", P, False), ("call", P, True), ("teardown", P, False)],
+            "xpassed",
+        ),
         # --dist each: one worker's failure, another's pass reported after it
         (
             [("setup", P, False), ("call", F, False), ("teardown", P, False)] * 1

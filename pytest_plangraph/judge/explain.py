@@ -18,6 +18,7 @@ from typing import Any
 
 from ..plan.graph import Graph
 from ..plan.model import TestVerifier
+from ..plan.patterns import unmatched_text
 from .states import CriterionState, NodeState, PlanState
 
 SHOWN_TESTS = 10
@@ -150,11 +151,11 @@ def _test_step(
     if isinstance(message, str) and message:
         why = f"{why}: {message}"
     unmatched = [str(p) for p in _list(details.get("unmatched"))]
-    if unmatched:
-        why += (
-            f"; no collected test matches {', '.join(unmatched)}: fix the tests: pattern "
-            "(or the test's name)"
-        )
+    if unmatched:  # said once: the message of a run's record says it already
+        said = isinstance(message, str) and message.startswith("no collected test matches")
+        missed = ", ".join(map(unmatched_text, unmatched))
+        why += f"{'' if said else f'; no collected test matches {missed}'}: fix the tests: "
+        why += "pattern (or the test's name)"
     if failing:
         shown = " ".join(shlex.quote(t) for t in failing[:SHOWN_TESTS])
         more = f" (and {len(failing) - SHOWN_TESTS} more)" if len(failing) > SHOWN_TESTS else ""

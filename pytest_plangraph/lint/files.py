@@ -68,6 +68,11 @@ class WorkspaceFileCheck:
             self.not_settings.add((node.id, criterion.id))
         return problems
 
+    def is_file(self, path: str) -> bool:
+        """True when *path*, taken as it is written (glob characters too), names a file."""
+        self.asked[path] = None
+        return os.path.isfile(self.workspace.root / normalize(path))
+
     def present(self, patterns: Iterable[str]) -> set[str]:
         """Those of *patterns* that name a file or directory in the repository (a glob: one
         that matches)."""

@@ -49,7 +49,10 @@ LINT_CODES: dict[str, tuple[Severity, str]] = {
     "CONFLICT_REQUIRED": ("error", "two nodes conflict although one depends on the other"),
     "MIN_PASSED_BELOW_ONE": ("error", "a test verifier's min_passed (or its default) is under 1"),
     "EXCLUDES_EVERY_TEST": ("warning", "a criterion's exclude: patterns take out all its tests"),
-    "TESTS_NOT_FOUND": ("warning", "a tests: pattern's file part matches no file"),
+    "TESTS_NOT_FOUND": (
+        "warning",
+        "a tests: pattern's file part matches no file, or a glob of files matches no test id",
+    ),
     "ARTIFACT_NOT_FOUND": ("warning", "the artifact a schema or artifact check reads is missing"),
     "IMPLICIT_DEPENDENCY": (
         "warning",
@@ -102,6 +105,9 @@ class FileCheck(Protocol):
     def present(self, patterns: Iterable[str]) -> set[str]:
         """Those of *patterns* (paths, directories, globs) that name at least one file or
         directory in the repository."""
+
+    def is_file(self, path: str) -> bool:
+        """True when *path*, taken as it is written (glob characters too), names a file."""
 
 
 def to_kept(findings: Iterable[Finding], file: str) -> list[dict[str, Any]]:

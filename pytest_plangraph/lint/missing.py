@@ -1,6 +1,7 @@
 """Files a criterion names that are not in the repository: ``TESTS_NOT_FOUND`` (a ``tests:``
-pattern whose file part matches no file) and ``ARTIFACT_NOT_FOUND`` (the artifact a schema
-check validates, or the file an artifact check hashes, does not exist).
+pattern whose file part matches no file, or a glob of files only, which matches no test id)
+and ``ARTIFACT_NOT_FOUND`` (the artifact a schema check validates, or the file an artifact
+check hashes, does not exist).
 
 Both are warnings: a step's artifact or its test file may simply not be written yet. But a
 typo in a path is found only here — a ``tests:`` pattern that matches nothing fails its
@@ -17,6 +18,7 @@ from ..errors import cut, quoted
 from ..plan.messages import FieldPath
 from ..plan.model import ArtifactVerifier, SchemaVerifier, TestVerifier
 from ..plan.paths import is_glob, path_problem
+from ..plan.patterns import files_only_glob
 from .findings import Finding, LintContext
 
 
@@ -35,7 +37,15 @@ def missing_files(ctx: LintContext) -> Iterator[Finding]:
             ref = f"{node.id}/{criterion.id}"
             if isinstance(verifier, TestVerifier):
                 for t, pattern in enumerate(verifier.tests):
-                    if file := pattern.split("::", 1)[0]:
+                    # a glob of files matches no test id (unless a file has its very name)
+                    if files_only_glob(pattern) and not files.is_file(pattern):
+                        hint = (
+                            f"{ref}: tests pattern {quoted(pattern)} is a glob of files, and a "
+                            f"glob matches whole test ids (file.py::test): it matches no test; "
+                            f"write {quoted(pattern + '::*')}"
+                        )
+                        yield ctx.finding("TESTS_NOT_FOUND", node.id, hint, (*where, "tests", t))
+                    elif file := pattern.split("::", 1)[0]:
                         named.append(
                             ("TESTS_NOT_FOUND", node.id, ref, pattern, file, (*where, "tests", t))
                         )

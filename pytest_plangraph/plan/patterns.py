@@ -10,6 +10,8 @@ parameter brackets (``tests/test_a.py`` and ``tests/test_a.py::test_x`` match
   whole) could hold a test a pattern matches.
 * :func:`covers` — whether an ``exclude:`` pattern takes out every test another pattern (or a
   collector) matches.
+* :func:`unmatched_text` — a pattern that matched no test, with the pattern it likely meant
+  when it is a glob of files only (``tests/test_*.py``, which matches no test id).
 * :func:`glob_may_name_file`, :func:`glob_may_enter`, :func:`prefix_matcher` and
   :func:`glob_files_of` — which files a ``tests:`` glob could find tests in: the files its
   evidence binds, so that a test file added where the glob matches stales the evidence (the
@@ -238,3 +240,18 @@ def glob_files_of(
     excluded = list(exclude)
     files = {f for glob in test_globs(tests) for f in found.get(glob, ())}
     return sorted(f for f in files if not any(covers(e, f) for e in excluded))
+
+
+def files_only_glob(pattern: str) -> bool:
+    """True for a ``tests:`` glob that names files only (``tests/test_*.py``): a glob is
+    matched against whole test ids, which go on past their file (``file.py::test``), so it
+    matches no test; ``tests/test_*.py::*`` matches the tests in those files."""
+    return "::" not in pattern and pattern.endswith(".py") and is_glob(pattern)
+
+
+def unmatched_text(pattern: str) -> str:
+    """*pattern*, which matched no collected test, with what to write instead when it is a
+    glob of files only (:func:`files_only_glob`)."""
+    if not files_only_glob(pattern):
+        return pattern
+    return f"{pattern} (a glob matches whole test ids: {pattern}::* matches the tests in its files)"

@@ -21,13 +21,26 @@ if TYPE_CHECKING:
     from ..vcs.workspace import Workspace
 
 
+DEFAULT_PLAN = "plangraph.yaml"
+
+
 def plan_path(config: pytest.Config) -> Path:
     """The plan file: ``--plangraph=PLAN`` (from the invocation dir), else the
-    ``plangraph_plan`` ini value (from the rootdir)."""
+    ``plangraph_plan`` ini value (from the rootdir). The default, ``plangraph.yaml``, is
+    looked for at the repository root too when the rootdir has none (a project in a folder of
+    its repository): there ``plangraph init`` writes it and the commands read it."""
     value: str = config.getoption("plangraph") or ""
     if value:
         return (config.invocation_params.dir / value).resolve()
-    return (config.rootpath / str(config.getini("plangraph_plan"))).resolve()
+    named = str(config.getini("plangraph_plan"))
+    path = (config.rootpath / named).resolve()
+    if named == DEFAULT_PLAN and not os.path.lexists(path):
+        from ..vcs.roots import find_root
+
+        top = find_root(config.rootpath) / DEFAULT_PLAN
+        if os.path.lexists(top):
+            return top
+    return path
 
 
 def store_path(config: pytest.Config) -> Path | None:

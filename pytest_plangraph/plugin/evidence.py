@@ -13,6 +13,7 @@ from collections.abc import Mapping as MappingABC
 from typing import Any
 
 from ..plan.paths import COLLECT
+from ..plan.patterns import unmatched_text
 from ..plan.policy import TestPolicy
 from ..values import dataclass, field
 from ..vcs.quotes import quoted_subjects
@@ -161,6 +162,12 @@ def decide(
     return decider.decided, decider.skipped
 
 
+NOTHING_MAPPED = (
+    "no collected test carries its @pytest.mark.criterion marker, and it names no tests: pattern"
+)
+"""The message of a ``TEST_NOT_FOUND`` that no pattern and no marker explain."""
+
+
 @dataclass
 class _Decider:
     """The verdicts of one run, criterion by criterion (see :func:`decide`)."""
@@ -269,7 +276,8 @@ class _Decider:
         if tests.unmatched:
             details["unmatched"] = tests.unmatched
             if verdict.reason == "TEST_NOT_FOUND":
-                details["message"] = f"no collected test matches {', '.join(tests.unmatched)}"
+                missed = ", ".join(unmatched_text(p) for p in tests.unmatched)
+                details["message"] = f"no collected test matches {missed}"
         if failed:
             details.update(_uncollected_details(failed))
         elif passed_over and verdict.reason == TEST_SKIPPED:
@@ -282,6 +290,8 @@ class _Decider:
         found = outcome_details(outcomes, self.results.reasons, policy, verdict, left_out)
         for key, value in found.items():
             details.setdefault(key, value)
+        if verdict.reason == "TEST_NOT_FOUND" and "message" not in details:
+            details["message"] = NOTHING_MAPPED  # no pattern, no marker: say what maps a test
         return details
 
     def verifier_criteria(self, runnable: Iterable[str]) -> None:

@@ -9,6 +9,7 @@ evidence out, with a ``message`` in plain words that names the tests.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,11 +20,42 @@ from .verdicts import TOO_FEW_PASSED, Verdict, allowed_outcomes
 SHOWN_TESTS = 3
 """How many tests a message names before "and N more"."""
 _REASON_LENGTH = 200
+SUBTEST_ATTRIBUTE = "plangraph_subtest"
+"""The report attribute an xdist worker puts the subtest's label in (:func:`subtest_label`)."""
 
 
 def report_reason(report: Any) -> str | None:
     """Why one test report is no pass, in one short line: the skip reason, the xfail reason,
-    or the first line of the failure; None for a passing phase."""
+    or the first line of the failure, after the subtest it came from (``subtest (i=2): …``,
+    pytest's ``subtests`` and ``unittest``'s ``subTest``); None for a passing phase."""
+    reason = _reason(report)
+    if reason is None or not (subtest := _subtest(report)):
+        return reason
+    return _short(f"subtest {subtest}: {reason}")
+
+
+def _subtest(report: Any) -> str:
+    """The subtest a report is of, as pytest shows it (``[msg] (i=2)``); "" for a test's own
+    report. A report an xdist worker sent carries it as :data:`SUBTEST_ATTRIBUTE`
+    (:func:`subtest_label` there): pytest's controller would show the values repr'd twice."""
+    label = getattr(report, SUBTEST_ATTRIBUTE, None)
+    return label if isinstance(label, str) else subtest_label(report)
+
+
+def subtest_label(report: Any) -> str:
+    """The subtest *report* is of, read from its ``context`` (pytest's ``SubtestReport``); ""
+    for a test's own report."""
+    context = getattr(report, "context", None)
+    msg, kwargs = getattr(context, "msg", None), getattr(context, "kwargs", None)
+    if context is None or not hasattr(context, "msg") or not isinstance(kwargs, Mapping):
+        return ""
+    parts = [f"[{msg}]"] if msg is not None else []
+    if kwargs:
+        parts.append("(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")")
+    return " ".join(parts) or "(<subtest>)"
+
+
+def _reason(report: Any) -> str | None:
     if raised_by := getattr(report, ORIGIN_ATTRIBUTE, None):
         kind = "xfailed" if hasattr(report, "wasxfail") else "skipped"
         why = getattr(report, "wasxfail", None) or _skip_text(report)
@@ -40,7 +72,32 @@ def report_reason(report: Any) -> str | None:
     crash = getattr(longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
     text = str(message) if message else str(longrepr or "")
-    return _short(text or report.outcome)
+    return _short((not message and doctest_reason(text)) or text or report.outcome)
+
+
+_DOCTEST_END = re.compile(r":(\d+|None): (?:DocTestFailure|UnexpectedException)$")
+"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``)."""
+_DOCTEST_SOURCE = re.compile(r"(?:\d{3,}|\?\?\?) ")
+"""A docstring line pytest shows before the failure, after its number (``346 ``)."""
+
+
+def doctest_reason(text: str) -> str | None:
+    """The first failure of a failed doctest's report in one line: the line, the example and
+    what it printed (``doctest line 346: >>> a10n('abbreviation') Expected: 'a10n' Got:
+    'a11n'``) or the exception it raised; None for any other report. Read from the text, the
+    form an xdist worker sends it in too (the first line of it is the docstring's)."""
+    lines = text.splitlines()
+    end = next((i for i, line in enumerate(lines) if _DOCTEST_END.search(line)), None)
+    if end is None:
+        return None
+    block = lines[:end]
+    shown = [i for i, line in enumerate(block) if _DOCTEST_SOURCE.match(line)]
+    example = block[shown[-1]].split(" ", 1)[1].strip() if shown else ""
+    rest = [line.strip() for line in block[shown[-1] + 1 if shown else 0 :] if line.strip()]
+    raised = [line for line in rest if line.startswith("UNEXPECTED EXCEPTION: ")]
+    found = _DOCTEST_END.search(lines[end])
+    where = f"doctest line {found.group(1)}" if found else "doctest"
+    return " ".join(part for part in (f"{where}:", example, *(raised[:1] or rest)) if part)
 
 
 def phase_outcome(report: Any) -> str:

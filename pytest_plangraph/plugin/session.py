@@ -337,6 +337,10 @@ class PlangraphSession:
             report.plangraph_verdict = ran  # type: ignore[attr-defined]
         if self.worker:  # every report says whether the worker's tests could fail
             setattr(report, FACTS_ATTRIBUTE, self.own_facts)
+            if getattr(report, "context", None) is not None:  # a subtest's, labelled here
+                from .outcomes import SUBTEST_ATTRIBUTE, subtest_label
+
+                setattr(report, SUBTEST_ATTRIBUTE, subtest_label(report))
             return
         if facts := getattr(report, FACTS_ATTRIBUTE, None):
             self.heard_facts.setdefault(repr(facts), facts)

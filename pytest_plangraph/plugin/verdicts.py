@@ -20,6 +20,8 @@ Phase = tuple[str, str, bool]
 TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 _PASSED = [("setup", "passed", False), ("call", "passed", False), ("teardown", "passed", False)]
 """The phases of almost every test of a green suite, answered without folding."""
+_WEIGHT = {"failed": 2, "skipped": 1}
+"""How much a phase's outcome weighs when the phase is reported more than once."""
 
 
 def fold_phases(phases: Iterable[Phase]) -> str | None:
@@ -27,14 +29,17 @@ def fold_phases(phases: Iterable[Phase]) -> str | None:
 
     A failure in setup or teardown is ``error``; in the call (including a strict xpass) it is
     ``failed``. A passing call counts only once its teardown passed too. A phase reported more
-    than once (a failed subtest before its test's own call report, the same test on several
-    xdist workers with ``--dist each``) failed when any of its reports failed.
+    than once (each subtest's report before its test's own call report, the same test on
+    several xdist workers with ``--dist each``) failed when any of its reports failed, else
+    was skipped (or xfailed) when any of them was: a subtest skipped or xfailed inside a test
+    whose own call passed leaves part of the test unchecked, as a skipped test does.
     """
     if phases == _PASSED:
         return "passed"
     seen: dict[str, tuple[str, bool]] = {}
     for when, outcome, xfail in phases:
-        if seen.get(when, ("", False))[0] != "failed":  # a failure is never overwritten
+        # a later report stands unless an earlier one weighs more: failed, then skipped
+        if _WEIGHT.get(outcome, 0) >= _WEIGHT.get(seen.get(when, ("", False))[0], 0):
             seen[when] = (outcome, xfail)
     failed = [when for when, (outcome, _) in seen.items() if outcome == "failed"]
     if failed:
