@@ -84,6 +84,8 @@ def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
         return "running from a folder other than the rootdir"
     if root is not None and (above := configuration_above(config, root)) is not None:
         return f"running under a configuration file below the repository's {above}"
+    if config.inipath is None and _plan_above_rootdir(config):
+        return "running in a folder below the plan file's, with no configuration file of its own"
     flags = [
         flag
         for name, flag in (("lf", "--lf"), ("stepwise", "--sw"))
@@ -194,6 +196,15 @@ the binder binds them absent under an older pytest as well: conservative)."""
 
 ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"})
 """The configuration files pytest reads whatever they hold (the others need a pytest section)."""
+
+
+def _plan_above_rootdir(config: pytest.Config) -> bool:
+    """True when the plan file lies in a folder above the rootdir: a run that read no
+    configuration file took the folder it was started in (or one holding ``setup.py``) for its
+    rootdir, and collected the tests under it alone, while the plan's other tests (marked, or
+    matched by a glob) lie beside it; a run from the plan's folder would have collected them."""
+    plan = Path(os.path.realpath(plan_path(config).parent))
+    return plan in Path(os.path.realpath(config.rootpath)).parents
 
 
 def configuration_above(config: pytest.Config, root: Path) -> str | None:
