@@ -7,6 +7,11 @@
   and collected that folder's tests alone: a criterion whose other marked test, outside the
   folder, fails was recorded passed and its node completed (``--plangraph=../plangraph.yaml``
   did the same before). Such a run now records no pass.
+* Code under test that raises ``unittest.SkipTest`` in a ``unittest.TestCase`` test (in a
+  ``subTest`` block or not), or ``pytest.skip()`` there, made the test an allowed skip under
+  ``skips: allow``: unittest catches the skip and gives pytest its reason alone, so the frames
+  of the raise were not looked at, and the criterion passed on its other tests. They are now,
+  serially and under xdist.
 """
 
 from __future__ import annotations
@@ -74,3 +79,100 @@ def test_a_run_in_a_folder_with_no_configuration_records_no_pass_for_the_plan_ab
     assert latest(pytester.path)["step-a/ac-a"].outcome == "failed", out
     assert "a folder below the plan file's, with no configuration file" in out
     assert "step-a  step  completed" not in plangraph(pytester.path, "status").out
+
+
+SKIP_PLAN = """
+plangraph: 1
+plan: skips
+nodes:
+  - id: step-a
+    acceptance:
+      - id: {name}
+        verifier: {{type: test, tests: ["tests/test_calc.py::test_ok", "{test}"], skips: allow}}
+"""
+
+CALC = {
+    ".gitignore": ".plangraph/\n__pycache__/\n",
+    "pytest.ini": "[pytest]\npythonpath = .\n",
+    "calc.py": """
+        import unittest
+
+        import pytest
+
+
+        def sub(a, b):
+            if a == 2:
+                raise unittest.SkipTest("not today")
+            return a - b
+
+
+        def add(a, b):
+            if a == 2:
+                pytest.skip("not today")
+            return a + b
+        """,
+    "tests/test_calc.py": """
+        import unittest
+
+        import calc
+
+
+        def test_ok():
+            assert calc.sub(1, 1) == 0
+
+
+        class Broken(unittest.TestCase):
+            def test_own(self):
+                self.assertEqual(calc.sub(2, 1), 999)
+
+            def test_sub(self):
+                for a in (1, 2):
+                    with self.subTest(a=a):
+                        self.assertEqual(calc.sub(a, 1), 0 if a == 1 else 999)
+
+            def test_pytest_skip(self):
+                self.assertEqual(calc.add(2, 1), 999)
+
+            def test_pytest_skip_in_sub(self):
+                with self.subTest(a=2):
+                    self.assertEqual(calc.add(2, 1), 999)
+
+
+        class Own(unittest.TestCase):
+            def test_skips_itself(self):
+                with self.subTest(a=2):
+                    self.skipTest("off this platform")
+                self.skipTest("off this platform")
+        """,
+}
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+@pytest.mark.parametrize(
+    "name", ["test_own", "test_sub", "test_pytest_skip", "test_pytest_skip_in_sub"]
+)
+def test_a_unittest_skip_raised_by_the_code_under_test_is_no_allowed_skip(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, xdist: list[str]
+) -> None:
+    test = f"tests/test_calc.py::Broken::{name}"
+    _repository(pytester.path, {**CALC, "plangraph.yaml": SKIP_PLAN.format(name="ac", test=test)})
+    monkeypatch.chdir(pytester.path)
+    result = pytester.runpytest("--plangraph", *xdist)
+    record = latest(pytester.path)["step-a/ac"]
+    assert record.outcome == "failed", result.stdout.str()
+    (entry,) = record.details["not_passed"]
+    assert entry["test"] == test
+    assert "skipped by the code under test (calc.py:" in entry["reason"]
+    assert "step-a  step  completed" not in plangraph(pytester.path, "status").out
+
+
+def test_a_unittest_test_that_skips_itself_is_still_an_allowed_skip(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    test = "tests/test_calc.py::Own::test_skips_itself"
+    _repository(pytester.path, {**CALC, "plangraph.yaml": SKIP_PLAN.format(name="ac", test=test)})
+    monkeypatch.chdir(pytester.path)
+    result = pytester.runpytest("--plangraph")
+    record = latest(pytester.path)["step-a/ac"]
+    assert record.outcome == "passed", result.stdout.str()
+    assert [e["test"] for e in record.details["allowed"]] == [test]
