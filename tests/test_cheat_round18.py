@@ -6,7 +6,8 @@
   (``cd pkg && pytest --plangraph``) takes that folder for its rootdir, found the root's plan
   and collected that folder's tests alone: a criterion whose other marked test, outside the
   folder, fails was recorded passed and its node completed (``--plangraph=../plangraph.yaml``
-  did the same before). Such a run now records no pass.
+  did the same before), and so did ``--rootdir=.`` there under the root's ``pytest.ini``.
+  Such a run now records no pass.
 * Code under test that raises ``unittest.SkipTest`` in a ``unittest.TestCase`` test (in a
   ``subTest`` block or not), or ``pytest.skip()`` there, made the test an allowed skip under
   ``skips: allow``: unittest catches the skip and gives pytest its reason alone, so the frames
@@ -65,16 +66,26 @@ MARKED = {
 }
 
 
-@pytest.mark.parametrize("plan_option", [[], ["--plangraph=../plangraph.yaml"]])
+@pytest.mark.parametrize(
+    ("extra", "options"),
+    [
+        ({}, ["--plangraph"]),
+        ({}, ["--plangraph=../plangraph.yaml"]),
+        ({"pytest.ini": "[pytest]\n"}, ["--plangraph", "--rootdir=."]),
+    ],
+)
 def test_a_run_in_a_folder_with_no_configuration_records_no_pass_for_the_plan_above(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, plan_option: list[str]
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: dict[str, str],
+    options: list[str],
 ) -> None:
-    _repository(pytester.path, MARKED)
+    _repository(pytester.path, {**MARKED, **extra})
     monkeypatch.chdir(pytester.path)
     result = pytester.runpytest("--plangraph")
     assert latest(pytester.path)["step-a/ac-a"].outcome == "failed", result.stdout.str()
     monkeypatch.chdir(pytester.path / "pkg")
-    result = pytester.runpytest(*(plan_option or ["--plangraph"]))
+    result = pytester.runpytest(*options)
     out = result.stdout.str()
     assert latest(pytester.path)["step-a/ac-a"].outcome == "failed", out
     assert "a folder below the plan file's, with no configuration file" in out

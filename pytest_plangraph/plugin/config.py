@@ -84,7 +84,7 @@ def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
         return "running from a folder other than the rootdir"
     if root is not None and (above := configuration_above(config, root)) is not None:
         return f"running under a configuration file below the repository's {above}"
-    if config.inipath is None and _plan_above_rootdir(config):
+    if _rootdir_below_plan(config):
         return "running in a folder below the plan file's, with no configuration file of its own"
     flags = [
         flag
@@ -198,13 +198,17 @@ ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.i
 """The configuration files pytest reads whatever they hold (the others need a pytest section)."""
 
 
-def _plan_above_rootdir(config: pytest.Config) -> bool:
-    """True when the plan file lies in a folder above the rootdir: a run that read no
-    configuration file took the folder it was started in (or one holding ``setup.py``) for its
-    rootdir, and collected the tests under it alone, while the plan's other tests (marked, or
-    matched by a glob) lie beside it; a run from the plan's folder would have collected them."""
-    plan = Path(os.path.realpath(plan_path(config).parent))
-    return plan in Path(os.path.realpath(config.rootpath)).parents
+def _rootdir_below_plan(config: pytest.Config) -> bool:
+    """True when the rootdir lies below the plan file's folder and holds no configuration file
+    the run read: the run took the folder it was started in (or one holding ``setup.py``, or
+    the one ``--rootdir`` names) for its rootdir, and collected the tests under it alone, while
+    the plan's other tests (marked, or matched by a glob) lie beside it. A project whose own
+    configuration file lies in the rootdir (one package of a larger repository) defines its
+    suite there."""
+    rootdir = Path(os.path.realpath(config.rootpath))
+    if config.inipath is not None and Path(os.path.realpath(config.inipath.parent)) == rootdir:
+        return False
+    return Path(os.path.realpath(plan_path(config).parent)) in rootdir.parents
 
 
 def configuration_above(config: pytest.Config, root: Path) -> str | None:
