@@ -6,7 +6,9 @@
   (``cd pkg && pytest --plangraph``) takes that folder for its rootdir, found the root's plan
   and collected that folder's tests alone: a criterion whose other marked test, outside the
   folder, fails was recorded passed and its node completed (``--plangraph=../plangraph.yaml``
-  did the same before), and so did ``--rootdir=.`` there under the root's ``pytest.ini``.
+  did the same before), and so did ``--rootdir=.`` there under the root's ``pytest.ini``,
+  and a run in a folder whose ``pyproject.toml`` holds a package's build settings but no
+  pytest table (pytest reads it, finding no other file, and takes its folder for rootdir).
   Such a run now records no pass.
 * Code under test that raises ``unittest.SkipTest`` in a ``unittest.TestCase`` test (in a
   ``subTest`` block or not), or ``pytest.skip()`` there, made the test an allowed skip under
@@ -66,12 +68,17 @@ MARKED = {
 }
 
 
+PACKAGE = '[project]\nname = "pkg"\nversion = "1"\n'
+"""A package's build settings with no pytest table: pytest reads it, finding no other."""
+
+
 @pytest.mark.parametrize(
     ("extra", "options"),
     [
         ({}, ["--plangraph"]),
         ({}, ["--plangraph=../plangraph.yaml"]),
         ({"pytest.ini": "[pytest]\n"}, ["--plangraph", "--rootdir=."]),
+        ({"pkg/pyproject.toml": PACKAGE}, ["--plangraph"]),
     ],
 )
 def test_a_run_in_a_folder_with_no_configuration_records_no_pass_for_the_plan_above(
@@ -90,6 +97,23 @@ def test_a_run_in_a_folder_with_no_configuration_records_no_pass_for_the_plan_ab
     assert latest(pytester.path)["step-a/ac-a"].outcome == "failed", out
     assert "a folder below the plan file's, with no configuration file" in out
     assert "step-a  step  completed" not in plangraph(pytester.path, "status").out
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        ("pkg/pytest.ini", "[pytest]\ntestpaths = tests\n"),
+        ("pkg/pyproject.toml", PACKAGE + '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'),
+    ],
+)
+def test_a_package_with_its_own_pytest_settings_still_records_its_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, config: tuple[str, str]
+) -> None:
+    files = {name: text for name, text in MARKED.items() if name != "tests/test_b.py"}
+    _repository(pytester.path, {**files, config[0]: config[1]})
+    monkeypatch.chdir(pytester.path / "pkg")
+    result = pytester.runpytest("--plangraph")
+    assert latest(pytester.path)["step-a/ac-a"].outcome == "passed", result.stdout.str()
 
 
 SKIP_PLAN = """
