@@ -37,7 +37,7 @@ from ..plan.evidence import ABSENT
 from ..vcs.quotes import CollectValues, quotes_key
 from . import STARTED_KEY
 from .collectable import collectable, collected_folders
-from .config import CONFIG_NAMES
+from .configdirs import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from ..api import PlanGraph

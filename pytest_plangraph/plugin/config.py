@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import PlangraphError, StoreTamperedError
+from .configdirs import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from ..vcs.workspace import Workspace
@@ -75,15 +76,20 @@ def narrowed_by(config: pytest.Config, root: Path | None = None) -> str | None:
     """What narrows this invocation's collection, in words for the run's summary (see
     :func:`partial_args`); None for a run of the whole suite. *root*, the repository's root
     when given, is searched for a configuration file above the one the run read
-    (:func:`configuration_above`)."""
+    (:func:`~.configdirs.configuration_above`)."""
     source = config.args_source
     if source == pytest.Config.ArgsSource.ARGS:
         return "test paths or ids on the command line"
     invocation = config.invocation_params.dir
     if source == pytest.Config.ArgsSource.INVOCATION_DIR and invocation != config.rootpath:
         return "running from a folder other than the rootdir"
-    if root is not None and (above := configuration_above(config, root)) is not None:
+    from .configdirs import configuration_above, rootdir_below_plan
+
+    plan = plan_path(config)
+    if root is not None and (above := configuration_above(config, root, plan)) is not None:
         return f"running under a configuration file below the repository's {above}"
+    if rootdir_below_plan(config, plan):
+        return "running in a folder below the plan file's, with no configuration file of its own"
     flags = [
         flag
         for name, flag in (("lf", "--lf"), ("stepwise", "--sw"))
@@ -177,68 +183,6 @@ HARMLESS_PLUGINS = frozenset(
 """Plugins that ``-p no:NAME`` may disable without changing any test's outcome; disabling any
 other (``warnings`` turns ``filterwarnings = error`` off, ``skipping`` ignores ``xfail``
 marks, a project's own plugin takes its fixtures and hooks away) is a narrowing."""
-
-CONFIG_NAMES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-)
-"""The names pytest looks for a configuration file by, in the order it prefers them within
-one folder (``_pytest.config.findpaths``; ``pytest.toml`` and ``.pytest.toml`` since pytest 9;
-the binder binds them absent under an older pytest as well: conservative)."""
-
-
-ALWAYS_READ = frozenset({"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"})
-"""The configuration files pytest reads whatever they hold (the others need a pytest section)."""
-
-
-def configuration_above(config: pytest.Config, root: Path) -> str | None:
-    """The path (from the folder searched last) of a pytest configuration file in a folder
-    above the one of the file this run read, up to the folder that holds both that folder and
-    the plan file's (*root*, the repository's root, bounds it): a run started there reads it
-    and collects this run's tests under it, so a run started below it (``cd tests && pytest``
-    with a ``tests/pytest.ini``, the plan at the root) left the project's configuration out;
-    None when there is none (or the run read no file, or one outside the repository). A
-    project whose plan lies beside its own configuration file (one package of a larger
-    repository) is not searched above it."""
-    from ..judge.sections import has_pytest_section
-    from ..regularfile import TooLargeError, read_regular
-    from ..vcs.pythonpath import MAX_CONFIG_BYTES
-
-    inipath = config.inipath
-    if inipath is None:
-        return None
-    repository = Path(os.path.realpath(root))
-    folder = Path(os.path.realpath(inipath.parent))
-    plan = Path(os.path.realpath(plan_path(config).parent))
-    if repository not in folder.parents or (plan != repository and repository not in plan.parents):
-        return None
-    top = Path(os.path.commonpath([folder, plan]))
-    if top == folder:
-        return None
-    for above in folder.parents:
-        for name in CONFIG_NAMES:
-            path = above / name
-            if not path.is_file():
-                continue
-            if name not in ALWAYS_READ:
-                try:  # a regular file (swapped for a FIFO since: not waited on), not too large
-                    raw = read_regular(path, MAX_CONFIG_BYTES)
-                except TooLargeError:
-                    raw = None  # not read whole: taken as one holding a pytest section
-                except OSError:
-                    raw = b""  # unreadable: pytest could not read it either
-                text = None if raw is None else raw.decode("utf-8", "replace")
-                if text is not None and not has_pytest_section(name, text):
-                    continue
-            return path.relative_to(repository).as_posix()
-        if above == top:
-            break
-    return None
 
 
 def left_out_plugins(config: pytest.Config) -> list[str]:

@@ -66,8 +66,19 @@ class SkipOrigin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
-        """Look at the exception before pytest turns a ``unittest.SkipTest`` into its own."""
-        if call.excinfo is not None and (origin := self.raised_by(item, call.excinfo)):
+        """Look at the exception before pytest turns a ``unittest.SkipTest`` into its own.
+
+        A ``unittest.TestCase`` test raises nothing to pytest: unittest catches the skip (in
+        the test or in one of its ``subTest`` blocks) and hands pytest its reason alone, and
+        pytest keeps what it makes of it on the item (``_excinfo``) until its own
+        ``unittest`` hook, which runs after this one, puts it on the call. The first one kept
+        is the one that hook takes."""
+        excinfo = call.excinfo
+        if excinfo is None:
+            kept = getattr(item, "_excinfo", None)
+            if isinstance(kept, list) and kept and isinstance(kept[0], pytest.ExceptionInfo):
+                excinfo = kept[0]
+        if excinfo is not None and (origin := self.raised_by(item, excinfo)):
             self.origins[(item.nodeid, call.when)] = origin
 
     @pytest.hookimpl(wrapper=True)
@@ -91,7 +102,22 @@ class SkipOrigin:
         conftest, pytest or nothing raised it."""
         if excinfo is None or not excinfo.errisinstance(_skip_exceptions()):
             return None
-        tb: TracebackType | None = excinfo.tb
+        blamed = self._blamed(item, excinfo.tb)
+        context = excinfo.value.__context__
+        if blamed is None and isinstance(context, _skip_exceptions()):
+            # pytest's skip made of the reason unittest handed over (``TestCase.addSkip``),
+            # raised while unittest handled the skip the test raised: that one's frames
+            blamed = self._blamed(item, context.__traceback__)
+        if blamed is None:
+            return None
+        rel = blamed[0][len(self.root) :].replace(os.sep, "/")
+        return f"{rel}:{blamed[1]}"
+
+    def _blamed(
+        self, item: pytest.Item | pytest.Collector, tb: TracebackType | None
+    ) -> tuple[str, int] | None:
+        """The repository file and line of the code under test innermost in *tb* below the
+        first frame of the tests, or None."""
         own = os.path.realpath(str(item.path))
         folder = os.path.dirname(own) + os.sep
         inside = False  # past the first frame of the tests: a fixture, the test, its helpers
@@ -110,10 +136,7 @@ class SkipOrigin:
                 if module is not None and not self._of_tests(item, module, own, folder):
                     blamed = (module, 1)  # the code under test could not be imported
             tb = tb.tb_next
-        if blamed is None:
-            return None
-        rel = blamed[0][len(self.root) :].replace(os.sep, "/")
-        return f"{rel}:{blamed[1]}"
+        return blamed
 
     def _of_tests(
         self, item: pytest.Item | pytest.Collector, path: str, own: str, folder: str
