@@ -38,12 +38,11 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import tempfile
 from pathlib import Path
 
 import bench_impact
 import bench_instructions as bi
-from floor_status_miss import PREPARE, locked
+from floor_status_miss import PREPARE, count_options, wheel_counts
 
 IMPACT = r"""
 import gc, os, sys
@@ -170,23 +169,10 @@ PARTS = [
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=10_000)
-    parser.add_argument("--lock", help="take this file's lock (flock) around each count")
-    parser.add_argument("--keep-profiles", type=Path, help="keep callgrind's output here")
+    count_options(parser)
     parser.add_argument("--product", action="store_true", help="count the product's hit and miss")
     args = parser.parse_args(argv)
-    if args.keep_profiles is not None:
-        args.keep_profiles.mkdir(parents=True, exist_ok=True)
-        bi.KEEP_PROFILES = args.keep_profiles.resolve()
-    with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        env = bi.environment(tmp)
-        python = bi.install_wheel(tmp)
-        plangraph = str(Path(python).parent / "plangraph")
-        bi.precompile(python, env, tmp)
-
-        def count(root: Path, command: list[str]) -> int:
-            with locked(args.lock):
-                return bi.count(root, command, env)
+    with wheel_counts(args) as (tmp, env, python, plangraph, count):
 
         def run(root: Path, command: list[str]) -> bytes:
             done = subprocess.run(command, cwd=root, env=env, capture_output=True)

@@ -67,7 +67,7 @@ import json
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import bench_instructions as bi
@@ -492,29 +492,45 @@ def locked(path: str | None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=5000)
+def count_options(parser: argparse.ArgumentParser) -> None:
+    """The options every floor and phase script takes for its counts."""
     parser.add_argument("--lock", help="take this file's lock (flock) around each count")
     parser.add_argument("--keep-profiles", type=Path, help="keep callgrind's output here")
-    parser.add_argument(
-        "--product", action="store_true", help="count the product's hit, leaf miss and n7 miss"
-    )
-    args = parser.parse_args(argv)
+
+
+@contextlib.contextmanager
+def wheel_counts(
+    args: argparse.Namespace,
+) -> Iterator[tuple[Path, dict[str, str], str, str, Callable[[Path, list[str]], int]]]:
+    """A scratch folder with the package installed from a wheel and precompiled, as
+    ``bench_instructions.py --wheel`` counts it: the folder, the environment, its
+    ``python`` and ``plangraph``, and a count of a command under callgrind (the lock of
+    ``--lock`` held; the profiles kept in ``--keep-profiles``)."""
     if args.keep_profiles is not None:
         args.keep_profiles.mkdir(parents=True, exist_ok=True)
         bi.KEEP_PROFILES = args.keep_profiles.resolve()
-
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         env = bi.environment(tmp)
         python = bi.install_wheel(tmp)
-        plangraph = str(Path(python).parent / "plangraph")
         bi.precompile(python, env, tmp)
 
         def count(root: Path, command: list[str]) -> int:
             with locked(args.lock):
                 return bi.count(root, command, env)
+
+        yield tmp, env, python, str(Path(python).parent / "plangraph"), count
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    count_options(parser)
+    parser.add_argument(
+        "--product", action="store_true", help="count the product's hit, leaf miss and n7 miss"
+    )
+    args = parser.parse_args(argv)
+    with wheel_counts(args) as (tmp, env, python, plangraph, count):
 
         def run(root: Path, command: list[str]) -> str:
             done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)

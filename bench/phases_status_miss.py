@@ -16,13 +16,11 @@ Run: ``.venv/bin/python bench/phases_status_miss.py [--nodes 5000] [--lock FILE]
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from pathlib import Path
 
 import bench_instructions as bi
 import bench_status
-from floor_status_miss import locked
+from floor_status_miss import count_options, wheel_counts
 
 from pytest_plangraph.usercache import RACY_NS
 
@@ -73,18 +71,9 @@ sys.exit(main())
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--lock", help="take this file's lock (flock) around each count")
-    parser.add_argument("--keep-profiles", type=Path, help="keep callgrind's output here")
+    count_options(parser)
     args = parser.parse_args(argv)
-    if args.keep_profiles is not None:
-        args.keep_profiles.mkdir(parents=True, exist_ok=True)
-        bi.KEEP_PROFILES = args.keep_profiles.resolve()
-    with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        env = bi.environment(tmp)
-        python = bi.install_wheel(tmp)
-        plangraph = str(Path(python).parent / "plangraph")
-        bi.precompile(python, env, tmp)
+    with wheel_counts(args) as (tmp, env, python, plangraph, counted):
         root = tmp / "repo"
         root.mkdir()
         bench_status.build(root, args.nodes)
@@ -101,8 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         }
 
         def count(command: list[str]) -> int:
-            with locked(args.lock):
-                found = bi.count(root, command, env)
+            found = counted(root, command)
             for path in (cache / "status-text.json", cache / "derived-free.json"):
                 if path in kept:
                     if path.read_bytes() != kept[path]:
@@ -114,8 +102,7 @@ def main(argv: list[str] | None = None) -> None:
             return found
 
         bi.warm(tmp, [python, "-c", "pass"], env)
-        with locked(args.lock):
-            start = bi.count(tmp, [python, "-c", "pass"], env)
+        start = counted(tmp, [python, "-c", "pass"])
         print(f"python -c pass (baseline): {start / 1e9:.3f} G instructions")
         hit = [*MILESTONES[:2], MILESTONES[-1]]
         for title, milestones in (("the hit", hit), ("the leaf miss", MILESTONES)):
