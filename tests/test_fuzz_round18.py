@@ -1,0 +1,127 @@
+"""What fuzzing the eighteenth round's changes (subtests' and doctests' reasons, the plan
+looked for at the repository root, the bound on git) found, each kept as a test on a real git
+repository and real ``pytest --plangraph`` runs.
+
+* A subtest whose ``msg`` holds a line break (``subtests.test(msg="a\\nb")``,
+  ``self.subTest("a\\nb")``) gave a reason cut at it (``subtest [a``): the failure was lost.
+  One whose ``msg`` is an object whose ``__str__`` raises put a frame of this plug-in in the
+  traceback a failing test shows (serially and on each xdist worker, where every subtest's
+  label is made). The label is now one line, and made whatever the object raises.
+* ``pytest --plangraph --rootdir=/`` walked the whole file system to delete cached bytecode
+  before the run (the purge covers the rootdir's repository, the rootdir outside one): it
+  ran for minutes and deleted every ``.pyc`` it could write outside virtual environments. Such
+  a rootdir is now refused at once.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from plugin_helpers import latest
+from repo_helpers import git
+
+pytest_plugins = ["pytester"]
+
+PLAN = """
+plangraph: 1
+plan: whole
+nodes:
+  - id: step-a
+    acceptance:
+      - id: ac-a
+        verifier: {type: test}
+"""
+
+SUBTESTS = """
+import unittest
+
+import pytest
+
+
+class Unprintable:
+    def __str__(self):
+        raise RuntimeError("no str")
+
+    __repr__ = __str__
+
+
+@pytest.mark.criterion("step-a/ac-a")
+def test_pytest_subtest(subtests):
+    with subtests.test(msg="first\\nsecond", i=1):
+        assert False, "the real failure"
+
+
+@pytest.mark.criterion("step-a/ac-a")
+def test_unprintable_msg(subtests):
+    with subtests.test(msg=Unprintable()):
+        pass
+
+
+@pytest.mark.criterion("step-a/ac-a")
+class T(unittest.TestCase):
+    def test_unittest_subtest(self):
+        with self.subTest("one\\ntwo", x=2):
+            self.fail("the unittest failure")
+"""
+
+
+def _repository(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_subtest_label_with_a_line_break_or_an_unprintable_msg_keeps_the_failure(
+    pytester: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
+    _repository(
+        pytester.path,
+        {
+            ".gitignore": ".plangraph/\n__pycache__/\n",
+            "plangraph.yaml": PLAN,
+            "tests/test_sub.py": SUBTESTS,
+        },
+    )
+    result = pytester.runpytest("--plangraph", *xdist)
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out, out
+    assert "pytest_plangraph" not in out, out  # no frame of the plug-in in any traceback
+    reasons = {
+        e["test"]: e.get("reason", "")
+        for e in latest(pytester.path)["step-a/ac-a"].details["not_passed"]
+    }
+    assert reasons["tests/test_sub.py::test_pytest_subtest"] == (
+        "subtest [first second] (i=1): AssertionError: the real failure"
+    ), reasons
+    assert reasons["tests/test_sub.py::T::test_unittest_subtest"] == (
+        "subtest [one two] (x=2): AssertionError: the unittest failure"
+    ), reasons
+    assert "no str" in reasons["tests/test_sub.py::test_unprintable_msg"], reasons
+
+
+def test_the_file_systems_root_as_rootdir_is_refused_at_once(pytester: pytest.Pytester) -> None:
+    _repository(
+        pytester.path,
+        {
+            ".gitignore": ".plangraph/\n__pycache__/\n",
+            "plangraph.yaml": PLAN,
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    result = pytester.runpytest_subprocess(
+        f"--plangraph={pytester.path / 'plangraph.yaml'}",
+        "--rootdir=/",
+        "tests/test_a.py",
+        timeout=60,
+    )
+    err = result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + err
+    assert "is the file system's root" in err, err
+    assert "Traceback" not in err, err
