@@ -11,11 +11,19 @@ repository and real ``pytest --plangraph`` runs.
   before the run (the purge covers the rootdir's repository, the rootdir outside one): it
   ran for minutes and deleted every ``.pyc`` it could write outside virtual environments. Such
   a rootdir is now refused at once.
+* A git process killed by a signal before it answered (``git merge-base --is-ancestor``,
+  ``git cat-file --batch-check``) was read as git's "no", and its output, whole or cut, as
+  nothing: a commit was taken for one a rebase dropped. It is now an error, as a git stopped
+  past its bound is.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -125,3 +133,50 @@ def test_the_file_systems_root_as_rootdir_is_refused_at_once(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + err
     assert "is the file system's root" in err, err
     assert "Traceback" not in err, err
+
+
+def _kill_child_git(word: str, killed: list[int]) -> None:
+    """SIGKILL the git process this process started whose command line holds *word* (it waits
+    on its trace FIFO), as the OOM killer or a person would."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not killed:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == os.getpid() and word.encode() in command:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+                return
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_git_killed_by_a_signal_is_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git merge-base --is-ancestor`` killed before it answered (a signal from outside) was
+    read as git's "no" (exit code not 0): the commit was taken for one a rebase dropped. A git
+    stopped by a signal is now an error, as one stopped past its bound is."""
+    from pytest_plangraph.errors import GitError
+    from pytest_plangraph.vcs.history import is_ancestor
+
+    _repository(tmp_path, {"a.txt": "a\n"})
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    fifo = tmp_path.parent / "trace.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("GIT_TRACE", str(fifo))  # git waits opening it: killed while it waits
+    killed: list[int] = []
+    killer = threading.Thread(target=_kill_child_git, args=("merge-base", killed))
+    killer.start()
+    try:
+        with pytest.raises(GitError, match="stopped by signal 9"):
+            is_ancestor(tmp_path, head)
+    finally:
+        killer.join()
+    assert killed
