@@ -15,6 +15,9 @@ repository and real ``pytest --plangraph`` runs.
   ``git cat-file --batch-check``) was read as git's "no", and its output, whole or cut, as
   nothing: a commit was taken for one a rebase dropped. It is now an error, as a git stopped
   past its bound is.
+* A doctest whose expected (or printed) output holds a line shaped like pytest's last line of
+  a failure (``calc.py:3: DocTestFailure``) gave a reason cut at that line: the output the
+  example printed was lost.
 """
 
 from __future__ import annotations
@@ -180,3 +183,45 @@ def test_a_git_killed_by_a_signal_is_no_answer(
     finally:
         killer.join()
     assert killed
+
+
+DOCTEST_PLAN = """
+plangraph: 1
+plan: whole
+nodes:
+  - id: step-a
+    acceptance:
+      - id: ac-a
+        verifier: {type: test, tests: ["calc.py::*"]}
+"""
+
+DOCTESTED = '''
+def shout():
+    """
+    >>> print("DocTestFailure")
+    calc.py:3: DocTestFailure
+    """
+'''
+
+
+def test_a_doctest_whose_expected_output_looks_like_the_failure_line_keeps_its_reason(
+    pytester: pytest.Pytester,
+) -> None:
+    """A doctest expecting a line shaped like pytest's own last line of a failure
+    (``calc.py:3: DocTestFailure``) gave the reason of that line (``doctest line 3: …
+    Expected:``, the output it got lost); the failure's own line is the one not indented."""
+    _repository(
+        pytester.path,
+        {
+            ".gitignore": ".plangraph/\n__pycache__/\n",
+            "plangraph.yaml": DOCTEST_PLAN,
+            "calc.py": DOCTESTED,
+        },
+    )
+    result = pytester.runpytest("--plangraph", "--doctest-modules")
+    assert "INTERNALERROR" not in result.stdout.str()
+    (entry,) = latest(pytester.path)["step-a/ac-a"].details["not_passed"]
+    assert entry["reason"] == (
+        'doctest line 3: >>> print("DocTestFailure") Expected: calc.py:3: DocTestFailure '
+        "Got: DocTestFailure"
+    ), entry

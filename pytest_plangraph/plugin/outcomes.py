@@ -88,8 +88,9 @@ def _reason(report: Any) -> str | None:
     return _short((not message and doctest_reason(text)) or text or report.outcome)
 
 
-_DOCTEST_END = re.compile(r":(\d+|None): (?:DocTestFailure|UnexpectedException)$")
-"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``)."""
+_DOCTEST_END = re.compile(r"^\S.*:(\d+|None): (?:DocTestFailure|UnexpectedException)$")
+"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``),
+never indented (an expected or printed output that holds such a line is)."""
 _DOCTEST_SOURCE = re.compile(r"(?:\d{3,}|\?\?\?) ")
 """A docstring line pytest shows before the failure, after its number (``346 ``)."""
 
