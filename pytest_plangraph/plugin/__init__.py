@@ -157,10 +157,17 @@ def install_guard(config: pytest.Config) -> BytecodeGuard:
         from ..vcs.roots import find_root
         from .soundness import BytecodeGuard
 
+        root = find_root(config.rootpath)
+        if root.parent == root:  # the purge would walk (and delete the bytecode of) every disk
+            raise pytest.UsageError(
+                f"--plangraph: the rootdir {root} is the file system's root; a run deletes the "
+                "cached bytecode under its repository (or under the rootdir outside one) "
+                "before it starts: pass the project's folder as --rootdir"
+            )
         guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
         config.add_cleanup(guard.remove)
         worker = getattr(config, "workerinput", None) is not None  # the controller purges
-        guard.secure(config, find_root(config.rootpath), purge=not worker)
+        guard.secure(config, root, purge=not worker)
     return guard
 
 

@@ -49,10 +49,23 @@ def subtest_label(report: Any) -> str:
     msg, kwargs = getattr(context, "msg", None), getattr(context, "kwargs", None)
     if context is None or not hasattr(context, "msg") or not isinstance(kwargs, Mapping):
         return ""
-    parts = [f"[{msg}]"] if msg is not None else []
+    parts = [f"[{_text(msg)}]"] if msg is not None else []
     if kwargs:
-        parts.append("(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")")
+        parts.append("(" + ", ".join(f"{_text(k)}={_text(v)}" for k, v in kwargs.items()) + ")")
     return " ".join(parts) or "(<subtest>)"
+
+
+def _text(value: object) -> str:
+    """*value* as pytest shows it in a subtest's label, on one line (a line break in a ``msg``
+    would cut the reason, which keeps its first line, before the failure): a value whose
+    ``__str__`` raises is named by its type."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:  # a test's object: whatever it raises, the label stays
+        text = f"<{type(value).__name__} object: str() raised>"
+    if text.isprintable():
+        return text
+    return " ".join(text.split()) if text.strip() else repr(text)
 
 
 def _reason(report: Any) -> str | None:
@@ -75,8 +88,9 @@ def _reason(report: Any) -> str | None:
     return _short((not message and doctest_reason(text)) or text or report.outcome)
 
 
-_DOCTEST_END = re.compile(r":(\d+|None): (?:DocTestFailure|UnexpectedException)$")
-"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``)."""
+_DOCTEST_END = re.compile(r"^\S.*:(\d+|None): (?:DocTestFailure|UnexpectedException)$")
+"""The last line of each failure in a failed doctest's report (``path:346: DocTestFailure``),
+never indented (an expected or printed output that holds such a line is)."""
 _DOCTEST_SOURCE = re.compile(r"(?:\d{3,}|\?\?\?) ")
 """A docstring line pytest shows before the failure, after its number (``346 ``)."""
 

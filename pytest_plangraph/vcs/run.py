@@ -103,9 +103,15 @@ def _process(repo: Repo, args: Sequence[str], stdin: bytes | None) -> _Done:
     """``git ARGS`` run to its end in *repo*, *stdin* its input (none without)."""
     env = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
     try:
-        return _Done(*run_git_process(args, repo.working_tree_dir, env, stdin))
+        done = _Done(*run_git_process(args, repo.working_tree_dir, env, stdin))
     except OSError as exc:  # no git on PATH, or the folder is gone
         raise GitError(f"git cannot be run in {repo.working_tree_dir}: {exc}") from exc
+    if done.returncode < 0:  # killed by a signal (a person, the OOM killer): no answer at all
+        raise GitError(
+            f"git {args[0]} was stopped by signal {-done.returncode} in "
+            f"{repo.working_tree_dir} before it answered; run the command again"
+        )
+    return done
 
 
 def commits_of(repo: Repo, revs: Sequence[str]) -> list[str | None]:
