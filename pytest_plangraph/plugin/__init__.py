@@ -9,6 +9,7 @@ the work; the hooks here stay a few lines each.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Generator
@@ -167,8 +168,24 @@ def install_guard(config: pytest.Config) -> BytecodeGuard:
         guard = config.stash[GUARD_KEY] = BytecodeGuard.install(config.rootpath)
         config.add_cleanup(guard.remove)
         worker = getattr(config, "workerinput", None) is not None  # the controller purges
-        guard.secure(config, root, purge=not worker)
+        guard.unpurged = not worker and not _plan_found(config)
+        guard.secure(config, root, purge=not worker and not guard.unpurged)
     return guard
+
+
+def _plan_found(config: pytest.Config) -> bool:
+    """Whether the plan file the run names is there. A run without it stops before any test
+    (nothing is recorded), so nothing of the tree is purged for it: ``pytest --plangraph``
+    started by mistake in a large folder (a home folder outside any repository) deletes no
+    cached bytecode (a plan file that appears later stops the run). A path that cannot be
+    resolved is taken as found (the purge runs)."""
+    from .config import plan_path
+
+    given = getattr(config.known_args_namespace, "plangraph", None)  # parsed before options
+    try:
+        return os.path.lexists(plan_path(config, given or ""))
+    except (OSError, RuntimeError, ValueError):  # a link loop, a name the system refuses
+        return True
 
 
 def split_plan_argument(args: list[str]) -> None:

@@ -25,12 +25,13 @@ if TYPE_CHECKING:
 DEFAULT_PLAN = "plangraph.yaml"
 
 
-def plan_path(config: pytest.Config) -> Path:
-    """The plan file: ``--plangraph=PLAN`` (from the invocation dir), else the
-    ``plangraph_plan`` ini value (from the rootdir). The default, ``plangraph.yaml``, is
-    looked for at the repository root too when the rootdir has none (a project in a folder of
-    its repository): there ``plangraph init`` writes it and the commands read it."""
-    value: str = config.getoption("plangraph") or ""
+def plan_path(config: pytest.Config, given: str | None = None) -> Path:
+    """The plan file: ``--plangraph=PLAN`` (from the invocation dir; *given* is its value
+    when the options are not parsed yet), else the ``plangraph_plan`` ini value (from the
+    rootdir). The default, ``plangraph.yaml``, is looked for at the repository root too when
+    the rootdir has none (a project in a folder of its repository): there ``plangraph init``
+    writes it and the commands read it."""
+    value: str = (config.getoption("plangraph") if given is None else given) or ""
     if value:
         return (config.invocation_params.dir / value).resolve()
     named = str(config.getini("plangraph_plan"))

@@ -153,7 +153,13 @@ class PlangraphSession:
         # their source are looked for again now
         from . import install_guard
 
-        install_guard(self.config).check(self.config, self.binder.project_file)
+        guard = install_guard(self.config)
+        if guard.unpurged:  # written since the run started: by a conftest, say
+            raise PlangraphError(
+                f"the plan file {self.plan_path} was not there when the run started, so the "
+                "cached bytecode was not purged before the conftests were read: run again"
+            )
+        guard.check(self.config, self.binder.project_file)
         self.started = now()
         self.plan_ref = self.plangraph.plan_ref()
         # what the log says (from its checkpoint and the events since, when there is one)

@@ -191,6 +191,9 @@ class BytecodeGuard:
     stale: list[str] | None = None
     """Repository files imported before the guard whose bytecode differs from their source
     (None: not compared yet)."""
+    unpurged: bool = False
+    """The run's plan file was not there when the guard was installed, so nothing was purged
+    (a run that finds it later stops: :meth:`.session.PlangraphSession.start`)."""
 
     @classmethod
     def install(cls, rootdir: Path) -> BytecodeGuard:
