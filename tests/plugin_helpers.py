@@ -6,12 +6,12 @@ import os
 import py_compile
 import re
 import shutil
-import textwrap
 from importlib.util import cache_from_source
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, git
+from repo_helpers import commit_files
 
 # Imported here, before any in-process pytester run: pytester drops the modules a run imported
 # when it ends, and libyaml's C loader keeps the classes of the first `yaml` import, so a plan
@@ -72,13 +72,7 @@ def make_project(
         ".gitignore": ".plangraph/\n__pycache__/\n",
         **(files or {}),
     }
-    for name, text in contents.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    commit_files(root, contents)
     return root
 
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import textwrap
 from pathlib import Path
 
 
@@ -24,6 +25,18 @@ def git(cwd: Path, *args: str) -> str:
         ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
     )
     return result.stdout
+
+
+def commit_files(root: Path, files: dict[str, str]) -> None:
+    """Write *files* (a relative path each, its text dedented) under *root*, make it a git
+    repository (branch ``main``) and commit them."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
 
 
 def edit_store(store: Path, *statements: str) -> None:

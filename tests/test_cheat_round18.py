@@ -19,13 +19,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph
 from plugin_helpers import latest
-from repo_helpers import git
+from repo_helpers import commit_files
 
 MARKED_PLAN = """
 plangraph: 1
@@ -39,13 +38,7 @@ nodes:
 
 
 def _repository(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    commit_files(root, files)
 
 
 MARKED = {

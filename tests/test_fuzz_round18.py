@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import os
 import signal
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from plugin_helpers import latest
-from repo_helpers import git
+from repo_helpers import commit_files, git
 
 pytest_plugins = ["pytester"]
 
@@ -79,13 +78,7 @@ class T(unittest.TestCase):
 
 
 def _repository(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    commit_files(root, files)
 
 
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])

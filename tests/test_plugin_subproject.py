@@ -9,13 +9,12 @@ stopped with "plangraph.yaml: plan file not found" while ``plangraph status`` re
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 from cli_helpers import plangraph
 from plugin_helpers import latest
-from repo_helpers import git
+from repo_helpers import commit_files
 
 PLAN = """
 plangraph: 1
@@ -29,13 +28,7 @@ nodes:
 
 
 def _repository(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    commit_files(root, files)
     return root / "pkg"
 
 
