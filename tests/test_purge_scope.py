@@ -47,12 +47,19 @@ def test_a_run_whose_plan_is_missing_deletes_no_bytecode(
     assert cached.exists()
 
 
-def test_a_run_whose_plan_is_there_deletes_the_trees_bytecode(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    "following", [[], ["tests/test_a.py"], ["tests/test_a.py::test_a"]], ids=["", "path", "id"]
+)
+def test_a_run_whose_plan_is_there_deletes_the_trees_bytecode(
+    pytester: pytest.Pytester, following: list[str]
+) -> None:
+    """Also with a test path or id after a bare ``--plangraph`` (the default plan: the value
+    pytest's first parse took for the plan is a test)."""
     (pytester.path / "plangraph.yaml").write_text(PLAN, encoding="utf-8")
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests/test_a.py").write_text("def test_a():\n    assert True\n", "utf-8")
     cached = _cached_module(pytester.path)
-    done = pytester.runpytest_subprocess("--plangraph", "-p", "no:cacheprovider")
+    done = pytester.runpytest_subprocess("--plangraph", *following, "-p", "no:cacheprovider")
     assert done.ret == 0, done.stdout.str()
     assert not cached.exists()
 

@@ -181,9 +181,13 @@ def _plan_found(config: pytest.Config) -> bool:
     resolved is taken as found (the purge runs)."""
     from .config import plan_path
 
-    given = getattr(config.known_args_namespace, "plangraph", None)  # parsed before options
+    given = getattr(config.known_args_namespace, "plangraph", None) or ""  # parsed early
+    # parsed before split_plan_argument: `--plangraph tests/x.py::t` may leave the default
+    candidates = [given]
+    if given and ("::" in given or Path(given).suffix.lower() not in PLAN_SUFFIXES):
+        candidates.append("")
     try:
-        return os.path.lexists(plan_path(config, given or ""))
+        return any(os.path.lexists(plan_path(config, value)) for value in candidates)
     except (OSError, RuntimeError, ValueError):  # a link loop, a name the system refuses
         return True
 
